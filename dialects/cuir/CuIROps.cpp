@@ -1,0 +1,800 @@
+//===- CuIROps.cpp - CuIR operations: verifiers and custom syntax ---------===//
+
+#include "cuir/Dialect/CuIR.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/CallInterfaces.h"
+#include "mlir/Interfaces/FunctionImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallSet.h"
+
+using namespace mlir;
+using namespace mlir::cuir;
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+static StringRef spaceName(std::optional<MemorySpace> space) {
+  return space ? stringifyMemorySpace(*space) : StringRef("no cuir");
+}
+
+/// Checks that `value` is a memref in one of `allowed` memory spaces.
+static LogicalResult verifySpace(Operation *op, Value value, StringRef what,
+                                 ArrayRef<MemorySpace> allowed) {
+  std::optional<MemorySpace> space = getMemorySpace(value.getType());
+  if (space && llvm::is_contained(allowed, *space))
+    return success();
+  auto diag = op->emitOpError() << what << " must be in ";
+  llvm::interleave(
+      allowed, diag,
+      [&](MemorySpace s) { diag << stringifyMemorySpace(s); }, " or ");
+  return diag << " memory, but is in " << spaceName(space) << " memory";
+}
+
+/// Checks that `type` is a register tile with a fragment layout of `kind`
+/// and returns the layout.
+static FailureOr<FragmentLayoutAttr>
+verifyFragment(Operation *op, Type type, StringRef what,
+               std::optional<FragmentKind> kind = std::nullopt) {
+  FragmentLayoutAttr layout = getFragmentLayout(type);
+  if (!layout)
+    return op->emitOpError() << what
+                             << " must be a register tile with a "
+                                "#cuir.frag layout, but has type "
+                             << type;
+  if (kind && layout.getKind() != *kind)
+    return op->emitOpError()
+           << what << " must be a '" << stringifyFragmentKind(*kind)
+           << "' fragment, but is a '" << stringifyFragmentKind(layout.getKind())
+           << "' fragment";
+  auto tensor = cast<RankedTensorType>(type);
+  if (failed(layout.verifyShape(tensor.getShape(),
+                                [&] { return op->emitOpError() << what << ": "; })))
+    return failure();
+  return layout;
+}
+
+static bool isGemmElementType(Type t) { return t.isBF16() || t.isF16(); }
+
+//===----------------------------------------------------------------------===//
+// KernelOp
+//===----------------------------------------------------------------------===//
+
+void KernelOp::build(OpBuilder &builder, OperationState &state, StringRef name,
+                     FunctionType type, AffineMap grid, int64_t threads,
+                     StringRef arch) {
+  state.addAttribute(SymbolTable::getSymbolAttrName(),
+                     builder.getStringAttr(name));
+  state.addAttribute(getFunctionTypeAttrName(state.name), TypeAttr::get(type));
+  state.addAttribute(getGridAttrName(state.name), AffineMapAttr::get(grid));
+  state.addAttribute(getThreadsAttrName(state.name),
+                     builder.getI64IntegerAttr(threads));
+  state.addAttribute(getArchAttrName(state.name), builder.getStringAttr(arch));
+  Region *body = state.addRegion();
+  Block *entry = new Block();
+  for (Type t : type.getInputs())
+    entry->addArgument(t, state.location);
+  body->push_back(entry);
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToEnd(entry);
+  ReturnOp::create(builder, state.location);
+}
+
+SmallVector<BlockArgument> KernelOp::getIndexParams() {
+  SmallVector<BlockArgument> params;
+  for (BlockArgument arg : getBody().getArguments())
+    if (arg.getType().isIndex())
+      params.push_back(arg);
+  return params;
+}
+
+int64_t KernelOp::getNumWorkers(WorkerKind kind) {
+  switch (kind) {
+  case WorkerKind::Block:
+    return 1;
+  case WorkerKind::Warpgroup:
+    return getThreads() / 128;
+  case WorkerKind::Warp:
+    return getThreads() / 32;
+  }
+  llvm_unreachable("unknown worker kind");
+}
+
+ParseResult KernelOp::parse(OpAsmParser &parser, OperationState &result) {
+  StringAttr name;
+  if (parser.parseSymbolName(name, SymbolTable::getSymbolAttrName(),
+                             result.attributes))
+    return failure();
+  SmallVector<OpAsmParser::Argument> args;
+  SmallVector<Type> resultTypes;
+  SmallVector<DictionaryAttr> resultAttrs;
+  bool isVariadic = false;
+  if (function_interface_impl::parseFunctionSignatureWithArguments(
+          parser, /*allowVariadic=*/false, args, isVariadic, resultTypes,
+          resultAttrs))
+    return failure();
+  SmallVector<Type> argTypes;
+  for (auto &arg : args)
+    argTypes.push_back(arg.type);
+  Builder &b = parser.getBuilder();
+  result.addAttribute(getFunctionTypeAttrName(result.name),
+                      TypeAttr::get(b.getFunctionType(argTypes, resultTypes)));
+  call_interface_impl::addArgAndResultAttrs(
+      b, result, args, resultAttrs, getArgAttrsAttrName(result.name),
+      getResAttrsAttrName(result.name));
+
+  AffineMap grid;
+  int64_t threads;
+  std::string arch;
+  if (parser.parseKeyword("grid") || parser.parseAffineMap(grid) ||
+      parser.parseKeyword("threads") || parser.parseInteger(threads) ||
+      parser.parseKeyword("arch") || parser.parseString(&arch))
+    return failure();
+  result.addAttribute(getGridAttrName(result.name), AffineMapAttr::get(grid));
+  result.addAttribute(getThreadsAttrName(result.name),
+                      b.getI64IntegerAttr(threads));
+  result.addAttribute(getArchAttrName(result.name), b.getStringAttr(arch));
+  if (parser.parseOptionalAttrDictWithKeyword(result.attributes))
+    return failure();
+  Region *body = result.addRegion();
+  SMLoc bodyLoc = parser.getCurrentLocation();
+  if (parser.parseRegion(*body, args))
+    return failure();
+  if (body->empty())
+    return parser.emitError(bodyLoc, "a kernel needs a body");
+  KernelOp::ensureTerminator(*body, b, result.location);
+  return success();
+}
+
+void KernelOp::print(OpAsmPrinter &p) {
+  p << ' ';
+  p.printSymbolName(getSymName());
+  function_interface_impl::printFunctionSignature(
+      p, *this, getArgumentTypes(), /*isVariadic=*/false, getResultTypes());
+  p << " grid ";
+  getGrid().print(p.getStream());
+  p << " threads " << getThreads() << " arch ";
+  p.printString(getArch());
+  function_interface_impl::printFunctionAttributes(
+      p, *this,
+      {getGridAttrName(), getThreadsAttrName(), getArchAttrName(),
+       getFunctionTypeAttrName(), getArgAttrsAttrName(),
+       getResAttrsAttrName()});
+  p << ' ';
+  p.printRegion(getBody(), /*printEntryBlockArgs=*/false,
+                /*printBlockTerminators=*/false);
+}
+
+LogicalResult KernelOp::verify() {
+  if (!getResultTypes().empty())
+    return emitOpError() << "a kernel returns nothing; write its outputs to "
+                            "global memory (got "
+                         << getResultTypes().size() << " result(s))";
+  for (auto [i, type] : llvm::enumerate(getArgumentTypes())) {
+    if (!isa<BaseMemRefType>(type))
+      continue;
+    std::optional<MemorySpace> space = getMemorySpace(type);
+    if (!space || *space != MemorySpace::Global)
+      return emitOpError() << "parameter #" << i
+                           << " is a memref in " << spaceName(space)
+                           << " memory; kernel buffers must be in "
+                              "#cuir.mem<global>";
+  }
+  AffineMap grid = getGrid();
+  size_t numIndex = llvm::count_if(getArgumentTypes(),
+                                   [](Type t) { return t.isIndex(); });
+  if (grid.getNumSymbols() != 0)
+    return emitOpError() << "grid map must have no symbols; its dimensions "
+                            "are the kernel's index parameters";
+  if (grid.getNumDims() != numIndex)
+    return emitOpError() << "grid map has " << grid.getNumDims()
+                         << " dimension(s) but the kernel has " << numIndex
+                         << " index parameter(s)";
+  if (grid.getNumResults() < 1 || grid.getNumResults() > 3)
+    return emitOpError() << "grid must have 1 to 3 dimensions, got "
+                         << grid.getNumResults();
+  int64_t threads = getThreads();
+  if (threads % 32 != 0 || threads > 1024)
+    return emitOpError() << "threads must be a multiple of 32 and at most "
+                            "1024, got "
+                         << threads;
+  StringRef arch = getArch();
+  if (arch != "sm_80" && arch != "sm_86" && arch != "sm_89" &&
+      arch != "sm_90" && arch != "sm_90a")
+    return emitOpError() << "unsupported arch '" << arch
+                         << "'; expected sm_80, sm_86, sm_89, sm_90 or sm_90a";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// BlockIdOp, BindOp, WorkerIdOp, YieldOp
+//===----------------------------------------------------------------------===//
+
+ParseResult BlockIdOp::parse(OpAsmParser &parser, OperationState &result) {
+  StringRef dim;
+  SMLoc loc = parser.getCurrentLocation();
+  if (parser.parseKeyword(&dim))
+    return failure();
+  int64_t d = llvm::StringSwitch<int64_t>(dim).Case("x", 0).Case("y", 1).Case(
+      "z", 2).Default(-1);
+  if (d < 0)
+    return parser.emitError(loc, "expected block dimension x, y or z, got '")
+           << dim << "'";
+  result.addAttribute(getDimAttrName(result.name),
+                      parser.getBuilder().getI64IntegerAttr(d));
+  if (parser.parseOptionalAttrDict(result.attributes))
+    return failure();
+  result.addTypes(parser.getBuilder().getIndexType());
+  return success();
+}
+
+void BlockIdOp::print(OpAsmPrinter &p) {
+  p << ' ' << "xyz"[getDim()];
+  p.printOptionalAttrDict((*this)->getAttrs(), {getDimAttrName()});
+}
+
+LogicalResult BlockIdOp::verify() {
+  auto kernel = (*this)->getParentOfType<KernelOp>();
+  if (!kernel)
+    return emitOpError() << "must be inside a cuir.kernel";
+  if (static_cast<unsigned>(getDim()) >= kernel.getGrid().getNumResults())
+    return emitOpError() << "reads grid dimension " << "xyz"[getDim()]
+                         << " but the kernel's grid has "
+                         << kernel.getGrid().getNumResults()
+                         << " dimension(s)";
+  return success();
+}
+
+int64_t BindOp::getThreadsPerWorker() {
+  switch (getKind()) {
+  case WorkerKind::Block:
+    if (auto kernel = (*this)->getParentOfType<KernelOp>())
+      return kernel.getThreads();
+    return 0;
+  case WorkerKind::Warpgroup:
+    return 128;
+  case WorkerKind::Warp:
+    return 32;
+  }
+  llvm_unreachable("unknown worker kind");
+}
+
+LogicalResult BindOp::verify() {
+  auto kernel = (*this)->getParentOfType<KernelOp>();
+  if (!kernel)
+    return emitOpError() << "binds work to workers of a kernel and must be "
+                            "inside a cuir.kernel";
+  ArrayRef<int64_t> workers = getWorkers();
+  StringRef kind = stringifyWorkerKind(getKind());
+  if (workers.empty())
+    return emitOpError() << "needs at least one " << kind;
+  int64_t available = kernel.getNumWorkers(getKind());
+  llvm::SmallSet<int64_t, 8> seen;
+  for (int64_t w : workers) {
+    if (w < 0 || w >= available)
+      return emitOpError() << kind << " " << w << " does not exist: a block of "
+                           << kernel.getThreads() << " threads has "
+                           << available << " " << kind << "(s)";
+    if (!seen.insert(w).second)
+      return emitOpError() << kind << " " << w << " is listed twice";
+  }
+  if (auto parent = (*this)->getParentOfType<BindOp>()) {
+    if (parent.getKind() >= getKind())
+      return emitOpError() << "a " << kind << " bind cannot be nested in a "
+                           << stringifyWorkerKind(parent.getKind())
+                           << " bind; nested binds must be finer-grained";
+  }
+  if (std::optional<int64_t> regs = getRegs()) {
+    if (getKind() != WorkerKind::Warpgroup)
+      return emitOpError() << "setmaxnreg applies to warpgroups, not to a "
+                           << kind;
+    if (*regs < 24 || *regs > 256 || *regs % 8 != 0)
+      return emitOpError() << "register budget " << *regs
+                           << " must be a multiple of 8 in [24, 256]";
+  }
+  return success();
+}
+
+LogicalResult WorkerIdOp::verify() {
+  if (!(*this)->getParentOfType<BindOp>())
+    return emitOpError() << "must be inside a cuir.bind";
+  return success();
+}
+
+LogicalResult YieldOp::verify() {
+  if (auto ew = dyn_cast<ElementwiseOp>((*this)->getParentOp())) {
+    Type expected = ew.getResult().getType().getElementType();
+    if (getValues().size() != 1 || getValues()[0].getType() != expected)
+      return emitOpError() << "must yield exactly one " << expected
+                           << " element in a cuir.elementwise body";
+    return success();
+  }
+  if (!getValues().empty())
+    return emitOpError() << "a cuir.bind region yields no values; workers "
+                            "communicate through memory";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Memory ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult AllocOp::verify() {
+  if (failed(verifySpace(*this, getBuffer(), "allocated buffer",
+                         {MemorySpace::Shared})))
+    return failure();
+  if (std::optional<int64_t> swizzle = getSwizzle())
+    if (*swizzle != 32 && *swizzle != 64 && *swizzle != 128)
+      return emitOpError() << "swizzle must be 32, 64 or 128 bytes, got "
+                           << *swizzle;
+  return success();
+}
+
+/// Common checks of cuir.copy and cuir.copy_async.
+template <typename CopyOp>
+static LogicalResult verifyTileCopy(CopyOp op) {
+  bool srcIndexed = !op.getSrcIndices().empty();
+  bool dstIndexed = !op.getDstIndices().empty();
+  if (srcIndexed == dstIndexed)
+    return op.emitOpError() << "expects exactly one of the source and the "
+                               "destination to be indexed, got "
+                            << (srcIndexed ? "both" : "neither");
+  auto indexed = cast<MemRefType>(op.getIndexedBuffer().getType());
+  auto tile = cast<MemRefType>(op.getTileBuffer().getType());
+  size_t numIndices =
+      srcIndexed ? op.getSrcIndices().size() : op.getDstIndices().size();
+  if (numIndices != static_cast<size_t>(indexed.getRank()))
+    return op.emitOpError() << "indexes a rank-" << indexed.getRank()
+                            << " buffer with " << numIndices << " indices";
+  if (indexed.getRank() != tile.getRank())
+    return op.emitOpError()
+           << "tile buffer has rank " << tile.getRank()
+           << " but the indexed buffer has rank " << indexed.getRank()
+           << "; take a memref.subview to select the tile's dimensions";
+  if (!tile.hasStaticShape())
+    return op.emitOpError() << "tile buffer must have a static shape, got "
+                            << tile;
+  if (indexed.getElementType() != tile.getElementType())
+    return op.emitOpError() << "copies between different element types: "
+                            << cast<MemRefType>(op.getSrc().getType())
+                                   .getElementType()
+                            << " and "
+                            << cast<MemRefType>(op.getDst().getType())
+                                   .getElementType();
+  return success();
+}
+
+LogicalResult CopyOp::verify() {
+  if (failed(verifyTileCopy(*this)))
+    return failure();
+  for (auto [v, what] : {std::pair<Value, StringRef>(getSrc(), "source"),
+                         std::pair<Value, StringRef>(getDst(), "destination")})
+    if (failed(verifySpace(*this, v, what,
+                           {MemorySpace::Global, MemorySpace::Shared})))
+      return failure();
+  return success();
+}
+
+LogicalResult CopyAsyncOp::verify() {
+  if (failed(verifyTileCopy(*this)))
+    return failure();
+  if (failed(verifySpace(*this, getSrc(), "source", {MemorySpace::Global})) ||
+      failed(verifySpace(*this, getDst(), "destination",
+                         {MemorySpace::Shared})))
+    return failure();
+  if (getSrcIndices().empty())
+    return emitOpError() << "must index its global source";
+  bool tma = getEngine() == CopyEngine::Tma;
+  if (tma && !getBarrier())
+    return emitOpError() << "a TMA copy completes on an mbarrier; add "
+                            "'barrier %bars[%i]'";
+  if (!tma && getBarrier())
+    return emitOpError() << "a cp.async copy completes through "
+                            "cuir.commit/cuir.wait_group, not an mbarrier";
+  if (tma && getToken())
+    return emitOpError() << "a TMA copy returns no token";
+  if (!tma && !getToken())
+    return emitOpError() << "a cp.async copy must return a !cuir.token";
+  if (getBarrier() && !getBarrierIndex())
+    return emitOpError() << "needs the index of the barrier";
+  if (Value token = getToken()) {
+    if (token.use_empty())
+      return emitOpError() << "starts a cp.async copy that is never "
+                              "committed, so it can never be waited for";
+  }
+  return success();
+}
+
+LogicalResult CommitOp::verify() {
+  for (Value token : getTokens()) {
+    Operation *def = token.getDefiningOp();
+    if (def && !isa<CopyAsyncOp>(def))
+      return emitOpError() << "commits a token that does not come from "
+                              "cuir.copy_async but from '"
+                           << def->getName() << "'";
+    if (!token.hasOneUse()) {
+      auto diag = emitOpError() << "commits a copy that is committed more "
+                                   "than once";
+      for (Operation *user : token.getUsers())
+        if (user != getOperation())
+          diag.attachNote(user->getLoc()) << "also committed here";
+      return diag;
+    }
+  }
+  return success();
+}
+
+LogicalResult WaitGroupOp::verify() {
+  Operation *def = getGroup().getDefiningOp();
+  if (def && !isa<CommitOp>(def) && !isa<RegionBranchOpInterface>(def))
+    return emitOpError() << "waits on a group that does not come from "
+                            "cuir.commit but from '"
+                         << def->getName() << "'";
+  for (Operation *user : getGroup().getUsers()) {
+    if (user == getOperation() || !isa<WaitGroupOp>(user))
+      continue;
+    if (user->getBlock() == (*this)->getBlock() &&
+        user->isBeforeInBlock(getOperation()))
+    {
+      InFlightDiagnostic diag = emitOpError()
+                                << "waits on a copy group that was already "
+                                   "waited for";
+      diag.attachNote(user->getLoc()) << "first waited here";
+      return diag;
+    }
+  }
+  return success();
+}
+
+LogicalResult LoadOp::verify() {
+  if (failed(verifySpace(*this, getSrc(), "source", {MemorySpace::Shared})))
+    return failure();
+  FailureOr<FragmentLayoutAttr> layout =
+      verifyFragment(*this, getResult().getType(), "result");
+  if (failed(layout))
+    return failure();
+  if (layout->getKind() == FragmentKind::Row)
+    return emitOpError() << "loads operand fragments (a, b, acc), not a row "
+                            "vector";
+  auto src = cast<MemRefType>(getSrc().getType());
+  auto res = getResult().getType();
+  if (src.getElementType() != res.getElementType())
+    return emitOpError() << "loads " << src.getElementType()
+                         << " elements into a tile of " << res.getElementType();
+  SmallVector<int64_t> shape(src.getShape());
+  if (getTranspose()) {
+    if (shape.size() != 2)
+      return emitOpError() << "transposes only 2-D tiles";
+    std::swap(shape[0], shape[1]);
+  }
+  if (ArrayRef<int64_t>(shape) != res.getShape())
+    return emitOpError() << "result shape " << res
+                         << " does not match the source tile "
+                         << (getTranspose() ? "transposed " : "") << src;
+  return success();
+}
+
+LogicalResult StoreOp::verify() {
+  FailureOr<FragmentLayoutAttr> layout =
+      verifyFragment(*this, getValue().getType(), "stored value");
+  if (failed(layout))
+    return failure();
+  if (failed(verifySpace(*this, getDst(), "destination",
+                         {MemorySpace::Shared, MemorySpace::Global})))
+    return failure();
+  auto dst = cast<MemRefType>(getDst().getType());
+  auto val = getValue().getType();
+  if (dst.getElementType() != val.getElementType())
+    return emitOpError() << "stores " << val.getElementType()
+                         << " elements into a buffer of "
+                         << dst.getElementType();
+  if (dst.getRank() != val.getRank())
+    return emitOpError() << "stores a rank-" << val.getRank()
+                         << " tile into a rank-" << dst.getRank()
+                         << " buffer";
+  bool global = *getMemorySpace(dst) == MemorySpace::Global;
+  if (global && getIndices().size() != static_cast<size_t>(dst.getRank()))
+    return emitOpError() << "needs " << dst.getRank()
+                         << " indices to place the tile in global memory, got "
+                         << getIndices().size();
+  if (!global && getIndices().empty() && dst.getShape() != val.getShape())
+    return emitOpError() << "stores a tile of shape " << val
+                         << " into a shared buffer of another shape " << dst;
+  if (!global && !getIndices().empty() &&
+      getIndices().size() != static_cast<size_t>(dst.getRank()))
+    return emitOpError() << "needs " << dst.getRank() << " indices, got "
+                         << getIndices().size();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// GEMMs
+//===----------------------------------------------------------------------===//
+
+/// Shape and element type of a GEMM operand that is a register fragment or a
+/// shared-memory tile.
+static FailureOr<std::pair<SmallVector<int64_t>, Type>>
+verifyGemmOperand(Operation *op, Value v, StringRef what, FragmentKind kind,
+                  FragmentLayoutAttr accLayout, bool allowRegister) {
+  Type t = v.getType();
+  if (auto memref = dyn_cast<MemRefType>(t)) {
+    if (failed(verifySpace(op, v, "operand '" + what.str() + "'",
+                           {MemorySpace::Shared})))
+      return failure();
+    if (memref.getRank() != 2)
+      return op->emitOpError() << "operand '" << what
+                               << "' must be a 2-D tile, got " << memref;
+    return std::make_pair(SmallVector<int64_t>(memref.getShape()),
+                          memref.getElementType());
+  }
+  if (!allowRegister)
+    return op->emitOpError() << "operand '" << what
+                             << "' must be a shared-memory tile, got " << t;
+  FailureOr<FragmentLayoutAttr> layout =
+      verifyFragment(op, t, "operand '" + what.str() + "'", kind);
+  if (failed(layout))
+    return failure();
+  if (layout->getInstr() != accLayout.getInstr() ||
+      layout->getWarps() != accLayout.getWarps())
+    return op->emitOpError() << "operand '" << what << "' layout " << *layout
+                             << " does not match the accumulator layout "
+                             << accLayout;
+  auto tensor = cast<RankedTensorType>(t);
+  return std::make_pair(SmallVector<int64_t>(tensor.getShape()),
+                        tensor.getElementType());
+}
+
+template <typename GemmOp>
+static LogicalResult verifyGemm(GemmOp op, bool async) {
+  FailureOr<FragmentLayoutAttr> acc = verifyFragment(
+      op, op.getAcc().getType(), "accumulator", FragmentKind::Acc);
+  if (failed(acc))
+    return failure();
+  MmaInstr expected = async ? MmaInstr::WgmmaM64NK16 : MmaInstr::MmaM16N8K16;
+  if (acc->getInstr() != expected)
+    return op.emitOpError()
+           << (async ? "asynchronous GEMMs run on wgmma" : "synchronous GEMMs run on mma.sync")
+           << "; the accumulator must use the "
+           << stringifyMmaInstr(expected) << " layout, not "
+           << stringifyMmaInstr(acc->getInstr());
+  bool transposeB = op.getTransposeB();
+  if (transposeB && !isa<MemRefType>(op.getB().getType()))
+    return op.emitOpError() << "transpose_b applies to a shared-memory B "
+                               "tile; a register B fragment is already K x N";
+  auto a = verifyGemmOperand(op, op.getA(), "a", FragmentKind::A, *acc, true);
+  if (failed(a))
+    return failure();
+  auto b = verifyGemmOperand(op, op.getB(), "b", FragmentKind::B, *acc,
+                             /*allowRegister=*/!async);
+  if (failed(b))
+    return failure();
+  auto accType = cast<RankedTensorType>(op.getAcc().getType());
+  int64_t m = accType.getShape()[0], n = accType.getShape()[1];
+  auto &aShape = a->first;
+  SmallVector<int64_t> bShape = b->first;
+  if (transposeB)
+    std::swap(bShape[0], bShape[1]);
+  if (aShape[0] != m)
+    return op.emitOpError() << "operand 'a' has " << aShape[0]
+                            << " rows but the accumulator has " << m;
+  if (bShape[1] != n)
+    return op.emitOpError() << "operand 'b' has " << bShape[1]
+                            << " columns (N) but the accumulator has " << n;
+  if (aShape[1] != bShape[0])
+    return op.emitOpError() << "reduction dimensions differ: 'a' is " << m
+                            << "x" << aShape[1] << " and 'b' is " << bShape[0]
+                            << "x" << n << (transposeB ? " (transposed)" : "");
+  if (aShape[1] % 16 != 0)
+    return op.emitOpError() << "reduction dimension " << aShape[1]
+                            << " must be a multiple of 16";
+  if (!isGemmElementType(a->second) || a->second != b->second)
+    return op.emitOpError() << "operands must both be bf16 or both f16, got "
+                            << a->second << " and " << b->second;
+  Type accElt = accType.getElementType();
+  if (!accElt.isF32() && !accElt.isF16())
+    return op.emitOpError() << "accumulates in f32 or f16, not " << accElt;
+  return success();
+}
+
+LogicalResult GemmOp::verify() { return verifyGemm(*this, /*async=*/false); }
+
+LogicalResult GemmAsyncOp::verify() {
+  if (failed(verifyGemm(*this, /*async=*/true)))
+    return failure();
+  // The result is in flight until a gemm_wait: only waits, chained GEMMs and
+  // control flow that carries it on may see it.
+  for (OpOperand &use : getResult().getUses()) {
+    Operation *user = use.getOwner();
+    if (isa<GemmWaitOp>(user))
+      continue;
+    if (auto next = dyn_cast<GemmAsyncOp>(user);
+        next && use.getOperandNumber() == 2)
+      continue;
+    if (isa<RegionBranchOpInterface, RegionBranchTerminatorOpInterface,
+            BranchOpInterface>(user))
+      continue;
+    InFlightDiagnostic diag =
+        emitOpError() << "result is used by '" << user->getName()
+                      << "' before its cuir.gemm_wait: the tensor cores may "
+                         "still be writing it";
+    diag.attachNote(user->getLoc()) << "used here";
+    return diag;
+  }
+  return success();
+}
+
+LogicalResult GemmWaitOp::verify() {
+  if (failed(verifyFragment(*this, getAcc().getType(), "accumulator",
+                            FragmentKind::Acc)))
+    return failure();
+  Operation *def = getAcc().getDefiningOp();
+  if (def && !isa<GemmAsyncOp>(def) && !isa<RegionBranchOpInterface>(def))
+    return emitOpError() << "waits on a value produced by '" << def->getName()
+                         << "', not by cuir.gemm_async";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Register-tile ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReduceRowsOp::verify() {
+  auto in = verifyFragment(*this, getInput().getType(), "input",
+                           FragmentKind::Acc);
+  if (failed(in))
+    return failure();
+  auto out =
+      verifyFragment(*this, getResult().getType(), "result", FragmentKind::Row);
+  if (failed(out))
+    return failure();
+  if (in->getInstr() != out->getInstr() || in->getWarps() != out->getWarps())
+    return emitOpError() << "result layout " << *out
+                         << " is not the row layout of " << *in;
+  auto inT = cast<RankedTensorType>(getInput().getType());
+  auto outT = cast<RankedTensorType>(getResult().getType());
+  if (inT.getShape()[0] != outT.getShape()[0])
+    return emitOpError() << "reduces " << inT.getShape()[0]
+                         << " rows into a vector of " << outT.getShape()[0];
+  if (inT.getElementType() != outT.getElementType())
+    return emitOpError() << "changes the element type from "
+                         << inT.getElementType() << " to "
+                         << outT.getElementType();
+  return success();
+}
+
+LogicalResult BroadcastRowsOp::verify() {
+  auto in =
+      verifyFragment(*this, getInput().getType(), "input", FragmentKind::Row);
+  if (failed(in))
+    return failure();
+  auto out = verifyFragment(*this, getResult().getType(), "result",
+                            FragmentKind::Acc);
+  if (failed(out))
+    return failure();
+  if (in->getInstr() != out->getInstr() || in->getWarps() != out->getWarps())
+    return emitOpError() << "input layout " << *in
+                         << " is not the row layout of " << *out;
+  auto inT = cast<RankedTensorType>(getInput().getType());
+  auto outT = cast<RankedTensorType>(getResult().getType());
+  if (inT.getShape()[0] != outT.getShape()[0])
+    return emitOpError() << "broadcasts " << inT.getShape()[0]
+                         << " rows into a tile of " << outT.getShape()[0];
+  if (inT.getElementType() != outT.getElementType())
+    return emitOpError() << "changes the element type from "
+                         << inT.getElementType() << " to "
+                         << outT.getElementType();
+  return success();
+}
+
+LogicalResult ConvertLayoutOp::verify() {
+  if (failed(verifyFragment(*this, getInput().getType(), "input")) ||
+      failed(verifyFragment(*this, getResult().getType(), "result")))
+    return failure();
+  auto inT = cast<RankedTensorType>(getInput().getType());
+  auto outT = cast<RankedTensorType>(getResult().getType());
+  if (inT.getShape() != outT.getShape() ||
+      inT.getElementType() != outT.getElementType())
+    return emitOpError() << "changes only the layout; " << inT << " and "
+                         << outT << " differ in shape or element type";
+  return success();
+}
+
+ParseResult ElementwiseOp::parse(OpAsmParser &parser, OperationState &result) {
+  SmallVector<OpAsmParser::UnresolvedOperand> inputs, coords;
+  SmallVector<Type> inputTypes;
+  Type resultType;
+  if (parser.parseOperandList(inputs, OpAsmParser::Delimiter::Paren) ||
+      parser.parseKeyword("at") ||
+      parser.parseOperandList(coords, 4, OpAsmParser::Delimiter::Square) ||
+      parser.parseOptionalAttrDict(result.attributes) || parser.parseColon() ||
+      parser.parseLParen() || parser.parseTypeList(inputTypes) ||
+      parser.parseRParen() || parser.parseArrow() ||
+      parser.parseType(resultType))
+    return failure();
+  if (parser.resolveOperands(inputs, inputTypes, parser.getNameLoc(),
+                             result.operands) ||
+      parser.resolveOperands(coords, parser.getBuilder().getIndexType(),
+                             result.operands))
+    return failure();
+  result.addTypes(resultType);
+  Region *body = result.addRegion();
+  if (parser.parseRegion(*body))
+    return failure();
+  ElementwiseOp::ensureTerminator(*body, parser.getBuilder(), result.location);
+  return success();
+}
+
+void ElementwiseOp::print(OpAsmPrinter &p) {
+  p << " (" << getInputs() << ") at [" << getB() << ", " << getH() << ", "
+    << getQBase() << ", " << getKvBase() << "]";
+  p.printOptionalAttrDict((*this)->getAttrs());
+  p << " : (" << getInputs().getTypes() << ") -> " << getResult().getType()
+    << ' ';
+  p.printRegion(getBody(), /*printEntryBlockArgs=*/true);
+}
+
+LogicalResult ElementwiseOp::verify() {
+  if (getInputs().empty())
+    return emitOpError() << "needs at least one input tile";
+  auto first = cast<RankedTensorType>(getInputs()[0].getType());
+  if (first.getRank() != 2)
+    return emitOpError() << "works on 2-D (query x key) tiles, got " << first;
+  for (Value in : getInputs()) {
+    auto t = cast<RankedTensorType>(in.getType());
+    if (t.getShape() != first.getShape() ||
+        t.getEncoding() != first.getEncoding())
+      return emitOpError() << "inputs must share one shape and layout; "
+                           << first << " and " << t << " differ";
+  }
+  auto res = getResult().getType();
+  if (res.getShape() != first.getShape() ||
+      res.getEncoding() != first.getEncoding())
+    return emitOpError() << "result " << res
+                         << " must have the inputs' shape and layout";
+  Block &body = getBody().front();
+  size_t n = getInputs().size();
+  if (body.getNumArguments() != n + 4)
+    return emitOpError() << "body must take " << n
+                         << " element(s) and the coordinates (b, h, q_idx, "
+                            "kv_idx), i.e. "
+                         << n + 4 << " arguments, got "
+                         << body.getNumArguments();
+  for (size_t i = 0; i < n; ++i) {
+    Type want = cast<RankedTensorType>(getInputs()[i].getType())
+                    .getElementType();
+    if (body.getArgument(i).getType() != want)
+      return emitOpError() << "body argument #" << i << " must be " << want
+                           << ", the element type of input #" << i;
+  }
+  for (size_t i = n; i < n + 4; ++i)
+    if (!body.getArgument(i).getType().isIndex())
+      return emitOpError() << "coordinate argument #" << i
+                           << " must be index";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Synchronisation
+//===----------------------------------------------------------------------===//
+
+LogicalResult BarrierNamedOp::verify() {
+  if (getThreads() % 32 != 0)
+    return emitOpError() << "named barriers count whole warps; " << getThreads()
+                         << " threads is not a multiple of 32";
+  if (auto kernel = (*this)->getParentOfType<KernelOp>())
+    if (getThreads() > kernel.getThreads())
+      return emitOpError() << "waits for " << getThreads()
+                           << " threads but the block has only "
+                           << kernel.getThreads();
+  if (std::optional<int64_t> id = getConstantIntValue(getId()))
+    if (*id < 1 || *id > 15)
+      return emitOpError() << "named barrier id must be in [1, 15] (0 is the "
+                              "block barrier), got "
+                           << *id;
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "cuir/Dialect/CuIROps.cpp.inc"

@@ -1,0 +1,497 @@
+//===- CuIROps.td - CuIR operations ------------------------*- tablegen -*-===//
+
+#ifndef CUIR_OPS_TD
+#define CUIR_OPS_TD
+
+include "cuir/CuIRDialect.td"
+include "cuir/CuIRAttrs.td"
+include "cuir/CuIRTypes.td"
+include "mlir/IR/BuiltinAttributes.td"
+include "mlir/IR/CommonAttrConstraints.td"
+include "mlir/IR/OpAsmInterface.td"
+include "mlir/IR/RegionKindInterface.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+include "mlir/Interfaces/FunctionInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def CuIR_RegisterTile : RankedTensorOf<[AnyFloat, AnyInteger, Index]>;
+
+//===----------------------------------------------------------------------===//
+// Kernels and workers
+//===----------------------------------------------------------------------===//
+
+def CuIR_KernelOp : CuIR_Op<"kernel", [
+    AutomaticAllocationScope, FunctionOpInterface, IsolatedFromAbove,
+    SingleBlockImplicitTerminator<"ReturnOp">]> {
+  let summary = "a GPU kernel: its parameters, launch grid, block size and arch";
+  let description = [{
+    A kernel launched over a grid of thread blocks. Its body is executed by
+    every block; `cuir.block_id` tells a block where it is. Work inside the
+    body belongs to the whole block unless a `cuir.bind` hands it to
+    warpgroups or warps.
+
+    The grid is an affine map whose dimensions are the kernel's `index`
+    parameters, in order: with parameters `(%B: index, %H: index, %N: index)`,
+    `grid = (b, h, n) -> (n ceildiv 128, h, b)` launches `ceil(N/128) x H x B`
+    blocks. `threads` is the number of threads of a block and `arch` the
+    target (`sm_80`, `sm_90` or `sm_90a`).
+
+    ```mlir
+    cuir.kernel @flash_fwd(%q: memref<?x?xbf16, #cuir.mem<global>>, %N: index)
+        grid (d0) -> (d0 ceildiv 128) threads 128 arch "sm_80" {
+      ...
+    }
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name,
+                       TypeAttrOf<FunctionType>:$function_type,
+                       AffineMapAttr:$grid,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$threads,
+                       StrAttr:$arch,
+                       OptionalAttr<DictArrayAttr>:$arg_attrs,
+                       OptionalAttr<DictArrayAttr>:$res_attrs);
+  let regions = (region SizedRegion<1>:$body);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+  let skipDefaultBuilders = 1;
+  let builders = [OpBuilder<(ins "::llvm::StringRef":$name,
+      "::mlir::FunctionType":$type, "::mlir::AffineMap":$grid,
+      "int64_t":$threads, "::llvm::StringRef":$arch)>];
+  let extraClassDeclaration = [{
+    ::mlir::Region *getCallableRegion() { return &getBody(); }
+    ::llvm::ArrayRef<::mlir::Type> getArgumentTypes() {
+      return getFunctionType().getInputs();
+    }
+    ::llvm::ArrayRef<::mlir::Type> getResultTypes() {
+      return getFunctionType().getResults();
+    }
+    /// The kernel's `index` parameters, in order: the grid's dimensions.
+    ::llvm::SmallVector<::mlir::BlockArgument> getIndexParams();
+    /// Number of workers of `kind` in a block of this kernel.
+    int64_t getNumWorkers(WorkerKind kind);
+  }];
+}
+
+def CuIR_ReturnOp : CuIR_Op<"return", [Pure, HasParent<"KernelOp">,
+                                        ReturnLike, Terminator]> {
+  let summary = "terminates a kernel";
+  let assemblyFormat = "attr-dict";
+}
+
+def CuIR_BlockIdOp : CuIR_Op<"block_id", [Pure]> {
+  let summary = "the index of the executing thread block along one grid axis";
+  let description = [{
+    `%bx = cuir.block_id x` is the block's coordinate along grid dimension
+    `x` (0), `y` (1) or `z` (2), i.e. CUDA's `blockIdx`.
+  }];
+  let arguments = (ins ConfinedAttr<I64Attr, [IntNonNegative, IntMaxValue<2>]>:$dim);
+  let results = (outs Index:$result);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+}
+
+def CuIR_BindOp : CuIR_Op<"bind", [
+    SingleBlockImplicitTerminator<"YieldOp">, NoRegionArguments,
+    RecursiveMemoryEffects]> {
+  let summary = "a region executed by a set of workers";
+  let description = [{
+    Hands its region to workers of one granularity: the block, warpgroups
+    (128 threads) or warps (32 threads), listed by their index in the block.
+    Each listed worker runs the region once; `cuir.worker_id` inside tells it
+    which of the listed workers it is (0, 1, ...). `role` records the
+    producer/consumer split of warp-specialized kernels, and `regs` the
+    register budget the workers set with `setmaxnreg`.
+
+    Workers run concurrently and communicate only through memory and
+    barriers; the interpreter runs them one after another and switches only
+    when a worker blocks on a barrier.
+
+    ```mlir
+    cuir.bind warpgroup [0] role producer regs 24 { ... }
+    cuir.bind warpgroup [1, 2] role consumer regs 240 { ... }
+    ```
+  }];
+  let arguments = (ins CuIR_WorkerKind:$kind,
+                       DenseI64ArrayAttr:$workers,
+                       CuIR_WorkerRole:$role,
+                       OptionalAttr<I64Attr>:$regs);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $kind $workers `role` $role (`regs` $regs^)? attr-dict-with-keyword $body
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Threads of one worker of this bind.
+    int64_t getThreadsPerWorker();
+  }];
+}
+
+def CuIR_WorkerIdOp : CuIR_Op<"worker_id", [Pure]> {
+  let summary = "which of the workers of the enclosing bind is running";
+  let description = [{
+    In `cuir.bind warpgroup [1, 2]`, `cuir.worker_id` is 0 for warpgroup 1 and
+    1 for warpgroup 2.
+  }];
+  let results = (outs Index:$result);
+  let assemblyFormat = "attr-dict";
+  let hasVerifier = 1;
+}
+
+def CuIR_YieldOp : CuIR_Op<"yield", [Pure, ReturnLike, Terminator,
+    ParentOneOf<["BindOp", "ElementwiseOp"]>]> {
+  let summary = "terminates a bind or element-wise region";
+  let arguments = (ins Variadic<AnyType>:$values);
+  let builders = [OpBuilder<(ins), [{ /* nothing to yield */ }]>];
+  let assemblyFormat = "($values^ `:` type($values))? attr-dict";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Memory
+//===----------------------------------------------------------------------===//
+
+def CuIR_AllocOp : CuIR_Op<"alloc", [
+    MemoryEffects<[MemAlloc<DefaultResource>]>]> {
+  let summary = "allocates a statically shaped shared-memory buffer";
+  let description = [{
+    `%sK = cuir.alloc : memref<2x64x128xbf16, #cuir.mem<shared>>` allocates a
+    two-stage ring of 64x128 tiles in the block's shared memory. `swizzle`
+    records the XOR swizzle (in bytes) that the source kernel applies.
+  }];
+  let arguments = (ins OptionalAttr<I64Attr>:$swizzle);
+  let results = (outs AnyStaticShapeMemRef:$buffer);
+  let assemblyFormat = "attr-dict `:` type($buffer)";
+  let hasVerifier = 1;
+}
+
+class CuIR_TileCopyOp<string mnemonic, list<Trait> traits = []>
+    : CuIR_Op<mnemonic, !listconcat(traits, [AttrSizedOperandSegments])> {
+  code tileCopyDecl = [{
+    /// The operand that is indexed (the larger buffer): src or dst.
+    ::mlir::Value getIndexedBuffer() {
+      return getSrcIndices().empty() ? getDst() : getSrc();
+    }
+    /// The tile operand, whose shape is the shape of the copied tile.
+    ::mlir::Value getTileBuffer() {
+      return getSrcIndices().empty() ? getSrc() : getDst();
+    }
+  }];
+}
+
+def CuIR_CopyOp : CuIR_TileCopyOp<"copy"> {
+  let summary = "synchronous tile copy between memories";
+  let description = [{
+    Copies a tile between a buffer indexed at the given offsets and a tile
+    buffer of the tile's shape. Exactly one side is indexed; it has the tile's
+    rank. Elements of the indexed side that fall outside its bounds are
+    zero-filled when read and skipped when written, as the predicated copies
+    of the source kernels do for ragged tails.
+
+    ```mlir
+    cuir.copy %sO -> %gO[%q0, %c0] : memref<128x128xbf16, #cuir.mem<shared>>
+        -> memref<?x128xbf16, strided<[?, 1], offset: ?>, #cuir.mem<global>>
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$src, Variadic<Index>:$src_indices,
+                       AnyMemRef:$dst, Variadic<Index>:$dst_indices);
+  let assemblyFormat = [{
+    $src (`[` $src_indices^ `]`)? `->` $dst (`[` $dst_indices^ `]`)?
+    attr-dict `:` type($src) `->` type($dst)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = tileCopyDecl;
+}
+
+def CuIR_CopyAsyncOp : CuIR_TileCopyOp<"copy_async"> {
+  let summary = "asynchronous global-to-shared tile copy (cp.async or TMA)";
+  let description = [{
+    Starts copying a tile from global to shared memory. With `cp_async` the
+    op returns a `!cuir.token`, to be committed into a group with
+    `cuir.commit` and waited with `cuir.wait_group`. With `tma` the copy
+    completes its bytes on an mbarrier instead (`barrier %bars[%stage]`), and
+    becomes visible to the workers that wait on that barrier's phase.
+
+    Until then the destination must not be read and the source must not be
+    written: the interpreter reports either as a hazard.
+
+    ```mlir
+    %t = cuir.copy_async cp_async %gK[%kv0, %c0] -> %sK
+        : memref<?x128xbf16, #cuir.mem<global>> -> memref<64x128xbf16, #cuir.mem<shared>>
+    cuir.copy_async tma %gK[%kv0, %c0] -> %sK barrier %full[%stage]
+        : memref<?x128xbf16, #cuir.mem<global>> -> memref<64x128xbf16, #cuir.mem<shared>>, !cuir.mbarrier<2>
+    ```
+  }];
+  let arguments = (ins CuIR_CopyEngine:$engine,
+                       AnyMemRef:$src, Variadic<Index>:$src_indices,
+                       AnyMemRef:$dst, Variadic<Index>:$dst_indices,
+                       Optional<CuIR_MBarrierType>:$barrier,
+                       Optional<Index>:$barrier_index);
+  let results = (outs Optional<CuIR_TokenType>:$token);
+  let assemblyFormat = [{
+    $engine $src (`[` $src_indices^ `]`)? `->` $dst (`[` $dst_indices^ `]`)?
+    (`barrier` $barrier^ `[` $barrier_index `]`)?
+    attr-dict `:` type($src) `->` type($dst) (`,` qualified(type($barrier))^)?
+    (`->` qualified(type($token))^)?
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = tileCopyDecl;
+}
+
+def CuIR_CommitOp : CuIR_Op<"commit"> {
+  let summary = "commits asynchronous copies into a group (cp.async.commit_group)";
+  let description = [{
+    Groups the given `cp.async` copies, in issue order. An empty group is
+    allowed, as `cp.async.commit_group` with nothing outstanding.
+  }];
+  let arguments = (ins Variadic<CuIR_TokenType>:$tokens);
+  let results = (outs CuIR_GroupType:$group);
+  let assemblyFormat = "($tokens^)? attr-dict";
+  let hasVerifier = 1;
+}
+
+def CuIR_WaitGroupOp : CuIR_Op<"wait_group"> {
+  let summary = "waits until a copy group is complete (cp.async.wait_group)";
+  let description = [{
+    `cuir.wait_group %g pending 1` blocks the worker until at most one of its
+    committed groups is still in flight, as `cp.async.wait_group 1`, and states
+    that group `%g` is complete afterwards. The interpreter checks that
+    claim: a wait whose `pending` count leaves `%g` in flight is reported.
+  }];
+  let arguments = (ins CuIR_GroupType:$group,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$pending);
+  let assemblyFormat = "$group `pending` $pending attr-dict";
+  let hasVerifier = 1;
+}
+
+def CuIR_LoadOp : CuIR_Op<"load"> {
+  let summary = "loads a shared-memory tile into a register fragment (ldmatrix)";
+  let description = [{
+    Reads a shared-memory tile into registers distributed in the result's
+    fragment layout. With `transpose`, the tile is read transposed
+    (`ldmatrix.trans`): a `KxN` result from an `NxK` buffer.
+  }];
+  let arguments = (ins AnyMemRef:$src, UnitAttr:$transpose);
+  let results = (outs CuIR_RegisterTile:$result);
+  let assemblyFormat = "$src (`transpose` $transpose^)? attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def CuIR_StoreOp : CuIR_Op<"store"> {
+  let summary = "stores a register tile to shared or global memory";
+  let description = [{
+    Writes a register tile into a buffer: whole into a shared tile of its
+    shape, or into a global buffer at the given offsets, skipping the elements
+    that fall outside its bounds.
+  }];
+  let arguments = (ins CuIR_RegisterTile:$value, AnyMemRef:$dst,
+                       Variadic<Index>:$indices);
+  let assemblyFormat = [{
+    $value `->` $dst (`[` $indices^ `]`)? attr-dict `:` type($value) `->` type($dst)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Compute
+//===----------------------------------------------------------------------===//
+
+class CuIR_GemmBase<string mnemonic, list<Trait> traits = []>
+    : CuIR_Op<mnemonic, !listconcat(traits, [
+        AllTypesMatch<["acc", "result"]>])> {
+  let arguments = (ins AnyType:$a, AnyType:$b, CuIR_RegisterTile:$acc,
+                       UnitAttr:$transpose_b);
+  let results = (outs CuIR_RegisterTile:$result);
+  let assemblyFormat = [{
+    $a `,` $b (`transpose_b` $transpose_b^)? `,` $acc attr-dict
+    `:` type($a) `,` type($b) `,` type($acc)
+  }];
+  let hasVerifier = 1;
+}
+
+def CuIR_GemmOp : CuIR_GemmBase<"gemm"> {
+  let summary = "tile GEMM on the tensor cores (mma.sync)";
+  let description = [{
+    `result = a * b + acc` over tiles, or `a * transpose(b) + acc` with
+    `transpose_b`, in fp32 (or fp16) accumulation. `a` and `b` are register
+    fragments or shared-memory tiles (read with ldmatrix as part of the op);
+    `acc` is an accumulator fragment. The result is ready when the op
+    returns.
+
+    ```mlir
+    %s = cuir.gemm %q, %sK transpose_b, %zero
+        : tensor<128x128xbf16, #A>, memref<64x128xbf16, #cuir.mem<shared>>,
+          tensor<128x64xf32, #ACC>
+    ```
+  }];
+}
+
+def CuIR_GemmAsyncOp : CuIR_GemmBase<"gemm_async"> {
+  let summary = "asynchronous tile GEMM (wgmma)";
+  let description = [{
+    Issues a warpgroup GEMM whose result is in flight until a
+    `cuir.gemm_wait` retires it. The result may only feed a `cuir.gemm_wait`,
+    the accumulator of a further `cuir.gemm_async` (GEMMs chained on one
+    accumulator), or control flow that carries it to one. Reading it any
+    other way reads registers the tensor cores are still writing.
+
+    `b` must be a shared-memory tile; `a` a shared tile or register fragment.
+  }];
+}
+
+def CuIR_GemmWaitOp : CuIR_Op<"gemm_wait", [AllTypesMatch<["acc", "result"]>]> {
+  let summary = "waits for asynchronous GEMMs and passes the accumulator through";
+  let description = [{
+    `%s = cuir.gemm_wait %pending pending 0` blocks until at most `pending`
+    of the worker's asynchronous GEMMs are in flight (`wgmma.wait_group`) and
+    returns the accumulator `%pending`, now readable. A wait whose `pending`
+    count leaves this accumulator's GEMM in flight is reported by the
+    interpreter.
+  }];
+  let arguments = (ins CuIR_RegisterTile:$acc,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$pending);
+  let results = (outs CuIR_RegisterTile:$result);
+  let assemblyFormat = "$acc `pending` $pending attr-dict `:` type($acc)";
+  let hasVerifier = 1;
+}
+
+def CuIR_ReduceRowsOp : CuIR_Op<"reduce_rows", [Pure]> {
+  let summary = "reduces each row of an accumulator tile (max or sum)";
+  let description = [{
+    Reduces a 2-D accumulator tile along its columns into a per-row vector
+    in the matching `row` layout, including the shuffles across the threads
+    that share a row.
+  }];
+  let arguments = (ins CuIR_ReduceKind:$kind, CuIR_RegisterTile:$input);
+  let results = (outs CuIR_RegisterTile:$result);
+  let assemblyFormat = "$kind $input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def CuIR_BroadcastRowsOp : CuIR_Op<"broadcast_rows", [Pure]> {
+  let summary = "broadcasts a per-row vector across the columns of a tile";
+  let arguments = (ins CuIR_RegisterTile:$input);
+  let results = (outs CuIR_RegisterTile:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def CuIR_ConvertLayoutOp : CuIR_Op<"convert_layout", [Pure]> {
+  let summary = "reinterprets a register tile in another fragment layout";
+  let description = [{
+    Moves a register tile into another fragment layout with the same shape
+    and element type, e.g. the probabilities `P` from the accumulator layout
+    of `S = Q K^T` into the A-operand layout of `O += P V`. For
+    `mma_m16n8k16` that move is free: two adjacent 16x8 accumulator tiles
+    hold exactly a 16x16 A fragment.
+  }];
+  let arguments = (ins CuIR_RegisterTile:$input);
+  let results = (outs CuIR_RegisterTile:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def CuIR_ElementwiseOp : CuIR_Op<"elementwise", [
+    SingleBlockImplicitTerminator<"YieldOp">, RecursiveMemoryEffects]> {
+  let summary = "applies a scalar function to every element of register tiles";
+  let description = [{
+    Applies its region to every element of its input tiles, all of one
+    shape. The region receives one scalar per input followed by the
+    element's attention coordinates `(b, h, q_idx, kv_idx)`: `b` and `h` are
+    the given operands, `q_idx` is `q_base` plus the element's row and
+    `kv_idx` is `kv_base` plus its column. It yields the result element.
+    This is where score modifications and mask predicates live.
+
+    ```mlir
+    %masked = cuir.elementwise (%s) at [%b, %h, %q0, %kv0]
+        : tensor<128x64xf32, #ACC> -> tensor<128x64xf32, #ACC> {
+    ^bb0(%x: f32, %bi: index, %hi: index, %qi: index, %ki: index):
+      %ok = arith.cmpi uge, %qi, %ki : index
+      %r = arith.select %ok, %x, %ninf : f32
+      cuir.yield %r : f32
+    }
+    ```
+  }];
+  let arguments = (ins Variadic<CuIR_RegisterTile>:$inputs, Index:$b, Index:$h,
+                       Index:$q_base, Index:$kv_base);
+  let results = (outs CuIR_RegisterTile:$result);
+  let regions = (region SizedRegion<1>:$body);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The block arguments that carry (b, h, q_idx, kv_idx).
+    ::mlir::BlockArgument getCoordArg(unsigned i) {
+      return getBody().getArgument(getInputs().size() + i);
+    }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Synchronisation
+//===----------------------------------------------------------------------===//
+
+def CuIR_BarrierInitOp : CuIR_Op<"barrier.init"> {
+  let summary = "allocates and initialises an array of mbarriers";
+  let description = [{
+    `%full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<2>` creates two
+    mbarriers in shared memory, each completing a phase when one worker has
+    arrived and all expected transaction bytes have landed. Every barrier
+    starts in phase 0.
+  }];
+  let arguments = (ins ConfinedAttr<I64Attr, [IntPositive]>:$arrivals);
+  let results = (outs CuIR_MBarrierType:$barriers);
+  let assemblyFormat = "`arrivals` $arrivals attr-dict `:` qualified(type($barriers))";
+}
+
+def CuIR_BarrierArriveOp : CuIR_Op<"barrier.arrive"> {
+  let summary = "arrives at an mbarrier, optionally expecting bytes";
+  let description = [{
+    The executing worker arrives once at barrier `%bars[%i]`. With
+    `expect_tx`, it also announces that many bytes of asynchronous copies
+    (TMA) that must land before the phase completes
+    (`mbarrier.arrive.expect_tx`).
+  }];
+  let arguments = (ins CuIR_MBarrierType:$barriers, Index:$index,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$expect_tx);
+  let assemblyFormat = [{
+    $barriers `[` $index `]` (`expect_tx` $expect_tx^)? attr-dict `:` qualified(type($barriers))
+  }];
+}
+
+def CuIR_BarrierWaitOp : CuIR_Op<"barrier.wait"> {
+  let summary = "waits until an mbarrier completes the given phase";
+  let description = [{
+    Blocks the worker until barrier `%bars[%i]` has completed the phase whose
+    parity is `%phase` (0 or 1), as `mbarrier.try_wait.parity`. A wait that
+    no worker can ever complete is a deadlock, which the interpreter reports.
+  }];
+  let arguments = (ins CuIR_MBarrierType:$barriers, Index:$index, Index:$phase);
+  let assemblyFormat = [{
+    $barriers `[` $index `]` `,` $phase attr-dict `:` qualified(type($barriers))
+  }];
+}
+
+def CuIR_BarrierSyncOp : CuIR_Op<"barrier.sync"> {
+  let summary = "block-wide barrier (__syncthreads)";
+  let description = [{
+    Every worker of the block waits here until all of them have arrived.
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
+def CuIR_BarrierNamedOp : CuIR_Op<"barrier.named"> {
+  let summary = "named barrier over a subset of the block's threads";
+  let description = [{
+    `cuir.barrier.named %id threads 256` synchronises on hardware barrier
+    `%id` (1..15; 0 is the block barrier) until 256 threads have arrived
+    (`bar.sync`). With `arrive` the worker only arrives and continues
+    (`bar.arrive`), as warp-specialized kernels do to hand a turn to another
+    warpgroup.
+  }];
+  let arguments = (ins Index:$id, ConfinedAttr<I64Attr, [IntPositive]>:$threads,
+                       UnitAttr:$arrive);
+  let assemblyFormat = "$id `threads` $threads (`arrive` $arrive^)? attr-dict";
+  let hasVerifier = 1;
+}
+
+#endif // CUIR_OPS_TD

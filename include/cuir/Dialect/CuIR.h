@@ -1,0 +1,49 @@
+//===- CuIR.h - The CuIR dialect --------------------------------*- C++ -*-===//
+//
+// Public header of the CuIR dialect: its attributes, types and operations.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CUIR_DIALECT_CUIR_H
+#define CUIR_DIALECT_CUIR_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/RegionKindInterface.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "cuir/Dialect/CuIRDialect.h.inc"
+#include "cuir/Dialect/CuIREnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "cuir/Dialect/CuIRAttrs.h.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "cuir/Dialect/CuIRTypes.h.inc"
+
+#define GET_OP_CLASSES
+#include "cuir/Dialect/CuIROps.h.inc"
+
+namespace mlir::cuir {
+
+/// The memory space of a memref type, if it carries a `#cuir.mem<...>`.
+std::optional<MemorySpace> getMemorySpace(Type type);
+
+/// The fragment layout of a register tile, or null if `type` is not a ranked
+/// tensor encoded with `#cuir.frag<...>`.
+FragmentLayoutAttr getFragmentLayout(Type type);
+
+} // namespace mlir::cuir
+
+#endif // CUIR_DIALECT_CUIR_H

@@ -1,0 +1,34 @@
+//===- SourceFile.h - CUDA sources carried by a module ----------*- C++ -*-===//
+//
+// cuir-opt accepts a .cu file as input: it is wrapped into an empty module
+// whose attributes carry the source's path and text, from which the lift
+// pass starts.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CUIR_SUPPORT_SOURCEFILE_H
+#define CUIR_SUPPORT_SOURCEFILE_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <memory>
+#include <string>
+
+namespace mlir::cuir {
+
+/// Module attribute holding the path of the CUDA source.
+inline constexpr llvm::StringLiteral kSourcePathAttr = "cuir.source_path";
+/// Module attribute holding the text of the CUDA source.
+inline constexpr llvm::StringLiteral kSourceTextAttr = "cuir.source_text";
+
+/// True for file names that cuir-opt reads as CUDA source (.cu, .cuh).
+bool isCudaSourcePath(llvm::StringRef path);
+
+/// Wraps CUDA source text into the textual form of a module carrying it.
+std::unique_ptr<llvm::MemoryBuffer>
+wrapCudaSource(llvm::StringRef path, const llvm::MemoryBuffer &source);
+
+} // namespace mlir::cuir
+
+#endif // CUIR_SUPPORT_SOURCEFILE_H

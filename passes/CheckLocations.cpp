@@ -1,0 +1,124 @@
+//===- CheckLocations.cpp - Verify op locations against the CUDA source ---===//
+
+#include "cuir/Passes/Passes.h"
+#include "cuir/Support/SourceFile.h"
+
+#include "mlir/IR/Location.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+namespace mlir::cuir {
+#define GEN_PASS_DEF_CHECKLOCATIONS
+#include "cuir/Passes/Passes.h.inc"
+} // namespace mlir::cuir
+
+using namespace mlir;
+using namespace mlir::cuir;
+
+namespace {
+
+/// Lines of one source file, loaded once per pass run.
+struct SourceLines {
+  bool loaded = false;
+  std::vector<StringRef> lines;
+  std::unique_ptr<llvm::MemoryBuffer> buffer;
+};
+
+class CheckLocationsPass
+    : public cuir::impl::CheckLocationsBase<CheckLocationsPass> {
+public:
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    std::string root = sourceRoot;
+    if (root.empty())
+      if (auto path = module->getAttrOfType<StringAttr>(kSourcePathAttr))
+        root = llvm::sys::path::parent_path(path.getValue()).str();
+
+    llvm::StringMap<SourceLines> files;
+    bool failed = false;
+    module.walk([&](Operation *op) {
+      if (isa<ModuleOp>(op))
+        return;
+      SmallVector<FileLineColRange> ranges;
+      op->getLoc()->walk([&](Location loc) {
+        if (auto range = dyn_cast<FileLineColRange>(loc))
+          ranges.push_back(range);
+        return WalkResult::advance();
+      });
+      if (ranges.empty()) {
+        if (requireAll && op->getParentOfType<KernelOp>()) {
+          op->emitError() << "has no source location; every lifted op must "
+                             "name the CUDA lines it comes from";
+          failed = true;
+        }
+        return;
+      }
+      for (FileLineColRange range : ranges)
+        if (!checkRange(files, op, range, root))
+          failed = true;
+    });
+    if (failed)
+      signalPassFailure();
+  }
+
+private:
+  static SourceLines &load(llvm::StringMap<SourceLines> &files, StringRef file,
+                           StringRef root) {
+    SourceLines &src = files[file];
+    if (src.loaded)
+      return src;
+    src.loaded = true;
+    SmallString<256> path(file);
+    if (!llvm::sys::path::is_absolute(path) && !root.empty()) {
+      path = root;
+      llvm::sys::path::append(path, file);
+    }
+    auto buffer = llvm::MemoryBuffer::getFile(path);
+    if (!buffer)
+      return src;
+    src.buffer = std::move(*buffer);
+    StringRef text = src.buffer->getBuffer();
+    while (!text.empty()) {
+      auto [line, rest] = text.split('\n');
+      src.lines.push_back(line);
+      text = rest;
+    }
+    return src;
+  }
+
+  static bool checkRange(llvm::StringMap<SourceLines> &files, Operation *op,
+                         FileLineColRange range, StringRef root) {
+    StringRef file = range.getFilename();
+    SourceLines &src = load(files, file, root);
+    if (!src.buffer) {
+      op->emitError() << "names source file '" << file
+                      << "', which cannot be read (resolved against '"
+                      << (root.empty() ? "." : root) << "')";
+      return false;
+    }
+    unsigned numLines = src.lines.size();
+    unsigned startLine = range.getStartLine(), endLine = range.getEndLine();
+    if (startLine < 1 || endLine > numLines || startLine > endLine) {
+      op->emitError() << "names lines " << startLine << "-" << endLine
+                      << " of '" << file << "', which has " << numLines
+                      << " lines";
+      return false;
+    }
+    unsigned startCol = range.getStartColumn();
+    unsigned endCol = range.getEndColumn();
+    // Columns are 1-based; the end column may point one past the last char.
+    if (startCol < 1 || startCol > src.lines[startLine - 1].size() + 1 ||
+        endCol > src.lines[endLine - 1].size() + 1) {
+      op->emitError() << "names columns " << startCol << "-" << endCol
+                      << " of '" << file << "' lines " << startLine << "-"
+                      << endLine << ", outside the lines' text";
+      return false;
+    }
+    return true;
+  }
+};
+
+} // namespace

@@ -1,0 +1,60 @@
+//===- cuir-opt.cpp - The CuIR optimizer driver ---------------------------===//
+//
+// mlir-opt with the CuIR dialect and passes. Besides .mlir files it reads
+// CUDA sources (.cu, .cuh): they become an empty module that carries the
+// source path and text, from which `--lift` starts.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cuir/InitCuIR.h"
+#include "cuir/Support/SourceFile.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/WithColor.h"
+
+using namespace mlir;
+
+static const char *const kHelpHeader =
+    "cuir-opt: lift, transfer, check and lower expert GPU attention kernels\n\n"
+    "Reads CuIR (.mlir) or a CUDA kernel (.cu), runs the given passes and "
+    "prints the result.\n"
+    "  cuir-opt kernel.cuir.mlir --cuir-check-locations\n"
+    "A failing pass reports a diagnostic with its location, exits non-zero "
+    "and leaves no output file.\n";
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM y(argc, argv);
+  DialectRegistry registry;
+  cuir::registerCuIRDialects(registry);
+  cuir::registerAllCuIRPasses();
+
+  auto [inputFilename, outputFilename] =
+      registerAndParseCLIOptions(argc, argv, kHelpHeader, registry);
+  MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
+
+  std::string errorMessage;
+  std::unique_ptr<llvm::MemoryBuffer> input =
+      openInputFile(inputFilename, &errorMessage);
+  if (!input) {
+    llvm::WithColor::error(llvm::errs(), "cuir-opt") << errorMessage << "\n";
+    return 1;
+  }
+  if (cuir::isCudaSourcePath(inputFilename))
+    input = cuir::wrapCudaSource(inputFilename, *input);
+
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      openOutputFile(outputFilename, &errorMessage);
+  if (!output) {
+    llvm::WithColor::error(llvm::errs(), "cuir-opt") << errorMessage << "\n";
+    return 1;
+  }
+  if (failed(MlirOptMain(output->os(), std::move(input), registry, config)))
+    return 1; // The output file is removed: no half-written result.
+  output->keep();
+  return 0;
+}
