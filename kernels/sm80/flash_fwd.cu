@@ -1,0 +1,553 @@
+// flash_fwd.cu: CuIR's FA2-class attention forward kernel for sm_80 (runs on sm_80 ... sm_90).
+//
+// One thread block computes BLOCK_M = 128 query rows of one (batch, query head) against all the keys that
+// those rows may see, streaming K and V through shared memory in tiles of BLOCK_N keys:
+//
+//   for each KV tile (from the last one to the first):
+//     acc_s  = Q K^T                      (mma.sync m16n8k16, fp32 accumulation, K via ldmatrix)
+//     ---- the score tile is complete here; masking steps mask it ----
+//     online softmax: row_max, row_sum, rescale acc_o, acc_s <- exp2(acc_s * scale*log2e - row_max*...)
+//     acc_o += P V                        (P = acc_s rounded to 16 bits, kept in registers; V via ldmatrix.trans)
+//   O = acc_o / row_sum, LSE = row_max * scale + ln(row_sum)
+//
+// Warps: 4 warps; warp w owns query rows [32w, 32w+32) of the block as two m16 slices (M_TILES = 2).
+// Each thread holds, per m16 slice, two rows: g = lane/4 and g + 8, and per n8 tile two columns 2t, 2t+1
+// (t = lane%4); the 4 threads of a quad (same g) share a row, so row reductions use __shfl_xor_sync 1, 2.
+//
+// Shared memory: Q [BLOCK_M][d], K [2 stages][BLOCK_N][d], V [2 stages][BLOCK_N][d], every row
+// XOR-swizzled at 16-byte-chunk granularity (chunk c of row r is stored at chunk c ^ (r % 8)) so that both
+// the cp.async writes and the ldmatrix reads of 8 rows hit 8 distinct groups of 4 banks.
+//
+// Pipeline (cp.async groups, two stages for K and for V): step i computes on K[i], V[i] (KV tile
+// n_block_max-1-i) while V[i+1] and K[i+1], K[i+2] are in flight:
+//   top of step i:   wait K[i]; __syncthreads; issue V[i+1] into the V stage step i-1 used
+//   middle of step i: wait V[i]; __syncthreads; issue K[i+2] into the K stage step i used
+// Every step commits exactly two groups (an empty group when there is no tile left), so
+// cp.async.wait_group 2 always means "the oldest outstanding tile has landed".
+//
+// KV steps: the tiles that need a mask (the ragged last tile, and for causal the tiles that cross the
+// diagonal) are the highest-numbered ones, so the KV loop runs them first as "masking steps", then the
+// remaining full tiles as "unmasked steps" with no mask arithmetic at all.
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "cuir/attention_params.h"
+#include "sm80_primitives.cuh"
+
+namespace cuir_sm80 {
+
+constexpr float kNegInf = -__builtin_huge_valf();
+constexpr float kLog2e = 1.4426950408889634f;
+constexpr float kLn2 = 0.6931471805599453f;
+
+// Tile shapes, chosen per head dimension (FA2's choice for sm_80: 128 x 64 at d = 128, 128 x 128 at d = 64).
+template <Element ELEMENT_, int HEAD_DIM_>
+struct FlashFwdTraits {
+  static constexpr Element ELEMENT = ELEMENT_;
+  static constexpr int HEAD_DIM = HEAD_DIM_;
+  static constexpr int BLOCK_M = 128;                          // query rows per thread block
+  static constexpr int BLOCK_N = HEAD_DIM == 128 ? 64 : 128;   // keys per KV tile
+  static constexpr int NUM_WARPS = 4;
+  static constexpr int NUM_THREADS = NUM_WARPS * 32;
+  static constexpr int KV_STAGES = 2;                          // shared-memory buffers for K and for V
+  static constexpr int ROWS_PER_WARP = BLOCK_M / NUM_WARPS;    // 32
+  static constexpr int M_TILES = ROWS_PER_WARP / 16;           // m16 slices per warp
+  static constexpr int S_N_TILES = BLOCK_N / 8;                // n8 tiles of the score tile
+  static constexpr int O_N_TILES = HEAD_DIM / 8;               // n8 tiles of the output tile
+  static constexpr int QK_K_STEPS = HEAD_DIM / 16;             // k16 steps of S = Q K^T
+  static constexpr int PV_K_STEPS = BLOCK_N / 16;              // k16 steps of O += P V
+  static constexpr int CHUNKS_PER_ROW = HEAD_DIM / 8;          // 16-byte chunks per row of a tile
+  static constexpr int Q_TILE_ELEMS = BLOCK_M * HEAD_DIM;
+  static constexpr int KV_TILE_ELEMS = BLOCK_N * HEAD_DIM;
+  static constexpr int Q_TILE_BYTES = Q_TILE_ELEMS * 2;
+  static constexpr int KV_TILE_BYTES = KV_TILE_ELEMS * 2;
+  // Q, K and V tiles, plus 1 KB so that the tiles can start 1024-byte aligned.
+  static constexpr int SMEM_BYTES = Q_TILE_BYTES + 2 * KV_STAGES * KV_TILE_BYTES + 1024;
+  static_assert(HEAD_DIM == 64 || HEAD_DIM == 128, "head dim 64 or 128");
+  static_assert(M_TILES * 16 == ROWS_PER_WARP, "warp rows are whole m16 slices");
+};
+
+// Byte offset of 16-byte chunk `chunk` (columns 8*chunk .. 8*chunk+7) of row `row` in a swizzled
+// [rows][HEAD_DIM] tile: chunk c of row r is stored at chunk position c ^ (r % 8).
+template <int HEAD_DIM>
+__device__ __forceinline__ uint32_t swizzled_chunk_offset(int row, int chunk) {
+  return row * (HEAD_DIM * 2) + ((chunk ^ (row % 8)) << 4);
+}
+// The ldmatrix addresses below are formed as (tile base + this lane's offset for k-step 0) ^ (2*step << 4):
+// every row a lane addresses has row % 8 == lane % 8, its chunk index is 2*step + (0 or 1), and
+// (2*step + b) ^ r == (2*step) ^ (b ^ r), so moving to another k-step XORs bits 5..7 of the byte address
+// (tile bases are 1024-byte aligned, so those bits belong to the lane offset alone). Row offsets that are
+// multiples of 8 rows are then plain additions, which ldmatrix takes as immediate offsets.
+
+// Hides x's value from LLVM's loop-invariant code motion (an empty asm). Used on the bases that the
+// address arithmetic of a KV step starts from, so that arithmetic stays inside the step instead of being
+// hoisted out of the KV loop into dozens of long-lived registers (which makes ptxas spill).
+__device__ __forceinline__ uint32_t opaque_u32(uint32_t x) {
+  asm volatile("" : "+r"(x));
+  return x;
+}
+__device__ __forceinline__ int64_t opaque_i64(int64_t x) {
+  asm volatile("" : "+l"(x));
+  return x;
+}
+
+// Issue the cp.async copies of one [ROWS][HEAD_DIM] tile into swizzled shared memory at smem_tile.
+// Rows >= valid_rows are zero-filled (ragged tails); fallback is a valid address that is never read.
+template <class T, int ROWS>
+__device__ __forceinline__ void load_tile_async(uint32_t smem_tile, const uint16_t *gmem_tile, int64_t row_stride,
+                                                int valid_rows, const uint16_t *fallback, int tid) {
+  constexpr int ROWS_PER_PASS = T::NUM_THREADS / T::CHUNKS_PER_ROW;  // a multiple of 8: row % 8 is fixed
+  static_assert(ROWS % ROWS_PER_PASS == 0 && ROWS_PER_PASS % 8 == 0, "whole passes");
+  const int row = tid / T::CHUNKS_PER_ROW;
+  const int chunk = tid % T::CHUNKS_PER_ROW;
+  const uint32_t dst = smem_tile + swizzled_chunk_offset<T::HEAD_DIM>(row, chunk);
+  const int64_t pass_stride = opaque_i64(row_stride) * ROWS_PER_PASS;
+  const uint16_t *src = gmem_tile + row * row_stride + chunk * 8;
+  const int rows_left = valid_rows - row;
+#pragma unroll
+  for (int pass = 0; pass < ROWS / ROWS_PER_PASS; ++pass) {
+    const bool in_bounds = pass * ROWS_PER_PASS < rows_left;
+    cp_async_16B_zfill(dst + pass * ROWS_PER_PASS * (T::HEAD_DIM * 2), in_bounds ? src : fallback, in_bounds);
+    src += pass_stride;
+  }
+}
+
+// acc_s += Q K^T for this warp's rows: Q [warp rows][d] and K [BLOCK_N][d] from shared memory.
+// q_lane_addr / k_lane_addr: this lane's ldmatrix address for k-step 0 (see above).
+template <class T>
+__device__ __forceinline__ void gemm_qk(float (&acc_s)[T::M_TILES][T::S_N_TILES][4], uint32_t q_lane_addr,
+                                        uint32_t k_lane_addr) {
+  constexpr int ROW_BYTES = T::HEAD_DIM * 2;
+#pragma unroll
+  for (int k_step = 0; k_step < T::QK_K_STEPS; ++k_step) {
+    // A fragments (Q): lanes 0-15 address rows 0-15 at column 16*k_step, lanes 16-31 the same rows at +8.
+    uint32_t q_frag[T::M_TILES][4];
+#pragma unroll
+    for (int mi = 0; mi < T::M_TILES; ++mi)
+      ldmatrix_x4(q_frag[mi], (q_lane_addr ^ (k_step << 5)) + mi * 16 * ROW_BYTES);
+    // B fragments (K rows are the n index): one ldmatrix.x4 covers two n8 tiles x k16:
+    // matrix j = lane/8 holds keys 16*nj + 8*(j/2) + 0..7 at columns 16*k_step + 8*(j%2).
+#pragma unroll
+    for (int nj = 0; nj < T::S_N_TILES / 2; ++nj) {
+      uint32_t k_frag[4];
+      ldmatrix_x4(k_frag, (k_lane_addr ^ (k_step << 5)) + nj * 16 * ROW_BYTES);
+#pragma unroll
+      for (int mi = 0; mi < T::M_TILES; ++mi) {
+        mma_m16n8k16<T::ELEMENT>(acc_s[mi][2 * nj], q_frag[mi], k_frag[0], k_frag[1]);
+        mma_m16n8k16<T::ELEMENT>(acc_s[mi][2 * nj + 1], q_frag[mi], k_frag[2], k_frag[3]);
+      }
+    }
+  }
+}
+
+// acc_o += P V: P is acc_s (probabilities) rounded to 16 bits in registers, V [BLOCK_N][d] from shared memory.
+// The accumulator layout of n8 tiles 2kk and 2kk+1 is exactly the A-fragment layout of k16 step kk.
+template <class T>
+__device__ __forceinline__ void gemm_pv(float (&acc_o)[T::M_TILES][T::O_N_TILES][4],
+                                        const float (&acc_s)[T::M_TILES][T::S_N_TILES][4], uint32_t v_lane_addr) {
+  constexpr int ROW_BYTES = T::HEAD_DIM * 2;
+  // P: all probabilities rounded to 16 bits first (half the registers of acc_s), as A fragments per k16 step.
+  uint32_t p_frag[T::PV_K_STEPS][T::M_TILES][4];
+#pragma unroll
+  for (int k_step = 0; k_step < T::PV_K_STEPS; ++k_step) {
+#pragma unroll
+    for (int mi = 0; mi < T::M_TILES; ++mi) {
+      p_frag[k_step][mi][0] = pack_float2<T::ELEMENT>(acc_s[mi][2 * k_step][0], acc_s[mi][2 * k_step][1]);
+      p_frag[k_step][mi][1] = pack_float2<T::ELEMENT>(acc_s[mi][2 * k_step][2], acc_s[mi][2 * k_step][3]);
+      p_frag[k_step][mi][2] = pack_float2<T::ELEMENT>(acc_s[mi][2 * k_step + 1][0], acc_s[mi][2 * k_step + 1][1]);
+      p_frag[k_step][mi][3] = pack_float2<T::ELEMENT>(acc_s[mi][2 * k_step + 1][2], acc_s[mi][2 * k_step + 1][3]);
+    }
+  }
+#pragma unroll
+  for (int k_step = 0; k_step < T::PV_K_STEPS; ++k_step) {
+    // B fragments (V rows are the k index): ldmatrix.trans, matrix j = lane/8 holds keys
+    // 16*k_step + 8*(j%2) + 0..7 at head-dim columns 16*nj + 8*(j/2).
+#pragma unroll
+    for (int nj = 0; nj < T::O_N_TILES / 2; ++nj) {
+      uint32_t v_frag[4];
+      ldmatrix_x4_trans(v_frag, (v_lane_addr ^ (nj << 5)) + k_step * 16 * ROW_BYTES);
+#pragma unroll
+      for (int mi = 0; mi < T::M_TILES; ++mi) {
+        mma_m16n8k16<T::ELEMENT>(acc_o[mi][2 * nj], p_frag[k_step][mi], v_frag[0], v_frag[1]);
+        mma_m16n8k16<T::ELEMENT>(acc_o[mi][2 * nj + 1], p_frag[k_step][mi], v_frag[2], v_frag[3]);
+      }
+    }
+  }
+}
+
+// The mask of the masking steps: score (row, col) becomes -inf unless key col exists and row may see it.
+// row and col are absolute query and key indices; causal: row may see col iff col <= row + causal_offset.
+template <class T, bool IS_CAUSAL>
+__device__ __forceinline__ void apply_mask(float (&acc_s)[T::M_TILES][T::S_N_TILES][4], int warp_row0, int n_block,
+                                           int lane, int seqlen_kv, int causal_offset) {
+  // Indices of this lane's element 0 of m16 slice 0 / n8 tile 0 (opaque: see opaque_u32).
+  const int row_base = static_cast<int>(opaque_u32(warp_row0 + lane / 4));
+  const int col_base = static_cast<int>(opaque_u32(n_block * T::BLOCK_N + (lane % 4) * 2));
+#pragma unroll
+  for (int mi = 0; mi < T::M_TILES; ++mi) {
+#pragma unroll
+    for (int ni = 0; ni < T::S_N_TILES; ++ni) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int row = row_base + mi * 16 + (e / 2) * 8;
+        const int col = col_base + ni * 8 + (e % 2);
+        bool masked = col >= seqlen_kv;
+        if constexpr (IS_CAUSAL) masked = masked || col > row + causal_offset;
+        if (masked) acc_s[mi][ni][e] = kNegInf;
+      }
+    }
+  }
+}
+
+// Online softmax over one complete (masked) score tile. For each row:
+//   row_max' = max(row_max, max_j s_j);  rescale = exp2((row_max - row_max') * scale_log2)
+//   p_j = exp2(s_j * scale_log2 - row_max' * scale_log2)      (one FFMA + one EX2 per score)
+//   row_sum = row_sum * rescale + sum_j p_j  (this thread's columns only; the quad is summed at the end)
+//   acc_o  *= rescale
+// A row with no visible key so far keeps row_max = -inf; its reference point is then 0 so that every
+// p_j and the rescale are exp2(-inf) = 0 and no NaN appears.
+template <class T>
+__device__ __forceinline__ void online_softmax_rescale(float (&acc_s)[T::M_TILES][T::S_N_TILES][4],
+                                                       float (&acc_o)[T::M_TILES][T::O_N_TILES][4],
+                                                       float (&row_max)[T::M_TILES][2], float (&row_sum)[T::M_TILES][2],
+                                                       float scale_log2) {
+#pragma unroll
+  for (int mi = 0; mi < T::M_TILES; ++mi) {
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {  // half 0: row lane/4, half 1: row lane/4 + 8 (elements 2*half, +1)
+      float new_max = row_max[mi][half];
+#pragma unroll
+      for (int ni = 0; ni < T::S_N_TILES; ++ni)
+        new_max = fmaxf(new_max, fmaxf(acc_s[mi][ni][2 * half], acc_s[mi][ni][2 * half + 1]));
+      new_max = fmaxf(new_max, __shfl_xor_sync(0xffffffffu, new_max, 1));
+      new_max = fmaxf(new_max, __shfl_xor_sync(0xffffffffu, new_max, 2));
+
+      const float max_scaled = new_max == kNegInf ? 0.f : new_max * scale_log2;
+      const float rescale = fast_exp2(row_max[mi][half] * scale_log2 - max_scaled);
+      row_max[mi][half] = new_max;
+
+      float tile_sum = 0.f;
+#pragma unroll
+      for (int ni = 0; ni < T::S_N_TILES; ++ni) {
+#pragma unroll
+        for (int e = 2 * half; e < 2 * half + 2; ++e) {
+          const float p = fast_exp2(fmaf(acc_s[mi][ni][e], scale_log2, -max_scaled));
+          acc_s[mi][ni][e] = p;
+          tile_sum += p;
+        }
+      }
+      row_sum[mi][half] = row_sum[mi][half] * rescale + tile_sum;
+
+#pragma unroll
+      for (int nd = 0; nd < T::O_N_TILES; ++nd) {
+        acc_o[mi][nd][2 * half] *= rescale;
+        acc_o[mi][nd][2 * half + 1] *= rescale;
+      }
+    }
+  }
+}
+
+template <Element ELEMENT, int HEAD_DIM, bool IS_CAUSAL>
+__global__ void __launch_bounds__(FlashFwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS, 2)
+    flash_fwd_sm80_kernel(const cuir_attention_params params) {
+  using T = FlashFwdTraits<ELEMENT, HEAD_DIM>;
+  constexpr int BLOCK_M = T::BLOCK_M;
+  constexpr int BLOCK_N = T::BLOCK_N;
+
+  // ---- shared memory: tile bases 1024-byte aligned (the ldmatrix address XOR relies on it) ----
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  const uint32_t smem_raw_addr = smem_u32addr(smem_raw);
+  const uint32_t smem_base = (smem_raw_addr + 1023u) & ~1023u;
+  const uint32_t sQ_addr = smem_base;                                    // Q [BLOCK_M][d]; O in the epilogue
+  const uint32_t sK_addr = sQ_addr + T::Q_TILE_BYTES;                    // K [KV_STAGES][BLOCK_N][d]
+  const uint32_t sV_addr = sK_addr + T::KV_STAGES * T::KV_TILE_BYTES;    // V [KV_STAGES][BLOCK_N][d]
+  unsigned char *sO = smem_raw + (smem_base - smem_raw_addr);            // generic pointer to the Q/O tile
+
+  const int tid = threadIdx.x;
+  const int lane = tid % 32;
+  const int warp = tid / 32;
+
+  // ---- which rows: causal launches the heaviest query blocks (the last ones) first ----
+  const int m_block = IS_CAUSAL ? (gridDim.x - 1 - blockIdx.x) : blockIdx.x;
+  const int head_q = blockIdx.y;
+  const int batch = blockIdx.z;
+  const int head_kv = head_q / (params.num_heads_q / params.num_heads_kv);  // GQA / MQA
+  const int seqlen_q = params.seqlen_q;
+  const int seqlen_kv = params.seqlen_kv;
+  const int causal_offset = seqlen_kv - seqlen_q;  // causal: row i sees key j iff j <= i + causal_offset
+  const int m_start = m_block * BLOCK_M;
+  const int warp_row_in_block = warp * T::ROWS_PER_WARP;  // this warp's first row within the block
+  const int warp_row0 = m_start + warp_row_in_block;      // ... and its absolute query index
+
+  const uint16_t *q_head = static_cast<const uint16_t *>(params.q) + batch * params.q_batch_stride +
+                           head_q * params.q_head_stride;
+  const uint16_t *k_head = static_cast<const uint16_t *>(params.k) + batch * params.k_batch_stride +
+                           head_kv * params.k_head_stride;
+  const uint16_t *v_head = static_cast<const uint16_t *>(params.v) + batch * params.v_batch_stride +
+                           head_kv * params.v_head_stride;
+  uint16_t *o_head = static_cast<uint16_t *>(params.o) + batch * params.o_batch_stride + head_q * params.o_head_stride;
+  float *lse_head = params.lse == nullptr
+                        ? nullptr
+                        : params.lse + (static_cast<int64_t>(batch) * params.num_heads_q + head_q) * seqlen_q;
+
+  // ---- KV tiles this block visits: [0, n_block_max), of which [0, n_unmasked_blocks) need no mask ----
+  int n_block_max = (seqlen_kv + BLOCK_N - 1) / BLOCK_N;
+  int n_unmasked_blocks = seqlen_kv / BLOCK_N;
+  if constexpr (IS_CAUSAL) {
+    const int last_row = min(m_start + BLOCK_M, seqlen_q) - 1;
+    const int last_key_of_last_row = last_row + causal_offset;  // the last key any row of the block sees
+    const int last_key_of_first_row = m_start + causal_offset;  // the last key every row of the block sees
+    n_block_max = min(n_block_max, last_key_of_last_row < 0 ? 0 : last_key_of_last_row / BLOCK_N + 1);
+    n_unmasked_blocks = min(n_unmasked_blocks, last_key_of_first_row < 0 ? 0 : (last_key_of_first_row + 1) / BLOCK_N);
+  }
+  const int n_steps = n_block_max;
+  const int n_masking_steps = n_block_max - n_unmasked_blocks;
+
+  if (n_steps <= 0) {
+    // No row of this block sees any key: O = 0, LSE = -inf.
+    for (int chunk_id = tid; chunk_id < BLOCK_M * T::CHUNKS_PER_ROW; chunk_id += T::NUM_THREADS) {
+      const int row = m_start + chunk_id / T::CHUNKS_PER_ROW;
+      const int col = (chunk_id % T::CHUNKS_PER_ROW) * 8;
+      if (row < seqlen_q) *reinterpret_cast<uint4 *>(o_head + row * params.o_row_stride + col) = make_uint4(0, 0, 0, 0);
+    }
+    if (lse_head != nullptr)
+      for (int row = m_start + tid; row < min(m_start + BLOCK_M, seqlen_q); row += T::NUM_THREADS) lse_head[row] = kNegInf;
+    return;
+  }
+
+  // ---- prologue: Q and K[0] (one group), V[0], K[1] ----
+  load_tile_async<T, BLOCK_M>(sQ_addr, q_head + m_start * params.q_row_stride, params.q_row_stride,
+                              seqlen_q - m_start, q_head, tid);
+  {
+    const int n_block = n_block_max - 1;
+    load_tile_async<T, BLOCK_N>(sK_addr, k_head + n_block * BLOCK_N * params.k_row_stride, params.k_row_stride,
+                                seqlen_kv - n_block * BLOCK_N, k_head, tid);
+    cp_async_commit_group();
+    load_tile_async<T, BLOCK_N>(sV_addr, v_head + n_block * BLOCK_N * params.v_row_stride, params.v_row_stride,
+                                seqlen_kv - n_block * BLOCK_N, v_head, tid);
+    cp_async_commit_group();
+  }
+  if (n_steps > 1) {
+    const int n_block = n_block_max - 2;
+    load_tile_async<T, BLOCK_N>(sK_addr + T::KV_TILE_BYTES, k_head + n_block * BLOCK_N * params.k_row_stride,
+                                params.k_row_stride, seqlen_kv - n_block * BLOCK_N, k_head, tid);
+  }
+  cp_async_commit_group();
+
+  // This lane's ldmatrix byte offsets for k-step 0 (fragment shapes: see gemm_qk and gemm_pv).
+  const uint32_t q_lane_off = swizzled_chunk_offset<HEAD_DIM>(warp_row_in_block + lane % 16, lane / 16);
+  const uint32_t k_lane_off = swizzled_chunk_offset<HEAD_DIM>((lane / 16) * 8 + lane % 8, (lane / 8) % 2);
+  const uint32_t v_lane_off = swizzled_chunk_offset<HEAD_DIM>(((lane / 8) % 2) * 8 + lane % 8, lane / 16);
+
+  // ---- accumulators and softmax state, all in registers ----
+  float acc_o[T::M_TILES][T::O_N_TILES][4];
+  float row_max[T::M_TILES][2];
+  float row_sum[T::M_TILES][2];
+#pragma unroll
+  for (int mi = 0; mi < T::M_TILES; ++mi) {
+#pragma unroll
+    for (int nd = 0; nd < T::O_N_TILES; ++nd)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc_o[mi][nd][e] = 0.f;
+    row_max[mi][0] = row_max[mi][1] = kNegInf;
+    row_sum[mi][0] = row_sum[mi][1] = 0.f;
+  }
+  const float scale_log2 = params.softmax_scale * kLog2e;
+
+  int step = 0;
+  // =============================== masking steps ===============================
+  for (; step < n_masking_steps; ++step) {
+    const int n_block = n_block_max - 1 - step;
+    const int stage = step % T::KV_STAGES;
+    const uint32_t sK_stage = opaque_u32(sK_addr) + stage * T::KV_TILE_BYTES;
+    const uint32_t sV_stage = opaque_u32(sV_addr) + stage * T::KV_TILE_BYTES;
+
+    cp_async_wait_group<2>();  // K[step] (and Q) landed
+    __syncthreads();           // ... for every thread; and every warp is done with step-1's V stage
+    if (step + 1 < n_steps) {
+      const int next_block = n_block - 1;
+      load_tile_async<T, BLOCK_N>(opaque_u32(sV_addr) + ((step + 1) % T::KV_STAGES) * T::KV_TILE_BYTES,
+                                  v_head + next_block * BLOCK_N * params.v_row_stride, params.v_row_stride,
+                                  seqlen_kv - next_block * BLOCK_N, v_head, tid);
+    }
+    cp_async_commit_group();
+
+    float acc_s[T::M_TILES][T::S_N_TILES][4];
+#pragma unroll
+    for (int mi = 0; mi < T::M_TILES; ++mi)
+#pragma unroll
+      for (int ni = 0; ni < T::S_N_TILES; ++ni)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc_s[mi][ni][e] = 0.f;
+    gemm_qk<T>(acc_s, opaque_u32(sQ_addr) + q_lane_off, sK_stage + k_lane_off);
+
+    // ------- score tile complete: acc_s = Q K^T (unscaled) of rows warp_row0.., keys n_block*BLOCK_N.. -------
+    apply_mask<T, IS_CAUSAL>(acc_s, warp_row0, n_block, lane, seqlen_kv, causal_offset);
+
+    // ------- online softmax: update row_max / row_sum, rescale acc_o, acc_s <- probabilities -------
+    online_softmax_rescale<T>(acc_s, acc_o, row_max, row_sum, scale_log2);
+
+    cp_async_wait_group<2>();  // V[step] landed
+    __syncthreads();           // ... for every thread; and every warp is done reading K[step]'s stage
+    if (step + 2 < n_steps) {
+      const int next_block = n_block - 2;
+      load_tile_async<T, BLOCK_N>(sK_stage, k_head + next_block * BLOCK_N * params.k_row_stride, params.k_row_stride,
+                                  seqlen_kv - next_block * BLOCK_N, k_head, tid);
+    }
+    cp_async_commit_group();
+
+    gemm_pv<T>(acc_o, acc_s, sV_stage + v_lane_off);
+  }
+
+  // =============================== unmasked steps ===============================
+  for (; step < n_steps; ++step) {
+    const int n_block = n_block_max - 1 - step;
+    const int stage = step % T::KV_STAGES;
+    const uint32_t sK_stage = opaque_u32(sK_addr) + stage * T::KV_TILE_BYTES;
+    const uint32_t sV_stage = opaque_u32(sV_addr) + stage * T::KV_TILE_BYTES;
+
+    cp_async_wait_group<2>();  // K[step] (and Q) landed
+    __syncthreads();
+    if (step + 1 < n_steps) {
+      const int next_block = n_block - 1;
+      load_tile_async<T, BLOCK_N>(opaque_u32(sV_addr) + ((step + 1) % T::KV_STAGES) * T::KV_TILE_BYTES,
+                                  v_head + next_block * BLOCK_N * params.v_row_stride, params.v_row_stride,
+                                  seqlen_kv - next_block * BLOCK_N, v_head, tid);
+    }
+    cp_async_commit_group();
+
+    float acc_s[T::M_TILES][T::S_N_TILES][4];
+#pragma unroll
+    for (int mi = 0; mi < T::M_TILES; ++mi)
+#pragma unroll
+      for (int ni = 0; ni < T::S_N_TILES; ++ni)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc_s[mi][ni][e] = 0.f;
+    gemm_qk<T>(acc_s, opaque_u32(sQ_addr) + q_lane_off, sK_stage + k_lane_off);
+
+    // ------- score tile complete: acc_s = Q K^T (unscaled); every score of this tile is visible -------
+
+    // ------- online softmax: update row_max / row_sum, rescale acc_o, acc_s <- probabilities -------
+    online_softmax_rescale<T>(acc_s, acc_o, row_max, row_sum, scale_log2);
+
+    cp_async_wait_group<2>();  // V[step] landed
+    __syncthreads();
+    if (step + 2 < n_steps) {
+      const int next_block = n_block - 2;
+      load_tile_async<T, BLOCK_N>(sK_stage, k_head + next_block * BLOCK_N * params.k_row_stride, params.k_row_stride,
+                                  seqlen_kv - next_block * BLOCK_N, k_head, tid);
+    }
+    cp_async_commit_group();
+
+    gemm_pv<T>(acc_o, acc_s, sV_stage + v_lane_off);
+  }
+  cp_async_wait_group<0>();
+
+  // =============================== epilogue ===============================
+  // Finish the row sums across the quad, normalise, write LSE, and stage O (16-bit) through this warp's
+  // own rows of the Q tile (only this warp ever read them) for 16-byte coalesced stores.
+  float row_inv_sum[T::M_TILES][2];
+#pragma unroll
+  for (int mi = 0; mi < T::M_TILES; ++mi) {
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      float sum = row_sum[mi][half];
+      sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+      sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+      const bool row_sees_nothing = sum == 0.f;  // every score of the row was masked
+      row_inv_sum[mi][half] = row_sees_nothing ? 0.f : 1.f / sum;
+      const float lse = row_sees_nothing ? kNegInf : (row_max[mi][half] * scale_log2 + fast_log2(sum)) * kLn2;
+      const int row = warp_row0 + mi * 16 + half * 8 + lane / 4;
+      if (lse_head != nullptr && lane % 4 == 0 && row < seqlen_q) lse_head[row] = lse;
+    }
+  }
+
+  __syncwarp();
+#pragma unroll
+  for (int mi = 0; mi < T::M_TILES; ++mi) {
+#pragma unroll
+    for (int nd = 0; nd < T::O_N_TILES; ++nd) {
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const int row = warp_row_in_block + mi * 16 + half * 8 + lane / 4;
+        const uint32_t packed = pack_float2<ELEMENT>(acc_o[mi][nd][2 * half] * row_inv_sum[mi][half],
+                                                     acc_o[mi][nd][2 * half + 1] * row_inv_sum[mi][half]);
+        *reinterpret_cast<uint32_t *>(sO + swizzled_chunk_offset<HEAD_DIM>(row, nd) + (lane % 4) * 4) = packed;
+      }
+    }
+  }
+  __syncwarp();
+  constexpr int WARP_CHUNKS = T::ROWS_PER_WARP * T::CHUNKS_PER_ROW;
+#pragma unroll
+  for (int pass = 0; pass < WARP_CHUNKS / 32; ++pass) {
+    const int chunk_id = pass * 32 + lane;
+    const int row = warp_row_in_block + chunk_id / T::CHUNKS_PER_ROW;  // row within the block
+    const int chunk = chunk_id % T::CHUNKS_PER_ROW;
+    const uint4 data = *reinterpret_cast<const uint4 *>(sO + swizzled_chunk_offset<HEAD_DIM>(row, chunk));
+    if (m_start + row < seqlen_q)
+      *reinterpret_cast<uint4 *>(o_head + (m_start + row) * params.o_row_stride + chunk * 8) = data;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Host side: argument checks and dispatch over (element type, head dim, causal).
+// ---------------------------------------------------------------------------------------------------
+template <Element ELEMENT, int HEAD_DIM, bool IS_CAUSAL>
+static cudaError_t launch_flash_fwd(const cuir_attention_params &params, cudaStream_t stream) {
+  using T = FlashFwdTraits<ELEMENT, HEAD_DIM>;
+  auto kernel = flash_fwd_sm80_kernel<ELEMENT, HEAD_DIM, IS_CAUSAL>;
+  cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::SMEM_BYTES);
+  if (err != cudaSuccess) return err;
+  err = cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, 100);
+  if (err != cudaSuccess) return err;
+  const dim3 grid((params.seqlen_q + T::BLOCK_M - 1) / T::BLOCK_M, params.num_heads_q, params.batch);
+  kernel<<<grid, T::NUM_THREADS, T::SMEM_BYTES, stream>>>(params);
+  return cudaGetLastError();
+}
+
+template <Element ELEMENT, int HEAD_DIM>
+static cudaError_t dispatch_causal(const cuir_attention_params &params, cudaStream_t stream) {
+  return params.is_causal ? launch_flash_fwd<ELEMENT, HEAD_DIM, true>(params, stream)
+                          : launch_flash_fwd<ELEMENT, HEAD_DIM, false>(params, stream);
+}
+
+template <Element ELEMENT>
+static cudaError_t dispatch_head_dim(const cuir_attention_params &params, cudaStream_t stream) {
+  return params.head_dim == 128 ? dispatch_causal<ELEMENT, 128>(params, stream)
+                                : dispatch_causal<ELEMENT, 64>(params, stream);
+}
+
+static bool aligned16(const void *ptr) { return (reinterpret_cast<uintptr_t>(ptr) & 15u) == 0; }
+static bool stride_ok(int64_t stride) { return stride % 8 == 0; }
+
+}  // namespace cuir_sm80
+
+extern "C" int cuir_attention_params_sizeof(void) { return static_cast<int>(sizeof(cuir_attention_params)); }
+
+extern "C" int cuir_flash_fwd_sm80(const cuir_attention_params *params, void *stream) {
+  using namespace cuir_sm80;
+  if (params == nullptr) return cudaErrorInvalidValue;
+  const cuir_attention_params &p = *params;
+  if (p.head_dim != 64 && p.head_dim != 128) return cudaErrorNotSupported;
+  if (p.dtype != CUIR_DTYPE_BF16 && p.dtype != CUIR_DTYPE_FP16) return cudaErrorNotSupported;
+  if (p.batch < 0 || p.num_heads_q < 0 || p.num_heads_kv <= 0 || p.seqlen_q < 0 || p.seqlen_kv < 0)
+    return cudaErrorInvalidValue;
+  if (p.num_heads_q % p.num_heads_kv != 0) return cudaErrorInvalidValue;
+  if (p.batch > 65535 || p.num_heads_q > 65535) return cudaErrorInvalidValue;  // grid y / z limits
+  if (!(p.softmax_scale > 0.f) || p.softmax_scale > 3.0e38f) return cudaErrorInvalidValue;  // also rejects NaN
+  if (p.is_causal != 0 && p.is_causal != 1) return cudaErrorInvalidValue;
+  if (p.batch == 0 || p.num_heads_q == 0 || p.seqlen_q == 0) return cudaSuccess;  // nothing to compute
+  if (p.q == nullptr || p.o == nullptr) return cudaErrorInvalidValue;
+  if (p.seqlen_kv > 0 && (p.k == nullptr || p.v == nullptr)) return cudaErrorInvalidValue;
+  if (!aligned16(p.q) || !aligned16(p.k) || !aligned16(p.v) || !aligned16(p.o)) return cudaErrorInvalidValue;
+  if (p.lse != nullptr && (reinterpret_cast<uintptr_t>(p.lse) & 3u) != 0) return cudaErrorInvalidValue;
+  const int64_t strides[] = {p.q_batch_stride, p.q_row_stride, p.q_head_stride, p.k_batch_stride,
+                             p.k_row_stride,   p.k_head_stride, p.v_batch_stride, p.v_row_stride,
+                             p.v_head_stride,  p.o_batch_stride, p.o_row_stride, p.o_head_stride};
+  for (int64_t s : strides)
+    if (!stride_ok(s)) return cudaErrorInvalidValue;
+
+  cudaStream_t cu_stream = static_cast<cudaStream_t>(stream);
+  return p.dtype == CUIR_DTYPE_BF16 ? dispatch_head_dim<Element::kBF16>(p, cu_stream)
+                                    : dispatch_head_dim<Element::kFP16>(p, cu_stream);
+}

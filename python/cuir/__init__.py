@@ -1,0 +1,1 @@
+"""CuIR Python package."""

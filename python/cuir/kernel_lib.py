@@ -1,0 +1,160 @@
+"""ctypes bindings of CuIR's attention kernel libraries (kernels/include/cuir/attention_params.h).
+
+    from cuir.kernel_lib import flash_fwd_sm80
+    out, lse = flash_fwd_sm80(q, k, v, causal=True)          # q: [B, Nq, Hq, d], k/v: [B, Nkv, Hkv, d]
+
+The library is looked up in $CUIR_FLASH_FWD_SM80_LIB, then in <repo>/build/kernels/sm80/. Tensors are torch
+CUDA tensors (bf16 or fp16, head dim contiguous, any other strides that are multiples of 8 elements); the kernel
+runs on torch's current stream. ctypes and torch are imported lazily so that this module imports anywhere.
+"""
+import ctypes
+import math
+import os
+import pathlib
+
+CUIR_DTYPE_BF16 = 0
+CUIR_DTYPE_FP16 = 1
+
+# cudaError_t values the launch functions return for refused arguments.
+ERROR_NAMES = {0: "cudaSuccess", 1: "cudaErrorInvalidValue", 801: "cudaErrorNotSupported"}
+
+
+class AttentionParams(ctypes.Structure):
+    """Mirror of struct cuir_attention_params (same order, same C types)."""
+
+    _fields_ = [
+        ("q", ctypes.c_void_p),
+        ("k", ctypes.c_void_p),
+        ("v", ctypes.c_void_p),
+        ("o", ctypes.c_void_p),
+        ("lse", ctypes.c_void_p),
+        ("q_batch_stride", ctypes.c_int64), ("q_row_stride", ctypes.c_int64), ("q_head_stride", ctypes.c_int64),
+        ("k_batch_stride", ctypes.c_int64), ("k_row_stride", ctypes.c_int64), ("k_head_stride", ctypes.c_int64),
+        ("v_batch_stride", ctypes.c_int64), ("v_row_stride", ctypes.c_int64), ("v_head_stride", ctypes.c_int64),
+        ("o_batch_stride", ctypes.c_int64), ("o_row_stride", ctypes.c_int64), ("o_head_stride", ctypes.c_int64),
+        ("batch", ctypes.c_int32),
+        ("num_heads_q", ctypes.c_int32),
+        ("num_heads_kv", ctypes.c_int32),
+        ("seqlen_q", ctypes.c_int32),
+        ("seqlen_kv", ctypes.c_int32),
+        ("head_dim", ctypes.c_int32),
+        ("dtype", ctypes.c_int32),
+        ("softmax_scale", ctypes.c_float),
+        ("is_causal", ctypes.c_int32),
+        ("reserved0", ctypes.c_int32),
+        # ==== CUIR VARIANT PARAMETERS: a derived kernel's binding appends its fields here ====
+    ]
+
+
+class KernelError(RuntimeError):
+    def __init__(self, code, what):
+        self.code = code
+        super().__init__(f"{what} returned {code} ({ERROR_NAMES.get(code, 'cudaError_t')})")
+
+
+def _repo_root():
+    return pathlib.Path(__file__).resolve().parents[2]
+
+
+def default_library_path(name="libcuir_flash_fwd_sm80.so", subdir="sm80"):
+    env = os.environ.get("CUIR_FLASH_FWD_SM80_LIB")
+    if env:
+        return pathlib.Path(env)
+    return _repo_root() / "build" / "kernels" / subdir / name
+
+
+_LIBS = {}
+
+
+def load_library(path=None):
+    """Load (once) a kernel library and check that its params struct matches this binding."""
+    path = pathlib.Path(path) if path else default_library_path()
+    key = str(path)
+    if key not in _LIBS:
+        if not path.exists():
+            raise FileNotFoundError(f"{path} not found: build it with `cmake --build build --target cuir_flash_fwd_sm80`")
+        lib = ctypes.CDLL(str(path))
+        lib.cuir_attention_params_sizeof.restype = ctypes.c_int
+        lib.cuir_attention_params_sizeof.argtypes = []
+        size = lib.cuir_attention_params_sizeof()
+        if size != ctypes.sizeof(AttentionParams):
+            raise RuntimeError(f"{path}: sizeof(cuir_attention_params) is {size}, the binding has "
+                               f"{ctypes.sizeof(AttentionParams)}")
+        lib.cuir_flash_fwd_sm80.restype = ctypes.c_int
+        lib.cuir_flash_fwd_sm80.argtypes = [ctypes.POINTER(AttentionParams), ctypes.c_void_p]
+        _LIBS[key] = lib
+    return _LIBS[key]
+
+
+def _dtype_code(t):
+    import torch
+    if t.dtype == torch.bfloat16:
+        return CUIR_DTYPE_BF16
+    if t.dtype == torch.float16:
+        return CUIR_DTYPE_FP16
+    raise TypeError(f"unsupported dtype {t.dtype}: bf16 or fp16")
+
+
+def make_params(q, k, v, out, lse, causal=False, softmax_scale=None):
+    """Fill an AttentionParams from [B, N, H, d]-indexed tensors (any strides, head dim contiguous).
+
+    Only the shapes torch sees are checked here; the library validates everything else (and returns an error
+    code rather than launching on bad arguments)."""
+    B, Nq, Hq, d = q.shape
+    Bk, Nkv, Hkv, dk = k.shape
+    if tuple(v.shape) != tuple(k.shape) or Bk != B or dk != d or tuple(out.shape) != tuple(q.shape):
+        raise ValueError(f"shape mismatch: q {tuple(q.shape)} k {tuple(k.shape)} v {tuple(v.shape)} "
+                         f"out {tuple(out.shape)}")
+    for name, t in (("q", q), ("k", k), ("v", v), ("out", out)):
+        if t.stride(-1) != 1 and t.shape[-1] > 1:
+            raise ValueError(f"{name}: the head dimension must be contiguous")
+        if t.dtype != q.dtype:
+            raise TypeError(f"{name}: dtype {t.dtype} differs from q's {q.dtype}")
+    if lse is not None and (tuple(lse.shape) != (B, Hq, Nq) or not lse.is_contiguous()):
+        raise ValueError("lse must be a contiguous float32 tensor [B, Hq, Nq]")
+    p = AttentionParams()
+    p.q, p.k, p.v, p.o = q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr()
+    p.lse = lse.data_ptr() if lse is not None else None
+    p.q_batch_stride, p.q_row_stride, p.q_head_stride = q.stride(0), q.stride(1), q.stride(2)
+    p.k_batch_stride, p.k_row_stride, p.k_head_stride = k.stride(0), k.stride(1), k.stride(2)
+    p.v_batch_stride, p.v_row_stride, p.v_head_stride = v.stride(0), v.stride(1), v.stride(2)
+    p.o_batch_stride, p.o_row_stride, p.o_head_stride = out.stride(0), out.stride(1), out.stride(2)
+    p.batch, p.num_heads_q, p.num_heads_kv = B, Hq, Hkv
+    p.seqlen_q, p.seqlen_kv, p.head_dim = Nq, Nkv, d
+    p.dtype = _dtype_code(q)
+    p.softmax_scale = softmax_scale if softmax_scale is not None else 1.0 / math.sqrt(d)
+    p.is_causal = 1 if causal else 0
+    p.reserved0 = 0
+    return p
+
+
+def launch_flash_fwd_sm80(params, stream=None, lib=None):
+    """Call cuir_flash_fwd_sm80 on a filled AttentionParams; raises KernelError on a non-zero return."""
+    import torch
+    lib = lib or load_library()
+    if stream is None:
+        stream = torch.cuda.current_stream().cuda_stream
+    rc = lib.cuir_flash_fwd_sm80(ctypes.byref(params), ctypes.c_void_p(stream))
+    if rc != 0:
+        raise KernelError(rc, "cuir_flash_fwd_sm80")
+
+
+def flash_fwd_sm80(q, k, v, causal=False, softmax_scale=None, out=None, lse=None, return_lse=True, layout="bnhd"):
+    """Attention forward through the sm_80 kernel.
+
+    layout "bnhd": q [B, Nq, Hq, d], k/v [B, Nkv, Hkv, d] (the kernel's own indexing);
+    layout "bhnd": q [B, Hq, Nq, d], k/v [B, Hkv, Nkv, d] (PyTorch SDPA's), passed as strided views.
+    Returns (out, lse) with out laid out like q and lse float32 [B, Hq, Nq] (or out alone)."""
+    import torch
+    if layout not in ("bnhd", "bhnd"):
+        raise ValueError("layout: 'bnhd' or 'bhnd'")
+    if out is None:
+        out = torch.empty_like(q)
+    view = (lambda t: t.transpose(1, 2)) if layout == "bhnd" else (lambda t: t)
+    qv, kv, vv, ov = view(q), view(k), view(v), view(out)
+    if lse is None and return_lse:
+        lse = torch.empty(qv.shape[0], qv.shape[2], qv.shape[1], device=q.device, dtype=torch.float32)
+    params = make_params(qv, kv, vv, ov, lse, causal=causal, softmax_scale=softmax_scale)
+    with torch.cuda.device(q.device):
+        launch_flash_fwd_sm80(params)
+    return (out, lse) if return_lse else out
