@@ -10,7 +10,7 @@ using namespace llvm;
 
 bool mlir::cuir::isCudaSourcePath(StringRef path) {
   StringRef ext = sys::path::extension(path);
-  return ext == ".cu" || ext == ".cuh";
+  return ext == ".cu" || ext == ".cuh" || ext == ".h" || ext == ".hpp";
 }
 
 std::unique_ptr<MemoryBuffer>

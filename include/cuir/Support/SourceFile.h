@@ -22,7 +22,8 @@ inline constexpr llvm::StringLiteral kSourcePathAttr = "cuir.source_path";
 /// Module attribute holding the text of the CUDA source.
 inline constexpr llvm::StringLiteral kSourceTextAttr = "cuir.source_text";
 
-/// True for file names that cuir-opt reads as CUDA source (.cu, .cuh).
+/// True for file names of CUDA sources and their headers (.cu, .cuh, .h,
+/// .hpp).
 bool isCudaSourcePath(llvm::StringRef path);
 
 /// Wraps CUDA source text into the textual form of a module carrying it.
