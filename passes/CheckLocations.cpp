@@ -44,13 +44,15 @@ public:
         return;
       SmallVector<FileLineColRange> ranges;
       op->getLoc()->walk([&](Location loc) {
+        // Locations in the .mlir file itself are not source correspondences.
         if (auto range = dyn_cast<FileLineColRange>(loc))
-          ranges.push_back(range);
+          if (isCudaSourcePath(range.getFilename()))
+            ranges.push_back(range);
         return WalkResult::advance();
       });
       if (ranges.empty()) {
         if (requireAll && op->getParentOfType<KernelOp>()) {
-          op->emitError() << "has no source location; every lifted op must "
+          op->emitOpError() << "has no source location; every lifted op must "
                              "name the CUDA lines it comes from";
           failed = true;
         }
@@ -94,7 +96,7 @@ private:
     StringRef file = range.getFilename();
     SourceLines &src = load(files, file, root);
     if (!src.buffer) {
-      op->emitError() << "names source file '" << file
+      op->emitOpError() << "names source file '" << file
                       << "', which cannot be read (resolved against '"
                       << (root.empty() ? "." : root) << "')";
       return false;
@@ -102,7 +104,7 @@ private:
     unsigned numLines = src.lines.size();
     unsigned startLine = range.getStartLine(), endLine = range.getEndLine();
     if (startLine < 1 || endLine > numLines || startLine > endLine) {
-      op->emitError() << "names lines " << startLine << "-" << endLine
+      op->emitOpError() << "names lines " << startLine << "-" << endLine
                       << " of '" << file << "', which has " << numLines
                       << " lines";
       return false;
@@ -112,7 +114,7 @@ private:
     // Columns are 1-based; the end column may point one past the last char.
     if (startCol < 1 || startCol > src.lines[startLine - 1].size() + 1 ||
         endCol > src.lines[endLine - 1].size() + 1) {
-      op->emitError() << "names columns " << startCol << "-" << endCol
+      op->emitOpError() << "names columns " << startCol << "-" << endCol
                       << " of '" << file << "' lines " << startLine << "-"
                       << endLine << ", outside the lines' text";
       return false;

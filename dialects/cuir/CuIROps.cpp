@@ -709,9 +709,12 @@ ParseResult ElementwiseOp::parse(OpAsmParser &parser, OperationState &result) {
       parser.parseKeyword("at") ||
       parser.parseOperandList(coords, 4, OpAsmParser::Delimiter::Square) ||
       parser.parseOptionalAttrDict(result.attributes) || parser.parseColon() ||
-      parser.parseLParen() || parser.parseTypeList(inputTypes) ||
-      parser.parseRParen() || parser.parseArrow() ||
-      parser.parseType(resultType))
+      parser.parseLParen())
+    return failure();
+  if (failed(parser.parseOptionalRParen()) &&
+      (parser.parseTypeList(inputTypes) || parser.parseRParen()))
+    return failure();
+  if (parser.parseArrow() || parser.parseType(resultType))
     return failure();
   if (parser.resolveOperands(inputs, inputTypes, parser.getNameLoc(),
                              result.operands) ||
