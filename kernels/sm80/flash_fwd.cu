@@ -91,11 +91,38 @@ __device__ __forceinline__ int64_t opaque_i64(int64_t x) {
   return x;
 }
 
-// Issue the cp.async copies of one [ROWS][HEAD_DIM] tile into swizzled shared memory at smem_tile.
-// Rows >= valid_rows are zero-filled (ragged tails); fallback is a valid address that is never read.
+// Thread and block indices, read from their special registers afresh at every use (volatile asm): values
+// derived from them are then recomputed where they are needed instead of being computed once before the KV
+// loop and held in registers across it (see the register budget in the kernel).
+__device__ __forceinline__ int thread_index() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%tid.x;\n" : "=r"(r));
+  return static_cast<int>(r);
+}
+
+struct BlockIndex {
+  int m_block;  // query block: rows [m_block * BLOCK_M, +BLOCK_M)
+  int head_q;   // query head
+  int batch;
+};
+
+// Causal launches the heaviest query blocks (the last ones) first, to balance the tail of the grid.
+template <bool IS_CAUSAL>
+__device__ __forceinline__ BlockIndex block_index() {
+  uint32_t x, nx, y, z;
+  asm volatile("mov.u32 %0, %%ctaid.x;\n" : "=r"(x));
+  asm volatile("mov.u32 %0, %%nctaid.x;\n" : "=r"(nx));
+  asm volatile("mov.u32 %0, %%ctaid.y;\n" : "=r"(y));
+  asm volatile("mov.u32 %0, %%ctaid.z;\n" : "=r"(z));
+  return BlockIndex{static_cast<int>(IS_CAUSAL ? nx - 1 - x : x), static_cast<int>(y), static_cast<int>(z)};
+}
+
+// Issue the cp.async copies of one [ROWS][HEAD_DIM] tile (row 0 at gmem_tile) into swizzled shared memory at
+// smem_tile. Rows >= valid_rows (>= 1) are zero-filled (ragged tails): their copies read nothing (source size 0)
+// and point at row 0, a valid address.
 template <class T, int ROWS>
 __device__ __forceinline__ void load_tile_async(uint32_t smem_tile, const uint16_t *gmem_tile, int64_t row_stride,
-                                                int valid_rows, const uint16_t *fallback, int tid) {
+                                                int valid_rows, int tid) {
   constexpr int ROWS_PER_PASS = T::NUM_THREADS / T::CHUNKS_PER_ROW;  // a multiple of 8: row % 8 is fixed
   static_assert(ROWS % ROWS_PER_PASS == 0 && ROWS_PER_PASS % 8 == 0, "whole passes");
   const int row = tid / T::CHUNKS_PER_ROW;
@@ -107,9 +134,23 @@ __device__ __forceinline__ void load_tile_async(uint32_t smem_tile, const uint16
 #pragma unroll
   for (int pass = 0; pass < ROWS / ROWS_PER_PASS; ++pass) {
     const bool in_bounds = pass * ROWS_PER_PASS < rows_left;
-    cp_async_16B_zfill(dst + pass * ROWS_PER_PASS * (T::HEAD_DIM * 2), in_bounds ? src : fallback, in_bounds);
+    cp_async_16B_zfill(dst + pass * ROWS_PER_PASS * (T::HEAD_DIM * 2), in_bounds ? src : gmem_tile, in_bounds);
     src += pass_stride;
   }
+}
+
+// This lane's ldmatrix byte offsets within a tile for k-step 0 (fragment shapes: see gemm_qk and gemm_pv).
+template <class T>
+__device__ __forceinline__ uint32_t q_lane_offset(int warp_row_in_block, int lane) {
+  return swizzled_chunk_offset<T::HEAD_DIM>(warp_row_in_block + lane % 16, lane / 16);
+}
+template <class T>
+__device__ __forceinline__ uint32_t k_lane_offset(int lane) {
+  return swizzled_chunk_offset<T::HEAD_DIM>((lane / 16) * 8 + lane % 8, (lane / 8) % 2);
+}
+template <class T>
+__device__ __forceinline__ uint32_t v_lane_offset(int lane) {
+  return swizzled_chunk_offset<T::HEAD_DIM>(((lane / 8) % 2) * 8 + lane % 8, lane / 16);
 }
 
 // acc_s += Q K^T for this warp's rows: Q [warp rows][d] and K [BLOCK_N][d] from shared memory.
@@ -140,14 +181,11 @@ __device__ __forceinline__ void gemm_qk(float (&acc_s)[T::M_TILES][T::S_N_TILES]
   }
 }
 
-// acc_o += P V: P is acc_s (probabilities) rounded to 16 bits in registers, V [BLOCK_N][d] from shared memory.
-// The accumulator layout of n8 tiles 2kk and 2kk+1 is exactly the A-fragment layout of k16 step kk.
+// P = acc_s (probabilities) rounded to 16 bits, as the A fragments of the P V product: the accumulator layout
+// of n8 tiles 2kk and 2kk+1 is exactly the A-fragment layout of k16 step kk (half the registers of acc_s).
 template <class T>
-__device__ __forceinline__ void gemm_pv(float (&acc_o)[T::M_TILES][T::O_N_TILES][4],
-                                        const float (&acc_s)[T::M_TILES][T::S_N_TILES][4], uint32_t v_lane_addr) {
-  constexpr int ROW_BYTES = T::HEAD_DIM * 2;
-  // P: all probabilities rounded to 16 bits first (half the registers of acc_s), as A fragments per k16 step.
-  uint32_t p_frag[T::PV_K_STEPS][T::M_TILES][4];
+__device__ __forceinline__ void convert_p(uint32_t (&p_frag)[T::PV_K_STEPS][T::M_TILES][4],
+                                          const float (&acc_s)[T::M_TILES][T::S_N_TILES][4]) {
 #pragma unroll
   for (int k_step = 0; k_step < T::PV_K_STEPS; ++k_step) {
 #pragma unroll
@@ -158,6 +196,13 @@ __device__ __forceinline__ void gemm_pv(float (&acc_o)[T::M_TILES][T::O_N_TILES]
       p_frag[k_step][mi][3] = pack_float2<T::ELEMENT>(acc_s[mi][2 * k_step + 1][2], acc_s[mi][2 * k_step + 1][3]);
     }
   }
+}
+
+// acc_o += P V: P from registers (convert_p), V [BLOCK_N][d] from shared memory.
+template <class T>
+__device__ __forceinline__ void gemm_pv(float (&acc_o)[T::M_TILES][T::O_N_TILES][4],
+                                        const uint32_t (&p_frag)[T::PV_K_STEPS][T::M_TILES][4], uint32_t v_lane_addr) {
+  constexpr int ROW_BYTES = T::HEAD_DIM * 2;
 #pragma unroll
   for (int k_step = 0; k_step < T::PV_K_STEPS; ++k_step) {
     // B fragments (V rows are the k index): ldmatrix.trans, matrix j = lane/8 holds keys
@@ -175,14 +220,13 @@ __device__ __forceinline__ void gemm_pv(float (&acc_o)[T::M_TILES][T::O_N_TILES]
   }
 }
 
-// The mask of the masking steps: score (row, col) becomes -inf unless key col exists and row may see it.
-// row and col are absolute query and key indices; causal: row may see col iff col <= row + causal_offset.
-template <class T, bool IS_CAUSAL>
+// The mask of the masking steps: score (row, col) becomes -inf unless key col exists (col < seqlen_kv) and
+// row may see it (col <= row + last_key_offset). row and col are absolute query and key indices.
+template <class T>
 __device__ __forceinline__ void apply_mask(float (&acc_s)[T::M_TILES][T::S_N_TILES][4], int warp_row0, int n_block,
-                                           int lane, int seqlen_kv, int causal_offset) {
-  // Indices of this lane's element 0 of m16 slice 0 / n8 tile 0 (opaque: see opaque_u32).
-  const int row_base = static_cast<int>(opaque_u32(warp_row0 + lane / 4));
-  const int col_base = static_cast<int>(opaque_u32(n_block * T::BLOCK_N + (lane % 4) * 2));
+                                           int lane, int seqlen_kv, int last_key_offset) {
+  const int row_base = warp_row0 + lane / 4;                  // row of this lane's element 0 of m16 slice 0
+  const int col_base = n_block * T::BLOCK_N + (lane % 4) * 2;  // col of this lane's element 0 of n8 tile 0
 #pragma unroll
   for (int mi = 0; mi < T::M_TILES; ++mi) {
 #pragma unroll
@@ -191,9 +235,7 @@ __device__ __forceinline__ void apply_mask(float (&acc_s)[T::M_TILES][T::S_N_TIL
       for (int e = 0; e < 4; ++e) {
         const int row = row_base + mi * 16 + (e / 2) * 8;
         const int col = col_base + ni * 8 + (e % 2);
-        bool masked = col >= seqlen_kv;
-        if constexpr (IS_CAUSAL) masked = masked || col > row + causal_offset;
-        if (masked) acc_s[mi][ni][e] = kNegInf;
+        if (col >= seqlen_kv || col > row + last_key_offset) acc_s[mi][ni][e] = kNegInf;
       }
     }
   }
@@ -253,42 +295,39 @@ __global__ void __launch_bounds__(FlashFwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS
   using T = FlashFwdTraits<ELEMENT, HEAD_DIM>;
   constexpr int BLOCK_M = T::BLOCK_M;
   constexpr int BLOCK_N = T::BLOCK_N;
+  // Register budget: acc_o and acc_s take 192 of the 255 registers (d = 128), so few values live across the KV
+  // loop: each step rederives its addresses from smem_base (opaque_u32) and from the thread and block indices
+  // (read afresh, thread_index / block_index), and the epilogue forms the output pointers itself. (ptxas -v
+  // reports no spills; the build fails if it does.)
 
-  // ---- shared memory: tile bases 1024-byte aligned (the ldmatrix address XOR relies on it) ----
+  // ---- shared memory: Q [BLOCK_M][d] (O in the epilogue), K [KV_STAGES][BLOCK_N][d], V [KV_STAGES][BLOCK_N][d];
+  //      1024-byte aligned (the ldmatrix address XOR relies on it) ----
   extern __shared__ __align__(128) unsigned char smem_raw[];
-  const uint32_t smem_raw_addr = smem_u32addr(smem_raw);
-  const uint32_t smem_base = (smem_raw_addr + 1023u) & ~1023u;
-  const uint32_t sQ_addr = smem_base;                                    // Q [BLOCK_M][d]; O in the epilogue
-  const uint32_t sK_addr = sQ_addr + T::Q_TILE_BYTES;                    // K [KV_STAGES][BLOCK_N][d]
-  const uint32_t sV_addr = sK_addr + T::KV_STAGES * T::KV_TILE_BYTES;    // V [KV_STAGES][BLOCK_N][d]
-  unsigned char *sO = smem_raw + (smem_base - smem_raw_addr);            // generic pointer to the Q/O tile
+  const uint32_t smem_base = (smem_u32addr(smem_raw) + 1023u) & ~1023u;
+  constexpr uint32_t SQ_OFFSET = 0;
+  constexpr uint32_t SK_OFFSET = SQ_OFFSET + T::Q_TILE_BYTES;
+  constexpr uint32_t SV_OFFSET = SK_OFFSET + T::KV_STAGES * T::KV_TILE_BYTES;
 
-  const int tid = threadIdx.x;
-  const int lane = tid % 32;
-  const int warp = tid / 32;
-
-  // ---- which rows: causal launches the heaviest query blocks (the last ones) first ----
-  const int m_block = IS_CAUSAL ? (gridDim.x - 1 - blockIdx.x) : blockIdx.x;
-  const int head_q = blockIdx.y;
-  const int batch = blockIdx.z;
-  const int head_kv = head_q / (params.num_heads_q / params.num_heads_kv);  // GQA / MQA
+  const int tid = thread_index();
+  const BlockIndex block = block_index<IS_CAUSAL>();
   const int seqlen_q = params.seqlen_q;
   const int seqlen_kv = params.seqlen_kv;
   const int causal_offset = seqlen_kv - seqlen_q;  // causal: row i sees key j iff j <= i + causal_offset
-  const int m_start = m_block * BLOCK_M;
-  const int warp_row_in_block = warp * T::ROWS_PER_WARP;  // this warp's first row within the block
-  const int warp_row0 = m_start + warp_row_in_block;      // ... and its absolute query index
-
-  const uint16_t *q_head = static_cast<const uint16_t *>(params.q) + batch * params.q_batch_stride +
-                           head_q * params.q_head_stride;
-  const uint16_t *k_head = static_cast<const uint16_t *>(params.k) + batch * params.k_batch_stride +
-                           head_kv * params.k_head_stride;
-  const uint16_t *v_head = static_cast<const uint16_t *>(params.v) + batch * params.v_batch_stride +
-                           head_kv * params.v_head_stride;
-  uint16_t *o_head = static_cast<uint16_t *>(params.o) + batch * params.o_batch_stride + head_q * params.o_head_stride;
-  float *lse_head = params.lse == nullptr
-                        ? nullptr
-                        : params.lse + (static_cast<int64_t>(batch) * params.num_heads_q + head_q) * seqlen_q;
+  // The mask: row i sees key j < seqlen_kv iff j <= i + last_key_offset; full attention sets it past every key.
+  const int last_key_offset = IS_CAUSAL ? causal_offset : seqlen_kv;
+  const int m_start = block.m_block * BLOCK_M;
+  // Row 0 of this block's K or V sequence ((batch, kv head) of the block), formed where it is used from the
+  // block index read afresh (see thread_index), so that no pointer is held across the KV loop.
+  auto k_head = [&]() {
+    const BlockIndex b = block_index<IS_CAUSAL>();
+    return static_cast<const uint16_t *>(params.k) + b.batch * params.k_batch_stride +
+           (b.head_q / (params.num_heads_q / params.num_heads_kv)) * params.k_head_stride;
+  };
+  auto v_head = [&]() {
+    const BlockIndex b = block_index<IS_CAUSAL>();
+    return static_cast<const uint16_t *>(params.v) + b.batch * params.v_batch_stride +
+           (b.head_q / (params.num_heads_q / params.num_heads_kv)) * params.v_head_stride;
+  };
 
   // ---- KV tiles this block visits: [0, n_block_max), of which [0, n_unmasked_blocks) need no mask ----
   int n_block_max = (seqlen_kv + BLOCK_N - 1) / BLOCK_N;
@@ -300,44 +339,45 @@ __global__ void __launch_bounds__(FlashFwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS
     n_block_max = min(n_block_max, last_key_of_last_row < 0 ? 0 : last_key_of_last_row / BLOCK_N + 1);
     n_unmasked_blocks = min(n_unmasked_blocks, last_key_of_first_row < 0 ? 0 : (last_key_of_first_row + 1) / BLOCK_N);
   }
-  const int n_steps = n_block_max;
-  const int n_masking_steps = n_block_max - n_unmasked_blocks;
-
-  if (n_steps <= 0) {
+  if (n_block_max <= 0) {
     // No row of this block sees any key: O = 0, LSE = -inf.
+    uint16_t *o_head =
+        static_cast<uint16_t *>(params.o) + block.batch * params.o_batch_stride + block.head_q * params.o_head_stride;
     for (int chunk_id = tid; chunk_id < BLOCK_M * T::CHUNKS_PER_ROW; chunk_id += T::NUM_THREADS) {
       const int row = m_start + chunk_id / T::CHUNKS_PER_ROW;
       const int col = (chunk_id % T::CHUNKS_PER_ROW) * 8;
       if (row < seqlen_q) *reinterpret_cast<uint4 *>(o_head + row * params.o_row_stride + col) = make_uint4(0, 0, 0, 0);
     }
-    if (lse_head != nullptr)
+    if (params.lse != nullptr) {
+      float *lse_head = params.lse + (static_cast<int64_t>(block.batch) * params.num_heads_q + block.head_q) * seqlen_q;
       for (int row = m_start + tid; row < min(m_start + BLOCK_M, seqlen_q); row += T::NUM_THREADS) lse_head[row] = kNegInf;
+    }
     return;
   }
 
-  // ---- prologue: Q and K[0] (one group), V[0], K[1] ----
-  load_tile_async<T, BLOCK_M>(sQ_addr, q_head + m_start * params.q_row_stride, params.q_row_stride,
-                              seqlen_q - m_start, q_head, tid);
+  // ---- prologue: Q and the first K tile (one group), the first V tile, the second K tile ----
+  // KV tile n_block lives in stage n_block % 2 of the K and V buffers.
   {
+    const uint16_t *q_head = static_cast<const uint16_t *>(params.q) + block.batch * params.q_batch_stride +
+                             block.head_q * params.q_head_stride;
+    load_tile_async<T, BLOCK_M>(smem_base + SQ_OFFSET, q_head + m_start * params.q_row_stride, params.q_row_stride,
+                                seqlen_q - m_start, tid);
     const int n_block = n_block_max - 1;
-    load_tile_async<T, BLOCK_N>(sK_addr, k_head + n_block * BLOCK_N * params.k_row_stride, params.k_row_stride,
-                                seqlen_kv - n_block * BLOCK_N, k_head, tid);
+    const uint32_t stage_offset = (n_block % T::KV_STAGES) * T::KV_TILE_BYTES;
+    load_tile_async<T, BLOCK_N>(smem_base + SK_OFFSET + stage_offset, k_head() + n_block * BLOCK_N * params.k_row_stride,
+                                params.k_row_stride, seqlen_kv - n_block * BLOCK_N, tid);
     cp_async_commit_group();
-    load_tile_async<T, BLOCK_N>(sV_addr, v_head + n_block * BLOCK_N * params.v_row_stride, params.v_row_stride,
-                                seqlen_kv - n_block * BLOCK_N, v_head, tid);
+    load_tile_async<T, BLOCK_N>(smem_base + SV_OFFSET + stage_offset, v_head() + n_block * BLOCK_N * params.v_row_stride,
+                                params.v_row_stride, seqlen_kv - n_block * BLOCK_N, tid);
     cp_async_commit_group();
   }
-  if (n_steps > 1) {
+  if (n_block_max >= 2) {
     const int n_block = n_block_max - 2;
-    load_tile_async<T, BLOCK_N>(sK_addr + T::KV_TILE_BYTES, k_head + n_block * BLOCK_N * params.k_row_stride,
-                                params.k_row_stride, seqlen_kv - n_block * BLOCK_N, k_head, tid);
+    load_tile_async<T, BLOCK_N>(smem_base + SK_OFFSET + (n_block % T::KV_STAGES) * T::KV_TILE_BYTES,
+                                k_head() + n_block * BLOCK_N * params.k_row_stride, params.k_row_stride,
+                                seqlen_kv - n_block * BLOCK_N, tid);
   }
   cp_async_commit_group();
-
-  // This lane's ldmatrix byte offsets for k-step 0 (fragment shapes: see gemm_qk and gemm_pv).
-  const uint32_t q_lane_off = swizzled_chunk_offset<HEAD_DIM>(warp_row_in_block + lane % 16, lane / 16);
-  const uint32_t k_lane_off = swizzled_chunk_offset<HEAD_DIM>((lane / 16) * 8 + lane % 8, (lane / 8) % 2);
-  const uint32_t v_lane_off = swizzled_chunk_offset<HEAD_DIM>(((lane / 8) % 2) * 8 + lane % 8, lane / 16);
 
   // ---- accumulators and softmax state, all in registers ----
   float acc_o[T::M_TILES][T::O_N_TILES][4];
@@ -354,21 +394,26 @@ __global__ void __launch_bounds__(FlashFwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS
   }
   const float scale_log2 = params.softmax_scale * kLog2e;
 
-  int step = 0;
   // =============================== masking steps ===============================
-  for (; step < n_masking_steps; ++step) {
-    const int n_block = n_block_max - 1 - step;
-    const int stage = step % T::KV_STAGES;
-    const uint32_t sK_stage = opaque_u32(sK_addr) + stage * T::KV_TILE_BYTES;
-    const uint32_t sV_stage = opaque_u32(sV_addr) + stage * T::KV_TILE_BYTES;
+  // KV tiles n_block_max-1 down to n_unmasked_blocks: the ragged last tile and, for causal, the diagonal.
+  int n_block = n_block_max - 1;
+  for (; n_block >= n_unmasked_blocks; --n_block) {
+    const uint32_t stage_offset = (n_block % T::KV_STAGES) * T::KV_TILE_BYTES;       // this tile's stage
+    const uint32_t next_stage_offset = T::KV_TILE_BYTES - stage_offset;               // the other stage
+    // Per-step addressing (see the register budget above).
+    const uint32_t step_tid = thread_index();
+    const int lane = static_cast<int>(step_tid % 32);
+    const int warp_row_in_block = static_cast<int>(step_tid / 32) * T::ROWS_PER_WARP;  // warp's first row
+    const uint32_t step_smem = opaque_u32(smem_base);
+    const uint32_t sK_stage = step_smem + SK_OFFSET + stage_offset;
+    const uint32_t sV_stage = step_smem + SV_OFFSET + stage_offset;
 
-    cp_async_wait_group<2>();  // K[step] (and Q) landed
-    __syncthreads();           // ... for every thread; and every warp is done with step-1's V stage
-    if (step + 1 < n_steps) {
-      const int next_block = n_block - 1;
-      load_tile_async<T, BLOCK_N>(opaque_u32(sV_addr) + ((step + 1) % T::KV_STAGES) * T::KV_TILE_BYTES,
-                                  v_head + next_block * BLOCK_N * params.v_row_stride, params.v_row_stride,
-                                  seqlen_kv - next_block * BLOCK_N, v_head, tid);
+    cp_async_wait_group<2>();  // K[n_block] (and Q) landed
+    __syncthreads();           // ... for every thread; and every warp is done with the previous step's V stage
+    if (n_block >= 1) {        // prefetch V[n_block - 1] into the other V stage
+      load_tile_async<T, BLOCK_N>(step_smem + SV_OFFSET + next_stage_offset,
+                                  v_head() + (n_block - 1) * BLOCK_N * params.v_row_stride, params.v_row_stride,
+                                  seqlen_kv - (n_block - 1) * BLOCK_N, step_tid);
     }
     cp_async_commit_group();
 
@@ -379,40 +424,49 @@ __global__ void __launch_bounds__(FlashFwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS
       for (int ni = 0; ni < T::S_N_TILES; ++ni)
 #pragma unroll
         for (int e = 0; e < 4; ++e) acc_s[mi][ni][e] = 0.f;
-    gemm_qk<T>(acc_s, opaque_u32(sQ_addr) + q_lane_off, sK_stage + k_lane_off);
+    gemm_qk<T>(acc_s, step_smem + SQ_OFFSET + q_lane_offset<T>(warp_row_in_block, lane),
+               sK_stage + k_lane_offset<T>(lane));
 
-    // ------- score tile complete: acc_s = Q K^T (unscaled) of rows warp_row0.., keys n_block*BLOCK_N.. -------
-    apply_mask<T, IS_CAUSAL>(acc_s, warp_row0, n_block, lane, seqlen_kv, causal_offset);
+    // ------- score tile complete: acc_s = Q K^T (unscaled) of rows m_start + warp_row_in_block + ...,
+    //         keys n_block * BLOCK_N + ... -------
+    apply_mask<T>(acc_s, block_index<IS_CAUSAL>().m_block * BLOCK_M + warp_row_in_block, n_block, lane, seqlen_kv,
+                  last_key_offset);
 
     // ------- online softmax: update row_max / row_sum, rescale acc_o, acc_s <- probabilities -------
     online_softmax_rescale<T>(acc_s, acc_o, row_max, row_sum, scale_log2);
+    uint32_t p_frag[T::PV_K_STEPS][T::M_TILES][4];  // P = acc_s in 16 bits, the A operand of P V
+    convert_p<T>(p_frag, acc_s);
 
-    cp_async_wait_group<2>();  // V[step] landed
-    __syncthreads();           // ... for every thread; and every warp is done reading K[step]'s stage
-    if (step + 2 < n_steps) {
-      const int next_block = n_block - 2;
-      load_tile_async<T, BLOCK_N>(sK_stage, k_head + next_block * BLOCK_N * params.k_row_stride, params.k_row_stride,
-                                  seqlen_kv - next_block * BLOCK_N, k_head, tid);
+    cp_async_wait_group<2>();  // V[n_block] landed
+    __syncthreads();           // ... for every thread; and every warp is done reading K[n_block]'s stage
+    if (n_block >= 2) {        // prefetch K[n_block - 2] into the K stage just read
+      load_tile_async<T, BLOCK_N>(sK_stage, k_head() + (n_block - 2) * BLOCK_N * params.k_row_stride,
+                                  params.k_row_stride, seqlen_kv - (n_block - 2) * BLOCK_N, step_tid);
     }
     cp_async_commit_group();
 
-    gemm_pv<T>(acc_o, acc_s, sV_stage + v_lane_off);
+    gemm_pv<T>(acc_o, p_frag, sV_stage + v_lane_offset<T>(lane));
   }
 
   // =============================== unmasked steps ===============================
-  for (; step < n_steps; ++step) {
-    const int n_block = n_block_max - 1 - step;
-    const int stage = step % T::KV_STAGES;
-    const uint32_t sK_stage = opaque_u32(sK_addr) + stage * T::KV_TILE_BYTES;
-    const uint32_t sV_stage = opaque_u32(sV_addr) + stage * T::KV_TILE_BYTES;
+  // KV tiles n_unmasked_blocks-1 down to 0: every score visible, no mask arithmetic.
+  for (; n_block >= 0; --n_block) {
+    const uint32_t stage_offset = (n_block % T::KV_STAGES) * T::KV_TILE_BYTES;       // this tile's stage
+    const uint32_t next_stage_offset = T::KV_TILE_BYTES - stage_offset;               // the other stage
+    // Per-step addressing (see the register budget above).
+    const uint32_t step_tid = thread_index();
+    const int lane = static_cast<int>(step_tid % 32);
+    const int warp_row_in_block = static_cast<int>(step_tid / 32) * T::ROWS_PER_WARP;  // warp's first row
+    const uint32_t step_smem = opaque_u32(smem_base);
+    const uint32_t sK_stage = step_smem + SK_OFFSET + stage_offset;
+    const uint32_t sV_stage = step_smem + SV_OFFSET + stage_offset;
 
-    cp_async_wait_group<2>();  // K[step] (and Q) landed
-    __syncthreads();
-    if (step + 1 < n_steps) {
-      const int next_block = n_block - 1;
-      load_tile_async<T, BLOCK_N>(opaque_u32(sV_addr) + ((step + 1) % T::KV_STAGES) * T::KV_TILE_BYTES,
-                                  v_head + next_block * BLOCK_N * params.v_row_stride, params.v_row_stride,
-                                  seqlen_kv - next_block * BLOCK_N, v_head, tid);
+    cp_async_wait_group<2>();  // K[n_block] (and Q) landed
+    __syncthreads();           // ... for every thread; and every warp is done with the previous step's V stage
+    if (n_block >= 1) {        // prefetch V[n_block - 1] into the other V stage
+      load_tile_async<T, BLOCK_N>(step_smem + SV_OFFSET + next_stage_offset,
+                                  v_head() + (n_block - 1) * BLOCK_N * params.v_row_stride, params.v_row_stride,
+                                  seqlen_kv - (n_block - 1) * BLOCK_N, step_tid);
     }
     cp_async_commit_group();
 
@@ -423,29 +477,39 @@ __global__ void __launch_bounds__(FlashFwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS
       for (int ni = 0; ni < T::S_N_TILES; ++ni)
 #pragma unroll
         for (int e = 0; e < 4; ++e) acc_s[mi][ni][e] = 0.f;
-    gemm_qk<T>(acc_s, opaque_u32(sQ_addr) + q_lane_off, sK_stage + k_lane_off);
+    gemm_qk<T>(acc_s, step_smem + SQ_OFFSET + q_lane_offset<T>(warp_row_in_block, lane),
+               sK_stage + k_lane_offset<T>(lane));
 
     // ------- score tile complete: acc_s = Q K^T (unscaled); every score of this tile is visible -------
 
     // ------- online softmax: update row_max / row_sum, rescale acc_o, acc_s <- probabilities -------
     online_softmax_rescale<T>(acc_s, acc_o, row_max, row_sum, scale_log2);
+    uint32_t p_frag[T::PV_K_STEPS][T::M_TILES][4];  // P = acc_s in 16 bits, the A operand of P V
+    convert_p<T>(p_frag, acc_s);
 
-    cp_async_wait_group<2>();  // V[step] landed
-    __syncthreads();
-    if (step + 2 < n_steps) {
-      const int next_block = n_block - 2;
-      load_tile_async<T, BLOCK_N>(sK_stage, k_head + next_block * BLOCK_N * params.k_row_stride, params.k_row_stride,
-                                  seqlen_kv - next_block * BLOCK_N, k_head, tid);
+    cp_async_wait_group<2>();  // V[n_block] landed
+    __syncthreads();           // ... for every thread; and every warp is done reading K[n_block]'s stage
+    if (n_block >= 2) {        // prefetch K[n_block - 2] into the K stage just read
+      load_tile_async<T, BLOCK_N>(sK_stage, k_head() + (n_block - 2) * BLOCK_N * params.k_row_stride,
+                                  params.k_row_stride, seqlen_kv - (n_block - 2) * BLOCK_N, step_tid);
     }
     cp_async_commit_group();
 
-    gemm_pv<T>(acc_o, acc_s, sV_stage + v_lane_off);
+    gemm_pv<T>(acc_o, p_frag, sV_stage + v_lane_offset<T>(lane));
   }
+
   cp_async_wait_group<0>();
 
   // =============================== epilogue ===============================
   // Finish the row sums across the quad, normalise, write LSE, and stage O (16-bit) through this warp's
   // own rows of the Q tile (only this warp ever read them) for 16-byte coalesced stores.
+  const BlockIndex block_e = block_index<IS_CAUSAL>();
+  const int lane = thread_index() % 32;
+  const int warp_row_in_block = (thread_index() / 32) * T::ROWS_PER_WARP;
+  const int m_start_e = block_e.m_block * BLOCK_M;
+  float *lse_head = params.lse == nullptr
+                        ? nullptr
+                        : params.lse + (static_cast<int64_t>(block_e.batch) * params.num_heads_q + block_e.head_q) * params.seqlen_q;
   float row_inv_sum[T::M_TILES][2];
 #pragma unroll
   for (int mi = 0; mi < T::M_TILES; ++mi) {
@@ -457,11 +521,12 @@ __global__ void __launch_bounds__(FlashFwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS
       const bool row_sees_nothing = sum == 0.f;  // every score of the row was masked
       row_inv_sum[mi][half] = row_sees_nothing ? 0.f : 1.f / sum;
       const float lse = row_sees_nothing ? kNegInf : (row_max[mi][half] * scale_log2 + fast_log2(sum)) * kLn2;
-      const int row = warp_row0 + mi * 16 + half * 8 + lane / 4;
-      if (lse_head != nullptr && lane % 4 == 0 && row < seqlen_q) lse_head[row] = lse;
+      const int row = m_start_e + warp_row_in_block + mi * 16 + half * 8 + lane / 4;
+      if (lse_head != nullptr && lane % 4 == 0 && row < params.seqlen_q) lse_head[row] = lse;
     }
   }
 
+  unsigned char *sO = smem_raw + (smem_base - smem_u32addr(smem_raw));  // generic pointer to the Q/O tile
   __syncwarp();
 #pragma unroll
   for (int mi = 0; mi < T::M_TILES; ++mi) {
@@ -477,6 +542,7 @@ __global__ void __launch_bounds__(FlashFwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS
     }
   }
   __syncwarp();
+  uint16_t *o_head = static_cast<uint16_t *>(params.o) + block_e.batch * params.o_batch_stride + block_e.head_q * params.o_head_stride;
   constexpr int WARP_CHUNKS = T::ROWS_PER_WARP * T::CHUNKS_PER_ROW;
 #pragma unroll
   for (int pass = 0; pass < WARP_CHUNKS / 32; ++pass) {
@@ -484,8 +550,8 @@ __global__ void __launch_bounds__(FlashFwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS
     const int row = warp_row_in_block + chunk_id / T::CHUNKS_PER_ROW;  // row within the block
     const int chunk = chunk_id % T::CHUNKS_PER_ROW;
     const uint4 data = *reinterpret_cast<const uint4 *>(sO + swizzled_chunk_offset<HEAD_DIM>(row, chunk));
-    if (m_start + row < seqlen_q)
-      *reinterpret_cast<uint4 *>(o_head + (m_start + row) * params.o_row_stride + chunk * 8) = data;
+    if (m_start_e + row < params.seqlen_q)
+      *reinterpret_cast<uint4 *>(o_head + (m_start_e + row) * params.o_row_stride + chunk * 8) = data;
   }
 }
 
