@@ -5,8 +5,8 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-set(CUIR_EXPORTED_LIBS CuIRDialect CuIRPasses CuIRSupport CuIRRegistration
-    CuIRCAPI)
+set(CUIR_EXPORTED_LIBS CuIRDialect CuIRPasses CuIRSupport CuIRInterpreter
+    CuIRRegistration CuIRCAPI)
 foreach(lib ${CUIR_EXPORTED_LIBS})
   target_include_directories(${lib} INTERFACE
     $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>

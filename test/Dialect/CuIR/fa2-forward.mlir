@@ -22,9 +22,14 @@
 
 // CHECK-LABEL: cuir.kernel @flash_fwd
 // CHECK-SAME: grid (d0, d1, d2, d3, d4) -> (d3 ceildiv 128, d1, d0) threads 128 arch "sm_80"
-cuir.kernel @flash_fwd(%Q: !seq, %K: !seq, %V: !seq, %O: !seq, %LSE: !lse,
-                       %scale_log2: f32, %B: index, %Hq: index, %Hkv: index,
-                       %Nq: index, %Nkv: index)
+cuir.kernel @flash_fwd(%Q: !seq {cuir.arg = "q"}, %K: !seq {cuir.arg = "k"},
+                       %V: !seq {cuir.arg = "v"}, %O: !seq {cuir.arg = "o"},
+                       %LSE: !lse {cuir.arg = "lse"},
+                       %scale_log2: f32 {cuir.arg = "softmax_scale_log2"},
+                       %B: index {cuir.arg = "B"}, %Hq: index {cuir.arg = "Hq"},
+                       %Hkv: index {cuir.arg = "Hkv"},
+                       %Nq: index {cuir.arg = "Nq"},
+                       %Nkv: index {cuir.arg = "Nkv"})
     grid (b, hq, hkv, nq, nkv) -> (nq ceildiv 128, hq, b)
     threads 128 arch "sm_80" {
   %c0 = arith.constant 0 : index

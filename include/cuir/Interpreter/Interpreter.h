@@ -1,0 +1,74 @@
+//===- Interpreter.h - Reference interpreter of CuIR kernels ----*- C++ -*-===//
+//
+// Executes a cuir.kernel on the CPU, block by block, with the element types
+// the kernel uses, and reports asynchronous hazards (a read of an async
+// result before its wait, a write to a buffer an in-flight copy reads, a
+// barrier wait that can never complete) with the locations of both ops.
+//
+// Kernel parameters are bound by their `cuir.arg` argument attribute:
+//   q, k, v       global [B, N, H, d] inputs (Q over Nq and Hq heads, K/V over
+//                 Nkv and Hkv heads), filled with random values
+//   o             global [B, Nq, Hq, d] output
+//   lse           global [B, Hq, Nq] f32 log-sum-exp output
+//   B, Hq, Hkv, Nq, Nkv, d      index sizes
+//   softmax_scale, softmax_scale_log2   f32 scales (1/sqrt(d), times log2 e)
+//   causal        i1/index flag
+//   param:<name>  a variant parameter, from InterpreterOptions::params
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CUIR_INTERPRETER_INTERPRETER_H
+#define CUIR_INTERPRETER_INTERPRETER_H
+
+#include "cuir/Dialect/CuIR.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace mlir::cuir {
+
+/// Attribute naming the role of a kernel parameter.
+inline constexpr llvm::StringLiteral kArgRoleAttr = "cuir.arg";
+
+struct InterpreterOptions {
+  int64_t batch = 1, headsQ = 1, headsKV = 1, seqQ = 128, seqKV = 128,
+          headDim = 128;
+  bool causal = false;
+  uint64_t seed = 0;
+  /// Number of thread blocks to run, chosen at random with `seed`; 0 runs
+  /// every block.
+  int64_t sampleBlocks = 0;
+  /// Relative error (Frobenius norm) above which the output mismatches.
+  double tolerance = 1e-2;
+  /// "builtin" for standard attention, or a path to a PyTorch file.
+  std::string reference = "builtin";
+  /// Variant parameters bound to `param:<name>` arguments. Scalars are
+  /// numbers; per-batch or per-head arrays are comma-separated lists.
+  std::map<std::string, std::string> params;
+  /// Python interpreter used for PyTorch references.
+  std::string python = "/usr/bin/python3";
+};
+
+/// Comparison of the kernel's output with the reference.
+struct InterpreterReport {
+  int64_t blocksRun = 0, blocksTotal = 0;
+  int64_t elementsCompared = 0;
+  double maxAbsError = 0, relError = 0;
+  bool passed = false;
+  /// Human-readable description of the first mismatch, if any.
+  std::string firstMismatch;
+  std::string worstMismatch;
+  bool lseCompared = false;
+  double lseRelError = 0;
+};
+
+/// Runs `kernel` on random inputs and compares it with the reference.
+/// Hazards, deadlocks and unsupported ops are reported as diagnostics on the
+/// ops involved and make the result a failure.
+FailureOr<InterpreterReport> interpretKernel(KernelOp kernel,
+                                           const InterpreterOptions &options);
+
+} // namespace mlir::cuir
+
+#endif // CUIR_INTERPRETER_INTERPRETER_H

@@ -1,0 +1,354 @@
+//===- Interpreter.cpp - Run a CuIR kernel and compare with a reference ---===//
+
+#include "cuir/Interpreter/Interpreter.h"
+
+#include "Machine.h"
+#include "Reference.h"
+
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <cmath>
+#include <numeric>
+#include <random>
+
+using namespace mlir;
+using namespace mlir::cuir;
+using namespace mlir::cuir::interp;
+
+namespace {
+
+int64_t evalAffine(AffineExpr e, ArrayRef<int64_t> dims) {
+  switch (e.getKind()) {
+  case AffineExprKind::Constant:
+    return cast<AffineConstantExpr>(e).getValue();
+  case AffineExprKind::DimId:
+    return dims[cast<AffineDimExpr>(e).getPosition()];
+  case AffineExprKind::SymbolId:
+    return 0;
+  default:
+    break;
+  }
+  auto bin = cast<AffineBinaryOpExpr>(e);
+  int64_t l = evalAffine(bin.getLHS(), dims), r = evalAffine(bin.getRHS(), dims);
+  switch (e.getKind()) {
+  case AffineExprKind::Add:
+    return l + r;
+  case AffineExprKind::Mul:
+    return l * r;
+  case AffineExprKind::Mod:
+    return ((l % r) + r) % r;
+  case AffineExprKind::FloorDiv:
+    return (l >= 0) ? l / r : -((-l + r - 1) / r);
+  case AffineExprKind::CeilDiv:
+    return (l >= 0) ? (l + r - 1) / r : -((-l) / r);
+  default:
+    return 0;
+  }
+}
+
+/// A contiguous global buffer viewed with `shape`.
+View globalBuffer(Type elemType, ArrayRef<int64_t> shape) {
+  auto buf = std::make_shared<Buffer>();
+  buf->kind = getElemKind(elemType);
+  buf->width = getIntWidth(elemType);
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  if (buf->kind == ElemKind::Int)
+    buf->i.assign(n, 0);
+  else
+    buf->f.assign(n, 0.0f);
+  View v;
+  v.buffer = buf;
+  v.sizes.assign(shape.begin(), shape.end());
+  v.strides.resize(shape.size());
+  int64_t stride = 1;
+  for (int64_t d = shape.size() - 1; d >= 0; --d) {
+    v.strides[d] = stride;
+    stride *= shape[d];
+  }
+  return v;
+}
+
+/// Parses "1.5" or "3,4,5" into numbers.
+bool parseNumbers(StringRef text, SmallVectorImpl<double> &out) {
+  SmallVector<StringRef> parts;
+  text.split(parts, ',');
+  for (StringRef part : parts) {
+    double d;
+    if (part.trim().getAsDouble(d))
+      return false;
+    out.push_back(d);
+  }
+  return !out.empty();
+}
+
+struct Coords {
+  std::string str(int64_t b, int64_t n, int64_t h, int64_t c) {
+    return "(b=" + std::to_string(b) + ", q=" + std::to_string(n) +
+           ", h=" + std::to_string(h) + ", c=" + std::to_string(c) + ")";
+  }
+};
+
+} // namespace
+
+FailureOr<InterpreterReport>
+mlir::cuir::interpretKernel(KernelOp kernel, const InterpreterOptions &opt) {
+  Location loc = kernel.getLoc();
+  if (opt.headsKV <= 0 || opt.headsQ % opt.headsKV != 0)
+    return emitError(loc) << "Hq (" << opt.headsQ
+                          << ") must be a positive multiple of Hkv ("
+                          << opt.headsKV << ")";
+  if (opt.batch <= 0 || opt.seqQ <= 0 || opt.seqKV <= 0 || opt.headDim <= 0)
+    return emitError(loc) << "B, Nq, Nkv and d must be positive";
+
+  Problem prob;
+  prob.B = opt.batch;
+  prob.Hq = opt.headsQ;
+  prob.Hkv = opt.headsKV;
+  prob.Nq = opt.seqQ;
+  prob.Nkv = opt.seqKV;
+  prob.d = opt.headDim;
+  prob.causal = opt.causal;
+  prob.scale = 1.0f / std::sqrt(float(opt.headDim));
+  prob.params = opt.params;
+
+  std::mt19937_64 rng(opt.seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+
+  // Bind the kernel's parameters by role.
+  Block &entry = kernel.getBody().front();
+  SmallVector<RtValue> args;
+  View outView, lseView;
+  bool haveOut = false, haveLse = false;
+  SmallVector<int64_t> indexArgs;
+  std::map<std::string, int64_t> sizes = {
+      {"B", opt.batch}, {"Hq", opt.headsQ},  {"Hkv", opt.headsKV},
+      {"Nq", opt.seqQ}, {"Nkv", opt.seqKV}, {"d", opt.headDim}};
+  for (BlockArgument arg : entry.getArguments()) {
+    unsigned i = arg.getArgNumber();
+    auto role = kernel.getArgAttrOfType<StringAttr>(i, kArgRoleAttr);
+    if (!role)
+      return emitError(loc) << "kernel parameter #" << i
+                            << " has no '" << kArgRoleAttr
+                            << "' role; the interpreter cannot bind it";
+    StringRef r = role.getValue();
+    Type type = arg.getType();
+    auto memref = dyn_cast<MemRefType>(type);
+    auto checkShape = [&](ArrayRef<int64_t> want) -> LogicalResult {
+      if (!memref || memref.getRank() != static_cast<int64_t>(want.size()))
+        return emitError(loc) << "kernel parameter #" << i << " ('" << r
+                              << "') must be a rank-" << want.size()
+                              << " memref";
+      for (auto [d, have] : llvm::enumerate(memref.getShape()))
+        if (!ShapedType::isDynamic(have) && have != want[d])
+          return emitError(loc)
+                 << "kernel parameter #" << i << " ('" << r
+                 << "') has static size " << have << " in dimension " << d
+                 << " but the problem needs " << want[d]
+                 << " (check the interpreter's shape options)";
+      return success();
+    };
+    if (r == "q" || r == "k" || r == "v") {
+      bool isQ = r == "q";
+      SmallVector<int64_t> shape = {opt.batch, isQ ? opt.seqQ : opt.seqKV,
+                                    isQ ? opt.headsQ : opt.headsKV,
+                                    opt.headDim};
+      if (failed(checkShape(shape)))
+        return failure();
+      View v = globalBuffer(memref.getElementType(), shape);
+      std::vector<float> &dst = r == "q" ? prob.q : r == "k" ? prob.k : prob.v;
+      dst.resize(v.buffer->f.size());
+      for (size_t e = 0; e < dst.size(); ++e)
+        v.buffer->f[e] = dst[e] = roundTo(v.buffer->kind, normal(rng));
+      args.push_back(v);
+    } else if (r == "o" || r == "lse") {
+      SmallVector<int64_t> shape =
+          r == "o" ? SmallVector<int64_t>{opt.batch, opt.seqQ, opt.headsQ,
+                                          opt.headDim}
+                   : SmallVector<int64_t>{opt.batch, opt.headsQ, opt.seqQ};
+      if (failed(checkShape(shape)))
+        return failure();
+      View v = globalBuffer(memref.getElementType(), shape);
+      std::fill(v.buffer->f.begin(), v.buffer->f.end(), NAN);
+      v.buffer->trackWrites = true;
+      v.buffer->written.assign(v.buffer->f.size(), false);
+      (r == "o" ? outView : lseView) = v;
+      (r == "o" ? haveOut : haveLse) = true;
+      args.push_back(v);
+    } else if (sizes.count(r.str())) {
+      if (!type.isIndex())
+        return emitError(loc) << "kernel parameter #" << i << " ('" << r
+                              << "') must be an index";
+      args.push_back(Tile::scalarI(64, sizes[r.str()]));
+    } else if (r == "softmax_scale" || r == "softmax_scale_log2") {
+      float s = prob.scale * (r == "softmax_scale_log2" ? float(M_LOG2E) : 1.0f);
+      args.push_back(Tile::scalarF(getElemKind(type), s));
+    } else if (r == "causal") {
+      args.push_back(Tile::scalarI(getIntWidth(type), opt.causal));
+    } else if (r.starts_with("param:")) {
+      std::string name = r.drop_front(6).str();
+      auto it = opt.params.find(name);
+      SmallVector<double> values;
+      if (it == opt.params.end() || !parseNumbers(it->second, values))
+        return emitError(loc) << "kernel parameter '" << name
+                              << "' needs a value: pass params=" << name
+                              << "=<number or comma-separated list>";
+      if (memref) {
+        if (memref.getRank() != 1)
+          return emitError(loc) << "array parameter '" << name
+                                << "' must be a rank-1 memref";
+        View v = globalBuffer(memref.getElementType(),
+                              {static_cast<int64_t>(values.size())});
+        for (size_t e = 0; e < values.size(); ++e) {
+          if (v.buffer->kind == ElemKind::Int)
+            v.buffer->i[e] = static_cast<int64_t>(values[e]);
+          else
+            v.buffer->f[e] = roundTo(v.buffer->kind, values[e]);
+        }
+        args.push_back(v);
+      } else if (values.size() != 1) {
+        return emitError(loc) << "scalar parameter '" << name
+                              << "' got " << values.size() << " values";
+      } else if (getElemKind(type) == ElemKind::Int) {
+        args.push_back(Tile::scalarI(getIntWidth(type), int64_t(values[0])));
+      } else {
+        args.push_back(Tile::scalarF(getElemKind(type), values[0]));
+      }
+    } else {
+      return emitError(loc) << "kernel parameter #" << i << " has unknown role '"
+                            << r << "'";
+    }
+    if (type.isIndex())
+      indexArgs.push_back(std::get<Tile>(args.back()).getI(0));
+  }
+  if (!haveOut)
+    return emitError(loc) << "the kernel has no parameter with role 'o': "
+                             "there is no output to check";
+
+  // The grid.
+  SmallVector<int64_t, 3> grid;
+  for (AffineExpr e : kernel.getGrid().getResults())
+    grid.push_back(evalAffine(e, indexArgs));
+  while (grid.size() < 3)
+    grid.push_back(1);
+  int64_t total = grid[0] * grid[1] * grid[2];
+  std::vector<int64_t> order(total);
+  std::iota(order.begin(), order.end(), 0);
+  if (opt.sampleBlocks > 0 && opt.sampleBlocks < total) {
+    std::shuffle(order.begin(), order.end(), rng);
+    order.resize(opt.sampleBlocks);
+    std::sort(order.begin(), order.end());
+  }
+
+  InterpreterReport report;
+  report.blocksTotal = total;
+  Machine machine(kernel);
+  auto start = std::chrono::steady_clock::now();
+  auto lastReport = start;
+  for (int64_t linear : order) {
+    SmallVector<int64_t, 3> id = {linear % grid[0],
+                                  (linear / grid[0]) % grid[1],
+                                  linear / (grid[0] * grid[1])};
+    if (failed(machine.runBlock(id, args)))
+      return failure();
+    ++report.blocksRun;
+    auto now = std::chrono::steady_clock::now();
+    if (now - lastReport > std::chrono::seconds(2)) {
+      llvm::errs() << "cuir-interpret: " << report.blocksRun << "/"
+                   << order.size() << " blocks\n";
+      lastReport = now;
+    }
+  }
+
+  // The reference.
+  Output ref;
+  if (opt.reference == "builtin") {
+    ref = builtinReference(prob);
+  } else {
+    FailureOr<Output> r =
+        pytorchReference(prob, opt.reference, opt.python, loc);
+    if (failed(r))
+      return failure();
+    ref = std::move(*r);
+  }
+
+  // Compare what the kernel wrote.
+  const Buffer &out = *outView.buffer;
+  bool sampled = static_cast<int64_t>(order.size()) < total;
+  double diff2 = 0, ref2 = 0;
+  for (int64_t e = 0, n = out.f.size(); e < n; ++e)
+    if (out.written[e])
+      ref2 += ref.o[e] * ref.o[e];
+  int64_t compared = 0;
+  for (int64_t e = 0, n = out.f.size(); e < n; ++e)
+    compared += out.written[e];
+  double rms = compared ? std::sqrt(ref2 / compared) : 0;
+  auto coords = [&](int64_t e) {
+    int64_t c = e % prob.d, h = (e / prob.d) % prob.Hq,
+            q = (e / (prob.d * prob.Hq)) % prob.Nq,
+            b = e / (prob.d * prob.Hq * prob.Nq);
+    return Coords().str(b, q, h, c);
+  };
+  double worst = -1;
+  for (int64_t e = 0, n = out.f.size(); e < n; ++e) {
+    if (!out.written[e]) {
+      if (!sampled && report.firstMismatch.empty())
+        report.firstMismatch = "output element " + coords(e) +
+                               " was never written";
+      continue;
+    }
+    double got = out.f[e], want = ref.o[e];
+    double err = std::isnan(got) ? INFINITY : std::fabs(got - want);
+    diff2 += std::isinf(err) ? INFINITY : err * err;
+    report.maxAbsError = std::max(report.maxAbsError, err);
+    bool bad = std::isnan(got) ||
+               err > opt.tolerance * (rms + std::fabs(want));
+    std::string where;
+    if (bad || err > worst) {
+      std::string s;
+      llvm::raw_string_ostream os(s);
+      os << coords(e) << ": got " << llvm::format("%.6g", got)
+         << ", expected " << llvm::format("%.6g", want);
+      where = s;
+    }
+    if (bad && report.firstMismatch.empty())
+      report.firstMismatch = where;
+    if (err > worst) {
+      worst = err;
+      report.worstMismatch = where;
+    }
+  }
+  report.elementsCompared = compared;
+  report.relError = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
+  report.passed = compared > 0 && report.relError <= opt.tolerance &&
+                  report.firstMismatch.empty();
+  if (compared == 0)
+    report.firstMismatch = "the kernel wrote no output element";
+
+  if (haveLse && ref.hasLse) {
+    const Buffer &l = *lseView.buffer;
+    double d2 = 0, r2 = 0;
+    int64_t n = 0;
+    for (int64_t e = 0, m = l.f.size(); e < m; ++e) {
+      if (!l.written[e] || !std::isfinite(ref.lse[e]))
+        continue;
+      double err = std::isnan(l.f[e]) ? INFINITY : l.f[e] - ref.lse[e];
+      d2 += err * err;
+      r2 += ref.lse[e] * ref.lse[e];
+      ++n;
+    }
+    report.lseCompared = n > 0;
+    report.lseRelError = r2 > 0 ? std::sqrt(d2 / r2) : std::sqrt(d2);
+    if (report.lseCompared && report.lseRelError > opt.tolerance) {
+      report.passed = false;
+      if (report.firstMismatch.empty())
+        report.firstMismatch = "the log-sum-exp differs from the reference "
+                               "(relative error " +
+                               std::to_string(report.lseRelError) + ")";
+    }
+  }
+  return report;
+}

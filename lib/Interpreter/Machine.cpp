@@ -1,0 +1,324 @@
+//===- Machine.cpp - Execution of a CuIR kernel ---------------------------===//
+
+#include "Machine.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cmath>
+#include <thread>
+
+using namespace mlir;
+using namespace mlir::cuir;
+using namespace mlir::cuir::interp;
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+/// Calls `fn(index, linear)` for every multi-index of `shape`, row-major.
+template <typename F>
+static void forEachIndex(ArrayRef<int64_t> shape, F fn) {
+  int64_t total = 1;
+  for (int64_t d : shape)
+    total *= d;
+  SmallVector<int64_t, 4> idx(shape.size(), 0);
+  for (int64_t linear = 0; linear < total; ++linear) {
+    fn(ArrayRef<int64_t>(idx), linear);
+    for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+      if (++idx[d] < shape[d])
+        break;
+      idx[d] = 0;
+    }
+  }
+}
+
+static Location locOf(Operation *op) { return op->getLoc(); }
+
+//===----------------------------------------------------------------------===//
+// Machine
+//===----------------------------------------------------------------------===//
+
+int64_t Machine::newCopy(CopyRecord record) {
+  copies.push_back(std::move(record));
+  return static_cast<int64_t>(copies.size());
+}
+
+int64_t Machine::threadsOf(WorkerKind kind) {
+  switch (kind) {
+  case WorkerKind::Block:
+    return kernel.getThreads();
+  case WorkerKind::Warpgroup:
+    return 128;
+  case WorkerKind::Warp:
+    return 32;
+  }
+  llvm_unreachable("unknown worker kind");
+}
+
+/// Visits the buffer elements a tile copy touches on `view` at `offsets`
+/// (elements out of the view's bounds are skipped).
+template <typename F>
+static void forEachInBounds(const View &view, ArrayRef<int64_t> offsets,
+                            ArrayRef<int64_t> shape, F fn) {
+  forEachIndex(shape, [&](ArrayRef<int64_t> idx, int64_t linear) {
+    int64_t addr = view.offset;
+    for (size_t d = 0; d < idx.size(); ++d) {
+      int64_t pos = idx[d] + (offsets.empty() ? 0 : offsets[d]);
+      if (pos < 0 || pos >= view.sizes[d])
+        return;
+      addr += pos * view.strides[d];
+    }
+    fn(addr, linear);
+  });
+}
+
+void Machine::completeCopy(int64_t id) {
+  CopyRecord &rec = copies[id - 1];
+  if (rec.complete)
+    return;
+  rec.complete = true;
+  auto shape = [&]() -> SmallVector<int64_t> {
+    const View &tile = rec.srcIndices.empty() ? rec.src : rec.dst;
+    return SmallVector<int64_t>(tile.sizes.begin(), tile.sizes.end());
+  }();
+  forEachInBounds(rec.dst, rec.dstIndices, shape, [&](int64_t addr, int64_t) {
+    auto &marks = rec.dst.buffer->inflightWrite;
+    if (!marks.empty() && marks[addr] == id)
+      marks[addr] = 0;
+  });
+  forEachInBounds(rec.src, rec.srcIndices, shape, [&](int64_t addr, int64_t) {
+    auto &marks = rec.src.buffer->inflightRead;
+    if (!marks.empty() && marks[addr] == id)
+      marks[addr] = 0;
+  });
+}
+
+LogicalResult Machine::runBlock(ArrayRef<int64_t> id, ArrayRef<RtValue> args) {
+  blockId.assign(id.begin(), id.end());
+  Worker block(*this, /*section=*/nullptr, 0, kernel.getThreads(), 0,
+               /*parentEnv=*/nullptr);
+  Block &entry = kernel.getBody().front();
+  for (auto [arg, value] : llvm::zip(entry.getArguments(), args))
+    block.set(arg, value);
+  if (failed(block.runBlock(entry, nullptr)))
+    return failure();
+  // Work still in flight when the block ends was never waited for.
+  for (auto &[group, ids] : block.groups) {
+    (void)ids;
+    Operation *commit = groupOps[group - 1];
+    commit->emitError() << "commits a copy group that is never waited for "
+                           "before the block ends";
+    return failure();
+  }
+  for (int64_t gemm : block.gemms) {
+    gemmOps[gemm - 1]->emitError()
+        << "starts an asynchronous GEMM that is never waited for before the "
+           "block ends";
+    return failure();
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Operand access
+//===----------------------------------------------------------------------===//
+
+const RtValue *Worker::get(Operation *user, Value v) {
+  const RtValue *value = env.lookup(v);
+  if (!value || std::holds_alternative<std::monostate>(*value)) {
+    user->emitError() << "the interpreter has no value for an operand of "
+                         "this op (defined outside the kernel?)";
+    return nullptr;
+  }
+  return value;
+}
+
+FailureOr<Tile> Worker::getTile(Operation *user, Value v, bool allowPending) {
+  const RtValue *value = get(user, v);
+  if (!value)
+    return failure();
+  const Tile *tile = std::get_if<Tile>(value);
+  if (!tile) {
+    user->emitError() << "expects a tile or scalar operand";
+    return failure();
+  }
+  if (tile->asyncGemm && !allowPending &&
+      llvm::is_contained(gemms, tile->asyncGemm)) {
+    InFlightDiagnostic diag =
+        user->emitError()
+        << "reads the result of an asynchronous GEMM before its "
+           "cuir.gemm_wait: the tensor cores may still be writing it";
+    diag.attachNote(locOf(machine.gemmOps[tile->asyncGemm - 1]))
+        << "the asynchronous GEMM is issued here";
+    return failure();
+  }
+  return *tile;
+}
+
+FailureOr<View> Worker::getView(Operation *user, Value v) {
+  const RtValue *value = get(user, v);
+  if (!value)
+    return failure();
+  if (const View *view = std::get_if<View>(value))
+    return *view;
+  user->emitError() << "expects a memref operand";
+  return failure();
+}
+
+FailureOr<int64_t> Worker::getIndex(Operation *user, Value v) {
+  FailureOr<Tile> t = getTile(user, v);
+  if (failed(t))
+    return failure();
+  if (!t->isScalar() || t->isFloat()) {
+    user->emitError() << "expects a scalar integer or index operand";
+    return failure();
+  }
+  return t->getI(0);
+}
+
+//===----------------------------------------------------------------------===//
+// Regions
+//===----------------------------------------------------------------------===//
+
+LogicalResult Worker::runRegion(Region &region, ArrayRef<RtValue> args,
+                                SmallVectorImpl<RtValue> *results) {
+  Block &block = region.front();
+  for (auto [arg, value] : llvm::zip(block.getArguments(), args))
+    set(arg, value);
+  return runBlock(block, results);
+}
+
+LogicalResult Worker::runBlock(Block &block, SmallVectorImpl<RtValue> *results) {
+  for (auto it = block.begin(), end = block.end(); it != end; ++it) {
+    Operation *op = &*it;
+    if (machine.hasFailed || (section && section->aborted))
+      return failure();
+    if (op->hasTrait<OpTrait::IsTerminator>()) {
+      if (results) {
+        results->clear();
+        for (Value v : op->getOperands()) {
+          const RtValue *value = get(op, v);
+          if (!value)
+            return failure();
+          results->push_back(*value);
+        }
+      }
+      return success();
+    }
+    if (auto bind = dyn_cast<BindOp>(op)) {
+      // A run of consecutive binds runs as one parallel section.
+      SmallVector<BindOp> binds;
+      auto next = it;
+      while (next != end && isa<BindOp>(&*next)) {
+        binds.push_back(cast<BindOp>(&*next));
+        ++next;
+      }
+      if (failed(execSection(binds)))
+        return failure();
+      it = std::prev(next);
+      continue;
+    }
+    if (failed(exec(op))) {
+      machine.hasFailed = true;
+      return failure();
+    }
+  }
+  return success();
+}
+
+LogicalResult Worker::exec(Operation *op) {
+  Dialect *dialect = op->getDialect();
+  StringRef ns = dialect ? dialect->getNamespace() : "";
+  if (ns == "cuir")
+    return execCuIR(op);
+  if (ns == "arith" || ns == "math" || ns == "tensor")
+    return execArith(op);
+  if (ns == "memref")
+    return execMemRef(op);
+  if (ns == "scf")
+    return execSCF(op);
+  return op->emitError() << "the CuIR interpreter does not execute '"
+                         << op->getName() << "'";
+}
+
+//===----------------------------------------------------------------------===//
+// scf
+//===----------------------------------------------------------------------===//
+
+LogicalResult Worker::execSCF(Operation *op) {
+  if (auto forOp = dyn_cast<scf::ForOp>(op)) {
+    FailureOr<int64_t> lb = getIndex(op, forOp.getLowerBound());
+    FailureOr<int64_t> ub = getIndex(op, forOp.getUpperBound());
+    FailureOr<int64_t> step = getIndex(op, forOp.getStep());
+    if (failed(lb) || failed(ub) || failed(step))
+      return failure();
+    if (*step <= 0)
+      return op->emitError() << "loop step must be positive, got " << *step;
+    SmallVector<RtValue> carried;
+    for (Value init : forOp.getInitArgs()) {
+      const RtValue *v = get(op, init);
+      if (!v)
+        return failure();
+      carried.push_back(*v);
+    }
+    Type ivType = forOp.getInductionVar().getType();
+    for (int64_t iv = *lb; iv < *ub; iv += *step) {
+      SmallVector<RtValue> args;
+      args.push_back(Tile::scalarI(getIntWidth(ivType), iv));
+      args.append(carried.begin(), carried.end());
+      SmallVector<RtValue> next;
+      if (failed(runRegion(forOp.getRegion(), args, &next)))
+        return failure();
+      carried = std::move(next);
+    }
+    for (auto [res, v] : llvm::zip(forOp.getResults(), carried))
+      set(res, v);
+    return success();
+  }
+  if (auto ifOp = dyn_cast<scf::IfOp>(op)) {
+    FailureOr<int64_t> cond = getIndex(op, ifOp.getCondition());
+    if (failed(cond))
+      return failure();
+    Region &region = *cond ? ifOp.getThenRegion() : ifOp.getElseRegion();
+    SmallVector<RtValue> results;
+    if (!region.empty() && failed(runRegion(region, {}, &results)))
+      return failure();
+    for (auto [res, v] : llvm::zip(ifOp.getResults(), results))
+      set(res, v);
+    return success();
+  }
+  if (auto whileOp = dyn_cast<scf::WhileOp>(op)) {
+    SmallVector<RtValue> carried;
+    for (Value init : whileOp.getInits()) {
+      const RtValue *v = get(op, init);
+      if (!v)
+        return failure();
+      carried.push_back(*v);
+    }
+    while (true) {
+      SmallVector<RtValue> condResults;
+      if (failed(runRegion(whileOp.getBefore(), carried, &condResults)))
+        return failure();
+      // scf.condition's operands: the condition, then the forwarded values.
+      const Tile *cond = std::get_if<Tile>(&condResults[0]);
+      if (!cond || cond->isFloat())
+        return op->emitError() << "expects an i1 loop condition";
+      SmallVector<RtValue> forwarded(condResults.begin() + 1,
+                                     condResults.end());
+      if (!cond->getI(0)) {
+        for (auto [res, v] : llvm::zip(whileOp.getResults(), forwarded))
+          set(res, v);
+        return success();
+      }
+      if (failed(runRegion(whileOp.getAfter(), forwarded, &carried)))
+        return failure();
+    }
+  }
+  return op->emitError() << "the CuIR interpreter does not execute '"
+                         << op->getName() << "'";
+}

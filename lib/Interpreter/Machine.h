@@ -1,0 +1,151 @@
+//===- Machine.h - Execution of a CuIR kernel -------------------*- C++ -*-===//
+//
+// A Machine runs the blocks of one kernel launch. Each block runs its body
+// as the block worker; a run of consecutive cuir.bind ops forms a parallel
+// section whose workers run as threads that pass a baton: exactly one runs
+// at a time and it hands over only when it blocks at a barrier. Shared state
+// therefore needs no locks beyond the baton.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CUIR_LIB_INTERPRETER_MACHINE_H
+#define CUIR_LIB_INTERPRETER_MACHINE_H
+
+#include "Values.h"
+
+#include "cuir/Dialect/CuIR.h"
+#include "mlir/IR/Operation.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <mutex>
+
+namespace mlir::cuir::interp {
+
+class Machine;
+struct Section;
+
+/// Values visible to a worker: its own, then those of the worker that
+/// started its section (read-only while the section runs).
+struct Env {
+  llvm::DenseMap<Value, RtValue> values;
+  const Env *parent = nullptr;
+
+  const RtValue *lookup(Value v) const {
+    for (const Env *e = this; e; e = e->parent) {
+      auto it = e->values.find(v);
+      if (it != e->values.end())
+        return &it->second;
+    }
+    return nullptr;
+  }
+};
+
+/// A record of one asynchronous copy.
+struct CopyRecord {
+  Operation *op;
+  View src, dst;
+  llvm::SmallVector<int64_t> srcIndices, dstIndices;
+  bool complete = false;
+};
+
+/// One worker: a block, warpgroup or warp running a region.
+class Worker {
+public:
+  Worker(Machine &machine, Section *section, int index, int64_t threads,
+         int64_t workerId, const Env *parentEnv)
+      : machine(machine), section(section), index(index), threads(threads),
+        workerId(workerId) {
+    env.parent = parentEnv;
+  }
+
+  LogicalResult runRegion(Region &region, ArrayRef<RtValue> args,
+                          SmallVectorImpl<RtValue> *results);
+  LogicalResult runBlock(Block &block, SmallVectorImpl<RtValue> *results);
+
+  Env env;
+
+private:
+  friend class Machine;
+  LogicalResult exec(Operation *op);
+  LogicalResult execCuIR(Operation *op);
+  LogicalResult execArith(Operation *op);
+  LogicalResult execMemRef(Operation *op);
+  LogicalResult execSCF(Operation *op);
+  LogicalResult execSection(ArrayRef<BindOp> binds);
+
+  // Operand access. Reading a tile that an in-flight async GEMM produces is a
+  // hazard unless `allowPending`.
+  const RtValue *get(Operation *user, Value v);
+  FailureOr<Tile> getTile(Operation *user, Value v, bool allowPending = false);
+  FailureOr<View> getView(Operation *user, Value v);
+  FailureOr<int64_t> getIndex(Operation *user, Value v);
+  void set(Value v, RtValue value) { env.values[v] = std::move(value); }
+
+  // Memory with hazard checks.
+  LogicalResult checkRead(Operation *op, const View &view,
+                          ArrayRef<int64_t> offsets, ArrayRef<int64_t> shape);
+  LogicalResult checkWrite(Operation *op, const View &view,
+                           ArrayRef<int64_t> offsets, ArrayRef<int64_t> shape);
+  FailureOr<Tile> readTile(Operation *op, const View &view,
+                           ArrayRef<int64_t> offsets, ArrayRef<int64_t> shape,
+                           ElemKind kind, unsigned width, bool transpose);
+  LogicalResult writeTile(Operation *op, const Tile &tile, const View &view,
+                          ArrayRef<int64_t> offsets);
+
+  // Synchronisation.
+  LogicalResult blockUntil(Operation *op, std::function<bool()> ready);
+
+  Machine &machine;
+  Section *section;
+  int index;
+  int64_t threads;
+  int64_t workerId;
+
+  /// Committed cp.async groups in flight, oldest first: (group, copies).
+  std::vector<std::pair<int64_t, std::vector<int64_t>>> groups;
+  /// Async GEMMs in flight, oldest first.
+  std::vector<int64_t> gemms;
+};
+
+/// Workers of a parallel section and the baton they pass.
+struct Section {
+  enum class State { Runnable, Blocked, Done };
+  std::mutex mutex;
+  std::condition_variable cv;
+  int current = 0;
+  bool aborted = false;
+  std::vector<State> states;
+  std::vector<std::function<bool()>> ready;
+  std::vector<Operation *> blockedAt;
+  std::vector<int64_t> threads;
+  // Block barrier and named barriers among the section's workers.
+  int64_t syncArrived = 0, syncGeneration = 0;
+  std::map<int64_t, std::pair<int64_t, int64_t>> named; // id -> (threads, gen)
+  int64_t totalThreads = 0;
+};
+
+class Machine {
+public:
+  Machine(KernelOp kernel) : kernel(kernel) {}
+
+  /// Runs one thread block of the grid.
+  LogicalResult runBlock(ArrayRef<int64_t> blockId, ArrayRef<RtValue> args);
+
+  KernelOp kernel;
+  SmallVector<int64_t, 3> blockId;
+  std::vector<CopyRecord> copies;
+  std::vector<Operation *> gemmOps;    // id - 1 -> op
+  std::vector<Operation *> groupOps;   // id - 1 -> commit op
+  bool hasFailed = false;
+
+  int64_t newCopy(CopyRecord record);
+  void completeCopy(int64_t id);
+  int64_t threadsOf(WorkerKind kind);
+};
+
+} // namespace mlir::cuir::interp
+
+#endif // CUIR_LIB_INTERPRETER_MACHINE_H

@@ -1,0 +1,233 @@
+//===- MemoryOps.cpp - memref ops, tile reads and writes, hazards ---------===//
+
+#include "Machine.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+using namespace mlir;
+using namespace mlir::cuir;
+using namespace mlir::cuir::interp;
+
+namespace {
+
+/// Calls `fn(addr, linear)` for every element of a `shape` tile placed at
+/// `offsets` in `view` (optionally transposed: tile element (r, c) is view
+/// element (c, r)); elements outside the view are passed as addr = -1.
+template <typename F>
+void forEachTileElement(const View &view, ArrayRef<int64_t> offsets,
+                        ArrayRef<int64_t> shape, bool transpose, F fn) {
+  int64_t rank = shape.size();
+  SmallVector<int64_t, 4> idx(rank, 0);
+  int64_t total = 1;
+  for (int64_t d : shape)
+    total *= d;
+  for (int64_t linear = 0; linear < total; ++linear) {
+    int64_t addr = view.offset;
+    bool inBounds = true;
+    for (int64_t d = 0; d < rank; ++d) {
+      int64_t vd = (transpose && rank == 2) ? 1 - d : d;
+      int64_t pos = idx[d] + (offsets.empty() ? 0 : offsets[vd]);
+      if (pos < 0 || pos >= view.sizes[vd]) {
+        inBounds = false;
+        break;
+      }
+      addr += pos * view.strides[vd];
+    }
+    fn(inBounds ? addr : -1, linear);
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (++idx[d] < shape[d])
+        break;
+      idx[d] = 0;
+    }
+  }
+}
+
+} // namespace
+
+LogicalResult Worker::checkRead(Operation *op, const View &view,
+                                ArrayRef<int64_t> offsets,
+                                ArrayRef<int64_t> shape) {
+  const auto &marks = view.buffer->inflightWrite;
+  if (marks.empty())
+    return success();
+  int64_t culprit = 0;
+  forEachTileElement(view, offsets, shape, false, [&](int64_t addr, int64_t) {
+    if (addr >= 0 && !culprit && marks[addr])
+      culprit = marks[addr];
+  });
+  if (!culprit)
+    return success();
+  InFlightDiagnostic diag =
+      op->emitError() << "reads memory that an asynchronous copy is still "
+                         "writing; wait for its group or barrier phase first";
+  diag.attachNote(machine.copies[culprit - 1].op->getLoc())
+      << "the copy in flight is issued here";
+  return diag;
+}
+
+LogicalResult Worker::checkWrite(Operation *op, const View &view,
+                                 ArrayRef<int64_t> offsets,
+                                 ArrayRef<int64_t> shape) {
+  const auto &reads = view.buffer->inflightRead;
+  const auto &writes = view.buffer->inflightWrite;
+  if (reads.empty() && writes.empty())
+    return success();
+  int64_t reader = 0, writer = 0;
+  forEachTileElement(view, offsets, shape, false, [&](int64_t addr, int64_t) {
+    if (addr < 0)
+      return;
+    if (!reads.empty() && !reader && reads[addr])
+      reader = reads[addr];
+    if (!writes.empty() && !writer && writes[addr])
+      writer = writes[addr];
+  });
+  if (!reader && !writer)
+    return success();
+  InFlightDiagnostic diag =
+      reader ? op->emitError() << "overwrites memory that an asynchronous "
+                                  "copy is still reading"
+             : op->emitError() << "writes memory that an asynchronous copy is "
+                                  "still writing";
+  diag.attachNote(machine.copies[(reader ? reader : writer) - 1].op->getLoc())
+      << "the copy in flight is issued here";
+  return diag;
+}
+
+FailureOr<Tile> Worker::readTile(Operation *op, const View &view,
+                                 ArrayRef<int64_t> offsets,
+                                 ArrayRef<int64_t> shape, ElemKind kind,
+                                 unsigned width, bool transpose) {
+  SmallVector<int64_t, 2> viewShape(shape);
+  if (transpose)
+    std::swap(viewShape[0], viewShape[1]);
+  if (failed(checkRead(op, view, offsets, viewShape)))
+    return failure();
+  const Buffer &buf = *view.buffer;
+  Tile t = kind == ElemKind::Int ? Tile::ints(width, shape)
+                                 : Tile::floats(kind, shape);
+  forEachTileElement(view, offsets, shape, transpose,
+                     [&](int64_t addr, int64_t linear) {
+                       if (t.isFloat())
+                         (*t.f)[linear] =
+                             addr < 0 ? 0.0f : roundTo(kind, buf.f[addr]);
+                       else
+                         (*t.i)[linear] = addr < 0 ? 0 : buf.i[addr];
+                     });
+  return t;
+}
+
+LogicalResult Worker::writeTile(Operation *op, const Tile &tile,
+                                const View &view, ArrayRef<int64_t> offsets) {
+  if (failed(checkWrite(op, view, offsets, tile.shape)))
+    return failure();
+  Buffer &buf = *view.buffer;
+  forEachTileElement(view, offsets, tile.shape, false,
+                     [&](int64_t addr, int64_t linear) {
+                       if (addr < 0)
+                         return;
+                       if (buf.kind == ElemKind::Int)
+                         buf.i[addr] = tile.getI(linear);
+                       else
+                         buf.f[addr] = roundTo(buf.kind, tile.getF(linear));
+                       if (buf.trackWrites)
+                         buf.written[addr] = true;
+                     });
+  return success();
+}
+
+LogicalResult Worker::execMemRef(Operation *op) {
+  if (auto sub = dyn_cast<memref::SubViewOp>(op)) {
+    FailureOr<View> base = getView(op, sub.getSource());
+    if (failed(base))
+      return failure();
+    auto resolve = [&](OpFoldResult ofr) -> FailureOr<int64_t> {
+      if (auto attr = dyn_cast<Attribute>(ofr))
+        return cast<IntegerAttr>(attr).getInt();
+      return getIndex(op, cast<Value>(ofr));
+    };
+    View view;
+    view.buffer = base->buffer;
+    view.offset = base->offset;
+    llvm::SmallBitVector dropped = sub.getDroppedDims();
+    auto offsets = sub.getMixedOffsets();
+    auto sizes = sub.getMixedSizes();
+    auto strides = sub.getMixedStrides();
+    for (int64_t d = 0, e = base->rank(); d < e; ++d) {
+      FailureOr<int64_t> off = resolve(offsets[d]), size = resolve(sizes[d]),
+                         stride = resolve(strides[d]);
+      if (failed(off) || failed(size) || failed(stride))
+        return failure();
+      bool outside = *size > 0 ? *off < 0 || *off + (*size - 1) * *stride >=
+                                                   base->sizes[d]
+                               : *off < 0 || *off > base->sizes[d];
+      if (outside)
+        return op->emitError()
+               << "subview dimension " << d << " [" << *off << ", size "
+               << *size << ", stride " << *stride
+               << "] exceeds the source's size " << base->sizes[d];
+      view.offset += *off * base->strides[d];
+      if (dropped.test(d))
+        continue;
+      view.sizes.push_back(*size);
+      view.strides.push_back(*stride * base->strides[d]);
+    }
+    set(sub.getResult(), view);
+    return success();
+  }
+  if (auto load = dyn_cast<memref::LoadOp>(op)) {
+    FailureOr<View> view = getView(op, load.getMemRef());
+    if (failed(view))
+      return failure();
+    // Indices may be tiles (inside cuir.elementwise): a gather.
+    SmallVector<Tile> idx;
+    SmallVector<int64_t, 2> shape;
+    for (Value v : load.getIndices()) {
+      FailureOr<Tile> t = getTile(op, v);
+      if (failed(t))
+        return failure();
+      if (!t->isScalar())
+        shape = t->shape;
+      idx.push_back(*t);
+    }
+    const Buffer &buf = *view->buffer;
+    Tile out = buf.kind == ElemKind::Int ? Tile::ints(buf.width, shape)
+                                         : Tile::floats(buf.kind, shape);
+    for (int64_t e = 0, n = out.numElements(); e < n; ++e) {
+      int64_t addr = view->offset;
+      for (int64_t d = 0; d < view->rank(); ++d) {
+        int64_t pos = idx[d].getI(e);
+        if (pos < 0 || pos >= view->sizes[d])
+          return op->emitError() << "loads index " << pos << " of dimension "
+                                 << d << ", whose size is " << view->sizes[d];
+        addr += pos * view->strides[d];
+      }
+      if (!buf.inflightWrite.empty() && buf.inflightWrite[addr]) {
+        InFlightDiagnostic diag = op->emitError()
+                                  << "loads memory that an asynchronous copy "
+                                     "is still writing";
+        diag.attachNote(
+            machine.copies[buf.inflightWrite[addr] - 1].op->getLoc())
+            << "the copy in flight is issued here";
+        return diag;
+      }
+      if (out.isFloat())
+        (*out.f)[e] = buf.f[addr];
+      else
+        (*out.i)[e] = buf.i[addr];
+    }
+    set(load.getResult(), out);
+    return success();
+  }
+  if (auto dim = dyn_cast<memref::DimOp>(op)) {
+    FailureOr<View> view = getView(op, dim.getSource());
+    FailureOr<int64_t> d = getIndex(op, dim.getIndex());
+    if (failed(view) || failed(d))
+      return failure();
+    if (*d < 0 || *d >= view->rank())
+      return op->emitError() << "dimension " << *d << " out of range";
+    set(dim.getResult(), Tile::scalarI(64, view->sizes[*d]));
+    return success();
+  }
+  return op->emitError() << "the CuIR interpreter does not execute '"
+                         << op->getName() << "'";
+}

@@ -1,0 +1,257 @@
+//===- Reference.cpp - Reference attention for the interpreter ------------===//
+
+#include "Reference.h"
+
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+#include <cstring>
+
+using namespace mlir;
+using namespace mlir::cuir::interp;
+
+Output mlir::cuir::interp::builtinReference(const Problem &p) {
+  Output out;
+  out.o.assign(p.B * p.Nq * p.Hq * p.d, 0.0);
+  out.lse.assign(p.B * p.Hq * p.Nq, 0.0);
+  out.hasLse = true;
+  int64_t group = p.Hq / p.Hkv;
+  std::vector<double> s(p.Nkv);
+  for (int64_t b = 0; b < p.B; ++b)
+    for (int64_t h = 0; h < p.Hq; ++h) {
+      int64_t hk = h / group;
+      for (int64_t i = 0; i < p.Nq; ++i) {
+        const float *qi = &p.q[((b * p.Nq + i) * p.Hq + h) * p.d];
+        double mx = -INFINITY;
+        int64_t last = p.causal ? std::min(p.Nkv - 1, i + p.Nkv - p.Nq)
+                                : p.Nkv - 1;
+        for (int64_t j = 0; j <= last; ++j) {
+          const float *kj = &p.k[((b * p.Nkv + j) * p.Hkv + hk) * p.d];
+          double dot = 0;
+          for (int64_t c = 0; c < p.d; ++c)
+            dot += double(qi[c]) * double(kj[c]);
+          s[j] = dot * p.scale;
+          mx = std::max(mx, s[j]);
+        }
+        double *oi = &out.o[((b * p.Nq + i) * p.Hq + h) * p.d];
+        double &lse = out.lse[(b * p.Hq + h) * p.Nq + i];
+        if (last < 0) {
+          lse = INFINITY;
+          continue;
+        }
+        double sum = 0;
+        for (int64_t j = 0; j <= last; ++j) {
+          s[j] = std::exp(s[j] - mx);
+          sum += s[j];
+        }
+        for (int64_t j = 0; j <= last; ++j) {
+          const float *vj = &p.v[((b * p.Nkv + j) * p.Hkv + hk) * p.d];
+          double w = s[j] / sum;
+          for (int64_t c = 0; c < p.d; ++c)
+            oi[c] += w * double(vj[c]);
+        }
+        lse = mx + std::log(sum);
+      }
+    }
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// PyTorch references through .npy files
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Writes a float32 .npy file (format version 1.0).
+bool writeNpy(StringRef path, ArrayRef<int64_t> shape,
+              ArrayRef<float> data) {
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (";
+  for (int64_t d : shape)
+    header += std::to_string(d) + ", ";
+  header += "), }";
+  // Magic (6) + version (2) + length (2) + header + '\n', padded to 64.
+  size_t total = 10 + header.size() + 1;
+  header.append((64 - total % 64) % 64, ' ');
+  header += '\n';
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec)
+    return false;
+  os << "\x93NUMPY" << char(1) << char(0);
+  uint16_t len = header.size();
+  os << char(len & 0xff) << char(len >> 8) << header;
+  os.write(reinterpret_cast<const char *>(data.data()), data.size() * 4);
+  return !os.has_error();
+}
+
+/// Reads a float32 or float64 .npy file of `expected` elements.
+FailureOr<std::vector<double>> readNpy(StringRef path, int64_t expected,
+                                       std::string &error) {
+  auto buf = llvm::MemoryBuffer::getFile(path);
+  if (!buf) {
+    error = "cannot read " + path.str();
+    return failure();
+  }
+  StringRef data = (*buf)->getBuffer();
+  if (data.size() < 10 || !data.starts_with("\x93NUMPY")) {
+    error = path.str() + " is not a .npy file";
+    return failure();
+  }
+  unsigned major = static_cast<unsigned char>(data[6]);
+  size_t hlen, hstart;
+  if (major == 1) {
+    hlen = uint8_t(data[8]) | (uint8_t(data[9]) << 8);
+    hstart = 10;
+  } else {
+    hlen = uint8_t(data[8]) | (uint8_t(data[9]) << 8) |
+           (uint32_t(uint8_t(data[10])) << 16) |
+           (uint32_t(uint8_t(data[11])) << 24);
+    hstart = 12;
+  }
+  StringRef header = data.substr(hstart, hlen);
+  bool f8 = header.contains("'<f8'");
+  if (!f8 && !header.contains("'<f4'")) {
+    error = path.str() + " must hold float32 or float64 values";
+    return failure();
+  }
+  if (header.contains("'fortran_order': True")) {
+    error = path.str() + " must be in C order";
+    return failure();
+  }
+  size_t elem = f8 ? 8 : 4;
+  StringRef payload = data.substr(hstart + hlen);
+  if (payload.size() != size_t(expected) * elem) {
+    error = path.str() + " holds " + std::to_string(payload.size() / elem) +
+            " values, expected " + std::to_string(expected);
+    return failure();
+  }
+  std::vector<double> out(expected);
+  for (int64_t i = 0; i < expected; ++i) {
+    if (f8) {
+      double d;
+      std::memcpy(&d, payload.data() + i * 8, 8);
+      out[i] = d;
+    } else {
+      float f;
+      std::memcpy(&f, payload.data() + i * 4, 4);
+      out[i] = f;
+    }
+  }
+  return out;
+}
+
+/// Loads the user's file, transposes between the kernel's [B, N, H, d] and
+/// torch's [B, H, N, d], and calls `reference`.
+const char *kRunner = R"PY(
+import importlib.util, json, sys
+import numpy as np
+import torch
+d = sys.argv[1]
+spec = importlib.util.spec_from_file_location("cuir_reference", sys.argv[2])
+mod = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(mod)
+if not hasattr(mod, "reference"):
+    sys.exit(f"{sys.argv[2]} defines no function 'reference(q, k, v, scale, **params)'")
+meta = json.load(open(f"{d}/meta.json"))
+def load(name):
+    return torch.from_numpy(np.load(f"{d}/{name}.npy")).permute(0, 2, 1, 3).contiguous()
+q, k, v = load("q"), load("k"), load("v")
+out = mod.reference(q, k, v, meta["scale"], **meta["params"])
+lse = None
+if isinstance(out, (tuple, list)):
+    out, lse = out[0], out[1]
+o = out.detach().to(torch.float64).permute(0, 2, 1, 3).contiguous().numpy()
+np.save(f"{d}/o.npy", o)
+if lse is not None:
+    np.save(f"{d}/lse.npy", lse.detach().to(torch.float64).contiguous().numpy())
+)PY";
+
+} // namespace
+
+FailureOr<Output>
+mlir::cuir::interp::pytorchReference(const Problem &p, StringRef path,
+                                     StringRef python, Location loc) {
+  SmallString<128> dir;
+  if (std::error_code ec =
+          llvm::sys::fs::createUniqueDirectory("cuir-reference", dir))
+    return emitError(loc) << "cannot create a temporary directory: "
+                          << ec.message();
+  auto file = [&](StringRef name) {
+    SmallString<128> f(dir);
+    llvm::sys::path::append(f, name);
+    return std::string(f);
+  };
+  llvm::scope_exit cleanup([&] {
+    for (StringRef name : {"q.npy", "k.npy", "v.npy", "o.npy", "lse.npy",
+                           "meta.json", "runner.py", "stdout", "stderr"})
+      llvm::sys::fs::remove(file(name));
+    llvm::sys::fs::remove(dir);
+  });
+  if (!writeNpy(file("q.npy"), {p.B, p.Nq, p.Hq, p.d}, p.q) ||
+      !writeNpy(file("k.npy"), {p.B, p.Nkv, p.Hkv, p.d}, p.k) ||
+      !writeNpy(file("v.npy"), {p.B, p.Nkv, p.Hkv, p.d}, p.v))
+    return emitError(loc) << "cannot write the inputs to " << dir;
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream meta(file("meta.json"), ec);
+    llvm::raw_fd_ostream runner(file("runner.py"), ec);
+    if (ec)
+      return emitError(loc) << "cannot write to " << dir;
+    meta << "{\"scale\": " << llvm::format("%.9g", p.scale)
+         << ", \"params\": {\"causal\": " << (p.causal ? "true" : "false");
+    for (auto &[name, value] : p.params) {
+      meta << ", \"";
+      llvm::printEscapedString(name, meta);
+      meta << "\": ";
+      // Numbers and comma-separated lists of numbers become JSON values.
+      if (StringRef(value).contains(','))
+        meta << "[" << value << "]";
+      else
+        meta << value;
+    }
+    meta << "}}\n";
+    runner << kRunner;
+  }
+  std::string out = file("stdout"), err = file("stderr");
+  std::optional<StringRef> redirects[] = {std::nullopt, StringRef(out),
+                                          StringRef(err)};
+  std::string errMsg;
+  std::string runnerPath = file("runner.py"), dirStr = std::string(dir);
+  SmallVector<StringRef> args = {python, runnerPath, dirStr, path};
+  int rc = llvm::sys::ExecuteAndWait(python, args, std::nullopt, redirects,
+                                     /*SecondsToWait=*/600, 0, &errMsg);
+  if (rc != 0) {
+    std::string stderrText;
+    if (auto buf = llvm::MemoryBuffer::getFile(err))
+      stderrText = (*buf)->getBuffer().take_back(2000).str();
+    return emitError(loc) << "the PyTorch reference '" << path << "' failed ("
+                          << (errMsg.empty() ? "exit code " + std::to_string(rc)
+                                             : errMsg)
+                          << "):\n"
+                          << stderrText;
+  }
+  Output result;
+  std::string error;
+  auto o = readNpy(file("o.npy"), p.B * p.Nq * p.Hq * p.d, error);
+  if (failed(o))
+    return emitError(loc) << "the PyTorch reference's output: " << error
+                          << " (expected shape [B, Hq, Nq, d] = [" << p.B
+                          << ", " << p.Hq << ", " << p.Nq << ", " << p.d
+                          << "])";
+  result.o = std::move(*o);
+  if (llvm::sys::fs::exists(file("lse.npy"))) {
+    auto lse = readNpy(file("lse.npy"), p.B * p.Hq * p.Nq, error);
+    if (failed(lse))
+      return emitError(loc) << "the PyTorch reference's LSE: " << error;
+    result.lse = std::move(*lse);
+    result.hasLse = true;
+  }
+  return result;
+}

@@ -1,0 +1,123 @@
+//===- Values.h - Runtime values of the CuIR interpreter --------*- C++ -*-===//
+//
+// Tiles (and scalars, as rank-0 tiles), memory buffers with their views, and
+// the bookkeeping of asynchronous work that the hazard checks need.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CUIR_LIB_INTERPRETER_VALUES_H
+#define CUIR_LIB_INTERPRETER_VALUES_H
+
+#include "mlir/IR/Location.h"
+#include "mlir/IR/Types.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <cstdint>
+#include <memory>
+#include <variant>
+#include <vector>
+
+namespace mlir::cuir::interp {
+
+/// How elements are stored and rounded. Floats live in `float` and are
+/// rounded to bf16/f16 after every op whose result has that type; integers
+/// (index, iN) live in int64_t and wrap to `width` bits.
+enum class ElemKind { F32, BF16, F16, Int };
+
+ElemKind getElemKind(Type type);
+/// Rounds `x` to the precision of `kind` (round to nearest even).
+float roundTo(ElemKind kind, float x);
+/// Wraps `x` to a signed `width`-bit integer (index is 64 bits).
+int64_t wrapInt(int64_t x, unsigned width);
+unsigned getIntWidth(Type type);
+
+/// A tile of elements, or a scalar when `shape` is empty. Immutable once
+/// built; copies share storage.
+struct Tile {
+  llvm::SmallVector<int64_t, 2> shape;
+  ElemKind kind = ElemKind::F32;
+  unsigned width = 64; // for ElemKind::Int
+  std::shared_ptr<std::vector<float>> f;
+  std::shared_ptr<std::vector<int64_t>> i;
+  /// Nonzero while this is the result of an in-flight cuir.gemm_async.
+  int64_t asyncGemm = 0;
+
+  int64_t numElements() const {
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    return n;
+  }
+  bool isFloat() const { return kind != ElemKind::Int; }
+  bool isScalar() const { return shape.empty(); }
+  float getF(int64_t idx) const { return (*f)[f->size() == 1 ? 0 : idx]; }
+  int64_t getI(int64_t idx) const { return (*i)[i->size() == 1 ? 0 : idx]; }
+
+  static Tile floats(ElemKind kind, llvm::ArrayRef<int64_t> shape);
+  static Tile ints(unsigned width, llvm::ArrayRef<int64_t> shape);
+  static Tile scalarF(ElemKind kind, float v);
+  static Tile scalarI(unsigned width, int64_t v);
+};
+
+/// Storage of a global or shared buffer, plus per-element marks of the
+/// asynchronous copies in flight on it.
+struct Buffer {
+  ElemKind kind = ElemKind::F32;
+  unsigned width = 64;
+  std::vector<float> f;
+  std::vector<int64_t> i;
+  bool shared = false;
+  /// Copy id writing each element (0: none), created on first async copy.
+  std::vector<int64_t> inflightWrite;
+  /// Copy id reading each element (0: none).
+  std::vector<int64_t> inflightRead;
+  /// Elements written by the kernel (outputs only).
+  std::vector<bool> written;
+  bool trackWrites = false;
+
+  int64_t size() const { return kind == ElemKind::Int ? i.size() : f.size(); }
+};
+
+/// A strided view of a buffer, as memref types describe them.
+struct View {
+  std::shared_ptr<Buffer> buffer;
+  int64_t offset = 0;
+  llvm::SmallVector<int64_t, 4> sizes, strides;
+
+  int64_t rank() const { return sizes.size(); }
+  int64_t numElements() const {
+    int64_t n = 1;
+    for (int64_t d : sizes)
+      n *= d;
+    return n;
+  }
+};
+
+struct Token {
+  int64_t copy;
+};
+struct Group {
+  int64_t id;
+};
+
+/// An array of mbarriers.
+struct MBarrierArray {
+  struct Barrier {
+    int64_t completedPhases = 0;
+    int64_t pendingArrivals = 0;
+    int64_t pendingTx = 0;
+    /// TMA copies whose bytes count towards the current phase.
+    std::vector<int64_t> copies;
+  };
+  int64_t arrivals = 1;
+  std::vector<Barrier> barriers;
+  Location loc;
+  MBarrierArray(Location loc) : loc(loc) {}
+};
+
+using RtValue = std::variant<std::monostate, Tile, View, Token, Group,
+                             std::shared_ptr<MBarrierArray>>;
+
+} // namespace mlir::cuir::interp
+
+#endif // CUIR_LIB_INTERPRETER_VALUES_H

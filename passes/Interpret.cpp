@@ -1,0 +1,92 @@
+//===- Interpret.cpp - Run kernels and compare them with a reference ------===//
+
+#include "cuir/Interpreter/Interpreter.h"
+#include "cuir/Passes/Passes.h"
+
+#include "llvm/Support/Format.h"
+
+namespace mlir::cuir {
+#define GEN_PASS_DEF_INTERPRET
+#include "cuir/Passes/Passes.h.inc"
+} // namespace mlir::cuir
+
+using namespace mlir;
+using namespace mlir::cuir;
+
+namespace {
+
+class InterpretPass : public cuir::impl::InterpretBase<InterpretPass> {
+public:
+  using Base::Base;
+
+  void runOnOperation() override {
+    InterpreterOptions opt;
+    opt.batch = batch;
+    opt.headsQ = headsQ;
+    opt.headsKV = headsKV;
+    opt.seqQ = seqQ;
+    opt.seqKV = seqKV;
+    opt.headDim = headDim;
+    opt.causal = causal;
+    opt.seed = seed;
+    opt.sampleBlocks = sampleBlocks;
+    opt.tolerance = tolerance;
+    opt.reference = reference;
+    opt.python = python;
+    SmallVector<StringRef> entries;
+    StringRef(params).split(entries, ';', -1, /*KeepEmpty=*/false);
+    for (StringRef entry : entries) {
+      auto [name, value] = entry.split('=');
+      if (name.trim().empty() || value.trim().empty()) {
+        getOperation().emitError()
+            << "malformed params entry '" << entry
+            << "'; expected name=value";
+        return signalPassFailure();
+      }
+      opt.params[name.trim().str()] = value.trim().str();
+    }
+
+    bool ran = false;
+    for (KernelOp kernel : getOperation().getOps<KernelOp>()) {
+      if (!kernelName.empty() && kernel.getSymName() != kernelName)
+        continue;
+      ran = true;
+      FailureOr<InterpreterReport> report = interpretKernel(kernel, opt);
+      if (failed(report))
+        return signalPassFailure();
+      std::string summary;
+      llvm::raw_string_ostream os(summary);
+      os << "@" << kernel.getSymName() << " B=" << opt.batch
+         << " Hq=" << opt.headsQ << " Hkv=" << opt.headsKV
+         << " Nq=" << opt.seqQ << " Nkv=" << opt.seqKV << " d=" << opt.headDim
+         << (opt.causal ? " causal" : "") << ", " << report->blocksRun << "/"
+         << report->blocksTotal << " blocks, reference "
+         << opt.reference << ": max abs error "
+         << llvm::format("%.3g", report->maxAbsError) << ", relative error "
+         << llvm::format("%.3g", report->relError);
+      if (report->lseCompared)
+        os << ", lse relative error "
+           << llvm::format("%.3g", report->lseRelError);
+      os << " (tolerance " << llvm::format("%g", opt.tolerance) << ")";
+      if (!report->passed) {
+        InFlightDiagnostic diag = mlir::emitError(kernel.getLoc())
+                                  << "output mismatch: " << summary;
+        if (!report->firstMismatch.empty())
+          diag << "; first mismatch at " << report->firstMismatch;
+        if (!report->worstMismatch.empty())
+          diag << "; largest error at " << report->worstMismatch;
+        return signalPassFailure();
+      }
+      mlir::emitRemark(kernel.getLoc())
+          << "matches the reference: " << summary;
+    }
+    if (!ran) {
+      getOperation().emitError()
+          << (kernelName.empty() ? std::string("the module has no cuir.kernel")
+                                 : "no cuir.kernel named '" + kernelName + "'");
+      signalPassFailure();
+    }
+  }
+};
+
+} // namespace
