@@ -106,21 +106,26 @@ struct BlockIndex {
   int batch;
 };
 
-// Causal launches the heaviest query blocks (the last ones) first, to balance the tail of the grid.
+// Grid: full attention runs x = query block (fastest), y = query head, z = batch, so that consecutive blocks
+// share K and V in L2. Causal runs x = query head (fastest), y = query block taken from the last (heaviest:
+// it sees the most keys) down, z = batch, so that the heavy blocks of every head go first and the light ones
+// fill the tail of the grid.
 template <bool IS_CAUSAL>
 __device__ __forceinline__ BlockIndex block_index() {
-  uint32_t x, nx, y, z;
+  uint32_t x, y, ny, z;
   asm volatile("mov.u32 %0, %%ctaid.x;\n" : "=r"(x));
-  asm volatile("mov.u32 %0, %%nctaid.x;\n" : "=r"(nx));
   asm volatile("mov.u32 %0, %%ctaid.y;\n" : "=r"(y));
+  asm volatile("mov.u32 %0, %%nctaid.y;\n" : "=r"(ny));
   asm volatile("mov.u32 %0, %%ctaid.z;\n" : "=r"(z));
-  return BlockIndex{static_cast<int>(IS_CAUSAL ? nx - 1 - x : x), static_cast<int>(y), static_cast<int>(z)};
+  if constexpr (IS_CAUSAL) return BlockIndex{static_cast<int>(ny - 1 - y), static_cast<int>(x), static_cast<int>(z)};
+  return BlockIndex{static_cast<int>(x), static_cast<int>(y), static_cast<int>(z)};
 }
 
 // Issue the cp.async copies of one [ROWS][HEAD_DIM] tile (row 0 at gmem_tile) into swizzled shared memory at
-// smem_tile. Rows >= valid_rows (>= 1) are zero-filled (ragged tails): their copies read nothing (source size 0)
-// and point at row 0, a valid address.
-template <class T, int ROWS>
+// smem_tile. RAGGED: rows >= valid_rows are zero-filled (ragged tails): their copies have source size 0 and read
+// nothing (the predicated LDGSTS of SASS), so their source address is never dereferenced; without RAGGED
+// every row is copied (full tiles).
+template <class T, int ROWS, bool RAGGED>
 __device__ __forceinline__ void load_tile_async(uint32_t smem_tile, const uint16_t *gmem_tile, int64_t row_stride,
                                                 int valid_rows, int tid) {
   constexpr int ROWS_PER_PASS = T::NUM_THREADS / T::CHUNKS_PER_ROW;  // a multiple of 8: row % 8 is fixed
@@ -133,8 +138,8 @@ __device__ __forceinline__ void load_tile_async(uint32_t smem_tile, const uint16
   const int rows_left = valid_rows - row;
 #pragma unroll
   for (int pass = 0; pass < ROWS / ROWS_PER_PASS; ++pass) {
-    const bool in_bounds = pass * ROWS_PER_PASS < rows_left;
-    cp_async_16B_zfill(dst + pass * ROWS_PER_PASS * (T::HEAD_DIM * 2), in_bounds ? src : gmem_tile, in_bounds);
+    const bool in_bounds = !RAGGED || pass * ROWS_PER_PASS < rows_left;
+    cp_async_16B_zfill(dst + pass * ROWS_PER_PASS * (T::HEAD_DIM * 2), src, in_bounds);
     src += pass_stride;
   }
 }
@@ -316,17 +321,16 @@ __global__ void __launch_bounds__(FlashFwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS
   // The mask: row i sees key j < seqlen_kv iff j <= i + last_key_offset; full attention sets it past every key.
   const int last_key_offset = IS_CAUSAL ? causal_offset : seqlen_kv;
   const int m_start = block.m_block * BLOCK_M;
-  // Row 0 of this block's K or V sequence ((batch, kv head) of the block), formed where it is used from the
-  // block index read afresh (see thread_index), so that no pointer is held across the KV loop.
+  const int head_kv = block.head_q / (params.num_heads_q / params.num_heads_kv);  // GQA / MQA
+  // Row 0 of this block's K or V sequence, formed where it is used (with the batch index read afresh, see
+  // thread_index), so that no 64-bit pointer is held across the KV loop.
   auto k_head = [&]() {
-    const BlockIndex b = block_index<IS_CAUSAL>();
-    return static_cast<const uint16_t *>(params.k) + b.batch * params.k_batch_stride +
-           (b.head_q / (params.num_heads_q / params.num_heads_kv)) * params.k_head_stride;
+    return static_cast<const uint16_t *>(params.k) + block_index<IS_CAUSAL>().batch * params.k_batch_stride +
+           head_kv * params.k_head_stride;
   };
   auto v_head = [&]() {
-    const BlockIndex b = block_index<IS_CAUSAL>();
-    return static_cast<const uint16_t *>(params.v) + b.batch * params.v_batch_stride +
-           (b.head_q / (params.num_heads_q / params.num_heads_kv)) * params.v_head_stride;
+    return static_cast<const uint16_t *>(params.v) + block_index<IS_CAUSAL>().batch * params.v_batch_stride +
+           head_kv * params.v_head_stride;
   };
 
   // ---- KV tiles this block visits: [0, n_block_max), of which [0, n_unmasked_blocks) need no mask ----
@@ -360,20 +364,20 @@ __global__ void __launch_bounds__(FlashFwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS
   {
     const uint16_t *q_head = static_cast<const uint16_t *>(params.q) + block.batch * params.q_batch_stride +
                              block.head_q * params.q_head_stride;
-    load_tile_async<T, BLOCK_M>(smem_base + SQ_OFFSET, q_head + m_start * params.q_row_stride, params.q_row_stride,
+    load_tile_async<T, BLOCK_M, true>(smem_base + SQ_OFFSET, q_head + m_start * params.q_row_stride, params.q_row_stride,
                                 seqlen_q - m_start, tid);
     const int n_block = n_block_max - 1;
     const uint32_t stage_offset = (n_block % T::KV_STAGES) * T::KV_TILE_BYTES;
-    load_tile_async<T, BLOCK_N>(smem_base + SK_OFFSET + stage_offset, k_head() + n_block * BLOCK_N * params.k_row_stride,
+    load_tile_async<T, BLOCK_N, true>(smem_base + SK_OFFSET + stage_offset, k_head() + n_block * BLOCK_N * params.k_row_stride,
                                 params.k_row_stride, seqlen_kv - n_block * BLOCK_N, tid);
     cp_async_commit_group();
-    load_tile_async<T, BLOCK_N>(smem_base + SV_OFFSET + stage_offset, v_head() + n_block * BLOCK_N * params.v_row_stride,
+    load_tile_async<T, BLOCK_N, true>(smem_base + SV_OFFSET + stage_offset, v_head() + n_block * BLOCK_N * params.v_row_stride,
                                 params.v_row_stride, seqlen_kv - n_block * BLOCK_N, tid);
     cp_async_commit_group();
   }
   if (n_block_max >= 2) {
     const int n_block = n_block_max - 2;
-    load_tile_async<T, BLOCK_N>(smem_base + SK_OFFSET + (n_block % T::KV_STAGES) * T::KV_TILE_BYTES,
+    load_tile_async<T, BLOCK_N, true>(smem_base + SK_OFFSET + (n_block % T::KV_STAGES) * T::KV_TILE_BYTES,
                                 k_head() + n_block * BLOCK_N * params.k_row_stride, params.k_row_stride,
                                 seqlen_kv - n_block * BLOCK_N, tid);
   }
@@ -411,7 +415,7 @@ __global__ void __launch_bounds__(FlashFwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS
     cp_async_wait_group<2>();  // K[n_block] (and Q) landed
     __syncthreads();           // ... for every thread; and every warp is done with the previous step's V stage
     if (n_block >= 1) {        // prefetch V[n_block - 1] into the other V stage
-      load_tile_async<T, BLOCK_N>(step_smem + SV_OFFSET + next_stage_offset,
+      load_tile_async<T, BLOCK_N, true>(step_smem + SV_OFFSET + next_stage_offset,
                                   v_head() + (n_block - 1) * BLOCK_N * params.v_row_stride, params.v_row_stride,
                                   seqlen_kv - (n_block - 1) * BLOCK_N, step_tid);
     }
@@ -440,7 +444,7 @@ __global__ void __launch_bounds__(FlashFwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS
     cp_async_wait_group<2>();  // V[n_block] landed
     __syncthreads();           // ... for every thread; and every warp is done reading K[n_block]'s stage
     if (n_block >= 2) {        // prefetch K[n_block - 2] into the K stage just read
-      load_tile_async<T, BLOCK_N>(sK_stage, k_head() + (n_block - 2) * BLOCK_N * params.k_row_stride,
+      load_tile_async<T, BLOCK_N, true>(sK_stage, k_head() + (n_block - 2) * BLOCK_N * params.k_row_stride,
                                   params.k_row_stride, seqlen_kv - (n_block - 2) * BLOCK_N, step_tid);
     }
     cp_async_commit_group();
@@ -449,7 +453,8 @@ __global__ void __launch_bounds__(FlashFwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS
   }
 
   // =============================== unmasked steps ===============================
-  // KV tiles n_unmasked_blocks-1 down to 0: every score visible, no mask arithmetic.
+  // KV tiles n_unmasked_blocks-1 down to 0: every score visible, no mask arithmetic; every tile prefetched
+  // from here on is a full one (no row bound checks).
   for (; n_block >= 0; --n_block) {
     const uint32_t stage_offset = (n_block % T::KV_STAGES) * T::KV_TILE_BYTES;       // this tile's stage
     const uint32_t next_stage_offset = T::KV_TILE_BYTES - stage_offset;               // the other stage
@@ -464,7 +469,7 @@ __global__ void __launch_bounds__(FlashFwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS
     cp_async_wait_group<2>();  // K[n_block] (and Q) landed
     __syncthreads();           // ... for every thread; and every warp is done with the previous step's V stage
     if (n_block >= 1) {        // prefetch V[n_block - 1] into the other V stage
-      load_tile_async<T, BLOCK_N>(step_smem + SV_OFFSET + next_stage_offset,
+      load_tile_async<T, BLOCK_N, false>(step_smem + SV_OFFSET + next_stage_offset,
                                   v_head() + (n_block - 1) * BLOCK_N * params.v_row_stride, params.v_row_stride,
                                   seqlen_kv - (n_block - 1) * BLOCK_N, step_tid);
     }
@@ -490,7 +495,7 @@ __global__ void __launch_bounds__(FlashFwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS
     cp_async_wait_group<2>();  // V[n_block] landed
     __syncthreads();           // ... for every thread; and every warp is done reading K[n_block]'s stage
     if (n_block >= 2) {        // prefetch K[n_block - 2] into the K stage just read
-      load_tile_async<T, BLOCK_N>(sK_stage, k_head() + (n_block - 2) * BLOCK_N * params.k_row_stride,
+      load_tile_async<T, BLOCK_N, false>(sK_stage, k_head() + (n_block - 2) * BLOCK_N * params.k_row_stride,
                                   params.k_row_stride, seqlen_kv - (n_block - 2) * BLOCK_N, step_tid);
     }
     cp_async_commit_group();
@@ -566,7 +571,9 @@ static cudaError_t launch_flash_fwd(const cuir_attention_params &params, cudaStr
   if (err != cudaSuccess) return err;
   err = cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, 100);
   if (err != cudaSuccess) return err;
-  const dim3 grid((params.seqlen_q + T::BLOCK_M - 1) / T::BLOCK_M, params.num_heads_q, params.batch);
+  const unsigned num_m_blocks = (params.seqlen_q + T::BLOCK_M - 1) / T::BLOCK_M;
+  const dim3 grid = IS_CAUSAL ? dim3(params.num_heads_q, num_m_blocks, params.batch)  // see block_index
+                              : dim3(num_m_blocks, params.num_heads_q, params.batch);
   kernel<<<grid, T::NUM_THREADS, T::SMEM_BYTES, stream>>>(params);
   return cudaGetLastError();
 }
@@ -599,7 +606,9 @@ extern "C" int cuir_flash_fwd_sm80(const cuir_attention_params *params, void *st
   if (p.batch < 0 || p.num_heads_q < 0 || p.num_heads_kv <= 0 || p.seqlen_q < 0 || p.seqlen_kv < 0)
     return cudaErrorInvalidValue;
   if (p.num_heads_q % p.num_heads_kv != 0) return cudaErrorInvalidValue;
-  if (p.batch > 65535 || p.num_heads_q > 65535) return cudaErrorInvalidValue;  // grid y / z limits
+  // grid limits: y and z at most 65535 (causal puts the query blocks in y)
+  if (p.batch > 65535 || p.num_heads_q > 65535 || (static_cast<int64_t>(p.seqlen_q) + 127) / 128 > 65535)
+    return cudaErrorInvalidValue;
   if (!(p.softmax_scale > 0.f) || p.softmax_scale > 3.0e38f) return cudaErrorInvalidValue;  // also rejects NaN
   if (p.is_causal != 0 && p.is_causal != 1) return cudaErrorInvalidValue;
   if (p.batch == 0 || p.num_heads_q == 0 || p.seqlen_q == 0) return cudaSuccess;  // nothing to compute

@@ -19,8 +19,8 @@ __device__ __forceinline__ uint32_t smem_u32addr(const void *smem_ptr) {
 }
 
 // ---- cp.async (global -> shared, 16 bytes, bypassing L1) ----
-// When in_bounds is false no byte is read from global memory and the 16 destination bytes are zeroed
-// (src-size operand 0); gmem_src must still be a valid address.
+// When in_bounds is false no byte is read from global memory (src-size operand 0: ptxas turns it into the
+// predicate of LDGSTS, gmem_src is not dereferenced) and the 16 destination bytes are zeroed.
 __device__ __forceinline__ void cp_async_16B_zfill(uint32_t smem_dst, const void *gmem_src, bool in_bounds) {
   const int src_bytes = in_bounds ? 16 : 0;
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_dst), "l"(gmem_src), "r"(src_bytes)

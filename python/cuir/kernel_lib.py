@@ -139,11 +139,13 @@ def launch_flash_fwd_sm80(params, stream=None, lib=None):
         raise KernelError(rc, "cuir_flash_fwd_sm80")
 
 
-def flash_fwd_sm80(q, k, v, causal=False, softmax_scale=None, out=None, lse=None, return_lse=True, layout="bnhd"):
+def flash_fwd_sm80(q, k, v, causal=False, softmax_scale=None, out=None, lse=None, return_lse=True, layout="bnhd",
+                   lib=None):
     """Attention forward through the sm_80 kernel.
 
     layout "bnhd": q [B, Nq, Hq, d], k/v [B, Nkv, Hkv, d] (the kernel's own indexing);
     layout "bhnd": q [B, Hq, Nq, d], k/v [B, Hkv, Nkv, d] (PyTorch SDPA's), passed as strided views.
+    lib: a library path or handle (load_library) other than the default build.
     Returns (out, lse) with out laid out like q and lse float32 [B, Hq, Nq] (or out alone)."""
     import torch
     if layout not in ("bnhd", "bhnd"):
@@ -155,6 +157,8 @@ def flash_fwd_sm80(q, k, v, causal=False, softmax_scale=None, out=None, lse=None
     if lse is None and return_lse:
         lse = torch.empty(qv.shape[0], qv.shape[2], qv.shape[1], device=q.device, dtype=torch.float32)
     params = make_params(qv, kv, vv, ov, lse, causal=causal, softmax_scale=softmax_scale)
+    if lib is not None and not isinstance(lib, ctypes.CDLL):
+        lib = load_library(lib)
     with torch.cuda.device(q.device):
-        launch_flash_fwd_sm80(params)
+        launch_flash_fwd_sm80(params, lib=lib)
     return (out, lse) if return_lse else out

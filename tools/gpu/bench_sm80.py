@@ -35,7 +35,6 @@ from cuir.kernel_lib import flash_fwd_sm80  # noqa: E402
 CONFIGS = {"llama2-7b": (32, 32), "qwen2.5-72b": (64, 8), "llama3.1-405b": (128, 8)}
 D = 128
 TOKENS = 16384
-IMPLS = ["cuir", "flash", "cudnn", "flex"]
 
 
 def bench(fn):
@@ -49,20 +48,23 @@ def main():
     ap.add_argument("--no-flex", action="store_true")
     ap.add_argument("--json", default=None)
     ap.add_argument("--md", default=None, help="write the markdown table here")
+    ap.add_argument("--extra-lib", action="append", default=[], metavar="NAME=PATH",
+                    help="also time another build of the kernel (a tuning variant) as column NAME")
     args = ap.parse_args()
 
     dev, dt = "cuda", torch.bfloat16
     torch.manual_seed(0)
     flex = None
     if not args.no_flex:
-        import torch._dynamo
+        from torch import _dynamo
         from torch.nn.attention.flex_attention import create_block_mask, flex_attention
         # Without these, recompiles for new shapes hit the limit and FlexAttention silently runs unfused.
-        torch._dynamo.config.cache_size_limit = 4096
-        torch._dynamo.config.recompile_limit = 4096
-        torch._dynamo.config.accumulated_recompile_limit = 4096
+        _dynamo.config.cache_size_limit = 4096
+        _dynamo.config.recompile_limit = 4096
+        _dynamo.config.accumulated_recompile_limit = 4096
         flex = torch.compile(flex_attention, dynamic=False)
 
+    extra = dict(x.split("=", 1) for x in args.extra_lib)
     gpu = torch.cuda.get_device_name()
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     print(f"{gpu}, torch {torch.__version__}, {stamp}", flush=True)
@@ -86,6 +88,9 @@ def main():
                     "flash": lambda: _sdpa(SDPBackend.FLASH_ATTENTION, q, k, v, causal),
                     "cudnn": lambda: _sdpa(SDPBackend.CUDNN_ATTENTION, q, k, v, causal),
                 }
+                for name, path in extra.items():
+                    fns[name] = (lambda path=path: flash_fwd_sm80(q, k, v, causal=causal, out=out, lse=lse,
+                                                                  layout="bhnd", lib=path))
                 if flex is not None:
                     if causal:
                         bm = create_block_mask(lambda b, h, qi, ki: qi >= ki, None, None, N, N, device=dev)
@@ -113,7 +118,7 @@ def main():
                 results.append(row)
                 tf = row["tflops"]
                 print(f"{cname:14s} N={N:5d} B={B:2d} {'causal' if causal else 'full  '} " +
-                      " ".join(f"{n}={tf[n]:6.1f}" if n in tf else f"{n}=  err " for n in IMPLS if n in fns) +
+                      " ".join(f"{n}={tf[n]:6.1f}" if n in tf else f"{n}=  err " for n in fns) +
                       f"  |cuir-flash|max={row['max_abs_vs_flash'] if isinstance(row['max_abs_vs_flash'], str) else round(row['max_abs_vs_flash'], 4)}",
                       flush=True)
             del q, k, v, out, lse
