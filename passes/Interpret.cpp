@@ -65,8 +65,8 @@ public:
          << llvm::format("%.3g", report->maxAbsError) << ", relative error "
          << llvm::format("%.3g", report->relError);
       if (report->lseCompared)
-        os << ", lse relative error "
-           << llvm::format("%.3g", report->lseRelError);
+        os << ", lse max abs error "
+           << llvm::format("%.3g", report->lseMaxAbsError);
       os << " (tolerance " << llvm::format("%g", opt.tolerance) << ")";
       if (!report->passed) {
         InFlightDiagnostic diag = mlir::emitError(kernel.getLoc())

@@ -1,0 +1,2 @@
+def attention(q, k, v, scale, **params):
+    return q
