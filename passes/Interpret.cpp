@@ -46,10 +46,18 @@ public:
       opt.params[name.trim().str()] = value.trim().str();
     }
 
+    // Without a kernel name, run the instantiations that fit the problem
+    // (head dim, causal), as the source kernel's dispatch would pick them.
     bool ran = false;
+    std::string notRun;
     for (KernelOp kernel : getOperation().getOps<KernelOp>()) {
       if (!kernelName.empty() && kernel.getSymName() != kernelName)
         continue;
+      std::string why;
+      if (kernelName.empty() && !kernelFits(kernel, opt, why)) {
+        notRun += "; @" + kernel.getSymName().str() + ": " + why;
+        continue;
+      }
       ran = true;
       FailureOr<InterpreterReport> report = interpretKernel(kernel, opt);
       if (failed(report))
@@ -81,9 +89,13 @@ public:
           << "matches the reference: " << summary;
     }
     if (!ran) {
-      getOperation().emitError()
-          << (kernelName.empty() ? std::string("the module has no cuir.kernel")
-                                 : "no cuir.kernel named '" + kernelName + "'");
+      InFlightDiagnostic diag = mlir::emitError(getOperation().getLoc());
+      if (!kernelName.empty())
+        diag << "no cuir.kernel named '" << kernelName << "'";
+      else if (notRun.empty())
+        diag << "the module has no cuir.kernel";
+      else
+        diag << "no kernel of the module fits the problem" << notRun;
       signalPassFailure();
     }
   }

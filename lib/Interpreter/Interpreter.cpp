@@ -94,6 +94,44 @@ struct Coords {
 
 } // namespace
 
+bool mlir::cuir::kernelFits(KernelOp kernel, const InterpreterOptions &opt,
+                            std::string &why) {
+  if (auto causal = kernel->getAttrOfType<BoolAttr>(kCausalAttr);
+      causal && causal.getValue() != opt.causal) {
+    why = causal.getValue() ? "specialised for causal attention"
+                            : "specialised for non-causal attention";
+    return false;
+  }
+  Block &entry = kernel.getBody().front();
+  for (BlockArgument arg : entry.getArguments()) {
+    auto role = kernel.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                    kArgRoleAttr);
+    auto memref = dyn_cast<MemRefType>(arg.getType());
+    if (!role || !memref)
+      continue;
+    StringRef r = role.getValue();
+    SmallVector<int64_t> want;
+    if (r == "q" || r == "o")
+      want = {opt.batch, opt.seqQ, opt.headsQ, opt.headDim};
+    else if (r == "k" || r == "v")
+      want = {opt.batch, opt.seqKV, opt.headsKV, opt.headDim};
+    else if (r == "lse")
+      want = {opt.batch, opt.headsQ, opt.seqQ};
+    else
+      continue;
+    if (memref.getRank() != static_cast<int64_t>(want.size()))
+      continue; // reported when it runs
+    for (auto [d, have] : llvm::enumerate(memref.getShape()))
+      if (!ShapedType::isDynamic(have) && have != want[d]) {
+        why = "parameter '" + r.str() + "' has static size " +
+              std::to_string(have) + " in dimension " + std::to_string(d) +
+              ", the problem needs " + std::to_string(want[d]);
+        return false;
+      }
+  }
+  return true;
+}
+
 FailureOr<InterpreterReport>
 mlir::cuir::interpretKernel(KernelOp kernel, const InterpreterOptions &opt) {
   Location loc = kernel.getLoc();

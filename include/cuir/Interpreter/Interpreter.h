@@ -65,6 +65,17 @@ struct InterpreterReport {
   double lseMaxAbsError = 0;
 };
 
+/// Kernel attribute marking an instantiation specialised for causal (true)
+/// or non-causal (false) attention, as a template parameter of the source
+/// kernel would.
+inline constexpr llvm::StringLiteral kCausalAttr = "cuir.causal";
+
+/// Whether `kernel` can run the problem of `options`: the static sizes of its
+/// q/k/v/o/lse parameters match, and its `cuir.causal` specialisation (if
+/// any) agrees. Otherwise `why` says what does not fit.
+bool kernelFits(KernelOp kernel, const InterpreterOptions &options,
+                std::string &why);
+
 /// Runs `kernel` on random inputs and compares it with the reference.
 /// Hazards, deadlocks and unsupported ops are reported as diagnostics on the
 /// ops involved and make the result a failure.
