@@ -18,16 +18,20 @@
 // XOR-swizzled at 16-byte-chunk granularity (chunk c of row r is stored at chunk c ^ (r % 8)) so that both
 // the cp.async writes and the ldmatrix reads of 8 rows hit 8 distinct groups of 4 banks.
 //
-// Pipeline (cp.async groups, two stages for K and for V): step i computes on K[i], V[i] (KV tile
-// n_block_max-1-i) while V[i+1] and K[i+1], K[i+2] are in flight:
-//   top of step i:   wait K[i]; __syncthreads; issue V[i+1] into the V stage step i-1 used
-//   middle of step i: wait V[i]; __syncthreads; issue K[i+2] into the K stage step i used
+// Pipeline (cp.async groups, two stages for K and for V; KV tile n lives in stage n % 2). The KV loop runs
+// n_block from the last tile down to 0; while it computes on K[n], V[n], the tiles V[n-1] and K[n-1], K[n-2]
+// are in flight:
+//   top of the step:    wait K[n]; __syncthreads; issue V[n-1] into the other V stage
+//   middle of the step: wait V[n]; __syncthreads; issue K[n-2] into the K stage just read
 // Every step commits exactly two groups (an empty group when there is no tile left), so
 // cp.async.wait_group 2 always means "the oldest outstanding tile has landed".
 //
 // KV steps: the tiles that need a mask (the ragged last tile, and for causal the tiles that cross the
 // diagonal) are the highest-numbered ones, so the KV loop runs them first as "masking steps", then the
 // remaining full tiles as "unmasked steps" with no mask arithmetic at all.
+//
+// Grid: (query blocks, Hq, B) for full attention; (Hq, query blocks, B) for causal, heaviest query blocks
+// first (see block_index). ptxas -v: 255 registers, no spills, for every instantiation (the build checks).
 #include <cuda_runtime.h>
 #include <stdint.h>
 

@@ -145,7 +145,7 @@ def markdown_table(results, gpu, stamp):
              "",
              "| config | N | B | mask | CuIR sm80 | SDPA flash (FA2) | SDPA cuDNN | FlexAttention | CuIR / FA2 | CuIR / cuDNN |",
              "|---|---|---|---|---|---|---|---|---|---|"]
-    for r in results:
+    for r in sorted(results, key=lambda r: (list(CONFIGS).index(r["config"]), r["N"], r["causal"])):
         tf = r["tflops"]
 
         def cell(n):
