@@ -1,0 +1,21 @@
+//===- Extract.h - The MLIR of an LLM answer --------------------*- C++ -*-===//
+
+#ifndef CUIR_LIFT_EXTRACT_H
+#define CUIR_LIFT_EXTRACT_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <string>
+
+namespace mlir::cuir::lift {
+
+/// Returns the contents of the one fenced code block labelled `mlir`
+/// (```mlir or ~~~mlir, any case) in a Markdown answer. No such block, more
+/// than one, an unclosed one (a truncated answer) or an empty one is an error
+/// whose message can be shown to the model.
+llvm::Expected<std::string> extractMLIR(llvm::StringRef answer);
+
+} // namespace mlir::cuir::lift
+
+#endif // CUIR_LIFT_EXTRACT_H

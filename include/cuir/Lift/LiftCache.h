@@ -1,0 +1,76 @@
+//===- LiftCache.h - Content-addressed cache of verified lifts --*- C++ -*-===//
+//
+// A verified lift is stored under a key that hashes the dialect version and
+// the CUDA source text:
+//
+//   key = hex(SHA-256("cuir-lift-v" + <CuIRDialect::kVersion> + "\n" + text))
+//
+// Two places hold lifts:
+//   - the bundled index (kernels/lift-cache.json) of the kernels that ship
+//     with CuIR: {"version": 1, "entries": [{"key": ..., "source": ...,
+//     "cuir": ...}]}, paths relative to the index's directory;
+//   - the user cache: <dir>/<key>.mlir, written atomically after every
+//     verified LLM lift (CUIR_LIFT_CACHE, default ~/.cache/cuir/lift).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CUIR_LIFT_LIFTCACHE_H
+#define CUIR_LIFT_LIFTCACHE_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir::cuir::lift {
+
+/// The cache key of a source text (64 lowercase hex digits).
+std::string computeLiftKey(unsigned dialectVersion, llvm::StringRef sourceText);
+
+/// One lift of the bundled index, with paths resolved against the index's
+/// directory.
+struct BundledLift {
+  std::string key;
+  std::string sourcePath;
+  std::string cuirPath;
+};
+
+class LiftCacheIndex {
+public:
+  /// Loads and checks an index file: its version, and for every entry a
+  /// 64-hex-digit key and the two paths. Errors name the file and the entry.
+  static llvm::Expected<LiftCacheIndex> load(llvm::StringRef path);
+
+  /// The entry for `key`, or null.
+  const BundledLift *lookup(llvm::StringRef key) const;
+
+  llvm::ArrayRef<BundledLift> getEntries() const { return entries; }
+  llvm::StringRef getPath() const { return path; }
+
+private:
+  std::string path;
+  std::vector<BundledLift> entries;
+};
+
+/// The bundled index of this build (kernels/lift-cache.json of the source
+/// tree CuIR was configured from).
+llvm::StringRef getBundledIndexPath();
+
+/// The user cache directory: `CUIR_LIFT_CACHE` if set, else
+/// $XDG_CACHE_HOME/cuir/lift or ~/.cache/cuir/lift; empty if there is no home
+/// directory.
+std::string getDefaultUserCacheDir();
+
+/// `<dir>/<key>.mlir`.
+std::string getUserCachePath(llvm::StringRef dir, llvm::StringRef key);
+
+/// Writes `contents` to `path` atomically (a temporary file in the same
+/// directory, then a rename), creating the directory if needed. A reader
+/// never sees a partial file.
+llvm::Error writeFileAtomically(llvm::StringRef path, llvm::StringRef contents);
+
+} // namespace mlir::cuir::lift
+
+#endif // CUIR_LIFT_LIFTCACHE_H

@@ -1,0 +1,68 @@
+//===- Lifter.h - The closed lift loop --------------------------*- C++ -*-===//
+//
+// Asks the model for a lift, checks the answer, and sends the diagnostics
+// back until an answer passes or the rounds run out.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CUIR_LIFT_LIFTER_H
+#define CUIR_LIFT_LIFTER_H
+
+#include "cuir/LLM/Client.h"
+
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <string>
+
+namespace mlir::cuir::lift {
+
+/// The outcome of checking one candidate.
+struct Verdict {
+  bool accepted = false;
+  /// Where it failed, as a phrase: "it does not parse", ...
+  std::string stage;
+  /// The diagnostics or report, as the model will see them.
+  std::string problems;
+};
+
+/// Checks the MLIR extracted from the answer of round `round` (1-based).
+using CandidateCheck =
+    llvm::function_ref<Verdict(llvm::StringRef mlir, unsigned round)>;
+
+struct LiftResult {
+  /// The accepted MLIR text.
+  std::string mlir;
+  /// The round that produced it.
+  unsigned round = 0;
+};
+
+/// Why the loop ended without a lift. `summary` is one line; `details` holds
+/// the last problems (may be empty).
+class LiftFailure : public llvm::ErrorInfo<LiftFailure> {
+public:
+  static char ID;
+  LiftFailure(std::string summary, std::string details)
+      : summary(std::move(summary)), details(std::move(details)) {}
+  void log(llvm::raw_ostream &os) const override;
+  std::error_code convertToErrorCode() const override {
+    return llvm::inconvertibleErrorCode();
+  }
+  std::string summary;
+  std::string details;
+};
+
+/// Runs up to `maxRounds` rounds: round 1 sends `system` and `firstPrompt`;
+/// each later round adds the previous answer and the repair prompt built
+/// from its verdict. Reports each round through `progress`. Fails with a
+/// LiftFailure: when the client fails (at once), or when no answer passed.
+llvm::Expected<LiftResult>
+runLiftLoop(llm::Client &client, llvm::StringRef system,
+            llvm::StringRef firstPrompt, unsigned maxRounds,
+            CandidateCheck check,
+            llvm::function_ref<void(const llvm::Twine &)> progress);
+
+} // namespace mlir::cuir::lift
+
+#endif // CUIR_LIFT_LIFTER_H
