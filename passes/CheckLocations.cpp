@@ -51,7 +51,9 @@ public:
         return WalkResult::advance();
       });
       if (ranges.empty()) {
-        if (requireAll && op->getParentOfType<KernelOp>()) {
+        // Constants are materialised values, not lifted source code.
+        if (requireAll && op->getParentOfType<KernelOp>() &&
+            !op->hasTrait<OpTrait::ConstantLike>()) {
           op->emitOpError() << "has no source location; every lifted op must "
                              "name the CUDA lines it comes from";
           failed = true;

@@ -15,7 +15,7 @@ def CheckLocations : Pass<"cuir-check-locations", "::mlir::ModuleOp"> {
     within them. Files are looked up under `source-root` (default: the
     directory of the module's `cuir.source_path`, else the current
     directory). With `require-all`, ops inside a `cuir.kernel` that carry no
-    file location at all are reported too.
+    file location at all are reported too, constants excepted.
   }];
   let options = [
     Option<"sourceRoot", "source-root", "std::string", /*default=*/"\"\"",
