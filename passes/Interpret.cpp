@@ -33,6 +33,7 @@ public:
     opt.tolerance = tolerance;
     opt.reference = reference;
     opt.python = python;
+    opt.dumpDir = dump;
     SmallVector<StringRef> entries;
     StringRef(params).split(entries, ';', -1, /*KeepEmpty=*/false);
     for (StringRef entry : entries) {

@@ -70,6 +70,8 @@ def Interpret : Pass<"cuir-interpret", "::mlir::ModuleOp"> {
            "**params) over [B, H, N, d] tensors">,
     Option<"params", "params", "std::string", /*default=*/"\"\"",
            "Variant parameters: 'name=value;name=v0,v1,...'">,
+    Option<"dump", "dump", "std::string", /*default=*/"\"\"",
+           "Directory to write inputs and outputs to as .npy files">,
     Option<"python", "python", "std::string",
            /*default=*/"\"/usr/bin/python3\"",
            "Python interpreter with torch and numpy for PyTorch references">

@@ -5,7 +5,9 @@
 #include "Machine.h"
 #include "Reference.h"
 
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
@@ -299,6 +301,37 @@ mlir::cuir::interpretKernel(KernelOp kernel, const InterpreterOptions &opt) {
                    << order.size() << " blocks\n";
       lastReport = now;
     }
+  }
+
+  if (!opt.dumpDir.empty()) {
+    auto file = [&](StringRef name) {
+      SmallString<128> f(opt.dumpDir);
+      llvm::sys::path::append(f, name);
+      return std::string(f);
+    };
+    std::error_code ec = llvm::sys::fs::create_directories(opt.dumpDir);
+    std::vector<float> lseData =
+        haveLse ? lseView.buffer->f : std::vector<float>();
+    std::error_code metaEc;
+    llvm::raw_fd_ostream meta(file("meta.json"), metaEc);
+    if (ec || metaEc ||
+        !writeNpy(file("q.npy"), {prob.B, prob.Nq, prob.Hq, prob.d}, prob.q) ||
+        !writeNpy(file("k.npy"), {prob.B, prob.Nkv, prob.Hkv, prob.d}, prob.k) ||
+        !writeNpy(file("v.npy"), {prob.B, prob.Nkv, prob.Hkv, prob.d}, prob.v) ||
+        !writeNpy(file("o.npy"), {prob.B, prob.Nq, prob.Hq, prob.d},
+                  outView.buffer->f) ||
+        (haveLse &&
+         !writeNpy(file("lse.npy"), {prob.B, prob.Hq, prob.Nq}, lseData)))
+      return emitError(loc) << "cannot write the dump to '" << opt.dumpDir
+                            << "'";
+    meta << "{\"kernel\": \"" << kernel.getSymName() << "\", \"B\": " << prob.B
+         << ", \"Hq\": " << prob.Hq << ", \"Hkv\": " << prob.Hkv
+         << ", \"Nq\": " << prob.Nq << ", \"Nkv\": " << prob.Nkv
+         << ", \"d\": " << prob.d << ", \"causal\": "
+         << (prob.causal ? "true" : "false") << ", \"scale\": "
+         << llvm::format("%.9g", prob.scale) << ", \"dtype\": \""
+         << (outView.buffer->kind == ElemKind::F16 ? "fp16" : "bf16")
+         << "\"}\n";
   }
 
   // The reference.

@@ -67,11 +67,8 @@ Output mlir::cuir::interp::builtinReference(const Problem &p) {
 // PyTorch references through .npy files
 //===----------------------------------------------------------------------===//
 
-namespace {
-
-/// Writes a float32 .npy file (format version 1.0).
-bool writeNpy(StringRef path, ArrayRef<int64_t> shape,
-              ArrayRef<float> data) {
+bool mlir::cuir::interp::writeNpy(StringRef path, ArrayRef<int64_t> shape,
+                                  ArrayRef<float> data) {
   std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (";
   for (int64_t d : shape)
     header += std::to_string(d) + ", ";
@@ -90,6 +87,8 @@ bool writeNpy(StringRef path, ArrayRef<int64_t> shape,
   os.write(reinterpret_cast<const char *>(data.data()), data.size() * 4);
   return !os.has_error();
 }
+
+namespace {
 
 /// Reads a float32 or float64 .npy file of `expected` elements.
 FailureOr<std::vector<double>> readNpy(StringRef path, int64_t expected,

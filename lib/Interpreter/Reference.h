@@ -4,6 +4,7 @@
 #define CUIR_LIB_INTERPRETER_REFERENCE_H
 
 #include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <map>
@@ -27,6 +28,10 @@ struct Output {
   std::vector<double> o, lse;
   bool hasLse = false;
 };
+
+/// Writes a float32 .npy file (format 1.0, C order).
+bool writeNpy(llvm::StringRef path, llvm::ArrayRef<int64_t> shape,
+              llvm::ArrayRef<float> data);
 
 /// Standard softmax attention (GQA; causal masks are bottom-right aligned:
 /// query i sees key j iff j <= i + Nkv - Nq), in double precision. Rows that

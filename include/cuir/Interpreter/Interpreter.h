@@ -46,6 +46,10 @@ struct InterpreterOptions {
   /// Variant parameters bound to `param:<name>` arguments. Scalars are
   /// numbers; per-batch or per-head arrays are comma-separated lists.
   std::map<std::string, std::string> params;
+  /// If set, a directory to write the inputs and the kernel's outputs to, as
+  /// .npy files (q, k, v, o in [B, N, H, d]; lse in [B, Hq, Nq]) plus
+  /// meta.json, e.g. to compare with the CUDA kernel on a GPU.
+  std::string dumpDir;
   /// Python interpreter used for PyTorch references.
   std::string python = "/usr/bin/python3";
 };
