@@ -42,20 +42,18 @@ void progress(const llvm::Twine &line) {
   llvm::errs().flush();
 }
 
-/// Where the pass reports problems of the whole lift: the first `__global__`
-/// of the CUDA source (else its first line). Not the module's own location,
-/// which is the one-line module text wrapping the whole source.
+/// Where the pass reports problems of the whole lift: the line of the first
+/// `__global__` of the CUDA source (else line 1). The column is left unknown
+/// (0) on purpose: cuir-opt's source manager holds the module text that wraps
+/// the source under the source's own name, and would otherwise show a line
+/// of that text under the CUDA location.
 Location getSourceLocation(MLIRContext *context, StringRef path,
                            StringRef text) {
-  unsigned line = 1, column = 1;
+  unsigned line = 1;
   size_t at = text.find("__global__");
-  if (at != StringRef::npos) {
-    StringRef before = text.take_front(at);
-    line += before.count('\n');
-    size_t lineStart = before.rfind('\n');
-    column = at - (lineStart == StringRef::npos ? 0 : lineStart + 1) + 1;
-  }
-  return FileLineColLoc::get(context, path, line, column);
+  if (at != StringRef::npos)
+    line += text.take_front(at).count('\n');
+  return FileLineColLoc::get(context, path, line, /*column=*/0);
 }
 
 /// Moves the ops of `lifted` into the (empty) body of `module`.
@@ -212,8 +210,9 @@ void LiftPass::runOnOperation() {
   sourceLoc =
       getSourceLocation(context, pathAttr.getValue(), textAttr.getValue());
   if (!module.getBody()->empty()) {
-    emitError(sourceLoc) << "--lift replaces the body of a module made of a "
-                            "CUDA source, but this module already has ops";
+    emitError(module.getLoc())
+        << "--lift replaces the body of a module made of a "
+           "CUDA source, but this module already has ops";
     return signalPassFailure();
   }
   if (maxRounds == 0) {

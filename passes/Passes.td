@@ -78,4 +78,92 @@ def Interpret : Pass<"cuir-interpret", "::mlir::ModuleOp"> {
   ];
 }
 
+def Lift : Pass<"lift", "::mlir::ModuleOp"> {
+  let summary = "Lifts the CUDA kernel a module carries into Source CuIR";
+  let description = [{
+    Runs on the module that cuir-opt makes of a `.cu` input (module
+    attributes `cuir.source_path` and `cuir.source_text`) and replaces its
+    body by the lifted kernels, keeping the source attributes.
+
+    The lift comes from the lift cache when it has one for the source text
+    (key: SHA-256 of the dialect version and the text): first the bundled
+    index (`kernels/lift-cache.json` of the source tree, or `cache-index`),
+    then the user cache (`cache-dir`, `$CUIR_LIFT_CACHE`, default
+    `~/.cache/cuir/lift`). Otherwise an LLM lifts it in a closed loop: the
+    prompt (lib/Lift/prompts) asks for syntax annotation, code-to-worker
+    mapping and primitive lifting, carrying the dialect reference and the
+    execution semantics; the answer's ```mlir block is parsed, verified, its
+    locations checked against the source (`cuir-check-locations` with
+    `require-all`) and validated by the `validate` pipeline. Any failure goes
+    back to the model with the diagnostics, for at most `max-rounds` rounds;
+    each round is reported on stderr. A verified lift is stored in the user
+    cache.
+
+    The LLM is configured by options or the environment (`CUIR_LLM_PROVIDER`,
+    `CUIR_LLM_ENDPOINT`, `CUIR_LLM_MODEL`, ...); the API key only by the
+    environment (`CUIR_LLM_API_KEY`, `OPENAI_API_KEY`, `ANTHROPIC_API_KEY`).
+    Negative or zero numeric options defer to the environment, then to the
+    defaults. See docs/Lift.md.
+
+    ```
+    cuir-opt kernels/sm80/flash_fwd.cu --lift -o flash_fwd.cuir.mlir
+    CUIR_LLM_PROVIDER=openai CUIR_LLM_ENDPOINT=http://localhost:8000/v1 \
+      CUIR_LLM_MODEL=qwen3 cuir-opt new_kernel.cu --lift="max-rounds=6"
+    ```
+  }];
+  let dependentDialects = ["::mlir::cuir::CuIRDialect"];
+  let options = [
+    Option<"provider", "provider", "std::string", /*default=*/"\"\"",
+           "LLM provider: openai (any OpenAI-compatible server), anthropic, "
+           "replay or none (default: $CUIR_LLM_PROVIDER; openai if only an "
+           "endpoint is set)">,
+    Option<"endpoint", "endpoint", "std::string", /*default=*/"\"\"",
+           "Chat endpoint URL or base URL (default: $CUIR_LLM_ENDPOINT, else "
+           "the provider's public API)">,
+    Option<"model", "model", "std::string", /*default=*/"\"\"",
+           "Model name (default: $CUIR_LLM_MODEL)">,
+    Option<"temperature", "temperature", "double", /*default=*/"-1.0",
+           "Sampling temperature (negative: $CUIR_LLM_TEMPERATURE, else 0)">,
+    Option<"maxTokens", "max-tokens", "int", /*default=*/"0",
+           "Token limit of an answer (0: $CUIR_LLM_MAX_TOKENS, else 16384 "
+           "for anthropic and the server's own limit for openai)">,
+    Option<"timeout", "timeout", "double", /*default=*/"0.0",
+           "Seconds one HTTP request may take (0: $CUIR_LLM_TIMEOUT, else "
+           "600)">,
+    Option<"maxRetries", "max-retries", "int", /*default=*/"-1",
+           "Retries of a request after 429, 5xx, a timeout or a dropped "
+           "connection (negative: $CUIR_LLM_MAX_RETRIES, else 4)">,
+    Option<"backoffMs", "backoff-ms", "int", /*default=*/"-1",
+           "First retry delay in ms, doubled on each retry (negative: "
+           "$CUIR_LLM_BACKOFF_MS, else 1000)">,
+    Option<"maxBackoffMs", "max-backoff-ms", "int", /*default=*/"-1",
+           "Longest retry delay in ms, and the longest Retry-After honoured "
+           "(negative: $CUIR_LLM_MAX_BACKOFF_MS, else 60000)">,
+    Option<"replayFile", "replay-file", "std::string", /*default=*/"\"\"",
+           "JSON-lines file of recorded exchanges for provider=replay "
+           "(default: $CUIR_LLM_REPLAY_FILE)">,
+    Option<"recordFile", "record-file", "std::string", /*default=*/"\"\"",
+           "Append every exchange to this JSON-lines file, for replay "
+           "(default: $CUIR_LLM_RECORD_FILE)">,
+    Option<"maxRounds", "max-rounds", "unsigned", /*default=*/"4",
+           "Most answers to ask for before giving up">,
+    Option<"validate", "validate", "std::string", /*default=*/"\"\"",
+           "Pass pipeline that must accept a candidate after the location "
+           "check, e.g. cuir-interpret{...}; its diagnostics are the "
+           "feedback">,
+    Option<"cacheIndex", "cache-index", "std::string", /*default=*/"\"\"",
+           "Bundled lift-cache index (default: kernels/lift-cache.json of "
+           "the source tree)">,
+    Option<"cacheDir", "cache-dir", "std::string", /*default=*/"\"\"",
+           "User lift cache (default: $CUIR_LIFT_CACHE, else "
+           "~/.cache/cuir/lift)">,
+    Option<"useCache", "use-cache", "bool", /*default=*/"true",
+           "Look in the lift cache before asking the LLM (a new lift is "
+           "stored either way)">,
+    Option<"dumpPrompt", "dump-prompt", "std::string", /*default=*/"\"\"",
+           "Write the first round's prompt (system and user message) to "
+           "this file">
+  ];
+}
+
 #endif // CUIR_PASSES_TD

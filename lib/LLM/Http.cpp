@@ -3,6 +3,7 @@
 #include "Http.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Process.h"
 
@@ -129,7 +130,8 @@ HttpResult mlir::cuir::llm::httpPost(StringRef url,
   case CURLE_OPERATION_TIMEDOUT:
     result.kind = HttpResult::Timeout;
     result.error = "no complete answer within " +
-                   llvm::formatv("{0}", timeoutSeconds).str() +
+                   llvm::formatv("{0}", llvm::format("%g", timeoutSeconds))
+                       .str() +
                    " s (timeout; " + detail + ")";
     break;
   case CURLE_COULDNT_CONNECT:

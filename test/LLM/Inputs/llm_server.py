@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """A scripted chat-completions server on 127.0.0.1 for the lift tests.
 
-    llm_server.py --script SCRIPT.json --log LOG -- COMMAND ARGS...
+    llm_server.py --responses JSON [--base DIR] --log LOG -- COMMAND ARGS...
 
 binds a free port, runs COMMAND with every "{url}" in its arguments replaced
 by http://127.0.0.1:<port>, answers the command's requests from the script in
 order, writes each request to LOG, and exits with the command's exit status.
 
-The script is {"responses": [STEP, ...]}; a STEP is an object with
+The responses are a JSON list [STEP, ...]; a STEP is an object with
   "openai": TEXT        a chat-completions answer whose content is TEXT
   "anthropic": TEXT     a messages-API answer whose text is TEXT
   "finish_reason"/"stop_reason": the reason sent with it (default: stop,
@@ -17,7 +17,8 @@ The script is {"responses": [STEP, ...]}; a STEP is an object with
   "headers": {...}      extra response headers (e.g. Retry-After)
   "delay": SECONDS      wait before answering (to provoke a timeout)
   "drop": true          close the connection without any answer
-TEXT starting with "@" names a file relative to the script's directory.
+TEXT starting with "@" names a file relative to --base (default: the
+directory of this script).
 Requests beyond the script get HTTP 418, which the client does not retry.
 """
 
@@ -65,14 +66,15 @@ def log_request(log, number, path, headers, body):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--script", required=True)
+    parser.add_argument("--responses", required=True)
+    parser.add_argument("--base", default=os.path.dirname(
+        os.path.abspath(__file__)))
     parser.add_argument("--log", required=True)
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
-    base = os.path.dirname(os.path.abspath(args.script))
-    with open(args.script, encoding="utf-8") as f:
-        steps = json.load(f)["responses"]
+    base = args.base
+    steps = json.loads(args.responses)
     log = open(args.log, "w", encoding="utf-8")
     lock = threading.Lock()
     served = [0]
