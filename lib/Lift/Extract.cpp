@@ -92,6 +92,16 @@ Expected<std::string> mlir::cuir::lift::extractMLIR(StringRef answer) {
                "with ```mlir";
     return createStringError(message);
   }
+  // Analysis that quotes a snippet besides the module: the module is the
+  // one block with a kernel in it.
+  if (mlirBlocks.size() > 1) {
+    SmallVector<const Block *> kernels;
+    for (const Block *block : mlirBlocks)
+      if (StringRef(block->text).contains("cuir.kernel"))
+        kernels.push_back(block);
+    if (kernels.size() == 1)
+      mlirBlocks = kernels;
+  }
   if (mlirBlocks.size() > 1)
     return createStringError(
         "the answer has " + Twine(mlirBlocks.size()) +

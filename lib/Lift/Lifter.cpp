@@ -4,6 +4,7 @@
 #include "cuir/Lift/Extract.h"
 #include "cuir/Lift/Prompt.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir::cuir;
@@ -53,6 +54,10 @@ llvm::Expected<LiftResult> mlir::cuir::lift::runLiftLoop(
     }
     if (last.accepted) {
       progress(tag + ": accepted");
+      // What the checks had to say (e.g. the interpreter's error bounds).
+      for (StringRef line : llvm::split(StringRef(last.problems).trim(), '\n'))
+        if (!line.trim().empty())
+          progress("  " + line);
       return LiftResult{std::move(*mlir), round};
     }
     progress(tag + ": rejected, " + last.stage + ": " +

@@ -126,7 +126,7 @@ Verdict mlir::cuir::lift::checkCandidate(MLIRContext *context,
     }
   }
   accepted = std::move(module);
-  return {true, "", ""};
+  return {true, "", capture.takeReport()};
 }
 
 llvm::Expected<OwningOpRef<ModuleOp>>

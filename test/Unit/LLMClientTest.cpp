@@ -117,8 +117,7 @@ TEST(WireFormatTest, AnthropicRequest) {
   config.model = "claude";
   config.maxTokens = 16384;
   config.temperature = 0.5;
-  std::string body =
-      encodeRequest(Provider::Anthropic, config, makeRequest());
+  std::string body = encodeRequest(Provider::Anthropic, config, makeRequest());
   EXPECT_EQ(body, R"({"max_tokens":16384,"messages":[)"
                   R"({"content":"lift \"this\"\n","role":"user"},)"
                   R"({"content":"```mlir\n```","role":"assistant"},)"
@@ -144,8 +143,9 @@ TEST(WireFormatTest, OpenAIAnswers) {
   EXPECT_EQ(ok->finishReason, "stop");
 
   auto parts = decodeResponse(
-      Provider::OpenAI, R"({"choices":[{"message":{"content":[)"
-                        R"({"type":"text","text":"a"},{"type":"text","text":"b"}]}}]})");
+      Provider::OpenAI,
+      R"({"choices":[{"message":{"content":[)"
+      R"({"type":"text","text":"a"},{"type":"text","text":"b"}]}}]})");
   ASSERT_TRUE(bool(parts)) << llvm::toString(parts.takeError());
   EXPECT_EQ(parts->text, "ab");
 
@@ -198,8 +198,9 @@ TEST(WireFormatTest, AnthropicAnswers) {
 }
 
 TEST(WireFormatTest, ErrorBodiesAndRedaction) {
-  EXPECT_EQ(describeErrorBody(R"({"error":{"message":"bad key","type":"auth"}})"),
-            "auth: bad key");
+  EXPECT_EQ(
+      describeErrorBody(R"({"error":{"message":"bad key","type":"auth"}})"),
+      "auth: bad key");
   EXPECT_EQ(describeErrorBody(R"({"error":"plain"})"), "plain");
   EXPECT_EQ(describeErrorBody("  <html>oops</html>\n"), "<html>oops</html>");
   EXPECT_EQ(describeErrorBody(std::string(1000, 'x'), 10), "xxxxxxxxxx...");

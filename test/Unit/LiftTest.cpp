@@ -74,9 +74,19 @@ TEST(ExtractTest, Problems) {
   EXPECT_NE(errorOf(extractMLIR("```mlir\na\n```\ntext\n```mlir\nb\n```\n"))
                 .find("has 2 ```mlir code blocks (starting on lines 1 and 5)"),
             std::string::npos);
-  EXPECT_NE(errorOf(extractMLIR("intro\n```mlir\ncuir.kernel @k(")).find(
-                "starts on line 2 is never closed (was the answer cut off?)"),
+  // Of several blocks, the one with the kernel; two kernels are ambiguous.
+  auto snippet = extractMLIR("Step 1: `x` is\n```mlir\n%a = cuir.alloc\n```\n"
+                             "Step 3:\n```mlir\ncuir.kernel @k\n```\n");
+  ASSERT_TRUE(bool(snippet)) << llvm::toString(snippet.takeError());
+  EXPECT_EQ(*snippet, "cuir.kernel @k\n");
+  EXPECT_NE(errorOf(extractMLIR("```mlir\ncuir.kernel @a\n```\n"
+                                "```mlir\ncuir.kernel @b\n```\n"))
+                .find("has 2 ```mlir code blocks"),
             std::string::npos);
+  EXPECT_NE(
+      errorOf(extractMLIR("intro\n```mlir\ncuir.kernel @k("))
+          .find("starts on line 2 is never closed (was the answer cut off?)"),
+      std::string::npos);
   EXPECT_NE(errorOf(extractMLIR("```mlir\n  \n```\n")).find("is empty"),
             std::string::npos);
 }
@@ -160,14 +170,14 @@ TEST_F(TempDirTest, IndexErrors) {
             std::string::npos);
   std::string entry = R"({"key": ")" + std::string(kKeyA) +
                       R"(", "source": "a.cu", "cuir": "a.mlir"})";
-  EXPECT_NE(loadError(R"({"version": 1, "entries": [)" + entry + "," + entry +
-                      "]}")
-                .find("is listed twice"),
-            std::string::npos);
-  EXPECT_NE(llvm::toString(
-                LiftCacheIndex::load(path("missing.json")).takeError())
-                .find("cannot read the lift-cache index"),
-            std::string::npos);
+  EXPECT_NE(
+      loadError(R"({"version": 1, "entries": [)" + entry + "," + entry + "]}")
+          .find("is listed twice"),
+      std::string::npos);
+  EXPECT_NE(
+      llvm::toString(LiftCacheIndex::load(path("missing.json")).takeError())
+          .find("cannot read the lift-cache index"),
+      std::string::npos);
 }
 
 TEST_F(TempDirTest, AtomicWriteCreatesDirectories) {
@@ -264,8 +274,9 @@ Verdict acceptGood(StringRef mlir, unsigned) {
 TEST(LiftLoopTest, ConvergesInTheSecondRound) {
   ScriptedClient client({"```mlir\nbad\n```", "fixed:\n```mlir\ngood\n```"});
   std::vector<std::string> lines;
-  auto result = runLiftLoop(client, "sys", "lift it", 4, acceptGood,
-                            [&](const llvm::Twine &t) { lines.push_back(t.str()); });
+  auto result =
+      runLiftLoop(client, "sys", "lift it", 4, acceptGood,
+                  [&](const llvm::Twine &t) { lines.push_back(t.str()); });
   ASSERT_TRUE(bool(result)) << llvm::toString(result.takeError());
   EXPECT_EQ(result->mlir, "good\n");
   EXPECT_EQ(result->round, 2u);
@@ -284,6 +295,21 @@ TEST(LiftLoopTest, ConvergesInTheSecondRound) {
   EXPECT_EQ(lines[1], "round 1/4: rejected, it does not verify: error: bad op");
 }
 
+TEST(LiftLoopTest, ReportsWhatTheChecksSaidOnAcceptance) {
+  ScriptedClient client({"```mlir\ngood\n```"});
+  std::vector<std::string> lines;
+  auto result = runLiftLoop(
+      client, "sys", "lift it", 4,
+      [](StringRef, unsigned) {
+        return Verdict{true, "", "k.cu:3:1: remark: max abs error 1e-3\n"};
+      },
+      [&](const llvm::Twine &t) { lines.push_back(t.str()); });
+  ASSERT_TRUE(bool(result)) << llvm::toString(result.takeError());
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[1], "round 1/4: accepted");
+  EXPECT_EQ(lines[2], "  k.cu:3:1: remark: max abs error 1e-3");
+}
+
 TEST(LiftLoopTest, GivesUpAfterMaxRounds) {
   ScriptedClient client({"no code", "```mlir\nbad\n```", "```mlir\ngood\n```"});
   auto result = runLiftLoop(client, "sys", "lift it", 2, acceptGood,
@@ -291,11 +317,13 @@ TEST(LiftLoopTest, GivesUpAfterMaxRounds) {
   ASSERT_FALSE(bool(result));
   EXPECT_EQ(client.requests.size(), 2u);
   // The first rejection was about the missing block; the feedback said so.
-  EXPECT_NE(client.requests[1].messages[2].content.find("no ```mlir code block"),
-            std::string::npos);
+  EXPECT_NE(
+      client.requests[1].messages[2].content.find("no ```mlir code block"),
+      std::string::npos);
   std::string message = llvm::toString(result.takeError());
-  EXPECT_EQ(message, "no valid CuIR after 2 rounds; the last answer was "
-                     "rejected, it does not verify:\nerror: bad op\nnote: here");
+  EXPECT_EQ(message,
+            "no valid CuIR after 2 rounds; the last answer was "
+            "rejected, it does not verify:\nerror: bad op\nnote: here");
 }
 
 TEST(LiftLoopTest, ClientErrorsEndTheLoop) {

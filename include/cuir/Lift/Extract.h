@@ -11,9 +11,10 @@
 namespace mlir::cuir::lift {
 
 /// Returns the contents of the one fenced code block labelled `mlir`
-/// (```mlir or ~~~mlir, any case) in a Markdown answer. No such block, more
-/// than one, an unclosed one (a truncated answer) or an empty one is an error
-/// whose message can be shown to the model.
+/// (```mlir or ~~~mlir, any case) in a Markdown answer; of several, the one
+/// that contains a `cuir.kernel`, if only one does. No such block, several
+/// candidates, an unclosed block (a truncated answer) or an empty one is an
+/// error whose message can be shown to the model.
 llvm::Expected<std::string> extractMLIR(llvm::StringRef answer);
 
 } // namespace mlir::cuir::lift

@@ -23,7 +23,8 @@ struct Verdict {
   bool accepted = false;
   /// Where it failed, as a phrase: "it does not parse", ...
   std::string stage;
-  /// The diagnostics or report, as the model will see them.
+  /// The diagnostics or report, as the model will see them; for an
+  /// accepted candidate, the warnings and remarks of the checks, if any.
   std::string problems;
 };
 
