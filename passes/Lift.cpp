@@ -239,12 +239,15 @@ void LiftPass::runOnOperation() {
   llvm::Expected<std::string> system = buildSystemPrompt();
   llvm::Expected<std::string> first =
       buildLiftPrompt(sourceName, textAttr.getValue());
-  if (!system || !first) {
+  for (llvm::Expected<std::string> *prompt : {&system, &first}) {
+    if (*prompt)
+      continue;
     emitError(sourceLoc) << "cannot build the lift prompt: "
-                         << llvm::toString(system ? first.takeError()
-                                                  : system.takeError());
-    return signalPassFailure();
+                         << llvm::toString(prompt->takeError());
+    signalPassFailure();
   }
+  if (!system || !first)
+    return;
   if (!dumpPrompt.empty()) {
     std::string dump =
         "<<<< system >>>>\n" + *system + "\n<<<< user >>>>\n" + *first;
