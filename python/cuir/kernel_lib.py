@@ -1,9 +1,11 @@
 """ctypes bindings of CuIR's attention kernel libraries (kernels/include/cuir/attention_params.h).
 
-    from cuir.kernel_lib import flash_fwd_sm80
+    from cuir.kernel_lib import flash_fwd_sm80, flash_fwd_sm90
     out, lse = flash_fwd_sm80(q, k, v, causal=True)          # q: [B, Nq, Hq, d], k/v: [B, Nkv, Hkv, d]
+    out, lse = flash_fwd_sm90(q, k, v, causal=True)          # the Hopper kernel (sm_90a), same contract
 
-The library is looked up in $CUIR_FLASH_FWD_SM80_LIB, then in <repo>/build/kernels/sm80/. Tensors are torch
+The sm_80 library is looked up in $CUIR_FLASH_FWD_SM80_LIB, then in <repo>/build/kernels/sm80/; the sm_90
+one in $CUIR_FLASH_FWD_SM90_LIB, then in <repo>/build/kernels/sm90/. Tensors are torch
 CUDA tensors (bf16 or fp16, head dim contiguous, any other strides that are multiples of 8 elements); the kernel
 runs on torch's current stream. ctypes and torch are imported lazily so that this module imports anywhere.
 """
@@ -56,8 +58,13 @@ def _repo_root():
     return pathlib.Path(__file__).resolve().parents[2]
 
 
+# The kernels' C entry points (kernel name -> symbol) and the variables that override their library paths.
+ENTRY_POINTS = {"sm80": "cuir_flash_fwd_sm80", "sm90": "cuir_flash_fwd_sm90"}
+LIBRARY_ENV = {"sm80": "CUIR_FLASH_FWD_SM80_LIB", "sm90": "CUIR_FLASH_FWD_SM90_LIB"}
+
+
 def default_library_path(name="libcuir_flash_fwd_sm80.so", subdir="sm80"):
-    env = os.environ.get("CUIR_FLASH_FWD_SM80_LIB")
+    env = os.environ.get(LIBRARY_ENV.get(subdir, "CUIR_FLASH_FWD_SM80_LIB"))
     if env:
         return pathlib.Path(env)
     return _repo_root() / "build" / "kernels" / subdir / name
@@ -66,13 +73,15 @@ def default_library_path(name="libcuir_flash_fwd_sm80.so", subdir="sm80"):
 _LIBS = {}
 
 
-def load_library(path=None):
-    """Load (once) a kernel library and check that its params struct matches this binding."""
-    path = pathlib.Path(path) if path else default_library_path()
+def load_library(path=None, kernel="sm80"):
+    """Load (once) a kernel library and check that its params struct matches this binding.
+
+    kernel ("sm80" or "sm90") picks the default path when path is None."""
+    path = pathlib.Path(path) if path else default_library_path(f"libcuir_flash_fwd_{kernel}.so", kernel)
     key = str(path)
     if key not in _LIBS:
         if not path.exists():
-            raise FileNotFoundError(f"{path} not found: build it with `cmake --build build --target cuir_flash_fwd_sm80`")
+            raise FileNotFoundError(f"{path} not found: build it with `cmake --build build --target cuir_flash_fwd_{kernel}`")
         lib = ctypes.CDLL(str(path))
         lib.cuir_attention_params_sizeof.restype = ctypes.c_int
         lib.cuir_attention_params_sizeof.argtypes = []
@@ -80,8 +89,10 @@ def load_library(path=None):
         if size != ctypes.sizeof(AttentionParams):
             raise RuntimeError(f"{path}: sizeof(cuir_attention_params) is {size}, the binding has "
                                f"{ctypes.sizeof(AttentionParams)}")
-        lib.cuir_flash_fwd_sm80.restype = ctypes.c_int
-        lib.cuir_flash_fwd_sm80.argtypes = [ctypes.POINTER(AttentionParams), ctypes.c_void_p]
+        for symbol in ENTRY_POINTS.values():
+            if hasattr(lib, symbol):
+                getattr(lib, symbol).restype = ctypes.c_int
+                getattr(lib, symbol).argtypes = [ctypes.POINTER(AttentionParams), ctypes.c_void_p]
         _LIBS[key] = lib
     return _LIBS[key]
 
@@ -161,4 +172,35 @@ def flash_fwd_sm80(q, k, v, causal=False, softmax_scale=None, out=None, lse=None
         lib = load_library(lib)
     with torch.cuda.device(q.device):
         launch_flash_fwd_sm80(params, lib=lib)
+    return (out, lse) if return_lse else out
+
+
+def launch_flash_fwd_sm90(params, stream=None, lib=None):
+    """Call cuir_flash_fwd_sm90 on a filled AttentionParams; raises KernelError on a non-zero return."""
+    import torch
+    lib = lib or load_library(kernel="sm90")
+    if stream is None:
+        stream = torch.cuda.current_stream().cuda_stream
+    rc = lib.cuir_flash_fwd_sm90(ctypes.byref(params), ctypes.c_void_p(stream))
+    if rc != 0:
+        raise KernelError(rc, "cuir_flash_fwd_sm90")
+
+
+def flash_fwd_sm90(q, k, v, causal=False, softmax_scale=None, out=None, lse=None, return_lse=True, layout="bnhd",
+                   lib=None):
+    """Attention forward through the sm_90a kernel (Hopper); arguments and results as flash_fwd_sm80."""
+    import torch
+    if layout not in ("bnhd", "bhnd"):
+        raise ValueError("layout: 'bnhd' or 'bhnd'")
+    if out is None:
+        out = torch.empty_like(q)
+    view = (lambda t: t.transpose(1, 2)) if layout == "bhnd" else (lambda t: t)
+    qv, kv, vv, ov = view(q), view(k), view(v), view(out)
+    if lse is None and return_lse:
+        lse = torch.empty(qv.shape[0], qv.shape[2], qv.shape[1], device=q.device, dtype=torch.float32)
+    params = make_params(qv, kv, vv, ov, lse, causal=causal, softmax_scale=softmax_scale)
+    if lib is not None and not isinstance(lib, ctypes.CDLL):
+        lib = load_library(lib, kernel="sm90")
+    with torch.cuda.device(q.device):
+        launch_flash_fwd_sm90(params, lib=lib)
     return (out, lse) if return_lse else out

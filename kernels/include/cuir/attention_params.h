@@ -90,6 +90,12 @@ CUIR_KERNEL_API int cuir_attention_params_sizeof(void);
  */
 CUIR_KERNEL_API int cuir_flash_fwd_sm80(const cuir_attention_params *params, void *stream);
 
+/*
+ * FA3-class forward pass on sm_90a (Hopper: TMA, wgmma, warp-specialized; kernels/sm90/flash_fwd.cu).
+ * Same contract, argument checks and return values as cuir_flash_fwd_sm80.
+ */
+CUIR_KERNEL_API int cuir_flash_fwd_sm90(const cuir_attention_params *params, void *stream);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -1,0 +1,678 @@
+// flash_fwd.cu: CuIR's FA3-class attention forward kernel for Hopper (sm_90a: TMA, wgmma, setmaxnreg).
+//
+// One thread block computes BLOCK_M = 128 query rows of one (batch, query head) against all the keys those
+// rows may see, streaming K and V through a ring of shared-memory stages filled by TMA:
+//
+//   warpgroup 0 (producer): one elected thread issues every TMA copy (Q once, then K and V tile by tile into
+//                           the ring), each completing on its stage's "full" mbarrier; it waits on the stage's
+//                           "empty" mbarrier before overwriting it. setmaxnreg gives its registers away.
+//   warpgroups 1, 2 (consumers): each owns 64 of the 128 query rows (the M = 64 of wgmma) and runs
+//       S  = Q K^T              wgmma, Q and K from shared memory, fp32 accumulators in registers
+//       ---- the score tile is complete after its wgmma wait; masking steps mask it here ----
+//       online softmax          row max / row sum in registers, P = exp2(S * scale*log2e - max)
+//       O += P V                wgmma, P converted to 16 bits in registers as the A operand, V from shared memory
+//     and finally O / row_sum and LSE = max * scale + ln(row_sum).
+//
+// Overlap (FlashAttention-3's schedule):
+//   - intra-warpgroup: step i issues S_i = Q K_i^T and then O += P_{i-1} V_{i-1} back to back; the softmax of
+//     S_i runs while P_{i-1} V_{i-1} is still on the tensor cores (consumer_step);
+//   - ping-pong between the two consumer warpgroups (CUIR_SM90_PINGPONG): a pair of named barriers lets only
+//     one warpgroup at a time issue its GEMMs, so that one warpgroup's softmax runs while the other's GEMMs do.
+//
+// KV tiles are visited from the last one (n_block_max - 1) down to 0, as in the sm_80 kernel: the tiles that
+// need a mask (the ragged last tile, and for causal the tiles that cross the diagonal) come first as "masking
+// steps", then the rest as "unmasked steps" with no mask arithmetic. Visit i (0, 1, ...) of a block uses ring
+// stage i % STAGES with phase parity (i / STAGES) % 2, for K and V alike.
+//
+// Shared memory: every tile is stored as TMA writes it with 128-byte swizzle, in slabs of 64 columns
+// (128 bytes): Q [HEAD_DIM/64][BLOCK_M][64], K and V [STAGES][HEAD_DIM/64][BLOCK_N][64] (see
+// sm90_primitives.cuh for the layout and the wgmma descriptors), then the mbarriers. Out-of-bounds rows
+// (ragged Nq, Nkv) are zero-filled by TMA, and the mask sets their scores to -inf.
+//
+// Grid: (query blocks, Hq, B) for full attention; (Hq, query blocks from the heaviest down, B) for causal.
+#include <cuda.h>  // CUtensorMap and its enums only: cuTensorMapEncodeTiled is found at run time, no -lcuda
+#include <cudaTypedefs.h>
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "cuir/attention_params.h"
+#include "sm90_primitives.cuh"
+
+// Tuning knobs (compile-time; the defaults are the shipped configuration).
+#ifndef CUIR_SM90_BLOCK_N_D128
+#define CUIR_SM90_BLOCK_N_D128 128  // keys per KV tile at head dim 128 (64 x BLOCK_N scores per warpgroup)
+#endif
+#ifndef CUIR_SM90_STAGES_D128
+#define CUIR_SM90_STAGES_D128 2  // ring stages at head dim 128
+#endif
+#ifndef CUIR_SM90_STAGES_D64
+#define CUIR_SM90_STAGES_D64 4  // ring stages at head dim 64
+#endif
+#ifndef CUIR_SM90_PINGPONG
+#define CUIR_SM90_PINGPONG 1  // 1: the consumer warpgroups take turns issuing GEMMs (named barriers)
+#endif
+
+namespace cuir_sm90 {
+
+constexpr float kNegInf = -__builtin_huge_valf();
+constexpr float kLog2e = 1.4426950408889634f;
+constexpr float kLn2 = 0.6931471805599453f;
+
+template <Element ELEMENT_, int HEAD_DIM_>
+struct FlashFwdTraits {
+  static constexpr Element ELEMENT = ELEMENT_;
+  static constexpr int HEAD_DIM = HEAD_DIM_;
+  static constexpr int NUM_CONSUMERS = 2;                   // consumer warpgroups
+  static constexpr int WG_ROWS = 64;                        // query rows per consumer warpgroup (wgmma M)
+  static constexpr int BLOCK_M = NUM_CONSUMERS * WG_ROWS;   // query rows per thread block
+  static constexpr int BLOCK_N = HEAD_DIM == 128 ? CUIR_SM90_BLOCK_N_D128 : 128;  // keys per KV tile
+  static constexpr int STAGES = HEAD_DIM == 128 ? CUIR_SM90_STAGES_D128 : CUIR_SM90_STAGES_D64;
+  static constexpr int NUM_CONSUMER_THREADS = NUM_CONSUMERS * 128;
+  static constexpr int NUM_THREADS = 128 + NUM_CONSUMER_THREADS;
+  static constexpr int PRODUCER_REGS = 24;   // setmaxnreg: 128 x 24 + 256 x 240 <= 65536
+  static constexpr int CONSUMER_REGS = 240;
+  static constexpr bool PINGPONG = CUIR_SM90_PINGPONG != 0;
+  static constexpr int SLABS = HEAD_DIM / 64;               // 64-column (128-byte) slabs of a tile
+  static constexpr int Q_SLAB_BYTES = BLOCK_M * 128;
+  static constexpr int KV_SLAB_BYTES = BLOCK_N * 128;
+  static constexpr int Q_TILE_BYTES = SLABS * Q_SLAB_BYTES;
+  static constexpr int KV_TILE_BYTES = SLABS * KV_SLAB_BYTES;
+  static constexpr int S_REGS = BLOCK_N / 2;                // fp32 registers per thread of a 64 x BLOCK_N tile
+  static constexpr int O_REGS = HEAD_DIM / 2;               // ... of the 64 x HEAD_DIM output tile
+  static constexpr int P_REGS = BLOCK_N / 4;                // 16x2 registers per thread of P
+  static constexpr int QK_K_STEPS = HEAD_DIM / 16;          // wgmma k-steps of Q K^T
+  static constexpr int PV_K_STEPS = BLOCK_N / 16;           // wgmma k-steps of P V
+  static constexpr int CHUNKS_PER_ROW = HEAD_DIM / 8;       // 16-byte chunks per row
+  // Shared memory, as offsets from a 1024-byte aligned base.
+  static constexpr int SQ_OFFSET = 0;
+  static constexpr int SK_OFFSET = SQ_OFFSET + Q_TILE_BYTES;
+  static constexpr int SV_OFFSET = SK_OFFSET + STAGES * KV_TILE_BYTES;
+  static constexpr int BAR_OFFSET = SV_OFFSET + STAGES * KV_TILE_BYTES;
+  static constexpr int SMEM_BYTES = BAR_OFFSET + 8 * (1 + 4 * STAGES) + 1024;  // + 1 KB for the alignment
+  static_assert(HEAD_DIM == 64 || HEAD_DIM == 128, "head dim 64 or 128");
+  static_assert(BLOCK_N % 16 == 0 && BLOCK_N <= 256, "BLOCK_N: whole k16 steps, one TMA box");
+  static_assert(SMEM_BYTES <= 227 * 1024, "shared memory");
+};
+
+// The mbarriers, in shared memory after the tiles.
+template <int STAGES>
+struct Barriers {
+  uint64_t q_full;            // Q landed (TMA transaction bytes)
+  uint64_t k_full[STAGES];    // K tile of the stage landed
+  uint64_t v_full[STAGES];    // V tile of the stage landed
+  uint64_t k_empty[STAGES];   // every consumer thread is done reading the stage's K tile
+  uint64_t v_empty[STAGES];   // ... the stage's V tile
+};
+
+// Named barriers of the ping-pong (id 0 is __syncthreads): consumer c waits on PINGPONG_BARRIER + c.
+constexpr int PINGPONG_BARRIER = 1;
+
+struct BlockIndex {
+  int m_block;  // query block: rows [m_block * BLOCK_M, +BLOCK_M)
+  int head_q;   // query head
+  int batch;
+};
+
+// Grid: full attention runs x = query block (fastest), y = query head, z = batch, so that consecutive blocks
+// share K and V in L2. Causal runs x = query head (fastest), y = query block taken from the last (heaviest:
+// it sees the most keys) down, z = batch, so that the heavy blocks go first and the light ones fill the tail.
+template <bool IS_CAUSAL>
+__device__ __forceinline__ BlockIndex block_index() {
+  if constexpr (IS_CAUSAL)
+    return BlockIndex{static_cast<int>(gridDim.y - 1 - blockIdx.y), static_cast<int>(blockIdx.x),
+                      static_cast<int>(blockIdx.z)};
+  return BlockIndex{static_cast<int>(blockIdx.x), static_cast<int>(blockIdx.y), static_cast<int>(blockIdx.z)};
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Producer: one thread issues every TMA copy of the block.
+// ---------------------------------------------------------------------------------------------------
+
+// Load the K or V tile of visit i (KV tile n_block_max - 1 - i) into ring stage i % STAGES, once every
+// consumer thread has released that stage's previous contents.
+template <class T>
+__device__ __forceinline__ void producer_load_kv(const CUtensorMap *tensor_map, uint32_t tile_offset,
+                                                 unsigned char *smem, uint64_t *full, uint64_t *empty, int i,
+                                                 int n_block_max, int head_kv, int batch) {
+  const int stage = i % T::STAGES;
+  const uint32_t phase = (i / T::STAGES) % 2;
+  mbarrier_wait(&empty[stage], phase ^ 1);  // the first round passes at once (fresh barrier)
+  mbarrier_arrive_expect_tx(&full[stage], T::KV_TILE_BYTES);
+  const int row = (n_block_max - 1 - i) * T::BLOCK_N;
+#pragma unroll
+  for (int slab = 0; slab < T::SLABS; ++slab)
+    tma_load_4d(smem + tile_offset + stage * T::KV_TILE_BYTES + slab * T::KV_SLAB_BYTES, tensor_map, slab * 64, row,
+                head_kv, batch, &full[stage]);
+}
+
+template <class T>
+__device__ __forceinline__ void producer(const CUtensorMap *tma_q, const CUtensorMap *tma_k, const CUtensorMap *tma_v,
+                                         unsigned char *smem, Barriers<T::STAGES> *bars, const BlockIndex &block,
+                                         int head_kv, int n_block_max) {
+  // Q: once.
+  mbarrier_arrive_expect_tx(&bars->q_full, T::Q_TILE_BYTES);
+#pragma unroll
+  for (int slab = 0; slab < T::SLABS; ++slab)
+    tma_load_4d(smem + T::SQ_OFFSET + slab * T::Q_SLAB_BYTES, tma_q, slab * 64, block.m_block * T::BLOCK_M,
+                block.head_q, block.batch, &bars->q_full);
+  // K of visit i, then V of visit i - 1: the order in which the consumers wait for them.
+  for (int i = 0; i <= n_block_max; ++i) {
+    if (i < n_block_max)
+      producer_load_kv<T>(tma_k, T::SK_OFFSET, smem, bars->k_full, bars->k_empty, i, n_block_max, head_kv, block.batch);
+    if (i >= 1)
+      producer_load_kv<T>(tma_v, T::SV_OFFSET, smem, bars->v_full, bars->v_empty, i - 1, n_block_max, head_kv,
+                          block.batch);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Consumers: GEMMs, mask, online softmax.
+// ---------------------------------------------------------------------------------------------------
+
+// Issue S = Q K^T for this warpgroup's 64 rows (async; one wgmma-group). q_rows: shared address of the
+// warpgroup's first Q row in slab 0; k_tile: shared address of the K tile. k-step kk reads columns
+// 16kk .. 16kk+15: slab kk / 4, 32 bytes in per step inside the (swizzled) 128-byte rows.
+template <class T>
+__device__ __forceinline__ void gemm_qk(float (&acc_s)[T::S_REGS], uint32_t q_rows, uint32_t k_tile) {
+  fence_operands(acc_s);
+  wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < T::QK_K_STEPS; ++kk) {
+    const uint64_t desc_q = desc_k_major(q_rows + (kk / 4) * T::Q_SLAB_BYTES + (kk % 4) * 32);
+    const uint64_t desc_k = desc_k_major(k_tile + (kk / 4) * T::KV_SLAB_BYTES + (kk % 4) * 32);
+    if (kk == 0)
+      wgmma_ss<T::ELEMENT, T::BLOCK_N, true>(acc_s, desc_q, desc_k);  // S = Q K^T (no accumulator read)
+    else
+      wgmma_ss<T::ELEMENT, T::BLOCK_N, false>(acc_s, desc_q, desc_k);
+  }
+  wgmma_commit_group();
+  fence_operands(acc_s);
+}
+
+// Issue O += P V (async; one wgmma-group): P from registers, V [BLOCK_N keys][HEAD_DIM] from shared memory
+// as an MN-major B operand; k-step kk reads keys 16kk .. 16kk+15 (2048 bytes further in every slab).
+template <class T>
+__device__ __forceinline__ void gemm_pv(float (&acc_o)[T::O_REGS], uint32_t (&p_frag)[T::P_REGS], uint32_t v_tile) {
+  fence_operands(acc_o);
+  fence_operands(p_frag);
+  wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < T::PV_K_STEPS; ++kk) {
+    const uint32_t a[4] = {p_frag[4 * kk], p_frag[4 * kk + 1], p_frag[4 * kk + 2], p_frag[4 * kk + 3]};
+    wgmma_rs<T::ELEMENT, T::HEAD_DIM>(acc_o, a, desc_mn_major(v_tile + kk * 16 * 128, T::KV_SLAB_BYTES));
+  }
+  wgmma_commit_group();
+  fence_operands(acc_o);
+}
+
+// The mask of the masking steps: score (row, col) becomes -inf unless key col exists (col < seqlen_kv) and
+// row may see it (col <= row + last_key_offset). row0: absolute query row of this thread's accumulator rows
+// g (elements 0, 1 of each n8 block) and g + 8 (elements 2, 3); n_block: the KV tile.
+template <class T>
+__device__ __forceinline__ void apply_mask(float (&acc_s)[T::S_REGS], int row0, int n_block, int lane,
+                                           int seqlen_kv, int last_key_offset) {
+  const int col0 = n_block * T::BLOCK_N + (lane % 4) * 2;
+#pragma unroll
+  for (int j = 0; j < T::BLOCK_N / 8; ++j) {
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int row = row0 + (e / 2) * 8;
+      const int col = col0 + j * 8 + (e % 2);
+      if (col >= seqlen_kv || col > row + last_key_offset) acc_s[4 * j + e] = kNegInf;
+    }
+  }
+}
+
+// Online softmax over one complete (masked) score tile. For each of this thread's two rows (half 0: g,
+// half 1: g + 8; elements 4j + 2*half + 0..1):
+//   row_max' = max(row_max, max_j s_j);   o_rescale = exp2((row_max - row_max') * scale_log2)
+//   p_j = exp2(s_j * scale_log2 - row_max' * scale_log2)        (one FFMA + one EX2 per score, into acc_s)
+//   row_sum = row_sum * o_rescale + sum_j p_j   (this thread's columns; the quad is summed in the epilogue)
+// o_rescale is applied to acc_o later (rescale_o), once the P V product still in flight has landed.
+// A row with no visible key so far keeps row_max = -inf; its reference point is then 0 so that every p_j and
+// the rescale are exp2(-inf) = 0 and no NaN appears.
+template <class T>
+__device__ __forceinline__ void online_softmax(float (&acc_s)[T::S_REGS], float (&row_max)[2], float (&row_sum)[2],
+                                               float (&o_rescale)[2], float scale_log2) {
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    float new_max = row_max[half];
+#pragma unroll
+    for (int j = 0; j < T::BLOCK_N / 8; ++j)
+      new_max = fmaxf(new_max, fmaxf(acc_s[4 * j + 2 * half], acc_s[4 * j + 2 * half + 1]));
+    new_max = fmaxf(new_max, __shfl_xor_sync(0xffffffffu, new_max, 1));  // the 4 threads of a quad share a row
+    new_max = fmaxf(new_max, __shfl_xor_sync(0xffffffffu, new_max, 2));
+
+    const float max_scaled = new_max == kNegInf ? 0.f : new_max * scale_log2;
+    o_rescale[half] = fast_exp2(row_max[half] * scale_log2 - max_scaled);
+    row_max[half] = new_max;
+
+    float tile_sum = 0.f;
+#pragma unroll
+    for (int j = 0; j < T::BLOCK_N / 8; ++j) {
+#pragma unroll
+      for (int e = 2 * half; e < 2 * half + 2; ++e) {
+        const float p = fast_exp2(fmaf(acc_s[4 * j + e], scale_log2, -max_scaled));
+        acc_s[4 * j + e] = p;
+        tile_sum += p;
+      }
+    }
+    row_sum[half] = row_sum[half] * o_rescale[half] + tile_sum;
+  }
+}
+
+// acc_o *= o_rescale, row by row (the correction of the last online_softmax).
+template <class T>
+__device__ __forceinline__ void rescale_o(float (&acc_o)[T::O_REGS], const float (&o_rescale)[2]) {
+#pragma unroll
+  for (int j = 0; j < T::HEAD_DIM / 8; ++j) {
+#pragma unroll
+    for (int e = 0; e < 4; ++e) acc_o[4 * j + e] *= o_rescale[e / 2];
+  }
+}
+
+// P = acc_s (probabilities) rounded to 16 bits: register pairs (2i, 2i+1) of the accumulator are exactly
+// register i of the A fragments of P V (see sm90_primitives.cuh).
+template <class T>
+__device__ __forceinline__ void convert_p(uint32_t (&p_frag)[T::P_REGS], const float (&acc_s)[T::S_REGS]) {
+#pragma unroll
+  for (int i = 0; i < T::P_REGS; ++i) p_frag[i] = pack_float2<T::ELEMENT>(acc_s[2 * i], acc_s[2 * i + 1]);
+}
+
+// Ping-pong between the consumer warpgroups: consumer c waits for its turn before issuing GEMMs and passes
+// the turn on after issuing them. Consumer 1 hands consumer 0 the first turn and skips its very last hand-off,
+// so that every bar.sync is matched by exactly one bar.arrive.
+template <class T>
+__device__ __forceinline__ void pingpong_wait_turn(int consumer) {
+  if constexpr (T::PINGPONG) named_barrier_sync(PINGPONG_BARRIER + consumer, T::NUM_CONSUMER_THREADS);
+}
+template <class T>
+__device__ __forceinline__ void pingpong_pass_turn(int consumer, bool last) {
+  if constexpr (T::PINGPONG) {
+    if (!(consumer == 1 && last)) named_barrier_arrive(PINGPONG_BARRIER + (1 - consumer), T::NUM_CONSUMER_THREADS);
+  }
+}
+
+// Shared-memory addresses and per-thread constants of a consumer warpgroup.
+struct ConsumerContext {
+  uint32_t sq_rows;   // this warpgroup's first Q row, slab 0
+  uint32_t sk;        // K ring
+  uint32_t sv;        // V ring
+  int consumer;       // 0 or 1
+  int lane;
+  int row0;           // absolute query row of this thread's accumulator row g
+  int seqlen_kv;
+  int last_key_offset;
+  float scale_log2;
+};
+
+// One KV step of a consumer warpgroup, visit i >= 1 (KV tile n_block_max - 1 - i); P_{i-1} is in p_frag and
+// the V tile of visit i - 1 is still to be multiplied.
+template <class T, bool IS_MASKED>
+__device__ __forceinline__ void consumer_step(const ConsumerContext &ctx, Barriers<T::STAGES> *bars, int i,
+                                              int n_block_max, float (&acc_o)[T::O_REGS], float (&acc_s)[T::S_REGS],
+                                              uint32_t (&p_frag)[T::P_REGS], float (&row_max)[2], float (&row_sum)[2],
+                                              float (&o_rescale)[2]) {
+  const int stage = i % T::STAGES;
+  const uint32_t phase = (i / T::STAGES) % 2;
+  const int prev_stage = (i - 1) % T::STAGES;
+  const uint32_t prev_phase = ((i - 1) / T::STAGES) % 2;
+
+  pingpong_wait_turn<T>(ctx.consumer);
+  mbarrier_wait(&bars->k_full[stage], phase);
+  gemm_qk<T>(acc_s, ctx.sq_rows, ctx.sk + stage * T::KV_TILE_BYTES);  // S_i = Q K_i^T (async)
+  rescale_o<T>(acc_o, o_rescale);                                      // O *= the correction of softmax i-1
+  mbarrier_wait(&bars->v_full[prev_stage], prev_phase);
+  gemm_pv<T>(acc_o, p_frag, ctx.sv + prev_stage * T::KV_TILE_BYTES);  // O += P_{i-1} V_{i-1} (async)
+  pingpong_pass_turn<T>(ctx.consumer, false);
+
+  wgmma_wait_group<1>();  // S_i has landed (P V may still be running)
+  fence_operands(acc_s);
+  mbarrier_arrive(&bars->k_empty[stage]);
+
+  // ------- score tile complete: acc_s = Q K^T (unscaled) of KV tile n_block_max - 1 - i -------
+  if constexpr (IS_MASKED)
+    apply_mask<T>(acc_s, ctx.row0, n_block_max - 1 - i, ctx.lane, ctx.seqlen_kv, ctx.last_key_offset);
+
+  // ------- online softmax: row_max / row_sum, acc_s <- probabilities, o_rescale for the next step -------
+  online_softmax<T>(acc_s, row_max, row_sum, o_rescale, ctx.scale_log2);
+
+  wgmma_wait_group<0>();  // P_{i-1} V_{i-1} has landed: acc_o and p_frag are free again
+  fence_operands(acc_o);
+  fence_operands(p_frag);
+  mbarrier_arrive(&bars->v_empty[prev_stage]);
+  convert_p<T>(p_frag, acc_s);  // P_i, the A operand of the next step's P V
+}
+
+template <class T, bool IS_CAUSAL>
+__device__ __forceinline__ void consumer(const cuir_attention_params &params, unsigned char *smem,
+                                         Barriers<T::STAGES> *bars, const BlockIndex &block, int n_block_max,
+                                         int n_unmasked_blocks) {
+  const int tid = static_cast<int>(threadIdx.x) - 128;  // 0 .. 255 over both consumer warpgroups
+  const int consumer_index = tid / 128;
+  const int warp = (tid % 128) / 32;  // warp within the warpgroup: rows 16*warp .. 16*warp+15
+  const int lane = tid % 32;
+  const int m_start = block.m_block * T::BLOCK_M;
+  const int wg_row_in_block = consumer_index * T::WG_ROWS;
+
+  const uint32_t smem_base = smem_u32addr(smem);
+  ConsumerContext ctx;
+  ctx.sq_rows = smem_base + T::SQ_OFFSET + wg_row_in_block * 128;
+  ctx.sk = smem_base + T::SK_OFFSET;
+  ctx.sv = smem_base + T::SV_OFFSET;
+  ctx.consumer = consumer_index;
+  ctx.lane = lane;
+  ctx.row0 = m_start + wg_row_in_block + warp * 16 + lane / 4;
+  ctx.seqlen_kv = params.seqlen_kv;
+  // The mask: row i sees key j < seqlen_kv iff j <= i + last_key_offset; full attention sets it past every key.
+  ctx.last_key_offset = IS_CAUSAL ? params.seqlen_kv - params.seqlen_q : params.seqlen_kv;
+  ctx.scale_log2 = params.softmax_scale * kLog2e;
+
+  // ---- accumulators and softmax state, all in registers ----
+  float acc_o[T::O_REGS];
+  float acc_s[T::S_REGS];
+  uint32_t p_frag[T::P_REGS];
+  float row_max[2] = {kNegInf, kNegInf};
+  float row_sum[2] = {0.f, 0.f};
+  float o_rescale[2];
+#pragma unroll
+  for (int r = 0; r < T::O_REGS; ++r) acc_o[r] = 0.f;
+
+  mbarrier_wait(&bars->q_full, 0);
+  if (T::PINGPONG && consumer_index == 1) named_barrier_arrive(PINGPONG_BARRIER + 0, T::NUM_CONSUMER_THREADS);
+
+  // =============================== first KV tile (a masking step) ===============================
+  // Visit 0 (KV tile n_block_max - 1): S_0 alone, no P V yet.
+  {
+    pingpong_wait_turn<T>(consumer_index);
+    mbarrier_wait(&bars->k_full[0], 0);
+    gemm_qk<T>(acc_s, ctx.sq_rows, ctx.sk);
+    pingpong_pass_turn<T>(consumer_index, false);
+    wgmma_wait_group<0>();
+    fence_operands(acc_s);
+    mbarrier_arrive(&bars->k_empty[0]);
+
+    // ------- score tile complete: acc_s = Q K^T (unscaled) of KV tile n_block_max - 1 -------
+    apply_mask<T>(acc_s, ctx.row0, n_block_max - 1, lane, ctx.seqlen_kv, ctx.last_key_offset);
+
+    // ------- online softmax -------
+    online_softmax<T>(acc_s, row_max, row_sum, o_rescale, ctx.scale_log2);
+    convert_p<T>(p_frag, acc_s);
+  }
+
+  // =============================== masking steps ===============================
+  // KV tiles n_block_max-2 down to n_unmasked_blocks: the rest of the ragged tail and, for causal, the diagonal.
+  int i = 1;
+  for (; i < n_block_max && n_block_max - 1 - i >= n_unmasked_blocks; ++i)
+    consumer_step<T, true>(ctx, bars, i, n_block_max, acc_o, acc_s, p_frag, row_max, row_sum, o_rescale);
+
+  // =============================== unmasked steps ===============================
+  // KV tiles n_unmasked_blocks-1 down to 0: every score visible, no mask arithmetic.
+  for (; i < n_block_max; ++i)
+    consumer_step<T, false>(ctx, bars, i, n_block_max, acc_o, acc_s, p_frag, row_max, row_sum, o_rescale);
+
+  // =============================== last P V ===============================
+  {
+    const int last = n_block_max - 1;
+    const int stage = last % T::STAGES;
+    rescale_o<T>(acc_o, o_rescale);
+    pingpong_wait_turn<T>(consumer_index);
+    mbarrier_wait(&bars->v_full[stage], (last / T::STAGES) % 2);
+    gemm_pv<T>(acc_o, p_frag, ctx.sv + stage * T::KV_TILE_BYTES);
+    pingpong_pass_turn<T>(consumer_index, true);
+    wgmma_wait_group<0>();
+    fence_operands(acc_o);
+    fence_operands(p_frag);
+    mbarrier_arrive(&bars->v_empty[stage]);
+  }
+
+  // =============================== epilogue ===============================
+  // Finish the row sums across the quad, normalise, write LSE, and stage O (16-bit) through this warp's own
+  // 16 rows of the Q tile (only this warpgroup's wgmmas ever read them, and those have completed) in the same
+  // swizzled layout, for 16-byte coalesced stores.
+  float *lse_head = params.lse == nullptr
+                        ? nullptr
+                        : params.lse + (static_cast<int64_t>(block.batch) * params.num_heads_q + block.head_q) *
+                                           params.seqlen_q;
+  float row_inv_sum[2];
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    float sum = row_sum[half];
+    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+    const bool row_sees_nothing = sum == 0.f;  // every score of the row was masked
+    row_inv_sum[half] = row_sees_nothing ? 0.f : 1.f / sum;
+    const float lse = row_sees_nothing ? kNegInf : (row_max[half] * ctx.scale_log2 + fast_log2(sum)) * kLn2;
+    const int row = ctx.row0 + half * 8;
+    if (lse_head != nullptr && lane % 4 == 0 && row < params.seqlen_q) lse_head[row] = lse;
+  }
+
+  // Byte offset of 16-byte chunk `chunk` of block row `row` in the swizzled Q tile.
+  auto q_chunk_offset = [](int row, int chunk) {
+    return T::SQ_OFFSET + (chunk / 8) * T::Q_SLAB_BYTES + row * 128 + (((chunk % 8) ^ (row % 8)) << 4);
+  };
+  fence_proxy_async_shared();  // generic writes below, after the async-proxy (wgmma) reads of these rows
+  const int warp_row_in_block = wg_row_in_block + warp * 16;
+#pragma unroll
+  for (int j = 0; j < T::HEAD_DIM / 8; ++j) {
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int row = warp_row_in_block + half * 8 + lane / 4;
+      const uint32_t packed = pack_float2<T::ELEMENT>(acc_o[4 * j + 2 * half] * row_inv_sum[half],
+                                                      acc_o[4 * j + 2 * half + 1] * row_inv_sum[half]);
+      *reinterpret_cast<uint32_t *>(smem + q_chunk_offset(row, j) + (lane % 4) * 4) = packed;
+    }
+  }
+  __syncwarp();
+  uint16_t *o_head = static_cast<uint16_t *>(params.o) + block.batch * params.o_batch_stride +
+                     block.head_q * params.o_head_stride;
+  constexpr int WARP_CHUNKS = 16 * T::CHUNKS_PER_ROW;
+#pragma unroll
+  for (int pass = 0; pass < WARP_CHUNKS / 32; ++pass) {
+    const int chunk_id = pass * 32 + lane;
+    const int row = warp_row_in_block + chunk_id / T::CHUNKS_PER_ROW;  // row within the block
+    const int chunk = chunk_id % T::CHUNKS_PER_ROW;
+    const uint4 data = *reinterpret_cast<const uint4 *>(smem + q_chunk_offset(row, chunk));
+    if (m_start + row < params.seqlen_q)
+      *reinterpret_cast<uint4 *>(o_head + (m_start + row) * params.o_row_stride + chunk * 8) = data;
+  }
+}
+
+// A block none of whose rows sees any key: O = 0, LSE = -inf.
+template <class T>
+__device__ __forceinline__ void write_empty_block(const cuir_attention_params &params, const BlockIndex &block) {
+  const int m_start = block.m_block * T::BLOCK_M;
+  uint16_t *o_head = static_cast<uint16_t *>(params.o) + block.batch * params.o_batch_stride +
+                     block.head_q * params.o_head_stride;
+  for (int chunk_id = threadIdx.x; chunk_id < T::BLOCK_M * T::CHUNKS_PER_ROW; chunk_id += T::NUM_THREADS) {
+    const int row = m_start + chunk_id / T::CHUNKS_PER_ROW;
+    const int col = (chunk_id % T::CHUNKS_PER_ROW) * 8;
+    if (row < params.seqlen_q) *reinterpret_cast<uint4 *>(o_head + row * params.o_row_stride + col) = make_uint4(0, 0, 0, 0);
+  }
+  if (params.lse != nullptr) {
+    float *lse_head = params.lse + (static_cast<int64_t>(block.batch) * params.num_heads_q + block.head_q) * params.seqlen_q;
+    for (int row = m_start + threadIdx.x; row < min(m_start + T::BLOCK_M, params.seqlen_q); row += T::NUM_THREADS)
+      lse_head[row] = kNegInf;
+  }
+}
+
+template <Element ELEMENT, int HEAD_DIM, bool IS_CAUSAL>
+__global__ void __launch_bounds__(FlashFwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS, 1)
+    flash_fwd_sm90_kernel(const __grid_constant__ cuir_attention_params params, const __grid_constant__ CUtensorMap tma_q,
+                          const __grid_constant__ CUtensorMap tma_k, const __grid_constant__ CUtensorMap tma_v) {
+  using T = FlashFwdTraits<ELEMENT, HEAD_DIM>;
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
+  // 1024-byte aligned base: the 128-byte swizzle pattern repeats every 1024 bytes (descriptor base offset 0).
+  unsigned char *smem = smem_raw + ((1024u - (smem_u32addr(smem_raw) & 1023u)) & 1023u);
+  Barriers<T::STAGES> *bars = reinterpret_cast<Barriers<T::STAGES> *>(smem + T::BAR_OFFSET);
+
+  const BlockIndex block = block_index<IS_CAUSAL>();
+  const int seqlen_q = params.seqlen_q;
+  const int seqlen_kv = params.seqlen_kv;
+  const int causal_offset = seqlen_kv - seqlen_q;  // causal: row i sees key j iff j <= i + causal_offset
+  const int m_start = block.m_block * T::BLOCK_M;
+  const int head_kv = block.head_q / (params.num_heads_q / params.num_heads_kv);  // GQA / MQA
+
+  // ---- KV tiles this block visits: [0, n_block_max), of which [0, n_unmasked_blocks) need no mask ----
+  int n_block_max = (seqlen_kv + T::BLOCK_N - 1) / T::BLOCK_N;
+  int n_unmasked_blocks = seqlen_kv / T::BLOCK_N;
+  if constexpr (IS_CAUSAL) {
+    const int last_row = min(m_start + T::BLOCK_M, seqlen_q) - 1;
+    const int last_key_of_last_row = last_row + causal_offset;  // the last key any row of the block sees
+    const int last_key_of_first_row = m_start + causal_offset;  // the last key every row of the block sees
+    n_block_max = min(n_block_max, last_key_of_last_row < 0 ? 0 : last_key_of_last_row / T::BLOCK_N + 1);
+    n_unmasked_blocks = min(n_unmasked_blocks, last_key_of_first_row < 0 ? 0 : (last_key_of_first_row + 1) / T::BLOCK_N);
+  }
+  if (n_block_max <= 0) {
+    write_empty_block<T>(params, block);
+    return;
+  }
+
+  // ---- barriers: initialised by one thread, visible to all (and to TMA) after the fence and __syncthreads ----
+  if (threadIdx.x == 0) {
+    mbarrier_init(&bars->q_full, 1);
+#pragma unroll
+    for (int s = 0; s < T::STAGES; ++s) {
+      mbarrier_init(&bars->k_full[s], 1);  // the producer's arrive_expect_tx, then the TMA bytes
+      mbarrier_init(&bars->v_full[s], 1);
+      mbarrier_init(&bars->k_empty[s], T::NUM_CONSUMER_THREADS);  // every consumer thread arrives
+      mbarrier_init(&bars->v_empty[s], T::NUM_CONSUMER_THREADS);
+    }
+    fence_barrier_init();
+  }
+  __syncthreads();
+
+  const int warpgroup = threadIdx.x / 128;
+  if (warpgroup == 0) {
+    // =============================== producer warpgroup ===============================
+    setmaxnreg_dec<T::PRODUCER_REGS>();
+    if (threadIdx.x / 32 == 0 && elect_one_sync())
+      producer<T>(&tma_q, &tma_k, &tma_v, smem, bars, block, head_kv, n_block_max);
+  } else {
+    // =============================== consumer warpgroups ===============================
+    setmaxnreg_inc<T::CONSUMER_REGS>();
+    consumer<T, IS_CAUSAL>(params, smem, bars, block, n_block_max, n_unmasked_blocks);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Host side: TMA tensor maps, argument checks and dispatch over (element type, head dim, causal).
+// ---------------------------------------------------------------------------------------------------
+
+// cuTensorMapEncodeTiled from the driver, looked up once through the runtime (no link against libcuda).
+static PFN_cuTensorMapEncodeTiled_v12000 encode_tiled_fn() {
+  static const PFN_cuTensorMapEncodeTiled_v12000 fn = []() -> PFN_cuTensorMapEncodeTiled_v12000 {
+    void *ptr = nullptr;
+    cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &ptr, 12000, cudaEnableDefault, &found) !=
+            cudaSuccess ||
+        found != cudaDriverEntryPointSuccess)
+      return nullptr;
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(ptr);
+  }();
+  return fn;
+}
+
+// Tensor map of a [batch, rows, heads, head_dim] tensor (element strides; head_dim contiguous), read in boxes
+// of 64 columns x box_rows rows of one (batch, head), 128-byte swizzled in shared memory.
+static cudaError_t make_tile_map(CUtensorMap *map, const void *base, int dtype, int head_dim, int rows, int heads,
+                                 int batch, int64_t row_stride, int64_t head_stride, int64_t batch_stride,
+                                 int box_rows) {
+  const PFN_cuTensorMapEncodeTiled_v12000 encode = encode_tiled_fn();
+  if (encode == nullptr) return cudaErrorNotSupported;
+  const cuuint64_t dims[4] = {static_cast<cuuint64_t>(head_dim), static_cast<cuuint64_t>(rows),
+                              static_cast<cuuint64_t>(heads), static_cast<cuuint64_t>(batch)};
+  // Byte strides of dims 1..3. A dimension of extent 1 is never stepped along: give it the packed stride, so
+  // that an arbitrary (unused) stride there cannot make the map invalid.
+  cuuint64_t strides[3];
+  const int64_t given[3] = {row_stride, head_stride, batch_stride};
+  cuuint64_t packed = static_cast<cuuint64_t>(head_dim) * 2;
+  for (int k = 0; k < 3; ++k) {
+    strides[k] = dims[k + 1] == 1 ? packed : static_cast<cuuint64_t>(given[k]) * 2;
+    packed = strides[k] * dims[k + 1];
+  }
+  const cuuint32_t box[4] = {64, static_cast<cuuint32_t>(box_rows), 1, 1};
+  const cuuint32_t element_strides[4] = {1, 1, 1, 1};
+  const CUresult r = encode(map, dtype == CUIR_DTYPE_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+                            4, const_cast<void *>(base), dims, strides, box, element_strides,
+                            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
+}
+
+template <Element ELEMENT, int HEAD_DIM, bool IS_CAUSAL>
+static cudaError_t launch_flash_fwd(const cuir_attention_params &p, cudaStream_t stream) {
+  using T = FlashFwdTraits<ELEMENT, HEAD_DIM>;
+  CUtensorMap tma_q, tma_k, tma_v;
+  cudaError_t err = make_tile_map(&tma_q, p.q, p.dtype, HEAD_DIM, p.seqlen_q, p.num_heads_q, p.batch, p.q_row_stride,
+                                  p.q_head_stride, p.q_batch_stride, T::BLOCK_M);
+  if (err != cudaSuccess) return err;
+  if (p.seqlen_kv > 0) {
+    err = make_tile_map(&tma_k, p.k, p.dtype, HEAD_DIM, p.seqlen_kv, p.num_heads_kv, p.batch, p.k_row_stride,
+                        p.k_head_stride, p.k_batch_stride, T::BLOCK_N);
+    if (err != cudaSuccess) return err;
+    err = make_tile_map(&tma_v, p.v, p.dtype, HEAD_DIM, p.seqlen_kv, p.num_heads_kv, p.batch, p.v_row_stride,
+                        p.v_head_stride, p.v_batch_stride, T::BLOCK_N);
+    if (err != cudaSuccess) return err;
+  } else {
+    tma_k = tma_v = tma_q;  // no key at all: every block writes O = 0 and never loads K or V
+  }
+  auto kernel = flash_fwd_sm90_kernel<ELEMENT, HEAD_DIM, IS_CAUSAL>;
+  err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::SMEM_BYTES);
+  if (err != cudaSuccess) return err;
+  const unsigned num_m_blocks = (p.seqlen_q + T::BLOCK_M - 1) / T::BLOCK_M;
+  const dim3 grid = IS_CAUSAL ? dim3(p.num_heads_q, num_m_blocks, p.batch)  // see block_index
+                              : dim3(num_m_blocks, p.num_heads_q, p.batch);
+  kernel<<<grid, T::NUM_THREADS, T::SMEM_BYTES, stream>>>(p, tma_q, tma_k, tma_v);
+  return cudaGetLastError();
+}
+
+template <Element ELEMENT, int HEAD_DIM>
+static cudaError_t dispatch_causal(const cuir_attention_params &params, cudaStream_t stream) {
+  return params.is_causal ? launch_flash_fwd<ELEMENT, HEAD_DIM, true>(params, stream)
+                          : launch_flash_fwd<ELEMENT, HEAD_DIM, false>(params, stream);
+}
+
+template <Element ELEMENT>
+static cudaError_t dispatch_head_dim(const cuir_attention_params &params, cudaStream_t stream) {
+  return params.head_dim == 128 ? dispatch_causal<ELEMENT, 128>(params, stream)
+                                : dispatch_causal<ELEMENT, 64>(params, stream);
+}
+
+static bool aligned16(const void *ptr) { return (reinterpret_cast<uintptr_t>(ptr) & 15u) == 0; }
+static bool stride_ok(int64_t stride) { return stride % 8 == 0; }
+
+}  // namespace cuir_sm90
+
+extern "C" int cuir_attention_params_sizeof(void) { return static_cast<int>(sizeof(cuir_attention_params)); }
+
+// The same argument checks and error codes as cuir_flash_fwd_sm80 (see cuir/attention_params.h).
+extern "C" int cuir_flash_fwd_sm90(const cuir_attention_params *params, void *stream) {
+  using namespace cuir_sm90;
+  if (params == nullptr) return cudaErrorInvalidValue;
+  const cuir_attention_params &p = *params;
+  if (p.head_dim != 64 && p.head_dim != 128) return cudaErrorNotSupported;
+  if (p.dtype != CUIR_DTYPE_BF16 && p.dtype != CUIR_DTYPE_FP16) return cudaErrorNotSupported;
+  if (p.batch < 0 || p.num_heads_q < 0 || p.num_heads_kv <= 0 || p.seqlen_q < 0 || p.seqlen_kv < 0)
+    return cudaErrorInvalidValue;
+  if (p.num_heads_q % p.num_heads_kv != 0) return cudaErrorInvalidValue;
+  // grid limits: y and z at most 65535 (causal puts the query blocks in y)
+  if (p.batch > 65535 || p.num_heads_q > 65535 || (static_cast<int64_t>(p.seqlen_q) + 127) / 128 > 65535)
+    return cudaErrorInvalidValue;
+  if (!(p.softmax_scale > 0.f) || p.softmax_scale > 3.0e38f) return cudaErrorInvalidValue;  // also rejects NaN
+  if (p.is_causal != 0 && p.is_causal != 1) return cudaErrorInvalidValue;
+  if (p.batch == 0 || p.num_heads_q == 0 || p.seqlen_q == 0) return cudaSuccess;  // nothing to compute
+  if (p.q == nullptr || p.o == nullptr) return cudaErrorInvalidValue;
+  if (p.seqlen_kv > 0 && (p.k == nullptr || p.v == nullptr)) return cudaErrorInvalidValue;
+  if (!aligned16(p.q) || !aligned16(p.k) || !aligned16(p.v) || !aligned16(p.o)) return cudaErrorInvalidValue;
+  if (p.lse != nullptr && (reinterpret_cast<uintptr_t>(p.lse) & 3u) != 0) return cudaErrorInvalidValue;
+  const int64_t strides[] = {p.q_batch_stride, p.q_row_stride, p.q_head_stride, p.k_batch_stride,
+                             p.k_row_stride,   p.k_head_stride, p.v_batch_stride, p.v_row_stride,
+                             p.v_head_stride,  p.o_batch_stride, p.o_row_stride, p.o_head_stride};
+  for (int64_t s : strides)
+    if (!stride_ok(s)) return cudaErrorInvalidValue;
+
+  cudaStream_t cu_stream = static_cast<cudaStream_t>(stream);
+  return p.dtype == CUIR_DTYPE_BF16 ? dispatch_head_dim<Element::kBF16>(p, cu_stream)
+                                    : dispatch_head_dim<Element::kFP16>(p, cu_stream);
+}
