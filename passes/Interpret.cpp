@@ -69,7 +69,8 @@ public:
          << " Hq=" << opt.headsQ << " Hkv=" << opt.headsKV
          << " Nq=" << opt.seqQ << " Nkv=" << opt.seqKV << " d=" << opt.headDim
          << (opt.causal ? " causal" : "") << ", " << report->blocksRun << "/"
-         << report->blocksTotal << " blocks, reference "
+         << report->blocksTotal << " blocks, " << report->gemms
+         << " GEMMs, reference "
          << opt.reference << ": max abs error "
          << llvm::format("%.3g", report->maxAbsError) << ", relative error "
          << llvm::format("%.3g", report->relError);

@@ -166,4 +166,64 @@ def Lift : Pass<"lift", "::mlir::ModuleOp"> {
   ];
 }
 
+def Transfer : Pass<"transfer", "::mlir::ModuleOp"> {
+  let summary = "Gives every kernel of the module the semantics of an attention variant";
+  let description = [{
+    Rewrites Source CuIR into Target CuIR for a variant given by name, as a
+    composition, or as a variant file:
+
+    ```
+    cuir-opt k.cuir.mlir --transfer=prefixlm
+    cuir-opt k.cuir.mlir --transfer="prefixlm,softcap{softcap=30},sigmoid"
+    cuir-opt k.cuir.mlir --transfer=my_variant.mlir
+    ```
+
+    Built-in variants: causal, prefixlm (prefix_len per batch element),
+    softcap, sigmoid (sigmoid_bias), alibi (alibi_slopes per head), window
+    (window_left, window_right), global-window (global_tokens, window_left,
+    window_right) and document (doc_ids per token). `{name=value ...}` gives
+    a parameter's default, which the interpreter uses when no value is
+    passed. A variant file holds one `cuir.variant` (as `python/cuir` writes
+    them from FlexAttention-style score_mod/mask_mod functions).
+
+    The transfer finds the attention structure by analysis (the score GEMMs
+    and where their tiles are complete, the key/value block each reads, the
+    online softmax and the P V GEMM), inserts one `cuir.elementwise` after
+    each score GEMM's completion that applies the score function to the
+    scaled score and the mask (folding the softmax scale into it when there
+    is a score function), appends the variant's parameters to the kernel's,
+    switches the kernel's own causal mask off (the variant's mask replaces
+    it; ragged-tail masks stay), and for a sigmoid normaliser replaces the
+    exponentials, drops the rescale, the division by the row sum and the
+    log-sum-exp. Masks are applied in every block; `--cuir-split-full-partial`
+    then restricts them to the blocks that need them.
+  }];
+  let options = [
+    Option<"variant", "variant", "std::string", /*default=*/"\"\"",
+           "Variant spec (name, composition with ',', {param=default}) or "
+           "a .mlir file holding a cuir.variant">
+  ];
+  let dependentDialects = ["::mlir::math::MathDialect"];
+}
+
+def SplitFullPartial : Pass<"cuir-split-full-partial", "::mlir::ModuleOp"> {
+  let summary = "Masks only the key/value blocks that need it and skips the blocks nobody sees";
+  let description = [{
+    After `--transfer`, the variant's mask runs in every key/value block.
+    This pass analyses the mask: when every query row sees one interval of
+    keys [lo(q), hi(q)) with bounds q + c or c (causal, prefix-LM, sliding
+    windows, their intersections, and unions that share an end), it derives
+    for each block of query rows, at run time from sizes and parameters,
+    which key/value blocks are full (no mask), partial (mask) and empty
+    (skipped), and rewrites the kernel's loops of masking steps and unmasked
+    steps accordingly: masked steps over the partial blocks above the full
+    ones, unmasked steps over the full blocks, and a copy of the masked steps
+    over the partial blocks below them when the mask has a left edge. Blocks
+    outside them are never loaded or computed.
+
+    Masks that are not one interval per row (documents, global tokens with a
+    window) keep the mask in every block; a remark says so.
+  }];
+}
+
 #endif // CUIR_PASSES_TD

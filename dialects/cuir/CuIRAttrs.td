@@ -56,6 +56,12 @@ def CuIR_CopyEngine : I32EnumAttr<"CopyEngine", "asynchronous copy engine", [
   let cppNamespace = "::mlir::cuir";
 }
 
+def CuIR_Normalizer : I32EnumAttr<"Normalizer", "how scores become weights", [
+    I32EnumAttrCase<"Softmax", 0, "softmax">,
+    I32EnumAttrCase<"Sigmoid", 1, "sigmoid">]> {
+  let cppNamespace = "::mlir::cuir";
+}
+
 def CuIR_ReduceKind : I32EnumAttr<"ReduceKind", "row reduction", [
     I32EnumAttrCase<"Max", 0, "max">,
     I32EnumAttrCase<"Sum", 1, "sum">]> {

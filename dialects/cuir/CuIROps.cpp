@@ -304,7 +304,17 @@ LogicalResult WorkerIdOp::verify() {
 }
 
 LogicalResult YieldOp::verify() {
-  if (auto ew = dyn_cast<ElementwiseOp>((*this)->getParentOp())) {
+  Operation *parent = (*this)->getParentOp();
+  if (isa<ScoreModOp, MaskModOp>(parent)) {
+    Type expected = isa<ScoreModOp>(parent)
+                        ? Type(Float32Type::get(getContext()))
+                        : Type(IntegerType::get(getContext(), 1));
+    if (getValues().size() != 1 || getValues()[0].getType() != expected)
+      return emitOpError() << "must yield exactly one " << expected << " in a "
+                           << parent->getName();
+    return success();
+  }
+  if (auto ew = dyn_cast<ElementwiseOp>(parent)) {
     Type expected = ew.getResult().getType().getElementType();
     if (getValues().size() != 1 || getValues()[0].getType() != expected)
       return emitOpError() << "must yield exactly one " << expected
@@ -797,6 +807,158 @@ LogicalResult BarrierNamedOp::verify() {
                               "block barrier), got "
                            << *id;
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Variants
+//===----------------------------------------------------------------------===//
+
+ParseResult VariantOp::parse(OpAsmParser &parser, OperationState &result) {
+  StringAttr name;
+  if (parser.parseSymbolName(name, SymbolTable::getSymbolAttrName(),
+                             result.attributes))
+    return failure();
+  SmallVector<OpAsmParser::Argument> args;
+  SmallVector<Type> resultTypes;
+  SmallVector<DictionaryAttr> resultAttrs;
+  bool isVariadic = false;
+  if (function_interface_impl::parseFunctionSignatureWithArguments(
+          parser, /*allowVariadic=*/false, args, isVariadic, resultTypes,
+          resultAttrs))
+    return failure();
+  SmallVector<Type> argTypes;
+  for (auto &arg : args)
+    argTypes.push_back(arg.type);
+  Builder &b = parser.getBuilder();
+  result.addAttribute(getFunctionTypeAttrName(result.name),
+                      TypeAttr::get(b.getFunctionType(argTypes, resultTypes)));
+  call_interface_impl::addArgAndResultAttrs(b, result, args, resultAttrs,
+                                            getArgAttrsAttrName(result.name),
+                                            /*resAttrsName=*/StringAttr());
+  StringRef norm;
+  SMLoc normLoc = parser.getCurrentLocation();
+  if (parser.parseKeyword("normalizer") || parser.parseKeyword(&norm))
+    return failure();
+  std::optional<Normalizer> n = symbolizeNormalizer(norm);
+  if (!n)
+    return parser.emitError(normLoc, "unknown normalizer '")
+           << norm << "'; expected softmax or sigmoid";
+  result.addAttribute(getNormalizerAttrName(result.name),
+                      NormalizerAttr::get(b.getContext(), *n));
+  if (parser.parseOptionalAttrDictWithKeyword(result.attributes))
+    return failure();
+  Region *body = result.addRegion();
+  if (parser.parseRegion(*body, args))
+    return failure();
+  if (body->empty())
+    body->emplaceBlock();
+  return success();
+}
+
+void VariantOp::print(OpAsmPrinter &p) {
+  p << ' ';
+  p.printSymbolName(getSymName());
+  call_interface_impl::printFunctionSignature(
+      p, getFunctionType().getInputs(), getArgAttrsAttr(), false, {}, {},
+      &getBody(), /*printEmptyResult=*/false);
+  p << " normalizer " << stringifyNormalizer(getNormalizer());
+  p.printOptionalAttrDictWithKeyword(
+      (*this)->getAttrs(),
+      {getSymNameAttrName(), getFunctionTypeAttrName(), getNormalizerAttrName(),
+       getArgAttrsAttrName()});
+  p << ' ';
+  p.printRegion(getBody(), /*printEntryBlockArgs=*/false);
+}
+
+ScoreModOp VariantOp::getScoreMod() {
+  auto ops = getBody().front().getOps<ScoreModOp>();
+  return ops.empty() ? ScoreModOp() : *ops.begin();
+}
+
+MaskModOp VariantOp::getMaskMod() {
+  auto ops = getBody().front().getOps<MaskModOp>();
+  return ops.empty() ? MaskModOp() : *ops.begin();
+}
+
+StringRef VariantOp::getParamName(unsigned i) {
+  if (auto dict = getArgAttrsAttr())
+    if (auto d = dyn_cast<DictionaryAttr>(dict[i]))
+      if (auto n = d.getAs<StringAttr>("cuir.param"))
+        return n.getValue();
+  return "";
+}
+
+LogicalResult VariantOp::verify() {
+  if (!getFunctionType().getResults().empty())
+    return emitOpError() << "a variant returns nothing";
+  Block &body = getBody().front();
+  llvm::SmallSet<StringRef, 8> names;
+  for (unsigned i = 0, e = body.getNumArguments(); i < e; ++i) {
+    StringRef name = getParamName(i);
+    if (name.empty())
+      return emitOpError() << "parameter #" << i
+                           << " needs a name: {cuir.param = \"...\"}";
+    if (!names.insert(name).second)
+      return emitOpError() << "parameter '" << name << "' is declared twice";
+    Type t = body.getArgument(i).getType();
+    if (auto memref = dyn_cast<MemRefType>(t)) {
+      if (memref.getRank() != 1)
+        return emitOpError() << "array parameter '" << name
+                             << "' must be one-dimensional";
+      auto dict = cast<DictionaryAttr>(getArgAttrsAttr()[i]);
+      auto extent = dict.getAs<StringAttr>("cuir.extent");
+      if (!extent || !llvm::is_contained({StringRef("batch"),
+                                          StringRef("heads"),
+                                          StringRef("batch*kv")},
+                                         extent.getValue()))
+        return emitOpError() << "array parameter '" << name
+                             << "' needs cuir.extent = \"batch\", \"heads\" "
+                                "or \"batch*kv\"";
+    } else if (!t.isF32() && !t.isInteger(32) && !t.isIndex()) {
+      return emitOpError() << "parameter '" << name
+                           << "' must be f32, i32, index or a 1-D memref, not "
+                           << t;
+    }
+  }
+  int scores = 0, masks = 0;
+  for (Operation &op : body) {
+    if (isa<ScoreModOp>(op))
+      ++scores;
+    else if (isa<MaskModOp>(op))
+      ++masks;
+    else
+      return op.emitOpError() << "is not allowed directly in a cuir.variant; "
+                                 "only cuir.score_mod and cuir.mask_mod";
+  }
+  if (scores > 1 || masks > 1)
+    return emitOpError() << "has at most one cuir.score_mod and one "
+                            "cuir.mask_mod";
+  return success();
+}
+
+static LogicalResult verifyModArgs(Operation *op, Block &body, bool score) {
+  unsigned want = score ? 5 : 4;
+  if (body.getNumArguments() != want)
+    return op->emitOpError()
+           << "body must take " << (score ? "(score: f32, " : "(")
+           << "b, h, q_idx, kv_idx: index), " << want << " arguments, got "
+           << body.getNumArguments();
+  for (unsigned i = 0; i < want; ++i) {
+    Type t = body.getArgument(i).getType();
+    bool ok = (score && i == 0) ? t.isF32() : t.isIndex();
+    if (!ok)
+      return op->emitOpError() << "body argument #" << i << " must be "
+                               << ((score && i == 0) ? "f32" : "index");
+  }
+  return success();
+}
+
+LogicalResult ScoreModOp::verify() {
+  return verifyModArgs(*this, getBody().front(), /*score=*/true);
+}
+
+LogicalResult MaskModOp::verify() {
+  return verifyModArgs(*this, getBody().front(), /*score=*/false);
 }
 
 #define GET_OP_CLASSES

@@ -139,7 +139,7 @@ def CuIR_WorkerIdOp : CuIR_Op<"worker_id", [Pure]> {
 }
 
 def CuIR_YieldOp : CuIR_Op<"yield", [Pure, ReturnLike, Terminator,
-    ParentOneOf<["BindOp", "ElementwiseOp"]>]> {
+    ParentOneOf<["BindOp", "ElementwiseOp", "ScoreModOp", "MaskModOp"]>]> {
   let summary = "terminates a bind or element-wise region";
   let arguments = (ins Variadic<AnyType>:$values);
   let builders = [OpBuilder<(ins), [{ /* nothing to yield */ }]>];
@@ -491,6 +491,75 @@ def CuIR_BarrierNamedOp : CuIR_Op<"barrier.named"> {
   let arguments = (ins Index:$id, ConfinedAttr<I64Attr, [IntPositive]>:$threads,
                        UnitAttr:$arrive);
   let assemblyFormat = "$id `threads` $threads (`arrive` $arrive^)? attr-dict";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Attention variants
+//===----------------------------------------------------------------------===//
+
+def CuIR_VariantOp : CuIR_Op<"variant", [
+    Symbol, IsolatedFromAbove, NoTerminator, SingleBlock]> {
+  let summary = "an attention variant: score function, mask and normaliser";
+  let description = [{
+    The semantics a transfer gives a kernel, in FlexAttention's terms: an
+    optional `cuir.score_mod` applied to every scaled score, an optional
+    `cuir.mask_mod` deciding which (query, key) pairs are visible, and the
+    normaliser that turns scores into weights (`softmax`, or `sigmoid`, which
+    has no row maximum, row sum or rescale). The variant's parameters are the
+    arguments of its body; they become kernel parameters. Each carries its
+    name (`cuir.param`), and arrays their extent (`cuir.extent`: `batch`,
+    `heads` or `batch*kv`, the latter indexed `b * Nkv + kv`).
+
+    ```mlir
+    cuir.variant @prefixlm(%prefix_len: memref<?xi32, #cuir.mem<global>>
+                             {cuir.param = "prefix_len", cuir.extent = "batch"})
+        normalizer softmax {
+      cuir.mask_mod {
+      ^bb0(%b: index, %h: index, %q: index, %k: index):
+        ...
+        cuir.yield %visible : i1
+      }
+    }
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name,
+                       TypeAttrOf<FunctionType>:$function_type,
+                       CuIR_Normalizer:$normalizer,
+                       OptionalAttr<DictArrayAttr>:$arg_attrs);
+  let regions = (region SizedRegion<1>:$body);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The score function, or null for the identity.
+    ScoreModOp getScoreMod();
+    /// The mask, or null if every pair is visible.
+    MaskModOp getMaskMod();
+    /// Name of parameter `i` (its `cuir.param` attribute).
+    ::llvm::StringRef getParamName(unsigned i);
+  }];
+}
+
+def CuIR_ScoreModOp : CuIR_Op<"score_mod", [HasParent<"VariantOp">,
+    SingleBlockImplicitTerminator<"YieldOp">]> {
+  let summary = "the score function of a variant";
+  let description = [{
+    Maps a scaled score (`softmax_scale * q . k`) and its coordinates
+    `(b, h, q_idx, kv_idx)` to the score the normaliser sees.
+  }];
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$body attr-dict";
+  let hasVerifier = 1;
+}
+
+def CuIR_MaskModOp : CuIR_Op<"mask_mod", [HasParent<"VariantOp">,
+    SingleBlockImplicitTerminator<"YieldOp">]> {
+  let summary = "the mask predicate of a variant";
+  let description = [{
+    Yields whether the pair `(b, h, q_idx, kv_idx)` is visible (i1).
+  }];
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$body attr-dict";
   let hasVerifier = 1;
 }
 

@@ -434,6 +434,7 @@ LogicalResult Worker::execCuIR(Operation *op) {
         Tile out = Tile::floats(acc->kind, acc->shape);
         std::copy(acc->f->begin(), acc->f->end(), out.f->begin());
         gemmAccumulate(*a, *b, out.f->data());
+        ++machine.gemmsRun;
         if (out.kind != ElemKind::F32)
           for (float &x : *out.f)
             x = roundTo(out.kind, x);

@@ -87,6 +87,44 @@ bool parseNumbers(StringRef text, SmallVectorImpl<double> &out) {
   return !out.empty();
 }
 
+/// The values of a variant parameter of `extent` elements from its text:
+/// a number (broadcast), a list of `extent` numbers, or "runs:L0,L1,..."
+/// (document ids: runs of those lengths, repeated, in every batch row of
+/// `rowLength` tokens).
+FailureOr<SmallVector<double>> expandParam(StringRef name, StringRef text,
+                                           int64_t extent, int64_t rowLength,
+                                           Location loc) {
+  SmallVector<double> values;
+  if (text.consume_front("runs:")) {
+    SmallVector<double> lengths;
+    if (!parseNumbers(text, lengths) ||
+        llvm::any_of(lengths, [](double l) { return l < 1; }))
+      return emitError(loc) << "parameter '" << name
+                            << "': runs:<lengths> needs positive lengths";
+    for (int64_t row = 0; row < extent / rowLength; ++row) {
+      int64_t id = 0, left = lengths[0];
+      for (int64_t t = 0; t < rowLength; ++t) {
+        if (left == 0) {
+          ++id;
+          left = lengths[id % lengths.size()];
+        }
+        values.push_back(id);
+        --left;
+      }
+    }
+    return values;
+  }
+  if (!parseNumbers(text, values))
+    return emitError(loc) << "parameter '" << name << "': '" << text
+                          << "' is not a number or a comma-separated list";
+  if (values.size() == 1 && extent > 1)
+    values.assign(extent, values[0]);
+  if (static_cast<int64_t>(values.size()) != extent)
+    return emitError(loc) << "parameter '" << name << "' needs " << extent
+                          << " value(s), got " << values.size();
+  return values;
+}
+
 struct Coords {
   std::string str(int64_t b, int64_t n, int64_t h, int64_t c) {
     return "(b=" + std::to_string(b) + ", q=" + std::to_string(n) +
@@ -230,32 +268,53 @@ mlir::cuir::interpretKernel(KernelOp kernel, const InterpreterOptions &opt) {
       args.push_back(Tile::scalarI(getIntWidth(type), opt.causal));
     } else if (r.starts_with("param:")) {
       std::string name = r.drop_front(6).str();
-      auto it = opt.params.find(name);
-      SmallVector<double> values;
-      if (it == opt.params.end() || !parseNumbers(it->second, values))
+      std::string text;
+      if (auto it = opt.params.find(name); it != opt.params.end())
+        text = it->second;
+      else if (auto def = kernel.getArgAttrOfType<StringAttr>(i, "cuir.default"))
+        text = def.getValue().str();
+      else
         return emitError(loc) << "kernel parameter '" << name
                               << "' needs a value: pass params=" << name
                               << "=<number or comma-separated list>";
+      int64_t extent = 1;
       if (memref) {
-        if (memref.getRank() != 1)
+        auto ext = kernel.getArgAttrOfType<StringAttr>(i, "cuir.extent");
+        StringRef e = ext ? ext.getValue() : "";
+        extent = e == "batch"      ? opt.batch
+                 : e == "heads"    ? opt.headsQ
+                 : e == "batch*kv" ? opt.batch * opt.seqKV
+                                   : -1;
+        if (extent < 0 || memref.getRank() != 1)
           return emitError(loc) << "array parameter '" << name
-                                << "' must be a rank-1 memref";
-        View v = globalBuffer(memref.getElementType(),
-                              {static_cast<int64_t>(values.size())});
-        for (size_t e = 0; e < values.size(); ++e) {
+                                << "' needs a rank-1 memref and cuir.extent "
+                                   "batch, heads or batch*kv";
+      }
+      FailureOr<SmallVector<double>> values =
+          expandParam(name, text, extent, opt.seqKV, loc);
+      if (failed(values))
+        return failure();
+      // The reference sees the values the kernel sees.
+      std::string joined;
+      for (double d : *values) {
+        char buf[32];
+        std::snprintf(buf, sizeof(buf), "%.9g", d);
+        joined += (joined.empty() ? "" : ",") + std::string(buf);
+      }
+      prob.params[name] = memref ? "[" + joined + "]" : joined;
+      if (memref) {
+        View v = globalBuffer(memref.getElementType(), {extent});
+        for (int64_t e = 0; e < extent; ++e) {
           if (v.buffer->kind == ElemKind::Int)
-            v.buffer->i[e] = static_cast<int64_t>(values[e]);
+            v.buffer->i[e] = static_cast<int64_t>((*values)[e]);
           else
-            v.buffer->f[e] = roundTo(v.buffer->kind, values[e]);
+            v.buffer->f[e] = roundTo(v.buffer->kind, (*values)[e]);
         }
         args.push_back(v);
-      } else if (values.size() != 1) {
-        return emitError(loc) << "scalar parameter '" << name
-                              << "' got " << values.size() << " values";
       } else if (getElemKind(type) == ElemKind::Int) {
-        args.push_back(Tile::scalarI(getIntWidth(type), int64_t(values[0])));
+        args.push_back(Tile::scalarI(getIntWidth(type), int64_t((*values)[0])));
       } else {
-        args.push_back(Tile::scalarF(getElemKind(type), values[0]));
+        args.push_back(Tile::scalarF(getElemKind(type), (*values)[0]));
       }
     } else {
       return emitError(loc) << "kernel parameter #" << i << " has unknown role '"
@@ -334,9 +393,16 @@ mlir::cuir::interpretKernel(KernelOp kernel, const InterpreterOptions &opt) {
          << "\"}\n";
   }
 
+  report.gemms = machine.gemmsRun;
+
   // The reference.
   Output ref;
   if (opt.reference == "builtin") {
+    if (auto variant = kernel->getAttrOfType<StringAttr>("cuir.variant"))
+      return emitError(loc)
+             << "the kernel computes the variant '" << variant.getValue()
+             << "', but the built-in reference is standard attention: pass "
+                "reference=<file.py> with the variant in PyTorch";
     ref = builtinReference(prob);
   } else {
     FailureOr<Output> r =

@@ -140,6 +140,8 @@ public:
   std::vector<Operation *> gemmOps;    // id - 1 -> op
   std::vector<Operation *> groupOps;   // id - 1 -> commit op
   bool hasFailed = false;
+  /// Tile GEMMs executed (cuir.gemm and cuir.gemm_async), for reports.
+  int64_t gemmsRun = 0;
 
   int64_t newCopy(CopyRecord record);
   void completeCopy(int64_t id);

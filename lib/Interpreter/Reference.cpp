@@ -206,14 +206,18 @@ mlir::cuir::interp::pytorchReference(const Problem &p, StringRef path,
     meta << "{\"scale\": " << llvm::format("%.9g", p.scale)
          << ", \"params\": {\"causal\": " << (p.causal ? "true" : "false");
     for (auto &[name, value] : p.params) {
-      meta << ", \"";
-      llvm::printEscapedString(name, meta);
-      meta << "\": ";
-      // Numbers and comma-separated lists of numbers become JSON values.
-      if (StringRef(value).contains(','))
-        meta << "[" << value << "]";
-      else
+      meta << ", \"" << name << "\": ";
+      // Numbers and [lists] pass as JSON values, anything else as a string.
+      double number;
+      StringRef v(value);
+      if (v.starts_with("[") || !v.getAsDouble(number)) {
         meta << value;
+      } else {
+        meta << '"';
+        for (char c : v)
+          meta << ((c == '"' || c == '\\') ? "\\" : "") << c;
+        meta << '"';
+      }
     }
     meta << "}}\n";
     runner << kRunner;

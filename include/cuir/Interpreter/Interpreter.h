@@ -57,6 +57,8 @@ struct InterpreterOptions {
 /// Comparison of the kernel's output with the reference.
 struct InterpreterReport {
   int64_t blocksRun = 0, blocksTotal = 0;
+  /// Tile GEMMs the run executed: shows which key/value blocks were skipped.
+  int64_t gemms = 0;
   int64_t elementsCompared = 0;
   double maxAbsError = 0, relError = 0;
   bool passed = false;

@@ -1,0 +1,17 @@
+//===- Split.h - Full / partial split of the key/value loops ----*- C++ -*-===//
+
+#ifndef CUIR_TRANSFER_SPLIT_H
+#define CUIR_TRANSFER_SPLIT_H
+
+#include "cuir/Dialect/CuIR.h"
+
+namespace mlir::cuir {
+
+/// Restricts the variant mask of `kernel` (inserted by transfer) to the
+/// key/value blocks that need it and skips the blocks nobody sees. See the
+/// cuir-split-full-partial pass.
+LogicalResult splitFullPartial(KernelOp kernel);
+
+} // namespace mlir::cuir
+
+#endif // CUIR_TRANSFER_SPLIT_H

@@ -1,0 +1,206 @@
+//===- AttentionAnalysis.cpp - Find the attention structure of a kernel ---===//
+
+#include "cuir/Transfer/AttentionAnalysis.h"
+
+#include "cuir/Interpreter/Interpreter.h"
+
+#include "mlir/Analysis/SliceAnalysis.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+
+using namespace mlir;
+using namespace mlir::cuir;
+
+namespace {
+
+/// Follows `v` back through views and register loads to the buffer it reads.
+Value underlyingBuffer(Value v) {
+  while (true) {
+    Operation *def = v.getDefiningOp();
+    if (auto load = dyn_cast_or_null<LoadOp>(def))
+      v = load.getSrc();
+    else if (auto sub = dyn_cast_or_null<memref::SubViewOp>(def))
+      v = sub.getSource();
+    else
+      return v;
+  }
+}
+
+/// The ops that read a value derived from `v` without crossing a GEMM,
+/// within `scope`.
+void forwardChain(Value v, Region &scope, SmallVectorImpl<Operation *> &out) {
+  SmallVector<Value> work = {v};
+  llvm::SmallPtrSet<Operation *, 32> seen;
+  while (!work.empty()) {
+    Value cur = work.pop_back_val();
+    for (OpOperand &use : cur.getUses()) {
+      Operation *user = use.getOwner();
+      if (!scope.isAncestor(user->getParentRegion()) || !seen.insert(user).second)
+        continue;
+      out.push_back(user);
+      if (isa<GemmOp, GemmAsyncOp, scf::YieldOp>(user))
+        continue;
+      for (Value r : user->getResults())
+        work.push_back(r);
+    }
+  }
+}
+
+/// For a B operand that is stage `n mod S` of a shared ring buffer, returns n.
+Value ringBlockIndex(Value b) {
+  auto sub = b.getDefiningOp<memref::SubViewOp>();
+  if (!sub)
+    return {};
+  auto offsets = sub.getMixedOffsets();
+  if (offsets.empty())
+    return {};
+  auto stage = dyn_cast<Value>(offsets[0]);
+  if (!stage)
+    return {};
+  if (auto rem = stage.getDefiningOp<arith::RemUIOp>())
+    return rem.getLhs();
+  if (auto rem = stage.getDefiningOp<arith::RemSIOp>())
+    return rem.getLhs();
+  return {};
+}
+
+} // namespace
+
+FailureOr<AttentionStructure> mlir::cuir::analyzeAttention(KernelOp kernel) {
+  AttentionStructure as;
+  as.kernel = kernel;
+  for (BlockArgument arg : kernel.getBody().getArguments())
+    if (auto role =
+            kernel.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kArgRoleAttr))
+      as.params[role.getValue()] = arg;
+  for (StringRef needed : {"q", "k", "v", "o"})
+    if (!as.params.count(needed))
+      return kernel.emitError()
+             << "has no parameter with role '" << needed
+             << "' ({cuir.arg = \"" << needed
+             << "\"}): transfer needs to know the attention's operands";
+
+  // Score GEMMs: GEMMs whose result (after its wait) reaches a row maximum.
+  SmallVector<Operation *> gemms;
+  kernel.walk([&](Operation *op) {
+    if (isa<GemmOp, GemmAsyncOp>(op))
+      gemms.push_back(op);
+  });
+  for (Operation *gemm : gemms) {
+    Value score = gemm->getResult(0);
+    if (isa<GemmAsyncOp>(gemm)) {
+      Value waited;
+      for (Operation *user : score.getUsers())
+        if (auto wait = dyn_cast<GemmWaitOp>(user))
+          waited = wait.getResult();
+      if (!waited)
+        continue;
+      score = waited;
+    }
+    auto loop = gemm->getParentOfType<scf::ForOp>();
+    Region &scope = loop ? loop.getRegion() : kernel.getBody();
+    SmallVector<Operation *> chain;
+    forwardChain(score, scope, chain);
+    ReduceRowsOp rowMax;
+    for (Operation *op : chain)
+      if (auto red = dyn_cast<ReduceRowsOp>(op);
+          red && red.getKind() == ReduceKind::Max && !rowMax)
+        rowMax = red;
+    if (!rowMax)
+      continue; // The P V GEMM, or some other product.
+
+    ScoreSite site;
+    site.gemm = gemm;
+    site.score = score;
+    site.rowMax = rowMax;
+    if (!loop)
+      return gemm->emitError()
+             << "computes a score tile outside any loop over key/value "
+                "blocks; transfer expects the score GEMM inside an scf.for";
+    site.loop = loop;
+
+    // The key/value block: B is stage n of a ring.
+    Value b = gemm->getOperand(1);
+    site.kvBlock = ringBlockIndex(b);
+    if (!site.kvBlock)
+      return gemm->emitError()
+             << "reads K from a buffer whose key/value block cannot be "
+                "determined: expected a memref.subview of a shared ring at "
+                "stage 'n mod stages' (arith.remui)";
+    auto bType = cast<MemRefType>(b.getType());
+    site.blockN = bType.getShape()[0];
+    if (!gemm->hasAttr("transpose_b"))
+      site.blockN = bType.getShape()[1];
+    site.blockM = cast<RankedTensorType>(score.getType()).getShape()[0];
+
+    // The query tile: the copy that fills A's buffer names its first row;
+    // the copy's source is a view of q at [b, 0, h, 0].
+    Value aBuf = underlyingBuffer(gemm->getOperand(0));
+    for (Operation *user : aBuf.getUsers()) {
+      Value src, dst;
+      ValueRange srcIdx;
+      if (auto c = dyn_cast<CopyAsyncOp>(user)) {
+        src = c.getSrc(), dst = c.getDst(), srcIdx = c.getSrcIndices();
+      } else if (auto c = dyn_cast<CopyOp>(user)) {
+        src = c.getSrc(), dst = c.getDst(), srcIdx = c.getSrcIndices();
+      } else {
+        continue;
+      }
+      if (dst != aBuf || srcIdx.empty())
+        continue;
+      auto sub = src.getDefiningOp<memref::SubViewOp>();
+      if (!sub || sub.getSource() != as.params["q"])
+        continue;
+      auto offs = sub.getMixedOffsets();
+      auto asValue = [&](OpFoldResult ofr) -> Value {
+        if (auto v = dyn_cast<Value>(ofr))
+          return v;
+        OpBuilder b(sub);
+        return arith::ConstantIndexOp::create(
+            b, sub.getLoc(), cast<IntegerAttr>(cast<Attribute>(ofr)).getInt());
+      };
+      site.qBase = srcIdx[0];
+      site.batch = asValue(offs[0]);
+      site.head = asValue(offs[2]);
+    }
+    if (!site.qBase)
+      return gemm->emitError()
+             << "reads Q from a buffer that no copy from a [b, :, h, :] view "
+                "of the 'q' parameter fills; transfer needs the query "
+                "tile's coordinates";
+
+    // The weights: the exponential that reads both the score chain and the
+    // row maximum.
+    SmallVector<Operation *> maxChain;
+    forwardChain(rowMax.getResult(), scope, maxChain);
+    llvm::SmallPtrSet<Operation *, 32> fromScore(chain.begin(), chain.end());
+    for (Operation *op : maxChain)
+      if (isa<math::ExpOp, math::Exp2Op>(op) && fromScore.contains(op) &&
+          isa<RankedTensorType>(op->getResult(0).getType()) &&
+          cast<RankedTensorType>(op->getResult(0).getType()).getRank() == 2) {
+        site.weights = op;
+        break;
+      }
+    // O += P V: the next GEMM downstream of the scores.
+    for (Operation *op : chain)
+      if (isa<GemmOp, GemmAsyncOp>(op) && op != gemm) {
+        site.pvGemm = op;
+        break;
+      }
+    if (!site.pvGemm)
+      return gemm->emitError()
+             << "computes a score tile, but no GEMM consumes the weights "
+                "derived from it: transfer expects O += P V";
+    site.rescaledAcc = site.pvGemm->getOperand(2);
+    if (auto mul = site.rescaledAcc.getDefiningOp<arith::MulFOp>()) {
+      for (Value operand : mul->getOperands())
+        if (isa<BlockArgument>(operand))
+          site.carriedAcc = operand;
+    }
+    as.sites.push_back(site);
+  }
+  if (as.sites.empty())
+    return kernel.emitError()
+           << "has no score GEMM feeding a row maximum (an online softmax): "
+              "cannot find the attention structure to transfer";
+  return as;
+}
