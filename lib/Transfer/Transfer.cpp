@@ -37,6 +37,12 @@ static Location insertedLoc(Location anchor) {
 
 LogicalResult mlir::cuir::transferKernel(KernelOp kernel, VariantOp variant,
                                          StringRef spec) {
+  if (auto done = kernel->getAttrOfType<StringAttr>("cuir.variant"))
+    return kernel.emitError()
+           << "already computes the variant '" << done.getValue()
+           << "'; transfer the source kernel once, with a composition such "
+              "as --transfer="
+           << done.getValue() << "," << spec;
   FailureOr<AttentionStructure> as = analyzeAttention(kernel);
   if (failed(as))
     return failure();
