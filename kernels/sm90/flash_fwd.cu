@@ -30,6 +30,8 @@
 // (ragged Nq, Nkv) are zero-filled by TMA, and the mask sets their scores to -inf.
 //
 // Grid: (query blocks, Hq, B) for full attention; (Hq, query blocks from the heaviest down, B) for causal.
+// ptxas -v: 168 registers at launch (setmaxnreg then moves them: producer 24, consumers 240), no spills, for every
+// instantiation (the build checks). Correctness, sanitizers and speed on the H200: docs/benchmarks/sm90.md.
 #include <cuda.h>  // CUtensorMap and its enums only: cuTensorMapEncodeTiled is found at run time, no -lcuda
 #include <cudaTypedefs.h>
 #include <cuda_runtime.h>

@@ -8,6 +8,8 @@
 #   variants  check --quick of every library in $K/sm90-variants (tuning builds, see build_sm90_variants.sh)
 #   sanitize  compute-sanitizer memcheck, racecheck, synccheck, initcheck on the smoke driver
 #   bench     tools/gpu/bench_sm90.py $BENCH_ARGS, with the variants as extra columns
+# Other knobs: SANITIZERS (default: memcheck racecheck synccheck initcheck), SANITIZE_TIMEOUT (s, each),
+# BENCH_TIMEOUT (s), NO_VARIANTS=1 (ignore $K/sm90-variants).
 set -u
 OUT=${OUT:-/tmp/cuir_out}
 mkdir -p "$OUT"
@@ -18,7 +20,7 @@ export CUIR_FLASH_FWD_SM80_LIB=$PWD/$K/sm80/libcuir_flash_fwd_sm80.so
 SMOKE=$K/sm90/flash_fwd_sm90_smoke
 STEPS=${STEPS:-"info smoke sass check variants sanitize bench"}
 SANITIZERS=${SANITIZERS:-"memcheck racecheck synccheck initcheck"}
-variants=$(ls $K/sm90-variants/libcuir_flash_fwd_sm90_*.so 2>/dev/null || true)
+variants=$([ -n "${NO_VARIANTS:-}" ] || ls $K/sm90-variants/libcuir_flash_fwd_sm90_*.so 2>/dev/null || true)
 status=0
 for step in $STEPS; do
   echo "===== $step ($(date -u +%H:%M:%S)) ====="
@@ -42,19 +44,19 @@ for step in $STEPS; do
       gzip -f "$OUT/sass_sm90.txt"
       ;;
     check)
-      timeout 300 python3 tools/gpu/check_flash_fwd.py --kernel sm90 --json "$OUT/check.json" 2>&1 | tail -n 60
+      timeout 150 python3 tools/gpu/check_flash_fwd.py --kernel sm90 --json "$OUT/check.json" 2>&1 | tail -n 60
       [ "${PIPESTATUS[0]}" = 0 ] || status=1
       ;;
     variants)
       for lib in $variants; do
         echo "--- $lib"
-        timeout 120 python3 tools/gpu/check_flash_fwd.py --kernel sm90 --lib "$lib" --quick 2>&1 | grep -v "^  " | tail -n 8
+        timeout 60 python3 tools/gpu/check_flash_fwd.py --kernel sm90 --lib "$lib" --quick 2>&1 | grep -v "^  " | tail -n 8
         [ "${PIPESTATUS[0]}" = 0 ] || status=1
       done
       ;;
     sanitize)
       for tool in $SANITIZERS; do
-        timeout 150 compute-sanitizer --tool $tool --error-exitcode 9 "$SMOKE" > "$OUT/sanitize.tmp" 2>&1
+        timeout ${SANITIZE_TIMEOUT:-120} compute-sanitizer --tool $tool --error-exitcode 9 "$SMOKE" > "$OUT/sanitize.tmp" 2>&1
         rc=$?
         { echo "--- compute-sanitizer --tool $tool: exit code $rc"; cat "$OUT/sanitize.tmp"; } >> "$OUT/sanitize.log"
         echo "--- compute-sanitizer --tool $tool: exit code $rc: $(tail -n 1 "$OUT/sanitize.tmp")"
@@ -65,7 +67,7 @@ for step in $STEPS; do
     bench)
       extra=""
       for lib in $variants; do n=$(basename "$lib" .so); extra="$extra --extra-lib ${n#libcuir_flash_fwd_sm90_}=$lib"; done
-      timeout 420 python3 tools/gpu/bench_sm90.py ${BENCH_ARGS:-} $extra --json "$OUT/bench.json" --md "$OUT/bench.md" 2>&1
+      timeout ${BENCH_TIMEOUT:-420} python3 tools/gpu/bench_sm90.py ${BENCH_ARGS:-} $extra --json "$OUT/bench.json" --md "$OUT/bench.md" 2>&1
       [ $? = 0 ] || status=1
       ;;
   esac
