@@ -28,3 +28,6 @@ llvm_config.add_tool_substitutions(
     [ToolSubst("cuir-opt", unresolved="fatal"),
      ToolSubst("CuIRUnitTests", unresolved="fatal")],
     [config.cuir_tools_dir])
+
+# python/cuir is importable by the tests' Python.
+config.environment["PYTHONPATH"] = os.path.join(config.cuir_src_root, "python")

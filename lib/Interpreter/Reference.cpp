@@ -207,11 +207,20 @@ mlir::cuir::interp::pytorchReference(const Problem &p, StringRef path,
          << ", \"params\": {\"causal\": " << (p.causal ? "true" : "false");
     for (auto &[name, value] : p.params) {
       meta << ", \"" << name << "\": ";
-      // Numbers and [lists] pass as JSON values, anything else as a string.
-      double number;
+      // Numbers and lists of numbers pass as JSON values, anything else as a
+      // string.
       StringRef v(value);
-      if (v.starts_with("[") || !v.getAsDouble(number)) {
+      SmallVector<StringRef> parts;
+      v.split(parts, ',');
+      bool numbers = llvm::all_of(parts, [](StringRef part) {
+        double d;
+        return !part.trim().getAsDouble(d);
+      });
+      if (v.starts_with("[")) {
         meta << value;
+      } else if (numbers) {
+        meta << (parts.size() > 1 ? "[" : "") << value
+             << (parts.size() > 1 ? "]" : "");
       } else {
         meta << '"';
         for (char c : v)

@@ -1,0 +1,4 @@
+def score_mod(score, b, h, q_idx, kv_idx):
+    if q_idx > kv_idx:
+        return score
+    return score * 2.0
