@@ -6,7 +6,7 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 set(CUIR_EXPORTED_LIBS CuIRDialect CuIRPasses CuIRSupport CuIRInterpreter
-    CuIRVariants CuIRTransfer CuIRLLM CuIRLift CuIRRegistration CuIRCAPI)
+    CuIRVariants CuIRTransfer CuIRLower CuIRLLM CuIRLift CuIRRegistration CuIRCAPI)
 foreach(lib ${CUIR_EXPORTED_LIBS})
   target_include_directories(${lib} INTERFACE
     $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>

@@ -226,4 +226,54 @@ def SplitFullPartial : Pass<"cuir-split-full-partial", "::mlir::ModuleOp"> {
   }];
 }
 
+def Lower : Pass<"lower", "::mlir::ModuleOp"> {
+  let summary = "Patches the expert CUDA kernel to the Target CuIR and compiles it through NVPTX";
+  let description = [{
+    Diffs every kernel of the module (Target CuIR) against the Source CuIR
+    it was lifted to, traces each change through the lift's locations to
+    the CUDA source, and applies small line-level patches in the source's
+    own idiom (see docs/Lowering.md). Writes, next to `output`:
+
+      <stem>.cu                     the patched kernel
+      <stem>.diff                   a unified diff against the source
+      cuir/attention_params.h       the params header with the variant's
+                                    fields (when it has parameters)
+      <stem>.json                   the variant's fields, for loaders
+      <stem>.<arch>.ptx / .cubin    per arch, through clang's CUDA front end,
+                                    LLVM's NVPTX back end and ptxas
+      lib<stem>.so                  a fat library with the C entry point
+
+    all or nothing. The Source CuIR comes from `source-cuir`, or from the lift
+    cache entry of the module's CUDA source (what --lift used). With
+    cuir-opt, `-o out/x.cu` sets `output`:
+
+    ```
+    cuir-opt kernels/sm80/flash_fwd.cu --lift --transfer=prefixlm --lower -o out/prefixlm.cu
+    ```
+
+    Lowering unmodified Source CuIR reproduces the source byte for byte.
+  }];
+  let options = [
+    Option<"output", "output", "std::string", /*default=*/"\"\"",
+           "The patched .cu file (its directory receives the other outputs)">,
+    ListOption<"archs", "archs", "std::string",
+               "GPU archs to compile for (default sm_80,sm_90)">,
+    Option<"compile", "compile", "bool", /*default=*/"true",
+           "Compile the patched kernel (PTX, cubins, library)">,
+    Option<"keepLLVMIR", "keep-llvm-ir", "bool", /*default=*/"false",
+           "Also write the device LLVM IR per arch (<stem>.<arch>.ll)">,
+    Option<"sourceCuIR", "source-cuir", "std::string", /*default=*/"\"\"",
+           "The Source CuIR file (default: from the lift cache)">,
+    Option<"sourceRoot", "source-root", "std::string", /*default=*/"\"\"",
+           "Directory of the CUDA source named by the locations">,
+    ListOption<"includeDirs", "include-dirs", "std::string",
+               "Extra include directories for compiling">,
+    Option<"clang", "clang", "std::string",
+           /*default=*/"\"/usr/lib/llvm-22/bin/clang++\"",
+           "clang++ with the CUDA front end and NVPTX">,
+    Option<"cudaPath", "cuda-path", "std::string",
+           /*default=*/"\"/usr/local/cuda\"", "The CUDA toolkit">
+  ];
+}
+
 #endif // CUIR_PASSES_TD

@@ -11,6 +11,8 @@
 //   of blocks, not what a block computes, so one grid map serves both.
 // - The source keeps per-thread partial row sums and reduces them across the
 //   quad in the epilogue; at tile level the row sums are whole rows.
+// - Constants named like the source's (BLOCK_M, BLOCK_N) carry that name as
+//   their location, so that lowering can write patches in those terms.
 // - Three cp.async groups are in flight between steps (K of this step, V of
 //   this step, K of the next); they are the loops' last three iter_args.
 
@@ -38,8 +40,8 @@ cuir.kernel @flash_fwd_bf16_d128(
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
-  %c128 = arith.constant 128 : index
-  %cBN = arith.constant 64 : index
+  %c128 = arith.constant 128 : index loc("BLOCK_M")
+  %cBN = arith.constant 64 : index loc("BLOCK_N")
   %ninf = arith.constant 0xFF800000 : f32
 
   // ---- block coordinates, sequence views, masking offsets ----
@@ -350,8 +352,8 @@ cuir.kernel @flash_fwd_bf16_d64(
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
-  %c128 = arith.constant 128 : index
-  %cBN = arith.constant 128 : index
+  %c128 = arith.constant 128 : index loc("BLOCK_M")
+  %cBN = arith.constant 128 : index loc("BLOCK_N")
   %ninf = arith.constant 0xFF800000 : f32
 
   // ---- block coordinates, sequence views, masking offsets ----
@@ -662,8 +664,8 @@ cuir.kernel @flash_fwd_f16_d128(
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
-  %c128 = arith.constant 128 : index
-  %cBN = arith.constant 64 : index
+  %c128 = arith.constant 128 : index loc("BLOCK_M")
+  %cBN = arith.constant 64 : index loc("BLOCK_N")
   %ninf = arith.constant 0xFF800000 : f32
 
   // ---- block coordinates, sequence views, masking offsets ----
@@ -974,8 +976,8 @@ cuir.kernel @flash_fwd_f16_d64(
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
-  %c128 = arith.constant 128 : index
-  %cBN = arith.constant 128 : index
+  %c128 = arith.constant 128 : index loc("BLOCK_M")
+  %cBN = arith.constant 128 : index loc("BLOCK_N")
   %ninf = arith.constant 0xFF800000 : f32
 
   // ---- block coordinates, sequence views, masking offsets ----

@@ -23,6 +23,10 @@ mlir::cuir::wrapCudaSource(StringRef path, const MemoryBuffer &source) {
   printEscapedString(path, os);
   os << "\", " << kSourceTextAttr << " = \"";
   printEscapedString(source.getBuffer(), os);
-  os << "\"} {\n}\n";
+  // Line 0: diagnostics about the whole source name the file without
+  // quoting the wrapper's one long line.
+  os << "\"} {\n} loc(\"";
+  printEscapedString(path, os);
+  os << "\":0:0)\n";
   return MemoryBuffer::getMemBufferCopy(text, path);
 }

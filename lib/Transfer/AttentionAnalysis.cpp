@@ -6,6 +6,7 @@
 
 #include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/Matchers.h"
 
 using namespace mlir;
 using namespace mlir::cuir;
@@ -64,6 +65,49 @@ Value ringBlockIndex(Value b) {
 }
 
 } // namespace
+
+Value mlir::cuir::findIndexConstant(KernelOp kernel, int64_t value) {
+  Value found;
+  for (auto cst : kernel.getBody().front().getOps<arith::ConstantIndexOp>()) {
+    if (cst.value() != value)
+      continue;
+    if (isa<NameLoc>(cst.getLoc()))
+      return cst;
+    if (!found)
+      found = cst;
+  }
+  return found;
+}
+
+Value mlir::cuir::findBlockNConstant(const ScoreSite &site) {
+  // The kernel's own n * BLOCK_N: a product of the block index (or n - c)
+  // with a constant of the block size.
+  Value found;
+  scf::ForOp loop = site.loop;
+  loop.walk([&](arith::MulIOp mul) {
+    for (int i = 0; i < 2 && !found; ++i) {
+      Value idx = mul->getOperand(i), c = mul->getOperand(1 - i);
+      APInt v;
+      if (!matchPattern(c, m_ConstantInt(&v)) || v != site.blockN)
+        continue;
+      if (auto sub = idx.getDefiningOp<arith::SubIOp>())
+        idx = sub.getLhs();
+      if (idx == site.kvBlock)
+        found = c;
+    }
+  });
+  return found;
+}
+
+Value mlir::cuir::findBlockMConstant(const ScoreSite &site) {
+  if (auto mul = site.qBase.getDefiningOp<arith::MulIOp>())
+    for (Value c : mul->getOperands()) {
+      APInt v;
+      if (matchPattern(c, m_ConstantInt(&v)) && v == site.blockM)
+        return c;
+    }
+  return {};
+}
 
 FailureOr<AttentionStructure> mlir::cuir::analyzeAttention(KernelOp kernel) {
   AttentionStructure as;

@@ -19,6 +19,8 @@
 #include "cuir/Transfer/Transfer.h"
 
 #include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 using namespace mlir;
 using namespace mlir::cuir;
@@ -129,10 +131,19 @@ LogicalResult mlir::cuir::splitFullPartial(KernelOp kernel) {
   auto cst = [&](int64_t c) {
     return arith::ConstantIndexOp::create(b, loc, c).getResult();
   };
-  Value zero = cst(0), one = cst(1), bn = cst(s.blockN);
+  auto named = [&](int64_t c) {
+    Value v = findIndexConstant(kernel, c);
+    return v ? v : cst(c);
+  };
+  Value zero = named(0), one = named(1);
+  Value bn = findBlockNConstant(s), bm = findBlockMConstant(s);
+  if (!bn)
+    bn = cst(s.blockN);
+  if (!bm)
+    bm = cst(s.blockM);
   Value qFirst = s.qBase;
   Value qEnd = arith::MinSIOp::create(
-      b, loc, arith::AddIOp::create(b, loc, s.qBase, cst(s.blockM)), nq);
+      b, loc, arith::AddIOp::create(b, loc, s.qBase, bm), nq);
   Value qLast = arith::SubIOp::create(b, loc, qEnd, one);
   IRMapping outside;
   Block &vb = v0.getBody().front();
@@ -171,6 +182,9 @@ LogicalResult mlir::cuir::splitFullPartial(KernelOp kernel) {
                                   arith::MaxSIOp::create(b, loc, v, lo), hi)
         .getResult();
   };
+  Operation *firstNew = nullptr;
+  if (Operation *prev = after->getNextNode())
+    firstNew = prev;
   Value loFirst = bound(interval->lo, qFirst, true);
   Value loLast = bound(interval->lo, qLast, true);
   Value hiFirst = bound(interval->hi, qFirst, false);
@@ -182,6 +196,31 @@ LogicalResult mlir::cuir::splitFullPartial(KernelOp kernel) {
   // A block of rows that sees nothing visits no block at all.
   Value none = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, nD, nA);
   Value nMax = arith::SelectOp::create(b, loc, none, zero, nD);
+
+  // Simplify the bound arithmetic (max(0, 0), x - 1 + 1, ...) so that it
+  // reads well once lowered to the source.
+  {
+    SmallVector<Operation *> created;
+    for (Operation *op = firstNew; op && op != nMax.getDefiningOp()->getNextNode();
+         op = op->getNextNode())
+      created.push_back(op);
+    RewritePatternSet patterns(b.getContext());
+    for (RegisteredOperationName name :
+         b.getContext()->getRegisteredOperations())
+      if (name.getDialectNamespace() == "arith")
+        name.getCanonicalizationPatterns(patterns, b.getContext());
+    GreedyRewriteConfig config;
+    config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
+    // A placeholder user keeps the bounds alive and tells their final form.
+    auto keep = UnrealizedConversionCastOp::create(
+        b, loc, TypeRange{b.getIndexType()}, ValueRange{nMax, nA, nB, nC});
+    (void)applyOpPatternsGreedily(created, std::move(patterns), config);
+    nMax = keep.getOperand(0);
+    nA = keep.getOperand(1);
+    nB = keep.getOperand(2);
+    nC = keep.getOperand(3);
+    keep.erase();
+  }
 
   SmallPtrSet<Operation *, 4> keep = {nMax.getDefiningOp()};
   X.replaceUsesWithIf(nMax, [&](OpOperand &use) {

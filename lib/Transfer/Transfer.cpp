@@ -126,7 +126,9 @@ LogicalResult mlir::cuir::transferKernel(KernelOp kernel, VariantOp variant,
     Operation *def = site.score.getDefiningOp();
     b.setInsertionPointAfter(def);
     Location loc = insertedLoc(def->getLoc());
-    Value bn = arith::ConstantIndexOp::create(b, loc, site.blockN);
+    Value bn = findBlockNConstant(site);
+    if (!bn)
+      bn = arith::ConstantIndexOp::create(b, loc, site.blockN);
     Value kvBase = arith::MulIOp::create(b, loc, site.kvBlock, bn);
     auto scoreType = cast<RankedTensorType>(site.score.getType());
     auto ew = ElementwiseOp::create(b, loc, scoreType, ValueRange{site.score},
@@ -223,6 +225,8 @@ LogicalResult mlir::cuir::transferKernel(KernelOp kernel, VariantOp variant,
     }
   }
   kernel->setAttr("cuir.variant", StringAttr::get(ctx, spec));
+  kernel->setAttr("cuir.normalizer",
+                  StringAttr::get(ctx, stringifyNormalizer(variant.getNormalizer())));
   eraseDeadOps(kernel);
   return success();
 }

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cuir/InitCuIR.h"
+#include "cuir/Lower/Lower.h"
 #include "cuir/Support/SourceFile.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -23,7 +24,12 @@ static const char *const kHelpHeader =
     "cuir-opt: lift, transfer, check and lower expert GPU attention kernels\n\n"
     "Reads CuIR (.mlir) or a CUDA kernel (.cu), runs the given passes and "
     "prints the result.\n"
-    "  cuir-opt kernel.cuir.mlir --cuir-check-locations\n"
+    "  cuir-opt kernels/sm80/flash_fwd.cu --lift --transfer=prefixlm --lower "
+    "-o out/prefixlm.cu\n"
+    "  cuir-opt kernel.cuir.mlir --transfer=softcap --cuir-split-full-partial "
+    "--cuir-interpret\n"
+    "With -o <file>.cu, --lower writes the patched kernel there, with its "
+    ".diff, PTX, cubins and library beside it.\n"
     "A failing pass reports a diagnostic with its location, exits non-zero "
     "and leaves no output file.\n";
 
@@ -46,6 +52,34 @@ int main(int argc, char **argv) {
   }
   if (cuir::isCudaSourcePath(inputFilename))
     input = cuir::wrapCudaSource(inputFilename, *input);
+
+  // `-o out/x.cu` asks for CUDA: --lower writes it (and its siblings) and
+  // the Target CuIR goes to out/x.target.cuir.mlir.
+  if (cuir::isCudaSourcePath(outputFilename) && outputFilename != "-") {
+    cuir::setDefaultLowerOutput(outputFilename);
+    std::string ir;
+    llvm::raw_string_ostream irStream(ir);
+    if (failed(MlirOptMain(irStream, std::move(input), registry, config)))
+      return 1;
+    if (!cuir::lowerOutputWritten()) {
+      llvm::WithColor::error(llvm::errs(), "cuir-opt")
+          << "-o " << outputFilename
+          << " asks for CUDA source: add --lower to the pipeline\n";
+      return 1;
+    }
+    std::string irPath =
+        llvm::StringRef(outputFilename).rsplit('.').first.str() +
+        ".target.cuir.mlir";
+    std::unique_ptr<llvm::ToolOutputFile> irFile =
+        openOutputFile(irPath, &errorMessage);
+    if (!irFile) {
+      llvm::WithColor::error(llvm::errs(), "cuir-opt") << errorMessage << "\n";
+      return 1;
+    }
+    irFile->os() << ir;
+    irFile->keep();
+    return 0;
+  }
 
   std::unique_ptr<llvm::ToolOutputFile> output =
       openOutputFile(outputFilename, &errorMessage);

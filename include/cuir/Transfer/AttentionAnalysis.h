@@ -52,6 +52,16 @@ struct AttentionStructure {
   llvm::StringMap<BlockArgument> params;
 };
 
+/// An index constant of `kernel`'s entry block equal to `value`, preferring
+/// one the lift named (BLOCK_N, ...), so that rewrites speak the source's
+/// terms; null if there is none.
+Value findIndexConstant(KernelOp kernel, int64_t value);
+
+/// The constants the kernel itself uses for the key/value block size (in
+/// n * BLOCK_N) and the query block size (in m * BLOCK_M), or null.
+Value findBlockNConstant(const ScoreSite &site);
+Value findBlockMConstant(const ScoreSite &site);
+
 /// Finds the attention structure of `kernel`; reports what is missing at the
 /// ops concerned and fails.
 FailureOr<AttentionStructure> analyzeAttention(KernelOp kernel);

@@ -1,0 +1,43 @@
+//===- CppEmitter.h - CuIR values as expressions of the source --*- C++ -*-===//
+//
+// Lowering writes new code in the source kernel's own terms: a value the
+// lift named (a NameLoc: "m_start", "params.seqlen_kv", "BLOCK_N") is
+// written by that name; a value computed by ops that a transform inserted is
+// written as the C++ expression of those ops over named values.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CUIR_LOWER_CPPEMITTER_H
+#define CUIR_LOWER_CPPEMITTER_H
+
+#include "mlir/IR/Operation.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <optional>
+#include <string>
+
+namespace mlir::cuir {
+
+/// The source name a location gives a value, if any.
+std::optional<std::string> sourceNameOf(Location loc);
+
+/// Whether `loc` marks an op a transform inserted.
+bool isInsertedLoc(Location loc);
+
+class CppEmitter {
+public:
+  /// Values given names by the caller (block arguments of a region being
+  /// emitted as a function, temporaries already declared).
+  llvm::DenseMap<Value, std::string> names;
+  /// Kernel parameters of role param:<x> are written `params.<x>`.
+  std::string paramsName = "params";
+
+  /// The C++ expression of `v`, or failure with `why` set.
+  FailureOr<std::string> expr(Value v, std::string &why);
+  /// The C++ type of `t` (int for index, float for f32, bool for i1).
+  static FailureOr<std::string> type(Type t);
+};
+
+} // namespace mlir::cuir
+
+#endif // CUIR_LOWER_CPPEMITTER_H

@@ -1,0 +1,59 @@
+//===- Lower.h - Patch the expert kernel and compile it ---------*- C++ -*-===//
+
+#ifndef CUIR_LOWER_LOWER_H
+#define CUIR_LOWER_LOWER_H
+
+#include "cuir/Dialect/CuIR.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir::cuir {
+
+struct LoweringOptions {
+  /// The patched .cu; the .diff, manifest, PTX, cubins and library land
+  /// beside it, named after its stem.
+  std::string output;
+  /// Target archs, e.g. sm_80 and sm_90.
+  std::vector<std::string> archs = {"sm_80", "sm_90"};
+  bool compile = true;
+  bool keepLLVMIR = false;
+  std::string clang = "/usr/lib/llvm-22/bin/clang++";
+  std::string cudaPath = "/usr/local/cuda";
+  /// Directory of the source kernel; relative source paths resolve here.
+  std::string sourceRoot;
+  /// Extra include directories for the compile.
+  std::vector<std::string> includeDirs;
+};
+
+/// The patched source and the derived files, in memory.
+struct LoweredKernel {
+  std::string sourcePath;            // the expert source
+  std::string patched;               // its patched text
+  std::string headerPath;            // the params header, if patched
+  std::string headerPatched;
+  std::string manifest;              // JSON for Python loaders
+};
+
+/// Diffs `target` against `source` (its Source CuIR) and patches the CUDA
+/// source their locations name. Fails with a diagnostic on any change it
+/// cannot express as a patch.
+FailureOr<LoweredKernel> lowerToSource(ModuleOp target, ModuleOp source,
+                                       const LoweringOptions &options);
+
+/// Writes the patched files, the unified diff and, if asked, the compiled
+/// PTX, cubins and shared library; all or nothing.
+LogicalResult writeAndCompile(const LoweredKernel &lowered,
+                              const LoweringOptions &options, Location loc);
+
+/// cuir-opt sets this when its -o names a .cu file: --lower writes there.
+void setDefaultLowerOutput(llvm::StringRef path);
+llvm::StringRef getDefaultLowerOutput();
+/// Whether a --lower pass has written its outputs in this process.
+bool lowerOutputWritten();
+void setLowerOutputWritten();
+
+} // namespace mlir::cuir
+
+#endif // CUIR_LOWER_LOWER_H

@@ -1,0 +1,204 @@
+//===- Compile.cpp - Write the patched kernel, diff it, compile it --------===//
+//
+// Everything is written into a temporary directory beside the output and
+// moved into place only when every step succeeded: a failed lowering leaves
+// no file behind.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cuir/Lower/Lower.h"
+
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::cuir;
+namespace fs = llvm::sys::fs;
+namespace path = llvm::sys::path;
+
+static std::string defaultOutput;
+static bool outputWritten = false;
+
+void mlir::cuir::setDefaultLowerOutput(StringRef p) { defaultOutput = p.str(); }
+StringRef mlir::cuir::getDefaultLowerOutput() { return defaultOutput; }
+bool mlir::cuir::lowerOutputWritten() { return outputWritten; }
+void mlir::cuir::setLowerOutputWritten() { outputWritten = true; }
+
+namespace {
+
+struct Runner {
+  std::string tmp;
+  Location loc;
+  bool verbose = true;
+
+  /// Runs `args`, capturing stdout into `stdoutFile` if given. Returns the
+  /// exit code, or -1 when the program could not run.
+  int run(ArrayRef<std::string> args, StringRef stdoutFile = "",
+          std::string *errText = nullptr) {
+    SmallVector<StringRef> refs(args.begin(), args.end());
+    SmallString<128> err(tmp);
+    path::append(err, ".stderr");
+    std::string errPath(err);
+    std::optional<StringRef> redirects[] = {
+        std::nullopt,
+        stdoutFile.empty() ? std::optional<StringRef>() : stdoutFile,
+        StringRef(errPath)};
+    std::string msg;
+    int rc = llvm::sys::ExecuteAndWait(args[0], refs, std::nullopt, redirects,
+                                       0, 0, &msg);
+    if (errText) {
+      if (auto buf = llvm::MemoryBuffer::getFile(errPath))
+        *errText = (*buf)->getBuffer().take_back(3000).str();
+      if (!msg.empty())
+        *errText += msg;
+    }
+    fs::remove(errPath);
+    return rc;
+  }
+};
+
+LogicalResult writeFile(StringRef p, StringRef text, Location loc) {
+  std::error_code ec;
+  if (auto dir = path::parent_path(p); !dir.empty())
+    fs::create_directories(dir);
+  llvm::raw_fd_ostream os(p, ec);
+  if (ec)
+    return emitError(loc) << "cannot write " << p << ": " << ec.message();
+  os << text;
+  return success();
+}
+
+} // namespace
+
+LogicalResult mlir::cuir::writeAndCompile(const LoweredKernel &lowered,
+                                          const LoweringOptions &opt,
+                                          Location loc) {
+  StringRef out = opt.output;
+  SmallString<256> outDir(path::parent_path(out));
+  if (outDir.empty())
+    outDir = ".";
+  std::string stem = path::stem(out).str();
+  if (std::error_code ec = fs::create_directories(outDir))
+    return emitError(loc) << "cannot create " << outDir << ": " << ec.message();
+  SmallString<256> tmp;
+  fs::createUniquePath(outDir + "/.cuir-lower-" + stem + "-%%%%%%", tmp,
+                       /*MakeAbsolute=*/false);
+  if (std::error_code ec = fs::create_directory(tmp))
+    return emitError(loc) << "cannot create a temporary directory in "
+                          << outDir << ": " << ec.message();
+  auto cleanup = llvm::scope_exit([&] { fs::remove_directories(tmp); });
+  auto file = [&](StringRef name) {
+    SmallString<256> f(tmp);
+    path::append(f, name);
+    return std::string(f);
+  };
+  Runner runner{std::string(tmp), loc};
+  std::string err;
+
+  std::string cu = file(stem + ".cu");
+  if (failed(writeFile(cu, lowered.patched, loc)) ||
+      failed(writeFile(file(stem + ".json"), lowered.manifest, loc)))
+    return failure();
+  if (!lowered.headerPatched.empty() &&
+      failed(writeFile(file("cuir/attention_params.h"), lowered.headerPatched,
+                       loc)))
+    return failure();
+
+  // The unified diff, as a reviewer reads it.
+  std::string diffPath = file(stem + ".diff");
+  std::string diffTool = "/usr/bin/diff";
+  {
+    std::string srcName = path::filename(lowered.sourcePath).str();
+    int rc = runner.run({diffTool, "-u", "--label", "a/" + srcName, "--label",
+                         "b/" + srcName, lowered.sourcePath, cu},
+                        diffPath, &err);
+    if (rc != 0 && rc != 1)
+      return emitError(loc) << "diff failed: " << err;
+    if (!lowered.headerPatched.empty()) {
+      std::string headerDiff = file(".header.diff");
+      rc = runner.run({diffTool, "-u", "--label", "a/cuir/attention_params.h",
+                       "--label", "b/cuir/attention_params.h",
+                       lowered.headerPath, file("cuir/attention_params.h")},
+                      headerDiff, &err);
+      if (rc != 0 && rc != 1)
+        return emitError(loc) << "diff failed: " << err;
+      auto a = llvm::MemoryBuffer::getFile(diffPath);
+      auto b = llvm::MemoryBuffer::getFile(headerDiff);
+      std::string both = (*a)->getBuffer().str() + (*b)->getBuffer().str();
+      fs::remove(headerDiff);
+      if (failed(writeFile(diffPath, both, loc)))
+        return failure();
+    }
+  }
+
+  if (opt.compile) {
+    std::string srcDir(path::parent_path(lowered.sourcePath));
+    SmallString<256> inc(srcDir);
+    path::append(inc, "..", "include");
+    std::vector<std::string> flags = {
+        opt.clang, "-x", "cuda", "--cuda-path=" + opt.cudaPath,
+        "-Wno-unknown-cuda-version", "-I" + std::string(tmp),
+        "-I" + opt.cudaPath + "/include/cccl", "-I" + srcDir,
+        "-I" + std::string(inc), "-O3", "-std=c++17"};
+    for (const std::string &d : opt.includeDirs)
+      flags.push_back("-I" + d);
+    std::string ptxas = opt.cudaPath + "/bin/ptxas";
+    for (const std::string &arch : opt.archs) {
+      llvm::errs() << "lower: compiling " << stem << " for " << arch << "\n";
+      std::vector<std::string> args = flags;
+      std::string ptx = file(stem + "." + arch + ".ptx");
+      args.insert(args.end(), {"--cuda-gpu-arch=" + arch, "--cuda-device-only",
+                               "-S", cu, "-o", ptx});
+      if (runner.run(args, "", &err) != 0)
+        return emitError(loc) << "clang failed on the patched kernel for "
+                              << arch << ":\n"
+                              << err;
+      if (opt.keepLLVMIR) {
+        std::vector<std::string> ir = flags;
+        ir.insert(ir.end(), {"--cuda-gpu-arch=" + arch, "--cuda-device-only",
+                             "-emit-llvm", "-S", cu, "-o",
+                             file(stem + "." + arch + ".ll")});
+        if (runner.run(ir, "", &err) != 0)
+          return emitError(loc) << "clang failed to emit LLVM IR:\n" << err;
+      }
+      // ptxas -v reports registers and spills, kept beside the cubin.
+      if (runner.run({ptxas, "-arch=" + arch, "-O3", "-v", ptx, "-o",
+                      file(stem + "." + arch + ".cubin")},
+                     "", &err) != 0)
+        return emitError(loc) << "ptxas failed for " << arch << ":\n" << err;
+      if (failed(writeFile(file(stem + "." + arch + ".ptxas.log"), err, loc)))
+        return failure();
+    }
+    llvm::errs() << "lower: linking lib" << stem << ".so\n";
+    std::vector<std::string> lib = flags;
+    for (const std::string &arch : opt.archs)
+      lib.push_back("--cuda-gpu-arch=" + arch);
+    lib.insert(lib.end(), {"-fPIC", "-shared", "-fvisibility=hidden", cu, "-o",
+                           file("lib" + stem + ".so"),
+                           "-L" + opt.cudaPath + "/lib64", "-lcudart_static",
+                           "-ldl", "-lpthread", "-lrt"});
+    if (runner.run(lib, "", &err) != 0)
+      return emitError(loc) << "clang failed to link the library:\n" << err;
+  }
+
+  // Everything is there: move it into place.
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(tmp, ec), end; it != end && !ec;
+       it.increment(ec)) {
+    if (it->type() == fs::file_type::directory_file)
+      continue;
+    StringRef rel = StringRef(it->path()).drop_front(tmp.size() + 1);
+    SmallString<256> dst(outDir);
+    path::append(dst, rel);
+    fs::create_directories(path::parent_path(dst));
+    if (std::error_code e = fs::rename(it->path(), dst))
+      return emitError(loc) << "cannot move " << rel << " into " << outDir
+                            << ": " << e.message();
+  }
+  setLowerOutputWritten();
+  return success();
+}

@@ -1,0 +1,80 @@
+"""Load and run variant kernels that `cuir-opt ... --lower` built.
+
+    from cuir.variant_lib import load_variant
+    attn = load_variant("out/libprefixlm.so")            # reads out/prefixlm.json
+    out = attn(q, k, v, prefix_len=torch.tensor([512, 512], dtype=torch.int32, device="cuda"))
+
+q is [B, Hq, Nq, d], k and v [B, Hkv, Nkv, d] (PyTorch's layout; layout="bnhd"
+takes [B, N, H, d]). Variant parameters are keyword arguments: CUDA tensors
+for arrays (int32 or float32, contiguous), numbers for scalars. The lowering's
+manifest (<stem>.json) lists them; the params struct gets them appended after
+the base fields, as the patched cuir/attention_params.h declares.
+"""
+import ctypes
+import json
+import math
+import pathlib
+
+from .kernel_lib import AttentionParams, KernelError, make_params
+
+_CTYPES = {"float": ctypes.c_float, "int32": ctypes.c_int32,
+           "float_ptr": ctypes.c_void_p, "int32_ptr": ctypes.c_void_p}
+_ENTRY_POINTS = ("cuir_flash_fwd_sm80", "cuir_flash_fwd_sm90")
+
+
+class VariantKernel:
+    def __init__(self, library, manifest=None):
+        library = pathlib.Path(library)
+        stem = library.name[3:-3] if library.name.startswith("lib") else library.stem
+        manifest = pathlib.Path(manifest) if manifest else library.with_name(stem + ".json")
+        self.manifest = json.loads(manifest.read_text())
+        self.variant = self.manifest["variant"]
+        self.fields = self.manifest["fields"]
+        self.params_type = type(f"Params_{stem}", (ctypes.Structure,), {
+            "_fields_": [("base", AttentionParams)] + [(f["name"], _CTYPES[f["type"]]) for f in self.fields]})
+        self.lib = ctypes.CDLL(str(library))
+        self.lib.cuir_attention_params_sizeof.restype = ctypes.c_int
+        size = self.lib.cuir_attention_params_sizeof()
+        if size != ctypes.sizeof(self.params_type):
+            raise RuntimeError(f"{library}: sizeof(cuir_attention_params) is {size}, the manifest's binding "
+                               f"has {ctypes.sizeof(self.params_type)}")
+        self.entry = next((getattr(self.lib, s) for s in _ENTRY_POINTS if hasattr(self.lib, s)), None)
+        if self.entry is None:
+            raise RuntimeError(f"{library} exports none of {_ENTRY_POINTS}")
+        self.entry.restype = ctypes.c_int
+        self.entry.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+        self.sigmoid = "sigmoid" in self.variant.split(",")
+
+    def __call__(self, q, k, v, softmax_scale=None, layout="bhnd", out=None, return_lse=False, **params):
+        import torch
+        view = (lambda t: t.transpose(1, 2)) if layout == "bhnd" else (lambda t: t)
+        if out is None:
+            out = torch.empty_like(q)
+        qv, kv, vv, ov = view(q), view(k), view(v), view(out)
+        lse = None
+        if return_lse and not self.sigmoid:
+            lse = torch.empty(qv.shape[0], qv.shape[2], qv.shape[1], device=q.device, dtype=torch.float32)
+        p = self.params_type()
+        p.base = make_params(qv, kv, vv, ov, lse, causal=False, softmax_scale=softmax_scale)
+        keep = []
+        for f in self.fields:
+            if f["name"] not in params:
+                raise TypeError(f"variant '{self.variant}' needs the parameter {f['name']!r}")
+            value = params[f["name"]]
+            if f["type"].endswith("_ptr"):
+                dtype = torch.float32 if f["type"] == "float_ptr" else torch.int32
+                if not (torch.is_tensor(value) and value.is_cuda and value.dtype == dtype and value.is_contiguous()):
+                    raise TypeError(f"{f['name']}: a contiguous CUDA {dtype} tensor")
+                keep.append(value)
+                setattr(p, f["name"], value.data_ptr())
+            else:
+                setattr(p, f["name"], float(value) if f["type"] == "float" else int(value))
+        with torch.cuda.device(q.device):
+            rc = self.entry(ctypes.byref(p), ctypes.c_void_p(torch.cuda.current_stream().cuda_stream))
+        if rc != 0:
+            raise KernelError(rc, f"variant '{self.variant}'")
+        return (out, lse) if return_lse else out
+
+
+def load_variant(library, manifest=None):
+    return VariantKernel(library, manifest)

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Builds every variant kernel of the GPU validation and benchmark with the
+# pipeline (lift from the cache, transfer, split, lower through NVPTX), into
+# build/variants/<name>/ (carried to the GPU machine; compiled here, where
+# clang and MLIR are). Usage: tools/gpu/build_variants.sh [name ...]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+OPT=${CUIR_OPT:-build/bin/cuir-opt}
+declare -A SPEC=(
+  [causal]="causal"
+  [prefixlm]="prefixlm"
+  [softcap_causal]="softcap,causal"
+  [alibi_causal]="alibi,causal"
+  [window]="window"
+  [prefixlm_softcap]="prefixlm,softcap"
+  [sigmoid_causal]="sigmoid,causal"
+  [composite]="prefixlm,softcap,sigmoid"
+  [global_window]="global-window"
+  [document]="document"
+)
+names=("$@")
+[ ${#names[@]} -gt 0 ] || names=(causal prefixlm softcap_causal alibi_causal window prefixlm_softcap sigmoid_causal composite global_window document)
+for n in "${names[@]}"; do
+  echo "== $n: ${SPEC[$n]}"
+  rm -rf "build/variants/$n"
+  "$OPT" kernels/sm80/flash_fwd.cu --lift --transfer="${SPEC[$n]}" --cuir-split-full-partial \
+    --lower -o "build/variants/$n/$n.cu"
+  grep -h "registers\|spill" "build/variants/$n/$n.sm_90.ptxas.log" | sort | uniq -c | sort -rn | head -3
+done
