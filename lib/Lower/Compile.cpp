@@ -173,16 +173,31 @@ LogicalResult mlir::cuir::writeAndCompile(const LoweredKernel &lowered,
       if (failed(writeFile(file(stem + "." + arch + ".ptxas.log"), err, loc)))
         return failure();
     }
+    // The library reuses the cubins and PTX above (as clang's driver would
+    // after compiling the device side again): a fat binary of both, embedded
+    // by a host-only compile.
     llvm::errs() << "lower: linking lib" << stem << ".so\n";
+    std::string fatbin = file(".lib.fatbin");
+    std::vector<std::string> fat = {opt.cudaPath + "/bin/fatbinary", "-64",
+                                    "--create", fatbin};
+    for (const std::string &arch : opt.archs) {
+      std::string sm = StringRef(arch).drop_front(3).str();
+      fat.push_back("--image3=kind=elf,sm=" + sm +
+                    ",file=" + file(stem + "." + arch + ".cubin"));
+      fat.push_back("--image3=kind=ptx,sm=" + sm +
+                    ",file=" + file(stem + "." + arch + ".ptx"));
+    }
+    if (runner.run(fat, "", &err) != 0)
+      return emitError(loc) << "fatbinary failed:\n" << err;
     std::vector<std::string> lib = flags;
-    for (const std::string &arch : opt.archs)
-      lib.push_back("--cuda-gpu-arch=" + arch);
-    lib.insert(lib.end(), {"-fPIC", "-shared", "-fvisibility=hidden", cu, "-o",
-                           file("lib" + stem + ".so"),
-                           "-L" + opt.cudaPath + "/lib64", "-lcudart_static",
-                           "-ldl", "-lpthread", "-lrt"});
+    lib.insert(lib.end(),
+               {"--cuda-host-only", "-Xclang", "-fcuda-include-gpubinary",
+                "-Xclang", fatbin, "-fPIC", "-shared", "-fvisibility=hidden", cu,
+                "-o", file("lib" + stem + ".so"), "-L" + opt.cudaPath + "/lib64",
+                "-lcudart_static", "-ldl", "-lpthread", "-lrt"});
     if (runner.run(lib, "", &err) != 0)
       return emitError(loc) << "clang failed to link the library:\n" << err;
+    fs::remove(fatbin);
   }
 
   // Everything is there: move it into place.

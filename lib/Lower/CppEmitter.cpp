@@ -16,6 +16,15 @@
 using namespace mlir;
 using namespace mlir::cuir;
 
+const char *const mlir::cuir::kTanhApproxHelper =
+    "// ---- cuir: tanh on the SFU (tanh.approx.f32, sm_75+; relative error "
+    "<= 2^-11) ----\n"
+    "__device__ __forceinline__ float cuir_tanh_approx(float x) {\n"
+    "  float y;\n"
+    "  asm(\"tanh.approx.f32 %0, %1;\" : \"=f\"(y) : \"f\"(x));\n"
+    "  return y;\n"
+    "}\n";
+
 std::optional<std::string> mlir::cuir::sourceNameOf(Location loc) {
   if (auto name = dyn_cast<NameLoc>(loc))
     return name.getName().str();
@@ -95,6 +104,10 @@ FailureOr<std::string> CppEmitter::expr(Value v, std::string &why) {
     auto a = sub(0);
     if (failed(a))
       return failure();
+    // index <-> i32 and friends are the same C++ int: no cast to write.
+    if (auto from = type(op->getOperand(0).getType());
+        succeeded(from) && *from == to)
+      return *a;
     return "static_cast<" + to.str() + ">(" + *a + ")";
   };
   using R = FailureOr<std::string>;
@@ -150,7 +163,7 @@ FailureOr<std::string> CppEmitter::expr(Value v, std::string &why) {
           return failure();
         return "(-" + *a + ")";
       })
-      .Case([&](math::TanhOp) { return call("tanhf"); })
+      .Case([&](math::TanhOp) { return call(kTanhApproxName); })
       .Case([&](math::ExpOp) { return call("__expf"); })
       .Case([&](math::Exp2Op) { return call("exp2f"); })
       .Case([&](math::LogOp) { return call("__logf"); })

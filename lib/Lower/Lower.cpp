@@ -35,6 +35,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Matchers.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -183,21 +184,51 @@ LogicalResult Lowerer::lowerVariantScores(KernelOp t, ElementwiseOp ew) {
       score = sel.getTrueValue();
     }
   }
-  std::string stmts;
+  // Statements that depend on the element (its score or indices) run per
+  // element; the rest (parameter loads, per-head slopes, the reciprocal of an
+  // invariant divisor) once per call, ahead of the loops.
+  llvm::DenseSet<Value> perElement = {body.getArgument(0), body.getArgument(3),
+                                      body.getArgument(4)};
+  std::string hoisted, stmts;
   int n = 0;
   const std::string ind = "        ";
   for (Operation &op : body.without_terminator()) {
+    bool elementwise = llvm::any_of(op.getOperands(), [&](Value v) {
+      return perElement.contains(v);
+    });
+    if (elementwise)
+      perElement.insert(op.getResults().begin(), op.getResults().end());
     if (op.getNumResults() != 1 || &op == result.getDefiningOp())
       continue;
     if (isa<arith::ConstantOp>(op))
       continue; // written as literals where used
     auto ty = CppEmitter::type(op.getResult(0).getType());
-    auto e = bodyEm.expr(op.getResult(0), why);
+    FailureOr<std::string> e = failure();
+    auto div = dyn_cast<arith::DivFOp>(op);
+    if (elementwise && div && !perElement.contains(div.getRhs())) {
+      // x / c with c invariant: one reciprocal per call, a multiply per
+      // element (within an ulp of the division).
+      auto num = bodyEm.expr(div.getLhs(), why);
+      auto den = bodyEm.expr(div.getRhs(), why);
+      if (succeeded(num) && succeeded(den)) {
+        std::string rcp = "r" + std::to_string(++n);
+        hoisted += "  const float " + rcp + " = 1.f / " + *den + ";\n";
+        e = "(" + *num + " * " + rcp + ")";
+      }
+    } else {
+      e = bodyEm.expr(op.getResult(0), why);
+    }
     if (failed(ty) || failed(e))
       return emitError(op.getLoc())
              << "cannot write the variant's scores in C++: " << why;
+    if (op.getNumOperands() == 1 && bodyEm.names.lookup(op.getOperand(0)) == *e) {
+      bodyEm.names[op.getResult(0)] = *e; // a cast C++ does not need
+      continue;
+    }
     std::string name = "v" + std::to_string(++n);
-    stmts += ind + "const " + *ty + " " + name + " = " + *e + ";\n";
+    (elementwise ? stmts : hoisted) += (elementwise ? ind : std::string("  ")) +
+                                      "const " + *ty + " " + name + " = " +
+                                      *e + ";\n";
     bodyEm.names[op.getResult(0)] = name;
   }
   auto scoreE = bodyEm.expr(score, why);
@@ -230,7 +261,9 @@ LogicalResult Lowerer::lowerVariantScores(KernelOp t, ElementwiseOp ew) {
       "                                                    int b, int h, int "
       "row0, int col0) {\n"
       "  (void)params, (void)b, (void)h;\n" +
-      fragmentLoops("  ", loopBody) + "}\n";
+      hoisted + fragmentLoops("  ", loopBody) + "}\n";
+  if (helper.find(kTanhApproxName) != std::string::npos)
+    addHelper("tanh", kTanhApproxHelper);
   addHelper("variant_scores", helper);
 
   // The call, right after the statement that completes the score tile.
@@ -323,14 +356,17 @@ LogicalResult Lowerer::lowerSigmoid(KernelOp t, KernelOp s) {
                    site.weights->getLoc())))
       return failure();
   }
+  // sigmoid(s) = (1 + tanh(s / 2)) / 2: one SFU op, no division.
+  addHelper("tanh", kTanhApproxHelper);
   addHelper("sigmoid",
-            "// ---- cuir: sigmoid weights, p = 1 / (1 + exp(-s)), in place "
-            "over an accumulator tile ----\n"
+            "// ---- cuir: sigmoid weights, p = 1 / (1 + exp(-s)) = (1 + "
+            "tanh(s / 2)) / 2, in place over an accumulator tile ----\n"
             "template <int M_TILES, int N_TILES>\n"
             "__device__ __forceinline__ void cuir_sigmoid_weights(float "
             "(&scores)[M_TILES][N_TILES][4]) {\n" +
-                fragmentLoops("  ", "        scores[mi][ni][e] = 1.f / (1.f + "
-                                    "__expf(-scores[mi][ni][e]));\n") +
+                fragmentLoops("  ", "        scores[mi][ni][e] = 0.5f * "
+                                    "cuir_tanh_approx(0.5f * "
+                                    "scores[mi][ni][e]) + 0.5f;\n") +
                 "}\n");
   // The output is the weighted sum itself, and has no log-sum-exp.
   SmallVector<Operation *> removed;

@@ -18,6 +18,12 @@
 
 namespace mlir::cuir {
 
+/// math.tanh is written as this function: the SFU's tanh.approx.f32 (one
+/// instruction; max relative error 2^-11), the cost a softcap can afford.
+/// Its definition is kTanhApproxHelper, which the lowering adds to the source.
+inline constexpr const char *kTanhApproxName = "cuir_tanh_approx";
+extern const char *const kTanhApproxHelper;
+
 /// The source name a location gives a value, if any.
 std::optional<std::string> sourceNameOf(Location loc);
 
