@@ -53,7 +53,11 @@ public:
     for (KernelOp kernel :
          llvm::make_early_inc_range(module.getOps<KernelOp>())) {
       any = true;
-      if (failed(transferKernel(kernel, *v, variant)))
+      // A variant file is known by its symbol; a built-in by its spec.
+      std::string spec = StringRef(variant).ends_with(".mlir")
+                             ? v->getSymName().str()
+                             : std::string(variant);
+      if (failed(transferKernel(kernel, *v, spec)))
         return signalPassFailure();
     }
     if (!any) {

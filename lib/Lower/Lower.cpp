@@ -37,6 +37,8 @@
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -138,6 +140,60 @@ static std::string fragmentLoops(StringRef indent, StringRef body) {
   return s;
 }
 
+namespace {
+/// An integer of the score function as q * q_idx + kv * kv_idx + invariant:
+/// relative positions (ALiBi's kv_idx - q_idx) have this form.
+struct IndexAffine {
+  int64_t q = 0, kv = 0, cst = 0;
+  SmallVector<std::pair<int64_t, Value>> invariant;
+};
+} // namespace
+
+static bool decomposeIndex(Value v, Value qIdx, Value kvIdx,
+                           const llvm::DenseSet<Value> &perElement,
+                           int64_t sign, IndexAffine &out) {
+  if (v == qIdx || v == kvIdx) {
+    (v == qIdx ? out.q : out.kv) += sign;
+    return true;
+  }
+  APInt c;
+  if (matchPattern(v, m_ConstantInt(&c))) {
+    out.cst += sign * c.getSExtValue();
+    return true;
+  }
+  if (!perElement.contains(v)) {
+    out.invariant.push_back({sign, v});
+    return true;
+  }
+  Operation *op = v.getDefiningOp();
+  if (!op)
+    return false;
+  if (isa<arith::AddIOp, arith::SubIOp>(op))
+    return decomposeIndex(op->getOperand(0), qIdx, kvIdx, perElement, sign,
+                          out) &&
+           decomposeIndex(op->getOperand(1), qIdx, kvIdx, perElement,
+                          isa<arith::SubIOp>(op) ? -sign : sign, out);
+  if (isa<arith::IndexCastOp, arith::ExtSIOp>(op))
+    return decomposeIndex(op->getOperand(0), qIdx, kvIdx, perElement, sign,
+                          out);
+  return false;
+}
+
+/// `terms` as a C++ sum ("0" when empty).
+static std::string cppSum(ArrayRef<std::pair<int64_t, std::string>> terms) {
+  std::string s;
+  for (auto [coef, e] : terms) {
+    if (coef == 0)
+      continue;
+    bool neg = coef < 0;
+    std::string mag = std::llabs(coef) == 1
+                          ? e
+                          : std::to_string(std::llabs(coef)) + " * " + e;
+    s += s.empty() ? (neg ? "-" + mag : mag) : (neg ? " - " : " + ") + mag;
+  }
+  return s.empty() ? "0" : s;
+}
+
 LogicalResult Lowerer::lowerVariantScores(KernelOp t, ElementwiseOp ew) {
   Location loc = ew.getLoc();
   Value in = ew.getInputs()[0];
@@ -189,9 +245,13 @@ LogicalResult Lowerer::lowerVariantScores(KernelOp t, ElementwiseOp ew) {
   // invariant divisor) once per call, ahead of the loops.
   llvm::DenseSet<Value> perElement = {body.getArgument(0), body.getArgument(3),
                                       body.getArgument(4)};
-  std::string hoisted, stmts;
+  struct Stmt {
+    std::string type, name, rhs;
+    bool perElement;
+  };
+  std::vector<Stmt> decls;
+  llvm::StringMap<std::string> byText; // "type rhs" -> name: text-level CSE
   int n = 0;
-  const std::string ind = "        ";
   for (Operation &op : body.without_terminator()) {
     bool elementwise = llvm::any_of(op.getOperands(), [&](Value v) {
       return perElement.contains(v);
@@ -205,14 +265,38 @@ LogicalResult Lowerer::lowerVariantScores(KernelOp t, ElementwiseOp ew) {
     auto ty = CppEmitter::type(op.getResult(0).getType());
     FailureOr<std::string> e = failure();
     auto div = dyn_cast<arith::DivFOp>(op);
-    if (elementwise && div && !perElement.contains(div.getRhs())) {
+    IndexAffine pos;
+    if (elementwise && isa<arith::SIToFPOp>(op) &&
+        decomposeIndex(op.getOperand(0), body.getArgument(3),
+                       body.getArgument(4), perElement, 1, pos)) {
+      // A relative position as float: its invariant part converted once per
+      // call, the element's constant offset added per element (after
+      // unrolling, one add instead of an int-to-float conversion; exact
+      // below 2^24).
+      SmallVector<std::pair<int64_t, std::string>> inv = {
+          {pos.q, "row0"}, {pos.kv, "col0"}};
+      for (auto [coef, x] : pos.invariant) {
+        auto xe = bodyEm.expr(x, why);
+        if (failed(xe))
+          return emitError(op.getLoc())
+                 << "cannot write the variant's scores in C++: " << why;
+        inv.push_back({coef, *xe});
+      }
+      if (pos.cst)
+        inv.push_back({pos.cst, "1"});
+      std::string base = "f" + std::to_string(++n);
+      decls.push_back({"float", base,
+                       "static_cast<float>(" + cppSum(inv) + ")", false});
+      e = "(" + base + " + static_cast<float>(" +
+          cppSum({{pos.q, "q_off"}, {pos.kv, "kv_off"}}) + "))";
+    } else if (elementwise && div && !perElement.contains(div.getRhs())) {
       // x / c with c invariant: one reciprocal per call, a multiply per
       // element (within an ulp of the division).
       auto num = bodyEm.expr(div.getLhs(), why);
       auto den = bodyEm.expr(div.getRhs(), why);
       if (succeeded(num) && succeeded(den)) {
         std::string rcp = "r" + std::to_string(++n);
-        hoisted += "  const float " + rcp + " = 1.f / " + *den + ";\n";
+        decls.push_back({"float", rcp, "1.f / " + *den, false});
         e = "(" + *num + " * " + rcp + ")";
       }
     } else {
@@ -225,11 +309,11 @@ LogicalResult Lowerer::lowerVariantScores(KernelOp t, ElementwiseOp ew) {
       bodyEm.names[op.getResult(0)] = *e; // a cast C++ does not need
       continue;
     }
-    std::string name = "v" + std::to_string(++n);
-    (elementwise ? stmts : hoisted) += (elementwise ? ind : std::string("  ")) +
-                                      "const " + *ty + " " + name + " = " +
-                                      *e + ";\n";
-    bodyEm.names[op.getResult(0)] = name;
+    auto [it, fresh] =
+        byText.try_emplace(*ty + " " + *e, "v" + std::to_string(n + 1));
+    if (fresh)
+      decls.push_back({*ty, "v" + std::to_string(++n), *e, elementwise});
+    bodyEm.names[op.getResult(0)] = it->second;
   }
   auto scoreE = bodyEm.expr(score, why);
   if (failed(scoreE))
@@ -243,9 +327,71 @@ LogicalResult Lowerer::lowerVariantScores(KernelOp t, ElementwiseOp ew) {
   } else {
     assign = *scoreE;
   }
+  // Only what the score and mask read, numbered in order.
+  auto idents = [](StringRef text) {
+    SmallVector<StringRef> out;
+    size_t i = 0;
+    while (i < text.size()) {
+      if (!(isalnum(text[i]) || text[i] == '_')) {
+        ++i;
+        continue;
+      }
+      size_t j = i;
+      while (j < text.size() && (isalnum(text[j]) || text[j] == '_'))
+        ++j;
+      out.push_back(text.slice(i, j));
+      i = j;
+    }
+    return out;
+  };
+  llvm::StringSet<> used;
+  for (StringRef id : idents(assign))
+    used.insert(id);
+  std::vector<bool> live(decls.size());
+  for (size_t i = decls.size(); i-- > 0;) {
+    if (!used.contains(decls[i].name))
+      continue;
+    live[i] = true;
+    for (StringRef id : idents(decls[i].rhs))
+      used.insert(id);
+  }
+  llvm::StringMap<std::string> rename;
+  int next = 0;
+  for (size_t i = 0; i < decls.size(); ++i)
+    if (live[i])
+      rename[decls[i].name] = std::string(1, decls[i].name[0]) +
+                              std::to_string(++next);
+  auto renamed = [&](StringRef text) {
+    std::string out;
+    size_t i = 0;
+    while (i < text.size()) {
+      if (!(isalnum(text[i]) || text[i] == '_')) {
+        out += text[i++];
+        continue;
+      }
+      size_t j = i;
+      while (j < text.size() && (isalnum(text[j]) || text[j] == '_'))
+        ++j;
+      StringRef id = text.slice(i, j);
+      auto r = rename.find(id);
+      out += r == rename.end() ? id.str() : r->second;
+      i = j;
+    }
+    return out;
+  };
+  const std::string ind = "        ";
+  std::string hoisted, stmts;
+  for (size_t i = 0; i < decls.size(); ++i)
+    if (live[i])
+      (decls[i].perElement ? stmts : hoisted) +=
+          (decls[i].perElement ? ind : std::string("  ")) + "const " +
+          decls[i].type + " " + rename[decls[i].name] + " = " +
+          renamed(decls[i].rhs) + ";\n";
+  assign = renamed(assign);
   std::string loopBody =
-      ind + "const int q_idx = row0 + mi * 16 + (e / 2) * 8;\n" + ind +
-      "const int kv_idx = col0 + ni * 8 + (e % 2);\n" + ind +
+      ind + "const int q_off = mi * 16 + (e / 2) * 8, q_idx = row0 + q_off;\n" +
+      ind + "const int kv_off = ni * 8 + (e % 2), kv_idx = col0 + kv_off;\n" +
+      ind +
       "const float s = scores[mi][ni][e];\n" + stmts + ind +
       "scores[mi][ni][e] = " + assign + ";\n";
   std::string helper =
@@ -643,7 +789,7 @@ FailureOr<LoweredKernel> Lowerer::run(ModuleOp target, ModuleOp source) {
       text += h + "\n";
     std::string conflict;
     SourceEdit e{SourceEdit::InsertBefore, helperLine, helperLine,
-                 text.substr(0, text.size() - 1) + "\n", "", ""};
+                 text.substr(0, text.size() - 1), "", ""};
     if (!patch->add(e, conflict))
       return emitError(target.getLoc()) << conflict;
   }
