@@ -1,7 +1,7 @@
 //===- Lower.cpp - The --lower pass ---------------------------------------===//
 
-#include "cuir/Lift/LiftCache.h"
 #include "cuir/Lower/Lower.h"
+#include "cuir/Lift/LiftCache.h"
 #include "cuir/Passes/Passes.h"
 #include "cuir/Support/SourceFile.h"
 
@@ -27,8 +27,8 @@ public:
     ModuleOp module = getOperation();
     Location loc = module.getLoc();
     LoweringOptions opt;
-    opt.output = output.empty() ? getDefaultLowerOutput().str()
-                                : std::string(output);
+    opt.output =
+        output.empty() ? getDefaultLowerOutput().str() : std::string(output);
     if (opt.output.empty()) {
       emitError(loc) << "--lower needs an output: --lower=output=out/x.cu, or "
                         "cuir-opt ... -o out/x.cu";
@@ -72,7 +72,8 @@ private:
         opt.sourceRoot = llvm::sys::path::parent_path(srcPath.getValue()).str();
       std::string key =
           lift::computeLiftKey(CuIRDialect::kVersion, text.getValue());
-      if (auto index = lift::LiftCacheIndex::load(lift::getBundledIndexPath())) {
+      if (auto index =
+              lift::LiftCacheIndex::load(lift::getBundledIndexPath())) {
         if (const lift::BundledLift *entry = index->lookup(key)) {
           SmallString<256> p(entry->cuirPath);
           if (!llvm::sys::path::is_absolute(p)) {
@@ -85,8 +86,8 @@ private:
         llvm::consumeError(index.takeError());
       }
       if (file.empty()) {
-        std::string user = lift::getUserCachePath(
-            lift::getDefaultUserCacheDir(), key);
+        std::string user =
+            lift::getUserCachePath(lift::getDefaultUserCacheDir(), key);
         if (llvm::sys::fs::exists(user))
           file = user;
       }

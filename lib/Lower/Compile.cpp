@@ -88,8 +88,8 @@ LogicalResult mlir::cuir::writeAndCompile(const LoweredKernel &lowered,
   fs::createUniquePath(outDir + "/.cuir-lower-" + stem + "-%%%%%%", tmp,
                        /*MakeAbsolute=*/false);
   if (std::error_code ec = fs::create_directory(tmp))
-    return emitError(loc) << "cannot create a temporary directory in "
-                          << outDir << ": " << ec.message();
+    return emitError(loc) << "cannot create a temporary directory in " << outDir
+                          << ": " << ec.message();
   auto cleanup = llvm::scope_exit([&] { fs::remove_directories(tmp); });
   auto file = [&](StringRef name) {
     SmallString<256> f(tmp);
@@ -139,11 +139,17 @@ LogicalResult mlir::cuir::writeAndCompile(const LoweredKernel &lowered,
     std::string srcDir(path::parent_path(lowered.sourcePath));
     SmallString<256> inc(srcDir);
     path::append(inc, "..", "include");
-    std::vector<std::string> flags = {
-        opt.clang, "-x", "cuda", "--cuda-path=" + opt.cudaPath,
-        "-Wno-unknown-cuda-version", "-I" + std::string(tmp),
-        "-I" + opt.cudaPath + "/include/cccl", "-I" + srcDir,
-        "-I" + std::string(inc), "-O3", "-std=c++17"};
+    std::vector<std::string> flags = {opt.clang,
+                                      "-x",
+                                      "cuda",
+                                      "--cuda-path=" + opt.cudaPath,
+                                      "-Wno-unknown-cuda-version",
+                                      "-I" + std::string(tmp),
+                                      "-I" + opt.cudaPath + "/include/cccl",
+                                      "-I" + srcDir,
+                                      "-I" + std::string(inc),
+                                      "-O3",
+                                      "-std=c++17"};
     for (const std::string &d : opt.includeDirs)
       flags.push_back("-I" + d);
     std::string ptxas = opt.cudaPath + "/bin/ptxas";
@@ -154,9 +160,9 @@ LogicalResult mlir::cuir::writeAndCompile(const LoweredKernel &lowered,
       args.insert(args.end(), {"--cuda-gpu-arch=" + arch, "--cuda-device-only",
                                "-S", cu, "-o", ptx});
       if (runner.run(args, "", &err) != 0)
-        return emitError(loc) << "clang failed on the patched kernel for "
-                              << arch << ":\n"
-                              << err;
+        return emitError(loc)
+               << "clang failed on the patched kernel for " << arch << ":\n"
+               << err;
       if (opt.keepLLVMIR) {
         std::vector<std::string> ir = flags;
         ir.insert(ir.end(), {"--cuda-gpu-arch=" + arch, "--cuda-device-only",
@@ -192,9 +198,10 @@ LogicalResult mlir::cuir::writeAndCompile(const LoweredKernel &lowered,
     std::vector<std::string> lib = flags;
     lib.insert(lib.end(),
                {"--cuda-host-only", "-Xclang", "-fcuda-include-gpubinary",
-                "-Xclang", fatbin, "-fPIC", "-shared", "-fvisibility=hidden", cu,
-                "-o", file("lib" + stem + ".so"), "-L" + opt.cudaPath + "/lib64",
-                "-lcudart_static", "-ldl", "-lpthread", "-lrt"});
+                "-Xclang", fatbin, "-fPIC", "-shared", "-fvisibility=hidden",
+                cu, "-o", file("lib" + stem + ".so"),
+                "-L" + opt.cudaPath + "/lib64", "-lcudart_static", "-ldl",
+                "-lpthread", "-lrt"});
     if (runner.run(lib, "", &err) != 0)
       return emitError(loc) << "clang failed to link the library:\n" << err;
     fs::remove(fatbin);

@@ -181,19 +181,31 @@ FailureOr<std::string> CppEmitter::expr(Value v, std::string &why) {
       .Case([&](arith::ExtSIOp) { return cast("int"); })
       .Case([&](arith::TruncIOp) { return cast("int"); })
       .Case([&](arith::CmpIOp c) -> R {
-        static const char *syms[] = {"==", "!=", "<", "<=", ">", ">=",
-                                     "<", "<=", ">", ">="};
+        static const char *syms[] = {"==", "!=", "<",  "<=", ">",
+                                     ">=", "<",  "<=", ">",  ">="};
         return bin(syms[static_cast<int>(c.getPredicate())]);
       })
       .Case([&](arith::CmpFOp c) -> R {
         using P = arith::CmpFPredicate;
         switch (c.getPredicate()) {
-        case P::OEQ: case P::UEQ: return bin("==");
-        case P::ONE: case P::UNE: return bin("!=");
-        case P::OLT: case P::ULT: return bin("<");
-        case P::OLE: case P::ULE: return bin("<=");
-        case P::OGT: case P::UGT: return bin(">");
-        case P::OGE: case P::UGE: return bin(">=");
+        case P::OEQ:
+        case P::UEQ:
+          return bin("==");
+        case P::ONE:
+        case P::UNE:
+          return bin("!=");
+        case P::OLT:
+        case P::ULT:
+          return bin("<");
+        case P::OLE:
+        case P::ULE:
+          return bin("<=");
+        case P::OGT:
+        case P::UGT:
+          return bin(">");
+        case P::OGE:
+        case P::UGE:
+          return bin(">=");
         default:
           why = "an unordered float comparison";
           return failure();

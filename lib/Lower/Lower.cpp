@@ -42,6 +42,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include <nlohmann/json.hpp>
 
 #include <map>
 #include <set>
@@ -68,7 +69,7 @@ FileLineColRange rangeOf(Location loc, bool caller = false) {
 }
 
 struct Field {
-  std::string name, ctype, pytype, extent;
+  std::string name, ctype, pytype, extent, defaultValue;
 };
 
 class Lowerer {
@@ -107,6 +108,7 @@ private:
   unsigned copyFirst = 0, copyLast = 0, copyAfter = 0;
   std::string copyCondFrom, copyCondTo, copyIndent;
   std::string variantSpec;
+  std::string normalizer = "softmax";
   int64_t tempCount = 0;
 };
 
@@ -253,9 +255,8 @@ LogicalResult Lowerer::lowerVariantScores(KernelOp t, ElementwiseOp ew) {
   llvm::StringMap<std::string> byText; // "type rhs" -> name: text-level CSE
   int n = 0;
   for (Operation &op : body.without_terminator()) {
-    bool elementwise = llvm::any_of(op.getOperands(), [&](Value v) {
-      return perElement.contains(v);
-    });
+    bool elementwise = llvm::any_of(
+        op.getOperands(), [&](Value v) { return perElement.contains(v); });
     if (elementwise)
       perElement.insert(op.getResults().begin(), op.getResults().end());
     if (op.getNumResults() != 1 || &op == result.getDefiningOp())
@@ -273,8 +274,8 @@ LogicalResult Lowerer::lowerVariantScores(KernelOp t, ElementwiseOp ew) {
       // call, the element's constant offset added per element (after
       // unrolling, one add instead of an int-to-float conversion; exact
       // below 2^24).
-      SmallVector<std::pair<int64_t, std::string>> inv = {
-          {pos.q, "row0"}, {pos.kv, "col0"}};
+      SmallVector<std::pair<int64_t, std::string>> inv = {{pos.q, "row0"},
+                                                          {pos.kv, "col0"}};
       for (auto [coef, x] : pos.invariant) {
         auto xe = bodyEm.expr(x, why);
         if (failed(xe))
@@ -285,8 +286,8 @@ LogicalResult Lowerer::lowerVariantScores(KernelOp t, ElementwiseOp ew) {
       if (pos.cst)
         inv.push_back({pos.cst, "1"});
       std::string base = "f" + std::to_string(++n);
-      decls.push_back({"float", base,
-                       "static_cast<float>(" + cppSum(inv) + ")", false});
+      decls.push_back(
+          {"float", base, "static_cast<float>(" + cppSum(inv) + ")", false});
       e = "(" + base + " + static_cast<float>(" +
           cppSum({{pos.q, "q_off"}, {pos.kv, "kv_off"}}) + "))";
     } else if (elementwise && div && !perElement.contains(div.getRhs())) {
@@ -305,7 +306,8 @@ LogicalResult Lowerer::lowerVariantScores(KernelOp t, ElementwiseOp ew) {
     if (failed(ty) || failed(e))
       return emitError(op.getLoc())
              << "cannot write the variant's scores in C++: " << why;
-    if (op.getNumOperands() == 1 && bodyEm.names.lookup(op.getOperand(0)) == *e) {
+    if (op.getNumOperands() == 1 &&
+        bodyEm.names.lookup(op.getOperand(0)) == *e) {
       bodyEm.names[op.getResult(0)] = *e; // a cast C++ does not need
       continue;
     }
@@ -323,7 +325,8 @@ LogicalResult Lowerer::lowerVariantScores(KernelOp t, ElementwiseOp ew) {
     auto visE = bodyEm.expr(visible, why);
     if (failed(visE))
       return emitError(loc) << "cannot write the variant's mask: " << why;
-    assign = "MASK ? (" + *visE + " ? " + *scoreE + " : -INFINITY) : " + *scoreE;
+    assign =
+        "MASK ? (" + *visE + " ? " + *scoreE + " : -INFINITY) : " + *scoreE;
   } else {
     assign = *scoreE;
   }
@@ -359,8 +362,8 @@ LogicalResult Lowerer::lowerVariantScores(KernelOp t, ElementwiseOp ew) {
   int next = 0;
   for (size_t i = 0; i < decls.size(); ++i)
     if (live[i])
-      rename[decls[i].name] = std::string(1, decls[i].name[0]) +
-                              std::to_string(++next);
+      rename[decls[i].name] =
+          std::string(1, decls[i].name[0]) + std::to_string(++next);
   auto renamed = [&](StringRef text) {
     std::string out;
     size_t i = 0;
@@ -391,8 +394,7 @@ LogicalResult Lowerer::lowerVariantScores(KernelOp t, ElementwiseOp ew) {
   std::string loopBody =
       ind + "const int q_off = mi * 16 + (e / 2) * 8, q_idx = row0 + q_off;\n" +
       ind + "const int kv_off = ni * 8 + (e % 2), kv_idx = col0 + kv_off;\n" +
-      ind +
-      "const float s = scores[mi][ni][e];\n" + stmts + ind +
+      ind + "const float s = scores[mi][ni][e];\n" + stmts + ind +
       "scores[mi][ni][e] = " + assign + ";\n";
   std::string helper =
       "// ---- cuir: the scores of the variant '" + variantSpec +
@@ -420,21 +422,21 @@ LogicalResult Lowerer::lowerVariantScores(KernelOp t, ElementwiseOp ew) {
   auto [first, last] = src->statement(anchor);
   std::string indent = src->indent(first).str();
   std::string lane = "(threadIdx.x % 32)", warp = "(threadIdx.x / 32)";
-  std::string row0 = *q0 + " + " +
-                     (warpsN == 1 ? warp : "(" + warp + " / " +
-                                               std::to_string(warpsN) + ")") +
-                     " * " + std::to_string(rowsPerWarp) + " + " + lane + " / 4";
-  std::string col0 = *k0 +
-                     (warpsN == 1 ? std::string()
-                                  : " + (" + warp + " % " +
-                                        std::to_string(warpsN) + ") * " +
-                                        std::to_string(colsPerWarp)) +
-                     " + " + lane + " % 4 * 2";
-  std::string call = indent + "// ---- cuir: the variant's " +
-                     (visible ? "scores and mask" : "scores") + " ----\n" +
-                     indent + "cuir_variant_scores<" +
-                     (visible ? "true" : "false") + ">(" + *frag + ", params, " +
-                     *b + ", " + *h + ", " + row0 + ", " + col0 + ");";
+  std::string row0 =
+      *q0 + " + " +
+      (warpsN == 1 ? warp : "(" + warp + " / " + std::to_string(warpsN) + ")") +
+      " * " + std::to_string(rowsPerWarp) + " + " + lane + " / 4";
+  std::string col0 =
+      *k0 +
+      (warpsN == 1 ? std::string()
+                   : " + (" + warp + " % " + std::to_string(warpsN) + ") * " +
+                         std::to_string(colsPerWarp)) +
+      " + " + lane + " % 4 * 2";
+  std::string call =
+      indent + "// ---- cuir: the variant's " +
+      (visible ? "scores and mask" : "scores") + " ----\n" + indent +
+      "cuir_variant_scores<" + (visible ? "true" : "false") + ">(" + *frag +
+      ", params, " + *b + ", " + *h + ", " + row0 + ", " + col0 + ");";
   handled.insert(ew);
   ew.walk([&](Operation *op) { handled.insert(op); });
   return add({SourceEdit::InsertAfter, last, last, call, "", ""}, loc);
@@ -452,8 +454,8 @@ LogicalResult Lowerer::lowerReplacedParams(KernelOp t, KernelOp s) {
       if (!anchorName || sourceNameOf(arg.getLoc()) != anchorName ||
           rangeOf(arg.getLoc()) != rangeOf(cst.getLoc()))
         continue;
-      auto role = s.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                 kArgRoleAttr);
+      auto role =
+          s.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kArgRoleAttr);
       handled.insert(cst);
       if (role && role.getValue() == "causal")
         continue; // variant kernels run the non-causal instantiation
@@ -600,7 +602,8 @@ LogicalResult Lowerer::lowerSplit(KernelOp t, KernelOp s) {
   // The bounds as C++ statements, after the source computes its own.
   Operation *xDef = sX.getDefiningOp(), *yDef = sY.getDefiningOp();
   Operation *later = xDef->isBeforeInBlock(yDef) ? yDef : xDef;
-  auto xName = sourceNameOf(xDef->getLoc()), yName = sourceNameOf(yDef->getLoc());
+  auto xName = sourceNameOf(xDef->getLoc()),
+       yName = sourceNameOf(yDef->getLoc());
   if (!xName || !yName)
     return t.emitError() << "the source's block bounds have no names";
   unsigned line = lineOf(later->getLoc());
@@ -632,7 +635,8 @@ LogicalResult Lowerer::lowerSplit(KernelOp t, KernelOp s) {
       continue;
     auto e = em.expr(op->getResult(0), why);
     if (failed(e))
-      return emitError(op->getLoc()) << "cannot write the split in C++: " << why;
+      return emitError(op->getLoc())
+             << "cannot write the split in C++: " << why;
     std::string name = "cuir_t" + std::to_string(++tempCount);
     code += indent + "const int " + name + " = " + *e + ";\n";
     em.names[op->getResult(0)] = name;
@@ -678,8 +682,8 @@ LogicalResult Lowerer::lowerSplit(KernelOp t, KernelOp s) {
     auto [mfirst, mlast] = src->statement(lineOf(masked.getLoc()));
     std::string cond = ">= " + *yName + ";";
     if (src->line(mfirst).find(cond) == StringRef::npos)
-      return masked.emitError() << "expects the masking steps as 'for (; n "
-                                << cond << " --n)'";
+      return masked.emitError()
+             << "expects the masking steps as 'for (; n " << cond << " --n)'";
     copyFirst = mfirst;
     copyLast = mlast;
     copyAfter = ulast;
@@ -693,6 +697,8 @@ LogicalResult Lowerer::lowerSplit(KernelOp t, KernelOp s) {
 LogicalResult Lowerer::lowerKernel(KernelOp t, KernelOp s) {
   if (auto spec = t->getAttrOfType<StringAttr>("cuir.variant"))
     variantSpec = spec.getValue().str();
+  if (auto norm = t->getAttrOfType<StringAttr>("cuir.normalizer"))
+    normalizer = norm.getValue().str();
   // New parameters: fields of the params struct.
   for (BlockArgument arg : t.getBody().front().getArguments()) {
     auto role =
@@ -709,8 +715,8 @@ LogicalResult Lowerer::lowerKernel(KernelOp t, KernelOp s) {
       bool isF = m.getElementType().isF32();
       f.ctype = isF ? "const float *" : "const int32_t *";
       f.pytype = isF ? "float_ptr" : "int32_ptr";
-      if (auto e = t.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                  "cuir.extent"))
+      if (auto e =
+              t.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "cuir.extent"))
         f.extent = e.getValue().str();
     } else if (ty.isF32()) {
       f.ctype = "float ";
@@ -719,6 +725,9 @@ LogicalResult Lowerer::lowerKernel(KernelOp t, KernelOp s) {
       f.ctype = "int32_t ";
       f.pytype = "int32";
     }
+    if (auto d =
+            t.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "cuir.default"))
+      f.defaultValue = d.getValue().str();
     fields.push_back(f);
   }
   if (failed(lowerReplacedParams(t, s)))
@@ -767,8 +776,8 @@ FailureOr<LoweredKernel> Lowerer::run(ModuleOp target, ModuleOp source) {
     if (!src) {
       auto buf = llvm::MemoryBuffer::getFile(path);
       if (!buf)
-        return t.emitError() << "cannot read the source '" << path
-                             << "' (set source-root)";
+        return t.emitError()
+               << "cannot read the source '" << path << "' (set source-root)";
       sourcePath = std::string(path);
       src = std::make_unique<SourceText>((*buf)->getBuffer());
       patch = std::make_unique<SourcePatch>(*src);
@@ -782,14 +791,15 @@ FailureOr<LoweredKernel> Lowerer::run(ModuleOp target, ModuleOp source) {
       return failure();
   }
   if (!any)
-    return emitError(target.getLoc()) << "the module has no cuir.kernel to lower";
+    return emitError(target.getLoc())
+           << "the module has no cuir.kernel to lower";
   if (!helpers.empty()) {
     std::string text;
     for (const std::string &h : helpers)
       text += h + "\n";
     std::string conflict;
-    SourceEdit e{SourceEdit::InsertBefore, helperLine, helperLine,
-                 text.substr(0, text.size() - 1), "", ""};
+    SourceEdit e{SourceEdit::InsertBefore,        helperLine, helperLine,
+                 text.substr(0, text.size() - 1), "",         ""};
     if (!patch->add(e, conflict))
       return emitError(target.getLoc()) << conflict;
   }
@@ -804,23 +814,34 @@ FailureOr<LoweredKernel> Lowerer::run(ModuleOp target, ModuleOp source) {
                        "===============================\n" +
                        loop;
     std::string conflict;
-    if (!patch->add({SourceEdit::InsertAfter, copyAfter, copyAfter, text, "", ""},
-                    conflict))
+    if (!patch->add(
+            {SourceEdit::InsertAfter, copyAfter, copyAfter, text, "", ""},
+            conflict))
       return emitError(target.getLoc()) << conflict;
   }
   out.sourcePath = sourcePath;
   out.patched = patch->render();
 
   // The params header gains the variant's fields.
-  std::string json = "{\"variant\": \"" + variantSpec + "\", \"fields\": [";
-  for (size_t i = 0; i < fields.size(); ++i)
-    json += std::string(i ? ", " : "") + "{\"name\": \"" + fields[i].name +
-            "\", \"type\": \"" + fields[i].pytype + "\", \"extent\": \"" +
-            fields[i].extent + "\"}";
-  json += "], \"is_causal\": 0}\n";
+  // The manifest loaders bind by: each field's name, type, extent and, for
+  // values captured from Python, the default.
+  nlohmann::ordered_json manifest = {
+      {"variant", variantSpec},
+      {"normalizer", normalizer},
+      {"fields", nlohmann::ordered_json::array()},
+      {"is_causal", 0}};
+  for (const Field &f : fields) {
+    nlohmann::ordered_json field = {
+        {"name", f.name}, {"type", f.pytype}, {"extent", f.extent}};
+    if (!f.defaultValue.empty())
+      field["default"] = f.defaultValue;
+    manifest["fields"].push_back(field);
+  }
+  std::string json = manifest.dump() + "\n";
   out.manifest = json;
   if (!fields.empty()) {
-    SmallVector<std::string> dirs(opt.includeDirs.begin(), opt.includeDirs.end());
+    SmallVector<std::string> dirs(opt.includeDirs.begin(),
+                                  opt.includeDirs.end());
     SmallString<256> guess(llvm::sys::path::parent_path(sourcePath));
     llvm::sys::path::append(guess, "..", "include");
     dirs.push_back(std::string(guess));
@@ -848,8 +869,8 @@ FailureOr<LoweredKernel> Lowerer::run(ModuleOp target, ModuleOp source) {
     if (!end)
       return emitError(target.getLoc())
              << out.headerPath << " has no variant parameter section";
-    std::string text = "  /* cuir: parameters of the variant '" + variantSpec +
-                       "' */";
+    std::string text =
+        "  /* cuir: parameters of the variant '" + variantSpec + "' */";
     for (const Field &f : fields)
       text += "\n  " + f.ctype + f.name + ";" +
               (f.extent.empty() ? "" : "  /* [" + f.extent + "] */");
@@ -862,9 +883,9 @@ FailureOr<LoweredKernel> Lowerer::run(ModuleOp target, ModuleOp source) {
 
 } // namespace
 
-FailureOr<LoweredKernel> mlir::cuir::lowerToSource(ModuleOp target,
-                                                   ModuleOp source,
-                                                   const LoweringOptions &options) {
+FailureOr<LoweredKernel>
+mlir::cuir::lowerToSource(ModuleOp target, ModuleOp source,
+                          const LoweringOptions &options) {
   Lowerer l(options);
   return l.run(target, source);
 }

@@ -43,7 +43,8 @@ class VariantKernel:
             raise RuntimeError(f"{library} exports none of {_ENTRY_POINTS}")
         self.entry.restype = ctypes.c_int
         self.entry.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
-        self.sigmoid = "sigmoid" in self.variant.split(",")
+        self.sigmoid = self.manifest.get("normalizer") == "sigmoid"
+        self._defaults = {}
 
     def __call__(self, q, k, v, softmax_scale=None, layout="bhnd", out=None, return_lse=False, **params):
         import torch
@@ -58,9 +59,12 @@ class VariantKernel:
         p.base = make_params(qv, kv, vv, ov, lse, causal=False, softmax_scale=softmax_scale)
         keep = []
         for f in self.fields:
-            if f["name"] not in params:
+            if f["name"] in params:
+                value = params[f["name"]]
+            elif "default" in f:  # a value captured from the traced score_mod/mask_mod
+                value = self._default(f, q.device)
+            else:
                 raise TypeError(f"variant '{self.variant}' needs the parameter {f['name']!r}")
-            value = params[f["name"]]
             if f["type"].endswith("_ptr"):
                 dtype = torch.float32 if f["type"] == "float_ptr" else torch.int32
                 if not (torch.is_tensor(value) and value.is_cuda and value.dtype == dtype and value.is_contiguous()):
@@ -74,6 +78,18 @@ class VariantKernel:
         if rc != 0:
             raise KernelError(rc, f"variant '{self.variant}'")
         return (out, lse) if return_lse else out
+
+
+    def _default(self, f, device):
+        import torch
+        values = [float(x) for x in f["default"].split(",")]
+        if not f["type"].endswith("_ptr"):
+            return values[0]
+        key = (f["name"], str(device))
+        if key not in self._defaults:
+            dtype = torch.float32 if f["type"] == "float_ptr" else torch.int32
+            self._defaults[key] = torch.tensor(values, dtype=dtype, device=device)
+        return self._defaults[key]
 
 
 def load_variant(library, manifest=None):

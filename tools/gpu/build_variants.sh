@@ -27,3 +27,9 @@ for n in "${names[@]}"; do
     --lower -o "build/variants/$n/$n.cu"
   grep -h "registers\|spill" "build/variants/$n/$n.sm_90.ptxas.log" | sort | uniq -c | sort -rn | head -3
 done
+# The Python path: cuir.compile on a traced score_mod/mask_mod.
+if [ $# -eq 0 ]; then
+  echo "== alibi_traced: cuir.compile(score_mod=..., mask_mod=...)"
+  rm -rf build/variants/alibi_traced
+  CUIR_OPT="$OPT" /usr/bin/python3 test/Python/Inputs/build_traced.py build/variants/alibi_traced
+fi

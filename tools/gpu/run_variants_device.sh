@@ -13,10 +13,14 @@ for step in ${STEPS:-check sanitize bench}; do
   case $step in
     check)
       python3 tools/gpu/check_variants.py check --json "$OUT/check.json" 2>&1 | tee "$OUT/check.log"
-      [ "${PIPESTATUS[0]}" = 0 ] || status=1 ;;
+      [ "${PIPESTATUS[0]}" = 0 ] || status=1
+      if [ -d build/variant-libs/alibi_traced ]; then
+        python3 tools/gpu/check_traced.py build/variant-libs/alibi_traced 2>&1 | tee -a "$OUT/check.log"
+        [ "${PIPESTATUS[0]}" = 0 ] || status=1
+      fi ;;
     sanitize)
       for d in build/variant-libs/*/; do
-        [ "$(basename "$d")" = base ] && continue
+        case "$(basename "$d")" in base | alibi_traced) continue ;; esac
         for tool in ${SANITIZERS:-memcheck}; do
           timeout 120 compute-sanitizer --tool "$tool" --error-exitcode 9 python3 tools/gpu/sanitize_variant.py "$d" \
             > "$OUT/sanitize.tmp" 2>&1

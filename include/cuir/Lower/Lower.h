@@ -29,11 +29,11 @@ struct LoweringOptions {
 
 /// The patched source and the derived files, in memory.
 struct LoweredKernel {
-  std::string sourcePath;            // the expert source
-  std::string patched;               // its patched text
-  std::string headerPath;            // the params header, if patched
+  std::string sourcePath; // the expert source
+  std::string patched;    // its patched text
+  std::string headerPath; // the params header, if patched
   std::string headerPatched;
-  std::string manifest;              // JSON for Python loaders
+  std::string manifest; // JSON for Python loaders
 };
 
 /// Diffs `target` against `source` (its Source CuIR) and patches the CUDA

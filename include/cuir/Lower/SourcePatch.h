@@ -45,8 +45,8 @@ private:
 struct SourceEdit {
   enum Kind { InsertAfter, InsertBefore, ReplaceLines, ReplaceText } kind;
   unsigned first = 0, last = 0;
-  std::string text;         // inserted or replacing lines
-  std::string from, to;     // ReplaceText: within lines [first, last]
+  std::string text;     // inserted or replacing lines
+  std::string from, to; // ReplaceText: within lines [first, last]
   bool operator==(const SourceEdit &o) const {
     return kind == o.kind && first == o.first && last == o.last &&
            text == o.text && from == o.from && to == o.to;
