@@ -31,5 +31,5 @@ done
 if [ $# -eq 0 ]; then
   echo "== alibi_traced: cuir.compile(score_mod=..., mask_mod=...)"
   rm -rf build/variants/alibi_traced
-  CUIR_OPT="$OPT" /usr/bin/python3 test/Python/Inputs/build_traced.py build/variants/alibi_traced
+  CUIR_OPT="$OPT" PYTHONPATH=python /usr/bin/python3 test/Python/Inputs/build_traced.py build/variants/alibi_traced
 fi
