@@ -252,6 +252,17 @@ LogicalResult Lowerer::lowerVariantScores(KernelOp t, ElementwiseOp ew) {
     bool perElement;
   };
   std::vector<Stmt> decls;
+  // Relative positions written as base + offset: value -> (base, offset).
+  llvm::DenseMap<Value, std::pair<std::string, std::string>> positions;
+  // An invariant times a relative position: (the invariant, the position).
+  auto scaledPosition =
+      [&](arith::MulFOp mul) -> std::optional<std::pair<Value, Value>> {
+    for (auto [a, p] : {std::pair(mul.getLhs(), mul.getRhs()),
+                        std::pair(mul.getRhs(), mul.getLhs())})
+      if (!perElement.contains(a) && positions.count(p))
+        return std::pair(a, p);
+    return std::nullopt;
+  };
   llvm::StringMap<std::string> byText; // "type rhs" -> name: text-level CSE
   int n = 0;
   for (Operation &op : body.without_terminator()) {
@@ -288,8 +299,21 @@ LogicalResult Lowerer::lowerVariantScores(KernelOp t, ElementwiseOp ew) {
       std::string base = "f" + std::to_string(++n);
       decls.push_back(
           {"float", base, "static_cast<float>(" + cppSum(inv) + ")", false});
-      e = "(" + base + " + static_cast<float>(" +
-          cppSum({{pos.q, "q_off"}, {pos.kv, "kv_off"}}) + "))";
+      std::string offset = "static_cast<float>(" +
+                           cppSum({{pos.q, "q_off"}, {pos.kv, "kv_off"}}) + ")";
+      positions[op.getResult(0)] = {base, offset};
+      e = "(" + base + " + " + offset + ")";
+    } else if (auto mul = dyn_cast<arith::MulFOp>(op);
+               mul && elementwise && scaledPosition(mul)) {
+      // slope * (base + offset) = (slope * base) + slope * offset: the first
+      // product once per call, one FMA per element (within an ulp).
+      auto [a, p] = *scaledPosition(mul);
+      auto ae = bodyEm.expr(a, why);
+      if (succeeded(ae)) {
+        std::string g = "g" + std::to_string(++n);
+        decls.push_back({"float", g, *ae + " * " + positions[p].first, false});
+        e = "(" + g + " + " + *ae + " * " + positions[p].second + ")";
+      }
     } else if (elementwise && div && !perElement.contains(div.getRhs())) {
       // x / c with c invariant: one reciprocal per call, a multiply per
       // element (within an ulp of the division).

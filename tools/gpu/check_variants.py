@@ -70,11 +70,11 @@ def bench(args):
     import triton.testing as tt
     flex = None
     if args.flex_n:
-        import torch._dynamo
+        from torch import _dynamo  # not "import torch._dynamo": that makes torch local to bench()
         from torch.nn.attention.flex_attention import create_block_mask, flex_attention
-        torch._dynamo.config.cache_size_limit = 4096
-        torch._dynamo.config.recompile_limit = 4096
-        torch._dynamo.config.accumulated_recompile_limit = 4096
+        _dynamo.config.cache_size_limit = 4096
+        _dynamo.config.recompile_limit = 4096
+        _dynamo.config.accumulated_recompile_limit = 4096
         flex = torch.compile(flex_attention, dynamic=False)
     med = lambda fn: tt.do_bench(fn, warmup=25, rep=100, return_mode="median")  # noqa: E731
     configs = {"llama2-7b": (32, 32), "qwen2.5-72b": (64, 8), "llama3.1-405b": (128, 8)}
