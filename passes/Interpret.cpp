@@ -3,8 +3,6 @@
 #include "cuir/Interpreter/Interpreter.h"
 #include "cuir/Passes/Passes.h"
 
-#include "llvm/Support/Format.h"
-
 namespace mlir::cuir {
 #define GEN_PASS_DEF_INTERPRET
 #include "cuir/Passes/Passes.h.inc"
@@ -63,21 +61,7 @@ public:
       FailureOr<InterpreterReport> report = interpretKernel(kernel, opt);
       if (failed(report))
         return signalPassFailure();
-      std::string summary;
-      llvm::raw_string_ostream os(summary);
-      os << "@" << kernel.getSymName() << " B=" << opt.batch
-         << " Hq=" << opt.headsQ << " Hkv=" << opt.headsKV
-         << " Nq=" << opt.seqQ << " Nkv=" << opt.seqKV << " d=" << opt.headDim
-         << (opt.causal ? " causal" : "") << ", " << report->blocksRun << "/"
-         << report->blocksTotal << " blocks, " << report->gemms
-         << " GEMMs, reference "
-         << opt.reference << ": max abs error "
-         << llvm::format("%.3g", report->maxAbsError) << ", relative error "
-         << llvm::format("%.3g", report->relError);
-      if (report->lseCompared)
-        os << ", lse max abs error "
-           << llvm::format("%.3g", report->lseMaxAbsError);
-      os << " (tolerance " << llvm::format("%g", opt.tolerance) << ")";
+      std::string summary = describeRun(kernel, opt, *report);
       if (!report->passed) {
         InFlightDiagnostic diag = mlir::emitError(kernel.getLoc())
                                   << "output mismatch: " << summary;

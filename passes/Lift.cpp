@@ -9,6 +9,8 @@
 
 #include "cuir/Passes/Passes.h"
 
+#include "LLMOptions.h"
+
 #include "cuir/LLM/Client.h"
 #include "cuir/Lift/LiftCache.h"
 #include "cuir/Lift/Lifter.h"
@@ -86,33 +88,11 @@ private:
   void storeInUserCache(ModuleOp module, ModuleOp lifted, StringRef dir,
                         StringRef key, StringRef sourceName, StringRef producer,
                         unsigned round);
-  llm::ClientOptions getClientOptions() const;
+  friend llm::ClientOptions mlir::cuir::getLLMClientOptions<>(const LiftPass &);
 
   /// Where whole-lift problems are reported (see getSourceLocation).
   LocationAttr sourceLoc;
 };
-
-llm::ClientOptions LiftPass::getClientOptions() const {
-  llm::ClientOptions options;
-  options.provider = provider;
-  options.endpoint = endpoint;
-  options.model = model;
-  options.replayFile = replayFile;
-  options.recordFile = recordFile;
-  if (temperature >= 0)
-    options.temperature = temperature;
-  if (timeout > 0)
-    options.timeoutSeconds = timeout;
-  if (maxTokens > 0)
-    options.maxTokens = maxTokens;
-  if (maxRetries >= 0)
-    options.maxRetries = maxRetries;
-  if (backoffMs >= 0)
-    options.backoffMs = backoffMs;
-  if (maxBackoffMs >= 0)
-    options.maxBackoffMs = maxBackoffMs;
-  return options;
-}
 
 /// Installs a lift from the bundled index or the user cache, if either has
 /// one for `key`. Unusable entries are warnings, not failures: the LLM can
@@ -265,8 +245,8 @@ void LiftPass::runOnOperation() {
       lookUpCaches(module, key, sourceName, indexPath, userCacheDir))
     return;
 
-  llvm::Expected<llm::ClientConfig> config =
-      llm::resolveClientConfig(getClientOptions(), llm::getEnvironmentVariable);
+  llvm::Expected<llm::ClientConfig> config = llm::resolveClientConfig(
+      getLLMClientOptions(*this), llm::getEnvironmentVariable);
   if (!config) {
     emitError(sourceLoc) << "cannot configure the LLM: "
                          << llvm::toString(config.takeError());

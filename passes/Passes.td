@@ -78,6 +78,45 @@ def Interpret : Pass<"cuir-interpret", "::mlir::ModuleOp"> {
   ];
 }
 
+// The LLM client's settings and the closed loop's rounds, shared by --lift
+// and --transfer=llm:<reference.py> (passes/LLMOptions.h reads them).
+defvar LLMOptions = [
+    Option<"provider", "provider", "std::string", /*default=*/"\"\"",
+           "LLM provider: openai (any OpenAI-compatible server), anthropic, "
+           "replay or none (default: $CUIR_LLM_PROVIDER; openai if only an "
+           "endpoint is set)">,
+    Option<"endpoint", "endpoint", "std::string", /*default=*/"\"\"",
+           "Chat endpoint URL or base URL (default: $CUIR_LLM_ENDPOINT, else "
+           "the provider's public API)">,
+    Option<"model", "model", "std::string", /*default=*/"\"\"",
+           "Model name (default: $CUIR_LLM_MODEL)">,
+    Option<"temperature", "temperature", "double", /*default=*/"-1.0",
+           "Sampling temperature (negative: $CUIR_LLM_TEMPERATURE, else 0)">,
+    Option<"maxTokens", "max-tokens", "int", /*default=*/"0",
+           "Token limit of an answer (0: $CUIR_LLM_MAX_TOKENS, else 16384 "
+           "for anthropic and the server's own limit for openai)">,
+    Option<"timeout", "timeout", "double", /*default=*/"0.0",
+           "Seconds one HTTP request may take (0: $CUIR_LLM_TIMEOUT, else "
+           "600)">,
+    Option<"maxRetries", "max-retries", "int", /*default=*/"-1",
+           "Retries of a request after 429, 5xx, a timeout or a dropped "
+           "connection (negative: $CUIR_LLM_MAX_RETRIES, else 4)">,
+    Option<"backoffMs", "backoff-ms", "int", /*default=*/"-1",
+           "First retry delay in ms, doubled on each retry (negative: "
+           "$CUIR_LLM_BACKOFF_MS, else 1000)">,
+    Option<"maxBackoffMs", "max-backoff-ms", "int", /*default=*/"-1",
+           "Longest retry delay in ms, and the longest Retry-After honoured "
+           "(negative: $CUIR_LLM_MAX_BACKOFF_MS, else 60000)">,
+    Option<"replayFile", "replay-file", "std::string", /*default=*/"\"\"",
+           "JSON-lines file of recorded exchanges for provider=replay "
+           "(default: $CUIR_LLM_REPLAY_FILE)">,
+    Option<"recordFile", "record-file", "std::string", /*default=*/"\"\"",
+           "Append every exchange to this JSON-lines file, for replay "
+           "(default: $CUIR_LLM_RECORD_FILE)">,
+    Option<"maxRounds", "max-rounds", "unsigned", /*default=*/"4",
+           "Most answers to ask for before giving up">
+];
+
 def Lift : Pass<"lift", "::mlir::ModuleOp"> {
   let summary = "Lifts the CUDA kernel a module carries into Source CuIR";
   let description = [{
@@ -112,41 +151,7 @@ def Lift : Pass<"lift", "::mlir::ModuleOp"> {
     ```
   }];
   let dependentDialects = ["::mlir::cuir::CuIRDialect"];
-  let options = [
-    Option<"provider", "provider", "std::string", /*default=*/"\"\"",
-           "LLM provider: openai (any OpenAI-compatible server), anthropic, "
-           "replay or none (default: $CUIR_LLM_PROVIDER; openai if only an "
-           "endpoint is set)">,
-    Option<"endpoint", "endpoint", "std::string", /*default=*/"\"\"",
-           "Chat endpoint URL or base URL (default: $CUIR_LLM_ENDPOINT, else "
-           "the provider's public API)">,
-    Option<"model", "model", "std::string", /*default=*/"\"\"",
-           "Model name (default: $CUIR_LLM_MODEL)">,
-    Option<"temperature", "temperature", "double", /*default=*/"-1.0",
-           "Sampling temperature (negative: $CUIR_LLM_TEMPERATURE, else 0)">,
-    Option<"maxTokens", "max-tokens", "int", /*default=*/"0",
-           "Token limit of an answer (0: $CUIR_LLM_MAX_TOKENS, else 16384 "
-           "for anthropic and the server's own limit for openai)">,
-    Option<"timeout", "timeout", "double", /*default=*/"0.0",
-           "Seconds one HTTP request may take (0: $CUIR_LLM_TIMEOUT, else "
-           "600)">,
-    Option<"maxRetries", "max-retries", "int", /*default=*/"-1",
-           "Retries of a request after 429, 5xx, a timeout or a dropped "
-           "connection (negative: $CUIR_LLM_MAX_RETRIES, else 4)">,
-    Option<"backoffMs", "backoff-ms", "int", /*default=*/"-1",
-           "First retry delay in ms, doubled on each retry (negative: "
-           "$CUIR_LLM_BACKOFF_MS, else 1000)">,
-    Option<"maxBackoffMs", "max-backoff-ms", "int", /*default=*/"-1",
-           "Longest retry delay in ms, and the longest Retry-After honoured "
-           "(negative: $CUIR_LLM_MAX_BACKOFF_MS, else 60000)">,
-    Option<"replayFile", "replay-file", "std::string", /*default=*/"\"\"",
-           "JSON-lines file of recorded exchanges for provider=replay "
-           "(default: $CUIR_LLM_REPLAY_FILE)">,
-    Option<"recordFile", "record-file", "std::string", /*default=*/"\"\"",
-           "Append every exchange to this JSON-lines file, for replay "
-           "(default: $CUIR_LLM_RECORD_FILE)">,
-    Option<"maxRounds", "max-rounds", "unsigned", /*default=*/"4",
-           "Most answers to ask for before giving up">,
+  let options = !listconcat(LLMOptions, [
     Option<"validate", "validate", "std::string", /*default=*/"\"\"",
            "Pass pipeline that must accept a candidate after the location "
            "check, e.g. cuir-interpret{...}; its diagnostics are the "
@@ -163,19 +168,20 @@ def Lift : Pass<"lift", "::mlir::ModuleOp"> {
     Option<"dumpPrompt", "dump-prompt", "std::string", /*default=*/"\"\"",
            "Write the first round's prompt (system and user message) to "
            "this file">
-  ];
+  ]);
 }
 
 def Transfer : Pass<"transfer", "::mlir::ModuleOp"> {
   let summary = "Gives every kernel of the module the semantics of an attention variant";
   let description = [{
     Rewrites Source CuIR into Target CuIR for a variant given by name, as a
-    composition, or as a variant file:
+    composition, as a variant file, or by a PyTorch reference through an LLM:
 
     ```
     cuir-opt k.cuir.mlir --transfer=prefixlm
     cuir-opt k.cuir.mlir --transfer="prefixlm,softcap{softcap=30},sigmoid"
     cuir-opt k.cuir.mlir --transfer=my_variant.mlir
+    cuir-opt k.cuir.mlir --transfer="llm:my_reference.py max-rounds=6"
     ```
 
     Built-in variants: causal, prefixlm (prefix_len per batch element),
@@ -185,6 +191,20 @@ def Transfer : Pass<"transfer", "::mlir::ModuleOp"> {
     a parameter's default, which the interpreter uses when no value is
     passed. A variant file holds one `cuir.variant` (as `python/cuir` writes
     them from FlexAttention-style score_mod/mask_mod functions).
+
+    `llm:<reference.py>` is for references the tracer cannot express: an LLM
+    writes the `cuir.variant` from the Source CuIR and the reference (a file
+    defining `reference(q, k, v, scale, **params)`, see
+    docs/Interpreter.md), in a closed loop. Each answer is parsed, verified,
+    applied to a copy of the kernels, and the Target CuIR is run by the
+    interpreter against the reference on `check-shapes`; any failure goes
+    back to the model with the diagnostics, for at most `max-rounds` rounds,
+    each reported on stderr. The result is what `--transfer=<the accepted
+    variant file>` gives; the variant is stored in the user lift cache
+    (`<cache-dir>/<key>.variant.mlir`, key: SHA-256 of the reference and the
+    Source CuIR) and taken from there next time. The LLM is configured as
+    for `--lift` (options below or `CUIR_LLM_*`). Options after the spec:
+    `--transfer="llm:ref.py endpoint=... model=..."`. See docs/Lift.md.
 
     The transfer finds the attention structure by analysis (the score GEMMs
     and where their tiles are complete, the key/value block each reads, the
@@ -198,12 +218,35 @@ def Transfer : Pass<"transfer", "::mlir::ModuleOp"> {
     log-sum-exp. Masks are applied in every block; `--cuir-split-full-partial`
     then restricts them to the blocks that need them.
   }];
-  let options = [
+  let options = !listconcat([
     Option<"variant", "variant", "std::string", /*default=*/"\"\"",
-           "Variant spec (name, composition with ',', {param=default}) or "
-           "a .mlir file holding a cuir.variant">
-  ];
-  let dependentDialects = ["::mlir::math::MathDialect"];
+           "Variant spec (name, composition with ',', {param=default}), "
+           "a .mlir file holding a cuir.variant, or llm:<reference.py>">
+  ], LLMOptions, [
+    ListOption<"checkShapes", "check-shapes", "std::string",
+               "llm: problems the interpreter checks each answer on, as "
+               "BxHqxHkvxNqxNkv, each on the next kernel of the module "
+               "(default 1x4x2x200x333,2x2x1x257x130)">,
+    Option<"checkParams", "check-params", "std::string", /*default=*/"\"\"",
+           "llm: values of the variant's parameters for the checks, "
+           "'name=value;name=v0,v1' (default: their cuir.default)">,
+    Option<"python", "python", "std::string",
+           /*default=*/"\"/usr/bin/python3\"",
+           "llm: Python interpreter with torch and numpy for the reference">,
+    Option<"cacheDir", "cache-dir", "std::string", /*default=*/"\"\"",
+           "llm: where accepted variants are stored (default: the user lift "
+           "cache, $CUIR_LIFT_CACHE, else ~/.cache/cuir/lift)">,
+    Option<"useCache", "use-cache", "bool", /*default=*/"true",
+           "llm: take the variant from the cache when it has one for the "
+           "reference and the Source CuIR (a new one is stored either way)">,
+    Option<"dumpPrompt", "dump-prompt", "std::string", /*default=*/"\"\"",
+           "llm: write the first round's prompt (system and user message) "
+           "to this file">
+  ]);
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
 }
 
 def SplitFullPartial : Pass<"cuir-split-full-partial", "::mlir::ModuleOp"> {

@@ -1,12 +1,35 @@
 //===- Transfer.cpp - The --transfer pass ---------------------------------===//
+//
+// Applies a variant (built-in, composition, variant file) to every kernel of
+// the module. With `llm:<reference.py>`, the variant is written by an LLM in
+// a closed loop that checks each answer with the interpreter against the
+// PyTorch reference (see docs/Lift.md).
+//
+//===----------------------------------------------------------------------===//
 
 #include "cuir/Passes/Passes.h"
+
+#include "LLMOptions.h"
+
+#include "cuir/LLM/Client.h"
+#include "cuir/Lift/LiftCache.h"
+#include "cuir/Lift/Lifter.h"
+#include "cuir/Lift/Prompt.h"
+#include "cuir/Lift/VariantCheck.h"
+#include "cuir/Transfer/AttentionAnalysis.h"
 #include "cuir/Transfer/Transfer.h"
 #include "cuir/Variants/Variants.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Parser/Parser.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
 
 namespace mlir::cuir {
 #define GEN_PASS_DEF_TRANSFER
@@ -15,15 +38,38 @@ namespace mlir::cuir {
 
 using namespace mlir;
 using namespace mlir::cuir;
+using llvm::StringRef;
 
 namespace {
+
+constexpr StringRef kLLMPrefix = "llm:";
+
+/// Progress lines on stderr.
+void progress(const llvm::Twine &line) {
+  llvm::errs() << "transfer: " << line << "\n";
+  llvm::errs().flush();
+}
+
+/// The one cuir.variant of a parsed variant file, cloned into `scratch`.
+FailureOr<VariantOp> takeVariant(ModuleOp file, StringRef name,
+                                 ModuleOp scratch, Location loc) {
+  auto variants = llvm::to_vector(file.getOps<VariantOp>());
+  if (variants.size() != 1)
+    return emitError(loc) << "variant file '" << name << "' must hold "
+                          << "exactly one cuir.variant, found "
+                          << variants.size();
+  auto clone = cast<VariantOp>(variants.front()->clone());
+  scratch.getBody()->push_back(clone);
+  return clone;
+}
 
 class TransferPass : public cuir::impl::TransferBase<TransferPass> {
 public:
   using Base::Base;
 
   /// Accepts `--transfer=prefixlm,softcap` as well as the option form
-  /// `--transfer="variant=..."`.
+  /// `--transfer="variant=..."`, and `--transfer="llm:ref.py opt=..."`: a
+  /// spec of the LLM followed by options.
   LogicalResult
   initializeOptions(StringRef options,
                     function_ref<LogicalResult(const Twine &)> errorHandler)
@@ -31,6 +77,13 @@ public:
     StringRef trimmed = options.trim();
     if (trimmed.empty() || trimmed.starts_with("variant="))
       return Pass::initializeOptions(options, errorHandler);
+    if (trimmed.starts_with(kLLMPrefix)) {
+      auto [spec, rest] = trimmed.split(' ');
+      if (failed(Pass::initializeOptions(rest, errorHandler)))
+        return failure();
+      variant = spec.str();
+      return success();
+    }
     variant = trimmed.str();
     return success();
   }
@@ -40,34 +93,45 @@ public:
     Location loc = module.getLoc();
     if (variant.empty()) {
       emitError(loc) << "--transfer needs a variant: --transfer=prefixlm, a "
-                        "composition such as --transfer=prefixlm,softcap, or "
-                        "a variant file";
+                        "composition such as --transfer=prefixlm,softcap, "
+                        "a variant file, or llm:<reference.py>";
       return signalPassFailure();
     }
+    if (StringRef(variant).starts_with(kLLMPrefix))
+      return runThroughLLM(StringRef(variant).drop_front(kLLMPrefix.size()));
     // Variants live in a scratch module: the kernel's module stays clean.
     OwningOpRef<ModuleOp> scratch = ModuleOp::create(loc);
     FailureOr<VariantOp> v = loadVariant(*scratch, loc);
     if (failed(v))
       return signalPassFailure();
+    // A variant file is known by its symbol; a built-in by its spec.
+    std::string spec = StringRef(variant).ends_with(".mlir")
+                           ? v->getSymName().str()
+                           : std::string(variant);
+    if (failed(applyVariant(*v, spec)))
+      signalPassFailure();
+  }
+
+private:
+  friend llm::ClientOptions
+  mlir::cuir::getLLMClientOptions<>(const TransferPass &);
+
+  LogicalResult applyVariant(VariantOp v, StringRef spec) {
+    ModuleOp module = getOperation();
     bool any = false;
     for (KernelOp kernel :
          llvm::make_early_inc_range(module.getOps<KernelOp>())) {
       any = true;
-      // A variant file is known by its symbol; a built-in by its spec.
-      std::string spec = StringRef(variant).ends_with(".mlir")
-                             ? v->getSymName().str()
-                             : std::string(variant);
-      if (failed(transferKernel(kernel, *v, spec)))
-        return signalPassFailure();
+      if (failed(transferKernel(kernel, v, spec)))
+        return failure();
     }
-    if (!any) {
-      emitError(loc) << "the module has no cuir.kernel to transfer (lift a "
-                        "CUDA kernel first: --lift)";
-      signalPassFailure();
-    }
+    if (!any)
+      return emitError(module.getLoc())
+             << "the module has no cuir.kernel to transfer (lift a CUDA "
+                "kernel first: --lift)";
+    return success();
   }
 
-private:
   FailureOr<VariantOp> loadVariant(ModuleOp scratch, Location loc) {
     StringRef spec = variant;
     if (!spec.ends_with(".mlir"))
@@ -75,19 +139,266 @@ private:
     if (!llvm::sys::fs::exists(spec))
       return emitError(loc) << "variant file '" << spec << "' does not exist";
     ParserConfig config(&getContext());
-    OwningOpRef<ModuleOp> file =
-        parseSourceFile<ModuleOp>(spec, config);
+    OwningOpRef<ModuleOp> file = parseSourceFile<ModuleOp>(spec, config);
     if (!file)
       return failure();
-    auto variants = llvm::to_vector(file->getOps<VariantOp>());
-    if (variants.size() != 1)
-      return emitError(loc) << "variant file '" << spec << "' must hold "
-                            << "exactly one cuir.variant, found "
-                            << variants.size();
-    auto clone = cast<VariantOp>(variants.front()->clone());
-    scratch.getBody()->push_back(clone);
-    return clone;
+    return takeVariant(*file, spec, scratch, loc);
   }
+
+  void runThroughLLM(StringRef referencePath);
+  LogicalResult checkSourceCuIR(Location loc);
+  FailureOr<lift::VariantChecks> getChecks(StringRef referencePath,
+                                           Location loc);
 };
+
+/// Fails, with a diagnostic, for modules that no answer could be applied to,
+/// before any request.
+LogicalResult TransferPass::checkSourceCuIR(Location loc) {
+  ModuleOp module = getOperation();
+  bool any = false;
+  for (KernelOp kernel : module.getOps<KernelOp>()) {
+    any = true;
+    if (auto done = kernel->getAttrOfType<StringAttr>("cuir.variant"))
+      return kernel.emitError()
+             << "already computes the variant '" << done.getValue()
+             << "'; --transfer=llm: needs the Source CuIR";
+    if (failed(analyzeAttention(kernel)))
+      return failure();
+  }
+  if (!any)
+    return emitError(loc) << "the module has no cuir.kernel to transfer "
+                             "(lift a CUDA kernel first: --lift)";
+  return success();
+}
+
+FailureOr<lift::VariantChecks> TransferPass::getChecks(StringRef referencePath,
+                                                       Location loc) {
+  lift::VariantChecks checks;
+  checks.source = getOperation();
+  checks.reference = referencePath.str();
+  checks.python = python;
+  SmallVector<std::string> shapes(checkShapes.begin(), checkShapes.end());
+  if (shapes.empty())
+    shapes = {"1x4x2x200x333", "2x2x1x257x130"};
+  for (const std::string &shape : shapes) {
+    llvm::Expected<lift::VariantProblem> problem =
+        lift::parseVariantProblem(shape);
+    if (!problem)
+      return emitError(loc)
+             << "invalid check-shapes: " << llvm::toString(problem.takeError());
+    checks.problems.push_back(*problem);
+  }
+  SmallVector<StringRef> entries;
+  StringRef(checkParams).split(entries, ';', -1, /*KeepEmpty=*/false);
+  for (StringRef entry : entries) {
+    auto [name, value] = entry.split('=');
+    if (name.trim().empty() || value.trim().empty())
+      return emitError(loc) << "malformed check-params entry '" << entry
+                            << "'; expected name=value";
+    checks.params[name.trim().str()] = value.trim().str();
+  }
+  return checks;
+}
+
+void TransferPass::runThroughLLM(StringRef referencePath) {
+  MLIRContext *context = &getContext();
+  ModuleOp module = getOperation();
+  Location loc = module.getLoc();
+  referencePath = referencePath.trim();
+  if (referencePath.empty()) {
+    emitError(loc) << "--transfer=llm: needs a PyTorch reference: "
+                      "--transfer=llm:path/to/reference.py";
+    return signalPassFailure();
+  }
+  std::string referenceName = llvm::sys::path::filename(referencePath).str();
+  std::string what = "llm:" + referenceName;
+  if (maxRounds == 0) {
+    emitError(loc) << "max-rounds must be at least 1";
+    return signalPassFailure();
+  }
+
+  // Everything that can be wrong without asking is reported first.
+  auto buffer = llvm::MemoryBuffer::getFile(referencePath, /*IsText=*/true);
+  if (!buffer) {
+    emitError(loc) << "cannot read the PyTorch reference '" << referencePath
+                   << "': " << buffer.getError().message();
+    return signalPassFailure();
+  }
+  StringRef referenceText = (*buffer)->getBuffer();
+  if (!referenceText.contains("def reference(")) {
+    emitError(loc) << "the PyTorch reference '" << referencePath
+                   << "' defines no function 'reference(q, k, v, scale, "
+                      "**params)' (see docs/Interpreter.md)";
+    return signalPassFailure();
+  }
+  if (failed(checkSourceCuIR(loc)))
+    return signalPassFailure();
+  FailureOr<lift::VariantChecks> checks = getChecks(referencePath, loc);
+  if (failed(checks))
+    return signalPassFailure();
+
+  // The Source CuIR as the model sees it and as the cache key hashes it:
+  // without locations, which say nothing about the semantics, in the custom
+  // form. The flags are explicit: cuir-opt's printing options must not
+  // change the key.
+  OpPrintingFlags flags =
+      OpPrintingFlags().enableDebugInfo(false).printGenericOpForm(false);
+  SmallVector<std::string> kernelNames;
+  std::string firstKernel, sourceText;
+  for (KernelOp kernel : module.getOps<KernelOp>()) {
+    if (kernelNames.empty()) {
+      // In a module of its own, so that its attribute aliases are printed.
+      OwningOpRef<ModuleOp> alone = ModuleOp::create(loc);
+      alone->getBody()->push_back(kernel->clone());
+      llvm::raw_string_ostream os(firstKernel);
+      alone->print(os, flags);
+    }
+    kernelNames.push_back(kernel.getSymName().str());
+  }
+  {
+    llvm::raw_string_ostream os(sourceText);
+    module->print(os, flags);
+  }
+  std::string key = lift::computeTransferKey(CuIRDialect::kVersion,
+                                             referenceText, sourceText);
+
+  llvm::Expected<std::string> system = lift::buildTransferSystemPrompt();
+  llvm::Expected<std::string> first = lift::buildTransferPrompt(
+      referenceName, referenceText, kernelNames, firstKernel);
+  for (llvm::Expected<std::string> *prompt : {&system, &first}) {
+    if (*prompt)
+      continue;
+    emitError(loc) << "cannot build the transfer prompt: "
+                   << llvm::toString(prompt->takeError());
+    signalPassFailure();
+  }
+  if (!system || !first)
+    return;
+  if (!dumpPrompt.empty()) {
+    std::string dump =
+        "<<<< system >>>>\n" + *system + "\n<<<< user >>>>\n" + *first;
+    if (llvm::Error err = lift::writeFileAtomically(dumpPrompt, dump)) {
+      emitError(loc) << "cannot write the prompt: "
+                     << llvm::toString(std::move(err));
+      return signalPassFailure();
+    }
+  }
+
+  // An earlier accepted variant for the same reference and Source CuIR.
+  std::string userCacheDir =
+      cacheDir.empty() ? lift::getDefaultUserCacheDir() : std::string(cacheDir);
+  std::string cachePath =
+      userCacheDir.empty() ? std::string()
+                           : lift::getUserVariantCachePath(userCacheDir, key);
+  OwningOpRef<ModuleOp> scratch = ModuleOp::create(loc);
+  if (useCache && !cachePath.empty() && llvm::sys::fs::exists(cachePath)) {
+    // A broken entry is a warning: the LLM then writes a new one.
+    ParserConfig config(context);
+    llvm::SourceMgr sourceMgr;
+    std::string report;
+    llvm::raw_string_ostream os(report);
+    OwningOpRef<ModuleOp> file;
+    {
+      SourceMgrDiagnosticHandler handler(sourceMgr, context, os);
+      file = parseSourceFile<ModuleOp>(cachePath, sourceMgr, config);
+    }
+    FailureOr<VariantOp> cached =
+        file ? takeVariant(*file, cachePath, *scratch, loc)
+             : FailureOr<VariantOp>(failure());
+    if (succeeded(cached)) {
+      progress(what + ": the variant accepted earlier: " + cachePath);
+      if (failed(applyVariant(*cached, cached->getSymName())))
+        signalPassFailure();
+      return;
+    }
+    emitWarning(loc) << "ignoring the cached variant '" << cachePath
+                     << "' (it will be replaced): " << StringRef(report).trim();
+  }
+
+  llvm::Expected<llm::ClientConfig> config = llm::resolveClientConfig(
+      getLLMClientOptions(*this), llm::getEnvironmentVariable);
+  if (!config) {
+    emitError(loc) << "cannot configure the LLM: "
+                   << llvm::toString(config.takeError());
+    return signalPassFailure();
+  }
+  if (config->provider == llm::Provider::None) {
+    InFlightDiagnostic diag = emitError(loc);
+    diag << "--transfer=llm:" << referencePath
+         << " needs an LLM to write the variant, and none is configured";
+    if (useCache)
+      diag.attachNote(loc) << "no variant for this reference and Source CuIR "
+                              "in the cache '"
+                           << (userCacheDir.empty() ? "(none)" : userCacheDir)
+                           << "' (key " << key << ")";
+    for (const std::string &line : llm::getConfigurationHelp(
+             "transfer", "llm:" + referencePath.str() + " "))
+      diag.attachNote(loc) << line;
+    return signalPassFailure();
+  }
+  llvm::Expected<std::unique_ptr<llm::Client>> client = llm::createClient(
+      *config, [](const llvm::Twine &line) { progress("  " + line); });
+  if (!client) {
+    emitError(loc) << "cannot create the LLM client: "
+                   << llvm::toString(client.takeError());
+    return signalPassFailure();
+  }
+
+  progress(what + ": no cached variant (key " + key.substr(0, 16) +
+           "...); writing one with " + (*client)->describe());
+  lift::LoopSpec spec;
+  spec.keyOp = "cuir.variant";
+  spec.what = "the complete cuir.variant";
+  spec.repair = lift::buildTransferRepairPrompt;
+  lift::AcceptedVariant accepted;
+  llvm::Expected<lift::LiftResult> result = lift::runLiftLoop(
+      **client, *system, *first, maxRounds,
+      [&](StringRef mlir, unsigned round) {
+        return lift::checkVariantCandidate(context, *checks, mlir, round,
+                                           accepted);
+      },
+      progress, spec);
+  if (!result) {
+    llvm::handleAllErrors(
+        result.takeError(),
+        [&](const lift::LiftFailure &failure) {
+          InFlightDiagnostic diag = emitError(loc)
+                                    << "transfer to " << what
+                                    << " failed: " << failure.summary;
+          if (!failure.details.empty())
+            diag.attachNote(loc) << failure.details;
+        },
+        [&](const llvm::ErrorInfoBase &error) {
+          emitError(loc) << "transfer to " << what
+                         << " failed: " << error.message();
+        });
+    return signalPassFailure();
+  }
+
+  // Store the variant, then apply it as --transfer=<that file> would.
+  std::string text = "// Variant for " + referenceName + " (key " + key +
+                     ")\n// by " + (*client)->describe() +
+                     ", accepted in round " + std::to_string(result->round) +
+                     " after the transfer and the interpreter's checks.\n" +
+                     accepted.text;
+  std::string bufferName = "llm-variant.mlir";
+  if (userCacheDir.empty()) {
+    emitWarning(loc) << "the variant is not cached: no cache directory (set "
+                        "CUIR_LIFT_CACHE or cache-dir=)";
+  } else if (llvm::Error err = lift::writeFileAtomically(cachePath, text)) {
+    emitWarning(loc) << "the variant is not cached: "
+                     << llvm::toString(std::move(err));
+  } else {
+    progress("stored the variant in the cache: " + cachePath);
+    bufferName = cachePath;
+  }
+  ParserConfig parserConfig(context);
+  OwningOpRef<ModuleOp> file =
+      parseSourceString<ModuleOp>(text, parserConfig, bufferName);
+  FailureOr<VariantOp> v = file ? takeVariant(*file, bufferName, *scratch, loc)
+                                : FailureOr<VariantOp>(failure());
+  if (failed(v) || failed(applyVariant(*v, v->getSymName())))
+    signalPassFailure();
+}
 
 } // namespace

@@ -172,6 +172,24 @@ bool mlir::cuir::kernelFits(KernelOp kernel, const InterpreterOptions &opt,
   return true;
 }
 
+std::string mlir::cuir::describeRun(KernelOp kernel,
+                                    const InterpreterOptions &opt,
+                                    const InterpreterReport &report) {
+  std::string summary;
+  llvm::raw_string_ostream os(summary);
+  os << "@" << kernel.getSymName() << " B=" << opt.batch << " Hq=" << opt.headsQ
+     << " Hkv=" << opt.headsKV << " Nq=" << opt.seqQ << " Nkv=" << opt.seqKV
+     << " d=" << opt.headDim << (opt.causal ? " causal" : "") << ", "
+     << report.blocksRun << "/" << report.blocksTotal << " blocks, "
+     << report.gemms << " GEMMs, reference " << opt.reference
+     << ": max abs error " << llvm::format("%.3g", report.maxAbsError)
+     << ", relative error " << llvm::format("%.3g", report.relError);
+  if (report.lseCompared)
+    os << ", lse max abs error " << llvm::format("%.3g", report.lseMaxAbsError);
+  os << " (tolerance " << llvm::format("%g", opt.tolerance) << ")";
+  return summary;
+}
+
 FailureOr<InterpreterReport>
 mlir::cuir::interpretKernel(KernelOp kernel, const InterpreterOptions &opt) {
   Location loc = kernel.getLoc();

@@ -62,7 +62,10 @@ mlir::cuir::llm::getEnvironmentVariable(StringRef name) {
   return value;
 }
 
-std::vector<std::string> mlir::cuir::llm::getConfigurationHelp() {
+std::vector<std::string>
+mlir::cuir::llm::getConfigurationHelp(StringRef pass,
+                                      StringRef leadingOptions) {
+  std::string option = ("--" + pass + "=\"" + leadingOptions).str();
   return {
       "to use an OpenAI-compatible server (OpenAI, vLLM, llama.cpp's "
       "server): CUIR_LLM_PROVIDER=openai CUIR_LLM_MODEL=<model> "
@@ -71,11 +74,12 @@ std::vector<std::string> mlir::cuir::llm::getConfigurationHelp() {
       "OPENAI_API_KEY (or CUIR_LLM_API_KEY; local servers need none)",
       "to use Anthropic: CUIR_LLM_PROVIDER=anthropic CUIR_LLM_MODEL=<model> "
       "and the key in ANTHROPIC_API_KEY (or CUIR_LLM_API_KEY)",
-      "the same settings as pass options: "
-      "--lift=\"provider=openai endpoint=http://localhost:8000/v1 "
-      "model=<model>\" (the API key only from the environment)",
-      "to replay a recorded session: --lift=\"provider=replay "
-      "replay-file=<file.jsonl>\" (record one with record-file=<file>)",
+      "the same settings as pass options: " + option +
+          "provider=openai endpoint=http://localhost:8000/v1 "
+          "model=<model>\" (the API key only from the environment)",
+      "to replay a recorded session: " + option +
+          "provider=replay replay-file=<file.jsonl>\" (record one with "
+          "record-file=<file>)",
   };
 }
 

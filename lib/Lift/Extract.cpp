@@ -46,7 +46,9 @@ struct Block {
 
 } // namespace
 
-Expected<std::string> mlir::cuir::lift::extractMLIR(StringRef answer) {
+Expected<std::string> mlir::cuir::lift::extractMLIR(StringRef answer,
+                                                    StringRef keyOp,
+                                                    StringRef what) {
   SmallVector<Block> blocks;
   std::optional<Fence> open;
   unsigned lineNo = 0;
@@ -88,26 +90,26 @@ Expected<std::string> mlir::cuir::lift::extractMLIR(StringRef answer) {
     std::string message = "the answer has no ```mlir code block";
     if (!others.empty())
       message += " (its code blocks: " + others + ")";
-    message += "; put the complete lifted module in one block that starts "
-               "with ```mlir";
+    message +=
+        ("; put " + what + " in one block that starts with ```mlir").str();
     return createStringError(message);
   }
-  // Analysis that quotes a snippet besides the module: the module is the
-  // one block with a kernel in it.
+  // Analysis that quotes a snippet besides the answer: the answer is the
+  // one block with its key op in it.
   if (mlirBlocks.size() > 1) {
     SmallVector<const Block *> kernels;
     for (const Block *block : mlirBlocks)
-      if (StringRef(block->text).contains("cuir.kernel"))
+      if (StringRef(block->text).contains(keyOp))
         kernels.push_back(block);
     if (kernels.size() == 1)
       mlirBlocks = kernels;
   }
   if (mlirBlocks.size() > 1)
-    return createStringError(
-        "the answer has " + Twine(mlirBlocks.size()) +
-        " ```mlir code blocks (starting on lines " +
-        Twine(mlirBlocks[0]->line) + " and " + Twine(mlirBlocks[1]->line) +
-        "); put the complete lifted module in exactly one");
+    return createStringError("the answer has " + Twine(mlirBlocks.size()) +
+                             " ```mlir code blocks (starting on lines " +
+                             Twine(mlirBlocks[0]->line) + " and " +
+                             Twine(mlirBlocks[1]->line) + "); put " + what +
+                             " in exactly one");
   const Block &block = *mlirBlocks.front();
   if (!block.closed)
     return createStringError("the ```mlir code block that starts on line " +

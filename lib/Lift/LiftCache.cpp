@@ -24,6 +24,18 @@ std::string mlir::cuir::lift::computeLiftKey(unsigned dialectVersion,
   return llvm::toHex(hash.final(), /*LowerCase=*/true);
 }
 
+std::string mlir::cuir::lift::computeTransferKey(unsigned dialectVersion,
+                                                 StringRef referenceText,
+                                                 StringRef sourceCuIR) {
+  llvm::SHA256 hash;
+  // The reference's size separates it from the CuIR that follows.
+  hash.update("cuir-transfer-v" + std::to_string(dialectVersion) + "\n" +
+              std::to_string(referenceText.size()) + "\n");
+  hash.update(referenceText);
+  hash.update(sourceCuIR);
+  return llvm::toHex(hash.final(), /*LowerCase=*/true);
+}
+
 static bool isKey(StringRef key) {
   return key.size() == 64 && llvm::all_of(key, [](char c) {
            return llvm::isDigit(c) || (c >= 'a' && c <= 'f');
@@ -114,6 +126,13 @@ std::string mlir::cuir::lift::getDefaultUserCacheDir() {
 std::string mlir::cuir::lift::getUserCachePath(StringRef dir, StringRef key) {
   llvm::SmallString<256> path(dir);
   llvm::sys::path::append(path, key + ".mlir");
+  return std::string(path);
+}
+
+std::string mlir::cuir::lift::getUserVariantCachePath(StringRef dir,
+                                                      StringRef key) {
+  llvm::SmallString<256> path(dir);
+  llvm::sys::path::append(path, key + ".variant.mlir");
   return std::string(path);
 }
 

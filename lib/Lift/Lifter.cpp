@@ -28,7 +28,8 @@ static StringRef firstLine(StringRef text) {
 llvm::Expected<LiftResult> mlir::cuir::lift::runLiftLoop(
     llm::Client &client, StringRef system, StringRef firstPrompt,
     unsigned maxRounds, CandidateCheck check,
-    llvm::function_ref<void(const llvm::Twine &)> progress) {
+    llvm::function_ref<void(const llvm::Twine &)> progress,
+    const LoopSpec &spec) {
   llm::Request request;
   request.system = system.str();
   request.messages.push_back({llm::Message::Role::User, firstPrompt.str()});
@@ -44,7 +45,8 @@ llvm::Expected<LiftResult> mlir::cuir::lift::runLiftLoop(
               " failed: " + llvm::toString(response.takeError()),
           "");
 
-    llvm::Expected<std::string> mlir = extractMLIR(response->text);
+    llvm::Expected<std::string> mlir =
+        extractMLIR(response->text, spec.keyOp, spec.what);
     if (mlir) {
       last = check(*mlir, round);
     } else {
@@ -65,7 +67,9 @@ llvm::Expected<LiftResult> mlir::cuir::lift::runLiftLoop(
     if (round == maxRounds)
       break;
     llvm::Expected<std::string> repair =
-        buildRepairPrompt(round, maxRounds, last.stage, last.problems);
+        spec.repair
+            ? spec.repair(round, maxRounds, last.stage, last.problems)
+            : buildRepairPrompt(round, maxRounds, last.stage, last.problems);
     if (!repair)
       return llvm::make_error<LiftFailure>(
           "cannot build the repair prompt: " +

@@ -2,6 +2,8 @@
 
 #include "cuir/Lift/Prompt.h"
 
+#include "cuir/Variants/Variants.h"
+
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
@@ -37,6 +39,16 @@ std::string keepCuIRSections(StringRef doc) {
       out += section;
   }
   return StringRef(out).trim().str();
+}
+
+/// The dialect reference, as both system prompts carry it.
+void addDialectReference(llvm::StringMap<std::string> &values) {
+  values["CUIR_OPS"] =
+      stripBanner(embedded(kEmbedCuIROps, kEmbedCuIROpsSize)).str();
+  values["CUIR_ATTRS"] = keepCuIRSections(
+      stripBanner(embedded(kEmbedCuIRAttrs, kEmbedCuIRAttrsSize)));
+  values["CUIR_TYPES"] =
+      stripBanner(embedded(kEmbedCuIRTypes, kEmbedCuIRTypesSize)).str();
 }
 } // namespace
 
@@ -90,12 +102,7 @@ std::string mlir::cuir::lift::numberLines(StringRef text) {
 
 llvm::Expected<std::string> mlir::cuir::lift::buildSystemPrompt() {
   llvm::StringMap<std::string> values;
-  values["CUIR_OPS"] =
-      stripBanner(embedded(kEmbedCuIROps, kEmbedCuIROpsSize)).str();
-  values["CUIR_ATTRS"] = keepCuIRSections(
-      stripBanner(embedded(kEmbedCuIRAttrs, kEmbedCuIRAttrsSize)));
-  values["CUIR_TYPES"] =
-      stripBanner(embedded(kEmbedCuIRTypes, kEmbedCuIRTypesSize)).str();
+  addDialectReference(values);
   // The page's own title would clash with the prompt's heading.
   StringRef semantics =
       embedded(kEmbedExecutionSemantics, kEmbedExecutionSemanticsSize).trim();
@@ -130,4 +137,50 @@ mlir::cuir::lift::buildRepairPrompt(unsigned round, unsigned maxRounds,
   values["STAGE"] = stage.str();
   values["PROBLEMS"] = problems.trim().str();
   return renderTemplate(embedded(kEmbedRepair, kEmbedRepairSize), values);
+}
+
+llvm::Expected<std::string> mlir::cuir::lift::buildTransferSystemPrompt() {
+  llvm::StringMap<std::string> values;
+  addDialectReference(values);
+  // The built-ins as the model should write variants: a heading with the
+  // semantics in words, then the CuIR (the same text --transfer=<name> uses).
+  std::string examples;
+  for (const BuiltinVariantInfo &builtin : getBuiltinVariants())
+    examples += ("## `" + builtin.name + "`: " + builtin.summary +
+                 "\n\n```mlir\n" + builtin.text.trim() + "\n```\n\n")
+                    .str();
+  values["BUILTIN_VARIANTS"] = StringRef(examples).trim().str();
+  return renderTemplate(
+      embedded(kEmbedTransferSystem, kEmbedTransferSystemSize), values);
+}
+
+llvm::Expected<std::string> mlir::cuir::lift::buildTransferPrompt(
+    StringRef referenceName, StringRef referenceText,
+    llvm::ArrayRef<std::string> kernelNames, StringRef firstKernel) {
+  llvm::StringMap<std::string> values;
+  values["REFERENCE_NAME"] = referenceName.str();
+  std::string reference = referenceText.str();
+  if (!reference.empty() && reference.back() != '\n')
+    reference += '\n';
+  values["REFERENCE_TEXT"] = reference;
+  values["KERNEL_COUNT"] = std::to_string(kernelNames.size());
+  std::string names;
+  for (const std::string &name : kernelNames)
+    names += (names.empty() ? "`@" : ", `@") + name + "`";
+  values["KERNEL_NAMES"] = names;
+  values["FIRST_KERNEL"] =
+      kernelNames.empty() ? std::string() : "@" + kernelNames.front();
+  values["SOURCE_KERNEL"] = firstKernel.trim().str();
+  return renderTemplate(embedded(kEmbedTransfer, kEmbedTransferSize), values);
+}
+
+llvm::Expected<std::string> mlir::cuir::lift::buildTransferRepairPrompt(
+    unsigned round, unsigned maxRounds, StringRef stage, StringRef problems) {
+  llvm::StringMap<std::string> values;
+  values["ROUND"] = std::to_string(round);
+  values["MAX_ROUNDS"] = std::to_string(maxRounds);
+  values["STAGE"] = stage.str();
+  values["PROBLEMS"] = problems.trim().str();
+  return renderTemplate(
+      embedded(kEmbedTransferRepair, kEmbedTransferRepairSize), values);
 }

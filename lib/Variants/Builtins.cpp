@@ -182,6 +182,13 @@ std::vector<std::string> mlir::cuir::builtinVariantNames() {
   return names;
 }
 
+std::vector<BuiltinVariantInfo> mlir::cuir::getBuiltinVariants() {
+  std::vector<BuiltinVariantInfo> all;
+  for (const Builtin &b : kBuiltins)
+    all.push_back({b.name, b.summary, b.text});
+  return all;
+}
+
 bool mlir::cuir::isSizeParam(StringRef name) {
   return llvm::is_contained({StringRef("B"), StringRef("Hq"), StringRef("Hkv"),
                              StringRef("Nq"), StringRef("Nkv")},

@@ -10,6 +10,7 @@
 #include "cuir/Lift/LiftCache.h"
 #include "cuir/Lift/Lifter.h"
 #include "cuir/Lift/Prompt.h"
+#include "cuir/Lift/VariantCheck.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -91,6 +92,19 @@ TEST(ExtractTest, Problems) {
             std::string::npos);
 }
 
+TEST(ExtractTest, KeyOpOfATransfer) {
+  // The transfer's answers quote the kernel and give a variant.
+  auto variant = extractMLIR("The kernel:\n```mlir\ncuir.kernel @k\n```\n"
+                             "```mlir\ncuir.variant @v\n```\n",
+                             "cuir.variant", "the complete cuir.variant");
+  ASSERT_TRUE(bool(variant)) << llvm::toString(variant.takeError());
+  EXPECT_EQ(*variant, "cuir.variant @v\n");
+  EXPECT_EQ(
+      errorOf(extractMLIR("none", "cuir.variant", "the complete cuir.variant")),
+      "the answer has no ```mlir code block; put the complete "
+      "cuir.variant in one block that starts with ```mlir");
+}
+
 //===----------------------------------------------------------------------===//
 // The lift cache
 //===----------------------------------------------------------------------===//
@@ -105,6 +119,18 @@ TEST(LiftCacheTest, KeyIsStable) {
   EXPECT_EQ(computeLiftKey(1, ""),
             "e2fe59eedd7c753c7bfef00e0989370265ce124ce332670332da2f77828ff8b1");
   EXPECT_NE(computeLiftKey(1, "a"), computeLiftKey(1, "a\n"));
+}
+
+TEST(LiftCacheTest, TransferKeyIsStable) {
+  // sha256(b"cuir-transfer-v1\n2\nab" + b"c"), computed with Python's
+  // hashlib; the reference's size keeps it apart from the CuIR.
+  EXPECT_EQ(computeTransferKey(1, "ab", "c"),
+            "4f791238527d37007437eaf082d51ca33ff57fee9a3e85d3598382c05ed9220c");
+  EXPECT_EQ(computeTransferKey(1, "", ""),
+            "ed968b5ab49a108ab7f87aba7bb1b61d761ae76b6bd4080fe9d076f9767c89c1");
+  EXPECT_NE(computeTransferKey(1, "ab", "c"), computeTransferKey(1, "a", "bc"));
+  EXPECT_NE(computeTransferKey(1, "", "x"), computeLiftKey(1, "x"));
+  EXPECT_EQ(getUserVariantCachePath("", "k"), "k.variant.mlir");
 }
 
 class TempDirTest : public ::testing::Test {
@@ -211,6 +237,32 @@ TEST(PromptTest, Templates) {
   EXPECT_EQ(*text, "x {{B}} two {{not a name}} {{}} }}");
   EXPECT_EQ(errorOf(renderTemplate("{{MISSING}}", values)),
             "prompt template names {{MISSING}}, which has no value");
+}
+
+TEST(PromptTest, TransferPromptsRender) {
+  auto system = buildTransferSystemPrompt();
+  ASSERT_TRUE(bool(system)) << llvm::toString(system.takeError());
+  EXPECT_NE(system->find("### `cuir.variant`"), std::string::npos);
+  EXPECT_EQ(system->find("### DenseResourceElementsAttr"), std::string::npos);
+  // Every built-in variant is an example, in the text --transfer uses.
+  EXPECT_NE(system->find("## `global-window`: "), std::string::npos);
+  EXPECT_NE(system->find("```mlir\ncuir.variant @document("),
+            std::string::npos);
+  auto user = buildTransferPrompt(
+      "r.py", "def reference(q, k, v, scale):", {"a", "b"}, "cuir.kernel @a\n");
+  ASSERT_TRUE(bool(user)) << llvm::toString(user.takeError());
+  EXPECT_NE(user->find("reference `r.py`."), std::string::npos);
+  EXPECT_NE(user->find("```python\ndef reference(q, k, v, scale):\n```"),
+            std::string::npos);
+  EXPECT_NE(user->find("2 kernel(s): `@a`, `@b`."), std::string::npos);
+  EXPECT_NE(user->find("The first, `@a`:\n\n```mlir\ncuir.kernel @a\n```"),
+            std::string::npos);
+  auto repair = buildTransferRepairPrompt(1, 3, "it does not parse", "x\n");
+  ASSERT_TRUE(bool(repair)) << llvm::toString(repair.takeError());
+  EXPECT_NE(repair->find("Your variant of round 1 (of at most 3) was "
+                         "rejected: it does not parse."),
+            std::string::npos);
+  EXPECT_NE(repair->find("`transfer-round-1.mlir`"), std::string::npos);
 }
 
 TEST(PromptTest, NumberedLines) {
@@ -324,6 +376,52 @@ TEST(LiftLoopTest, GivesUpAfterMaxRounds) {
   EXPECT_EQ(message,
             "no valid CuIR after 2 rounds; the last answer was "
             "rejected, it does not verify:\nerror: bad op\nnote: here");
+}
+
+TEST(LiftLoopTest, TransferSpec) {
+  // The variant block among others, and the transfer's own repair message.
+  ScriptedClient client({"```mlir\ncuir.kernel @k\n```\n"
+                         "```mlir\ncuir.variant bad\n```\n",
+                         "```mlir\ncuir.variant good\n```\n"});
+  LoopSpec spec;
+  spec.keyOp = "cuir.variant";
+  spec.what = "the complete cuir.variant";
+  spec.repair = [](unsigned round, unsigned maxRounds, StringRef stage,
+                   StringRef problems) -> llvm::Expected<std::string> {
+    return "repair " + std::to_string(round) + "/" + std::to_string(maxRounds) +
+           ": " + stage.str() + ": " + problems.str();
+  };
+  std::vector<std::string> seen;
+  auto result = runLiftLoop(
+      client, "sys", "write it", 3,
+      [&](StringRef mlir, unsigned round) {
+        seen.push_back(mlir.str());
+        return acceptGood(mlir, round);
+      },
+      [](const llvm::Twine &) {}, spec);
+  ASSERT_TRUE(bool(result)) << llvm::toString(result.takeError());
+  EXPECT_EQ(seen.front(), "cuir.variant bad\n");
+  EXPECT_EQ(result->mlir, "cuir.variant good\n");
+  EXPECT_EQ(client.requests[1].messages[2].content,
+            "repair 1/3: it does not verify: error: bad op\nnote: here");
+}
+
+TEST(VariantCheckTest, ProblemShapes) {
+  auto problem = parseVariantProblem("2x4x2x200x333");
+  ASSERT_TRUE(bool(problem)) << llvm::toString(problem.takeError());
+  EXPECT_EQ(problem->batch, 2);
+  EXPECT_EQ(problem->headsQ, 4);
+  EXPECT_EQ(problem->headsKV, 2);
+  EXPECT_EQ(problem->seqQ, 200);
+  EXPECT_EQ(problem->seqKV, 333);
+  for (StringRef bad : {"2x4x2x200", "2x4x2x200x0", "2x4x2xax333", ""})
+    EXPECT_NE(llvm::toString(parseVariantProblem(bad).takeError())
+                  .find("is not BxHqxHkvxNqxNkv"),
+              std::string::npos)
+        << bad.str();
+  EXPECT_NE(llvm::toString(parseVariantProblem("1x3x2x8x8").takeError())
+                .find("Hq must be a multiple of Hkv"),
+            std::string::npos);
 }
 
 TEST(LiftLoopTest, ClientErrorsEndTheLoop) {

@@ -88,6 +88,11 @@ bool kernelFits(KernelOp kernel, const InterpreterOptions &options,
 FailureOr<InterpreterReport> interpretKernel(KernelOp kernel,
                                            const InterpreterOptions &options);
 
+/// One line describing a run: the kernel, the problem, the blocks and GEMMs
+/// run, the reference and the errors against the tolerance.
+std::string describeRun(KernelOp kernel, const InterpreterOptions &options,
+                        const InterpreterReport &report);
+
 } // namespace mlir::cuir
 
 #endif // CUIR_INTERPRETER_INTERPRETER_H

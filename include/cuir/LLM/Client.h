@@ -86,8 +86,11 @@ std::optional<std::string> getEnvironmentVariable(llvm::StringRef name);
 llvm::Expected<ClientConfig> resolveClientConfig(const ClientOptions &options,
                                                  EnvLookup env);
 
-/// Lines that say how to configure an endpoint, for error messages.
-std::vector<std::string> getConfigurationHelp();
+/// Lines that say how to configure an endpoint, for error messages. The
+/// pass-option example reads `--<pass>="<leadingOptions>provider=openai ..."`.
+std::vector<std::string>
+getConfigurationHelp(llvm::StringRef pass = "lift",
+                     llvm::StringRef leadingOptions = "");
 
 struct Message {
   enum class Role { User, Assistant } role;

@@ -29,6 +29,14 @@ namespace mlir::cuir::lift {
 /// The cache key of a source text (64 lowercase hex digits).
 std::string computeLiftKey(unsigned dialectVersion, llvm::StringRef sourceText);
 
+/// The cache key of a variant that an LLM wrote for a PyTorch reference and
+/// a Source CuIR module (its text without locations):
+///   hex(SHA-256("cuir-transfer-v" + <version> + "\n" + <size of reference>
+///               + "\n" + reference + sourceCuIR))
+std::string computeTransferKey(unsigned dialectVersion,
+                               llvm::StringRef referenceText,
+                               llvm::StringRef sourceCuIR);
+
 /// One lift of the bundled index, with paths resolved against the index's
 /// directory.
 struct BundledLift {
@@ -65,6 +73,10 @@ std::string getDefaultUserCacheDir();
 
 /// `<dir>/<key>.mlir`.
 std::string getUserCachePath(llvm::StringRef dir, llvm::StringRef key);
+
+/// `<dir>/<key>.variant.mlir`: a variant accepted by `--transfer=llm:...`,
+/// itself a variant file that `--transfer=<file>` reads.
+std::string getUserVariantCachePath(llvm::StringRef dir, llvm::StringRef key);
 
 /// Writes `contents` to `path` atomically (a temporary file in the same
 /// directory, then a rename), creating the directory if needed. A reader

@@ -14,6 +14,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+#include <functional>
 #include <string>
 
 namespace mlir::cuir::lift {
@@ -54,6 +55,22 @@ public:
   std::string details;
 };
 
+/// Builds the user message after a rejected answer of round `round`.
+using RepairPromptBuilder = std::function<llvm::Expected<std::string>(
+    unsigned round, unsigned maxRounds, llvm::StringRef stage,
+    llvm::StringRef problems)>;
+
+/// What one closed loop asks for; the defaults are the lift's. The transfer
+/// through an LLM asks for a cuir.variant instead of a kernel.
+struct LoopSpec {
+  /// Picks the answer's block among several ```mlir blocks.
+  std::string keyOp = "cuir.kernel";
+  /// What the block must hold, in the feedback on a missing block.
+  std::string what = "the complete lifted module";
+  /// The repair message; empty: buildRepairPrompt (lib/Lift/prompts/repair.md).
+  RepairPromptBuilder repair;
+};
+
 /// Runs up to `maxRounds` rounds: round 1 sends `system` and `firstPrompt`;
 /// each later round adds the previous answer and the repair prompt built
 /// from its verdict. Reports each round through `progress`. Fails with a
@@ -62,7 +79,8 @@ llvm::Expected<LiftResult>
 runLiftLoop(llm::Client &client, llvm::StringRef system,
             llvm::StringRef firstPrompt, unsigned maxRounds,
             CandidateCheck check,
-            llvm::function_ref<void(const llvm::Twine &)> progress);
+            llvm::function_ref<void(const llvm::Twine &)> progress,
+            const LoopSpec &spec = LoopSpec());
 
 } // namespace mlir::cuir::lift
 

@@ -11,6 +11,15 @@
 //   lib/Lift/prompts/example.cuir.mlir  ... and its lift (tested to verify)
 //   docs/generated/CuIR{Ops,Attrs,Types}.md, docs/ExecutionSemantics.md
 //
+// and for --transfer=llm:<reference.py>, a variant from a PyTorch reference:
+//
+//   lib/Lift/prompts/transfer-system.md  the model's role, what a variant
+//                                        means, the rules, the dialect
+//                                        reference, the built-in variants
+//   lib/Lift/prompts/transfer.md         the task: the reference, the Source
+//                                        CuIR and three steps
+//   lib/Lift/prompts/transfer-repair.md  feedback after a rejected variant
+//
 // Templates name their inputs as {{NAME}} placeholders.
 //
 //===----------------------------------------------------------------------===//
@@ -18,6 +27,7 @@
 #ifndef CUIR_LIFT_PROMPT_H
 #define CUIR_LIFT_PROMPT_H
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -48,6 +58,22 @@ llvm::Expected<std::string> buildRepairPrompt(unsigned round,
                                               unsigned maxRounds,
                                               llvm::StringRef stage,
                                               llvm::StringRef problems);
+
+/// The system prompt of a transfer through an LLM: what a variant means, the
+/// rules, the dialect reference and the built-in variants as examples.
+llvm::Expected<std::string> buildTransferSystemPrompt();
+
+/// The first user message of a transfer: the reference's text and the
+/// Source CuIR (`kernelNames` of the module, `firstKernel` printed).
+llvm::Expected<std::string> buildTransferPrompt(
+    llvm::StringRef referenceName, llvm::StringRef referenceText,
+    llvm::ArrayRef<std::string> kernelNames, llvm::StringRef firstKernel);
+
+/// The user message after a rejected variant of round `round`.
+llvm::Expected<std::string> buildTransferRepairPrompt(unsigned round,
+                                                      unsigned maxRounds,
+                                                      llvm::StringRef stage,
+                                                      llvm::StringRef problems);
 
 } // namespace mlir::cuir::lift
 

@@ -25,6 +25,17 @@ namespace mlir::cuir {
 /// Names of the built-in variants, for help and diagnostics.
 std::vector<std::string> builtinVariantNames();
 
+/// A built-in variant as written: its name, a one-line summary of its
+/// semantics and its CuIR text (one cuir.variant).
+struct BuiltinVariantInfo {
+  llvm::StringRef name;
+  llvm::StringRef summary;
+  llvm::StringRef text;
+};
+
+/// Every built-in variant, e.g. as examples for a model that writes one.
+std::vector<BuiltinVariantInfo> getBuiltinVariants();
+
 /// True if `name` is one of the kernel sizes a variant may read.
 bool isSizeParam(llvm::StringRef name);
 

@@ -1,0 +1,68 @@
+//===- VariantCheck.h - Checking a variant an LLM wrote ---------*- C++ -*-===//
+//
+// `--transfer=llm:<reference.py>` asks a model for the cuir.variant that has
+// the semantics of a PyTorch reference. Each answer is parsed, verified,
+// applied to a clone of the Source CuIR with transferKernel, and the Target
+// CuIR is run by the interpreter against the reference on small problems.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CUIR_LIFT_VARIANTCHECK_H
+#define CUIR_LIFT_VARIANTCHECK_H
+
+#include "cuir/Lift/Lifter.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include "llvm/ADT/StringRef.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace mlir::cuir::lift {
+
+/// One interpreter run: the problem's sizes (the head dimension is the
+/// kernel's).
+struct VariantProblem {
+  int64_t batch = 1, headsQ = 1, headsKV = 1, seqQ = 128, seqKV = 128;
+};
+
+/// Parses "BxHqxHkvxNqxNkv" (e.g. "2x4x2x200x333"); errors say why not.
+llvm::Expected<VariantProblem> parseVariantProblem(llvm::StringRef text);
+
+struct VariantChecks {
+  /// The Source CuIR: each candidate is applied to a clone of it.
+  ModuleOp source;
+  /// The PyTorch reference file and the Python that runs it.
+  std::string reference;
+  std::string python = "/usr/bin/python3";
+  /// Problem i runs on kernel i modulo the number of kernels.
+  std::vector<VariantProblem> problems;
+  /// Values of the variant's parameters for the runs, overriding their
+  /// `cuir.default`.
+  std::map<std::string, std::string> params;
+  double tolerance = 1e-2;
+};
+
+/// What an accepted candidate gives.
+struct AcceptedVariant {
+  /// The variant as a variant file holds it (no locations).
+  std::string text;
+  /// Its symbol: the spec that --transfer records for a variant file.
+  std::string name;
+};
+
+/// Parses `mlir` (named transfer-round-<round>.mlir in diagnostics) and
+/// verifies it; requires exactly one cuir.variant and nothing else, and a
+/// value for every parameter; applies it to every kernel of a clone of the
+/// source; verifies the Target CuIR; runs each problem in the interpreter
+/// against the reference. Every diagnostic is captured into the verdict; an
+/// accepted verdict's problems list the runs.
+Verdict checkVariantCandidate(MLIRContext *context, const VariantChecks &checks,
+                              llvm::StringRef mlir, unsigned round,
+                              AcceptedVariant &accepted);
+
+} // namespace mlir::cuir::lift
+
+#endif // CUIR_LIFT_VARIANTCHECK_H

@@ -1,0 +1,246 @@
+//===- VariantCheck.cpp - Checking a variant an LLM wrote -----------------===//
+
+#include "cuir/Lift/VariantCheck.h"
+
+#include "DiagnosticCapture.h"
+
+#include "cuir/Dialect/CuIR.h"
+#include "cuir/Interpreter/Interpreter.h"
+#include "cuir/Transfer/Transfer.h"
+#include "cuir/Variants/Variants.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+
+using namespace mlir;
+using namespace mlir::cuir;
+using namespace mlir::cuir::lift;
+using llvm::StringRef;
+
+namespace {
+
+/// Rejects with the captured report, or `fallback` if nothing was reported.
+Verdict reject(StringRef stage, DiagnosticCapture &capture,
+               StringRef fallback) {
+  std::string report = capture.takeReport();
+  return {false, stage.str(), report.empty() ? fallback.str() : report};
+}
+
+/// The head dimension the kernel is written for: the static last size of
+/// its q parameter (128 if it has none).
+int64_t getHeadDim(KernelOp kernel) {
+  for (BlockArgument arg : kernel.getBody().front().getArguments()) {
+    auto role =
+        kernel.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kArgRoleAttr);
+    auto memref = dyn_cast<MemRefType>(arg.getType());
+    if (role && role.getValue() == "q" && memref && memref.getRank() > 0 &&
+        !ShapedType::isDynamic(memref.getShape().back()))
+      return memref.getShape().back();
+  }
+  return 128;
+}
+
+/// The `cuir.default` of parameter `i`, or null.
+StringAttr getParamDefault(VariantOp variant, unsigned i) {
+  ArrayAttr attrs = variant.getArgAttrsAttr();
+  if (!attrs || i >= attrs.size())
+    return {};
+  auto dict = dyn_cast<DictionaryAttr>(attrs[i]);
+  return dict ? dict.getAs<StringAttr>("cuir.default") : StringAttr();
+}
+
+} // namespace
+
+llvm::Expected<VariantProblem>
+mlir::cuir::lift::parseVariantProblem(StringRef text) {
+  llvm::SmallVector<StringRef> parts;
+  text.trim().split(parts, 'x');
+  int64_t values[5];
+  bool ok = parts.size() == 5;
+  for (unsigned i = 0; ok && i < 5; ++i)
+    ok = !parts[i].getAsInteger(10, values[i]) && values[i] > 0;
+  if (!ok)
+    return llvm::createStringError(
+        "check shape '" + text +
+        "' is not BxHqxHkvxNqxNkv with positive sizes (e.g. 2x4x2x200x333)");
+  if (values[1] % values[2] != 0)
+    return llvm::createStringError("check shape '" + text +
+                                   "': Hq must be a multiple of Hkv");
+  VariantProblem problem;
+  problem.batch = values[0];
+  problem.headsQ = values[1];
+  problem.headsKV = values[2];
+  problem.seqQ = values[3];
+  problem.seqKV = values[4];
+  return problem;
+}
+
+Verdict mlir::cuir::lift::checkVariantCandidate(MLIRContext *context,
+                                                const VariantChecks &checks,
+                                                StringRef mlir, unsigned round,
+                                                AcceptedVariant &accepted) {
+  std::string bufferName = "transfer-round-" + std::to_string(round) + ".mlir";
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(mlir, bufferName), llvm::SMLoc());
+  DiagnosticCapture capture(context, sourceMgr);
+
+  ParserConfig config(context, /*verifyAfterParse=*/false);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, config);
+  if (!module)
+    return reject("it does not parse", capture, "the parser failed");
+  if (failed(verify(*module)))
+    return reject("it does not verify", capture, "the verifier failed");
+
+  // Exactly one variant: what a variant file for --transfer holds.
+  SmallVector<VariantOp> variants;
+  Operation *other = nullptr;
+  for (Operation &op : *module->getBody()) {
+    if (auto variant = dyn_cast<VariantOp>(op))
+      variants.push_back(variant);
+    else if (!other)
+      other = &op;
+  }
+  if (other) {
+    emitError(other->getLoc())
+        << "'" << other->getName()
+        << "' does not belong in the answer: give exactly one cuir.variant "
+           "and nothing else";
+    return reject("it is not one cuir.variant", capture, "");
+  }
+  if (variants.size() != 1) {
+    emitError(variants.empty() ? module->getLoc() : variants[1].getLoc())
+        << "the answer holds " << variants.size()
+        << " cuir.variant ops; give exactly one";
+    return reject("it is not one cuir.variant", capture, "");
+  }
+  VariantOp variant = variants.front();
+
+  // The bodies become one elementwise op per score tile and C++ expressions
+  // in the lowered kernel: scalar arith/math only, no nested regions. Said
+  // here, at the op, rather than as an interpreter error inside the kernel.
+  bool foreign = false;
+  variant.getBody().walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (isa<ScoreModOp, MaskModOp, YieldOp, memref::LoadOp>(op))
+      return WalkResult::advance();
+    StringRef dialect = op->getName().getDialectNamespace();
+    if ((dialect == "arith" || dialect == "math") && op->getNumRegions() == 0)
+      return WalkResult::advance();
+    op->emitOpError() << "is not allowed in a variant: use arith and math "
+                         "ops, memref.load of an array parameter and "
+                         "cuir.yield"
+                      << (op->getNumRegions() ? " (the bodies are single "
+                                                "blocks: a branch is an "
+                                                "arith.select)"
+                                              : "");
+    foreign = true;
+    return WalkResult::skip();
+  });
+  if (foreign)
+    return reject("it uses ops a variant cannot hold", capture, "");
+
+  // Every parameter needs a value for the runs; the reference receives the
+  // same values by name.
+  Block &body = variant.getBody().front();
+  std::string values;
+  bool missing = false;
+  for (unsigned i = 0, e = body.getNumArguments(); i < e; ++i) {
+    StringRef name = variant.getParamName(i);
+    if (isSizeParam(name))
+      continue;
+    std::string value;
+    if (auto it = checks.params.find(name.str()); it != checks.params.end())
+      value = it->second;
+    else if (StringAttr def = getParamDefault(variant, i))
+      value = def.getValue().str();
+    if (value.empty()) {
+      emitError(body.getArgument(i).getLoc())
+          << "parameter '" << name
+          << "' has no value for the checks: give it {cuir.default = "
+             "\"...\"}, the default of the reference's keyword argument '"
+          << name << "'";
+      missing = true;
+      continue;
+    }
+    values += (values.empty() ? "" : ", ") + name.str() + "=" + value;
+  }
+  if (missing)
+    return reject("a parameter has no value", capture, "");
+
+  // The Target CuIR: the variant applied to a clone of every kernel, with
+  // the spec --transfer records for a variant file (its symbol).
+  OwningOpRef<ModuleOp> target = cast<ModuleOp>(checks.source->clone());
+  SmallVector<KernelOp> kernels = llvm::to_vector(target->getOps<KernelOp>());
+  if (kernels.empty()) {
+    emitError(target->getLoc()) << "the Source CuIR has no cuir.kernel";
+    return reject("there is no kernel to apply it to", capture, "");
+  }
+  for (KernelOp kernel : kernels)
+    if (failed(transferKernel(kernel, variant, variant.getSymName())))
+      return reject("the transfer cannot apply it", capture,
+                    "the transfer failed without a diagnostic");
+  if (failed(verify(*target)))
+    return reject("the Target CuIR does not verify", capture,
+                  "the verifier failed");
+
+  // Each problem on one kernel, in turn, at the kernel's head dimension.
+  std::string runs;
+  for (auto [i, problem] : llvm::enumerate(checks.problems)) {
+    KernelOp kernel = kernels[i % kernels.size()];
+    InterpreterOptions opt;
+    opt.batch = problem.batch;
+    opt.headsQ = problem.headsQ;
+    opt.headsKV = problem.headsKV;
+    opt.seqQ = problem.seqQ;
+    opt.seqKV = problem.seqKV;
+    opt.headDim = getHeadDim(kernel);
+    opt.seed = i;
+    opt.tolerance = checks.tolerance;
+    opt.reference = checks.reference;
+    opt.python = checks.python;
+    opt.params = checks.params;
+    std::string why;
+    if (!kernelFits(kernel, opt, why)) {
+      emitError(kernel.getLoc()) << "the interpreter cannot run @"
+                                 << kernel.getSymName() << ": " << why;
+      return reject("the interpreter cannot run the Target CuIR", capture, "");
+    }
+    FailureOr<InterpreterReport> report = interpretKernel(kernel, opt);
+    if (failed(report))
+      return reject("running the Target CuIR against the reference failed",
+                    capture, "the interpreter failed without a diagnostic");
+    std::string summary = describeRun(kernel, opt, *report);
+    if (!report->passed) {
+      InFlightDiagnostic diag =
+          emitError(variant.getLoc())
+          << "the Target CuIR does not match the reference: " << summary;
+      if (!values.empty())
+        diag << "; parameters " << values;
+      if (!report->firstMismatch.empty())
+        diag << "; first mismatch at " << report->firstMismatch;
+      if (!report->worstMismatch.empty())
+        diag << "; largest error at " << report->worstMismatch;
+      diag.report();
+      return reject("the Target CuIR does not match the reference", capture,
+                    "");
+    }
+    runs += "matches the reference: " + summary + "\n";
+  }
+
+  // The variant alone, without the candidate's locations.
+  OwningOpRef<ModuleOp> file = ModuleOp::create(UnknownLoc::get(context));
+  file->getBody()->push_back(variant->clone());
+  accepted.text.clear();
+  llvm::raw_string_ostream os(accepted.text);
+  file->print(
+      os, OpPrintingFlags().enableDebugInfo(false).printGenericOpForm(false));
+  os << "\n";
+  accepted.name = variant.getSymName().str();
+  std::string notes = capture.takeReport();
+  return {true, "", notes.empty() ? runs : notes + "\n" + runs};
+}
