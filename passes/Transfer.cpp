@@ -256,8 +256,14 @@ void TransferPass::runThroughLLM(StringRef referencePath) {
     kernelNames.push_back(kernel.getSymName().str());
   }
   {
+    // The kernels only: whether they came from a .cuir.mlir file or from
+    // --lift of the .cu (whose module also carries the source text) must
+    // not change the key.
+    OwningOpRef<ModuleOp> kernels = ModuleOp::create(loc);
+    for (KernelOp kernel : module.getOps<KernelOp>())
+      kernels->getBody()->push_back(kernel->clone());
     llvm::raw_string_ostream os(sourceText);
-    module->print(os, flags);
+    kernels->print(os, flags);
   }
   std::string key = lift::computeTransferKey(CuIRDialect::kVersion,
                                              referenceText, sourceText);

@@ -75,8 +75,9 @@ LogicalResult mlir::cuir::transferKernel(KernelOp kernel, VariantOp variant,
     attrs.erase("cuir.param");
     attrs.set(kArgRoleAttr, StringAttr::get(ctx, "param:" + name));
     unsigned pos = kernel.getNumArguments();
-    kernel.insertArgument(pos, t, attrs.getDictionary(ctx),
-                          insertedLoc(kloc));
+    if (failed(kernel.insertArgument(pos, t, attrs.getDictionary(ctx),
+                                     insertedLoc(kloc))))
+      return kernel.emitError() << "cannot add the parameter '" << name << "'";
     paramValues.push_back(kernel.getArgument(pos));
   }
 
