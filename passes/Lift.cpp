@@ -9,7 +9,7 @@
 
 #include "cuir/Passes/Passes.h"
 
-#include "LLMOptions.h"
+#include "LLMPassSupport.h"
 
 #include "cuir/LLM/Client.h"
 #include "cuir/Lift/LiftCache.h"
@@ -219,24 +219,8 @@ void LiftPass::runOnOperation() {
   llvm::Expected<std::string> system = buildSystemPrompt();
   llvm::Expected<std::string> first =
       buildLiftPrompt(sourceName, textAttr.getValue());
-  for (llvm::Expected<std::string> *prompt : {&system, &first}) {
-    if (*prompt)
-      continue;
-    emitError(sourceLoc) << "cannot build the lift prompt: "
-                         << llvm::toString(prompt->takeError());
-    signalPassFailure();
-  }
-  if (!system || !first)
-    return;
-  if (!dumpPrompt.empty()) {
-    std::string dump =
-        "<<<< system >>>>\n" + *system + "\n<<<< user >>>>\n" + *first;
-    if (llvm::Error err = writeFileAtomically(dumpPrompt, dump)) {
-      emitError(sourceLoc) << "cannot write the prompt: "
-                           << llvm::toString(std::move(err));
-      return signalPassFailure();
-    }
-  }
+  if (failed(preparePrompts(sourceLoc, "lift", system, first, dumpPrompt)))
+    return signalPassFailure();
 
   std::string indexPath;
   std::string userCacheDir =
@@ -245,35 +229,26 @@ void LiftPass::runOnOperation() {
       lookUpCaches(module, key, sourceName, indexPath, userCacheDir))
     return;
 
-  llvm::Expected<llm::ClientConfig> config = llm::resolveClientConfig(
-      getLLMClientOptions(*this), llm::getEnvironmentVariable);
-  if (!config) {
-    emitError(sourceLoc) << "cannot configure the LLM: "
-                         << llvm::toString(config.takeError());
+  FailureOr<std::unique_ptr<llm::Client>> client = createPassClient(
+      sourceLoc, getLLMClientOptions(*this),
+      [&] {
+        InFlightDiagnostic diag = emitError(sourceLoc);
+        diag << "no lift of '" << sourceName << "' in the lift cache (key "
+             << key << ") and no LLM is configured to lift it";
+        if (useCache)
+          diag.attachNote(sourceLoc)
+              << "looked in the bundled index '" << indexPath
+              << "' and the user cache '"
+              << (userCacheDir.empty() ? "(none)" : userCacheDir) << "'";
+        else
+          diag.attachNote(sourceLoc)
+              << "the lift cache is off (use-cache=false)";
+        for (const std::string &line : llm::getConfigurationHelp())
+          diag.attachNote(sourceLoc) << line;
+      },
+      progress);
+  if (failed(client))
     return signalPassFailure();
-  }
-  if (config->provider == llm::Provider::None) {
-    InFlightDiagnostic diag = emitError(sourceLoc);
-    diag << "no lift of '" << sourceName << "' in the lift cache (key " << key
-         << ") and no LLM is configured to lift it";
-    if (useCache)
-      diag.attachNote(sourceLoc)
-          << "looked in the bundled index '" << indexPath
-          << "' and the user cache '"
-          << (userCacheDir.empty() ? "(none)" : userCacheDir) << "'";
-    else
-      diag.attachNote(sourceLoc) << "the lift cache is off (use-cache=false)";
-    for (const std::string &line : llm::getConfigurationHelp())
-      diag.attachNote(sourceLoc) << line;
-    return signalPassFailure();
-  }
-  llvm::Expected<std::unique_ptr<llm::Client>> client = llm::createClient(
-      *config, [](const llvm::Twine &line) { progress("  " + line); });
-  if (!client) {
-    emitError(sourceLoc) << "cannot create the LLM client: "
-                         << llvm::toString(client.takeError());
-    return signalPassFailure();
-  }
 
   PassManager locationCheck(context, ModuleOp::getOperationName());
   CheckLocationsOptions locationOptions;
@@ -299,19 +274,8 @@ void LiftPass::runOnOperation() {
       },
       progress);
   if (!result) {
-    llvm::handleAllErrors(
-        result.takeError(),
-        [&](const LiftFailure &failure) {
-          InFlightDiagnostic diag = emitError(sourceLoc)
-                                    << "lift of '" << sourceName
-                                    << "' failed: " << failure.summary;
-          if (!failure.details.empty())
-            diag.attachNote(sourceLoc) << failure.details;
-        },
-        [&](const llvm::ErrorInfoBase &error) {
-          emitError(sourceLoc)
-              << "lift of '" << sourceName << "' failed: " << error.message();
-        });
+    reportLoopFailure(sourceLoc, "lift of '" + sourceName + "' failed",
+                      result.takeError());
     return signalPassFailure();
   }
 

@@ -79,7 +79,7 @@ def Interpret : Pass<"cuir-interpret", "::mlir::ModuleOp"> {
 }
 
 // The LLM client's settings and the closed loop's rounds, shared by --lift
-// and --transfer=llm:<reference.py> (passes/LLMOptions.h reads them).
+// and --transfer=llm:<reference.py> (passes/LLMPassSupport.h reads them).
 defvar LLMOptions = [
     Option<"provider", "provider", "std::string", /*default=*/"\"\"",
            "LLM provider: openai (any OpenAI-compatible server), anthropic, "

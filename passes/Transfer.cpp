@@ -9,7 +9,7 @@
 
 #include "cuir/Passes/Passes.h"
 
-#include "LLMOptions.h"
+#include "LLMPassSupport.h"
 
 #include "cuir/LLM/Client.h"
 #include "cuir/Lift/LiftCache.h"
@@ -271,24 +271,8 @@ void TransferPass::runThroughLLM(StringRef referencePath) {
   llvm::Expected<std::string> system = lift::buildTransferSystemPrompt();
   llvm::Expected<std::string> first = lift::buildTransferPrompt(
       referenceName, referenceText, kernelNames, firstKernel);
-  for (llvm::Expected<std::string> *prompt : {&system, &first}) {
-    if (*prompt)
-      continue;
-    emitError(loc) << "cannot build the transfer prompt: "
-                   << llvm::toString(prompt->takeError());
-    signalPassFailure();
-  }
-  if (!system || !first)
-    return;
-  if (!dumpPrompt.empty()) {
-    std::string dump =
-        "<<<< system >>>>\n" + *system + "\n<<<< user >>>>\n" + *first;
-    if (llvm::Error err = lift::writeFileAtomically(dumpPrompt, dump)) {
-      emitError(loc) << "cannot write the prompt: "
-                     << llvm::toString(std::move(err));
-      return signalPassFailure();
-    }
-  }
+  if (failed(preparePrompts(loc, "transfer", system, first, dumpPrompt)))
+    return signalPassFailure();
 
   // An earlier accepted variant for the same reference and Source CuIR.
   std::string userCacheDir =
@@ -321,34 +305,24 @@ void TransferPass::runThroughLLM(StringRef referencePath) {
                      << "' (it will be replaced): " << StringRef(report).trim();
   }
 
-  llvm::Expected<llm::ClientConfig> config = llm::resolveClientConfig(
-      getLLMClientOptions(*this), llm::getEnvironmentVariable);
-  if (!config) {
-    emitError(loc) << "cannot configure the LLM: "
-                   << llvm::toString(config.takeError());
+  FailureOr<std::unique_ptr<llm::Client>> client = createPassClient(
+      loc, getLLMClientOptions(*this),
+      [&] {
+        InFlightDiagnostic diag = emitError(loc);
+        diag << "--transfer=llm:" << referencePath
+             << " needs an LLM to write the variant, and none is configured";
+        if (useCache)
+          diag.attachNote(loc)
+              << "no variant for this reference and Source CuIR in the cache '"
+              << (userCacheDir.empty() ? "(none)" : userCacheDir) << "' (key "
+              << key << ")";
+        for (const std::string &line : llm::getConfigurationHelp(
+                 "transfer", "llm:" + referencePath.str() + " "))
+          diag.attachNote(loc) << line;
+      },
+      progress);
+  if (failed(client))
     return signalPassFailure();
-  }
-  if (config->provider == llm::Provider::None) {
-    InFlightDiagnostic diag = emitError(loc);
-    diag << "--transfer=llm:" << referencePath
-         << " needs an LLM to write the variant, and none is configured";
-    if (useCache)
-      diag.attachNote(loc) << "no variant for this reference and Source CuIR "
-                              "in the cache '"
-                           << (userCacheDir.empty() ? "(none)" : userCacheDir)
-                           << "' (key " << key << ")";
-    for (const std::string &line : llm::getConfigurationHelp(
-             "transfer", "llm:" + referencePath.str() + " "))
-      diag.attachNote(loc) << line;
-    return signalPassFailure();
-  }
-  llvm::Expected<std::unique_ptr<llm::Client>> client = llm::createClient(
-      *config, [](const llvm::Twine &line) { progress("  " + line); });
-  if (!client) {
-    emitError(loc) << "cannot create the LLM client: "
-                   << llvm::toString(client.takeError());
-    return signalPassFailure();
-  }
 
   progress(what + ": no cached variant (key " + key.substr(0, 16) +
            "...); writing one with " + (*client)->describe());
@@ -365,19 +339,8 @@ void TransferPass::runThroughLLM(StringRef referencePath) {
       },
       progress, spec);
   if (!result) {
-    llvm::handleAllErrors(
-        result.takeError(),
-        [&](const lift::LiftFailure &failure) {
-          InFlightDiagnostic diag = emitError(loc)
-                                    << "transfer to " << what
-                                    << " failed: " << failure.summary;
-          if (!failure.details.empty())
-            diag.attachNote(loc) << failure.details;
-        },
-        [&](const llvm::ErrorInfoBase &error) {
-          emitError(loc) << "transfer to " << what
-                         << " failed: " << error.message();
-        });
+    reportLoopFailure(loc, "transfer to " + what + " failed",
+                      result.takeError());
     return signalPassFailure();
   }
 

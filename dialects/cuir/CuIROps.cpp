@@ -102,12 +102,18 @@ int64_t KernelOp::getNumWorkers(WorkerKind kind) {
   llvm_unreachable("unknown worker kind");
 }
 
-ParseResult KernelOp::parse(OpAsmParser &parser, OperationState &result) {
+/// `@name(%arg: type {attrs}, ...) [-> results]`, as func.func writes it:
+/// the symbol, the function type and the argument (and result) attributes
+/// go to `result`; the arguments, named, to `args` for the body.
+static ParseResult
+parseSymbolAndSignature(OpAsmParser &parser, OperationState &result,
+                        SmallVectorImpl<OpAsmParser::Argument> &args,
+                        StringAttr typeAttrName, StringAttr argAttrsName,
+                        StringAttr resAttrsName) {
   StringAttr name;
   if (parser.parseSymbolName(name, SymbolTable::getSymbolAttrName(),
                              result.attributes))
     return failure();
-  SmallVector<OpAsmParser::Argument> args;
   SmallVector<Type> resultTypes;
   SmallVector<DictionaryAttr> resultAttrs;
   bool isVariadic = false;
@@ -119,11 +125,20 @@ ParseResult KernelOp::parse(OpAsmParser &parser, OperationState &result) {
   for (auto &arg : args)
     argTypes.push_back(arg.type);
   Builder &b = parser.getBuilder();
-  result.addAttribute(getFunctionTypeAttrName(result.name),
+  result.addAttribute(typeAttrName,
                       TypeAttr::get(b.getFunctionType(argTypes, resultTypes)));
-  call_interface_impl::addArgAndResultAttrs(
-      b, result, args, resultAttrs, getArgAttrsAttrName(result.name),
-      getResAttrsAttrName(result.name));
+  call_interface_impl::addArgAndResultAttrs(b, result, args, resultAttrs,
+                                            argAttrsName, resAttrsName);
+  return success();
+}
+
+ParseResult KernelOp::parse(OpAsmParser &parser, OperationState &result) {
+  SmallVector<OpAsmParser::Argument> args;
+  if (parseSymbolAndSignature(
+          parser, result, args, getFunctionTypeAttrName(result.name),
+          getArgAttrsAttrName(result.name), getResAttrsAttrName(result.name)))
+    return failure();
+  Builder &b = parser.getBuilder();
 
   AffineMap grid;
   int64_t threads;
@@ -814,27 +829,13 @@ LogicalResult BarrierNamedOp::verify() {
 //===----------------------------------------------------------------------===//
 
 ParseResult VariantOp::parse(OpAsmParser &parser, OperationState &result) {
-  StringAttr name;
-  if (parser.parseSymbolName(name, SymbolTable::getSymbolAttrName(),
-                             result.attributes))
-    return failure();
   SmallVector<OpAsmParser::Argument> args;
-  SmallVector<Type> resultTypes;
-  SmallVector<DictionaryAttr> resultAttrs;
-  bool isVariadic = false;
-  if (function_interface_impl::parseFunctionSignatureWithArguments(
-          parser, /*allowVariadic=*/false, args, isVariadic, resultTypes,
-          resultAttrs))
+  if (parseSymbolAndSignature(parser, result, args,
+                              getFunctionTypeAttrName(result.name),
+                              getArgAttrsAttrName(result.name),
+                              /*resAttrsName=*/StringAttr()))
     return failure();
-  SmallVector<Type> argTypes;
-  for (auto &arg : args)
-    argTypes.push_back(arg.type);
   Builder &b = parser.getBuilder();
-  result.addAttribute(getFunctionTypeAttrName(result.name),
-                      TypeAttr::get(b.getFunctionType(argTypes, resultTypes)));
-  call_interface_impl::addArgAndResultAttrs(b, result, args, resultAttrs,
-                                            getArgAttrsAttrName(result.name),
-                                            /*resAttrsName=*/StringAttr());
   StringRef norm;
   SMLoc normLoc = parser.getCurrentLocation();
   if (parser.parseKeyword("normalizer") || parser.parseKeyword(&norm))

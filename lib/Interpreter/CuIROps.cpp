@@ -237,6 +237,29 @@ LogicalResult Worker::execCuIR(Operation *op) {
                     transpose);
   };
 
+  // A tile copied from src[srcIndices] to dst[dstIndices], the tile's shape
+  // that of the side indexed with no offsets.
+  struct TileCopy {
+    View src, dst;
+    SmallVector<int64_t> srcIdx, dstIdx, shape;
+    Tile tile;
+  };
+  auto copyTile = [&](Value srcV, ValueRange srcIndices, Value dstV,
+                      ValueRange dstIndices) -> FailureOr<TileCopy> {
+    FailureOr<View> src = getView(op, srcV);
+    FailureOr<View> dst = getView(op, dstV);
+    SmallVector<int64_t> srcIdx, dstIdx;
+    if (failed(src) || failed(dst) || failed(idxList(srcIndices, srcIdx)) ||
+        failed(idxList(dstIndices, dstIdx)))
+      return failure();
+    ArrayRef<int64_t> tileSizes = srcIdx.empty() ? src->sizes : dst->sizes;
+    SmallVector<int64_t> shape(tileSizes.begin(), tileSizes.end());
+    FailureOr<Tile> t = readTile(op, *src, srcIdx, shape, src->buffer->kind,
+                                 src->buffer->width, false);
+    if (failed(t) || failed(writeTile(op, *t, *dst, dstIdx)))
+      return failure();
+    return TileCopy{*src, *dst, srcIdx, dstIdx, shape, std::move(*t)};
+  };
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](BlockIdOp id) {
         set(id.getResult(), Tile::scalarI(64, machine.blockId[id.getDim()]));
@@ -270,37 +293,21 @@ LogicalResult Worker::execCuIR(Operation *op) {
         return success();
       })
       .Case([&](CopyOp copy) -> LogicalResult {
-        FailureOr<View> src = getView(op, copy.getSrc());
-        FailureOr<View> dst = getView(op, copy.getDst());
-        SmallVector<int64_t> srcIdx, dstIdx;
-        if (failed(src) || failed(dst) ||
-            failed(idxList(copy.getSrcIndices(), srcIdx)) ||
-            failed(idxList(copy.getDstIndices(), dstIdx)))
-          return failure();
-        ArrayRef<int64_t> tileSizes = srcIdx.empty() ? src->sizes : dst->sizes;
-        SmallVector<int64_t> shape(tileSizes.begin(), tileSizes.end());
-        FailureOr<Tile> t = readTile(op, *src, srcIdx, shape, src->buffer->kind,
-                                     src->buffer->width, false);
-        if (failed(t))
-          return failure();
-        return writeTile(op, *t, *dst, dstIdx);
+        return success(
+            succeeded(copyTile(copy.getSrc(), copy.getSrcIndices(),
+                               copy.getDst(), copy.getDstIndices())));
       })
       .Case([&](CopyAsyncOp copy) -> LogicalResult {
-        FailureOr<View> src = getView(op, copy.getSrc());
-        FailureOr<View> dst = getView(op, copy.getDst());
-        SmallVector<int64_t> srcIdx, dstIdx;
-        if (failed(src) || failed(dst) ||
-            failed(idxList(copy.getSrcIndices(), srcIdx)) ||
-            failed(idxList(copy.getDstIndices(), dstIdx)))
-          return failure();
-        ArrayRef<int64_t> tileSizes = srcIdx.empty() ? src->sizes : dst->sizes;
-        SmallVector<int64_t> shape(tileSizes.begin(), tileSizes.end());
         // The data moves now; the marks make any early use a hazard.
-        FailureOr<Tile> t = readTile(op, *src, srcIdx, shape, src->buffer->kind,
-                                     src->buffer->width, false);
-        if (failed(t) || failed(writeTile(op, *t, *dst, dstIdx)))
+        FailureOr<TileCopy> c = copyTile(copy.getSrc(), copy.getSrcIndices(),
+                                         copy.getDst(), copy.getDstIndices());
+        if (failed(c))
           return failure();
-        CopyRecord rec{op, *src, *dst, srcIdx, dstIdx};
+        const View &src = c->src, &dst = c->dst;
+        const SmallVector<int64_t> &srcIdx = c->srcIdx, &dstIdx = c->dstIdx,
+                                   &shape = c->shape;
+        const Tile &t = c->tile;
+        CopyRecord rec{op, src, dst, srcIdx, dstIdx};
         int64_t id = machine.newCopy(rec);
         auto mark = [&](const View &v, ArrayRef<int64_t> offs, bool write) {
           Buffer &b = *v.buffer;
@@ -310,7 +317,7 @@ LogicalResult Worker::execCuIR(Operation *op) {
           SmallVector<int64_t> tileShape(shape);
           int64_t rank = tileShape.size();
           SmallVector<int64_t, 4> idx(rank, 0);
-          for (int64_t e = 0, n = t->numElements(); e < n; ++e) {
+          for (int64_t e = 0, n = t.numElements(); e < n; ++e) {
             int64_t addr = v.offset;
             bool in = true;
             for (int64_t d = 0; d < rank; ++d) {
@@ -330,8 +337,8 @@ LogicalResult Worker::execCuIR(Operation *op) {
             }
           }
         };
-        mark(*dst, dstIdx, /*write=*/true);
-        mark(*src, srcIdx, /*write=*/false);
+        mark(dst, dstIdx, /*write=*/true);
+        mark(src, srcIdx, /*write=*/false);
         if (copy.getEngine() == CopyEngine::CpAsync) {
           set(copy.getToken(), Token{id});
           return success();
@@ -345,8 +352,8 @@ LogicalResult Worker::execCuIR(Operation *op) {
         if (*bi < 0 || *bi >= static_cast<int64_t>(bars->barriers.size()))
           return op->emitError() << "barrier index " << *bi << " out of range";
         auto &bar = bars->barriers[*bi];
-        int64_t bytes = t->numElements() *
-                        (src->buffer->kind == ElemKind::F32 ? 4 : 2);
+        int64_t bytes =
+            t.numElements() * (src.buffer->kind == ElemKind::F32 ? 4 : 2);
         bar.pendingTx -= bytes;
         bar.copies.push_back(id);
         if (bar.pendingArrivals <= 0 && bar.pendingTx == 0) {

@@ -196,6 +196,25 @@ static std::string cppSum(ArrayRef<std::pair<int64_t, std::string>> terms) {
   return s.empty() ? "0" : s;
 }
 
+/// `text` with each C++ identifier replaced by `map(identifier)`.
+static std::string
+mapIdentifiers(StringRef text, llvm::function_ref<std::string(StringRef)> map) {
+  std::string out;
+  auto isIdent = [](char c) { return llvm::isAlnum(c) || c == '_'; };
+  for (size_t i = 0; i < text.size();) {
+    if (!isIdent(text[i])) {
+      out += text[i++];
+      continue;
+    }
+    size_t j = i;
+    while (j < text.size() && isIdent(text[j]))
+      ++j;
+    out += map(text.slice(i, j));
+    i = j;
+  }
+  return out;
+}
+
 LogicalResult Lowerer::lowerVariantScores(KernelOp t, ElementwiseOp ew) {
   Location loc = ew.getLoc();
   Value in = ew.getInputs()[0];
@@ -355,32 +374,18 @@ LogicalResult Lowerer::lowerVariantScores(KernelOp t, ElementwiseOp ew) {
     assign = *scoreE;
   }
   // Only what the score and mask read, numbered in order.
-  auto idents = [](StringRef text) {
-    SmallVector<StringRef> out;
-    size_t i = 0;
-    while (i < text.size()) {
-      if (!(isalnum(text[i]) || text[i] == '_')) {
-        ++i;
-        continue;
-      }
-      size_t j = i;
-      while (j < text.size() && (isalnum(text[j]) || text[j] == '_'))
-        ++j;
-      out.push_back(text.slice(i, j));
-      i = j;
-    }
-    return out;
-  };
   llvm::StringSet<> used;
-  for (StringRef id : idents(assign))
+  auto markUsed = [&](StringRef id) {
     used.insert(id);
+    return id.str();
+  };
+  mapIdentifiers(assign, markUsed);
   std::vector<bool> live(decls.size());
   for (size_t i = decls.size(); i-- > 0;) {
     if (!used.contains(decls[i].name))
       continue;
     live[i] = true;
-    for (StringRef id : idents(decls[i].rhs))
-      used.insert(id);
+    mapIdentifiers(decls[i].rhs, markUsed);
   }
   llvm::StringMap<std::string> rename;
   int next = 0;
@@ -389,22 +394,10 @@ LogicalResult Lowerer::lowerVariantScores(KernelOp t, ElementwiseOp ew) {
       rename[decls[i].name] =
           std::string(1, decls[i].name[0]) + std::to_string(++next);
   auto renamed = [&](StringRef text) {
-    std::string out;
-    size_t i = 0;
-    while (i < text.size()) {
-      if (!(isalnum(text[i]) || text[i] == '_')) {
-        out += text[i++];
-        continue;
-      }
-      size_t j = i;
-      while (j < text.size() && (isalnum(text[j]) || text[j] == '_'))
-        ++j;
-      StringRef id = text.slice(i, j);
+    return mapIdentifiers(text, [&](StringRef id) {
       auto r = rename.find(id);
-      out += r == rename.end() ? id.str() : r->second;
-      i = j;
-    }
-    return out;
+      return r == rename.end() ? id.str() : r->second;
+    });
   };
   const std::string ind = "        ";
   std::string hoisted, stmts;

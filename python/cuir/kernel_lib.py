@@ -139,15 +139,47 @@ def make_params(q, k, v, out, lse, causal=False, softmax_scale=None):
     return p
 
 
-def launch_flash_fwd_sm80(params, stream=None, lib=None):
-    """Call cuir_flash_fwd_sm80 on a filled AttentionParams; raises KernelError on a non-zero return."""
+def bind_views(q, k, v, out=None, lse=None, return_lse=True, layout="bnhd"):
+    """The kernel's [B, N, H, d] views of q, k, v and out, with out (like q) and lse (float32 [B, Hq, Nq], only if
+    return_lse) allocated where not given. Returns (out, lse, (qv, kv, vv, ov))."""
     import torch
-    lib = lib or load_library()
+    if layout not in ("bnhd", "bhnd"):
+        raise ValueError("layout: 'bnhd' or 'bhnd'")
+    if out is None:
+        out = torch.empty_like(q)
+    view = (lambda t: t.transpose(1, 2)) if layout == "bhnd" else (lambda t: t)
+    views = view(q), view(k), view(v), view(out)
+    if lse is None and return_lse:
+        qv = views[0]
+        lse = torch.empty(qv.shape[0], qv.shape[2], qv.shape[1], device=q.device, dtype=torch.float32)
+    return out, lse, views
+
+
+def _launch(kernel, params, stream, lib):
+    import torch
+    lib = lib or load_library(kernel=kernel)
     if stream is None:
         stream = torch.cuda.current_stream().cuda_stream
-    rc = lib.cuir_flash_fwd_sm80(ctypes.byref(params), ctypes.c_void_p(stream))
+    entry = f"cuir_flash_fwd_{kernel}"
+    rc = getattr(lib, entry)(ctypes.byref(params), ctypes.c_void_p(stream))
     if rc != 0:
-        raise KernelError(rc, "cuir_flash_fwd_sm80")
+        raise KernelError(rc, entry)
+
+
+def _flash_fwd(kernel, q, k, v, causal, softmax_scale, out, lse, return_lse, layout, lib):
+    import torch
+    out, lse, (qv, kv, vv, ov) = bind_views(q, k, v, out, lse, return_lse, layout)
+    params = make_params(qv, kv, vv, ov, lse, causal=causal, softmax_scale=softmax_scale)
+    if lib is not None and not isinstance(lib, ctypes.CDLL):
+        lib = load_library(lib, kernel=kernel)
+    with torch.cuda.device(q.device):
+        _launch(kernel, params, None, lib)
+    return (out, lse) if return_lse else out
+
+
+def launch_flash_fwd_sm80(params, stream=None, lib=None):
+    """Call cuir_flash_fwd_sm80 on a filled AttentionParams; raises KernelError on a non-zero return."""
+    _launch("sm80", params, stream, lib)
 
 
 def flash_fwd_sm80(q, k, v, causal=False, softmax_scale=None, out=None, lse=None, return_lse=True, layout="bnhd",
@@ -158,49 +190,15 @@ def flash_fwd_sm80(q, k, v, causal=False, softmax_scale=None, out=None, lse=None
     layout "bhnd": q [B, Hq, Nq, d], k/v [B, Hkv, Nkv, d] (PyTorch SDPA's), passed as strided views.
     lib: a library path or handle (load_library) other than the default build.
     Returns (out, lse) with out laid out like q and lse float32 [B, Hq, Nq] (or out alone)."""
-    import torch
-    if layout not in ("bnhd", "bhnd"):
-        raise ValueError("layout: 'bnhd' or 'bhnd'")
-    if out is None:
-        out = torch.empty_like(q)
-    view = (lambda t: t.transpose(1, 2)) if layout == "bhnd" else (lambda t: t)
-    qv, kv, vv, ov = view(q), view(k), view(v), view(out)
-    if lse is None and return_lse:
-        lse = torch.empty(qv.shape[0], qv.shape[2], qv.shape[1], device=q.device, dtype=torch.float32)
-    params = make_params(qv, kv, vv, ov, lse, causal=causal, softmax_scale=softmax_scale)
-    if lib is not None and not isinstance(lib, ctypes.CDLL):
-        lib = load_library(lib)
-    with torch.cuda.device(q.device):
-        launch_flash_fwd_sm80(params, lib=lib)
-    return (out, lse) if return_lse else out
+    return _flash_fwd("sm80", q, k, v, causal, softmax_scale, out, lse, return_lse, layout, lib)
 
 
 def launch_flash_fwd_sm90(params, stream=None, lib=None):
     """Call cuir_flash_fwd_sm90 on a filled AttentionParams; raises KernelError on a non-zero return."""
-    import torch
-    lib = lib or load_library(kernel="sm90")
-    if stream is None:
-        stream = torch.cuda.current_stream().cuda_stream
-    rc = lib.cuir_flash_fwd_sm90(ctypes.byref(params), ctypes.c_void_p(stream))
-    if rc != 0:
-        raise KernelError(rc, "cuir_flash_fwd_sm90")
+    _launch("sm90", params, stream, lib)
 
 
 def flash_fwd_sm90(q, k, v, causal=False, softmax_scale=None, out=None, lse=None, return_lse=True, layout="bnhd",
                    lib=None):
     """Attention forward through the sm_90a kernel (Hopper); arguments and results as flash_fwd_sm80."""
-    import torch
-    if layout not in ("bnhd", "bhnd"):
-        raise ValueError("layout: 'bnhd' or 'bhnd'")
-    if out is None:
-        out = torch.empty_like(q)
-    view = (lambda t: t.transpose(1, 2)) if layout == "bhnd" else (lambda t: t)
-    qv, kv, vv, ov = view(q), view(k), view(v), view(out)
-    if lse is None and return_lse:
-        lse = torch.empty(qv.shape[0], qv.shape[2], qv.shape[1], device=q.device, dtype=torch.float32)
-    params = make_params(qv, kv, vv, ov, lse, causal=causal, softmax_scale=softmax_scale)
-    if lib is not None and not isinstance(lib, ctypes.CDLL):
-        lib = load_library(lib, kernel="sm90")
-    with torch.cuda.device(q.device):
-        launch_flash_fwd_sm90(params, lib=lib)
-    return (out, lse) if return_lse else out
+    return _flash_fwd("sm90", q, k, v, causal, softmax_scale, out, lse, return_lse, layout, lib)

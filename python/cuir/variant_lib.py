@@ -15,7 +15,7 @@ import json
 import math
 import pathlib
 
-from .kernel_lib import AttentionParams, KernelError, make_params
+from .kernel_lib import AttentionParams, KernelError, bind_views, make_params
 
 _CTYPES = {"float": ctypes.c_float, "int32": ctypes.c_int32,
            "float_ptr": ctypes.c_void_p, "int32_ptr": ctypes.c_void_p}
@@ -48,13 +48,7 @@ class VariantKernel:
 
     def __call__(self, q, k, v, softmax_scale=None, layout="bhnd", out=None, return_lse=False, **params):
         import torch
-        view = (lambda t: t.transpose(1, 2)) if layout == "bhnd" else (lambda t: t)
-        if out is None:
-            out = torch.empty_like(q)
-        qv, kv, vv, ov = view(q), view(k), view(v), view(out)
-        lse = None
-        if return_lse and not self.sigmoid:
-            lse = torch.empty(qv.shape[0], qv.shape[2], qv.shape[1], device=q.device, dtype=torch.float32)
+        out, lse, (qv, kv, vv, ov) = bind_views(q, k, v, out, None, return_lse and not self.sigmoid, layout)
         p = self.params_type()
         p.base = make_params(qv, kv, vv, ov, lse, causal=False, softmax_scale=softmax_scale)
         keep = []

@@ -1,10 +1,12 @@
-// flash_fwd_smoke.cpp: host driver that runs libcuir_flash_fwd_sm90.so on random inputs for a handful of
+// flash_fwd_smoke.cpp: host driver that runs libcuir_flash_fwd_<KERNEL>.so on random inputs for a handful of
 // shapes that exercise every code path (ragged tails, Nq != Nkv both ways, Nq = 1, Nkv = 0, GQA/MQA, both
-// dtypes and head dims, causal and full, more KV tiles than ring stages) plus the argument checks. It checks
-// only return codes and that the outputs are finite: it exists to be run under compute-sanitizer (memcheck,
-// racecheck, synccheck), where PyTorch would be slow. Numerical checks are in tools/gpu/check_flash_fwd.py.
+// dtypes and head dims, causal and full, more KV tiles than sm90's ring stages) plus the argument checks. It
+// checks only return codes and that the outputs are finite: it exists to be run under compute-sanitizer
+// (memcheck, racecheck, synccheck), where PyTorch would be slow. Numerical checks are in
+// tools/gpu/check_flash_fwd_sm80.py and tools/gpu/check_flash_fwd.py. Built once per kernel, with
+// -DCUIR_SMOKE_KERNEL=sm80 or sm90 (kernels/CMakeLists.txt, cuir_add_smoke_driver).
 //
-// usage: flash_fwd_sm90_smoke [path/to/libcuir_flash_fwd_sm90.so]   (default: next to this executable)
+// usage: flash_fwd_<KERNEL>_smoke [path/to/libcuir_flash_fwd_<KERNEL>.so]   (default: next to this executable)
 #include <cuda_runtime.h>
 #include <dlfcn.h>
 #include <unistd.h>
@@ -18,6 +20,13 @@
 #include <vector>
 
 #include "cuir/attention_params.h"
+
+#ifndef CUIR_SMOKE_KERNEL
+#error "build with -DCUIR_SMOKE_KERNEL=sm80 or sm90: the kernel library to drive"
+#endif
+#define CUIR_SMOKE_STR2(x) #x
+#define CUIR_SMOKE_STR(x) CUIR_SMOKE_STR2(x)
+#define CUIR_SMOKE_KERNEL_NAME CUIR_SMOKE_STR(CUIR_SMOKE_KERNEL)
 
 using launch_fn = int (*)(const cuir_attention_params *, void *);
 using sizeof_fn = int (*)(void);
@@ -68,14 +77,14 @@ int main(int argc, char **argv) {
     const ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
     buf[n > 0 ? n : 0] = 0;
     lib_path = std::string(buf);
-    lib_path = lib_path.substr(0, lib_path.rfind('/') + 1) + "libcuir_flash_fwd_sm90.so";
+    lib_path = lib_path.substr(0, lib_path.rfind('/') + 1) + "libcuir_flash_fwd_" CUIR_SMOKE_KERNEL_NAME ".so";
   }
   void *handle = dlopen(lib_path.c_str(), RTLD_NOW);
   if (!handle) {
     std::fprintf(stderr, "dlopen %s: %s\n", lib_path.c_str(), dlerror());
     return 1;
   }
-  auto launch = reinterpret_cast<launch_fn>(dlsym(handle, "cuir_flash_fwd_sm90"));
+  auto launch = reinterpret_cast<launch_fn>(dlsym(handle, "cuir_flash_fwd_" CUIR_SMOKE_KERNEL_NAME));
   auto params_sizeof = reinterpret_cast<sizeof_fn>(dlsym(handle, "cuir_attention_params_sizeof"));
   if (!launch || !params_sizeof || params_sizeof() != static_cast<int>(sizeof(cuir_attention_params))) {
     std::fprintf(stderr, "bad library %s\n", lib_path.c_str());
