@@ -19,9 +19,11 @@
 //   - ping-pong between the two consumer warpgroups (CUIR_SM90_PINGPONG): a pair of named barriers lets only
 //     one warpgroup at a time issue its GEMMs, so that one warpgroup's softmax runs while the other's GEMMs do.
 //
-// KV tiles are visited from the last one (n_block_max - 1) down to 0, as in the sm_80 kernel: the tiles that
+// KV tiles are visited from the last one (n_block_max - 1) down to n_block_min (0 here; a variant whose mask has
+// a left edge raises it), as in the sm_80 kernel: the tiles that
 // need a mask (the ragged last tile, and for causal the tiles that cross the diagonal) come first as "masking
-// steps", then the rest as "unmasked steps" with no mask arithmetic. Visit i (0, 1, ...) of a block uses ring
+// steps", then the rest as "unmasked steps" with no mask arithmetic; a step's mask is a score hook that the
+// step calls once the score tile is complete. Visit i (0, 1, ...) of a block uses ring
 // stage i % STAGES with phase parity (i / STAGES) % 2, for K and V alike.
 //
 // Shared memory: every tile is stored as TMA writes it with 128-byte swizzle, in slabs of 64 columns
@@ -150,7 +152,7 @@ __device__ __forceinline__ void producer_load_kv(const CUtensorMap *tensor_map, 
 template <class T>
 __device__ __forceinline__ void producer(const CUtensorMap *tma_q, const CUtensorMap *tma_k, const CUtensorMap *tma_v,
                                          unsigned char *smem, Barriers<T::STAGES> *bars, const BlockIndex &block,
-                                         int head_kv, int n_block_max) {
+                                         int head_kv, int n_block_max, int n_block_min) {
   // Q: once.
   mbarrier_arrive_expect_tx(&bars->q_full, T::Q_TILE_BYTES);
 #pragma unroll
@@ -158,8 +160,9 @@ __device__ __forceinline__ void producer(const CUtensorMap *tma_q, const CUtenso
     tma_load_4d(smem + T::SQ_OFFSET + slab * T::Q_SLAB_BYTES, tma_q, slab * 64, block.m_block * T::BLOCK_M,
                 block.head_q, block.batch, &bars->q_full);
   // K of visit i, then V of visit i - 1: the order in which the consumers wait for them.
-  for (int i = 0; i <= n_block_max; ++i) {
-    if (i < n_block_max)
+  const int n_visits = n_block_max - n_block_min;
+  for (int i = 0; i <= n_visits; ++i) {
+    if (i < n_visits)
       producer_load_kv<T>(tma_k, T::SK_OFFSET, smem, bars->k_full, bars->k_empty, i, n_block_max, head_kv, block.batch);
     if (i >= 1)
       producer_load_kv<T>(tma_v, T::SV_OFFSET, smem, bars->v_full, bars->v_empty, i - 1, n_block_max, head_kv,
@@ -308,48 +311,59 @@ struct ConsumerContext {
   float scale_log2;
 };
 
-// One KV step of a consumer warpgroup, visit i >= 1 (KV tile n_block_max - 1 - i); P_{i-1} is in p_frag and
-// the V tile of visit i - 1 is still to be multiplied.
-template <class T, bool IS_MASKED>
-__device__ __forceinline__ void consumer_step(const ConsumerContext &ctx, Barriers<T::STAGES> *bars, int i,
+// Issue O += P V for visit i (async): O is first rescaled by the correction of the softmax that produced P
+// (the one of visit i), then P, still in p_frag, multiplies the V tile of visit i once it has landed.
+template <class T>
+__device__ __forceinline__ void issue_pv(const ConsumerContext &ctx, Barriers<T::STAGES> *bars, int i,
+                                         float (&acc_o)[T::O_REGS], uint32_t (&p_frag)[T::P_REGS],
+                                         const float (&o_rescale)[2]) {
+  const int stage = i % T::STAGES;
+  rescale_o<T>(acc_o, o_rescale);
+  mbarrier_wait(&bars->v_full[stage], (i / T::STAGES) % 2);
+  gemm_pv<T>(acc_o, p_frag, ctx.sv + stage * T::KV_TILE_BYTES);
+}
+
+// One KV step of a consumer warpgroup: KV tile n_block, visit i = n_block_max - 1 - n_block. Every visit but the
+// FIRST also multiplies P_{i-1} (in p_frag) by the V tile of visit i - 1, issued right after S_i so that the
+// softmax of S_i overlaps it. score_hook(n_block) runs once acc_s holds the complete score tile: the mask in the
+// masking steps, nothing in the unmasked steps.
+template <class T, bool FIRST, class ScoreHook>
+__device__ __forceinline__ void consumer_step(const ConsumerContext &ctx, Barriers<T::STAGES> *bars, int n_block,
                                               int n_block_max, float (&acc_o)[T::O_REGS], float (&acc_s)[T::S_REGS],
                                               uint32_t (&p_frag)[T::P_REGS], float (&row_max)[2], float (&row_sum)[2],
-                                              float (&o_rescale)[2]) {
+                                              float (&o_rescale)[2], const ScoreHook &score_hook) {
+  const int i = n_block_max - 1 - n_block;
   const int stage = i % T::STAGES;
-  const uint32_t phase = (i / T::STAGES) % 2;
-  const int prev_stage = (i - 1) % T::STAGES;
-  const uint32_t prev_phase = ((i - 1) / T::STAGES) % 2;
 
   pingpong_wait_turn<T>(ctx.consumer);
-  mbarrier_wait(&bars->k_full[stage], phase);
+  mbarrier_wait(&bars->k_full[stage], (i / T::STAGES) % 2);
   gemm_qk<T>(acc_s, ctx.sq_rows, ctx.sk + stage * T::KV_TILE_BYTES);  // S_i = Q K_i^T (async)
-  rescale_o<T>(acc_o, o_rescale);                                      // O *= the correction of softmax i-1
-  mbarrier_wait(&bars->v_full[prev_stage], prev_phase);
-  gemm_pv<T>(acc_o, p_frag, ctx.sv + prev_stage * T::KV_TILE_BYTES);  // O += P_{i-1} V_{i-1} (async)
+  if constexpr (!FIRST) issue_pv<T>(ctx, bars, i - 1, acc_o, p_frag, o_rescale);  // O += P_{i-1} V_{i-1} (async)
   pingpong_pass_turn<T>(ctx.consumer, false);
 
-  wgmma_wait_group<1>();  // S_i has landed (P V may still be running)
+  wgmma_wait_group<FIRST ? 0 : 1>();  // S_i has landed (P V may still be running)
   fence_operands(acc_s);
   mbarrier_arrive(&bars->k_empty[stage]);
 
-  // ------- score tile complete: acc_s = Q K^T (unscaled) of KV tile n_block_max - 1 - i -------
-  if constexpr (IS_MASKED)
-    apply_mask<T>(acc_s, ctx.row0, n_block_max - 1 - i, ctx.lane, ctx.seqlen_kv, ctx.last_key_offset);
+  // ------- score tile complete: acc_s = Q K^T (unscaled) of KV tile n_block -------
+  score_hook(n_block);
 
-  // ------- online softmax: row_max / row_sum, acc_s <- probabilities, o_rescale for the next step -------
+  // ------- online softmax: row_max / row_sum, acc_s <- probabilities, o_rescale for the next P V -------
   online_softmax<T>(acc_s, row_max, row_sum, o_rescale, ctx.scale_log2);
 
-  wgmma_wait_group<0>();  // P_{i-1} V_{i-1} has landed: acc_o and p_frag are free again
-  fence_operands(acc_o);
-  fence_operands(p_frag);
-  mbarrier_arrive(&bars->v_empty[prev_stage]);
-  convert_p<T>(p_frag, acc_s);  // P_i, the A operand of the next step's P V
+  if constexpr (!FIRST) {
+    wgmma_wait_group<0>();  // P_{i-1} V_{i-1} has landed: acc_o and p_frag are free again
+    fence_operands(acc_o);
+    fence_operands(p_frag);
+    mbarrier_arrive(&bars->v_empty[(i - 1) % T::STAGES]);
+  }
+  convert_p<T>(p_frag, acc_s);  // P_i, the A operand of the next P V
 }
 
 template <class T, bool IS_CAUSAL>
 __device__ __forceinline__ void consumer(const cuir_attention_params &params, unsigned char *smem,
                                          Barriers<T::STAGES> *bars, const BlockIndex &block, int n_block_max,
-                                         int n_unmasked_blocks) {
+                                         int n_unmasked_blocks, int n_block_min) {
   const int tid = static_cast<int>(threadIdx.x) - 128;  // 0 .. 255 over both consumer warpgroups
   const int consumer_index = tid / 128;
   const int warp = (tid % 128) / 32;  // warp within the warpgroup: rows 16*warp .. 16*warp+15
@@ -383,50 +397,39 @@ __device__ __forceinline__ void consumer(const cuir_attention_params &params, un
   mbarrier_wait(&bars->q_full, 0);
   if (T::PINGPONG && consumer_index == 1) named_barrier_arrive(PINGPONG_BARRIER + 0, T::NUM_CONSUMER_THREADS);
 
-  // =============================== first KV tile (a masking step) ===============================
-  // Visit 0 (KV tile n_block_max - 1): S_0 alone, no P V yet.
-  {
-    pingpong_wait_turn<T>(consumer_index);
-    mbarrier_wait(&bars->k_full[0], 0);
-    gemm_qk<T>(acc_s, ctx.sq_rows, ctx.sk);
-    pingpong_pass_turn<T>(consumer_index, false);
-    wgmma_wait_group<0>();
-    fence_operands(acc_s);
-    mbarrier_arrive(&bars->k_empty[0]);
-
-    // ------- score tile complete: acc_s = Q K^T (unscaled) of KV tile n_block_max - 1 -------
-    apply_mask<T>(acc_s, ctx.row0, n_block_max - 1, lane, ctx.seqlen_kv, ctx.last_key_offset);
-
-    // ------- online softmax -------
-    online_softmax<T>(acc_s, row_max, row_sum, o_rescale, ctx.scale_log2);
-    convert_p<T>(p_frag, acc_s);
-  }
+  // What each kind of step does to a complete score tile of KV tile n_block (in acc_s).
+  auto masking_scores = [&](int n_block) {
+    apply_mask<T>(acc_s, ctx.row0, n_block, lane, ctx.seqlen_kv, ctx.last_key_offset);
+  };
+  auto unmasked_scores = [&](int n_block) {
+    (void)n_block;  // every score of the tile is visible
+  };
 
   // =============================== masking steps ===============================
-  // KV tiles n_block_max-2 down to n_unmasked_blocks: the rest of the ragged tail and, for causal, the diagonal.
-  int i = 1;
-  for (; i < n_block_max && n_block_max - 1 - i >= n_unmasked_blocks; ++i)
-    consumer_step<T, true>(ctx, bars, i, n_block_max, acc_o, acc_s, p_frag, row_max, row_sum, o_rescale);
+  // KV tiles n_block_max-1 down to n_unmasked_blocks: the ragged tail and, for causal, the diagonal. The first
+  // visit (always a masking step) has no P V yet.
+  int n_block = n_block_max - 1;
+  consumer_step<T, true>(ctx, bars, n_block, n_block_max, acc_o, acc_s, p_frag, row_max, row_sum, o_rescale,
+                         masking_scores);
+  --n_block;
+  for (; n_block >= n_unmasked_blocks; --n_block)
+    consumer_step<T, false>(ctx, bars, n_block, n_block_max, acc_o, acc_s, p_frag, row_max, row_sum, o_rescale,
+                            masking_scores);
 
   // =============================== unmasked steps ===============================
-  // KV tiles n_unmasked_blocks-1 down to 0: every score visible, no mask arithmetic.
-  for (; i < n_block_max; ++i)
-    consumer_step<T, false>(ctx, bars, i, n_block_max, acc_o, acc_s, p_frag, row_max, row_sum, o_rescale);
+  // KV tiles n_unmasked_blocks-1 down to n_block_min: every score visible, no mask arithmetic.
+  for (; n_block >= n_block_min; --n_block)
+    consumer_step<T, false>(ctx, bars, n_block, n_block_max, acc_o, acc_s, p_frag, row_max, row_sum, o_rescale,
+                            unmasked_scores);
 
   // =============================== last P V ===============================
-  {
-    const int last = n_block_max - 1;
-    const int stage = last % T::STAGES;
-    rescale_o<T>(acc_o, o_rescale);
-    pingpong_wait_turn<T>(consumer_index);
-    mbarrier_wait(&bars->v_full[stage], (last / T::STAGES) % 2);
-    gemm_pv<T>(acc_o, p_frag, ctx.sv + stage * T::KV_TILE_BYTES);
-    pingpong_pass_turn<T>(consumer_index, true);
-    wgmma_wait_group<0>();
-    fence_operands(acc_o);
-    fence_operands(p_frag);
-    mbarrier_arrive(&bars->v_empty[stage]);
-  }
+  pingpong_wait_turn<T>(consumer_index);
+  issue_pv<T>(ctx, bars, n_block_max - 1 - n_block_min, acc_o, p_frag, o_rescale);
+  pingpong_pass_turn<T>(consumer_index, true);
+  wgmma_wait_group<0>();
+  fence_operands(acc_o);
+  fence_operands(p_frag);
+  mbarrier_arrive(&bars->v_empty[(n_block_max - 1 - n_block_min) % T::STAGES]);
 
   // =============================== epilogue ===============================
   // Finish the row sums across the quad, normalise, write LSE, and stage O (16-bit) through this warp's own
@@ -515,7 +518,9 @@ __global__ void __launch_bounds__(FlashFwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS
   const int m_start = block.m_block * T::BLOCK_M;
   const int head_kv = block.head_q / (params.num_heads_q / params.num_heads_kv);  // GQA / MQA
 
-  // ---- KV tiles this block visits: [0, n_block_max), of which [0, n_unmasked_blocks) need no mask ----
+  // ---- KV tiles this block visits: [n_block_min, n_block_max), of which [n_block_min, n_unmasked_blocks) need
+  //      no mask; every row of this kernel's masks sees key 0 (variants with a left edge raise n_block_min) ----
+  int n_block_min = 0;
   int n_block_max = (seqlen_kv + T::BLOCK_N - 1) / T::BLOCK_N;
   int n_unmasked_blocks = seqlen_kv / T::BLOCK_N;
   if constexpr (IS_CAUSAL) {
@@ -549,11 +554,11 @@ __global__ void __launch_bounds__(FlashFwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS
     // =============================== producer warpgroup ===============================
     setmaxnreg_dec<T::PRODUCER_REGS>();
     if (threadIdx.x / 32 == 0 && elect_one_sync())
-      producer<T>(&tma_q, &tma_k, &tma_v, smem, bars, block, head_kv, n_block_max);
+      producer<T>(&tma_q, &tma_k, &tma_v, smem, bars, block, head_kv, n_block_max, n_block_min);
   } else {
     // =============================== consumer warpgroups ===============================
     setmaxnreg_inc<T::CONSUMER_REGS>();
-    consumer<T, IS_CAUSAL>(params, smem, bars, block, n_block_max, n_unmasked_blocks);
+    consumer<T, IS_CAUSAL>(params, smem, bars, block, n_block_max, n_unmasked_blocks, n_block_min);
   }
 }
 
