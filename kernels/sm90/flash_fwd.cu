@@ -325,9 +325,9 @@ __device__ __forceinline__ void issue_pv(const ConsumerContext &ctx, Barriers<T:
 
 // One KV step of a consumer warpgroup: KV tile n_block, visit i = n_block_max - 1 - n_block. Every visit but the
 // FIRST also multiplies P_{i-1} (in p_frag) by the V tile of visit i - 1, issued right after S_i so that the
-// softmax of S_i overlaps it. score_hook(n_block) runs once acc_s holds the complete score tile: the mask in the
-// masking steps, nothing in the unmasked steps.
-template <class T, bool FIRST, class ScoreHook>
+// softmax of S_i overlaps it. Once acc_s holds the complete score tile, score_hook(n_block) runs (score code
+// before the mask, as FlashAttention-3's score_mod; none in this kernel), then the mask of a masking step.
+template <class T, bool FIRST, bool IS_MASKED, class ScoreHook>
 __device__ __forceinline__ void consumer_step(const ConsumerContext &ctx, Barriers<T::STAGES> *bars, int n_block,
                                               int n_block_max, float (&acc_o)[T::O_REGS], float (&acc_s)[T::S_REGS],
                                               uint32_t (&p_frag)[T::P_REGS], float (&row_max)[2], float (&row_sum)[2],
@@ -347,6 +347,8 @@ __device__ __forceinline__ void consumer_step(const ConsumerContext &ctx, Barrie
 
   // ------- score tile complete: acc_s = Q K^T (unscaled) of KV tile n_block -------
   score_hook(n_block);
+  if constexpr (IS_MASKED)
+    apply_mask<T>(acc_s, ctx.row0, n_block, ctx.lane, ctx.seqlen_kv, ctx.last_key_offset);
 
   // ------- online softmax: row_max / row_sum, acc_s <- probabilities, o_rescale for the next P V -------
   online_softmax<T>(acc_s, row_max, row_sum, o_rescale, ctx.scale_log2);
@@ -397,30 +399,31 @@ __device__ __forceinline__ void consumer(const cuir_attention_params &params, un
   mbarrier_wait(&bars->q_full, 0);
   if (T::PINGPONG && consumer_index == 1) named_barrier_arrive(PINGPONG_BARRIER + 0, T::NUM_CONSUMER_THREADS);
 
-  // What each kind of step does to a complete score tile of KV tile n_block (in acc_s).
+  // The score hooks of the masking and the unmasked steps: code over the complete score tile of KV tile n_block
+  // (acc_s), before the step's mask. The plain softmax has none.
   auto masking_scores = [&](int n_block) {
-    apply_mask<T>(acc_s, ctx.row0, n_block, lane, ctx.seqlen_kv, ctx.last_key_offset);
+    (void)n_block;
   };
   auto unmasked_scores = [&](int n_block) {
-    (void)n_block;  // every score of the tile is visible
+    (void)n_block;
   };
 
   // =============================== masking steps ===============================
   // KV tiles n_block_max-1 down to n_unmasked_blocks: the ragged tail and, for causal, the diagonal. The first
   // visit (always a masking step) has no P V yet.
   int n_block = n_block_max - 1;
-  consumer_step<T, true>(ctx, bars, n_block, n_block_max, acc_o, acc_s, p_frag, row_max, row_sum, o_rescale,
-                         masking_scores);
+  consumer_step<T, true, true>(ctx, bars, n_block, n_block_max, acc_o, acc_s, p_frag, row_max, row_sum, o_rescale,
+                               masking_scores);
   --n_block;
   for (; n_block >= n_unmasked_blocks; --n_block)
-    consumer_step<T, false>(ctx, bars, n_block, n_block_max, acc_o, acc_s, p_frag, row_max, row_sum, o_rescale,
-                            masking_scores);
+    consumer_step<T, false, true>(ctx, bars, n_block, n_block_max, acc_o, acc_s, p_frag, row_max, row_sum, o_rescale,
+                                  masking_scores);
 
   // =============================== unmasked steps ===============================
   // KV tiles n_unmasked_blocks-1 down to n_block_min: every score visible, no mask arithmetic.
   for (; n_block >= n_block_min; --n_block)
-    consumer_step<T, false>(ctx, bars, n_block, n_block_max, acc_o, acc_s, p_frag, row_max, row_sum, o_rescale,
-                            unmasked_scores);
+    consumer_step<T, false, false>(ctx, bars, n_block, n_block_max, acc_o, acc_s, p_frag, row_max, row_sum,
+                                   o_rescale, unmasked_scores);
 
   // =============================== last P V ===============================
   pingpong_wait_turn<T>(consumer_index);
