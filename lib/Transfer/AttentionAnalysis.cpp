@@ -47,7 +47,9 @@ void forwardChain(Value v, Region &scope, SmallVectorImpl<Operation *> &out) {
 }
 
 /// For a B operand that is stage `n mod S` of a shared ring buffer, returns n.
-Value ringBlockIndex(Value b) {
+/// A ring indexed by visit order, stage `(top - n) mod S` with `top` fixed
+/// outside `loop` (blocks visited downwards from top), also names block n.
+Value ringBlockIndex(Value b, scf::ForOp loop) {
   auto sub = b.getDefiningOp<memref::SubViewOp>();
   if (!sub)
     return {};
@@ -57,11 +59,27 @@ Value ringBlockIndex(Value b) {
   auto stage = dyn_cast<Value>(offsets[0]);
   if (!stage)
     return {};
+  Value n;
   if (auto rem = stage.getDefiningOp<arith::RemUIOp>())
-    return rem.getLhs();
-  if (auto rem = stage.getDefiningOp<arith::RemSIOp>())
-    return rem.getLhs();
-  return {};
+    n = rem.getLhs();
+  else if (auto rem = stage.getDefiningOp<arith::RemSIOp>())
+    n = rem.getLhs();
+  if (auto visit = n ? n.getDefiningOp<arith::SubIOp>() : nullptr)
+    if (!loop->isAncestor(visit.getLhs().getParentRegion()->getParentOp()) &&
+        loop->isAncestor(visit.getRhs().getParentRegion()->getParentOp()))
+      return visit.getRhs();
+  return n;
+}
+
+/// Follows `v` back through views to the buffer it reads, collecting the
+/// views' dynamic row offsets.
+Value rowViewOf(Value v, SmallVectorImpl<Value> &rowOffsets) {
+  while (auto sub = v.getDefiningOp<memref::SubViewOp>()) {
+    if (auto off = dyn_cast<Value>(sub.getMixedOffsets()[0]))
+      rowOffsets.push_back(off);
+    v = sub.getSource();
+  }
+  return v;
 }
 
 } // namespace
@@ -71,8 +89,13 @@ Value mlir::cuir::findIndexConstant(KernelOp kernel, int64_t value) {
   for (auto cst : kernel.getBody().front().getOps<arith::ConstantIndexOp>()) {
     if (cst.value() != value)
       continue;
-    if (isa<NameLoc>(cst.getLoc()))
+    // A lower-case name is a variable that starts at this value (a block
+    // bound a rewrite may raise), not a constant of the source.
+    if (auto name = dyn_cast<NameLoc>(cst.getLoc())) {
+      if (llvm::isLower(name.getName().strref().front()))
+        continue;
       return cst;
+    }
     if (!found)
       found = cst;
   }
@@ -100,7 +123,7 @@ Value mlir::cuir::findBlockNConstant(const ScoreSite &site) {
 }
 
 Value mlir::cuir::findBlockMConstant(const ScoreSite &site) {
-  if (auto mul = site.qBase.getDefiningOp<arith::MulIOp>())
+  if (auto mul = site.qBlockBase.getDefiningOp<arith::MulIOp>())
     for (Value c : mul->getOperands()) {
       APInt v;
       if (matchPattern(c, m_ConstantInt(&v)) && v == site.blockM)
@@ -164,7 +187,7 @@ FailureOr<AttentionStructure> mlir::cuir::analyzeAttention(KernelOp kernel) {
 
     // The key/value block: B is stage n of a ring.
     Value b = gemm->getOperand(1);
-    site.kvBlock = ringBlockIndex(b);
+    site.kvBlock = ringBlockIndex(b, loop);
     if (!site.kvBlock)
       return gemm->emitError()
              << "reads K from a buffer whose key/value block cannot be "
@@ -174,11 +197,15 @@ FailureOr<AttentionStructure> mlir::cuir::analyzeAttention(KernelOp kernel) {
     site.blockN = bType.getShape()[0];
     if (!gemm->hasAttr("transpose_b"))
       site.blockN = bType.getShape()[1];
-    site.blockM = cast<RankedTensorType>(score.getType()).getShape()[0];
+    site.tileM = cast<RankedTensorType>(score.getType()).getShape()[0];
 
     // The query tile: the copy that fills A's buffer names its first row;
-    // the copy's source is a view of q at [b, 0, h, 0].
-    Value aBuf = underlyingBuffer(gemm->getOperand(0));
+    // the copy's source is a view of q at [b, 0, h, 0]. A score tile of
+    // some of its rows reads a view of it.
+    SmallVector<Value> rowOffsets;
+    Value aBuf = rowViewOf(gemm->getOperand(0), rowOffsets);
+    if (!isa<MemRefType>(aBuf.getType()))
+      aBuf = underlyingBuffer(gemm->getOperand(0));
     for (Operation *user : aBuf.getUsers()) {
       Value src, dst;
       ValueRange srcIdx;
@@ -202,9 +229,30 @@ FailureOr<AttentionStructure> mlir::cuir::analyzeAttention(KernelOp kernel) {
         return arith::ConstantIndexOp::create(
             b, sub.getLoc(), cast<IntegerAttr>(cast<Attribute>(ofr)).getInt());
       };
-      site.qBase = srcIdx[0];
+      site.qBlockBase = site.qBase = srcIdx[0];
+      site.blockM = cast<MemRefType>(dst.getType()).getShape()[0];
       site.batch = asValue(offs[0]);
       site.head = asValue(offs[2]);
+    }
+    if (site.qBase && rowOffsets.size() > 1)
+      return gemm->emitError() << "reads Q through more than one view with a "
+                                  "row offset; transfer needs the tile's "
+                                  "first query row";
+    if (site.qBase && !rowOffsets.empty()) {
+      // The tile's first row: the kernel's own block row + view offset.
+      Value tileRow;
+      for (Operation *user : site.qBlockBase.getUsers())
+        if (auto add = dyn_cast<arith::AddIOp>(user))
+          if (llvm::is_contained(add->getOperands(), rowOffsets[0]) &&
+              add->getParentRegion()->isAncestor(
+                  gemm->getParentRegion()))
+            tileRow = add;
+      if (!tileRow)
+        return gemm->emitError()
+               << "reads rows of the query tile from a row offset, but the "
+                  "kernel computes no 'block row + offset' that names the "
+                  "tile's first query row";
+      site.qBase = tileRow;
     }
     if (!site.qBase)
       return gemm->emitError()

@@ -141,9 +141,10 @@ LogicalResult mlir::cuir::splitFullPartial(KernelOp kernel) {
     bn = cst(s.blockN);
   if (!bm)
     bm = cst(s.blockM);
-  Value qFirst = s.qBase;
+  // The bounds are the thread block's: its warpgroups share them.
+  Value qFirst = s.qBlockBase;
   Value qEnd = arith::MinSIOp::create(
-      b, loc, arith::AddIOp::create(b, loc, s.qBase, bm), nq);
+      b, loc, arith::AddIOp::create(b, loc, s.qBlockBase, bm), nq);
   Value qLast = arith::SubIOp::create(b, loc, qEnd, one);
   IRMapping outside;
   Block &vb = v0.getBody().front();
@@ -222,6 +223,14 @@ LogicalResult mlir::cuir::splitFullPartial(KernelOp kernel) {
     keep.erase();
   }
 
+  // The kernel's lowest block, when the unmasked steps stop at one (Y - Z
+  // steps): the producer of a warp-specialized kernel loads down to it too.
+  scf::ForOp unmasked = sites[1].loop;
+  Value Z;
+  if (auto sub = unmasked.getUpperBound().getDefiningOp<arith::SubIOp>())
+    if (sub.getLhs() == Y)
+      Z = sub.getRhs();
+
   SmallPtrSet<Operation *, 4> keep = {nMax.getDefiningOp()};
   X.replaceUsesWithIf(nMax, [&](OpOperand &use) {
     return !keep.contains(use.getOwner());
@@ -230,13 +239,23 @@ LogicalResult mlir::cuir::splitFullPartial(KernelOp kernel) {
     return !keep.contains(use.getOwner());
   });
   // Unmasked steps over [B, C).
-  scf::ForOp unmasked = sites[1].loop;
   b.setInsertionPoint(unmasked);
   unmasked.setUpperBound(arith::SubIOp::create(b, loc, nC, nB));
 
   // Masked steps below the full blocks, over [A, B), when the mask has a
   // left edge: a copy of the masking steps, carried on.
   if (!interval->lo.empty()) {
+    // Every block below A is hidden: the visited blocks start at A.
+    Operation *zDef = Z ? Z.getDefiningOp() : nullptr;
+    if (Z && (!zDef || !isa<NameLoc>(zDef->getLoc())))
+      return unmasked.emitError()
+             << "stops its unmasked steps at a lowest block that is not a "
+                "named value of the kernel; the split cannot raise it to the "
+                "mask's left edge";
+    if (Z)
+      Z.replaceUsesWithIf(nA, [&](OpOperand &use) {
+        return use.getOwner() != unmasked.getUpperBound().getDefiningOp();
+      });
     b.setInsertionPointAfter(unmasked);
     IRMapping map;
     map.map(nMax, nB);

@@ -27,10 +27,12 @@ struct ScoreSite {
   Value kvBlock;
   /// Keys per block.
   int64_t blockN = 0;
-  /// Query rows per block.
-  int64_t blockM = 0;
-  /// First query row of the tile, batch and query head.
-  Value qBase, batch, head;
+  /// Query rows of the score tile, and of the thread block's query tile
+  /// (more when warpgroups split the block's rows).
+  int64_t tileM = 0, blockM = 0;
+  /// First query row of the score tile and of the block's query tile, batch
+  /// and query head.
+  Value qBase, qBlockBase, batch, head;
   /// The row maximum of the online softmax: reduce_rows max over the
   /// (masked) score tile.
   ReduceRowsOp rowMax;
@@ -58,7 +60,8 @@ struct AttentionStructure {
 Value findIndexConstant(KernelOp kernel, int64_t value);
 
 /// The constants the kernel itself uses for the key/value block size (in
-/// n * BLOCK_N) and the query block size (in m * BLOCK_M), or null.
+/// n * BLOCK_N) and the query block size (in m * BLOCK_M, the block's first
+/// query row), or null.
 Value findBlockNConstant(const ScoreSite &site);
 Value findBlockMConstant(const ScoreSite &site);
 
