@@ -34,8 +34,15 @@ public:
                         "cuir-opt ... -o out/x.cu";
       return signalPassFailure();
     }
-    if (!archs.empty())
+    if (!archs.empty()) {
       opt.archs.assign(archs.begin(), archs.end());
+    } else {
+      // A kernel written for an arch-specific target (sm_90a: wgmma,
+      // setmaxnreg) runs on that arch only.
+      for (KernelOp k : module.getOps<KernelOp>())
+        if (k.getArch().ends_with("a"))
+          opt.archs = {k.getArch().str()};
+    }
     opt.compile = compile;
     opt.keepLLVMIR = keepLLVMIR;
     opt.clang = clang;

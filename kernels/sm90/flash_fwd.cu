@@ -362,82 +362,16 @@ __device__ __forceinline__ void consumer_step(const ConsumerContext &ctx, Barrie
   convert_p<T>(p_frag, acc_s);  // P_i, the A operand of the next P V
 }
 
-template <class T, bool IS_CAUSAL>
-__device__ __forceinline__ void consumer(const cuir_attention_params &params, unsigned char *smem,
-                                         Barriers<T::STAGES> *bars, const BlockIndex &block, int n_block_max,
-                                         int n_unmasked_blocks, int n_block_min) {
-  const int tid = static_cast<int>(threadIdx.x) - 128;  // 0 .. 255 over both consumer warpgroups
-  const int consumer_index = tid / 128;
-  const int warp = (tid % 128) / 32;  // warp within the warpgroup: rows 16*warp .. 16*warp+15
-  const int lane = tid % 32;
+// The epilogue of a consumer warpgroup: finish the row sums across the quad, normalise, write LSE, and stage O
+// (16-bit) through this warp's own 16 rows of the Q tile (only this warpgroup's wgmmas ever read them, and those
+// have completed) in the same swizzled layout, for 16-byte coalesced stores.
+template <class T>
+__device__ __forceinline__ void consumer_epilogue(const cuir_attention_params &params, unsigned char *smem,
+                                                  const BlockIndex &block, const ConsumerContext &ctx,
+                                                  int wg_row_in_block, int warp, const float (&acc_o)[T::O_REGS],
+                                                  const float (&row_max)[2], const float (&row_sum)[2]) {
+  const int lane = ctx.lane;
   const int m_start = block.m_block * T::BLOCK_M;
-  const int wg_row_in_block = consumer_index * T::WG_ROWS;
-
-  const uint32_t smem_base = smem_u32addr(smem);
-  ConsumerContext ctx;
-  ctx.sq_rows = smem_base + T::SQ_OFFSET + wg_row_in_block * 128;
-  ctx.sk = smem_base + T::SK_OFFSET;
-  ctx.sv = smem_base + T::SV_OFFSET;
-  ctx.consumer = consumer_index;
-  ctx.lane = lane;
-  ctx.row0 = m_start + wg_row_in_block + warp * 16 + lane / 4;
-  ctx.seqlen_kv = params.seqlen_kv;
-  // The mask: row i sees key j < seqlen_kv iff j <= i + last_key_offset; full attention sets it past every key.
-  ctx.last_key_offset = IS_CAUSAL ? params.seqlen_kv - params.seqlen_q : params.seqlen_kv;
-  ctx.scale_log2 = params.softmax_scale * kLog2e;
-
-  // ---- accumulators and softmax state, all in registers ----
-  float acc_o[T::O_REGS];
-  float acc_s[T::S_REGS];
-  uint32_t p_frag[T::P_REGS];
-  float row_max[2] = {kNegInf, kNegInf};
-  float row_sum[2] = {0.f, 0.f};
-  float o_rescale[2];
-#pragma unroll
-  for (int r = 0; r < T::O_REGS; ++r) acc_o[r] = 0.f;
-
-  mbarrier_wait(&bars->q_full, 0);
-  if (T::PINGPONG && consumer_index == 1) named_barrier_arrive(PINGPONG_BARRIER + 0, T::NUM_CONSUMER_THREADS);
-
-  // The score hooks of the masking and the unmasked steps: code over the complete score tile of KV tile n_block
-  // (acc_s), before the step's mask. The plain softmax has none.
-  auto masking_scores = [&](int n_block) {
-    (void)n_block;
-  };
-  auto unmasked_scores = [&](int n_block) {
-    (void)n_block;
-  };
-
-  // =============================== masking steps ===============================
-  // KV tiles n_block_max-1 down to n_unmasked_blocks: the ragged tail and, for causal, the diagonal. The first
-  // visit (always a masking step) has no P V yet.
-  int n_block = n_block_max - 1;
-  consumer_step<T, true, true>(ctx, bars, n_block, n_block_max, acc_o, acc_s, p_frag, row_max, row_sum, o_rescale,
-                               masking_scores);
-  --n_block;
-  for (; n_block >= n_unmasked_blocks; --n_block)
-    consumer_step<T, false, true>(ctx, bars, n_block, n_block_max, acc_o, acc_s, p_frag, row_max, row_sum, o_rescale,
-                                  masking_scores);
-
-  // =============================== unmasked steps ===============================
-  // KV tiles n_unmasked_blocks-1 down to n_block_min: every score visible, no mask arithmetic.
-  for (; n_block >= n_block_min; --n_block)
-    consumer_step<T, false, false>(ctx, bars, n_block, n_block_max, acc_o, acc_s, p_frag, row_max, row_sum,
-                                   o_rescale, unmasked_scores);
-
-  // =============================== last P V ===============================
-  pingpong_wait_turn<T>(consumer_index);
-  issue_pv<T>(ctx, bars, n_block_max - 1 - n_block_min, acc_o, p_frag, o_rescale);
-  pingpong_pass_turn<T>(consumer_index, true);
-  wgmma_wait_group<0>();
-  fence_operands(acc_o);
-  fence_operands(p_frag);
-  mbarrier_arrive(&bars->v_empty[(n_block_max - 1 - n_block_min) % T::STAGES]);
-
-  // =============================== epilogue ===============================
-  // Finish the row sums across the quad, normalise, write LSE, and stage O (16-bit) through this warp's own
-  // 16 rows of the Q tile (only this warpgroup's wgmmas ever read them, and those have completed) in the same
-  // swizzled layout, for 16-byte coalesced stores.
   float *lse_head = params.lse == nullptr
                         ? nullptr
                         : params.lse + (static_cast<int64_t>(block.batch) * params.num_heads_q + block.head_q) *
@@ -561,7 +495,75 @@ __global__ void __launch_bounds__(FlashFwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS
   } else {
     // =============================== consumer warpgroups ===============================
     setmaxnreg_inc<T::CONSUMER_REGS>();
-    consumer<T, IS_CAUSAL>(params, smem, bars, block, n_block_max, n_unmasked_blocks, n_block_min);
+    const int tid = static_cast<int>(threadIdx.x) - 128;  // 0 .. 255 over both consumer warpgroups
+    const int consumer_index = tid / 128;
+    const int warp = (tid % 128) / 32;  // warp within the warpgroup: rows 16*warp .. 16*warp+15
+    const int lane = tid % 32;
+    const int wg_row_in_block = consumer_index * T::WG_ROWS;
+
+    const uint32_t smem_base = smem_u32addr(smem);
+    ConsumerContext ctx;
+    ctx.sq_rows = smem_base + T::SQ_OFFSET + wg_row_in_block * 128;
+    ctx.sk = smem_base + T::SK_OFFSET;
+    ctx.sv = smem_base + T::SV_OFFSET;
+    ctx.consumer = consumer_index;
+    ctx.lane = lane;
+    ctx.row0 = m_start + wg_row_in_block + warp * 16 + lane / 4;
+    ctx.seqlen_kv = params.seqlen_kv;
+    // The mask: row i sees key j < seqlen_kv iff j <= i + last_key_offset; full attention sets it past every key.
+    ctx.last_key_offset = IS_CAUSAL ? params.seqlen_kv - params.seqlen_q : params.seqlen_kv;
+    ctx.scale_log2 = params.softmax_scale * kLog2e;
+
+    // ---- accumulators and softmax state, all in registers ----
+    float acc_o[T::O_REGS];
+    float acc_s[T::S_REGS];
+    uint32_t p_frag[T::P_REGS];
+    float row_max[2] = {kNegInf, kNegInf};
+    float row_sum[2] = {0.f, 0.f};
+    float o_rescale[2];
+  #pragma unroll
+    for (int r = 0; r < T::O_REGS; ++r) acc_o[r] = 0.f;
+
+    mbarrier_wait(&bars->q_full, 0);
+    if (T::PINGPONG && consumer_index == 1) named_barrier_arrive(PINGPONG_BARRIER + 0, T::NUM_CONSUMER_THREADS);
+
+    // The score hooks of the masking and the unmasked steps: code over the complete score tile of KV tile n_block
+    // (acc_s), before the step's mask. The plain softmax has none.
+    auto masking_scores = [&](int n_block) {
+      (void)n_block;
+    };
+    auto unmasked_scores = [&](int n_block) {
+      (void)n_block;
+    };
+
+    // =============================== masking steps ===============================
+    // KV tiles n_block_max-1 down to n_unmasked_blocks: the ragged tail and, for causal, the diagonal. The first
+    // visit (always a masking step) has no P V yet.
+    int n_block = n_block_max - 1;
+    consumer_step<T, true, true>(ctx, bars, n_block, n_block_max, acc_o, acc_s, p_frag, row_max, row_sum, o_rescale,
+                                 masking_scores);
+    --n_block;
+    for (; n_block >= n_unmasked_blocks; --n_block)
+      consumer_step<T, false, true>(ctx, bars, n_block, n_block_max, acc_o, acc_s, p_frag, row_max, row_sum, o_rescale,
+                                    masking_scores);
+
+    // =============================== unmasked steps ===============================
+    // KV tiles n_unmasked_blocks-1 down to n_block_min: every score visible, no mask arithmetic.
+    for (; n_block >= n_block_min; --n_block)
+      consumer_step<T, false, false>(ctx, bars, n_block, n_block_max, acc_o, acc_s, p_frag, row_max, row_sum,
+                                     o_rescale, unmasked_scores);
+
+    // =============================== last P V ===============================
+    pingpong_wait_turn<T>(consumer_index);
+    issue_pv<T>(ctx, bars, n_block_max - 1 - n_block_min, acc_o, p_frag, o_rescale);
+    pingpong_pass_turn<T>(consumer_index, true);
+    wgmma_wait_group<0>();
+    fence_operands(acc_o);
+    fence_operands(p_frag);
+    mbarrier_arrive(&bars->v_empty[(n_block_max - 1 - n_block_min) % T::STAGES]);
+
+    // =============================== epilogue ===============================
+    consumer_epilogue<T>(params, smem, block, ctx, wg_row_in_block, warp, acc_o, row_max, row_sum);
   }
 }
 

@@ -35,18 +35,18 @@
 #S    = #cuir.mem<shared>
 
 cuir.kernel @flash_fwd_sm90_bf16_d128(
-    %q: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "q"} loc("params.q"("flash_fwd.cu":509:27 to 509:79)),
-    %k: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "k"} loc("params.k"("flash_fwd.cu":509:27 to 509:79)),
-    %v: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "v"} loc("params.v"("flash_fwd.cu":509:27 to 509:79)),
-    %o: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "o"} loc("params.o"("flash_fwd.cu":509:27 to 509:79)),
-    %lse: memref<?x?x?xf32, #G> {cuir.arg = "lse"} loc("params.lse"("flash_fwd.cu":509:27 to 509:79)),
-    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_fwd.cu":509:27 to 509:79)),
-    %causal: i1 {cuir.arg = "causal"} loc("IS_CAUSAL"("flash_fwd.cu":507:1 to 507:57)),
-    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_fwd.cu":509:27 to 509:79)),
-    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_fwd.cu":509:27 to 509:79)),
-    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_fwd.cu":509:27 to 509:79)),
-    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_fwd.cu":509:27 to 509:79)),
-    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_fwd.cu":509:27 to 509:79)))
+    %q: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "q"} loc("params.q"("flash_fwd.cu":443:27 to 443:79)),
+    %k: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "k"} loc("params.k"("flash_fwd.cu":443:27 to 443:79)),
+    %v: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "v"} loc("params.v"("flash_fwd.cu":443:27 to 443:79)),
+    %o: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "o"} loc("params.o"("flash_fwd.cu":443:27 to 443:79)),
+    %lse: memref<?x?x?xf32, #G> {cuir.arg = "lse"} loc("params.lse"("flash_fwd.cu":443:27 to 443:79)),
+    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_fwd.cu":443:27 to 443:79)),
+    %causal: i1 {cuir.arg = "causal"} loc("IS_CAUSAL"("flash_fwd.cu":441:1 to 441:57)),
+    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_fwd.cu":443:27 to 443:79)),
+    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_fwd.cu":443:27 to 443:79)),
+    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_fwd.cu":443:27 to 443:79)),
+    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_fwd.cu":443:27 to 443:79)),
+    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_fwd.cu":443:27 to 443:79)))
     grid (b, hq, hkv, nq, nkv) -> (nq ceildiv 128, hq, b)
     threads 384 arch "sm_90a" {
   %c0 = arith.constant 0 : index
@@ -60,70 +60,70 @@ cuir.kernel @flash_fwd_sm90_bf16_d128(
   %ninf = arith.constant 0xFF800000 : f32
 
   // ---- block coordinates, sequence views, masking offsets ----
-  %m_block = cuir.block_id x loc("block.m_block"("flash_fwd.cu":517:3 to 517:53))
-  %head_q = cuir.block_id y loc("block.head_q"("flash_fwd.cu":517:3 to 517:53))
-  %b = cuir.block_id z loc("block.batch"("flash_fwd.cu":517:3 to 517:53))
-  %causal_offset = arith.subi %seqlen_kv, %seqlen_q : index loc("causal_offset"("flash_fwd.cu":520:13 to 520:49))
-  %last_key_offset = arith.select %causal, %causal_offset, %seqlen_kv : index loc("ctx.last_key_offset"("flash_fwd.cu":386:3 to 386:90))
-  %m_start = arith.muli %m_block, %c128 : index loc("m_start"("flash_fwd.cu":521:13 to 521:49))
-  %group = arith.divui %num_heads_q, %num_heads_kv : index loc("head_kv"("flash_fwd.cu":522:13 to 522:80))
-  %head_kv = arith.divui %head_q, %group : index loc("head_kv"("flash_fwd.cu":522:13 to 522:80))
+  %m_block = cuir.block_id x loc("block.m_block"("flash_fwd.cu":451:3 to 451:53))
+  %head_q = cuir.block_id y loc("block.head_q"("flash_fwd.cu":451:3 to 451:53))
+  %b = cuir.block_id z loc("block.batch"("flash_fwd.cu":451:3 to 451:53))
+  %causal_offset = arith.subi %seqlen_kv, %seqlen_q : index loc("causal_offset"("flash_fwd.cu":454:13 to 454:49))
+  %last_key_offset = arith.select %causal, %causal_offset, %seqlen_kv : index loc("ctx.last_key_offset"("flash_fwd.cu":514:5 to 514:92))
+  %m_start = arith.muli %m_block, %c128 : index loc("m_start"("flash_fwd.cu":455:13 to 455:49))
+  %group = arith.divui %num_heads_q, %num_heads_kv : index loc("head_kv"("flash_fwd.cu":456:13 to 456:80))
+  %head_kv = arith.divui %head_q, %group : index loc("head_kv"("flash_fwd.cu":456:13 to 456:80))
   %q_head = memref.subview %q[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 128] [1, 1, 1, 1]
-      : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("tma_q"("flash_fwd.cu":617:21 to 617:46))
+      : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("tma_q"("flash_fwd.cu":619:21 to 619:46))
   %k_head = memref.subview %k[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 128] [1, 1, 1, 1]
-      : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("tma_k"("flash_fwd.cu":621:11 to 621:36))
+      : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("tma_k"("flash_fwd.cu":623:11 to 623:36))
   %v_head = memref.subview %v[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 128] [1, 1, 1, 1]
-      : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("tma_v"("flash_fwd.cu":624:11 to 624:36))
+      : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("tma_v"("flash_fwd.cu":626:11 to 626:36))
   %o_head = memref.subview %o[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 128] [1, 1, 1, 1]
-      : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("o_head"("flash_fwd.cu":475:3 to 475:55))
+      : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("o_head"("flash_fwd.cu":409:3 to 409:55))
   %lse_head = memref.subview %lse[%b, %head_q, 0] [1, 1, %seqlen_q] [1, 1, 1]
-      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("lse_head"("flash_fwd.cu":441:3 to 441:42))
+      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("lse_head"("flash_fwd.cu":375:3 to 375:42))
 
   // ---- KV tiles this block visits: [n_block_min, n_block_max), of which [n_block_min, n_unmasked_blocks) need no mask ----
-  %n_block_min = arith.constant 0 : index loc("n_block_min"("flash_fwd.cu":526:3 to 526:23))
-  %n_block_all = arith.ceildivui %seqlen_kv, %cBN : index loc("n_block_max"("flash_fwd.cu":527:7 to 527:62))
-  %n_full_all = arith.divui %seqlen_kv, %cBN : index loc("n_unmasked_blocks"("flash_fwd.cu":528:7 to 528:49))
-  %m_end = arith.addi %m_start, %c128 : index loc("last_row"("flash_fwd.cu":530:15 to 530:65))
-  %m_end_clamped = arith.minui %m_end, %seqlen_q : index loc("last_row"("flash_fwd.cu":530:15 to 530:65))
-  %last_row = arith.subi %m_end_clamped, %c1 : index loc("last_row"("flash_fwd.cu":530:15 to 530:65))
-  %last_key_of_last_row = arith.addi %last_row, %causal_offset : index loc("last_key_of_last_row"("flash_fwd.cu":531:15 to 531:62))
-  %last_key_of_first_row = arith.addi %m_start, %causal_offset : index loc("last_key_of_first_row"("flash_fwd.cu":532:15 to 532:62))
-  %llr_neg = arith.cmpi slt, %last_key_of_last_row, %c0 : index loc("n_block_max"("flash_fwd.cu":533:5 to 533:105))
-  %llr_blk = arith.divsi %last_key_of_last_row, %cBN : index loc("n_block_max"("flash_fwd.cu":533:5 to 533:105))
-  %llr_end = arith.addi %llr_blk, %c1 : index loc("n_block_max"("flash_fwd.cu":533:5 to 533:105))
-  %llr_bound = arith.select %llr_neg, %c0, %llr_end : index loc("n_block_max"("flash_fwd.cu":533:5 to 533:105))
-  %n_block_causal = arith.minsi %n_block_all, %llr_bound : index loc("n_block_max"("flash_fwd.cu":533:5 to 533:105))
-  %lfr_neg = arith.cmpi slt, %last_key_of_first_row, %c0 : index loc("n_unmasked_blocks"("flash_fwd.cu":534:5 to 534:121))
-  %lfr_next = arith.addi %last_key_of_first_row, %c1 : index loc("n_unmasked_blocks"("flash_fwd.cu":534:5 to 534:121))
-  %lfr_blk = arith.divsi %lfr_next, %cBN : index loc("n_unmasked_blocks"("flash_fwd.cu":534:5 to 534:121))
-  %lfr_bound = arith.select %lfr_neg, %c0, %lfr_blk : index loc("n_unmasked_blocks"("flash_fwd.cu":534:5 to 534:121))
-  %n_full_causal = arith.minsi %n_full_all, %lfr_bound : index loc("n_unmasked_blocks"("flash_fwd.cu":534:5 to 534:121))
-  %n_block_max = arith.select %causal, %n_block_causal, %n_block_all : index loc("n_block_max"("flash_fwd.cu":529:3 to 529:27))
-  %n_unmasked_blocks = arith.select %causal, %n_full_causal, %n_full_all : index loc("n_unmasked_blocks"("flash_fwd.cu":529:3 to 529:27))
+  %n_block_min = arith.constant 0 : index loc("n_block_min"("flash_fwd.cu":460:3 to 460:23))
+  %n_block_all = arith.ceildivui %seqlen_kv, %cBN : index loc("n_block_max"("flash_fwd.cu":461:7 to 461:62))
+  %n_full_all = arith.divui %seqlen_kv, %cBN : index loc("n_unmasked_blocks"("flash_fwd.cu":462:7 to 462:49))
+  %m_end = arith.addi %m_start, %c128 : index loc("last_row"("flash_fwd.cu":464:15 to 464:65))
+  %m_end_clamped = arith.minui %m_end, %seqlen_q : index loc("last_row"("flash_fwd.cu":464:15 to 464:65))
+  %last_row = arith.subi %m_end_clamped, %c1 : index loc("last_row"("flash_fwd.cu":464:15 to 464:65))
+  %last_key_of_last_row = arith.addi %last_row, %causal_offset : index loc("last_key_of_last_row"("flash_fwd.cu":465:15 to 465:62))
+  %last_key_of_first_row = arith.addi %m_start, %causal_offset : index loc("last_key_of_first_row"("flash_fwd.cu":466:15 to 466:62))
+  %llr_neg = arith.cmpi slt, %last_key_of_last_row, %c0 : index loc("n_block_max"("flash_fwd.cu":467:5 to 467:105))
+  %llr_blk = arith.divsi %last_key_of_last_row, %cBN : index loc("n_block_max"("flash_fwd.cu":467:5 to 467:105))
+  %llr_end = arith.addi %llr_blk, %c1 : index loc("n_block_max"("flash_fwd.cu":467:5 to 467:105))
+  %llr_bound = arith.select %llr_neg, %c0, %llr_end : index loc("n_block_max"("flash_fwd.cu":467:5 to 467:105))
+  %n_block_causal = arith.minsi %n_block_all, %llr_bound : index loc("n_block_max"("flash_fwd.cu":467:5 to 467:105))
+  %lfr_neg = arith.cmpi slt, %last_key_of_first_row, %c0 : index loc("n_unmasked_blocks"("flash_fwd.cu":468:5 to 468:121))
+  %lfr_next = arith.addi %last_key_of_first_row, %c1 : index loc("n_unmasked_blocks"("flash_fwd.cu":468:5 to 468:121))
+  %lfr_blk = arith.divsi %lfr_next, %cBN : index loc("n_unmasked_blocks"("flash_fwd.cu":468:5 to 468:121))
+  %lfr_bound = arith.select %lfr_neg, %c0, %lfr_blk : index loc("n_unmasked_blocks"("flash_fwd.cu":468:5 to 468:121))
+  %n_full_causal = arith.minsi %n_full_all, %lfr_bound : index loc("n_unmasked_blocks"("flash_fwd.cu":468:5 to 468:121))
+  %n_block_max = arith.select %causal, %n_block_causal, %n_block_all : index loc("n_block_max"("flash_fwd.cu":463:3 to 463:27))
+  %n_unmasked_blocks = arith.select %causal, %n_full_causal, %n_full_all : index loc("n_unmasked_blocks"("flash_fwd.cu":463:3 to 463:27))
 
-  %no_keys = arith.cmpi sle, %n_block_max, %n_block_min : index loc("flash_fwd.cu":536:3 to 536:24)
+  %no_keys = arith.cmpi sle, %n_block_max, %n_block_min : index loc("flash_fwd.cu":470:3 to 470:24)
   scf.if %no_keys {
     // No row of this block sees any key: O = 0, LSE = -inf (write_empty_block).
-    %zero_o = arith.constant dense<0.0> : tensor<128x128xbf16, #WACC> loc("o_head"("flash_fwd.cu":498:103 to 498:125))
-    cuir.store %zero_o -> %o_head[%m_start, %c0] : tensor<128x128xbf16, #WACC> -> memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("o_head"("flash_fwd.cu":498:32 to 498:125))
-    %ninf_lse = arith.constant dense<0xFF800000> : tensor<128xf32, #WROW> loc("lse_head"("flash_fwd.cu":503:7 to 503:30))
-    cuir.store %ninf_lse -> %lse_head[%m_start] : tensor<128xf32, #WROW> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("lse_head"("flash_fwd.cu":503:7 to 503:30))
-    scf.yield loc("flash_fwd.cu":538:5 to 538:12)
+    %zero_o = arith.constant dense<0.0> : tensor<128x128xbf16, #WACC> loc("o_head"("flash_fwd.cu":432:103 to 432:125))
+    cuir.store %zero_o -> %o_head[%m_start, %c0] : tensor<128x128xbf16, #WACC> -> memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("o_head"("flash_fwd.cu":432:32 to 432:125))
+    %ninf_lse = arith.constant dense<0xFF800000> : tensor<128xf32, #WROW> loc("lse_head"("flash_fwd.cu":437:7 to 437:30))
+    cuir.store %ninf_lse -> %lse_head[%m_start] : tensor<128xf32, #WROW> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("lse_head"("flash_fwd.cu":437:7 to 437:30))
+    scf.yield loc("flash_fwd.cu":472:5 to 472:12)
   } else {
     // ---- visits: n_visits, the last is visit n_visits - 1 ----
     %last_block = arith.subi %n_block_max, %c1 : index loc("i"("flash_fwd.cu":335:3 to 335:43))
     %n_visits = arith.subi %n_block_max, %n_block_min : index loc("n_visits"("flash_fwd.cu":163:3 to 163:50))
-    %last_visit = arith.subi %n_visits, %c1 : index loc("flash_fwd.cu":430:3 to 430:83)
+    %last_visit = arith.subi %n_visits, %c1 : index loc("flash_fwd.cu":558:5 to 558:85)
 
     // ---- shared memory: Q [128][d] (O in the epilogue), K and V rings [STAGES][BLOCK_N][d], 128-byte swizzled; the mbarriers ----
     %sQ = cuir.alloc {swizzle = 128} : memref<128x128xbf16, #S> loc("sQ"("flash_fwd.cu":91:24 to 91:37))
     %sK = cuir.alloc {swizzle = 128} : memref<2x128x128xbf16, #S> loc("sK"("flash_fwd.cu":92:24 to 92:60))
     %sV = cuir.alloc {swizzle = 128} : memref<2x128x128xbf16, #S> loc("sV"("flash_fwd.cu":93:24 to 93:70))
-    %q_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<1> loc("bars->q_full"("flash_fwd.cu":543:5 to 543:36))
-    %k_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<2> loc("bars->k_full"("flash_fwd.cu":546:7 to 546:41))
-    %v_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<2> loc("bars->v_full"("flash_fwd.cu":547:7 to 547:41))
-    %k_empty = cuir.barrier.init arrivals 2 : !cuir.mbarrier<2> loc("bars->k_empty"("flash_fwd.cu":548:7 to 548:64))
-    %v_empty = cuir.barrier.init arrivals 2 : !cuir.mbarrier<2> loc("bars->v_empty"("flash_fwd.cu":549:7 to 549:64))
+    %q_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<1> loc("bars->q_full"("flash_fwd.cu":477:5 to 477:36))
+    %k_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<2> loc("bars->k_full"("flash_fwd.cu":480:7 to 480:41))
+    %v_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<2> loc("bars->v_full"("flash_fwd.cu":481:7 to 481:41))
+    %k_empty = cuir.barrier.init arrivals 2 : !cuir.mbarrier<2> loc("bars->k_empty"("flash_fwd.cu":482:7 to 482:64))
+    %v_empty = cuir.barrier.init arrivals 2 : !cuir.mbarrier<2> loc("bars->v_empty"("flash_fwd.cu":483:7 to 483:64))
 
     // =============================== producer warpgroup ===============================
     cuir.bind warpgroup [0] role producer regs 24 {
@@ -169,73 +169,73 @@ cuir.kernel @flash_fwd_sm90_bf16_d128(
           } loc("flash_fwd.cu":167:5 to 167:16)
           scf.yield loc("flash_fwd.cu":164:3 to 164:38)
         } loc("flash_fwd.cu":164:3 to 164:38)
-        cuir.yield loc("flash_fwd.cu":560:7 to 560:41)
-      } loc("flash_fwd.cu":559:5 to 559:51)
-      cuir.yield loc("flash_fwd.cu":558:5 to 558:40)
-    } loc("flash_fwd.cu":558:5 to 558:40)
+        cuir.yield loc("flash_fwd.cu":494:7 to 494:41)
+      } loc("flash_fwd.cu":493:5 to 493:51)
+      cuir.yield loc("flash_fwd.cu":492:5 to 492:40)
+    } loc("flash_fwd.cu":492:5 to 492:40)
 
     // =============================== consumer warpgroups ===============================
     cuir.bind warpgroup [1, 2] role consumer regs 240 {
-      %consumer = cuir.worker_id loc("consumer_index"("flash_fwd.cu":370:3 to 370:40))
-      %wg_row = arith.muli %consumer, %c64 : index loc("wg_row_in_block"("flash_fwd.cu":374:3 to 374:59))
-      %q_wg = arith.addi %m_start, %wg_row : index loc("m_start + wg_row_in_block"("flash_fwd.cu":383:3 to 383:63))
+      %consumer = cuir.worker_id loc("consumer_index"("flash_fwd.cu":499:5 to 499:42))
+      %wg_row = arith.muli %consumer, %c64 : index loc("wg_row_in_block"("flash_fwd.cu":502:5 to 502:61))
+      %q_wg = arith.addi %m_start, %wg_row : index loc("m_start + wg_row_in_block"("flash_fwd.cu":511:5 to 511:65))
       %sQ_wg = memref.subview %sQ[%wg_row, 0] [64, 128] [1, 1]
-          : memref<128x128xbf16, #S> to memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc("ctx.sq_rows"("flash_fwd.cu":378:3 to 378:66))
-      %is_second = arith.cmpi eq, %consumer, %c1 : index loc("flash_fwd.cu":400:22 to 400:41)
+          : memref<128x128xbf16, #S> to memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc("ctx.sq_rows"("flash_fwd.cu":506:5 to 506:68))
+      %is_second = arith.cmpi eq, %consumer, %c1 : index loc("flash_fwd.cu":528:24 to 528:43)
       %my_turn = arith.addi %consumer, %c1 : index loc("flash_fwd.cu":292:30 to 292:102)
       %their_turn = arith.subi %c2, %consumer : index loc("flash_fwd.cu":297:35 to 297:115)
 
       // ---- accumulators and softmax state, all in registers ----
-      %acc_o_init = arith.constant dense<0.0> : tensor<64x128xf32, #WACC> loc("acc_o"("flash_fwd.cu":397:39 to 397:53))
-      %row_max_init = arith.constant dense<0xFF800000> : tensor<64xf32, #WROW> loc("row_max"("flash_fwd.cu":393:3 to 393:22))
-      %row_sum_init = arith.constant dense<0.0> : tensor<64xf32, #WROW> loc("row_sum"("flash_fwd.cu":394:3 to 394:22))
-      %log2e = arith.constant 1.44269502 : f32 loc("ctx.scale_log2"("flash_fwd.cu":387:3 to 387:49))
-      %scale_log2 = arith.mulf %softmax_scale, %log2e : f32 loc("ctx.scale_log2"("flash_fwd.cu":387:3 to 387:49))
-      %scale_tile = tensor.splat %scale_log2 : tensor<64x128xf32, #WACC> loc("ctx.scale_log2"("flash_fwd.cu":387:3 to 387:49))
-      %scale_row = tensor.splat %scale_log2 : tensor<64xf32, #WROW> loc("ctx.scale_log2"("flash_fwd.cu":387:3 to 387:49))
+      %acc_o_init = arith.constant dense<0.0> : tensor<64x128xf32, #WACC> loc("acc_o"("flash_fwd.cu":525:41 to 525:55))
+      %row_max_init = arith.constant dense<0xFF800000> : tensor<64xf32, #WROW> loc("row_max"("flash_fwd.cu":521:5 to 521:24))
+      %row_sum_init = arith.constant dense<0.0> : tensor<64xf32, #WROW> loc("row_sum"("flash_fwd.cu":522:5 to 522:24))
+      %log2e = arith.constant 1.44269502 : f32 loc("ctx.scale_log2"("flash_fwd.cu":515:5 to 515:51))
+      %scale_log2 = arith.mulf %softmax_scale, %log2e : f32 loc("ctx.scale_log2"("flash_fwd.cu":515:5 to 515:51))
+      %scale_tile = tensor.splat %scale_log2 : tensor<64x128xf32, #WACC> loc("ctx.scale_log2"("flash_fwd.cu":515:5 to 515:51))
+      %scale_row = tensor.splat %scale_log2 : tensor<64xf32, #WROW> loc("ctx.scale_log2"("flash_fwd.cu":515:5 to 515:51))
       %zero_row = arith.constant dense<0.0> : tensor<64xf32, #WROW> loc("max_scaled"("flash_fwd.cu":251:30 to 251:77))
       %ninf_row = arith.constant dense<0xFF800000> : tensor<64xf32, #WROW> loc("max_scaled"("flash_fwd.cu":251:30 to 251:77))
-      %acc_s_init = arith.constant dense<0.0> : tensor<64x128xf32, #WACC> loc("acc_s"("flash_fwd.cu":391:3 to 391:26))
+      %acc_s_init = arith.constant dense<0.0> : tensor<64x128xf32, #WACC> loc("acc_s"("flash_fwd.cu":519:5 to 519:28))
 
-      cuir.barrier.wait %q_full[%c0], %c0 : !cuir.mbarrier<1> loc("flash_fwd.cu":399:3 to 399:34)
+      cuir.barrier.wait %q_full[%c0], %c0 : !cuir.mbarrier<1> loc("flash_fwd.cu":527:5 to 527:36)
       scf.if %is_second {
-        cuir.barrier.named %c1 threads 256 arrive loc("flash_fwd.cu":400:43 to 400:110)
-        scf.yield loc("flash_fwd.cu":400:3 to 400:42)
-      } loc("flash_fwd.cu":400:3 to 400:42)
+        cuir.barrier.named %c1 threads 256 arrive loc("flash_fwd.cu":528:45 to 528:112)
+        scf.yield loc("flash_fwd.cu":528:5 to 528:44)
+      } loc("flash_fwd.cu":528:5 to 528:44)
 
       // =============================== masking steps ===============================
-      %n_masked = arith.subi %n_block_max, %n_unmasked_blocks : index loc("flash_fwd.cu":418:3 to 418:50)
+      %n_masked = arith.subi %n_block_max, %n_unmasked_blocks : index loc("flash_fwd.cu":546:5 to 546:52)
       %m_acc_o, %m_row_max, %m_row_sum = scf.for %iv = %c0 to %n_masked step %c1
           iter_args(%acc_o = %acc_o_init, %row_max = %row_max_init, %row_sum = %row_sum_init)
           -> (tensor<64x128xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>) {
-        %top = arith.subi %n_block_max, %c1 : index loc("n_block"("flash_fwd.cu":414:3 to 414:33))
-        %n_block = arith.subi %top, %iv : index loc("n_block"("flash_fwd.cu":418:3 to 418:50))
-        %i = arith.subi %last_block, %n_block : index loc(callsite("i"("flash_fwd.cu":335:3 to 335:43) at "flash_fwd.cu":419:5 to 419:35))
-        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_fwd.cu":320:3 to 320:35) at "flash_fwd.cu":419:5 to 419:35))
-        %round = arith.divui %i, %cST : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":419:5 to 419:35))
-        %phase = arith.remui %round, %c2 : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":419:5 to 419:35))
+        %top = arith.subi %n_block_max, %c1 : index loc("n_block"("flash_fwd.cu":542:5 to 542:35))
+        %n_block = arith.subi %top, %iv : index loc("n_block"("flash_fwd.cu":546:5 to 546:52))
+        %i = arith.subi %last_block, %n_block : index loc(callsite("i"("flash_fwd.cu":335:3 to 335:43) at "flash_fwd.cu":547:7 to 547:37))
+        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_fwd.cu":320:3 to 320:35) at "flash_fwd.cu":547:7 to 547:37))
+        %round = arith.divui %i, %cST : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":547:7 to 547:37))
+        %phase = arith.remui %round, %c2 : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":547:7 to 547:37))
         %kv0 = arith.muli %n_block, %cBN : index loc(callsite("n_block"("flash_fwd.cu":219:20 to 219:40) at "flash_fwd.cu":351:5 to 351:43))
-        %is_last = arith.cmpi eq, %i, %last_visit : index loc("flash_fwd.cu":431:3 to 431:46)
+        %is_last = arith.cmpi eq, %i, %last_visit : index loc("flash_fwd.cu":559:5 to 559:48)
         %keep_turn = arith.andi %is_last, %is_second : i1 loc("flash_fwd.cu":297:5 to 297:34)
         %pass_turn = arith.xori %keep_turn, %true : i1 loc("flash_fwd.cu":297:5 to 297:34)
         %sK_stage = memref.subview %sK[%stage, 0, 0] [1, 128, 128] [1, 1, 1]
-            : memref<2x128x128xbf16, #S> to memref<128x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sK"("flash_fwd.cu":340:34 to 340:67) at "flash_fwd.cu":419:5 to 419:35))
+            : memref<2x128x128xbf16, #S> to memref<128x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sK"("flash_fwd.cu":340:34 to 340:67) at "flash_fwd.cu":547:7 to 547:37))
         %sV_stage = memref.subview %sV[%stage, 0, 0] [1, 128, 128] [1, 1, 1]
             : memref<2x128x128xbf16, #S> to memref<128x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sV"("flash_fwd.cu":323:29 to 323:62) at "flash_fwd.cu":341:25 to 341:53))
 
         // S = Q K^T on this warpgroup's turn
-        cuir.barrier.named %my_turn threads 256 loc(callsite("flash_fwd.cu":338:3 to 338:38 at "flash_fwd.cu":419:5 to 419:35))
-        cuir.barrier.wait %k_full[%stage], %phase : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":339:3 to 339:59 at "flash_fwd.cu":419:5 to 419:35))
+        cuir.barrier.named %my_turn threads 256 loc(callsite("flash_fwd.cu":338:3 to 338:38 at "flash_fwd.cu":547:7 to 547:37))
+        cuir.barrier.wait %k_full[%stage], %phase : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":339:3 to 339:59 at "flash_fwd.cu":547:7 to 547:37))
         %s_issued = cuir.gemm_async %sQ_wg, %sK_stage transpose_b, %acc_s_init
-            : memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, memref<128x128xbf16, strided<[128, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":340:3 to 340:32) at "flash_fwd.cu":419:5 to 419:35))
-        cuir.barrier.named %their_turn threads 256 arrive loc(callsite("flash_fwd.cu":342:3 to 342:45 at "flash_fwd.cu":419:5 to 419:35))
-        %acc_s = cuir.gemm_wait %s_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":405:5 to 405:19) at "flash_fwd.cu":419:5 to 419:35))
-        cuir.barrier.arrive %k_empty[%stage] : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":346:3 to 346:41 at "flash_fwd.cu":419:5 to 419:35))
+            : memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, memref<128x128xbf16, strided<[128, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":340:3 to 340:32) at "flash_fwd.cu":547:7 to 547:37))
+        cuir.barrier.named %their_turn threads 256 arrive loc(callsite("flash_fwd.cu":342:3 to 342:45 at "flash_fwd.cu":547:7 to 547:37))
+        %acc_s = cuir.gemm_wait %s_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":533:7 to 533:21) at "flash_fwd.cu":547:7 to 547:37))
+        cuir.barrier.arrive %k_empty[%stage] : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":346:3 to 346:41 at "flash_fwd.cu":547:7 to 547:37))
 
         // ------- score tile complete: acc_s = Q K^T (unscaled); the mask of a masking step -------
         %acc_s_masked = cuir.elementwise (%acc_s) at [%b, %head_q, %q_wg, %kv0]
             : (tensor<64x128xf32, #WACC>) -> tensor<64x128xf32, #WACC> {
-        ^bb0(%x: f32 loc("acc_s"("flash_fwd.cu":226:60 to 226:86)), %bi: index loc("block.batch"("flash_fwd.cu":517:3 to 517:53)), %hi: index loc("block.head_q"("flash_fwd.cu":517:3 to 517:53)), %row: index loc("row"("flash_fwd.cu":224:7 to 224:42)), %col: index loc("col"("flash_fwd.cu":225:7 to 225:46))):
+        ^bb0(%x: f32 loc("acc_s"("flash_fwd.cu":226:60 to 226:86)), %bi: index loc("block.batch"("flash_fwd.cu":451:3 to 451:53)), %hi: index loc("block.head_q"("flash_fwd.cu":451:3 to 451:53)), %row: index loc("row"("flash_fwd.cu":224:7 to 224:42)), %col: index loc("col"("flash_fwd.cu":225:7 to 225:46))):
           %past_end = arith.cmpi sge, %col, %seqlen_kv : index loc(callsite("flash_fwd.cu":226:11 to 226:27 at "flash_fwd.cu":351:5 to 351:43))
           %row_last = arith.addi %row, %last_key_offset : index loc(callsite("flash_fwd.cu":214:27 to 214:48 at "flash_fwd.cu":351:5 to 351:43))
           %past_diag = arith.cmpi sgt, %col, %row_last : index loc(callsite("flash_fwd.cu":226:31 to 226:58 at "flash_fwd.cu":351:5 to 351:43))
@@ -266,47 +266,47 @@ cuir.kernel @flash_fwd_sm90_bf16_d128(
         // ------- O = O * correction + P V on this warpgroup's turn -------
         %rescale_b = cuir.broadcast_rows %rescale : tensor<64xf32, #WROW> -> tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":275:33 to 275:69) at "flash_fwd.cu":321:3 to 321:34))
         %acc_o_rescaled = arith.mulf %acc_o, %rescale_b : tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":275:33 to 275:69) at "flash_fwd.cu":321:3 to 321:34))
-        cuir.barrier.named %my_turn threads 256 loc("flash_fwd.cu":429:3 to 429:40)
+        cuir.barrier.named %my_turn threads 256 loc("flash_fwd.cu":557:5 to 557:42)
         cuir.barrier.wait %v_full[%stage], %phase : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":322:3 to 322:59 at "flash_fwd.cu":341:25 to 341:53))
         %o_issued = cuir.gemm_async %p_frag, %sV_stage, %acc_o_rescaled
             : tensor<64x128xbf16, #WA>, memref<128x128xbf16, strided<[128, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":323:3 to 323:63) at "flash_fwd.cu":341:25 to 341:53))
         scf.if %pass_turn {
-          cuir.barrier.named %their_turn threads 256 arrive loc("flash_fwd.cu":431:3 to 431:46)
-          scf.yield loc("flash_fwd.cu":431:3 to 431:46)
-        } loc("flash_fwd.cu":431:3 to 431:46)
-        %acc_o_new = cuir.gemm_wait %o_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":357:5 to 357:34) at "flash_fwd.cu":419:5 to 419:35))
-        cuir.barrier.arrive %v_empty[%stage] : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":360:5 to 360:57 at "flash_fwd.cu":419:5 to 419:35))
+          cuir.barrier.named %their_turn threads 256 arrive loc("flash_fwd.cu":559:5 to 559:48)
+          scf.yield loc("flash_fwd.cu":559:5 to 559:48)
+        } loc("flash_fwd.cu":559:5 to 559:48)
+        %acc_o_new = cuir.gemm_wait %o_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":357:5 to 357:34) at "flash_fwd.cu":547:7 to 547:37))
+        cuir.barrier.arrive %v_empty[%stage] : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":360:5 to 360:57 at "flash_fwd.cu":547:7 to 547:37))
         scf.yield %acc_o_new, %new_max, %row_sum_new
-            : tensor<64x128xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW> loc("flash_fwd.cu":418:3 to 418:50)
-      } loc("flash_fwd.cu":418:3 to 418:50)
+            : tensor<64x128xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW> loc("flash_fwd.cu":546:5 to 546:52)
+      } loc("flash_fwd.cu":546:5 to 546:52)
 
       // =============================== unmasked steps ===============================
-      %n_unmasked = arith.subi %n_unmasked_blocks, %n_block_min : index loc("flash_fwd.cu":424:3 to 424:44)
+      %n_unmasked = arith.subi %n_unmasked_blocks, %n_block_min : index loc("flash_fwd.cu":552:5 to 552:46)
       %u_acc_o, %u_row_max, %u_row_sum = scf.for %iv = %c0 to %n_unmasked step %c1
           iter_args(%acc_o = %m_acc_o, %row_max = %m_row_max, %row_sum = %m_row_sum)
           -> (tensor<64x128xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>) {
-        %top = arith.subi %n_unmasked_blocks, %c1 : index loc("n_block"("flash_fwd.cu":424:3 to 424:44))
-        %n_block = arith.subi %top, %iv : index loc("n_block"("flash_fwd.cu":424:3 to 424:44))
-        %i = arith.subi %last_block, %n_block : index loc(callsite("i"("flash_fwd.cu":335:3 to 335:43) at "flash_fwd.cu":425:5 to 425:36))
-        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_fwd.cu":320:3 to 320:35) at "flash_fwd.cu":425:5 to 425:36))
-        %round = arith.divui %i, %cST : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":425:5 to 425:36))
-        %phase = arith.remui %round, %c2 : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":425:5 to 425:36))
+        %top = arith.subi %n_unmasked_blocks, %c1 : index loc("n_block"("flash_fwd.cu":552:5 to 552:46))
+        %n_block = arith.subi %top, %iv : index loc("n_block"("flash_fwd.cu":552:5 to 552:46))
+        %i = arith.subi %last_block, %n_block : index loc(callsite("i"("flash_fwd.cu":335:3 to 335:43) at "flash_fwd.cu":553:7 to 553:38))
+        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_fwd.cu":320:3 to 320:35) at "flash_fwd.cu":553:7 to 553:38))
+        %round = arith.divui %i, %cST : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":553:7 to 553:38))
+        %phase = arith.remui %round, %c2 : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":553:7 to 553:38))
         %kv0 = arith.muli %n_block, %cBN : index loc(callsite("n_block"("flash_fwd.cu":219:20 to 219:40) at "flash_fwd.cu":351:5 to 351:43))
-        %is_last = arith.cmpi eq, %i, %last_visit : index loc("flash_fwd.cu":431:3 to 431:46)
+        %is_last = arith.cmpi eq, %i, %last_visit : index loc("flash_fwd.cu":559:5 to 559:48)
         %keep_turn = arith.andi %is_last, %is_second : i1 loc("flash_fwd.cu":297:5 to 297:34)
         %pass_turn = arith.xori %keep_turn, %true : i1 loc("flash_fwd.cu":297:5 to 297:34)
         %sK_stage = memref.subview %sK[%stage, 0, 0] [1, 128, 128] [1, 1, 1]
-            : memref<2x128x128xbf16, #S> to memref<128x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sK"("flash_fwd.cu":340:34 to 340:67) at "flash_fwd.cu":425:5 to 425:36))
+            : memref<2x128x128xbf16, #S> to memref<128x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sK"("flash_fwd.cu":340:34 to 340:67) at "flash_fwd.cu":553:7 to 553:38))
         %sV_stage = memref.subview %sV[%stage, 0, 0] [1, 128, 128] [1, 1, 1]
             : memref<2x128x128xbf16, #S> to memref<128x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sV"("flash_fwd.cu":323:29 to 323:62) at "flash_fwd.cu":341:25 to 341:53))
 
-        cuir.barrier.named %my_turn threads 256 loc(callsite("flash_fwd.cu":338:3 to 338:38 at "flash_fwd.cu":425:5 to 425:36))
-        cuir.barrier.wait %k_full[%stage], %phase : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":339:3 to 339:59 at "flash_fwd.cu":425:5 to 425:36))
+        cuir.barrier.named %my_turn threads 256 loc(callsite("flash_fwd.cu":338:3 to 338:38 at "flash_fwd.cu":553:7 to 553:38))
+        cuir.barrier.wait %k_full[%stage], %phase : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":339:3 to 339:59 at "flash_fwd.cu":553:7 to 553:38))
         %s_issued = cuir.gemm_async %sQ_wg, %sK_stage transpose_b, %acc_s_init
-            : memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, memref<128x128xbf16, strided<[128, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":340:3 to 340:32) at "flash_fwd.cu":425:5 to 425:36))
-        cuir.barrier.named %their_turn threads 256 arrive loc(callsite("flash_fwd.cu":342:3 to 342:45 at "flash_fwd.cu":425:5 to 425:36))
-        %acc_s = cuir.gemm_wait %s_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":408:5 to 408:19) at "flash_fwd.cu":425:5 to 425:36))
-        cuir.barrier.arrive %k_empty[%stage] : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":346:3 to 346:41 at "flash_fwd.cu":425:5 to 425:36))
+            : memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, memref<128x128xbf16, strided<[128, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":340:3 to 340:32) at "flash_fwd.cu":553:7 to 553:38))
+        cuir.barrier.named %their_turn threads 256 arrive loc(callsite("flash_fwd.cu":342:3 to 342:45 at "flash_fwd.cu":553:7 to 553:38))
+        %acc_s = cuir.gemm_wait %s_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":536:7 to 536:21) at "flash_fwd.cu":553:7 to 553:38))
+        cuir.barrier.arrive %k_empty[%stage] : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":346:3 to 346:41 at "flash_fwd.cu":553:7 to 553:38))
 
         // ------- score tile complete: every score of this tile is visible -------
 
@@ -331,56 +331,56 @@ cuir.kernel @flash_fwd_sm90_bf16_d128(
 
         %rescale_b = cuir.broadcast_rows %rescale : tensor<64xf32, #WROW> -> tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":275:33 to 275:69) at "flash_fwd.cu":321:3 to 321:34))
         %acc_o_rescaled = arith.mulf %acc_o, %rescale_b : tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":275:33 to 275:69) at "flash_fwd.cu":321:3 to 321:34))
-        cuir.barrier.named %my_turn threads 256 loc("flash_fwd.cu":429:3 to 429:40)
+        cuir.barrier.named %my_turn threads 256 loc("flash_fwd.cu":557:5 to 557:42)
         cuir.barrier.wait %v_full[%stage], %phase : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":322:3 to 322:59 at "flash_fwd.cu":341:25 to 341:53))
         %o_issued = cuir.gemm_async %p_frag, %sV_stage, %acc_o_rescaled
             : tensor<64x128xbf16, #WA>, memref<128x128xbf16, strided<[128, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":323:3 to 323:63) at "flash_fwd.cu":341:25 to 341:53))
         scf.if %pass_turn {
-          cuir.barrier.named %their_turn threads 256 arrive loc("flash_fwd.cu":431:3 to 431:46)
-          scf.yield loc("flash_fwd.cu":431:3 to 431:46)
-        } loc("flash_fwd.cu":431:3 to 431:46)
-        %acc_o_new = cuir.gemm_wait %o_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":357:5 to 357:34) at "flash_fwd.cu":425:5 to 425:36))
-        cuir.barrier.arrive %v_empty[%stage] : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":360:5 to 360:57 at "flash_fwd.cu":425:5 to 425:36))
+          cuir.barrier.named %their_turn threads 256 arrive loc("flash_fwd.cu":559:5 to 559:48)
+          scf.yield loc("flash_fwd.cu":559:5 to 559:48)
+        } loc("flash_fwd.cu":559:5 to 559:48)
+        %acc_o_new = cuir.gemm_wait %o_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":357:5 to 357:34) at "flash_fwd.cu":553:7 to 553:38))
+        cuir.barrier.arrive %v_empty[%stage] : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":360:5 to 360:57 at "flash_fwd.cu":553:7 to 553:38))
         scf.yield %acc_o_new, %new_max, %row_sum_new
-            : tensor<64x128xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW> loc("flash_fwd.cu":424:3 to 424:44)
-      } loc("flash_fwd.cu":424:3 to 424:44)
+            : tensor<64x128xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW> loc("flash_fwd.cu":552:5 to 552:46)
+      } loc("flash_fwd.cu":552:5 to 552:46)
 
       // =============================== epilogue ===============================
-      %sees_nothing = arith.cmpf oeq, %u_row_sum, %zero_row : tensor<64xf32, #WROW> loc("row_sees_nothing"("flash_fwd.cu":451:5 to 451:45))
-      %one_row = arith.constant dense<1.0> : tensor<64xf32, #WROW> loc("row_inv_sum"("flash_fwd.cu":452:50 to 452:59))
-      %inv = arith.divf %one_row, %u_row_sum : tensor<64xf32, #WROW> loc("row_inv_sum"("flash_fwd.cu":452:50 to 452:59))
-      %row_inv_sum = arith.select %sees_nothing, %zero_row, %inv : tensor<64xi1, #WROW>, tensor<64xf32, #WROW> loc("row_inv_sum"("flash_fwd.cu":452:5 to 452:60))
-      %max_l2 = arith.mulf %u_row_max, %scale_row : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":453:53 to 453:83))
-      %log_sum = math.log2 %u_row_sum : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":453:86 to 453:100))
-      %lse2 = arith.addf %max_l2, %log_sum : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":453:52 to 453:101))
-      %ln2 = arith.constant dense<0.693147182> : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":453:102 to 453:108))
-      %lse_nat = arith.mulf %lse2, %ln2 : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":453:52 to 453:108))
-      %lse_val = arith.select %sees_nothing, %ninf_row, %lse_nat : tensor<64xi1, #WROW>, tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":453:5 to 453:108))
-      cuir.store %lse_val -> %lse_head[%q_wg] : tensor<64xf32, #WROW> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("lse_head"("flash_fwd.cu":455:72 to 455:91))
-      %inv_b = cuir.broadcast_rows %row_inv_sum : tensor<64xf32, #WROW> -> tensor<64x128xf32, #WACC> loc("packed"("flash_fwd.cu":469:55 to 469:98))
-      %o_norm = arith.mulf %u_acc_o, %inv_b : tensor<64x128xf32, #WACC> loc("packed"("flash_fwd.cu":469:55 to 469:98))
-      %o16 = arith.truncf %o_norm : tensor<64x128xf32, #WACC> to tensor<64x128xbf16, #WACC> loc("packed"("flash_fwd.cu":469:7 to 469:54))
-      cuir.store %o16 -> %sQ_wg : tensor<64x128xbf16, #WACC> -> memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc("smem"("flash_fwd.cu":471:7 to 471:93))
-      cuir.copy %sQ_wg -> %o_head[%q_wg, %c0] : memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> -> memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("o_head"("flash_fwd.cu":485:7 to 485:100))
-      cuir.yield loc("flash_fwd.cu":564:5 to 564:53)
-    } loc("flash_fwd.cu":563:5 to 563:40)
-    scf.yield loc("flash_fwd.cu":536:3 to 536:24)
-  } loc("flash_fwd.cu":536:3 to 536:24)
-  cuir.return loc("flash_fwd.cu":509:5 to 509:79)
-} loc("flash_fwd_sm90_kernel"("flash_fwd.cu":509:5 to 509:79))
+      %sees_nothing = arith.cmpf oeq, %u_row_sum, %zero_row : tensor<64xf32, #WROW> loc("row_sees_nothing"("flash_fwd.cu":385:5 to 385:45))
+      %one_row = arith.constant dense<1.0> : tensor<64xf32, #WROW> loc("row_inv_sum"("flash_fwd.cu":386:50 to 386:59))
+      %inv = arith.divf %one_row, %u_row_sum : tensor<64xf32, #WROW> loc("row_inv_sum"("flash_fwd.cu":386:50 to 386:59))
+      %row_inv_sum = arith.select %sees_nothing, %zero_row, %inv : tensor<64xi1, #WROW>, tensor<64xf32, #WROW> loc("row_inv_sum"("flash_fwd.cu":386:5 to 386:60))
+      %max_l2 = arith.mulf %u_row_max, %scale_row : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":387:53 to 387:83))
+      %log_sum = math.log2 %u_row_sum : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":387:86 to 387:100))
+      %lse2 = arith.addf %max_l2, %log_sum : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":387:52 to 387:101))
+      %ln2 = arith.constant dense<0.693147182> : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":387:102 to 387:108))
+      %lse_nat = arith.mulf %lse2, %ln2 : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":387:52 to 387:108))
+      %lse_val = arith.select %sees_nothing, %ninf_row, %lse_nat : tensor<64xi1, #WROW>, tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":387:5 to 387:108))
+      cuir.store %lse_val -> %lse_head[%q_wg] : tensor<64xf32, #WROW> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("lse_head"("flash_fwd.cu":389:72 to 389:91))
+      %inv_b = cuir.broadcast_rows %row_inv_sum : tensor<64xf32, #WROW> -> tensor<64x128xf32, #WACC> loc("packed"("flash_fwd.cu":403:55 to 403:98))
+      %o_norm = arith.mulf %u_acc_o, %inv_b : tensor<64x128xf32, #WACC> loc("packed"("flash_fwd.cu":403:55 to 403:98))
+      %o16 = arith.truncf %o_norm : tensor<64x128xf32, #WACC> to tensor<64x128xbf16, #WACC> loc("packed"("flash_fwd.cu":403:7 to 403:54))
+      cuir.store %o16 -> %sQ_wg : tensor<64x128xbf16, #WACC> -> memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc("smem"("flash_fwd.cu":405:7 to 405:93))
+      cuir.copy %sQ_wg -> %o_head[%q_wg, %c0] : memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> -> memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("o_head"("flash_fwd.cu":419:7 to 419:100))
+      cuir.yield loc("flash_fwd.cu":566:5 to 566:50)
+    } loc("flash_fwd.cu":497:5 to 497:40)
+    scf.yield loc("flash_fwd.cu":470:3 to 470:24)
+  } loc("flash_fwd.cu":470:3 to 470:24)
+  cuir.return loc("flash_fwd.cu":443:5 to 443:79)
+} loc("flash_fwd_sm90_kernel"("flash_fwd.cu":443:5 to 443:79))
 cuir.kernel @flash_fwd_sm90_bf16_d64(
-    %q: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "q"} loc("params.q"("flash_fwd.cu":509:27 to 509:79)),
-    %k: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "k"} loc("params.k"("flash_fwd.cu":509:27 to 509:79)),
-    %v: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "v"} loc("params.v"("flash_fwd.cu":509:27 to 509:79)),
-    %o: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "o"} loc("params.o"("flash_fwd.cu":509:27 to 509:79)),
-    %lse: memref<?x?x?xf32, #G> {cuir.arg = "lse"} loc("params.lse"("flash_fwd.cu":509:27 to 509:79)),
-    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_fwd.cu":509:27 to 509:79)),
-    %causal: i1 {cuir.arg = "causal"} loc("IS_CAUSAL"("flash_fwd.cu":507:1 to 507:57)),
-    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_fwd.cu":509:27 to 509:79)),
-    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_fwd.cu":509:27 to 509:79)),
-    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_fwd.cu":509:27 to 509:79)),
-    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_fwd.cu":509:27 to 509:79)),
-    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_fwd.cu":509:27 to 509:79)))
+    %q: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "q"} loc("params.q"("flash_fwd.cu":443:27 to 443:79)),
+    %k: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "k"} loc("params.k"("flash_fwd.cu":443:27 to 443:79)),
+    %v: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "v"} loc("params.v"("flash_fwd.cu":443:27 to 443:79)),
+    %o: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "o"} loc("params.o"("flash_fwd.cu":443:27 to 443:79)),
+    %lse: memref<?x?x?xf32, #G> {cuir.arg = "lse"} loc("params.lse"("flash_fwd.cu":443:27 to 443:79)),
+    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_fwd.cu":443:27 to 443:79)),
+    %causal: i1 {cuir.arg = "causal"} loc("IS_CAUSAL"("flash_fwd.cu":441:1 to 441:57)),
+    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_fwd.cu":443:27 to 443:79)),
+    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_fwd.cu":443:27 to 443:79)),
+    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_fwd.cu":443:27 to 443:79)),
+    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_fwd.cu":443:27 to 443:79)),
+    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_fwd.cu":443:27 to 443:79)))
     grid (b, hq, hkv, nq, nkv) -> (nq ceildiv 128, hq, b)
     threads 384 arch "sm_90a" {
   %c0 = arith.constant 0 : index
@@ -394,70 +394,70 @@ cuir.kernel @flash_fwd_sm90_bf16_d64(
   %ninf = arith.constant 0xFF800000 : f32
 
   // ---- block coordinates, sequence views, masking offsets ----
-  %m_block = cuir.block_id x loc("block.m_block"("flash_fwd.cu":517:3 to 517:53))
-  %head_q = cuir.block_id y loc("block.head_q"("flash_fwd.cu":517:3 to 517:53))
-  %b = cuir.block_id z loc("block.batch"("flash_fwd.cu":517:3 to 517:53))
-  %causal_offset = arith.subi %seqlen_kv, %seqlen_q : index loc("causal_offset"("flash_fwd.cu":520:13 to 520:49))
-  %last_key_offset = arith.select %causal, %causal_offset, %seqlen_kv : index loc("ctx.last_key_offset"("flash_fwd.cu":386:3 to 386:90))
-  %m_start = arith.muli %m_block, %c128 : index loc("m_start"("flash_fwd.cu":521:13 to 521:49))
-  %group = arith.divui %num_heads_q, %num_heads_kv : index loc("head_kv"("flash_fwd.cu":522:13 to 522:80))
-  %head_kv = arith.divui %head_q, %group : index loc("head_kv"("flash_fwd.cu":522:13 to 522:80))
+  %m_block = cuir.block_id x loc("block.m_block"("flash_fwd.cu":451:3 to 451:53))
+  %head_q = cuir.block_id y loc("block.head_q"("flash_fwd.cu":451:3 to 451:53))
+  %b = cuir.block_id z loc("block.batch"("flash_fwd.cu":451:3 to 451:53))
+  %causal_offset = arith.subi %seqlen_kv, %seqlen_q : index loc("causal_offset"("flash_fwd.cu":454:13 to 454:49))
+  %last_key_offset = arith.select %causal, %causal_offset, %seqlen_kv : index loc("ctx.last_key_offset"("flash_fwd.cu":514:5 to 514:92))
+  %m_start = arith.muli %m_block, %c128 : index loc("m_start"("flash_fwd.cu":455:13 to 455:49))
+  %group = arith.divui %num_heads_q, %num_heads_kv : index loc("head_kv"("flash_fwd.cu":456:13 to 456:80))
+  %head_kv = arith.divui %head_q, %group : index loc("head_kv"("flash_fwd.cu":456:13 to 456:80))
   %q_head = memref.subview %q[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 64] [1, 1, 1, 1]
-      : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("tma_q"("flash_fwd.cu":617:21 to 617:46))
+      : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("tma_q"("flash_fwd.cu":619:21 to 619:46))
   %k_head = memref.subview %k[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 64] [1, 1, 1, 1]
-      : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("tma_k"("flash_fwd.cu":621:11 to 621:36))
+      : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("tma_k"("flash_fwd.cu":623:11 to 623:36))
   %v_head = memref.subview %v[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 64] [1, 1, 1, 1]
-      : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("tma_v"("flash_fwd.cu":624:11 to 624:36))
+      : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("tma_v"("flash_fwd.cu":626:11 to 626:36))
   %o_head = memref.subview %o[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 64] [1, 1, 1, 1]
-      : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("o_head"("flash_fwd.cu":475:3 to 475:55))
+      : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("o_head"("flash_fwd.cu":409:3 to 409:55))
   %lse_head = memref.subview %lse[%b, %head_q, 0] [1, 1, %seqlen_q] [1, 1, 1]
-      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("lse_head"("flash_fwd.cu":441:3 to 441:42))
+      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("lse_head"("flash_fwd.cu":375:3 to 375:42))
 
   // ---- KV tiles this block visits: [n_block_min, n_block_max), of which [n_block_min, n_unmasked_blocks) need no mask ----
-  %n_block_min = arith.constant 0 : index loc("n_block_min"("flash_fwd.cu":526:3 to 526:23))
-  %n_block_all = arith.ceildivui %seqlen_kv, %cBN : index loc("n_block_max"("flash_fwd.cu":527:7 to 527:62))
-  %n_full_all = arith.divui %seqlen_kv, %cBN : index loc("n_unmasked_blocks"("flash_fwd.cu":528:7 to 528:49))
-  %m_end = arith.addi %m_start, %c128 : index loc("last_row"("flash_fwd.cu":530:15 to 530:65))
-  %m_end_clamped = arith.minui %m_end, %seqlen_q : index loc("last_row"("flash_fwd.cu":530:15 to 530:65))
-  %last_row = arith.subi %m_end_clamped, %c1 : index loc("last_row"("flash_fwd.cu":530:15 to 530:65))
-  %last_key_of_last_row = arith.addi %last_row, %causal_offset : index loc("last_key_of_last_row"("flash_fwd.cu":531:15 to 531:62))
-  %last_key_of_first_row = arith.addi %m_start, %causal_offset : index loc("last_key_of_first_row"("flash_fwd.cu":532:15 to 532:62))
-  %llr_neg = arith.cmpi slt, %last_key_of_last_row, %c0 : index loc("n_block_max"("flash_fwd.cu":533:5 to 533:105))
-  %llr_blk = arith.divsi %last_key_of_last_row, %cBN : index loc("n_block_max"("flash_fwd.cu":533:5 to 533:105))
-  %llr_end = arith.addi %llr_blk, %c1 : index loc("n_block_max"("flash_fwd.cu":533:5 to 533:105))
-  %llr_bound = arith.select %llr_neg, %c0, %llr_end : index loc("n_block_max"("flash_fwd.cu":533:5 to 533:105))
-  %n_block_causal = arith.minsi %n_block_all, %llr_bound : index loc("n_block_max"("flash_fwd.cu":533:5 to 533:105))
-  %lfr_neg = arith.cmpi slt, %last_key_of_first_row, %c0 : index loc("n_unmasked_blocks"("flash_fwd.cu":534:5 to 534:121))
-  %lfr_next = arith.addi %last_key_of_first_row, %c1 : index loc("n_unmasked_blocks"("flash_fwd.cu":534:5 to 534:121))
-  %lfr_blk = arith.divsi %lfr_next, %cBN : index loc("n_unmasked_blocks"("flash_fwd.cu":534:5 to 534:121))
-  %lfr_bound = arith.select %lfr_neg, %c0, %lfr_blk : index loc("n_unmasked_blocks"("flash_fwd.cu":534:5 to 534:121))
-  %n_full_causal = arith.minsi %n_full_all, %lfr_bound : index loc("n_unmasked_blocks"("flash_fwd.cu":534:5 to 534:121))
-  %n_block_max = arith.select %causal, %n_block_causal, %n_block_all : index loc("n_block_max"("flash_fwd.cu":529:3 to 529:27))
-  %n_unmasked_blocks = arith.select %causal, %n_full_causal, %n_full_all : index loc("n_unmasked_blocks"("flash_fwd.cu":529:3 to 529:27))
+  %n_block_min = arith.constant 0 : index loc("n_block_min"("flash_fwd.cu":460:3 to 460:23))
+  %n_block_all = arith.ceildivui %seqlen_kv, %cBN : index loc("n_block_max"("flash_fwd.cu":461:7 to 461:62))
+  %n_full_all = arith.divui %seqlen_kv, %cBN : index loc("n_unmasked_blocks"("flash_fwd.cu":462:7 to 462:49))
+  %m_end = arith.addi %m_start, %c128 : index loc("last_row"("flash_fwd.cu":464:15 to 464:65))
+  %m_end_clamped = arith.minui %m_end, %seqlen_q : index loc("last_row"("flash_fwd.cu":464:15 to 464:65))
+  %last_row = arith.subi %m_end_clamped, %c1 : index loc("last_row"("flash_fwd.cu":464:15 to 464:65))
+  %last_key_of_last_row = arith.addi %last_row, %causal_offset : index loc("last_key_of_last_row"("flash_fwd.cu":465:15 to 465:62))
+  %last_key_of_first_row = arith.addi %m_start, %causal_offset : index loc("last_key_of_first_row"("flash_fwd.cu":466:15 to 466:62))
+  %llr_neg = arith.cmpi slt, %last_key_of_last_row, %c0 : index loc("n_block_max"("flash_fwd.cu":467:5 to 467:105))
+  %llr_blk = arith.divsi %last_key_of_last_row, %cBN : index loc("n_block_max"("flash_fwd.cu":467:5 to 467:105))
+  %llr_end = arith.addi %llr_blk, %c1 : index loc("n_block_max"("flash_fwd.cu":467:5 to 467:105))
+  %llr_bound = arith.select %llr_neg, %c0, %llr_end : index loc("n_block_max"("flash_fwd.cu":467:5 to 467:105))
+  %n_block_causal = arith.minsi %n_block_all, %llr_bound : index loc("n_block_max"("flash_fwd.cu":467:5 to 467:105))
+  %lfr_neg = arith.cmpi slt, %last_key_of_first_row, %c0 : index loc("n_unmasked_blocks"("flash_fwd.cu":468:5 to 468:121))
+  %lfr_next = arith.addi %last_key_of_first_row, %c1 : index loc("n_unmasked_blocks"("flash_fwd.cu":468:5 to 468:121))
+  %lfr_blk = arith.divsi %lfr_next, %cBN : index loc("n_unmasked_blocks"("flash_fwd.cu":468:5 to 468:121))
+  %lfr_bound = arith.select %lfr_neg, %c0, %lfr_blk : index loc("n_unmasked_blocks"("flash_fwd.cu":468:5 to 468:121))
+  %n_full_causal = arith.minsi %n_full_all, %lfr_bound : index loc("n_unmasked_blocks"("flash_fwd.cu":468:5 to 468:121))
+  %n_block_max = arith.select %causal, %n_block_causal, %n_block_all : index loc("n_block_max"("flash_fwd.cu":463:3 to 463:27))
+  %n_unmasked_blocks = arith.select %causal, %n_full_causal, %n_full_all : index loc("n_unmasked_blocks"("flash_fwd.cu":463:3 to 463:27))
 
-  %no_keys = arith.cmpi sle, %n_block_max, %n_block_min : index loc("flash_fwd.cu":536:3 to 536:24)
+  %no_keys = arith.cmpi sle, %n_block_max, %n_block_min : index loc("flash_fwd.cu":470:3 to 470:24)
   scf.if %no_keys {
     // No row of this block sees any key: O = 0, LSE = -inf (write_empty_block).
-    %zero_o = arith.constant dense<0.0> : tensor<128x64xbf16, #WACC> loc("o_head"("flash_fwd.cu":498:103 to 498:125))
-    cuir.store %zero_o -> %o_head[%m_start, %c0] : tensor<128x64xbf16, #WACC> -> memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("o_head"("flash_fwd.cu":498:32 to 498:125))
-    %ninf_lse = arith.constant dense<0xFF800000> : tensor<128xf32, #WROW> loc("lse_head"("flash_fwd.cu":503:7 to 503:30))
-    cuir.store %ninf_lse -> %lse_head[%m_start] : tensor<128xf32, #WROW> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("lse_head"("flash_fwd.cu":503:7 to 503:30))
-    scf.yield loc("flash_fwd.cu":538:5 to 538:12)
+    %zero_o = arith.constant dense<0.0> : tensor<128x64xbf16, #WACC> loc("o_head"("flash_fwd.cu":432:103 to 432:125))
+    cuir.store %zero_o -> %o_head[%m_start, %c0] : tensor<128x64xbf16, #WACC> -> memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("o_head"("flash_fwd.cu":432:32 to 432:125))
+    %ninf_lse = arith.constant dense<0xFF800000> : tensor<128xf32, #WROW> loc("lse_head"("flash_fwd.cu":437:7 to 437:30))
+    cuir.store %ninf_lse -> %lse_head[%m_start] : tensor<128xf32, #WROW> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("lse_head"("flash_fwd.cu":437:7 to 437:30))
+    scf.yield loc("flash_fwd.cu":472:5 to 472:12)
   } else {
     // ---- visits: n_visits, the last is visit n_visits - 1 ----
     %last_block = arith.subi %n_block_max, %c1 : index loc("i"("flash_fwd.cu":335:3 to 335:43))
     %n_visits = arith.subi %n_block_max, %n_block_min : index loc("n_visits"("flash_fwd.cu":163:3 to 163:50))
-    %last_visit = arith.subi %n_visits, %c1 : index loc("flash_fwd.cu":430:3 to 430:83)
+    %last_visit = arith.subi %n_visits, %c1 : index loc("flash_fwd.cu":558:5 to 558:85)
 
     // ---- shared memory: Q [128][d] (O in the epilogue), K and V rings [STAGES][BLOCK_N][d], 128-byte swizzled; the mbarriers ----
     %sQ = cuir.alloc {swizzle = 128} : memref<128x64xbf16, #S> loc("sQ"("flash_fwd.cu":91:24 to 91:37))
     %sK = cuir.alloc {swizzle = 128} : memref<4x128x64xbf16, #S> loc("sK"("flash_fwd.cu":92:24 to 92:60))
     %sV = cuir.alloc {swizzle = 128} : memref<4x128x64xbf16, #S> loc("sV"("flash_fwd.cu":93:24 to 93:70))
-    %q_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<1> loc("bars->q_full"("flash_fwd.cu":543:5 to 543:36))
-    %k_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<4> loc("bars->k_full"("flash_fwd.cu":546:7 to 546:41))
-    %v_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<4> loc("bars->v_full"("flash_fwd.cu":547:7 to 547:41))
-    %k_empty = cuir.barrier.init arrivals 2 : !cuir.mbarrier<4> loc("bars->k_empty"("flash_fwd.cu":548:7 to 548:64))
-    %v_empty = cuir.barrier.init arrivals 2 : !cuir.mbarrier<4> loc("bars->v_empty"("flash_fwd.cu":549:7 to 549:64))
+    %q_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<1> loc("bars->q_full"("flash_fwd.cu":477:5 to 477:36))
+    %k_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<4> loc("bars->k_full"("flash_fwd.cu":480:7 to 480:41))
+    %v_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<4> loc("bars->v_full"("flash_fwd.cu":481:7 to 481:41))
+    %k_empty = cuir.barrier.init arrivals 2 : !cuir.mbarrier<4> loc("bars->k_empty"("flash_fwd.cu":482:7 to 482:64))
+    %v_empty = cuir.barrier.init arrivals 2 : !cuir.mbarrier<4> loc("bars->v_empty"("flash_fwd.cu":483:7 to 483:64))
 
     // =============================== producer warpgroup ===============================
     cuir.bind warpgroup [0] role producer regs 24 {
@@ -503,73 +503,73 @@ cuir.kernel @flash_fwd_sm90_bf16_d64(
           } loc("flash_fwd.cu":167:5 to 167:16)
           scf.yield loc("flash_fwd.cu":164:3 to 164:38)
         } loc("flash_fwd.cu":164:3 to 164:38)
-        cuir.yield loc("flash_fwd.cu":560:7 to 560:41)
-      } loc("flash_fwd.cu":559:5 to 559:51)
-      cuir.yield loc("flash_fwd.cu":558:5 to 558:40)
-    } loc("flash_fwd.cu":558:5 to 558:40)
+        cuir.yield loc("flash_fwd.cu":494:7 to 494:41)
+      } loc("flash_fwd.cu":493:5 to 493:51)
+      cuir.yield loc("flash_fwd.cu":492:5 to 492:40)
+    } loc("flash_fwd.cu":492:5 to 492:40)
 
     // =============================== consumer warpgroups ===============================
     cuir.bind warpgroup [1, 2] role consumer regs 240 {
-      %consumer = cuir.worker_id loc("consumer_index"("flash_fwd.cu":370:3 to 370:40))
-      %wg_row = arith.muli %consumer, %c64 : index loc("wg_row_in_block"("flash_fwd.cu":374:3 to 374:59))
-      %q_wg = arith.addi %m_start, %wg_row : index loc("m_start + wg_row_in_block"("flash_fwd.cu":383:3 to 383:63))
+      %consumer = cuir.worker_id loc("consumer_index"("flash_fwd.cu":499:5 to 499:42))
+      %wg_row = arith.muli %consumer, %c64 : index loc("wg_row_in_block"("flash_fwd.cu":502:5 to 502:61))
+      %q_wg = arith.addi %m_start, %wg_row : index loc("m_start + wg_row_in_block"("flash_fwd.cu":511:5 to 511:65))
       %sQ_wg = memref.subview %sQ[%wg_row, 0] [64, 64] [1, 1]
-          : memref<128x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc("ctx.sq_rows"("flash_fwd.cu":378:3 to 378:66))
-      %is_second = arith.cmpi eq, %consumer, %c1 : index loc("flash_fwd.cu":400:22 to 400:41)
+          : memref<128x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc("ctx.sq_rows"("flash_fwd.cu":506:5 to 506:68))
+      %is_second = arith.cmpi eq, %consumer, %c1 : index loc("flash_fwd.cu":528:24 to 528:43)
       %my_turn = arith.addi %consumer, %c1 : index loc("flash_fwd.cu":292:30 to 292:102)
       %their_turn = arith.subi %c2, %consumer : index loc("flash_fwd.cu":297:35 to 297:115)
 
       // ---- accumulators and softmax state, all in registers ----
-      %acc_o_init = arith.constant dense<0.0> : tensor<64x64xf32, #WACC> loc("acc_o"("flash_fwd.cu":397:39 to 397:53))
-      %row_max_init = arith.constant dense<0xFF800000> : tensor<64xf32, #WROW> loc("row_max"("flash_fwd.cu":393:3 to 393:22))
-      %row_sum_init = arith.constant dense<0.0> : tensor<64xf32, #WROW> loc("row_sum"("flash_fwd.cu":394:3 to 394:22))
-      %log2e = arith.constant 1.44269502 : f32 loc("ctx.scale_log2"("flash_fwd.cu":387:3 to 387:49))
-      %scale_log2 = arith.mulf %softmax_scale, %log2e : f32 loc("ctx.scale_log2"("flash_fwd.cu":387:3 to 387:49))
-      %scale_tile = tensor.splat %scale_log2 : tensor<64x128xf32, #WACC> loc("ctx.scale_log2"("flash_fwd.cu":387:3 to 387:49))
-      %scale_row = tensor.splat %scale_log2 : tensor<64xf32, #WROW> loc("ctx.scale_log2"("flash_fwd.cu":387:3 to 387:49))
+      %acc_o_init = arith.constant dense<0.0> : tensor<64x64xf32, #WACC> loc("acc_o"("flash_fwd.cu":525:41 to 525:55))
+      %row_max_init = arith.constant dense<0xFF800000> : tensor<64xf32, #WROW> loc("row_max"("flash_fwd.cu":521:5 to 521:24))
+      %row_sum_init = arith.constant dense<0.0> : tensor<64xf32, #WROW> loc("row_sum"("flash_fwd.cu":522:5 to 522:24))
+      %log2e = arith.constant 1.44269502 : f32 loc("ctx.scale_log2"("flash_fwd.cu":515:5 to 515:51))
+      %scale_log2 = arith.mulf %softmax_scale, %log2e : f32 loc("ctx.scale_log2"("flash_fwd.cu":515:5 to 515:51))
+      %scale_tile = tensor.splat %scale_log2 : tensor<64x128xf32, #WACC> loc("ctx.scale_log2"("flash_fwd.cu":515:5 to 515:51))
+      %scale_row = tensor.splat %scale_log2 : tensor<64xf32, #WROW> loc("ctx.scale_log2"("flash_fwd.cu":515:5 to 515:51))
       %zero_row = arith.constant dense<0.0> : tensor<64xf32, #WROW> loc("max_scaled"("flash_fwd.cu":251:30 to 251:77))
       %ninf_row = arith.constant dense<0xFF800000> : tensor<64xf32, #WROW> loc("max_scaled"("flash_fwd.cu":251:30 to 251:77))
-      %acc_s_init = arith.constant dense<0.0> : tensor<64x128xf32, #WACC> loc("acc_s"("flash_fwd.cu":391:3 to 391:26))
+      %acc_s_init = arith.constant dense<0.0> : tensor<64x128xf32, #WACC> loc("acc_s"("flash_fwd.cu":519:5 to 519:28))
 
-      cuir.barrier.wait %q_full[%c0], %c0 : !cuir.mbarrier<1> loc("flash_fwd.cu":399:3 to 399:34)
+      cuir.barrier.wait %q_full[%c0], %c0 : !cuir.mbarrier<1> loc("flash_fwd.cu":527:5 to 527:36)
       scf.if %is_second {
-        cuir.barrier.named %c1 threads 256 arrive loc("flash_fwd.cu":400:43 to 400:110)
-        scf.yield loc("flash_fwd.cu":400:3 to 400:42)
-      } loc("flash_fwd.cu":400:3 to 400:42)
+        cuir.barrier.named %c1 threads 256 arrive loc("flash_fwd.cu":528:45 to 528:112)
+        scf.yield loc("flash_fwd.cu":528:5 to 528:44)
+      } loc("flash_fwd.cu":528:5 to 528:44)
 
       // =============================== masking steps ===============================
-      %n_masked = arith.subi %n_block_max, %n_unmasked_blocks : index loc("flash_fwd.cu":418:3 to 418:50)
+      %n_masked = arith.subi %n_block_max, %n_unmasked_blocks : index loc("flash_fwd.cu":546:5 to 546:52)
       %m_acc_o, %m_row_max, %m_row_sum = scf.for %iv = %c0 to %n_masked step %c1
           iter_args(%acc_o = %acc_o_init, %row_max = %row_max_init, %row_sum = %row_sum_init)
           -> (tensor<64x64xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>) {
-        %top = arith.subi %n_block_max, %c1 : index loc("n_block"("flash_fwd.cu":414:3 to 414:33))
-        %n_block = arith.subi %top, %iv : index loc("n_block"("flash_fwd.cu":418:3 to 418:50))
-        %i = arith.subi %last_block, %n_block : index loc(callsite("i"("flash_fwd.cu":335:3 to 335:43) at "flash_fwd.cu":419:5 to 419:35))
-        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_fwd.cu":320:3 to 320:35) at "flash_fwd.cu":419:5 to 419:35))
-        %round = arith.divui %i, %cST : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":419:5 to 419:35))
-        %phase = arith.remui %round, %c2 : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":419:5 to 419:35))
+        %top = arith.subi %n_block_max, %c1 : index loc("n_block"("flash_fwd.cu":542:5 to 542:35))
+        %n_block = arith.subi %top, %iv : index loc("n_block"("flash_fwd.cu":546:5 to 546:52))
+        %i = arith.subi %last_block, %n_block : index loc(callsite("i"("flash_fwd.cu":335:3 to 335:43) at "flash_fwd.cu":547:7 to 547:37))
+        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_fwd.cu":320:3 to 320:35) at "flash_fwd.cu":547:7 to 547:37))
+        %round = arith.divui %i, %cST : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":547:7 to 547:37))
+        %phase = arith.remui %round, %c2 : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":547:7 to 547:37))
         %kv0 = arith.muli %n_block, %cBN : index loc(callsite("n_block"("flash_fwd.cu":219:20 to 219:40) at "flash_fwd.cu":351:5 to 351:43))
-        %is_last = arith.cmpi eq, %i, %last_visit : index loc("flash_fwd.cu":431:3 to 431:46)
+        %is_last = arith.cmpi eq, %i, %last_visit : index loc("flash_fwd.cu":559:5 to 559:48)
         %keep_turn = arith.andi %is_last, %is_second : i1 loc("flash_fwd.cu":297:5 to 297:34)
         %pass_turn = arith.xori %keep_turn, %true : i1 loc("flash_fwd.cu":297:5 to 297:34)
         %sK_stage = memref.subview %sK[%stage, 0, 0] [1, 128, 64] [1, 1, 1]
-            : memref<4x128x64xbf16, #S> to memref<128x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sK"("flash_fwd.cu":340:34 to 340:67) at "flash_fwd.cu":419:5 to 419:35))
+            : memref<4x128x64xbf16, #S> to memref<128x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sK"("flash_fwd.cu":340:34 to 340:67) at "flash_fwd.cu":547:7 to 547:37))
         %sV_stage = memref.subview %sV[%stage, 0, 0] [1, 128, 64] [1, 1, 1]
             : memref<4x128x64xbf16, #S> to memref<128x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sV"("flash_fwd.cu":323:29 to 323:62) at "flash_fwd.cu":341:25 to 341:53))
 
         // S = Q K^T on this warpgroup's turn
-        cuir.barrier.named %my_turn threads 256 loc(callsite("flash_fwd.cu":338:3 to 338:38 at "flash_fwd.cu":419:5 to 419:35))
-        cuir.barrier.wait %k_full[%stage], %phase : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":339:3 to 339:59 at "flash_fwd.cu":419:5 to 419:35))
+        cuir.barrier.named %my_turn threads 256 loc(callsite("flash_fwd.cu":338:3 to 338:38 at "flash_fwd.cu":547:7 to 547:37))
+        cuir.barrier.wait %k_full[%stage], %phase : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":339:3 to 339:59 at "flash_fwd.cu":547:7 to 547:37))
         %s_issued = cuir.gemm_async %sQ_wg, %sK_stage transpose_b, %acc_s_init
-            : memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, memref<128x64xbf16, strided<[64, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":340:3 to 340:32) at "flash_fwd.cu":419:5 to 419:35))
-        cuir.barrier.named %their_turn threads 256 arrive loc(callsite("flash_fwd.cu":342:3 to 342:45 at "flash_fwd.cu":419:5 to 419:35))
-        %acc_s = cuir.gemm_wait %s_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":405:5 to 405:19) at "flash_fwd.cu":419:5 to 419:35))
-        cuir.barrier.arrive %k_empty[%stage] : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":346:3 to 346:41 at "flash_fwd.cu":419:5 to 419:35))
+            : memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, memref<128x64xbf16, strided<[64, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":340:3 to 340:32) at "flash_fwd.cu":547:7 to 547:37))
+        cuir.barrier.named %their_turn threads 256 arrive loc(callsite("flash_fwd.cu":342:3 to 342:45 at "flash_fwd.cu":547:7 to 547:37))
+        %acc_s = cuir.gemm_wait %s_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":533:7 to 533:21) at "flash_fwd.cu":547:7 to 547:37))
+        cuir.barrier.arrive %k_empty[%stage] : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":346:3 to 346:41 at "flash_fwd.cu":547:7 to 547:37))
 
         // ------- score tile complete: acc_s = Q K^T (unscaled); the mask of a masking step -------
         %acc_s_masked = cuir.elementwise (%acc_s) at [%b, %head_q, %q_wg, %kv0]
             : (tensor<64x128xf32, #WACC>) -> tensor<64x128xf32, #WACC> {
-        ^bb0(%x: f32 loc("acc_s"("flash_fwd.cu":226:60 to 226:86)), %bi: index loc("block.batch"("flash_fwd.cu":517:3 to 517:53)), %hi: index loc("block.head_q"("flash_fwd.cu":517:3 to 517:53)), %row: index loc("row"("flash_fwd.cu":224:7 to 224:42)), %col: index loc("col"("flash_fwd.cu":225:7 to 225:46))):
+        ^bb0(%x: f32 loc("acc_s"("flash_fwd.cu":226:60 to 226:86)), %bi: index loc("block.batch"("flash_fwd.cu":451:3 to 451:53)), %hi: index loc("block.head_q"("flash_fwd.cu":451:3 to 451:53)), %row: index loc("row"("flash_fwd.cu":224:7 to 224:42)), %col: index loc("col"("flash_fwd.cu":225:7 to 225:46))):
           %past_end = arith.cmpi sge, %col, %seqlen_kv : index loc(callsite("flash_fwd.cu":226:11 to 226:27 at "flash_fwd.cu":351:5 to 351:43))
           %row_last = arith.addi %row, %last_key_offset : index loc(callsite("flash_fwd.cu":214:27 to 214:48 at "flash_fwd.cu":351:5 to 351:43))
           %past_diag = arith.cmpi sgt, %col, %row_last : index loc(callsite("flash_fwd.cu":226:31 to 226:58 at "flash_fwd.cu":351:5 to 351:43))
@@ -600,47 +600,47 @@ cuir.kernel @flash_fwd_sm90_bf16_d64(
         // ------- O = O * correction + P V on this warpgroup's turn -------
         %rescale_b = cuir.broadcast_rows %rescale : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":275:33 to 275:69) at "flash_fwd.cu":321:3 to 321:34))
         %acc_o_rescaled = arith.mulf %acc_o, %rescale_b : tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":275:33 to 275:69) at "flash_fwd.cu":321:3 to 321:34))
-        cuir.barrier.named %my_turn threads 256 loc("flash_fwd.cu":429:3 to 429:40)
+        cuir.barrier.named %my_turn threads 256 loc("flash_fwd.cu":557:5 to 557:42)
         cuir.barrier.wait %v_full[%stage], %phase : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":322:3 to 322:59 at "flash_fwd.cu":341:25 to 341:53))
         %o_issued = cuir.gemm_async %p_frag, %sV_stage, %acc_o_rescaled
             : tensor<64x128xbf16, #WA>, memref<128x64xbf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":323:3 to 323:63) at "flash_fwd.cu":341:25 to 341:53))
         scf.if %pass_turn {
-          cuir.barrier.named %their_turn threads 256 arrive loc("flash_fwd.cu":431:3 to 431:46)
-          scf.yield loc("flash_fwd.cu":431:3 to 431:46)
-        } loc("flash_fwd.cu":431:3 to 431:46)
-        %acc_o_new = cuir.gemm_wait %o_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":357:5 to 357:34) at "flash_fwd.cu":419:5 to 419:35))
-        cuir.barrier.arrive %v_empty[%stage] : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":360:5 to 360:57 at "flash_fwd.cu":419:5 to 419:35))
+          cuir.barrier.named %their_turn threads 256 arrive loc("flash_fwd.cu":559:5 to 559:48)
+          scf.yield loc("flash_fwd.cu":559:5 to 559:48)
+        } loc("flash_fwd.cu":559:5 to 559:48)
+        %acc_o_new = cuir.gemm_wait %o_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":357:5 to 357:34) at "flash_fwd.cu":547:7 to 547:37))
+        cuir.barrier.arrive %v_empty[%stage] : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":360:5 to 360:57 at "flash_fwd.cu":547:7 to 547:37))
         scf.yield %acc_o_new, %new_max, %row_sum_new
-            : tensor<64x64xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW> loc("flash_fwd.cu":418:3 to 418:50)
-      } loc("flash_fwd.cu":418:3 to 418:50)
+            : tensor<64x64xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW> loc("flash_fwd.cu":546:5 to 546:52)
+      } loc("flash_fwd.cu":546:5 to 546:52)
 
       // =============================== unmasked steps ===============================
-      %n_unmasked = arith.subi %n_unmasked_blocks, %n_block_min : index loc("flash_fwd.cu":424:3 to 424:44)
+      %n_unmasked = arith.subi %n_unmasked_blocks, %n_block_min : index loc("flash_fwd.cu":552:5 to 552:46)
       %u_acc_o, %u_row_max, %u_row_sum = scf.for %iv = %c0 to %n_unmasked step %c1
           iter_args(%acc_o = %m_acc_o, %row_max = %m_row_max, %row_sum = %m_row_sum)
           -> (tensor<64x64xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>) {
-        %top = arith.subi %n_unmasked_blocks, %c1 : index loc("n_block"("flash_fwd.cu":424:3 to 424:44))
-        %n_block = arith.subi %top, %iv : index loc("n_block"("flash_fwd.cu":424:3 to 424:44))
-        %i = arith.subi %last_block, %n_block : index loc(callsite("i"("flash_fwd.cu":335:3 to 335:43) at "flash_fwd.cu":425:5 to 425:36))
-        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_fwd.cu":320:3 to 320:35) at "flash_fwd.cu":425:5 to 425:36))
-        %round = arith.divui %i, %cST : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":425:5 to 425:36))
-        %phase = arith.remui %round, %c2 : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":425:5 to 425:36))
+        %top = arith.subi %n_unmasked_blocks, %c1 : index loc("n_block"("flash_fwd.cu":552:5 to 552:46))
+        %n_block = arith.subi %top, %iv : index loc("n_block"("flash_fwd.cu":552:5 to 552:46))
+        %i = arith.subi %last_block, %n_block : index loc(callsite("i"("flash_fwd.cu":335:3 to 335:43) at "flash_fwd.cu":553:7 to 553:38))
+        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_fwd.cu":320:3 to 320:35) at "flash_fwd.cu":553:7 to 553:38))
+        %round = arith.divui %i, %cST : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":553:7 to 553:38))
+        %phase = arith.remui %round, %c2 : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":553:7 to 553:38))
         %kv0 = arith.muli %n_block, %cBN : index loc(callsite("n_block"("flash_fwd.cu":219:20 to 219:40) at "flash_fwd.cu":351:5 to 351:43))
-        %is_last = arith.cmpi eq, %i, %last_visit : index loc("flash_fwd.cu":431:3 to 431:46)
+        %is_last = arith.cmpi eq, %i, %last_visit : index loc("flash_fwd.cu":559:5 to 559:48)
         %keep_turn = arith.andi %is_last, %is_second : i1 loc("flash_fwd.cu":297:5 to 297:34)
         %pass_turn = arith.xori %keep_turn, %true : i1 loc("flash_fwd.cu":297:5 to 297:34)
         %sK_stage = memref.subview %sK[%stage, 0, 0] [1, 128, 64] [1, 1, 1]
-            : memref<4x128x64xbf16, #S> to memref<128x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sK"("flash_fwd.cu":340:34 to 340:67) at "flash_fwd.cu":425:5 to 425:36))
+            : memref<4x128x64xbf16, #S> to memref<128x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sK"("flash_fwd.cu":340:34 to 340:67) at "flash_fwd.cu":553:7 to 553:38))
         %sV_stage = memref.subview %sV[%stage, 0, 0] [1, 128, 64] [1, 1, 1]
             : memref<4x128x64xbf16, #S> to memref<128x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sV"("flash_fwd.cu":323:29 to 323:62) at "flash_fwd.cu":341:25 to 341:53))
 
-        cuir.barrier.named %my_turn threads 256 loc(callsite("flash_fwd.cu":338:3 to 338:38 at "flash_fwd.cu":425:5 to 425:36))
-        cuir.barrier.wait %k_full[%stage], %phase : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":339:3 to 339:59 at "flash_fwd.cu":425:5 to 425:36))
+        cuir.barrier.named %my_turn threads 256 loc(callsite("flash_fwd.cu":338:3 to 338:38 at "flash_fwd.cu":553:7 to 553:38))
+        cuir.barrier.wait %k_full[%stage], %phase : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":339:3 to 339:59 at "flash_fwd.cu":553:7 to 553:38))
         %s_issued = cuir.gemm_async %sQ_wg, %sK_stage transpose_b, %acc_s_init
-            : memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, memref<128x64xbf16, strided<[64, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":340:3 to 340:32) at "flash_fwd.cu":425:5 to 425:36))
-        cuir.barrier.named %their_turn threads 256 arrive loc(callsite("flash_fwd.cu":342:3 to 342:45 at "flash_fwd.cu":425:5 to 425:36))
-        %acc_s = cuir.gemm_wait %s_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":408:5 to 408:19) at "flash_fwd.cu":425:5 to 425:36))
-        cuir.barrier.arrive %k_empty[%stage] : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":346:3 to 346:41 at "flash_fwd.cu":425:5 to 425:36))
+            : memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, memref<128x64xbf16, strided<[64, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":340:3 to 340:32) at "flash_fwd.cu":553:7 to 553:38))
+        cuir.barrier.named %their_turn threads 256 arrive loc(callsite("flash_fwd.cu":342:3 to 342:45 at "flash_fwd.cu":553:7 to 553:38))
+        %acc_s = cuir.gemm_wait %s_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":536:7 to 536:21) at "flash_fwd.cu":553:7 to 553:38))
+        cuir.barrier.arrive %k_empty[%stage] : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":346:3 to 346:41 at "flash_fwd.cu":553:7 to 553:38))
 
         // ------- score tile complete: every score of this tile is visible -------
 
@@ -665,56 +665,56 @@ cuir.kernel @flash_fwd_sm90_bf16_d64(
 
         %rescale_b = cuir.broadcast_rows %rescale : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":275:33 to 275:69) at "flash_fwd.cu":321:3 to 321:34))
         %acc_o_rescaled = arith.mulf %acc_o, %rescale_b : tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":275:33 to 275:69) at "flash_fwd.cu":321:3 to 321:34))
-        cuir.barrier.named %my_turn threads 256 loc("flash_fwd.cu":429:3 to 429:40)
+        cuir.barrier.named %my_turn threads 256 loc("flash_fwd.cu":557:5 to 557:42)
         cuir.barrier.wait %v_full[%stage], %phase : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":322:3 to 322:59 at "flash_fwd.cu":341:25 to 341:53))
         %o_issued = cuir.gemm_async %p_frag, %sV_stage, %acc_o_rescaled
             : tensor<64x128xbf16, #WA>, memref<128x64xbf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":323:3 to 323:63) at "flash_fwd.cu":341:25 to 341:53))
         scf.if %pass_turn {
-          cuir.barrier.named %their_turn threads 256 arrive loc("flash_fwd.cu":431:3 to 431:46)
-          scf.yield loc("flash_fwd.cu":431:3 to 431:46)
-        } loc("flash_fwd.cu":431:3 to 431:46)
-        %acc_o_new = cuir.gemm_wait %o_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":357:5 to 357:34) at "flash_fwd.cu":425:5 to 425:36))
-        cuir.barrier.arrive %v_empty[%stage] : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":360:5 to 360:57 at "flash_fwd.cu":425:5 to 425:36))
+          cuir.barrier.named %their_turn threads 256 arrive loc("flash_fwd.cu":559:5 to 559:48)
+          scf.yield loc("flash_fwd.cu":559:5 to 559:48)
+        } loc("flash_fwd.cu":559:5 to 559:48)
+        %acc_o_new = cuir.gemm_wait %o_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":357:5 to 357:34) at "flash_fwd.cu":553:7 to 553:38))
+        cuir.barrier.arrive %v_empty[%stage] : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":360:5 to 360:57 at "flash_fwd.cu":553:7 to 553:38))
         scf.yield %acc_o_new, %new_max, %row_sum_new
-            : tensor<64x64xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW> loc("flash_fwd.cu":424:3 to 424:44)
-      } loc("flash_fwd.cu":424:3 to 424:44)
+            : tensor<64x64xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW> loc("flash_fwd.cu":552:5 to 552:46)
+      } loc("flash_fwd.cu":552:5 to 552:46)
 
       // =============================== epilogue ===============================
-      %sees_nothing = arith.cmpf oeq, %u_row_sum, %zero_row : tensor<64xf32, #WROW> loc("row_sees_nothing"("flash_fwd.cu":451:5 to 451:45))
-      %one_row = arith.constant dense<1.0> : tensor<64xf32, #WROW> loc("row_inv_sum"("flash_fwd.cu":452:50 to 452:59))
-      %inv = arith.divf %one_row, %u_row_sum : tensor<64xf32, #WROW> loc("row_inv_sum"("flash_fwd.cu":452:50 to 452:59))
-      %row_inv_sum = arith.select %sees_nothing, %zero_row, %inv : tensor<64xi1, #WROW>, tensor<64xf32, #WROW> loc("row_inv_sum"("flash_fwd.cu":452:5 to 452:60))
-      %max_l2 = arith.mulf %u_row_max, %scale_row : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":453:53 to 453:83))
-      %log_sum = math.log2 %u_row_sum : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":453:86 to 453:100))
-      %lse2 = arith.addf %max_l2, %log_sum : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":453:52 to 453:101))
-      %ln2 = arith.constant dense<0.693147182> : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":453:102 to 453:108))
-      %lse_nat = arith.mulf %lse2, %ln2 : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":453:52 to 453:108))
-      %lse_val = arith.select %sees_nothing, %ninf_row, %lse_nat : tensor<64xi1, #WROW>, tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":453:5 to 453:108))
-      cuir.store %lse_val -> %lse_head[%q_wg] : tensor<64xf32, #WROW> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("lse_head"("flash_fwd.cu":455:72 to 455:91))
-      %inv_b = cuir.broadcast_rows %row_inv_sum : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc("packed"("flash_fwd.cu":469:55 to 469:98))
-      %o_norm = arith.mulf %u_acc_o, %inv_b : tensor<64x64xf32, #WACC> loc("packed"("flash_fwd.cu":469:55 to 469:98))
-      %o16 = arith.truncf %o_norm : tensor<64x64xf32, #WACC> to tensor<64x64xbf16, #WACC> loc("packed"("flash_fwd.cu":469:7 to 469:54))
-      cuir.store %o16 -> %sQ_wg : tensor<64x64xbf16, #WACC> -> memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc("smem"("flash_fwd.cu":471:7 to 471:93))
-      cuir.copy %sQ_wg -> %o_head[%q_wg, %c0] : memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> -> memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("o_head"("flash_fwd.cu":485:7 to 485:100))
-      cuir.yield loc("flash_fwd.cu":564:5 to 564:53)
-    } loc("flash_fwd.cu":563:5 to 563:40)
-    scf.yield loc("flash_fwd.cu":536:3 to 536:24)
-  } loc("flash_fwd.cu":536:3 to 536:24)
-  cuir.return loc("flash_fwd.cu":509:5 to 509:79)
-} loc("flash_fwd_sm90_kernel"("flash_fwd.cu":509:5 to 509:79))
+      %sees_nothing = arith.cmpf oeq, %u_row_sum, %zero_row : tensor<64xf32, #WROW> loc("row_sees_nothing"("flash_fwd.cu":385:5 to 385:45))
+      %one_row = arith.constant dense<1.0> : tensor<64xf32, #WROW> loc("row_inv_sum"("flash_fwd.cu":386:50 to 386:59))
+      %inv = arith.divf %one_row, %u_row_sum : tensor<64xf32, #WROW> loc("row_inv_sum"("flash_fwd.cu":386:50 to 386:59))
+      %row_inv_sum = arith.select %sees_nothing, %zero_row, %inv : tensor<64xi1, #WROW>, tensor<64xf32, #WROW> loc("row_inv_sum"("flash_fwd.cu":386:5 to 386:60))
+      %max_l2 = arith.mulf %u_row_max, %scale_row : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":387:53 to 387:83))
+      %log_sum = math.log2 %u_row_sum : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":387:86 to 387:100))
+      %lse2 = arith.addf %max_l2, %log_sum : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":387:52 to 387:101))
+      %ln2 = arith.constant dense<0.693147182> : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":387:102 to 387:108))
+      %lse_nat = arith.mulf %lse2, %ln2 : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":387:52 to 387:108))
+      %lse_val = arith.select %sees_nothing, %ninf_row, %lse_nat : tensor<64xi1, #WROW>, tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":387:5 to 387:108))
+      cuir.store %lse_val -> %lse_head[%q_wg] : tensor<64xf32, #WROW> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("lse_head"("flash_fwd.cu":389:72 to 389:91))
+      %inv_b = cuir.broadcast_rows %row_inv_sum : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc("packed"("flash_fwd.cu":403:55 to 403:98))
+      %o_norm = arith.mulf %u_acc_o, %inv_b : tensor<64x64xf32, #WACC> loc("packed"("flash_fwd.cu":403:55 to 403:98))
+      %o16 = arith.truncf %o_norm : tensor<64x64xf32, #WACC> to tensor<64x64xbf16, #WACC> loc("packed"("flash_fwd.cu":403:7 to 403:54))
+      cuir.store %o16 -> %sQ_wg : tensor<64x64xbf16, #WACC> -> memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc("smem"("flash_fwd.cu":405:7 to 405:93))
+      cuir.copy %sQ_wg -> %o_head[%q_wg, %c0] : memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> -> memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("o_head"("flash_fwd.cu":419:7 to 419:100))
+      cuir.yield loc("flash_fwd.cu":566:5 to 566:50)
+    } loc("flash_fwd.cu":497:5 to 497:40)
+    scf.yield loc("flash_fwd.cu":470:3 to 470:24)
+  } loc("flash_fwd.cu":470:3 to 470:24)
+  cuir.return loc("flash_fwd.cu":443:5 to 443:79)
+} loc("flash_fwd_sm90_kernel"("flash_fwd.cu":443:5 to 443:79))
 cuir.kernel @flash_fwd_sm90_f16_d128(
-    %q: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "q"} loc("params.q"("flash_fwd.cu":509:27 to 509:79)),
-    %k: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "k"} loc("params.k"("flash_fwd.cu":509:27 to 509:79)),
-    %v: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "v"} loc("params.v"("flash_fwd.cu":509:27 to 509:79)),
-    %o: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "o"} loc("params.o"("flash_fwd.cu":509:27 to 509:79)),
-    %lse: memref<?x?x?xf32, #G> {cuir.arg = "lse"} loc("params.lse"("flash_fwd.cu":509:27 to 509:79)),
-    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_fwd.cu":509:27 to 509:79)),
-    %causal: i1 {cuir.arg = "causal"} loc("IS_CAUSAL"("flash_fwd.cu":507:1 to 507:57)),
-    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_fwd.cu":509:27 to 509:79)),
-    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_fwd.cu":509:27 to 509:79)),
-    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_fwd.cu":509:27 to 509:79)),
-    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_fwd.cu":509:27 to 509:79)),
-    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_fwd.cu":509:27 to 509:79)))
+    %q: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "q"} loc("params.q"("flash_fwd.cu":443:27 to 443:79)),
+    %k: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "k"} loc("params.k"("flash_fwd.cu":443:27 to 443:79)),
+    %v: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "v"} loc("params.v"("flash_fwd.cu":443:27 to 443:79)),
+    %o: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "o"} loc("params.o"("flash_fwd.cu":443:27 to 443:79)),
+    %lse: memref<?x?x?xf32, #G> {cuir.arg = "lse"} loc("params.lse"("flash_fwd.cu":443:27 to 443:79)),
+    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_fwd.cu":443:27 to 443:79)),
+    %causal: i1 {cuir.arg = "causal"} loc("IS_CAUSAL"("flash_fwd.cu":441:1 to 441:57)),
+    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_fwd.cu":443:27 to 443:79)),
+    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_fwd.cu":443:27 to 443:79)),
+    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_fwd.cu":443:27 to 443:79)),
+    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_fwd.cu":443:27 to 443:79)),
+    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_fwd.cu":443:27 to 443:79)))
     grid (b, hq, hkv, nq, nkv) -> (nq ceildiv 128, hq, b)
     threads 384 arch "sm_90a" {
   %c0 = arith.constant 0 : index
@@ -728,70 +728,70 @@ cuir.kernel @flash_fwd_sm90_f16_d128(
   %ninf = arith.constant 0xFF800000 : f32
 
   // ---- block coordinates, sequence views, masking offsets ----
-  %m_block = cuir.block_id x loc("block.m_block"("flash_fwd.cu":517:3 to 517:53))
-  %head_q = cuir.block_id y loc("block.head_q"("flash_fwd.cu":517:3 to 517:53))
-  %b = cuir.block_id z loc("block.batch"("flash_fwd.cu":517:3 to 517:53))
-  %causal_offset = arith.subi %seqlen_kv, %seqlen_q : index loc("causal_offset"("flash_fwd.cu":520:13 to 520:49))
-  %last_key_offset = arith.select %causal, %causal_offset, %seqlen_kv : index loc("ctx.last_key_offset"("flash_fwd.cu":386:3 to 386:90))
-  %m_start = arith.muli %m_block, %c128 : index loc("m_start"("flash_fwd.cu":521:13 to 521:49))
-  %group = arith.divui %num_heads_q, %num_heads_kv : index loc("head_kv"("flash_fwd.cu":522:13 to 522:80))
-  %head_kv = arith.divui %head_q, %group : index loc("head_kv"("flash_fwd.cu":522:13 to 522:80))
+  %m_block = cuir.block_id x loc("block.m_block"("flash_fwd.cu":451:3 to 451:53))
+  %head_q = cuir.block_id y loc("block.head_q"("flash_fwd.cu":451:3 to 451:53))
+  %b = cuir.block_id z loc("block.batch"("flash_fwd.cu":451:3 to 451:53))
+  %causal_offset = arith.subi %seqlen_kv, %seqlen_q : index loc("causal_offset"("flash_fwd.cu":454:13 to 454:49))
+  %last_key_offset = arith.select %causal, %causal_offset, %seqlen_kv : index loc("ctx.last_key_offset"("flash_fwd.cu":514:5 to 514:92))
+  %m_start = arith.muli %m_block, %c128 : index loc("m_start"("flash_fwd.cu":455:13 to 455:49))
+  %group = arith.divui %num_heads_q, %num_heads_kv : index loc("head_kv"("flash_fwd.cu":456:13 to 456:80))
+  %head_kv = arith.divui %head_q, %group : index loc("head_kv"("flash_fwd.cu":456:13 to 456:80))
   %q_head = memref.subview %q[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 128] [1, 1, 1, 1]
-      : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("tma_q"("flash_fwd.cu":617:21 to 617:46))
+      : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("tma_q"("flash_fwd.cu":619:21 to 619:46))
   %k_head = memref.subview %k[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 128] [1, 1, 1, 1]
-      : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("tma_k"("flash_fwd.cu":621:11 to 621:36))
+      : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("tma_k"("flash_fwd.cu":623:11 to 623:36))
   %v_head = memref.subview %v[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 128] [1, 1, 1, 1]
-      : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("tma_v"("flash_fwd.cu":624:11 to 624:36))
+      : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("tma_v"("flash_fwd.cu":626:11 to 626:36))
   %o_head = memref.subview %o[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 128] [1, 1, 1, 1]
-      : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("o_head"("flash_fwd.cu":475:3 to 475:55))
+      : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("o_head"("flash_fwd.cu":409:3 to 409:55))
   %lse_head = memref.subview %lse[%b, %head_q, 0] [1, 1, %seqlen_q] [1, 1, 1]
-      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("lse_head"("flash_fwd.cu":441:3 to 441:42))
+      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("lse_head"("flash_fwd.cu":375:3 to 375:42))
 
   // ---- KV tiles this block visits: [n_block_min, n_block_max), of which [n_block_min, n_unmasked_blocks) need no mask ----
-  %n_block_min = arith.constant 0 : index loc("n_block_min"("flash_fwd.cu":526:3 to 526:23))
-  %n_block_all = arith.ceildivui %seqlen_kv, %cBN : index loc("n_block_max"("flash_fwd.cu":527:7 to 527:62))
-  %n_full_all = arith.divui %seqlen_kv, %cBN : index loc("n_unmasked_blocks"("flash_fwd.cu":528:7 to 528:49))
-  %m_end = arith.addi %m_start, %c128 : index loc("last_row"("flash_fwd.cu":530:15 to 530:65))
-  %m_end_clamped = arith.minui %m_end, %seqlen_q : index loc("last_row"("flash_fwd.cu":530:15 to 530:65))
-  %last_row = arith.subi %m_end_clamped, %c1 : index loc("last_row"("flash_fwd.cu":530:15 to 530:65))
-  %last_key_of_last_row = arith.addi %last_row, %causal_offset : index loc("last_key_of_last_row"("flash_fwd.cu":531:15 to 531:62))
-  %last_key_of_first_row = arith.addi %m_start, %causal_offset : index loc("last_key_of_first_row"("flash_fwd.cu":532:15 to 532:62))
-  %llr_neg = arith.cmpi slt, %last_key_of_last_row, %c0 : index loc("n_block_max"("flash_fwd.cu":533:5 to 533:105))
-  %llr_blk = arith.divsi %last_key_of_last_row, %cBN : index loc("n_block_max"("flash_fwd.cu":533:5 to 533:105))
-  %llr_end = arith.addi %llr_blk, %c1 : index loc("n_block_max"("flash_fwd.cu":533:5 to 533:105))
-  %llr_bound = arith.select %llr_neg, %c0, %llr_end : index loc("n_block_max"("flash_fwd.cu":533:5 to 533:105))
-  %n_block_causal = arith.minsi %n_block_all, %llr_bound : index loc("n_block_max"("flash_fwd.cu":533:5 to 533:105))
-  %lfr_neg = arith.cmpi slt, %last_key_of_first_row, %c0 : index loc("n_unmasked_blocks"("flash_fwd.cu":534:5 to 534:121))
-  %lfr_next = arith.addi %last_key_of_first_row, %c1 : index loc("n_unmasked_blocks"("flash_fwd.cu":534:5 to 534:121))
-  %lfr_blk = arith.divsi %lfr_next, %cBN : index loc("n_unmasked_blocks"("flash_fwd.cu":534:5 to 534:121))
-  %lfr_bound = arith.select %lfr_neg, %c0, %lfr_blk : index loc("n_unmasked_blocks"("flash_fwd.cu":534:5 to 534:121))
-  %n_full_causal = arith.minsi %n_full_all, %lfr_bound : index loc("n_unmasked_blocks"("flash_fwd.cu":534:5 to 534:121))
-  %n_block_max = arith.select %causal, %n_block_causal, %n_block_all : index loc("n_block_max"("flash_fwd.cu":529:3 to 529:27))
-  %n_unmasked_blocks = arith.select %causal, %n_full_causal, %n_full_all : index loc("n_unmasked_blocks"("flash_fwd.cu":529:3 to 529:27))
+  %n_block_min = arith.constant 0 : index loc("n_block_min"("flash_fwd.cu":460:3 to 460:23))
+  %n_block_all = arith.ceildivui %seqlen_kv, %cBN : index loc("n_block_max"("flash_fwd.cu":461:7 to 461:62))
+  %n_full_all = arith.divui %seqlen_kv, %cBN : index loc("n_unmasked_blocks"("flash_fwd.cu":462:7 to 462:49))
+  %m_end = arith.addi %m_start, %c128 : index loc("last_row"("flash_fwd.cu":464:15 to 464:65))
+  %m_end_clamped = arith.minui %m_end, %seqlen_q : index loc("last_row"("flash_fwd.cu":464:15 to 464:65))
+  %last_row = arith.subi %m_end_clamped, %c1 : index loc("last_row"("flash_fwd.cu":464:15 to 464:65))
+  %last_key_of_last_row = arith.addi %last_row, %causal_offset : index loc("last_key_of_last_row"("flash_fwd.cu":465:15 to 465:62))
+  %last_key_of_first_row = arith.addi %m_start, %causal_offset : index loc("last_key_of_first_row"("flash_fwd.cu":466:15 to 466:62))
+  %llr_neg = arith.cmpi slt, %last_key_of_last_row, %c0 : index loc("n_block_max"("flash_fwd.cu":467:5 to 467:105))
+  %llr_blk = arith.divsi %last_key_of_last_row, %cBN : index loc("n_block_max"("flash_fwd.cu":467:5 to 467:105))
+  %llr_end = arith.addi %llr_blk, %c1 : index loc("n_block_max"("flash_fwd.cu":467:5 to 467:105))
+  %llr_bound = arith.select %llr_neg, %c0, %llr_end : index loc("n_block_max"("flash_fwd.cu":467:5 to 467:105))
+  %n_block_causal = arith.minsi %n_block_all, %llr_bound : index loc("n_block_max"("flash_fwd.cu":467:5 to 467:105))
+  %lfr_neg = arith.cmpi slt, %last_key_of_first_row, %c0 : index loc("n_unmasked_blocks"("flash_fwd.cu":468:5 to 468:121))
+  %lfr_next = arith.addi %last_key_of_first_row, %c1 : index loc("n_unmasked_blocks"("flash_fwd.cu":468:5 to 468:121))
+  %lfr_blk = arith.divsi %lfr_next, %cBN : index loc("n_unmasked_blocks"("flash_fwd.cu":468:5 to 468:121))
+  %lfr_bound = arith.select %lfr_neg, %c0, %lfr_blk : index loc("n_unmasked_blocks"("flash_fwd.cu":468:5 to 468:121))
+  %n_full_causal = arith.minsi %n_full_all, %lfr_bound : index loc("n_unmasked_blocks"("flash_fwd.cu":468:5 to 468:121))
+  %n_block_max = arith.select %causal, %n_block_causal, %n_block_all : index loc("n_block_max"("flash_fwd.cu":463:3 to 463:27))
+  %n_unmasked_blocks = arith.select %causal, %n_full_causal, %n_full_all : index loc("n_unmasked_blocks"("flash_fwd.cu":463:3 to 463:27))
 
-  %no_keys = arith.cmpi sle, %n_block_max, %n_block_min : index loc("flash_fwd.cu":536:3 to 536:24)
+  %no_keys = arith.cmpi sle, %n_block_max, %n_block_min : index loc("flash_fwd.cu":470:3 to 470:24)
   scf.if %no_keys {
     // No row of this block sees any key: O = 0, LSE = -inf (write_empty_block).
-    %zero_o = arith.constant dense<0.0> : tensor<128x128xf16, #WACC> loc("o_head"("flash_fwd.cu":498:103 to 498:125))
-    cuir.store %zero_o -> %o_head[%m_start, %c0] : tensor<128x128xf16, #WACC> -> memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("o_head"("flash_fwd.cu":498:32 to 498:125))
-    %ninf_lse = arith.constant dense<0xFF800000> : tensor<128xf32, #WROW> loc("lse_head"("flash_fwd.cu":503:7 to 503:30))
-    cuir.store %ninf_lse -> %lse_head[%m_start] : tensor<128xf32, #WROW> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("lse_head"("flash_fwd.cu":503:7 to 503:30))
-    scf.yield loc("flash_fwd.cu":538:5 to 538:12)
+    %zero_o = arith.constant dense<0.0> : tensor<128x128xf16, #WACC> loc("o_head"("flash_fwd.cu":432:103 to 432:125))
+    cuir.store %zero_o -> %o_head[%m_start, %c0] : tensor<128x128xf16, #WACC> -> memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("o_head"("flash_fwd.cu":432:32 to 432:125))
+    %ninf_lse = arith.constant dense<0xFF800000> : tensor<128xf32, #WROW> loc("lse_head"("flash_fwd.cu":437:7 to 437:30))
+    cuir.store %ninf_lse -> %lse_head[%m_start] : tensor<128xf32, #WROW> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("lse_head"("flash_fwd.cu":437:7 to 437:30))
+    scf.yield loc("flash_fwd.cu":472:5 to 472:12)
   } else {
     // ---- visits: n_visits, the last is visit n_visits - 1 ----
     %last_block = arith.subi %n_block_max, %c1 : index loc("i"("flash_fwd.cu":335:3 to 335:43))
     %n_visits = arith.subi %n_block_max, %n_block_min : index loc("n_visits"("flash_fwd.cu":163:3 to 163:50))
-    %last_visit = arith.subi %n_visits, %c1 : index loc("flash_fwd.cu":430:3 to 430:83)
+    %last_visit = arith.subi %n_visits, %c1 : index loc("flash_fwd.cu":558:5 to 558:85)
 
     // ---- shared memory: Q [128][d] (O in the epilogue), K and V rings [STAGES][BLOCK_N][d], 128-byte swizzled; the mbarriers ----
     %sQ = cuir.alloc {swizzle = 128} : memref<128x128xf16, #S> loc("sQ"("flash_fwd.cu":91:24 to 91:37))
     %sK = cuir.alloc {swizzle = 128} : memref<2x128x128xf16, #S> loc("sK"("flash_fwd.cu":92:24 to 92:60))
     %sV = cuir.alloc {swizzle = 128} : memref<2x128x128xf16, #S> loc("sV"("flash_fwd.cu":93:24 to 93:70))
-    %q_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<1> loc("bars->q_full"("flash_fwd.cu":543:5 to 543:36))
-    %k_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<2> loc("bars->k_full"("flash_fwd.cu":546:7 to 546:41))
-    %v_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<2> loc("bars->v_full"("flash_fwd.cu":547:7 to 547:41))
-    %k_empty = cuir.barrier.init arrivals 2 : !cuir.mbarrier<2> loc("bars->k_empty"("flash_fwd.cu":548:7 to 548:64))
-    %v_empty = cuir.barrier.init arrivals 2 : !cuir.mbarrier<2> loc("bars->v_empty"("flash_fwd.cu":549:7 to 549:64))
+    %q_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<1> loc("bars->q_full"("flash_fwd.cu":477:5 to 477:36))
+    %k_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<2> loc("bars->k_full"("flash_fwd.cu":480:7 to 480:41))
+    %v_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<2> loc("bars->v_full"("flash_fwd.cu":481:7 to 481:41))
+    %k_empty = cuir.barrier.init arrivals 2 : !cuir.mbarrier<2> loc("bars->k_empty"("flash_fwd.cu":482:7 to 482:64))
+    %v_empty = cuir.barrier.init arrivals 2 : !cuir.mbarrier<2> loc("bars->v_empty"("flash_fwd.cu":483:7 to 483:64))
 
     // =============================== producer warpgroup ===============================
     cuir.bind warpgroup [0] role producer regs 24 {
@@ -837,73 +837,73 @@ cuir.kernel @flash_fwd_sm90_f16_d128(
           } loc("flash_fwd.cu":167:5 to 167:16)
           scf.yield loc("flash_fwd.cu":164:3 to 164:38)
         } loc("flash_fwd.cu":164:3 to 164:38)
-        cuir.yield loc("flash_fwd.cu":560:7 to 560:41)
-      } loc("flash_fwd.cu":559:5 to 559:51)
-      cuir.yield loc("flash_fwd.cu":558:5 to 558:40)
-    } loc("flash_fwd.cu":558:5 to 558:40)
+        cuir.yield loc("flash_fwd.cu":494:7 to 494:41)
+      } loc("flash_fwd.cu":493:5 to 493:51)
+      cuir.yield loc("flash_fwd.cu":492:5 to 492:40)
+    } loc("flash_fwd.cu":492:5 to 492:40)
 
     // =============================== consumer warpgroups ===============================
     cuir.bind warpgroup [1, 2] role consumer regs 240 {
-      %consumer = cuir.worker_id loc("consumer_index"("flash_fwd.cu":370:3 to 370:40))
-      %wg_row = arith.muli %consumer, %c64 : index loc("wg_row_in_block"("flash_fwd.cu":374:3 to 374:59))
-      %q_wg = arith.addi %m_start, %wg_row : index loc("m_start + wg_row_in_block"("flash_fwd.cu":383:3 to 383:63))
+      %consumer = cuir.worker_id loc("consumer_index"("flash_fwd.cu":499:5 to 499:42))
+      %wg_row = arith.muli %consumer, %c64 : index loc("wg_row_in_block"("flash_fwd.cu":502:5 to 502:61))
+      %q_wg = arith.addi %m_start, %wg_row : index loc("m_start + wg_row_in_block"("flash_fwd.cu":511:5 to 511:65))
       %sQ_wg = memref.subview %sQ[%wg_row, 0] [64, 128] [1, 1]
-          : memref<128x128xf16, #S> to memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc("ctx.sq_rows"("flash_fwd.cu":378:3 to 378:66))
-      %is_second = arith.cmpi eq, %consumer, %c1 : index loc("flash_fwd.cu":400:22 to 400:41)
+          : memref<128x128xf16, #S> to memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc("ctx.sq_rows"("flash_fwd.cu":506:5 to 506:68))
+      %is_second = arith.cmpi eq, %consumer, %c1 : index loc("flash_fwd.cu":528:24 to 528:43)
       %my_turn = arith.addi %consumer, %c1 : index loc("flash_fwd.cu":292:30 to 292:102)
       %their_turn = arith.subi %c2, %consumer : index loc("flash_fwd.cu":297:35 to 297:115)
 
       // ---- accumulators and softmax state, all in registers ----
-      %acc_o_init = arith.constant dense<0.0> : tensor<64x128xf32, #WACC> loc("acc_o"("flash_fwd.cu":397:39 to 397:53))
-      %row_max_init = arith.constant dense<0xFF800000> : tensor<64xf32, #WROW> loc("row_max"("flash_fwd.cu":393:3 to 393:22))
-      %row_sum_init = arith.constant dense<0.0> : tensor<64xf32, #WROW> loc("row_sum"("flash_fwd.cu":394:3 to 394:22))
-      %log2e = arith.constant 1.44269502 : f32 loc("ctx.scale_log2"("flash_fwd.cu":387:3 to 387:49))
-      %scale_log2 = arith.mulf %softmax_scale, %log2e : f32 loc("ctx.scale_log2"("flash_fwd.cu":387:3 to 387:49))
-      %scale_tile = tensor.splat %scale_log2 : tensor<64x128xf32, #WACC> loc("ctx.scale_log2"("flash_fwd.cu":387:3 to 387:49))
-      %scale_row = tensor.splat %scale_log2 : tensor<64xf32, #WROW> loc("ctx.scale_log2"("flash_fwd.cu":387:3 to 387:49))
+      %acc_o_init = arith.constant dense<0.0> : tensor<64x128xf32, #WACC> loc("acc_o"("flash_fwd.cu":525:41 to 525:55))
+      %row_max_init = arith.constant dense<0xFF800000> : tensor<64xf32, #WROW> loc("row_max"("flash_fwd.cu":521:5 to 521:24))
+      %row_sum_init = arith.constant dense<0.0> : tensor<64xf32, #WROW> loc("row_sum"("flash_fwd.cu":522:5 to 522:24))
+      %log2e = arith.constant 1.44269502 : f32 loc("ctx.scale_log2"("flash_fwd.cu":515:5 to 515:51))
+      %scale_log2 = arith.mulf %softmax_scale, %log2e : f32 loc("ctx.scale_log2"("flash_fwd.cu":515:5 to 515:51))
+      %scale_tile = tensor.splat %scale_log2 : tensor<64x128xf32, #WACC> loc("ctx.scale_log2"("flash_fwd.cu":515:5 to 515:51))
+      %scale_row = tensor.splat %scale_log2 : tensor<64xf32, #WROW> loc("ctx.scale_log2"("flash_fwd.cu":515:5 to 515:51))
       %zero_row = arith.constant dense<0.0> : tensor<64xf32, #WROW> loc("max_scaled"("flash_fwd.cu":251:30 to 251:77))
       %ninf_row = arith.constant dense<0xFF800000> : tensor<64xf32, #WROW> loc("max_scaled"("flash_fwd.cu":251:30 to 251:77))
-      %acc_s_init = arith.constant dense<0.0> : tensor<64x128xf32, #WACC> loc("acc_s"("flash_fwd.cu":391:3 to 391:26))
+      %acc_s_init = arith.constant dense<0.0> : tensor<64x128xf32, #WACC> loc("acc_s"("flash_fwd.cu":519:5 to 519:28))
 
-      cuir.barrier.wait %q_full[%c0], %c0 : !cuir.mbarrier<1> loc("flash_fwd.cu":399:3 to 399:34)
+      cuir.barrier.wait %q_full[%c0], %c0 : !cuir.mbarrier<1> loc("flash_fwd.cu":527:5 to 527:36)
       scf.if %is_second {
-        cuir.barrier.named %c1 threads 256 arrive loc("flash_fwd.cu":400:43 to 400:110)
-        scf.yield loc("flash_fwd.cu":400:3 to 400:42)
-      } loc("flash_fwd.cu":400:3 to 400:42)
+        cuir.barrier.named %c1 threads 256 arrive loc("flash_fwd.cu":528:45 to 528:112)
+        scf.yield loc("flash_fwd.cu":528:5 to 528:44)
+      } loc("flash_fwd.cu":528:5 to 528:44)
 
       // =============================== masking steps ===============================
-      %n_masked = arith.subi %n_block_max, %n_unmasked_blocks : index loc("flash_fwd.cu":418:3 to 418:50)
+      %n_masked = arith.subi %n_block_max, %n_unmasked_blocks : index loc("flash_fwd.cu":546:5 to 546:52)
       %m_acc_o, %m_row_max, %m_row_sum = scf.for %iv = %c0 to %n_masked step %c1
           iter_args(%acc_o = %acc_o_init, %row_max = %row_max_init, %row_sum = %row_sum_init)
           -> (tensor<64x128xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>) {
-        %top = arith.subi %n_block_max, %c1 : index loc("n_block"("flash_fwd.cu":414:3 to 414:33))
-        %n_block = arith.subi %top, %iv : index loc("n_block"("flash_fwd.cu":418:3 to 418:50))
-        %i = arith.subi %last_block, %n_block : index loc(callsite("i"("flash_fwd.cu":335:3 to 335:43) at "flash_fwd.cu":419:5 to 419:35))
-        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_fwd.cu":320:3 to 320:35) at "flash_fwd.cu":419:5 to 419:35))
-        %round = arith.divui %i, %cST : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":419:5 to 419:35))
-        %phase = arith.remui %round, %c2 : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":419:5 to 419:35))
+        %top = arith.subi %n_block_max, %c1 : index loc("n_block"("flash_fwd.cu":542:5 to 542:35))
+        %n_block = arith.subi %top, %iv : index loc("n_block"("flash_fwd.cu":546:5 to 546:52))
+        %i = arith.subi %last_block, %n_block : index loc(callsite("i"("flash_fwd.cu":335:3 to 335:43) at "flash_fwd.cu":547:7 to 547:37))
+        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_fwd.cu":320:3 to 320:35) at "flash_fwd.cu":547:7 to 547:37))
+        %round = arith.divui %i, %cST : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":547:7 to 547:37))
+        %phase = arith.remui %round, %c2 : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":547:7 to 547:37))
         %kv0 = arith.muli %n_block, %cBN : index loc(callsite("n_block"("flash_fwd.cu":219:20 to 219:40) at "flash_fwd.cu":351:5 to 351:43))
-        %is_last = arith.cmpi eq, %i, %last_visit : index loc("flash_fwd.cu":431:3 to 431:46)
+        %is_last = arith.cmpi eq, %i, %last_visit : index loc("flash_fwd.cu":559:5 to 559:48)
         %keep_turn = arith.andi %is_last, %is_second : i1 loc("flash_fwd.cu":297:5 to 297:34)
         %pass_turn = arith.xori %keep_turn, %true : i1 loc("flash_fwd.cu":297:5 to 297:34)
         %sK_stage = memref.subview %sK[%stage, 0, 0] [1, 128, 128] [1, 1, 1]
-            : memref<2x128x128xf16, #S> to memref<128x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sK"("flash_fwd.cu":340:34 to 340:67) at "flash_fwd.cu":419:5 to 419:35))
+            : memref<2x128x128xf16, #S> to memref<128x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sK"("flash_fwd.cu":340:34 to 340:67) at "flash_fwd.cu":547:7 to 547:37))
         %sV_stage = memref.subview %sV[%stage, 0, 0] [1, 128, 128] [1, 1, 1]
             : memref<2x128x128xf16, #S> to memref<128x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sV"("flash_fwd.cu":323:29 to 323:62) at "flash_fwd.cu":341:25 to 341:53))
 
         // S = Q K^T on this warpgroup's turn
-        cuir.barrier.named %my_turn threads 256 loc(callsite("flash_fwd.cu":338:3 to 338:38 at "flash_fwd.cu":419:5 to 419:35))
-        cuir.barrier.wait %k_full[%stage], %phase : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":339:3 to 339:59 at "flash_fwd.cu":419:5 to 419:35))
+        cuir.barrier.named %my_turn threads 256 loc(callsite("flash_fwd.cu":338:3 to 338:38 at "flash_fwd.cu":547:7 to 547:37))
+        cuir.barrier.wait %k_full[%stage], %phase : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":339:3 to 339:59 at "flash_fwd.cu":547:7 to 547:37))
         %s_issued = cuir.gemm_async %sQ_wg, %sK_stage transpose_b, %acc_s_init
-            : memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, memref<128x128xf16, strided<[128, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":340:3 to 340:32) at "flash_fwd.cu":419:5 to 419:35))
-        cuir.barrier.named %their_turn threads 256 arrive loc(callsite("flash_fwd.cu":342:3 to 342:45 at "flash_fwd.cu":419:5 to 419:35))
-        %acc_s = cuir.gemm_wait %s_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":405:5 to 405:19) at "flash_fwd.cu":419:5 to 419:35))
-        cuir.barrier.arrive %k_empty[%stage] : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":346:3 to 346:41 at "flash_fwd.cu":419:5 to 419:35))
+            : memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, memref<128x128xf16, strided<[128, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":340:3 to 340:32) at "flash_fwd.cu":547:7 to 547:37))
+        cuir.barrier.named %their_turn threads 256 arrive loc(callsite("flash_fwd.cu":342:3 to 342:45 at "flash_fwd.cu":547:7 to 547:37))
+        %acc_s = cuir.gemm_wait %s_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":533:7 to 533:21) at "flash_fwd.cu":547:7 to 547:37))
+        cuir.barrier.arrive %k_empty[%stage] : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":346:3 to 346:41 at "flash_fwd.cu":547:7 to 547:37))
 
         // ------- score tile complete: acc_s = Q K^T (unscaled); the mask of a masking step -------
         %acc_s_masked = cuir.elementwise (%acc_s) at [%b, %head_q, %q_wg, %kv0]
             : (tensor<64x128xf32, #WACC>) -> tensor<64x128xf32, #WACC> {
-        ^bb0(%x: f32 loc("acc_s"("flash_fwd.cu":226:60 to 226:86)), %bi: index loc("block.batch"("flash_fwd.cu":517:3 to 517:53)), %hi: index loc("block.head_q"("flash_fwd.cu":517:3 to 517:53)), %row: index loc("row"("flash_fwd.cu":224:7 to 224:42)), %col: index loc("col"("flash_fwd.cu":225:7 to 225:46))):
+        ^bb0(%x: f32 loc("acc_s"("flash_fwd.cu":226:60 to 226:86)), %bi: index loc("block.batch"("flash_fwd.cu":451:3 to 451:53)), %hi: index loc("block.head_q"("flash_fwd.cu":451:3 to 451:53)), %row: index loc("row"("flash_fwd.cu":224:7 to 224:42)), %col: index loc("col"("flash_fwd.cu":225:7 to 225:46))):
           %past_end = arith.cmpi sge, %col, %seqlen_kv : index loc(callsite("flash_fwd.cu":226:11 to 226:27 at "flash_fwd.cu":351:5 to 351:43))
           %row_last = arith.addi %row, %last_key_offset : index loc(callsite("flash_fwd.cu":214:27 to 214:48 at "flash_fwd.cu":351:5 to 351:43))
           %past_diag = arith.cmpi sgt, %col, %row_last : index loc(callsite("flash_fwd.cu":226:31 to 226:58 at "flash_fwd.cu":351:5 to 351:43))
@@ -934,47 +934,47 @@ cuir.kernel @flash_fwd_sm90_f16_d128(
         // ------- O = O * correction + P V on this warpgroup's turn -------
         %rescale_b = cuir.broadcast_rows %rescale : tensor<64xf32, #WROW> -> tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":275:33 to 275:69) at "flash_fwd.cu":321:3 to 321:34))
         %acc_o_rescaled = arith.mulf %acc_o, %rescale_b : tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":275:33 to 275:69) at "flash_fwd.cu":321:3 to 321:34))
-        cuir.barrier.named %my_turn threads 256 loc("flash_fwd.cu":429:3 to 429:40)
+        cuir.barrier.named %my_turn threads 256 loc("flash_fwd.cu":557:5 to 557:42)
         cuir.barrier.wait %v_full[%stage], %phase : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":322:3 to 322:59 at "flash_fwd.cu":341:25 to 341:53))
         %o_issued = cuir.gemm_async %p_frag, %sV_stage, %acc_o_rescaled
             : tensor<64x128xf16, #WA>, memref<128x128xf16, strided<[128, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":323:3 to 323:63) at "flash_fwd.cu":341:25 to 341:53))
         scf.if %pass_turn {
-          cuir.barrier.named %their_turn threads 256 arrive loc("flash_fwd.cu":431:3 to 431:46)
-          scf.yield loc("flash_fwd.cu":431:3 to 431:46)
-        } loc("flash_fwd.cu":431:3 to 431:46)
-        %acc_o_new = cuir.gemm_wait %o_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":357:5 to 357:34) at "flash_fwd.cu":419:5 to 419:35))
-        cuir.barrier.arrive %v_empty[%stage] : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":360:5 to 360:57 at "flash_fwd.cu":419:5 to 419:35))
+          cuir.barrier.named %their_turn threads 256 arrive loc("flash_fwd.cu":559:5 to 559:48)
+          scf.yield loc("flash_fwd.cu":559:5 to 559:48)
+        } loc("flash_fwd.cu":559:5 to 559:48)
+        %acc_o_new = cuir.gemm_wait %o_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":357:5 to 357:34) at "flash_fwd.cu":547:7 to 547:37))
+        cuir.barrier.arrive %v_empty[%stage] : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":360:5 to 360:57 at "flash_fwd.cu":547:7 to 547:37))
         scf.yield %acc_o_new, %new_max, %row_sum_new
-            : tensor<64x128xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW> loc("flash_fwd.cu":418:3 to 418:50)
-      } loc("flash_fwd.cu":418:3 to 418:50)
+            : tensor<64x128xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW> loc("flash_fwd.cu":546:5 to 546:52)
+      } loc("flash_fwd.cu":546:5 to 546:52)
 
       // =============================== unmasked steps ===============================
-      %n_unmasked = arith.subi %n_unmasked_blocks, %n_block_min : index loc("flash_fwd.cu":424:3 to 424:44)
+      %n_unmasked = arith.subi %n_unmasked_blocks, %n_block_min : index loc("flash_fwd.cu":552:5 to 552:46)
       %u_acc_o, %u_row_max, %u_row_sum = scf.for %iv = %c0 to %n_unmasked step %c1
           iter_args(%acc_o = %m_acc_o, %row_max = %m_row_max, %row_sum = %m_row_sum)
           -> (tensor<64x128xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>) {
-        %top = arith.subi %n_unmasked_blocks, %c1 : index loc("n_block"("flash_fwd.cu":424:3 to 424:44))
-        %n_block = arith.subi %top, %iv : index loc("n_block"("flash_fwd.cu":424:3 to 424:44))
-        %i = arith.subi %last_block, %n_block : index loc(callsite("i"("flash_fwd.cu":335:3 to 335:43) at "flash_fwd.cu":425:5 to 425:36))
-        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_fwd.cu":320:3 to 320:35) at "flash_fwd.cu":425:5 to 425:36))
-        %round = arith.divui %i, %cST : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":425:5 to 425:36))
-        %phase = arith.remui %round, %c2 : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":425:5 to 425:36))
+        %top = arith.subi %n_unmasked_blocks, %c1 : index loc("n_block"("flash_fwd.cu":552:5 to 552:46))
+        %n_block = arith.subi %top, %iv : index loc("n_block"("flash_fwd.cu":552:5 to 552:46))
+        %i = arith.subi %last_block, %n_block : index loc(callsite("i"("flash_fwd.cu":335:3 to 335:43) at "flash_fwd.cu":553:7 to 553:38))
+        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_fwd.cu":320:3 to 320:35) at "flash_fwd.cu":553:7 to 553:38))
+        %round = arith.divui %i, %cST : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":553:7 to 553:38))
+        %phase = arith.remui %round, %c2 : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":553:7 to 553:38))
         %kv0 = arith.muli %n_block, %cBN : index loc(callsite("n_block"("flash_fwd.cu":219:20 to 219:40) at "flash_fwd.cu":351:5 to 351:43))
-        %is_last = arith.cmpi eq, %i, %last_visit : index loc("flash_fwd.cu":431:3 to 431:46)
+        %is_last = arith.cmpi eq, %i, %last_visit : index loc("flash_fwd.cu":559:5 to 559:48)
         %keep_turn = arith.andi %is_last, %is_second : i1 loc("flash_fwd.cu":297:5 to 297:34)
         %pass_turn = arith.xori %keep_turn, %true : i1 loc("flash_fwd.cu":297:5 to 297:34)
         %sK_stage = memref.subview %sK[%stage, 0, 0] [1, 128, 128] [1, 1, 1]
-            : memref<2x128x128xf16, #S> to memref<128x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sK"("flash_fwd.cu":340:34 to 340:67) at "flash_fwd.cu":425:5 to 425:36))
+            : memref<2x128x128xf16, #S> to memref<128x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sK"("flash_fwd.cu":340:34 to 340:67) at "flash_fwd.cu":553:7 to 553:38))
         %sV_stage = memref.subview %sV[%stage, 0, 0] [1, 128, 128] [1, 1, 1]
             : memref<2x128x128xf16, #S> to memref<128x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sV"("flash_fwd.cu":323:29 to 323:62) at "flash_fwd.cu":341:25 to 341:53))
 
-        cuir.barrier.named %my_turn threads 256 loc(callsite("flash_fwd.cu":338:3 to 338:38 at "flash_fwd.cu":425:5 to 425:36))
-        cuir.barrier.wait %k_full[%stage], %phase : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":339:3 to 339:59 at "flash_fwd.cu":425:5 to 425:36))
+        cuir.barrier.named %my_turn threads 256 loc(callsite("flash_fwd.cu":338:3 to 338:38 at "flash_fwd.cu":553:7 to 553:38))
+        cuir.barrier.wait %k_full[%stage], %phase : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":339:3 to 339:59 at "flash_fwd.cu":553:7 to 553:38))
         %s_issued = cuir.gemm_async %sQ_wg, %sK_stage transpose_b, %acc_s_init
-            : memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, memref<128x128xf16, strided<[128, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":340:3 to 340:32) at "flash_fwd.cu":425:5 to 425:36))
-        cuir.barrier.named %their_turn threads 256 arrive loc(callsite("flash_fwd.cu":342:3 to 342:45 at "flash_fwd.cu":425:5 to 425:36))
-        %acc_s = cuir.gemm_wait %s_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":408:5 to 408:19) at "flash_fwd.cu":425:5 to 425:36))
-        cuir.barrier.arrive %k_empty[%stage] : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":346:3 to 346:41 at "flash_fwd.cu":425:5 to 425:36))
+            : memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, memref<128x128xf16, strided<[128, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":340:3 to 340:32) at "flash_fwd.cu":553:7 to 553:38))
+        cuir.barrier.named %their_turn threads 256 arrive loc(callsite("flash_fwd.cu":342:3 to 342:45 at "flash_fwd.cu":553:7 to 553:38))
+        %acc_s = cuir.gemm_wait %s_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":536:7 to 536:21) at "flash_fwd.cu":553:7 to 553:38))
+        cuir.barrier.arrive %k_empty[%stage] : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":346:3 to 346:41 at "flash_fwd.cu":553:7 to 553:38))
 
         // ------- score tile complete: every score of this tile is visible -------
 
@@ -999,56 +999,56 @@ cuir.kernel @flash_fwd_sm90_f16_d128(
 
         %rescale_b = cuir.broadcast_rows %rescale : tensor<64xf32, #WROW> -> tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":275:33 to 275:69) at "flash_fwd.cu":321:3 to 321:34))
         %acc_o_rescaled = arith.mulf %acc_o, %rescale_b : tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":275:33 to 275:69) at "flash_fwd.cu":321:3 to 321:34))
-        cuir.barrier.named %my_turn threads 256 loc("flash_fwd.cu":429:3 to 429:40)
+        cuir.barrier.named %my_turn threads 256 loc("flash_fwd.cu":557:5 to 557:42)
         cuir.barrier.wait %v_full[%stage], %phase : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":322:3 to 322:59 at "flash_fwd.cu":341:25 to 341:53))
         %o_issued = cuir.gemm_async %p_frag, %sV_stage, %acc_o_rescaled
             : tensor<64x128xf16, #WA>, memref<128x128xf16, strided<[128, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":323:3 to 323:63) at "flash_fwd.cu":341:25 to 341:53))
         scf.if %pass_turn {
-          cuir.barrier.named %their_turn threads 256 arrive loc("flash_fwd.cu":431:3 to 431:46)
-          scf.yield loc("flash_fwd.cu":431:3 to 431:46)
-        } loc("flash_fwd.cu":431:3 to 431:46)
-        %acc_o_new = cuir.gemm_wait %o_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":357:5 to 357:34) at "flash_fwd.cu":425:5 to 425:36))
-        cuir.barrier.arrive %v_empty[%stage] : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":360:5 to 360:57 at "flash_fwd.cu":425:5 to 425:36))
+          cuir.barrier.named %their_turn threads 256 arrive loc("flash_fwd.cu":559:5 to 559:48)
+          scf.yield loc("flash_fwd.cu":559:5 to 559:48)
+        } loc("flash_fwd.cu":559:5 to 559:48)
+        %acc_o_new = cuir.gemm_wait %o_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":357:5 to 357:34) at "flash_fwd.cu":553:7 to 553:38))
+        cuir.barrier.arrive %v_empty[%stage] : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":360:5 to 360:57 at "flash_fwd.cu":553:7 to 553:38))
         scf.yield %acc_o_new, %new_max, %row_sum_new
-            : tensor<64x128xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW> loc("flash_fwd.cu":424:3 to 424:44)
-      } loc("flash_fwd.cu":424:3 to 424:44)
+            : tensor<64x128xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW> loc("flash_fwd.cu":552:5 to 552:46)
+      } loc("flash_fwd.cu":552:5 to 552:46)
 
       // =============================== epilogue ===============================
-      %sees_nothing = arith.cmpf oeq, %u_row_sum, %zero_row : tensor<64xf32, #WROW> loc("row_sees_nothing"("flash_fwd.cu":451:5 to 451:45))
-      %one_row = arith.constant dense<1.0> : tensor<64xf32, #WROW> loc("row_inv_sum"("flash_fwd.cu":452:50 to 452:59))
-      %inv = arith.divf %one_row, %u_row_sum : tensor<64xf32, #WROW> loc("row_inv_sum"("flash_fwd.cu":452:50 to 452:59))
-      %row_inv_sum = arith.select %sees_nothing, %zero_row, %inv : tensor<64xi1, #WROW>, tensor<64xf32, #WROW> loc("row_inv_sum"("flash_fwd.cu":452:5 to 452:60))
-      %max_l2 = arith.mulf %u_row_max, %scale_row : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":453:53 to 453:83))
-      %log_sum = math.log2 %u_row_sum : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":453:86 to 453:100))
-      %lse2 = arith.addf %max_l2, %log_sum : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":453:52 to 453:101))
-      %ln2 = arith.constant dense<0.693147182> : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":453:102 to 453:108))
-      %lse_nat = arith.mulf %lse2, %ln2 : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":453:52 to 453:108))
-      %lse_val = arith.select %sees_nothing, %ninf_row, %lse_nat : tensor<64xi1, #WROW>, tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":453:5 to 453:108))
-      cuir.store %lse_val -> %lse_head[%q_wg] : tensor<64xf32, #WROW> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("lse_head"("flash_fwd.cu":455:72 to 455:91))
-      %inv_b = cuir.broadcast_rows %row_inv_sum : tensor<64xf32, #WROW> -> tensor<64x128xf32, #WACC> loc("packed"("flash_fwd.cu":469:55 to 469:98))
-      %o_norm = arith.mulf %u_acc_o, %inv_b : tensor<64x128xf32, #WACC> loc("packed"("flash_fwd.cu":469:55 to 469:98))
-      %o16 = arith.truncf %o_norm : tensor<64x128xf32, #WACC> to tensor<64x128xf16, #WACC> loc("packed"("flash_fwd.cu":469:7 to 469:54))
-      cuir.store %o16 -> %sQ_wg : tensor<64x128xf16, #WACC> -> memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc("smem"("flash_fwd.cu":471:7 to 471:93))
-      cuir.copy %sQ_wg -> %o_head[%q_wg, %c0] : memref<64x128xf16, strided<[128, 1], offset: ?>, #S> -> memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("o_head"("flash_fwd.cu":485:7 to 485:100))
-      cuir.yield loc("flash_fwd.cu":564:5 to 564:53)
-    } loc("flash_fwd.cu":563:5 to 563:40)
-    scf.yield loc("flash_fwd.cu":536:3 to 536:24)
-  } loc("flash_fwd.cu":536:3 to 536:24)
-  cuir.return loc("flash_fwd.cu":509:5 to 509:79)
-} loc("flash_fwd_sm90_kernel"("flash_fwd.cu":509:5 to 509:79))
+      %sees_nothing = arith.cmpf oeq, %u_row_sum, %zero_row : tensor<64xf32, #WROW> loc("row_sees_nothing"("flash_fwd.cu":385:5 to 385:45))
+      %one_row = arith.constant dense<1.0> : tensor<64xf32, #WROW> loc("row_inv_sum"("flash_fwd.cu":386:50 to 386:59))
+      %inv = arith.divf %one_row, %u_row_sum : tensor<64xf32, #WROW> loc("row_inv_sum"("flash_fwd.cu":386:50 to 386:59))
+      %row_inv_sum = arith.select %sees_nothing, %zero_row, %inv : tensor<64xi1, #WROW>, tensor<64xf32, #WROW> loc("row_inv_sum"("flash_fwd.cu":386:5 to 386:60))
+      %max_l2 = arith.mulf %u_row_max, %scale_row : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":387:53 to 387:83))
+      %log_sum = math.log2 %u_row_sum : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":387:86 to 387:100))
+      %lse2 = arith.addf %max_l2, %log_sum : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":387:52 to 387:101))
+      %ln2 = arith.constant dense<0.693147182> : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":387:102 to 387:108))
+      %lse_nat = arith.mulf %lse2, %ln2 : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":387:52 to 387:108))
+      %lse_val = arith.select %sees_nothing, %ninf_row, %lse_nat : tensor<64xi1, #WROW>, tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":387:5 to 387:108))
+      cuir.store %lse_val -> %lse_head[%q_wg] : tensor<64xf32, #WROW> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("lse_head"("flash_fwd.cu":389:72 to 389:91))
+      %inv_b = cuir.broadcast_rows %row_inv_sum : tensor<64xf32, #WROW> -> tensor<64x128xf32, #WACC> loc("packed"("flash_fwd.cu":403:55 to 403:98))
+      %o_norm = arith.mulf %u_acc_o, %inv_b : tensor<64x128xf32, #WACC> loc("packed"("flash_fwd.cu":403:55 to 403:98))
+      %o16 = arith.truncf %o_norm : tensor<64x128xf32, #WACC> to tensor<64x128xf16, #WACC> loc("packed"("flash_fwd.cu":403:7 to 403:54))
+      cuir.store %o16 -> %sQ_wg : tensor<64x128xf16, #WACC> -> memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc("smem"("flash_fwd.cu":405:7 to 405:93))
+      cuir.copy %sQ_wg -> %o_head[%q_wg, %c0] : memref<64x128xf16, strided<[128, 1], offset: ?>, #S> -> memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("o_head"("flash_fwd.cu":419:7 to 419:100))
+      cuir.yield loc("flash_fwd.cu":566:5 to 566:50)
+    } loc("flash_fwd.cu":497:5 to 497:40)
+    scf.yield loc("flash_fwd.cu":470:3 to 470:24)
+  } loc("flash_fwd.cu":470:3 to 470:24)
+  cuir.return loc("flash_fwd.cu":443:5 to 443:79)
+} loc("flash_fwd_sm90_kernel"("flash_fwd.cu":443:5 to 443:79))
 cuir.kernel @flash_fwd_sm90_f16_d64(
-    %q: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "q"} loc("params.q"("flash_fwd.cu":509:27 to 509:79)),
-    %k: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "k"} loc("params.k"("flash_fwd.cu":509:27 to 509:79)),
-    %v: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "v"} loc("params.v"("flash_fwd.cu":509:27 to 509:79)),
-    %o: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "o"} loc("params.o"("flash_fwd.cu":509:27 to 509:79)),
-    %lse: memref<?x?x?xf32, #G> {cuir.arg = "lse"} loc("params.lse"("flash_fwd.cu":509:27 to 509:79)),
-    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_fwd.cu":509:27 to 509:79)),
-    %causal: i1 {cuir.arg = "causal"} loc("IS_CAUSAL"("flash_fwd.cu":507:1 to 507:57)),
-    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_fwd.cu":509:27 to 509:79)),
-    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_fwd.cu":509:27 to 509:79)),
-    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_fwd.cu":509:27 to 509:79)),
-    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_fwd.cu":509:27 to 509:79)),
-    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_fwd.cu":509:27 to 509:79)))
+    %q: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "q"} loc("params.q"("flash_fwd.cu":443:27 to 443:79)),
+    %k: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "k"} loc("params.k"("flash_fwd.cu":443:27 to 443:79)),
+    %v: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "v"} loc("params.v"("flash_fwd.cu":443:27 to 443:79)),
+    %o: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "o"} loc("params.o"("flash_fwd.cu":443:27 to 443:79)),
+    %lse: memref<?x?x?xf32, #G> {cuir.arg = "lse"} loc("params.lse"("flash_fwd.cu":443:27 to 443:79)),
+    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_fwd.cu":443:27 to 443:79)),
+    %causal: i1 {cuir.arg = "causal"} loc("IS_CAUSAL"("flash_fwd.cu":441:1 to 441:57)),
+    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_fwd.cu":443:27 to 443:79)),
+    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_fwd.cu":443:27 to 443:79)),
+    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_fwd.cu":443:27 to 443:79)),
+    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_fwd.cu":443:27 to 443:79)),
+    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_fwd.cu":443:27 to 443:79)))
     grid (b, hq, hkv, nq, nkv) -> (nq ceildiv 128, hq, b)
     threads 384 arch "sm_90a" {
   %c0 = arith.constant 0 : index
@@ -1062,70 +1062,70 @@ cuir.kernel @flash_fwd_sm90_f16_d64(
   %ninf = arith.constant 0xFF800000 : f32
 
   // ---- block coordinates, sequence views, masking offsets ----
-  %m_block = cuir.block_id x loc("block.m_block"("flash_fwd.cu":517:3 to 517:53))
-  %head_q = cuir.block_id y loc("block.head_q"("flash_fwd.cu":517:3 to 517:53))
-  %b = cuir.block_id z loc("block.batch"("flash_fwd.cu":517:3 to 517:53))
-  %causal_offset = arith.subi %seqlen_kv, %seqlen_q : index loc("causal_offset"("flash_fwd.cu":520:13 to 520:49))
-  %last_key_offset = arith.select %causal, %causal_offset, %seqlen_kv : index loc("ctx.last_key_offset"("flash_fwd.cu":386:3 to 386:90))
-  %m_start = arith.muli %m_block, %c128 : index loc("m_start"("flash_fwd.cu":521:13 to 521:49))
-  %group = arith.divui %num_heads_q, %num_heads_kv : index loc("head_kv"("flash_fwd.cu":522:13 to 522:80))
-  %head_kv = arith.divui %head_q, %group : index loc("head_kv"("flash_fwd.cu":522:13 to 522:80))
+  %m_block = cuir.block_id x loc("block.m_block"("flash_fwd.cu":451:3 to 451:53))
+  %head_q = cuir.block_id y loc("block.head_q"("flash_fwd.cu":451:3 to 451:53))
+  %b = cuir.block_id z loc("block.batch"("flash_fwd.cu":451:3 to 451:53))
+  %causal_offset = arith.subi %seqlen_kv, %seqlen_q : index loc("causal_offset"("flash_fwd.cu":454:13 to 454:49))
+  %last_key_offset = arith.select %causal, %causal_offset, %seqlen_kv : index loc("ctx.last_key_offset"("flash_fwd.cu":514:5 to 514:92))
+  %m_start = arith.muli %m_block, %c128 : index loc("m_start"("flash_fwd.cu":455:13 to 455:49))
+  %group = arith.divui %num_heads_q, %num_heads_kv : index loc("head_kv"("flash_fwd.cu":456:13 to 456:80))
+  %head_kv = arith.divui %head_q, %group : index loc("head_kv"("flash_fwd.cu":456:13 to 456:80))
   %q_head = memref.subview %q[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 64] [1, 1, 1, 1]
-      : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("tma_q"("flash_fwd.cu":617:21 to 617:46))
+      : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("tma_q"("flash_fwd.cu":619:21 to 619:46))
   %k_head = memref.subview %k[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 64] [1, 1, 1, 1]
-      : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("tma_k"("flash_fwd.cu":621:11 to 621:36))
+      : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("tma_k"("flash_fwd.cu":623:11 to 623:36))
   %v_head = memref.subview %v[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 64] [1, 1, 1, 1]
-      : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("tma_v"("flash_fwd.cu":624:11 to 624:36))
+      : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("tma_v"("flash_fwd.cu":626:11 to 626:36))
   %o_head = memref.subview %o[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 64] [1, 1, 1, 1]
-      : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("o_head"("flash_fwd.cu":475:3 to 475:55))
+      : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("o_head"("flash_fwd.cu":409:3 to 409:55))
   %lse_head = memref.subview %lse[%b, %head_q, 0] [1, 1, %seqlen_q] [1, 1, 1]
-      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("lse_head"("flash_fwd.cu":441:3 to 441:42))
+      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("lse_head"("flash_fwd.cu":375:3 to 375:42))
 
   // ---- KV tiles this block visits: [n_block_min, n_block_max), of which [n_block_min, n_unmasked_blocks) need no mask ----
-  %n_block_min = arith.constant 0 : index loc("n_block_min"("flash_fwd.cu":526:3 to 526:23))
-  %n_block_all = arith.ceildivui %seqlen_kv, %cBN : index loc("n_block_max"("flash_fwd.cu":527:7 to 527:62))
-  %n_full_all = arith.divui %seqlen_kv, %cBN : index loc("n_unmasked_blocks"("flash_fwd.cu":528:7 to 528:49))
-  %m_end = arith.addi %m_start, %c128 : index loc("last_row"("flash_fwd.cu":530:15 to 530:65))
-  %m_end_clamped = arith.minui %m_end, %seqlen_q : index loc("last_row"("flash_fwd.cu":530:15 to 530:65))
-  %last_row = arith.subi %m_end_clamped, %c1 : index loc("last_row"("flash_fwd.cu":530:15 to 530:65))
-  %last_key_of_last_row = arith.addi %last_row, %causal_offset : index loc("last_key_of_last_row"("flash_fwd.cu":531:15 to 531:62))
-  %last_key_of_first_row = arith.addi %m_start, %causal_offset : index loc("last_key_of_first_row"("flash_fwd.cu":532:15 to 532:62))
-  %llr_neg = arith.cmpi slt, %last_key_of_last_row, %c0 : index loc("n_block_max"("flash_fwd.cu":533:5 to 533:105))
-  %llr_blk = arith.divsi %last_key_of_last_row, %cBN : index loc("n_block_max"("flash_fwd.cu":533:5 to 533:105))
-  %llr_end = arith.addi %llr_blk, %c1 : index loc("n_block_max"("flash_fwd.cu":533:5 to 533:105))
-  %llr_bound = arith.select %llr_neg, %c0, %llr_end : index loc("n_block_max"("flash_fwd.cu":533:5 to 533:105))
-  %n_block_causal = arith.minsi %n_block_all, %llr_bound : index loc("n_block_max"("flash_fwd.cu":533:5 to 533:105))
-  %lfr_neg = arith.cmpi slt, %last_key_of_first_row, %c0 : index loc("n_unmasked_blocks"("flash_fwd.cu":534:5 to 534:121))
-  %lfr_next = arith.addi %last_key_of_first_row, %c1 : index loc("n_unmasked_blocks"("flash_fwd.cu":534:5 to 534:121))
-  %lfr_blk = arith.divsi %lfr_next, %cBN : index loc("n_unmasked_blocks"("flash_fwd.cu":534:5 to 534:121))
-  %lfr_bound = arith.select %lfr_neg, %c0, %lfr_blk : index loc("n_unmasked_blocks"("flash_fwd.cu":534:5 to 534:121))
-  %n_full_causal = arith.minsi %n_full_all, %lfr_bound : index loc("n_unmasked_blocks"("flash_fwd.cu":534:5 to 534:121))
-  %n_block_max = arith.select %causal, %n_block_causal, %n_block_all : index loc("n_block_max"("flash_fwd.cu":529:3 to 529:27))
-  %n_unmasked_blocks = arith.select %causal, %n_full_causal, %n_full_all : index loc("n_unmasked_blocks"("flash_fwd.cu":529:3 to 529:27))
+  %n_block_min = arith.constant 0 : index loc("n_block_min"("flash_fwd.cu":460:3 to 460:23))
+  %n_block_all = arith.ceildivui %seqlen_kv, %cBN : index loc("n_block_max"("flash_fwd.cu":461:7 to 461:62))
+  %n_full_all = arith.divui %seqlen_kv, %cBN : index loc("n_unmasked_blocks"("flash_fwd.cu":462:7 to 462:49))
+  %m_end = arith.addi %m_start, %c128 : index loc("last_row"("flash_fwd.cu":464:15 to 464:65))
+  %m_end_clamped = arith.minui %m_end, %seqlen_q : index loc("last_row"("flash_fwd.cu":464:15 to 464:65))
+  %last_row = arith.subi %m_end_clamped, %c1 : index loc("last_row"("flash_fwd.cu":464:15 to 464:65))
+  %last_key_of_last_row = arith.addi %last_row, %causal_offset : index loc("last_key_of_last_row"("flash_fwd.cu":465:15 to 465:62))
+  %last_key_of_first_row = arith.addi %m_start, %causal_offset : index loc("last_key_of_first_row"("flash_fwd.cu":466:15 to 466:62))
+  %llr_neg = arith.cmpi slt, %last_key_of_last_row, %c0 : index loc("n_block_max"("flash_fwd.cu":467:5 to 467:105))
+  %llr_blk = arith.divsi %last_key_of_last_row, %cBN : index loc("n_block_max"("flash_fwd.cu":467:5 to 467:105))
+  %llr_end = arith.addi %llr_blk, %c1 : index loc("n_block_max"("flash_fwd.cu":467:5 to 467:105))
+  %llr_bound = arith.select %llr_neg, %c0, %llr_end : index loc("n_block_max"("flash_fwd.cu":467:5 to 467:105))
+  %n_block_causal = arith.minsi %n_block_all, %llr_bound : index loc("n_block_max"("flash_fwd.cu":467:5 to 467:105))
+  %lfr_neg = arith.cmpi slt, %last_key_of_first_row, %c0 : index loc("n_unmasked_blocks"("flash_fwd.cu":468:5 to 468:121))
+  %lfr_next = arith.addi %last_key_of_first_row, %c1 : index loc("n_unmasked_blocks"("flash_fwd.cu":468:5 to 468:121))
+  %lfr_blk = arith.divsi %lfr_next, %cBN : index loc("n_unmasked_blocks"("flash_fwd.cu":468:5 to 468:121))
+  %lfr_bound = arith.select %lfr_neg, %c0, %lfr_blk : index loc("n_unmasked_blocks"("flash_fwd.cu":468:5 to 468:121))
+  %n_full_causal = arith.minsi %n_full_all, %lfr_bound : index loc("n_unmasked_blocks"("flash_fwd.cu":468:5 to 468:121))
+  %n_block_max = arith.select %causal, %n_block_causal, %n_block_all : index loc("n_block_max"("flash_fwd.cu":463:3 to 463:27))
+  %n_unmasked_blocks = arith.select %causal, %n_full_causal, %n_full_all : index loc("n_unmasked_blocks"("flash_fwd.cu":463:3 to 463:27))
 
-  %no_keys = arith.cmpi sle, %n_block_max, %n_block_min : index loc("flash_fwd.cu":536:3 to 536:24)
+  %no_keys = arith.cmpi sle, %n_block_max, %n_block_min : index loc("flash_fwd.cu":470:3 to 470:24)
   scf.if %no_keys {
     // No row of this block sees any key: O = 0, LSE = -inf (write_empty_block).
-    %zero_o = arith.constant dense<0.0> : tensor<128x64xf16, #WACC> loc("o_head"("flash_fwd.cu":498:103 to 498:125))
-    cuir.store %zero_o -> %o_head[%m_start, %c0] : tensor<128x64xf16, #WACC> -> memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("o_head"("flash_fwd.cu":498:32 to 498:125))
-    %ninf_lse = arith.constant dense<0xFF800000> : tensor<128xf32, #WROW> loc("lse_head"("flash_fwd.cu":503:7 to 503:30))
-    cuir.store %ninf_lse -> %lse_head[%m_start] : tensor<128xf32, #WROW> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("lse_head"("flash_fwd.cu":503:7 to 503:30))
-    scf.yield loc("flash_fwd.cu":538:5 to 538:12)
+    %zero_o = arith.constant dense<0.0> : tensor<128x64xf16, #WACC> loc("o_head"("flash_fwd.cu":432:103 to 432:125))
+    cuir.store %zero_o -> %o_head[%m_start, %c0] : tensor<128x64xf16, #WACC> -> memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("o_head"("flash_fwd.cu":432:32 to 432:125))
+    %ninf_lse = arith.constant dense<0xFF800000> : tensor<128xf32, #WROW> loc("lse_head"("flash_fwd.cu":437:7 to 437:30))
+    cuir.store %ninf_lse -> %lse_head[%m_start] : tensor<128xf32, #WROW> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("lse_head"("flash_fwd.cu":437:7 to 437:30))
+    scf.yield loc("flash_fwd.cu":472:5 to 472:12)
   } else {
     // ---- visits: n_visits, the last is visit n_visits - 1 ----
     %last_block = arith.subi %n_block_max, %c1 : index loc("i"("flash_fwd.cu":335:3 to 335:43))
     %n_visits = arith.subi %n_block_max, %n_block_min : index loc("n_visits"("flash_fwd.cu":163:3 to 163:50))
-    %last_visit = arith.subi %n_visits, %c1 : index loc("flash_fwd.cu":430:3 to 430:83)
+    %last_visit = arith.subi %n_visits, %c1 : index loc("flash_fwd.cu":558:5 to 558:85)
 
     // ---- shared memory: Q [128][d] (O in the epilogue), K and V rings [STAGES][BLOCK_N][d], 128-byte swizzled; the mbarriers ----
     %sQ = cuir.alloc {swizzle = 128} : memref<128x64xf16, #S> loc("sQ"("flash_fwd.cu":91:24 to 91:37))
     %sK = cuir.alloc {swizzle = 128} : memref<4x128x64xf16, #S> loc("sK"("flash_fwd.cu":92:24 to 92:60))
     %sV = cuir.alloc {swizzle = 128} : memref<4x128x64xf16, #S> loc("sV"("flash_fwd.cu":93:24 to 93:70))
-    %q_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<1> loc("bars->q_full"("flash_fwd.cu":543:5 to 543:36))
-    %k_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<4> loc("bars->k_full"("flash_fwd.cu":546:7 to 546:41))
-    %v_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<4> loc("bars->v_full"("flash_fwd.cu":547:7 to 547:41))
-    %k_empty = cuir.barrier.init arrivals 2 : !cuir.mbarrier<4> loc("bars->k_empty"("flash_fwd.cu":548:7 to 548:64))
-    %v_empty = cuir.barrier.init arrivals 2 : !cuir.mbarrier<4> loc("bars->v_empty"("flash_fwd.cu":549:7 to 549:64))
+    %q_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<1> loc("bars->q_full"("flash_fwd.cu":477:5 to 477:36))
+    %k_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<4> loc("bars->k_full"("flash_fwd.cu":480:7 to 480:41))
+    %v_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<4> loc("bars->v_full"("flash_fwd.cu":481:7 to 481:41))
+    %k_empty = cuir.barrier.init arrivals 2 : !cuir.mbarrier<4> loc("bars->k_empty"("flash_fwd.cu":482:7 to 482:64))
+    %v_empty = cuir.barrier.init arrivals 2 : !cuir.mbarrier<4> loc("bars->v_empty"("flash_fwd.cu":483:7 to 483:64))
 
     // =============================== producer warpgroup ===============================
     cuir.bind warpgroup [0] role producer regs 24 {
@@ -1171,73 +1171,73 @@ cuir.kernel @flash_fwd_sm90_f16_d64(
           } loc("flash_fwd.cu":167:5 to 167:16)
           scf.yield loc("flash_fwd.cu":164:3 to 164:38)
         } loc("flash_fwd.cu":164:3 to 164:38)
-        cuir.yield loc("flash_fwd.cu":560:7 to 560:41)
-      } loc("flash_fwd.cu":559:5 to 559:51)
-      cuir.yield loc("flash_fwd.cu":558:5 to 558:40)
-    } loc("flash_fwd.cu":558:5 to 558:40)
+        cuir.yield loc("flash_fwd.cu":494:7 to 494:41)
+      } loc("flash_fwd.cu":493:5 to 493:51)
+      cuir.yield loc("flash_fwd.cu":492:5 to 492:40)
+    } loc("flash_fwd.cu":492:5 to 492:40)
 
     // =============================== consumer warpgroups ===============================
     cuir.bind warpgroup [1, 2] role consumer regs 240 {
-      %consumer = cuir.worker_id loc("consumer_index"("flash_fwd.cu":370:3 to 370:40))
-      %wg_row = arith.muli %consumer, %c64 : index loc("wg_row_in_block"("flash_fwd.cu":374:3 to 374:59))
-      %q_wg = arith.addi %m_start, %wg_row : index loc("m_start + wg_row_in_block"("flash_fwd.cu":383:3 to 383:63))
+      %consumer = cuir.worker_id loc("consumer_index"("flash_fwd.cu":499:5 to 499:42))
+      %wg_row = arith.muli %consumer, %c64 : index loc("wg_row_in_block"("flash_fwd.cu":502:5 to 502:61))
+      %q_wg = arith.addi %m_start, %wg_row : index loc("m_start + wg_row_in_block"("flash_fwd.cu":511:5 to 511:65))
       %sQ_wg = memref.subview %sQ[%wg_row, 0] [64, 64] [1, 1]
-          : memref<128x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc("ctx.sq_rows"("flash_fwd.cu":378:3 to 378:66))
-      %is_second = arith.cmpi eq, %consumer, %c1 : index loc("flash_fwd.cu":400:22 to 400:41)
+          : memref<128x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc("ctx.sq_rows"("flash_fwd.cu":506:5 to 506:68))
+      %is_second = arith.cmpi eq, %consumer, %c1 : index loc("flash_fwd.cu":528:24 to 528:43)
       %my_turn = arith.addi %consumer, %c1 : index loc("flash_fwd.cu":292:30 to 292:102)
       %their_turn = arith.subi %c2, %consumer : index loc("flash_fwd.cu":297:35 to 297:115)
 
       // ---- accumulators and softmax state, all in registers ----
-      %acc_o_init = arith.constant dense<0.0> : tensor<64x64xf32, #WACC> loc("acc_o"("flash_fwd.cu":397:39 to 397:53))
-      %row_max_init = arith.constant dense<0xFF800000> : tensor<64xf32, #WROW> loc("row_max"("flash_fwd.cu":393:3 to 393:22))
-      %row_sum_init = arith.constant dense<0.0> : tensor<64xf32, #WROW> loc("row_sum"("flash_fwd.cu":394:3 to 394:22))
-      %log2e = arith.constant 1.44269502 : f32 loc("ctx.scale_log2"("flash_fwd.cu":387:3 to 387:49))
-      %scale_log2 = arith.mulf %softmax_scale, %log2e : f32 loc("ctx.scale_log2"("flash_fwd.cu":387:3 to 387:49))
-      %scale_tile = tensor.splat %scale_log2 : tensor<64x128xf32, #WACC> loc("ctx.scale_log2"("flash_fwd.cu":387:3 to 387:49))
-      %scale_row = tensor.splat %scale_log2 : tensor<64xf32, #WROW> loc("ctx.scale_log2"("flash_fwd.cu":387:3 to 387:49))
+      %acc_o_init = arith.constant dense<0.0> : tensor<64x64xf32, #WACC> loc("acc_o"("flash_fwd.cu":525:41 to 525:55))
+      %row_max_init = arith.constant dense<0xFF800000> : tensor<64xf32, #WROW> loc("row_max"("flash_fwd.cu":521:5 to 521:24))
+      %row_sum_init = arith.constant dense<0.0> : tensor<64xf32, #WROW> loc("row_sum"("flash_fwd.cu":522:5 to 522:24))
+      %log2e = arith.constant 1.44269502 : f32 loc("ctx.scale_log2"("flash_fwd.cu":515:5 to 515:51))
+      %scale_log2 = arith.mulf %softmax_scale, %log2e : f32 loc("ctx.scale_log2"("flash_fwd.cu":515:5 to 515:51))
+      %scale_tile = tensor.splat %scale_log2 : tensor<64x128xf32, #WACC> loc("ctx.scale_log2"("flash_fwd.cu":515:5 to 515:51))
+      %scale_row = tensor.splat %scale_log2 : tensor<64xf32, #WROW> loc("ctx.scale_log2"("flash_fwd.cu":515:5 to 515:51))
       %zero_row = arith.constant dense<0.0> : tensor<64xf32, #WROW> loc("max_scaled"("flash_fwd.cu":251:30 to 251:77))
       %ninf_row = arith.constant dense<0xFF800000> : tensor<64xf32, #WROW> loc("max_scaled"("flash_fwd.cu":251:30 to 251:77))
-      %acc_s_init = arith.constant dense<0.0> : tensor<64x128xf32, #WACC> loc("acc_s"("flash_fwd.cu":391:3 to 391:26))
+      %acc_s_init = arith.constant dense<0.0> : tensor<64x128xf32, #WACC> loc("acc_s"("flash_fwd.cu":519:5 to 519:28))
 
-      cuir.barrier.wait %q_full[%c0], %c0 : !cuir.mbarrier<1> loc("flash_fwd.cu":399:3 to 399:34)
+      cuir.barrier.wait %q_full[%c0], %c0 : !cuir.mbarrier<1> loc("flash_fwd.cu":527:5 to 527:36)
       scf.if %is_second {
-        cuir.barrier.named %c1 threads 256 arrive loc("flash_fwd.cu":400:43 to 400:110)
-        scf.yield loc("flash_fwd.cu":400:3 to 400:42)
-      } loc("flash_fwd.cu":400:3 to 400:42)
+        cuir.barrier.named %c1 threads 256 arrive loc("flash_fwd.cu":528:45 to 528:112)
+        scf.yield loc("flash_fwd.cu":528:5 to 528:44)
+      } loc("flash_fwd.cu":528:5 to 528:44)
 
       // =============================== masking steps ===============================
-      %n_masked = arith.subi %n_block_max, %n_unmasked_blocks : index loc("flash_fwd.cu":418:3 to 418:50)
+      %n_masked = arith.subi %n_block_max, %n_unmasked_blocks : index loc("flash_fwd.cu":546:5 to 546:52)
       %m_acc_o, %m_row_max, %m_row_sum = scf.for %iv = %c0 to %n_masked step %c1
           iter_args(%acc_o = %acc_o_init, %row_max = %row_max_init, %row_sum = %row_sum_init)
           -> (tensor<64x64xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>) {
-        %top = arith.subi %n_block_max, %c1 : index loc("n_block"("flash_fwd.cu":414:3 to 414:33))
-        %n_block = arith.subi %top, %iv : index loc("n_block"("flash_fwd.cu":418:3 to 418:50))
-        %i = arith.subi %last_block, %n_block : index loc(callsite("i"("flash_fwd.cu":335:3 to 335:43) at "flash_fwd.cu":419:5 to 419:35))
-        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_fwd.cu":320:3 to 320:35) at "flash_fwd.cu":419:5 to 419:35))
-        %round = arith.divui %i, %cST : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":419:5 to 419:35))
-        %phase = arith.remui %round, %c2 : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":419:5 to 419:35))
+        %top = arith.subi %n_block_max, %c1 : index loc("n_block"("flash_fwd.cu":542:5 to 542:35))
+        %n_block = arith.subi %top, %iv : index loc("n_block"("flash_fwd.cu":546:5 to 546:52))
+        %i = arith.subi %last_block, %n_block : index loc(callsite("i"("flash_fwd.cu":335:3 to 335:43) at "flash_fwd.cu":547:7 to 547:37))
+        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_fwd.cu":320:3 to 320:35) at "flash_fwd.cu":547:7 to 547:37))
+        %round = arith.divui %i, %cST : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":547:7 to 547:37))
+        %phase = arith.remui %round, %c2 : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":547:7 to 547:37))
         %kv0 = arith.muli %n_block, %cBN : index loc(callsite("n_block"("flash_fwd.cu":219:20 to 219:40) at "flash_fwd.cu":351:5 to 351:43))
-        %is_last = arith.cmpi eq, %i, %last_visit : index loc("flash_fwd.cu":431:3 to 431:46)
+        %is_last = arith.cmpi eq, %i, %last_visit : index loc("flash_fwd.cu":559:5 to 559:48)
         %keep_turn = arith.andi %is_last, %is_second : i1 loc("flash_fwd.cu":297:5 to 297:34)
         %pass_turn = arith.xori %keep_turn, %true : i1 loc("flash_fwd.cu":297:5 to 297:34)
         %sK_stage = memref.subview %sK[%stage, 0, 0] [1, 128, 64] [1, 1, 1]
-            : memref<4x128x64xf16, #S> to memref<128x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sK"("flash_fwd.cu":340:34 to 340:67) at "flash_fwd.cu":419:5 to 419:35))
+            : memref<4x128x64xf16, #S> to memref<128x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sK"("flash_fwd.cu":340:34 to 340:67) at "flash_fwd.cu":547:7 to 547:37))
         %sV_stage = memref.subview %sV[%stage, 0, 0] [1, 128, 64] [1, 1, 1]
             : memref<4x128x64xf16, #S> to memref<128x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sV"("flash_fwd.cu":323:29 to 323:62) at "flash_fwd.cu":341:25 to 341:53))
 
         // S = Q K^T on this warpgroup's turn
-        cuir.barrier.named %my_turn threads 256 loc(callsite("flash_fwd.cu":338:3 to 338:38 at "flash_fwd.cu":419:5 to 419:35))
-        cuir.barrier.wait %k_full[%stage], %phase : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":339:3 to 339:59 at "flash_fwd.cu":419:5 to 419:35))
+        cuir.barrier.named %my_turn threads 256 loc(callsite("flash_fwd.cu":338:3 to 338:38 at "flash_fwd.cu":547:7 to 547:37))
+        cuir.barrier.wait %k_full[%stage], %phase : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":339:3 to 339:59 at "flash_fwd.cu":547:7 to 547:37))
         %s_issued = cuir.gemm_async %sQ_wg, %sK_stage transpose_b, %acc_s_init
-            : memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, memref<128x64xf16, strided<[64, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":340:3 to 340:32) at "flash_fwd.cu":419:5 to 419:35))
-        cuir.barrier.named %their_turn threads 256 arrive loc(callsite("flash_fwd.cu":342:3 to 342:45 at "flash_fwd.cu":419:5 to 419:35))
-        %acc_s = cuir.gemm_wait %s_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":405:5 to 405:19) at "flash_fwd.cu":419:5 to 419:35))
-        cuir.barrier.arrive %k_empty[%stage] : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":346:3 to 346:41 at "flash_fwd.cu":419:5 to 419:35))
+            : memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, memref<128x64xf16, strided<[64, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":340:3 to 340:32) at "flash_fwd.cu":547:7 to 547:37))
+        cuir.barrier.named %their_turn threads 256 arrive loc(callsite("flash_fwd.cu":342:3 to 342:45 at "flash_fwd.cu":547:7 to 547:37))
+        %acc_s = cuir.gemm_wait %s_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":533:7 to 533:21) at "flash_fwd.cu":547:7 to 547:37))
+        cuir.barrier.arrive %k_empty[%stage] : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":346:3 to 346:41 at "flash_fwd.cu":547:7 to 547:37))
 
         // ------- score tile complete: acc_s = Q K^T (unscaled); the mask of a masking step -------
         %acc_s_masked = cuir.elementwise (%acc_s) at [%b, %head_q, %q_wg, %kv0]
             : (tensor<64x128xf32, #WACC>) -> tensor<64x128xf32, #WACC> {
-        ^bb0(%x: f32 loc("acc_s"("flash_fwd.cu":226:60 to 226:86)), %bi: index loc("block.batch"("flash_fwd.cu":517:3 to 517:53)), %hi: index loc("block.head_q"("flash_fwd.cu":517:3 to 517:53)), %row: index loc("row"("flash_fwd.cu":224:7 to 224:42)), %col: index loc("col"("flash_fwd.cu":225:7 to 225:46))):
+        ^bb0(%x: f32 loc("acc_s"("flash_fwd.cu":226:60 to 226:86)), %bi: index loc("block.batch"("flash_fwd.cu":451:3 to 451:53)), %hi: index loc("block.head_q"("flash_fwd.cu":451:3 to 451:53)), %row: index loc("row"("flash_fwd.cu":224:7 to 224:42)), %col: index loc("col"("flash_fwd.cu":225:7 to 225:46))):
           %past_end = arith.cmpi sge, %col, %seqlen_kv : index loc(callsite("flash_fwd.cu":226:11 to 226:27 at "flash_fwd.cu":351:5 to 351:43))
           %row_last = arith.addi %row, %last_key_offset : index loc(callsite("flash_fwd.cu":214:27 to 214:48 at "flash_fwd.cu":351:5 to 351:43))
           %past_diag = arith.cmpi sgt, %col, %row_last : index loc(callsite("flash_fwd.cu":226:31 to 226:58 at "flash_fwd.cu":351:5 to 351:43))
@@ -1268,47 +1268,47 @@ cuir.kernel @flash_fwd_sm90_f16_d64(
         // ------- O = O * correction + P V on this warpgroup's turn -------
         %rescale_b = cuir.broadcast_rows %rescale : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":275:33 to 275:69) at "flash_fwd.cu":321:3 to 321:34))
         %acc_o_rescaled = arith.mulf %acc_o, %rescale_b : tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":275:33 to 275:69) at "flash_fwd.cu":321:3 to 321:34))
-        cuir.barrier.named %my_turn threads 256 loc("flash_fwd.cu":429:3 to 429:40)
+        cuir.barrier.named %my_turn threads 256 loc("flash_fwd.cu":557:5 to 557:42)
         cuir.barrier.wait %v_full[%stage], %phase : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":322:3 to 322:59 at "flash_fwd.cu":341:25 to 341:53))
         %o_issued = cuir.gemm_async %p_frag, %sV_stage, %acc_o_rescaled
             : tensor<64x128xf16, #WA>, memref<128x64xf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":323:3 to 323:63) at "flash_fwd.cu":341:25 to 341:53))
         scf.if %pass_turn {
-          cuir.barrier.named %their_turn threads 256 arrive loc("flash_fwd.cu":431:3 to 431:46)
-          scf.yield loc("flash_fwd.cu":431:3 to 431:46)
-        } loc("flash_fwd.cu":431:3 to 431:46)
-        %acc_o_new = cuir.gemm_wait %o_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":357:5 to 357:34) at "flash_fwd.cu":419:5 to 419:35))
-        cuir.barrier.arrive %v_empty[%stage] : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":360:5 to 360:57 at "flash_fwd.cu":419:5 to 419:35))
+          cuir.barrier.named %their_turn threads 256 arrive loc("flash_fwd.cu":559:5 to 559:48)
+          scf.yield loc("flash_fwd.cu":559:5 to 559:48)
+        } loc("flash_fwd.cu":559:5 to 559:48)
+        %acc_o_new = cuir.gemm_wait %o_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":357:5 to 357:34) at "flash_fwd.cu":547:7 to 547:37))
+        cuir.barrier.arrive %v_empty[%stage] : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":360:5 to 360:57 at "flash_fwd.cu":547:7 to 547:37))
         scf.yield %acc_o_new, %new_max, %row_sum_new
-            : tensor<64x64xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW> loc("flash_fwd.cu":418:3 to 418:50)
-      } loc("flash_fwd.cu":418:3 to 418:50)
+            : tensor<64x64xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW> loc("flash_fwd.cu":546:5 to 546:52)
+      } loc("flash_fwd.cu":546:5 to 546:52)
 
       // =============================== unmasked steps ===============================
-      %n_unmasked = arith.subi %n_unmasked_blocks, %n_block_min : index loc("flash_fwd.cu":424:3 to 424:44)
+      %n_unmasked = arith.subi %n_unmasked_blocks, %n_block_min : index loc("flash_fwd.cu":552:5 to 552:46)
       %u_acc_o, %u_row_max, %u_row_sum = scf.for %iv = %c0 to %n_unmasked step %c1
           iter_args(%acc_o = %m_acc_o, %row_max = %m_row_max, %row_sum = %m_row_sum)
           -> (tensor<64x64xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>) {
-        %top = arith.subi %n_unmasked_blocks, %c1 : index loc("n_block"("flash_fwd.cu":424:3 to 424:44))
-        %n_block = arith.subi %top, %iv : index loc("n_block"("flash_fwd.cu":424:3 to 424:44))
-        %i = arith.subi %last_block, %n_block : index loc(callsite("i"("flash_fwd.cu":335:3 to 335:43) at "flash_fwd.cu":425:5 to 425:36))
-        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_fwd.cu":320:3 to 320:35) at "flash_fwd.cu":425:5 to 425:36))
-        %round = arith.divui %i, %cST : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":425:5 to 425:36))
-        %phase = arith.remui %round, %c2 : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":425:5 to 425:36))
+        %top = arith.subi %n_unmasked_blocks, %c1 : index loc("n_block"("flash_fwd.cu":552:5 to 552:46))
+        %n_block = arith.subi %top, %iv : index loc("n_block"("flash_fwd.cu":552:5 to 552:46))
+        %i = arith.subi %last_block, %n_block : index loc(callsite("i"("flash_fwd.cu":335:3 to 335:43) at "flash_fwd.cu":553:7 to 553:38))
+        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_fwd.cu":320:3 to 320:35) at "flash_fwd.cu":553:7 to 553:38))
+        %round = arith.divui %i, %cST : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":553:7 to 553:38))
+        %phase = arith.remui %round, %c2 : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":553:7 to 553:38))
         %kv0 = arith.muli %n_block, %cBN : index loc(callsite("n_block"("flash_fwd.cu":219:20 to 219:40) at "flash_fwd.cu":351:5 to 351:43))
-        %is_last = arith.cmpi eq, %i, %last_visit : index loc("flash_fwd.cu":431:3 to 431:46)
+        %is_last = arith.cmpi eq, %i, %last_visit : index loc("flash_fwd.cu":559:5 to 559:48)
         %keep_turn = arith.andi %is_last, %is_second : i1 loc("flash_fwd.cu":297:5 to 297:34)
         %pass_turn = arith.xori %keep_turn, %true : i1 loc("flash_fwd.cu":297:5 to 297:34)
         %sK_stage = memref.subview %sK[%stage, 0, 0] [1, 128, 64] [1, 1, 1]
-            : memref<4x128x64xf16, #S> to memref<128x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sK"("flash_fwd.cu":340:34 to 340:67) at "flash_fwd.cu":425:5 to 425:36))
+            : memref<4x128x64xf16, #S> to memref<128x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sK"("flash_fwd.cu":340:34 to 340:67) at "flash_fwd.cu":553:7 to 553:38))
         %sV_stage = memref.subview %sV[%stage, 0, 0] [1, 128, 64] [1, 1, 1]
             : memref<4x128x64xf16, #S> to memref<128x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sV"("flash_fwd.cu":323:29 to 323:62) at "flash_fwd.cu":341:25 to 341:53))
 
-        cuir.barrier.named %my_turn threads 256 loc(callsite("flash_fwd.cu":338:3 to 338:38 at "flash_fwd.cu":425:5 to 425:36))
-        cuir.barrier.wait %k_full[%stage], %phase : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":339:3 to 339:59 at "flash_fwd.cu":425:5 to 425:36))
+        cuir.barrier.named %my_turn threads 256 loc(callsite("flash_fwd.cu":338:3 to 338:38 at "flash_fwd.cu":553:7 to 553:38))
+        cuir.barrier.wait %k_full[%stage], %phase : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":339:3 to 339:59 at "flash_fwd.cu":553:7 to 553:38))
         %s_issued = cuir.gemm_async %sQ_wg, %sK_stage transpose_b, %acc_s_init
-            : memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, memref<128x64xf16, strided<[64, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":340:3 to 340:32) at "flash_fwd.cu":425:5 to 425:36))
-        cuir.barrier.named %their_turn threads 256 arrive loc(callsite("flash_fwd.cu":342:3 to 342:45 at "flash_fwd.cu":425:5 to 425:36))
-        %acc_s = cuir.gemm_wait %s_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":408:5 to 408:19) at "flash_fwd.cu":425:5 to 425:36))
-        cuir.barrier.arrive %k_empty[%stage] : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":346:3 to 346:41 at "flash_fwd.cu":425:5 to 425:36))
+            : memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, memref<128x64xf16, strided<[64, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":340:3 to 340:32) at "flash_fwd.cu":553:7 to 553:38))
+        cuir.barrier.named %their_turn threads 256 arrive loc(callsite("flash_fwd.cu":342:3 to 342:45 at "flash_fwd.cu":553:7 to 553:38))
+        %acc_s = cuir.gemm_wait %s_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":536:7 to 536:21) at "flash_fwd.cu":553:7 to 553:38))
+        cuir.barrier.arrive %k_empty[%stage] : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":346:3 to 346:41 at "flash_fwd.cu":553:7 to 553:38))
 
         // ------- score tile complete: every score of this tile is visible -------
 
@@ -1333,40 +1333,40 @@ cuir.kernel @flash_fwd_sm90_f16_d64(
 
         %rescale_b = cuir.broadcast_rows %rescale : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":275:33 to 275:69) at "flash_fwd.cu":321:3 to 321:34))
         %acc_o_rescaled = arith.mulf %acc_o, %rescale_b : tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":275:33 to 275:69) at "flash_fwd.cu":321:3 to 321:34))
-        cuir.barrier.named %my_turn threads 256 loc("flash_fwd.cu":429:3 to 429:40)
+        cuir.barrier.named %my_turn threads 256 loc("flash_fwd.cu":557:5 to 557:42)
         cuir.barrier.wait %v_full[%stage], %phase : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":322:3 to 322:59 at "flash_fwd.cu":341:25 to 341:53))
         %o_issued = cuir.gemm_async %p_frag, %sV_stage, %acc_o_rescaled
             : tensor<64x128xf16, #WA>, memref<128x64xf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":323:3 to 323:63) at "flash_fwd.cu":341:25 to 341:53))
         scf.if %pass_turn {
-          cuir.barrier.named %their_turn threads 256 arrive loc("flash_fwd.cu":431:3 to 431:46)
-          scf.yield loc("flash_fwd.cu":431:3 to 431:46)
-        } loc("flash_fwd.cu":431:3 to 431:46)
-        %acc_o_new = cuir.gemm_wait %o_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":357:5 to 357:34) at "flash_fwd.cu":425:5 to 425:36))
-        cuir.barrier.arrive %v_empty[%stage] : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":360:5 to 360:57 at "flash_fwd.cu":425:5 to 425:36))
+          cuir.barrier.named %their_turn threads 256 arrive loc("flash_fwd.cu":559:5 to 559:48)
+          scf.yield loc("flash_fwd.cu":559:5 to 559:48)
+        } loc("flash_fwd.cu":559:5 to 559:48)
+        %acc_o_new = cuir.gemm_wait %o_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":357:5 to 357:34) at "flash_fwd.cu":553:7 to 553:38))
+        cuir.barrier.arrive %v_empty[%stage] : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":360:5 to 360:57 at "flash_fwd.cu":553:7 to 553:38))
         scf.yield %acc_o_new, %new_max, %row_sum_new
-            : tensor<64x64xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW> loc("flash_fwd.cu":424:3 to 424:44)
-      } loc("flash_fwd.cu":424:3 to 424:44)
+            : tensor<64x64xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW> loc("flash_fwd.cu":552:5 to 552:46)
+      } loc("flash_fwd.cu":552:5 to 552:46)
 
       // =============================== epilogue ===============================
-      %sees_nothing = arith.cmpf oeq, %u_row_sum, %zero_row : tensor<64xf32, #WROW> loc("row_sees_nothing"("flash_fwd.cu":451:5 to 451:45))
-      %one_row = arith.constant dense<1.0> : tensor<64xf32, #WROW> loc("row_inv_sum"("flash_fwd.cu":452:50 to 452:59))
-      %inv = arith.divf %one_row, %u_row_sum : tensor<64xf32, #WROW> loc("row_inv_sum"("flash_fwd.cu":452:50 to 452:59))
-      %row_inv_sum = arith.select %sees_nothing, %zero_row, %inv : tensor<64xi1, #WROW>, tensor<64xf32, #WROW> loc("row_inv_sum"("flash_fwd.cu":452:5 to 452:60))
-      %max_l2 = arith.mulf %u_row_max, %scale_row : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":453:53 to 453:83))
-      %log_sum = math.log2 %u_row_sum : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":453:86 to 453:100))
-      %lse2 = arith.addf %max_l2, %log_sum : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":453:52 to 453:101))
-      %ln2 = arith.constant dense<0.693147182> : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":453:102 to 453:108))
-      %lse_nat = arith.mulf %lse2, %ln2 : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":453:52 to 453:108))
-      %lse_val = arith.select %sees_nothing, %ninf_row, %lse_nat : tensor<64xi1, #WROW>, tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":453:5 to 453:108))
-      cuir.store %lse_val -> %lse_head[%q_wg] : tensor<64xf32, #WROW> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("lse_head"("flash_fwd.cu":455:72 to 455:91))
-      %inv_b = cuir.broadcast_rows %row_inv_sum : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc("packed"("flash_fwd.cu":469:55 to 469:98))
-      %o_norm = arith.mulf %u_acc_o, %inv_b : tensor<64x64xf32, #WACC> loc("packed"("flash_fwd.cu":469:55 to 469:98))
-      %o16 = arith.truncf %o_norm : tensor<64x64xf32, #WACC> to tensor<64x64xf16, #WACC> loc("packed"("flash_fwd.cu":469:7 to 469:54))
-      cuir.store %o16 -> %sQ_wg : tensor<64x64xf16, #WACC> -> memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc("smem"("flash_fwd.cu":471:7 to 471:93))
-      cuir.copy %sQ_wg -> %o_head[%q_wg, %c0] : memref<64x64xf16, strided<[64, 1], offset: ?>, #S> -> memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("o_head"("flash_fwd.cu":485:7 to 485:100))
-      cuir.yield loc("flash_fwd.cu":564:5 to 564:53)
-    } loc("flash_fwd.cu":563:5 to 563:40)
-    scf.yield loc("flash_fwd.cu":536:3 to 536:24)
-  } loc("flash_fwd.cu":536:3 to 536:24)
-  cuir.return loc("flash_fwd.cu":509:5 to 509:79)
-} loc("flash_fwd_sm90_kernel"("flash_fwd.cu":509:5 to 509:79))
+      %sees_nothing = arith.cmpf oeq, %u_row_sum, %zero_row : tensor<64xf32, #WROW> loc("row_sees_nothing"("flash_fwd.cu":385:5 to 385:45))
+      %one_row = arith.constant dense<1.0> : tensor<64xf32, #WROW> loc("row_inv_sum"("flash_fwd.cu":386:50 to 386:59))
+      %inv = arith.divf %one_row, %u_row_sum : tensor<64xf32, #WROW> loc("row_inv_sum"("flash_fwd.cu":386:50 to 386:59))
+      %row_inv_sum = arith.select %sees_nothing, %zero_row, %inv : tensor<64xi1, #WROW>, tensor<64xf32, #WROW> loc("row_inv_sum"("flash_fwd.cu":386:5 to 386:60))
+      %max_l2 = arith.mulf %u_row_max, %scale_row : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":387:53 to 387:83))
+      %log_sum = math.log2 %u_row_sum : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":387:86 to 387:100))
+      %lse2 = arith.addf %max_l2, %log_sum : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":387:52 to 387:101))
+      %ln2 = arith.constant dense<0.693147182> : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":387:102 to 387:108))
+      %lse_nat = arith.mulf %lse2, %ln2 : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":387:52 to 387:108))
+      %lse_val = arith.select %sees_nothing, %ninf_row, %lse_nat : tensor<64xi1, #WROW>, tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":387:5 to 387:108))
+      cuir.store %lse_val -> %lse_head[%q_wg] : tensor<64xf32, #WROW> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("lse_head"("flash_fwd.cu":389:72 to 389:91))
+      %inv_b = cuir.broadcast_rows %row_inv_sum : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc("packed"("flash_fwd.cu":403:55 to 403:98))
+      %o_norm = arith.mulf %u_acc_o, %inv_b : tensor<64x64xf32, #WACC> loc("packed"("flash_fwd.cu":403:55 to 403:98))
+      %o16 = arith.truncf %o_norm : tensor<64x64xf32, #WACC> to tensor<64x64xf16, #WACC> loc("packed"("flash_fwd.cu":403:7 to 403:54))
+      cuir.store %o16 -> %sQ_wg : tensor<64x64xf16, #WACC> -> memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc("smem"("flash_fwd.cu":405:7 to 405:93))
+      cuir.copy %sQ_wg -> %o_head[%q_wg, %c0] : memref<64x64xf16, strided<[64, 1], offset: ?>, #S> -> memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("o_head"("flash_fwd.cu":419:7 to 419:100))
+      cuir.yield loc("flash_fwd.cu":566:5 to 566:50)
+    } loc("flash_fwd.cu":497:5 to 497:40)
+    scf.yield loc("flash_fwd.cu":470:3 to 470:24)
+  } loc("flash_fwd.cu":470:3 to 470:24)
+  cuir.return loc("flash_fwd.cu":443:5 to 443:79)
+} loc("flash_fwd_sm90_kernel"("flash_fwd.cu":443:5 to 443:79))

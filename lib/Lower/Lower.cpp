@@ -101,6 +101,13 @@ private:
   std::set<std::string> helperKeys;
   std::vector<std::string> helpers;
   unsigned helperLine = 0;
+  // The earliest line that calls a helper: the helpers go before its
+  // function too.
+  unsigned firstCallLine = 0;
+  void noteCall(unsigned line) {
+    if (!firstCallLine || line < firstCallLine)
+      firstCallLine = line;
+  }
   std::vector<Field> fields;
   std::set<std::string> fieldNames;
   llvm::DenseSet<Operation *> handled;
@@ -127,20 +134,47 @@ LogicalResult Lowerer::add(SourceEdit e, Location loc) {
   return success();
 }
 
-/// `row0 + mi*16 + ...`: the coordinates of register e of n8 tile ni of m16
-/// slice mi of a thread, for an mma.m16n8k16 accumulator over warps.
-static std::string fragmentLoops(StringRef indent, StringRef body) {
-  std::string s;
-  s += indent.str() + "#pragma unroll\n";
-  s += indent.str() + "for (int mi = 0; mi < M_TILES; ++mi)\n";
-  s += indent.str() + "#pragma unroll\n";
-  s += indent.str() + "  for (int ni = 0; ni < N_TILES; ++ni)\n";
-  s += indent.str() + "#pragma unroll\n";
-  s += indent.str() + "    for (int e = 0; e < 4; ++e) {\n";
-  s += body.str();
-  s += indent.str() + "    }\n";
-  return s;
-}
+namespace {
+/// A thread's registers of an accumulator tile in the source's C++: the
+/// helper's parameter, the loops over its registers, and each register's
+/// offset from the thread's first query row and key (row0, col0).
+struct FragmentWalk {
+  std::string templateParams, param, element, qOff, kvOff;
+  std::vector<std::string> loops;
+
+  /// mma.m16n8k16 (register e of n8 tile ni of m16 slice mi, [M][N][4]) or
+  /// wgmma m64nNk16 (register 4j + e of n8 tile j of the warp's 16 rows).
+  static FragmentWalk of(MmaInstr instr) {
+    if (instr == MmaInstr::WgmmaM64NK16)
+      return {"int N", "float (&scores)[N]", "scores[4 * j + e]",
+              "(e / 2) * 8", "j * 8 + (e % 2)",
+              {"for (int j = 0; j < N / 4; ++j)", "for (int e = 0; e < 4; ++e)"}};
+    return {"int M_TILES, int N_TILES", "float (&scores)[M_TILES][N_TILES][4]",
+            "scores[mi][ni][e]", "mi * 16 + (e / 2) * 8", "ni * 8 + (e % 2)",
+            {"for (int mi = 0; mi < M_TILES; ++mi)",
+             "for (int ni = 0; ni < N_TILES; ++ni)",
+             "for (int e = 0; e < 4; ++e)"}};
+  }
+
+  /// The loops around `body`, whose lines are indented for the innermost.
+  std::string walk(StringRef indent, StringRef body) const {
+    std::string s, in = indent.str();
+    for (size_t i = 0; i < loops.size(); ++i) {
+      s += indent.str() + "#pragma unroll\n";
+      s += in + loops[i] + (i + 1 == loops.size() ? " {\n" : "\n");
+      in += "  ";
+    }
+    s += body.str();
+    return s + std::string(indent.size() + 2 * (loops.size() - 1), ' ') +
+           "}\n";
+  }
+
+  /// The indent of the innermost loop's body.
+  std::string bodyIndent(StringRef indent) const {
+    return std::string(indent.size() + 2 * loops.size(), ' ');
+  }
+};
+} // namespace
 
 namespace {
 /// An integer of the score function as q * q_idx + kv * kv_idx + invariant:
@@ -220,10 +254,13 @@ LogicalResult Lowerer::lowerVariantScores(KernelOp t, ElementwiseOp ew) {
   Value in = ew.getInputs()[0];
   FragmentLayoutAttr layout = getFragmentLayout(in.getType());
   if (!layout || layout.getKind() != FragmentKind::Acc ||
-      layout.getInstr() != MmaInstr::MmaM16N8K16)
-    return emitError(loc) << "lowering writes variant scores over mma.m16n8k16 "
-                             "accumulators only; this tile is "
+      (layout.getInstr() == MmaInstr::WgmmaM64NK16 &&
+       layout.getWarps() != ArrayRef<int64_t>{1, 1}))
+    return emitError(loc) << "lowering writes variant scores over "
+                             "mma.m16n8k16 accumulators and over one "
+                             "warpgroup's wgmma accumulator; this tile is "
                           << in.getType();
+  FragmentWalk fw = FragmentWalk::of(layout.getInstr());
   auto shape = cast<RankedTensorType>(in.getType()).getShape();
   int64_t rowsPerWarp = shape[0] / layout.getWarps()[0];
   int64_t colsPerWarp = shape[1] / layout.getWarps()[1];
@@ -399,7 +436,7 @@ LogicalResult Lowerer::lowerVariantScores(KernelOp t, ElementwiseOp ew) {
       return r == rename.end() ? id.str() : r->second;
     });
   };
-  const std::string ind = "        ";
+  const std::string ind = fw.bodyIndent("  ");
   std::string hoisted, stmts;
   for (size_t i = 0; i < decls.size(); ++i)
     if (live[i])
@@ -409,24 +446,28 @@ LogicalResult Lowerer::lowerVariantScores(KernelOp t, ElementwiseOp ew) {
           renamed(decls[i].rhs) + ";\n";
   assign = renamed(assign);
   std::string loopBody =
-      ind + "const int q_off = mi * 16 + (e / 2) * 8, q_idx = row0 + q_off;\n" +
-      ind + "const int kv_off = ni * 8 + (e % 2), kv_idx = col0 + kv_off;\n" +
-      ind + "const float s = scores[mi][ni][e];\n" + stmts + ind +
-      "scores[mi][ni][e] = " + assign + ";\n";
+      ind + "const int q_off = " + fw.qOff + ", q_idx = row0 + q_off;\n" +
+      ind + "const int kv_off = " + fw.kvOff + ", kv_idx = col0 + kv_off;\n" +
+      ind + "const float s = " + fw.element + ";\n" + stmts + ind +
+      fw.element + " = " + assign + ";\n";
   std::string helper =
       "// ---- cuir: the scores of the variant '" + variantSpec +
       "' (generated from the Target CuIR): each\n"
-      "//      score s of an mma.m16n8k16 accumulator tile becomes "
-      "score_mod(s), or -inf where the\n"
+      "//      score s of an " +
+      stringifyMmaInstr(layout.getInstr()).str() +
+      " accumulator tile becomes score_mod(s), or -inf where the\n"
       "//      mask hides it (MASK: partial blocks only). row0/col0: this "
       "thread's first query and key. ----\n"
-      "template <bool MASK, int M_TILES, int N_TILES>\n"
-      "__device__ __forceinline__ void cuir_variant_scores(float "
-      "(&scores)[M_TILES][N_TILES][4], const cuir_attention_params &params,\n"
+      "template <bool MASK, " +
+      fw.templateParams +
+      ">\n"
+      "__device__ __forceinline__ void cuir_variant_scores(" +
+      fw.param +
+      ", const cuir_attention_params &params,\n"
       "                                                    int b, int h, int "
       "row0, int col0) {\n"
       "  (void)params, (void)b, (void)h;\n" +
-      hoisted + fragmentLoops("  ", loopBody) + "}\n";
+      hoisted + fw.walk("  ", loopBody) + "}\n";
   if (helper.find(kTanhApproxName) != std::string::npos)
     addHelper("tanh", kTanhApproxHelper);
   addHelper("variant_scores", helper);
@@ -439,6 +480,11 @@ LogicalResult Lowerer::lowerVariantScores(KernelOp t, ElementwiseOp ew) {
   auto [first, last] = src->statement(anchor);
   std::string indent = src->indent(first).str();
   std::string lane = "(threadIdx.x % 32)", warp = "(threadIdx.x / 32)";
+  if (layout.getInstr() == MmaInstr::WgmmaM64NK16) {
+    // Warp w of a warpgroup holds rows [16w, 16w + 16) of its 64.
+    warp = "(threadIdx.x / 32 % 4)";
+    rowsPerWarp = 16;
+  }
   std::string row0 =
       *q0 + " + " +
       (warpsN == 1 ? warp : "(" + warp + " / " + std::to_string(warpsN) + ")") +
@@ -456,6 +502,7 @@ LogicalResult Lowerer::lowerVariantScores(KernelOp t, ElementwiseOp ew) {
       ", params, " + *b + ", " + *h + ", " + row0 + ", " + col0 + ");";
   handled.insert(ew);
   ew.walk([&](Operation *op) { handled.insert(op); });
+  noteCall(last);
   return add({SourceEdit::InsertAfter, last, last, call, "", ""}, loc);
 }
 
@@ -505,6 +552,11 @@ LogicalResult Lowerer::lowerSigmoid(KernelOp t, KernelOp s) {
   if (failed(as))
     return failure();
   std::string why;
+  FragmentLayoutAttr layout = getFragmentLayout(as->sites[0].score.getType());
+  if (!layout)
+    return emitError(as->sites[0].score.getLoc())
+           << "has no register fragment layout to write sigmoid weights over";
+  FragmentWalk fw = FragmentWalk::of(layout.getInstr());
   for (ScoreSite &site : as->sites) {
     unsigned call = lineOf(site.weights->getLoc(), /*caller=*/true);
     auto frag = CppEmitter().expr(site.score, why);
@@ -513,6 +565,7 @@ LogicalResult Lowerer::lowerSigmoid(KernelOp t, KernelOp s) {
              << "cannot find the softmax's call in the source";
     auto [first, last] = src->statement(call);
     std::string indent = src->indent(first).str();
+    noteCall(first);
     if (failed(add({SourceEdit::ReplaceLines, first, last,
                     indent + "cuir_sigmoid_weights(" + *frag +
                         ");  // cuir: sigmoid weights: no row max, row sum "
@@ -520,18 +573,32 @@ LogicalResult Lowerer::lowerSigmoid(KernelOp t, KernelOp s) {
                     "", ""},
                    site.weights->getLoc())))
       return failure();
+    // Weights that are not normalised need no correction of O: a rescale
+    // the source calls apart from the softmax goes too.
+    Operation *rescale = site.rescaledAcc.getDefiningOp();
+    unsigned rescaleCall =
+        rescale ? lineOf(rescale->getLoc(), /*caller=*/true) : 0;
+    if (rescaleCall && isa<CallSiteLoc>(rescale->getLoc()) &&
+        src->statement(rescaleCall).first != first) {
+      auto [rfirst, rlast] = src->statement(rescaleCall);
+      if (failed(add({SourceEdit::ReplaceLines, rfirst, rlast, "", "", ""},
+                     rescale->getLoc())))
+        return failure();
+    }
   }
   // sigmoid(s) = (1 + tanh(s / 2)) / 2: one SFU op, no division.
   addHelper("tanh", kTanhApproxHelper);
   addHelper("sigmoid",
             "// ---- cuir: sigmoid weights, p = 1 / (1 + exp(-s)) = (1 + "
             "tanh(s / 2)) / 2, in place over an accumulator tile ----\n"
-            "template <int M_TILES, int N_TILES>\n"
-            "__device__ __forceinline__ void cuir_sigmoid_weights(float "
-            "(&scores)[M_TILES][N_TILES][4]) {\n" +
-                fragmentLoops("  ", "        scores[mi][ni][e] = 0.5f * "
-                                    "cuir_tanh_approx(0.5f * "
-                                    "scores[mi][ni][e]) + 0.5f;\n") +
+            "template <" +
+                fw.templateParams +
+                ">\n"
+                "__device__ __forceinline__ void cuir_sigmoid_weights(" +
+                fw.param + ") {\n" +
+                fw.walk("  ", fw.bodyIndent("  ") + fw.element +
+                                  " = 0.5f * cuir_tanh_approx(0.5f * " +
+                                  fw.element + ") + 0.5f;\n") +
                 "}\n");
   // The output is the weighted sum itself, and has no log-sum-exp.
   SmallVector<Operation *> removed;
@@ -611,6 +678,11 @@ LogicalResult Lowerer::lowerSplit(KernelOp t, KernelOp s) {
   if (ts->sites.size() == 3)
     nA = ubParts(ts->sites[2].loop).second;
   auto [sX, sY] = ubParts(ss->sites[0].loop);
+  // The source's lowest block, when its unmasked steps stop at one.
+  std::optional<std::string> zName;
+  if (Value sZ = ubParts(ss->sites[1].loop).second)
+    if (Operation *zDef = sZ.getDefiningOp())
+      zName = sourceNameOf(zDef->getLoc());
   for (ScoreSite &site : ts->sites)
     markHandled(site.loop.getUpperBound());
   if (!nMax || !nB || !sX || !sY || (ts->sites.size() == 3 && !nA))
@@ -671,13 +743,14 @@ LogicalResult Lowerer::lowerSplit(KernelOp t, KernelOp s) {
   code += indent + *yName + " = " + *eC + ";\n";
   code += indent + "const int cuir_n_full_min = " + *eB +
           ";  // unmasked steps: blocks [cuir_n_full_min, " + *yName + ")";
+  std::string blockMin = zName ? *zName : "cuir_n_block_min";
   if (nA) {
     auto eA = emit(nA);
     if (failed(eA))
       return failure();
-    code += "\n" + indent + "const int cuir_n_block_min = " + *eA +
-            ";  // masked steps again: blocks [cuir_n_block_min, "
-            "cuir_n_full_min)";
+    code += "\n" + indent + (zName ? "" : "const int ") + blockMin + " = " +
+            *eA + ";  // masked steps again: blocks [" + blockMin +
+            ", cuir_n_full_min)";
   }
   if (failed(add({SourceEdit::InsertAfter, last, last, code, "", ""},
                  later->getLoc())))
@@ -687,10 +760,11 @@ LogicalResult Lowerer::lowerSplit(KernelOp t, KernelOp s) {
   scf::ForOp unmasked = ss->sites[1].loop;
   unsigned uline = lineOf(unmasked.getLoc());
   auto [ufirst, ulast] = src->statement(uline);
-  if (src->line(ufirst).find(">= 0;") == StringRef::npos)
+  std::string ucond = ">= " + (zName ? *zName : std::string("0")) + ";";
+  if (src->line(ufirst).find(ucond) == StringRef::npos)
     return unmasked.emitError()
-           << "expects the unmasked steps as 'for (; n >= 0; --n)'";
-  if (failed(add({SourceEdit::ReplaceText, ufirst, ufirst, "", ">= 0;",
+           << "expects the unmasked steps as 'for (; n " << ucond << " --n)'";
+  if (failed(add({SourceEdit::ReplaceText, ufirst, ufirst, "", ucond,
                   ">= cuir_n_full_min;"},
                  unmasked.getLoc())))
     return failure();
@@ -705,7 +779,7 @@ LogicalResult Lowerer::lowerSplit(KernelOp t, KernelOp s) {
     copyLast = mlast;
     copyAfter = ulast;
     copyCondFrom = cond;
-    copyCondTo = ">= cuir_n_block_min;";
+    copyCondTo = ">= " + blockMin + ";";
     copyIndent = src->indent(mfirst).str();
   }
   return success();
@@ -811,6 +885,8 @@ FailureOr<LoweredKernel> Lowerer::run(ModuleOp target, ModuleOp source) {
     return emitError(target.getLoc())
            << "the module has no cuir.kernel to lower";
   if (!helpers.empty()) {
+    if (firstCallLine)
+      helperLine = std::min(helperLine, src->topLevelStart(firstCallLine));
     std::string text;
     for (const std::string &h : helpers)
       text += h + "\n";

@@ -82,6 +82,20 @@ unsigned SourceText::declarationStart(unsigned n) const {
   return start;
 }
 
+unsigned SourceText::topLevelStart(unsigned n) const {
+  // Back to the nearest line that starts at column 0 with code (not a
+  // closing brace, comment or directive): the declaration's head.
+  unsigned l = n;
+  while (l > 1) {
+    StringRef t = line(l);
+    if (!t.empty() && !isSpace(t.front()) && t.front() != '}' &&
+        t.front() != '#' && !t.starts_with("//"))
+      break;
+    --l;
+  }
+  return declarationStart(l);
+}
+
 bool SourcePatch::add(SourceEdit edit, std::string &conflict) {
   for (const SourceEdit &e : edits) {
     if (e == edit)

@@ -113,9 +113,8 @@ Value mlir::cuir::findBlockNConstant(const ScoreSite &site) {
       APInt v;
       if (!matchPattern(c, m_ConstantInt(&v)) || v != site.blockN)
         continue;
-      if (auto sub = idx.getDefiningOp<arith::SubIOp>())
-        idx = sub.getLhs();
-      if (idx == site.kvBlock)
+      auto sub = idx.getDefiningOp<arith::SubIOp>();
+      if (idx == site.kvBlock || (sub && sub.getLhs() == site.kvBlock))
         found = c;
     }
   });

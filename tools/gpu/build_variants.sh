@@ -2,10 +2,14 @@
 # Builds every variant kernel of the GPU validation and benchmark with the
 # pipeline (lift from the cache, transfer, split, lower through NVPTX), into
 # build/variants/<name>/ (carried to the GPU machine; compiled here, where
-# clang and MLIR are). Usage: tools/gpu/build_variants.sh [name ...]
+# clang and MLIR are). KERNEL=sm90 builds them on the sm_90 kernel instead,
+# into build/variants-sm90/. Usage: [KERNEL=sm90] tools/gpu/build_variants.sh [name ...]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 OPT=${CUIR_OPT:-build/bin/cuir-opt}
+KERNEL=${KERNEL:-sm80}
+OUTDIR=build/variants$([ "$KERNEL" = sm80 ] || echo "-$KERNEL")
+ARCH=$([ "$KERNEL" = sm80 ] && echo sm_90 || echo sm_90a)
 declare -A SPEC=(
   [causal]="causal"
   [prefixlm]="prefixlm"
@@ -22,13 +26,13 @@ names=("$@")
 [ ${#names[@]} -gt 0 ] || names=(causal prefixlm softcap_causal alibi_causal window prefixlm_softcap sigmoid_causal composite global_window document)
 for n in "${names[@]}"; do
   echo "== $n: ${SPEC[$n]}"
-  rm -rf "build/variants/$n"
-  "$OPT" kernels/sm80/flash_fwd.cu --lift --transfer="${SPEC[$n]}" --cuir-split-full-partial \
-    --lower -o "build/variants/$n/$n.cu"
-  grep -h "registers\|spill" "build/variants/$n/$n.sm_90.ptxas.log" | sort | uniq -c | sort -rn | head -3
+  rm -rf "$OUTDIR/$n"
+  "$OPT" "kernels/$KERNEL/flash_fwd.cu" --lift --transfer="${SPEC[$n]}" --cuir-split-full-partial \
+    --lower -o "$OUTDIR/$n/$n.cu"
+  grep -h "registers\|spill" "$OUTDIR/$n/$n.$ARCH.ptxas.log" | sort | uniq -c | sort -rn | head -3
 done
 # The Python path: cuir.compile on a traced score_mod/mask_mod.
-if [ $# -eq 0 ]; then
+if [ $# -eq 0 ] && [ "$KERNEL" = sm80 ]; then
   echo "== alibi_traced: cuir.compile(score_mod=..., mask_mod=...)"
   rm -rf build/variants/alibi_traced
   CUIR_OPT="$OPT" PYTHONPATH=python /usr/bin/python3 test/Python/Inputs/build_traced.py build/variants/alibi_traced

@@ -4,7 +4,8 @@
 
     python3 tools/gpu/check_variants.py check            # correctness vs float64
     python3 tools/gpu/check_variants.py bench [--flex-n 8192 ...]
-Prints tables; --json writes the numbers.
+Prints tables; --json writes the numbers. $CUIR_KERNEL (sm80, sm90) names the
+kernel the variants were built on: the bench's base kernel.
 """
 import argparse
 import json
@@ -19,11 +20,12 @@ import torch
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "python"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cuir.kernel_lib import flash_fwd_sm80  # noqa: E402
+from cuir.kernel_lib import flash_fwd_sm80, flash_fwd_sm90  # noqa: E402
 from cuir.variant_lib import load_variant  # noqa: E402
 import variant_defs as vd  # noqa: E402
 
 VARIANTS = Path(os.environ.get("CUIR_VARIANTS_DIR", ROOT / "build" / "variants"))
+BASE = {"sm80": flash_fwd_sm80, "sm90": flash_fwd_sm90}[os.environ.get("CUIR_KERNEL", "sm80")]
 
 
 def kernel(name):
@@ -87,8 +89,8 @@ def bench(args):
             q = torch.randn(B, Hq, N, d, device="cuda", dtype=torch.bfloat16)
             k = torch.randn(B, Hkv, N, d, device="cuda", dtype=torch.bfloat16)
             v = torch.randn(B, Hkv, N, d, device="cuda", dtype=torch.bfloat16)
-            base_full = med(lambda: flash_fwd_sm80(q, k, v, causal=False, layout="bhnd", return_lse=False))
-            base_causal = med(lambda: flash_fwd_sm80(q, k, v, causal=True, layout="bhnd", return_lse=False))
+            base_full = med(lambda: BASE(q, k, v, causal=False, layout="bhnd", return_lse=False))
+            base_causal = med(lambda: BASE(q, k, v, causal=True, layout="bhnd", return_lse=False))
             pairs_causal = N * (N + 1) / 2
             tf = lambda ms, pairs: 4 * B * Hq * pairs * d / ms / 1e9  # noqa: E731
             rows.append({"config": cname, "N": N, "variant": "base full", "ms": base_full,

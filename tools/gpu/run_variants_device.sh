@@ -1,12 +1,17 @@
 #!/bin/bash
 # On the GPU machine, from the repository root, with build/variant-libs carried
 # (tools/gpu/stage_variants.sh makes it here). STEPS: check sanitize bench.
+# KERNEL=sm90: the variants of the sm_90 kernel, from build/variant-libs-sm90.
 set -u
 OUT=${OUT:-/tmp/cuir_out}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
-export CUIR_FLASH_FWD_SM80_LIB=$PWD/build/variant-libs/base/libcuir_flash_fwd_sm80.so
-export CUIR_VARIANTS_DIR=$PWD/build/variant-libs
+KERNEL=${KERNEL:-sm80}
+libs=$PWD/build/variant-libs$([ "$KERNEL" = sm80 ] || echo "-$KERNEL")
+export CUIR_FLASH_FWD_SM80_LIB=$libs/base/libcuir_flash_fwd_sm80.so
+export CUIR_FLASH_FWD_SM90_LIB=$libs/base/libcuir_flash_fwd_sm90.so
+export CUIR_VARIANTS_DIR=$libs
+export CUIR_KERNEL=$KERNEL
 status=0
 for step in ${STEPS:-check sanitize bench}; do
   echo "===== $step ====="
@@ -14,12 +19,12 @@ for step in ${STEPS:-check sanitize bench}; do
     check)
       python3 tools/gpu/check_variants.py check --json "$OUT/check.json" 2>&1 | tee "$OUT/check.log"
       [ "${PIPESTATUS[0]}" = 0 ] || status=1
-      if [ -d build/variant-libs/alibi_traced ]; then
-        python3 tools/gpu/check_traced.py build/variant-libs/alibi_traced 2>&1 | tee -a "$OUT/check.log"
+      if [ -d "$libs/alibi_traced" ]; then
+        python3 tools/gpu/check_traced.py "$libs/alibi_traced" 2>&1 | tee -a "$OUT/check.log"
         [ "${PIPESTATUS[0]}" = 0 ] || status=1
       fi ;;
     sanitize)
-      for d in build/variant-libs/*/; do
+      for d in "$libs"/*/; do
         case "$(basename "$d")" in base | alibi_traced) continue ;; esac
         for tool in ${SANITIZERS:-memcheck}; do
           timeout 120 compute-sanitizer --tool "$tool" --error-exitcode 9 python3 tools/gpu/sanitize_variant.py "$d" \

@@ -43,7 +43,7 @@ manifest = json.loads((d / f"{name}.json").read_text())
 lib = ctypes.CDLL(str(d / f"lib{name}.so"))
 Params = type("P", (ctypes.Structure,), {"_fields_": [("base", AttentionParams)] +
                                          [(f["name"], _CTYPES[f["type"]]) for f in manifest["fields"]]})
-entry = lib.cuir_flash_fwd_sm80
+entry = next(getattr(lib, s) for s in ("cuir_flash_fwd_sm80", "cuir_flash_fwd_sm90") if hasattr(lib, s))
 entry.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
 rng = np.random.default_rng(0)
 for B, Hq, Hkv, Nq, Nkv, hd in [(2, 2, 1, 200, 333, 128), (1, 2, 2, 130, 70, 64)]:

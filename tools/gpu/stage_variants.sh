@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # Copies what the GPU machine needs of build/variants and the base kernel
-# (libraries and manifests only: the PTX stays here) into build/variant-libs.
+# (libraries and manifests only: the PTX stays here) into build/variant-libs;
+# KERNEL=sm90: build/variants-sm90 into build/variant-libs-sm90.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-rm -rf build/variant-libs
-mkdir -p build/variant-libs/base
-cp build/kernels/sm80/libcuir_flash_fwd_sm80.so build/variant-libs/base/
-for d in build/variants/*/; do
+KERNEL=${KERNEL:-sm80}
+suffix=$([ "$KERNEL" = sm80 ] || echo "-$KERNEL")
+libs=build/variant-libs$suffix
+rm -rf "$libs"
+mkdir -p "$libs/base"
+cp "build/kernels/$KERNEL/libcuir_flash_fwd_$KERNEL.so" "$libs/base/"
+for d in build/variants$suffix/*/; do
   n=$(basename "$d")
-  mkdir -p "build/variant-libs/$n"
-  cp "$d/lib$n.so" "$d/$n.json" "build/variant-libs/$n/"
+  mkdir -p "$libs/$n"
+  cp "$d/lib$n.so" "$d/$n.json" "$libs/$n/"
 done
-du -sh build/variant-libs
+du -sh "$libs"

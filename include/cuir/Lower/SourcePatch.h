@@ -31,6 +31,9 @@ public:
   std::pair<unsigned, unsigned> statement(unsigned n) const;
   /// First line of the declaration (template header included) that line
   /// `n` belongs to.
+  /// The first line of the top-level declaration (a function, with its
+  /// template header and comment-free lead-in) that contains line `n`.
+  unsigned topLevelStart(unsigned n) const;
   unsigned declarationStart(unsigned n) const;
   /// Whether the source text ends with a newline.
   bool endsWithNewline() const { return trailingNewline; }
