@@ -3,6 +3,7 @@
     import cuir
     attn = cuir.compile("prefixlm,softcap{softcap=30}")           # a built-in spec
     attn = cuir.compile(score_mod=my_score_mod, mask_mod=my_mask)  # FlexAttention style
+    attn = cuir.compile("causal", kernel="sm90")                   # on the warp-specialized Hopper kernel
     out = attn(q, k, v, prefix_len=..., softcap=30.0)
 
 Compiling runs `cuir-opt <kernel>.cu --lift --transfer=... --cuir-split-full-partial
@@ -21,7 +22,9 @@ from .variant import trace_variant
 from .variant_lib import load_variant
 
 _ROOT = pathlib.Path(__file__).resolve().parents[2]
-KERNELS = {"sm80": _ROOT / "kernels" / "sm80" / "flash_fwd.cu"}
+KERNELS = {"sm80": _ROOT / "kernels" / "sm80" / "flash_fwd.cu", "sm90": _ROOT / "kernels" / "sm90" / "flash_fwd.cu"}
+# The archs each kernel is compiled for by default: the sm_90 kernel uses sm_90a-only instructions.
+DEFAULT_ARCHS = {"sm80": ("sm_80", "sm_90"), "sm90": ("sm_90a",)}
 
 
 def _cuir_opt():
@@ -32,8 +35,13 @@ def _cuir_opt():
 
 
 def compile(spec=None, score_mod=None, mask_mod=None, normalizer="softmax", kernel="sm80", out_dir=None,
-            name=None, split=True, archs=("sm_80", "sm_90"), load=True):
-    """Build a variant kernel (by built-in spec or from score_mod/mask_mod) and return a callable."""
+            name=None, split=True, archs=None, load=True):
+    """Build a variant kernel (by built-in spec or from score_mod/mask_mod) and return a callable.
+
+    kernel: "sm80" (FA2-class, runs on sm_80 and later) or "sm90" (warp-specialized, Hopper only)."""
+    if kernel not in KERNELS:
+        raise ValueError(f"unknown kernel {kernel!r}: one of {', '.join(KERNELS)}")
+    archs = archs or DEFAULT_ARCHS[kernel]
     if (spec is None) == (score_mod is None and mask_mod is None and normalizer == "softmax"):
         raise ValueError("give a built-in spec, or score_mod/mask_mod/normalizer (not both)")
     out_dir = pathlib.Path(out_dir or tempfile.mkdtemp(prefix="cuir-"))

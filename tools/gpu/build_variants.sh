@@ -32,8 +32,8 @@ for n in "${names[@]}"; do
   grep -h "registers\|spill" "$OUTDIR/$n/$n.$ARCH.ptxas.log" | sort | uniq -c | sort -rn | head -3
 done
 # The Python path: cuir.compile on a traced score_mod/mask_mod.
-if [ $# -eq 0 ] && [ "$KERNEL" = sm80 ]; then
-  echo "== alibi_traced: cuir.compile(score_mod=..., mask_mod=...)"
-  rm -rf build/variants/alibi_traced
-  CUIR_OPT="$OPT" PYTHONPATH=python /usr/bin/python3 test/Python/Inputs/build_traced.py build/variants/alibi_traced
+if [ $# -eq 0 ]; then
+  echo "== alibi_traced: cuir.compile(score_mod=..., mask_mod=..., kernel=\"$KERNEL\")"
+  rm -rf "$OUTDIR/alibi_traced"
+  CUIR_OPT="$OPT" PYTHONPATH=python /usr/bin/python3 test/Python/Inputs/build_traced.py "$OUTDIR/alibi_traced" "$KERNEL"
 fi
