@@ -146,11 +146,18 @@ struct FragmentWalk {
   /// wgmma m64nNk16 (register 4j + e of n8 tile j of the warp's 16 rows).
   static FragmentWalk of(MmaInstr instr) {
     if (instr == MmaInstr::WgmmaM64NK16)
-      return {"int N", "float (&scores)[N]", "scores[4 * j + e]",
-              "(e / 2) * 8", "j * 8 + (e % 2)",
-              {"for (int j = 0; j < N / 4; ++j)", "for (int e = 0; e < 4; ++e)"}};
-    return {"int M_TILES, int N_TILES", "float (&scores)[M_TILES][N_TILES][4]",
-            "scores[mi][ni][e]", "mi * 16 + (e / 2) * 8", "ni * 8 + (e % 2)",
+      return {
+          "int N",
+          "float (&scores)[N]",
+          "scores[4 * j + e]",
+          "(e / 2) * 8",
+          "j * 8 + (e % 2)",
+          {"for (int j = 0; j < N / 4; ++j)", "for (int e = 0; e < 4; ++e)"}};
+    return {"int M_TILES, int N_TILES",
+            "float (&scores)[M_TILES][N_TILES][4]",
+            "scores[mi][ni][e]",
+            "mi * 16 + (e / 2) * 8",
+            "ni * 8 + (e % 2)",
             {"for (int mi = 0; mi < M_TILES; ++mi)",
              "for (int ni = 0; ni < N_TILES; ++ni)",
              "for (int e = 0; e < 4; ++e)"}};
@@ -165,8 +172,7 @@ struct FragmentWalk {
       in += "  ";
     }
     s += body.str();
-    return s + std::string(indent.size() + 2 * (loops.size() - 1), ' ') +
-           "}\n";
+    return s + std::string(indent.size() + 2 * (loops.size() - 1), ' ') + "}\n";
   }
 
   /// The indent of the innermost loop's body.
@@ -446,10 +452,10 @@ LogicalResult Lowerer::lowerVariantScores(KernelOp t, ElementwiseOp ew) {
           renamed(decls[i].rhs) + ";\n";
   assign = renamed(assign);
   std::string loopBody =
-      ind + "const int q_off = " + fw.qOff + ", q_idx = row0 + q_off;\n" +
-      ind + "const int kv_off = " + fw.kvOff + ", kv_idx = col0 + kv_off;\n" +
-      ind + "const float s = " + fw.element + ";\n" + stmts + ind +
-      fw.element + " = " + assign + ";\n";
+      ind + "const int q_off = " + fw.qOff + ", q_idx = row0 + q_off;\n" + ind +
+      "const int kv_off = " + fw.kvOff + ", kv_idx = col0 + kv_off;\n" + ind +
+      "const float s = " + fw.element + ";\n" + stmts + ind + fw.element +
+      " = " + assign + ";\n";
   std::string helper =
       "// ---- cuir: the scores of the variant '" + variantSpec +
       "' (generated from the Target CuIR): each\n"

@@ -243,8 +243,7 @@ FailureOr<AttentionStructure> mlir::cuir::analyzeAttention(KernelOp kernel) {
       for (Operation *user : site.qBlockBase.getUsers())
         if (auto add = dyn_cast<arith::AddIOp>(user))
           if (llvm::is_contained(add->getOperands(), rowOffsets[0]) &&
-              add->getParentRegion()->isAncestor(
-                  gemm->getParentRegion()))
+              add->getParentRegion()->isAncestor(gemm->getParentRegion()))
             tileRow = add;
       if (!tileRow)
         return gemm->emitError()
