@@ -5,6 +5,8 @@ base kernel's causal run and FlexAttention, for one model config.
 
     /usr/bin/python3 tools/bench/plot_variants.py docs/benchmarks/data/variants-h200-bench.json \
         -o docs/benchmarks/variants.png
+    /usr/bin/python3 tools/bench/plot_variants.py docs/benchmarks/data/variants-sm90-h200-bench.json \
+        --kernel sm_90 -o docs/benchmarks/variants-sm90.png
 """
 import argparse
 import json
@@ -20,6 +22,7 @@ def main():
     ap.add_argument("bench_json")
     ap.add_argument("-o", "--output", required=True)
     ap.add_argument("--config", default="llama2-7b")
+    ap.add_argument("--kernel", default="sm_80", help="the kernel the variants were built on, for the title")
     args = ap.parse_args()
     rows = [r for r in json.load(open(args.bench_json)) if r["config"] == args.config]
     ns = sorted({r["N"] for r in rows})
@@ -38,7 +41,7 @@ def main():
         ax.grid(axis="y", alpha=0.3)
     axes[0].set_ylabel("TFLOP/s (visible pairs, bf16, d = 128)")
     axes[0].legend(fontsize=8, loc="lower left")
-    fig.suptitle("Attention variants built by CuIR from the sm_80 kernel, on an H200 "
+    fig.suptitle(f"Attention variants built by CuIR from the {args.kernel} kernel, on an H200 "
                  "(sigmoid variants: no FlexAttention form)", fontsize=10)
     fig.tight_layout()
     fig.savefig(args.output, dpi=110)
