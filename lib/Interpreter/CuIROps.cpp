@@ -41,6 +41,31 @@ static void gemmAccumulate(const Matrix &a, const Matrix &b, float *c) {
   }
 }
 
+FailureOr<MBarrierArray::Barrier *>
+Worker::getBarrier(Operation *op, Value bars, Value index, int64_t *arrivals) {
+  const RtValue *bv = get(op, bars);
+  FailureOr<int64_t> bi = getIndex(op, index);
+  if (!bv || failed(bi))
+    return failure();
+  auto &array = *std::get<std::shared_ptr<MBarrierArray>>(*bv);
+  if (*bi < 0 || *bi >= static_cast<int64_t>(array.barriers.size()))
+    return op->emitError() << "barrier index " << *bi << " out of range";
+  if (arrivals)
+    *arrivals = array.arrivals;
+  return &array.barriers[*bi];
+}
+
+void Worker::completePhaseIfDone(MBarrierArray::Barrier &bar,
+                                 int64_t arrivals) {
+  if (bar.pendingArrivals > 0 || bar.pendingTx != 0)
+    return;
+  bar.completedPhases++;
+  bar.pendingArrivals = arrivals;
+  for (int64_t c : bar.copies)
+    machine.completeCopy(c);
+  bar.copies.clear();
+}
+
 LogicalResult Worker::blockUntil(Operation *op, std::function<bool()> ready) {
   if (ready())
     return success();
@@ -344,25 +369,15 @@ LogicalResult Worker::execCuIR(Operation *op) {
           return success();
         }
         // TMA: the bytes land on the barrier's current phase.
-        const RtValue *bv = get(op, copy.getBarrier());
-        FailureOr<int64_t> bi = getIndex(op, copy.getBarrierIndex());
-        if (!bv || failed(bi))
+        int64_t arrivals;
+        FailureOr<MBarrierArray::Barrier *> bar = getBarrier(
+            op, copy.getBarrier(), copy.getBarrierIndex(), &arrivals);
+        if (failed(bar))
           return failure();
-        auto bars = std::get<std::shared_ptr<MBarrierArray>>(*bv);
-        if (*bi < 0 || *bi >= static_cast<int64_t>(bars->barriers.size()))
-          return op->emitError() << "barrier index " << *bi << " out of range";
-        auto &bar = bars->barriers[*bi];
-        int64_t bytes =
+        (*bar)->pendingTx -=
             t.numElements() * (src.buffer->kind == ElemKind::F32 ? 4 : 2);
-        bar.pendingTx -= bytes;
-        bar.copies.push_back(id);
-        if (bar.pendingArrivals <= 0 && bar.pendingTx == 0) {
-          bar.completedPhases++;
-          bar.pendingArrivals = bars->arrivals;
-          for (int64_t c : bar.copies)
-            machine.completeCopy(c);
-          bar.copies.clear();
-        }
+        (*bar)->copies.push_back(id);
+        completePhaseIfDone(**bar, arrivals);
         return success();
       })
       .Case([&](CommitOp commit) -> LogicalResult {
@@ -566,39 +581,27 @@ LogicalResult Worker::execCuIR(Operation *op) {
         return success();
       })
       .Case([&](BarrierArriveOp arrive) -> LogicalResult {
-        const RtValue *bv = get(op, arrive.getBarriers());
-        FailureOr<int64_t> bi = getIndex(op, arrive.getIndex());
-        if (!bv || failed(bi))
+        int64_t arrivals;
+        FailureOr<MBarrierArray::Barrier *> bar =
+            getBarrier(op, arrive.getBarriers(), arrive.getIndex(), &arrivals);
+        if (failed(bar))
           return failure();
-        auto bars = std::get<std::shared_ptr<MBarrierArray>>(*bv);
-        if (*bi < 0 || *bi >= static_cast<int64_t>(bars->barriers.size()))
-          return op->emitError() << "barrier index " << *bi << " out of range";
-        auto &bar = bars->barriers[*bi];
-        bar.pendingArrivals--;
+        (*bar)->pendingArrivals--;
         if (std::optional<int64_t> tx = arrive.getExpectTx())
-          bar.pendingTx += *tx;
-        if (bar.pendingArrivals < 0)
+          (*bar)->pendingTx += *tx;
+        if ((*bar)->pendingArrivals < 0)
           return op->emitError() << "arrives at a barrier whose phase already "
                                     "has all its arrivals";
-        if (bar.pendingArrivals == 0 && bar.pendingTx == 0) {
-          bar.completedPhases++;
-          bar.pendingArrivals = bars->arrivals;
-          for (int64_t c : bar.copies)
-            machine.completeCopy(c);
-          bar.copies.clear();
-        }
+        completePhaseIfDone(**bar, arrivals);
         return success();
       })
       .Case([&](BarrierWaitOp wait) -> LogicalResult {
-        const RtValue *bv = get(op, wait.getBarriers());
-        FailureOr<int64_t> bi = getIndex(op, wait.getIndex());
+        FailureOr<MBarrierArray::Barrier *> barOr =
+            getBarrier(op, wait.getBarriers(), wait.getIndex());
         FailureOr<int64_t> parity = getIndex(op, wait.getPhase());
-        if (!bv || failed(bi) || failed(parity))
+        if (failed(barOr) || failed(parity))
           return failure();
-        auto bars = std::get<std::shared_ptr<MBarrierArray>>(*bv);
-        if (*bi < 0 || *bi >= static_cast<int64_t>(bars->barriers.size()))
-          return op->emitError() << "barrier index " << *bi << " out of range";
-        auto *bar = &bars->barriers[*bi];
+        MBarrierArray::Barrier *bar = *barOr;
         int64_t p = *parity & 1;
         return blockUntil(op, [bar, p] {
           return (bar->completedPhases & 1) != p;

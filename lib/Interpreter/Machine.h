@@ -97,6 +97,13 @@ private:
 
   // Synchronisation.
   LogicalResult blockUntil(Operation *op, std::function<bool()> ready);
+  /// Barrier `index` of the mbarrier array `bars`, or an error at `op`.
+  FailureOr<MBarrierArray::Barrier *> getBarrier(Operation *op, Value bars,
+                                                 Value index,
+                                                 int64_t *arrivals = nullptr);
+  /// Completes the barrier's phase once its arrivals and bytes are all in:
+  /// the TMA copies that counted towards it land.
+  void completePhaseIfDone(MBarrierArray::Barrier &bar, int64_t arrivals);
 
   Machine &machine;
   Section *section;
