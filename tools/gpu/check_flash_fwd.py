@@ -2,8 +2,7 @@
 """GPU check of CuIR's flash-attention forward kernels, parametrised by kernel (sm90: kernels/sm90/flash_fwd.cu,
 sm80: kernels/sm80/flash_fwd.cu).
 
-Same structure as check_flash_fwd_sm80.py (whose float64 reference and comparison it reuses): the built
-library runs on fresh random inputs for every combination of dtype (bf16, fp16), head dim (64, 128), head
+The built library runs on fresh random inputs for every combination of dtype (bf16, fp16), head dim (64, 128), head
 configuration (MHA, GQA, MQA), causal/full and a set of sequence shapes (ragged tails, Nq != Nkv both ways,
 Nq = 1, Nkv = 0, more KV tiles than ring stages), and output and log-sum-exp are compared with a float64
 PyTorch reference:
@@ -29,7 +28,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 import torch  # noqa: E402
 
-from check_flash_fwd_sm80 import compare, reference  # noqa: E402
+from attention_check import compare, reference  # noqa: E402
 from cuir import kernel_lib  # noqa: E402
 from cuir.kernel_lib import load_library, make_params  # noqa: E402
 

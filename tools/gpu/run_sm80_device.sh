@@ -3,7 +3,7 @@
 # STEPS picks what to run (default: all); logs and results go to $OUT.
 #   info      GPU name, driver, clocks
 #   sass      cuobjdump SASS of the sm_90 cubin (spill/scheduling forensics)
-#   check     tools/gpu/check_flash_fwd_sm80.py --time (correctness vs float64 + argument checks + timings)
+#   check     tools/gpu/check_flash_fwd.py --kernel sm80 --time (correctness vs float64 + argument checks + timings)
 #   sanitize  compute-sanitizer memcheck, racecheck, synccheck, initcheck on build/kernels/sm80/flash_fwd_sm80_smoke
 #   bench     tools/gpu/bench_sm80.py $BENCH_ARGS (peers: SDPA flash, SDPA cuDNN, FlexAttention)
 set -u
@@ -25,7 +25,7 @@ for step in $STEPS; do
       echo "local-memory instructions in the sm_90 SASS: $(grep -c 'STL\|LDL' "$OUT/sass_sm90.txt")"
       ;;
     check)
-      python3 tools/gpu/check_flash_fwd_sm80.py --time --json "$OUT/check.json" 2>&1 | tee "$OUT/check.log"
+      python3 tools/gpu/check_flash_fwd.py --kernel sm80 --time --json "$OUT/check.json" 2>&1 | tee "$OUT/check.log"
       [ "${PIPESTATUS[0]}" = 0 ] || status=1
       ;;
     sanitize)
