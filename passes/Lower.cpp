@@ -34,14 +34,27 @@ public:
                         "cuir-opt ... -o out/x.cu";
       return signalPassFailure();
     }
+    // A kernel written for an arch-specific target (sm_90a: wgmma,
+    // setmaxnreg) runs on that arch only.
+    std::optional<std::string> specific;
+    Location specificLoc = loc;
+    for (KernelOp k : module.getOps<KernelOp>())
+      if (k.getArch().ends_with("a")) {
+        specific = k.getArch().str();
+        specificLoc = k.getLoc();
+      }
     if (!archs.empty()) {
       opt.archs.assign(archs.begin(), archs.end());
-    } else {
-      // A kernel written for an arch-specific target (sm_90a: wgmma,
-      // setmaxnreg) runs on that arch only.
-      for (KernelOp k : module.getOps<KernelOp>())
-        if (k.getArch().ends_with("a"))
-          opt.archs = {k.getArch().str()};
+      if (specific && (opt.archs.size() != 1 || opt.archs[0] != *specific)) {
+        emitError(specificLoc)
+            << "the kernel is written for " << *specific
+            << " alone (arch-specific instructions); --lower "
+               "cannot compile it for archs="
+            << llvm::join(opt.archs, ",");
+        return signalPassFailure();
+      }
+    } else if (specific) {
+      opt.archs = {*specific};
     }
     opt.compile = compile;
     opt.keepLLVMIR = keepLLVMIR;
