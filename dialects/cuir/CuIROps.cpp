@@ -650,7 +650,38 @@ LogicalResult GemmAsyncOp::verify() {
   return success();
 }
 
+/// `pending 1` or `pending %n`.
+static ParseResult
+parsePendingCount(OpAsmParser &parser,
+                  std::optional<OpAsmParser::UnresolvedOperand> &count,
+                  IntegerAttr &pending) {
+  OpAsmParser::UnresolvedOperand operand;
+  OptionalParseResult value = parser.parseOptionalOperand(operand);
+  if (value.has_value()) {
+    if (failed(*value))
+      return failure();
+    count = operand;
+    return success();
+  }
+  int64_t n;
+  if (parser.parseInteger(n))
+    return failure();
+  pending = parser.getBuilder().getI64IntegerAttr(n);
+  return success();
+}
+
+static void printPendingCount(OpAsmPrinter &printer, GemmWaitOp,
+                              Value count, IntegerAttr pending) {
+  if (count)
+    printer << count;
+  else
+    printer << pending.getInt();
+}
+
 LogicalResult GemmWaitOp::verify() {
+  if (static_cast<bool>(getPendingCount()) == getPending().has_value())
+    return emitOpError() << "needs one pending count: a constant or an index "
+                            "value";
   if (failed(verifyFragment(*this, getAcc().getType(), "accumulator",
                             FragmentKind::Acc)))
     return failure();

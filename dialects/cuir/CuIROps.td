@@ -347,11 +347,19 @@ def CuIR_GemmWaitOp : CuIR_Op<"gemm_wait", [AllTypesMatch<["acc", "result"]>]> {
     returns the accumulator `%pending`, now readable. A wait whose `pending`
     count leaves this accumulator's GEMM in flight is reported by the
     interpreter.
+
+    The count is a constant, or an index value where a loop's steps differ
+    (a first step with one GEMM in flight, later ones with two):
+    `cuir.gemm_wait %s pending %n`. The source then has one instantiation
+    per count (`wgmma.wait_group` takes an immediate).
   }];
   let arguments = (ins CuIR_RegisterTile:$acc,
-                       ConfinedAttr<I64Attr, [IntNonNegative]>:$pending);
+                       Optional<Index>:$pending_count,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntNonNegative]>>:$pending);
   let results = (outs CuIR_RegisterTile:$result);
-  let assemblyFormat = "$acc `pending` $pending attr-dict `:` type($acc)";
+  let assemblyFormat = [{
+    $acc `pending` custom<PendingCount>($pending_count, $pending) attr-dict `:` type($acc)
+  }];
   let hasVerifier = 1;
 }
 

@@ -472,7 +472,15 @@ LogicalResult Worker::execCuIR(Operation *op) {
         FailureOr<Tile> acc = getTile(op, wait.getAcc(), /*allowPending=*/true);
         if (failed(acc))
           return failure();
-        int64_t keep = wait.getPending();
+        int64_t keep = wait.getPending().value_or(0);
+        if (Value count = wait.getPendingCount()) {
+          FailureOr<int64_t> n = getIndex(op, count);
+          if (failed(n))
+            return failure();
+          if (*n < 0)
+            return op->emitError() << "pending count " << *n << " is negative";
+          keep = *n;
+        }
         while (static_cast<int64_t>(gemms.size()) > keep)
           gemms.erase(gemms.begin());
         if (acc->asyncGemm && llvm::is_contained(gemms, acc->asyncGemm)) {

@@ -876,3 +876,13 @@ cuir.kernel @k(%n: index) grid (n) -> (n) threads 128 arch "sm_80" {
   // expected-error @below {{named barrier id must be in [1, 15] (0 is the block barrier), got 0}}
   cuir.barrier.named %c0 threads 128
 }
+
+// -----
+
+#WACC = #cuir.frag<acc, wgmma_m64nNk16, warps = [1, 1]>
+cuir.kernel @k(%n: index) grid (n) -> (n) threads 128 arch "sm_90a" {
+  %c = arith.constant dense<0.0> : tensor<64x8xf32, #WACC>
+  // expected-error @below {{'cuir.gemm_wait' op needs one pending count: a constant or an index value}}
+  %e = "cuir.gemm_wait"(%c, %n) <{pending = 1 : i64}> : (tensor<64x8xf32, #WACC>, index) -> tensor<64x8xf32, #WACC>
+  cuir.return
+}

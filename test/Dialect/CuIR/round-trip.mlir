@@ -143,7 +143,9 @@ cuir.kernel @sm90_ops(%g: memref<?x128xbf16, #G>, %n: index)
     // Chained on one accumulator before a single wait.
     %o2 = cuir.gemm_async %pa, %sk, %o
         : tensor<128x128xbf16, #WA>, memref<128x128xbf16, #S>, tensor<128x128xf32, #WACC>
-    %o3 = cuir.gemm_wait %o2 pending 0 : tensor<128x128xf32, #WACC>
+    // A pending count that varies over a loop's steps is an index value.
+    // CHECK: cuir.gemm_wait %{{.*}} pending %{{.*}} : tensor<128x128xf32, #[[WACC]]>
+    %o3 = cuir.gemm_wait %o2 pending %c0 : tensor<128x128xf32, #WACC>
     cuir.barrier.arrive %empty[%c0] : !cuir.mbarrier<2>
   }
   cuir.return
