@@ -13,16 +13,21 @@
 //   consumer warpgroups here.
 // - Visit i of a block reads KV tile n_block_max - 1 - i from ring stage
 //   i % STAGES with parity (i / STAGES) % 2, as the source.
-// - Each visit's P V is issued in its own step. The source issues it one
-//   step later, right after the next S (intra-warpgroup overlap), and the
-//   very last one after the loops; the values, the barrier protocol and
-//   the order of each warpgroup's rescale, P V and release are the same.
+// - The consumers' software pipeline is the source's: step i issues S_i and
+//   then, on the same turn, O = O * correction + P_(i-1) V_(i-1) (P and the
+//   correction carried from step i-1), waits for S_i with one GEMM still
+//   pending, runs the softmax of S_i while P V runs, then waits for P V and
+//   releases V_(i-1). The last P V follows the loops. FIRST, a template
+//   parameter of the source's step (the block's first visit, peeled there),
+//   is `i > 0` here: the first step issues no P V and waits for S with
+//   nothing pending (a pending count that is a value).
 // - Ping-pong: a warpgroup takes a turn (named barrier 1 + c, 256 threads)
-//   before issuing a GEMM and hands it to the other warpgroup after;
-//   consumer 1 hands consumer 0 the first turn and skips its very last
-//   hand-off, so that every wait is matched by one arrival.
-// - The first visit is the first masking step here; the source peels it
-//   (it has no P V of a previous visit to issue).
+//   before issuing its GEMMs and hands it to the other warpgroup after;
+//   consumer 1 hands consumer 0 the first turn and keeps its very last one,
+//   so that every wait is matched by one arrival.
+// - The block's first visit is the first step of the masking loop here (the
+//   source runs it, masked, before that loop; where the top tile needs no
+//   mask the two differ only in a mask that hides nothing).
 // - The score tile is complete at the step's score hook (the lambdas
 //   masking_scores / unmasked_scores in the source), which is where the
 //   waited score tile is located.
@@ -196,6 +201,8 @@ cuir.kernel @flash_fwd_sm90_bf16_d128(
       %zero_row = arith.constant dense<0.0> : tensor<64xf32, #WROW> loc("max_scaled"("flash_fwd.cu":251:30 to 251:77))
       %ninf_row = arith.constant dense<0xFF800000> : tensor<64xf32, #WROW> loc("max_scaled"("flash_fwd.cu":251:30 to 251:77))
       %acc_s_init = arith.constant dense<0.0> : tensor<64x128xf32, #WACC> loc("acc_s"("flash_fwd.cu":519:5 to 519:28))
+      %o_rescale_init = arith.constant dense<0.0> : tensor<64xf32, #WROW> loc("o_rescale"("flash_fwd.cu":523:5 to 523:24))
+      %p_frag_init = arith.constant dense<0.0> : tensor<64x128xbf16, #WA> loc("p_frag"("flash_fwd.cu":520:5 to 520:32))
 
       cuir.barrier.wait %q_full[%c0], %c0 : !cuir.mbarrier<1> loc("flash_fwd.cu":527:5 to 527:36)
       scf.if %is_second {
@@ -205,31 +212,47 @@ cuir.kernel @flash_fwd_sm90_bf16_d128(
 
       // =============================== masking steps ===============================
       %n_masked = arith.subi %n_block_max, %n_unmasked_blocks : index loc("flash_fwd.cu":546:5 to 546:52)
-      %m_acc_o, %m_row_max, %m_row_sum = scf.for %iv = %c0 to %n_masked step %c1
-          iter_args(%acc_o = %acc_o_init, %row_max = %row_max_init, %row_sum = %row_sum_init)
-          -> (tensor<64x128xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>) {
+      %m_acc_o, %m_row_max, %m_row_sum, %m_rescale, %m_p = scf.for %iv = %c0 to %n_masked step %c1
+          iter_args(%acc_o = %acc_o_init, %row_max = %row_max_init, %row_sum = %row_sum_init,
+                    %o_rescale = %o_rescale_init, %p_prev = %p_frag_init)
+          -> (tensor<64x128xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64x128xbf16, #WA>) {
         %top = arith.subi %n_block_max, %c1 : index loc("n_block"("flash_fwd.cu":542:5 to 542:35))
         %n_block = arith.subi %top, %iv : index loc("n_block"("flash_fwd.cu":546:5 to 546:52))
         %i = arith.subi %last_block, %n_block : index loc(callsite("i"("flash_fwd.cu":335:3 to 335:43) at "flash_fwd.cu":547:7 to 547:37))
-        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_fwd.cu":320:3 to 320:35) at "flash_fwd.cu":547:7 to 547:37))
-        %round = arith.divui %i, %cST : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":547:7 to 547:37))
-        %phase = arith.remui %round, %c2 : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":547:7 to 547:37))
+        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_fwd.cu":336:3 to 336:35) at "flash_fwd.cu":547:7 to 547:37))
+        %round = arith.divui %i, %cST : index loc(callsite("flash_fwd.cu":339:39 to 339:58 at "flash_fwd.cu":547:7 to 547:37))
+        %phase = arith.remui %round, %c2 : index loc(callsite("flash_fwd.cu":339:39 to 339:58 at "flash_fwd.cu":547:7 to 547:37))
         %kv0 = arith.muli %n_block, %cBN : index loc(callsite("n_block"("flash_fwd.cu":219:20 to 219:40) at "flash_fwd.cu":351:5 to 351:43))
-        %is_last = arith.cmpi eq, %i, %last_visit : index loc("flash_fwd.cu":559:5 to 559:48)
-        %keep_turn = arith.andi %is_last, %is_second : i1 loc("flash_fwd.cu":297:5 to 297:34)
-        %pass_turn = arith.xori %keep_turn, %true : i1 loc("flash_fwd.cu":297:5 to 297:34)
+        // FIRST, a template parameter of the step, is whether this visit is the block's first: no P V before it.
+        %has_prev = arith.cmpi sgt, %i, %c0 : index loc(callsite("flash_fwd.cu":341:3 to 341:36 at "flash_fwd.cu":547:7 to 547:37))
+        %prev = arith.subi %i, %c1 : index loc(callsite("flash_fwd.cu":341:48 to 341:79 at "flash_fwd.cu":547:7 to 547:37))
+        %prev_stage = arith.remui %prev, %cST : index loc(callsite("flash_fwd.cu":320:3 to 320:35 at "flash_fwd.cu":341:25 to 341:53))
+        %prev_round = arith.divui %prev, %cST : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":341:25 to 341:53))
+        %prev_phase = arith.remui %prev_round, %c2 : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":341:25 to 341:53))
         %sK_stage = memref.subview %sK[%stage, 0, 0] [1, 128, 128] [1, 1, 1]
             : memref<2x128x128xbf16, #S> to memref<128x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sK"("flash_fwd.cu":340:34 to 340:67) at "flash_fwd.cu":547:7 to 547:37))
-        %sV_stage = memref.subview %sV[%stage, 0, 0] [1, 128, 128] [1, 1, 1]
+        %sV_prev = memref.subview %sV[%prev_stage, 0, 0] [1, 128, 128] [1, 1, 1]
             : memref<2x128x128xbf16, #S> to memref<128x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sV"("flash_fwd.cu":323:29 to 323:62) at "flash_fwd.cu":341:25 to 341:53))
 
-        // S = Q K^T on this warpgroup's turn
+        // ------- on this warpgroup's turn: S_i = Q K_i^T, then O = O * correction + P_(i-1) V_(i-1) -------
         cuir.barrier.named %my_turn threads 256 loc(callsite("flash_fwd.cu":338:3 to 338:38 at "flash_fwd.cu":547:7 to 547:37))
         cuir.barrier.wait %k_full[%stage], %phase : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":339:3 to 339:59 at "flash_fwd.cu":547:7 to 547:37))
         %s_issued = cuir.gemm_async %sQ_wg, %sK_stage transpose_b, %acc_s_init
             : memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, memref<128x128xbf16, strided<[128, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":340:3 to 340:32) at "flash_fwd.cu":547:7 to 547:37))
+        %o_issued = scf.if %has_prev -> (tensor<64x128xf32, #WACC>) {
+          %rescale_b = cuir.broadcast_rows %o_rescale : tensor<64xf32, #WROW> -> tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":275:33 to 275:69) at "flash_fwd.cu":321:3 to 321:34))
+          %acc_o_rescaled = arith.mulf %acc_o, %rescale_b : tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":275:33 to 275:69) at "flash_fwd.cu":321:3 to 321:34))
+          cuir.barrier.wait %v_full[%prev_stage], %prev_phase : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":322:3 to 322:59 at "flash_fwd.cu":341:25 to 341:53))
+          %o_pv = cuir.gemm_async %p_prev, %sV_prev, %acc_o_rescaled
+              : tensor<64x128xbf16, #WA>, memref<128x128xbf16, strided<[128, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":323:3 to 323:63) at "flash_fwd.cu":341:25 to 341:53))
+          scf.yield %o_pv : tensor<64x128xf32, #WACC> loc(callsite("flash_fwd.cu":341:3 to 341:36 at "flash_fwd.cu":547:7 to 547:37))
+        } else {
+          scf.yield %acc_o : tensor<64x128xf32, #WACC> loc(callsite("flash_fwd.cu":341:3 to 341:36 at "flash_fwd.cu":547:7 to 547:37))
+        } loc(callsite("flash_fwd.cu":341:3 to 341:36 at "flash_fwd.cu":547:7 to 547:37))
         cuir.barrier.named %their_turn threads 256 arrive loc(callsite("flash_fwd.cu":342:3 to 342:45 at "flash_fwd.cu":547:7 to 547:37))
-        %acc_s = cuir.gemm_wait %s_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":533:7 to 533:21) at "flash_fwd.cu":547:7 to 547:37))
+        // S_i has landed once at most the P V behind it is pending.
+        %s_pending = arith.select %has_prev, %c1, %c0 : index loc(callsite("flash_fwd.cu":344:3 to 344:36 at "flash_fwd.cu":547:7 to 547:37))
+        %acc_s = cuir.gemm_wait %s_issued pending %s_pending : tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":533:7 to 533:21) at "flash_fwd.cu":547:7 to 547:37))
         cuir.barrier.arrive %k_empty[%stage] : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":346:3 to 346:41 at "flash_fwd.cu":547:7 to 547:37))
 
         // ------- score tile complete: acc_s = Q K^T (unscaled); the mask of a masking step -------
@@ -244,7 +267,7 @@ cuir.kernel @flash_fwd_sm90_bf16_d128(
           cuir.yield %r : f32 loc("flash_fwd.cu":351:5 to 351:43)
         } loc("acc_s"("flash_fwd.cu":351:5 to 351:43))
 
-        // ------- online softmax: row_max / row_sum, acc_s <- probabilities, the correction of O -------
+        // ------- online softmax (while P_(i-1) V_(i-1) may still run): row_max / row_sum, P_i, the correction for the next P V -------
         %blk_max = cuir.reduce_rows max %acc_s_masked : tensor<64x128xf32, #WACC> -> tensor<64xf32, #WROW> loc(callsite("new_max"("flash_fwd.cu":247:7 to 247:92) at "flash_fwd.cu":354:3 to 354:35))
         %new_max = arith.maximumf %row_max, %blk_max : tensor<64xf32, #WROW> loc(callsite("new_max"("flash_fwd.cu":247:7 to 247:92) at "flash_fwd.cu":354:3 to 354:35))
         %none = arith.cmpf oeq, %new_max, %ninf_row : tensor<64xf32, #WROW> loc(callsite("max_scaled"("flash_fwd.cu":251:30 to 251:48) at "flash_fwd.cu":354:3 to 354:35))
@@ -260,57 +283,69 @@ cuir.kernel @flash_fwd_sm90_bf16_d128(
         %tile_sum = cuir.reduce_rows sum %p : tensor<64x128xf32, #WACC> -> tensor<64xf32, #WROW> loc(callsite("tile_sum"("flash_fwd.cu":262:9 to 262:22) at "flash_fwd.cu":354:3 to 354:35))
         %sum_rescaled = arith.mulf %row_sum, %rescale : tensor<64xf32, #WROW> loc(callsite("row_sum"("flash_fwd.cu":265:21 to 265:52) at "flash_fwd.cu":354:3 to 354:35))
         %row_sum_new = arith.addf %sum_rescaled, %tile_sum : tensor<64xf32, #WROW> loc(callsite("row_sum"("flash_fwd.cu":265:5 to 265:63) at "flash_fwd.cu":354:3 to 354:35))
+
+        // ------- P_(i-1) V_(i-1) has landed: O is readable and V_(i-1)'s stage free; then P_i -------
+        %acc_o_new = scf.if %has_prev -> (tensor<64x128xf32, #WACC>) {
+          %o_done = cuir.gemm_wait %o_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":357:5 to 357:34) at "flash_fwd.cu":547:7 to 547:37))
+          cuir.barrier.arrive %v_empty[%prev_stage] : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":360:5 to 360:57 at "flash_fwd.cu":547:7 to 547:37))
+          scf.yield %o_done : tensor<64x128xf32, #WACC> loc(callsite("flash_fwd.cu":356:3 to 356:24 at "flash_fwd.cu":547:7 to 547:37))
+        } else {
+          scf.yield %o_issued : tensor<64x128xf32, #WACC> loc(callsite("flash_fwd.cu":356:3 to 356:24 at "flash_fwd.cu":547:7 to 547:37))
+        } loc(callsite("flash_fwd.cu":356:3 to 356:24 at "flash_fwd.cu":547:7 to 547:37))
         %p16 = arith.truncf %p : tensor<64x128xf32, #WACC> to tensor<64x128xbf16, #WACC> loc(callsite("p_frag"("flash_fwd.cu":284:39 to 284:106) at "flash_fwd.cu":362:3 to 362:30))
         %p_frag = cuir.convert_layout %p16 : tensor<64x128xbf16, #WACC> -> tensor<64x128xbf16, #WA> loc("p_frag"("flash_fwd.cu":362:3 to 362:30))
-
-        // ------- O = O * correction + P V on this warpgroup's turn -------
-        %rescale_b = cuir.broadcast_rows %rescale : tensor<64xf32, #WROW> -> tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":275:33 to 275:69) at "flash_fwd.cu":321:3 to 321:34))
-        %acc_o_rescaled = arith.mulf %acc_o, %rescale_b : tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":275:33 to 275:69) at "flash_fwd.cu":321:3 to 321:34))
-        cuir.barrier.named %my_turn threads 256 loc("flash_fwd.cu":557:5 to 557:42)
-        cuir.barrier.wait %v_full[%stage], %phase : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":322:3 to 322:59 at "flash_fwd.cu":341:25 to 341:53))
-        %o_issued = cuir.gemm_async %p_frag, %sV_stage, %acc_o_rescaled
-            : tensor<64x128xbf16, #WA>, memref<128x128xbf16, strided<[128, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":323:3 to 323:63) at "flash_fwd.cu":341:25 to 341:53))
-        scf.if %pass_turn {
-          cuir.barrier.named %their_turn threads 256 arrive loc("flash_fwd.cu":559:5 to 559:48)
-          scf.yield loc("flash_fwd.cu":559:5 to 559:48)
-        } loc("flash_fwd.cu":559:5 to 559:48)
-        %acc_o_new = cuir.gemm_wait %o_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":357:5 to 357:34) at "flash_fwd.cu":547:7 to 547:37))
-        cuir.barrier.arrive %v_empty[%stage] : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":360:5 to 360:57 at "flash_fwd.cu":547:7 to 547:37))
-        scf.yield %acc_o_new, %new_max, %row_sum_new
-            : tensor<64x128xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW> loc("flash_fwd.cu":546:5 to 546:52)
+        scf.yield %acc_o_new, %new_max, %row_sum_new, %rescale, %p_frag
+            : tensor<64x128xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64x128xbf16, #WA> loc("flash_fwd.cu":546:5 to 546:52)
       } loc("flash_fwd.cu":546:5 to 546:52)
 
       // =============================== unmasked steps ===============================
       %n_unmasked = arith.subi %n_unmasked_blocks, %n_block_min : index loc("flash_fwd.cu":552:5 to 552:46)
-      %u_acc_o, %u_row_max, %u_row_sum = scf.for %iv = %c0 to %n_unmasked step %c1
-          iter_args(%acc_o = %m_acc_o, %row_max = %m_row_max, %row_sum = %m_row_sum)
-          -> (tensor<64x128xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>) {
+      %u_acc_o, %u_row_max, %u_row_sum, %u_rescale, %u_p = scf.for %iv = %c0 to %n_unmasked step %c1
+          iter_args(%acc_o = %m_acc_o, %row_max = %m_row_max, %row_sum = %m_row_sum,
+                    %o_rescale = %m_rescale, %p_prev = %m_p)
+          -> (tensor<64x128xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64x128xbf16, #WA>) {
         %top = arith.subi %n_unmasked_blocks, %c1 : index loc("n_block"("flash_fwd.cu":552:5 to 552:46))
         %n_block = arith.subi %top, %iv : index loc("n_block"("flash_fwd.cu":552:5 to 552:46))
         %i = arith.subi %last_block, %n_block : index loc(callsite("i"("flash_fwd.cu":335:3 to 335:43) at "flash_fwd.cu":553:7 to 553:38))
-        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_fwd.cu":320:3 to 320:35) at "flash_fwd.cu":553:7 to 553:38))
-        %round = arith.divui %i, %cST : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":553:7 to 553:38))
-        %phase = arith.remui %round, %c2 : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":553:7 to 553:38))
+        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_fwd.cu":336:3 to 336:35) at "flash_fwd.cu":553:7 to 553:38))
+        %round = arith.divui %i, %cST : index loc(callsite("flash_fwd.cu":339:39 to 339:58 at "flash_fwd.cu":553:7 to 553:38))
+        %phase = arith.remui %round, %c2 : index loc(callsite("flash_fwd.cu":339:39 to 339:58 at "flash_fwd.cu":553:7 to 553:38))
         %kv0 = arith.muli %n_block, %cBN : index loc(callsite("n_block"("flash_fwd.cu":219:20 to 219:40) at "flash_fwd.cu":351:5 to 351:43))
-        %is_last = arith.cmpi eq, %i, %last_visit : index loc("flash_fwd.cu":559:5 to 559:48)
-        %keep_turn = arith.andi %is_last, %is_second : i1 loc("flash_fwd.cu":297:5 to 297:34)
-        %pass_turn = arith.xori %keep_turn, %true : i1 loc("flash_fwd.cu":297:5 to 297:34)
+        // FIRST, a template parameter of the step, is whether this visit is the block's first: no P V before it.
+        %has_prev = arith.cmpi sgt, %i, %c0 : index loc(callsite("flash_fwd.cu":341:3 to 341:36 at "flash_fwd.cu":553:7 to 553:38))
+        %prev = arith.subi %i, %c1 : index loc(callsite("flash_fwd.cu":341:48 to 341:79 at "flash_fwd.cu":553:7 to 553:38))
+        %prev_stage = arith.remui %prev, %cST : index loc(callsite("flash_fwd.cu":320:3 to 320:35 at "flash_fwd.cu":341:25 to 341:53))
+        %prev_round = arith.divui %prev, %cST : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":341:25 to 341:53))
+        %prev_phase = arith.remui %prev_round, %c2 : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":341:25 to 341:53))
         %sK_stage = memref.subview %sK[%stage, 0, 0] [1, 128, 128] [1, 1, 1]
             : memref<2x128x128xbf16, #S> to memref<128x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sK"("flash_fwd.cu":340:34 to 340:67) at "flash_fwd.cu":553:7 to 553:38))
-        %sV_stage = memref.subview %sV[%stage, 0, 0] [1, 128, 128] [1, 1, 1]
+        %sV_prev = memref.subview %sV[%prev_stage, 0, 0] [1, 128, 128] [1, 1, 1]
             : memref<2x128x128xbf16, #S> to memref<128x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sV"("flash_fwd.cu":323:29 to 323:62) at "flash_fwd.cu":341:25 to 341:53))
 
+        // ------- on this warpgroup's turn: S_i = Q K_i^T, then O = O * correction + P_(i-1) V_(i-1) -------
         cuir.barrier.named %my_turn threads 256 loc(callsite("flash_fwd.cu":338:3 to 338:38 at "flash_fwd.cu":553:7 to 553:38))
         cuir.barrier.wait %k_full[%stage], %phase : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":339:3 to 339:59 at "flash_fwd.cu":553:7 to 553:38))
         %s_issued = cuir.gemm_async %sQ_wg, %sK_stage transpose_b, %acc_s_init
             : memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, memref<128x128xbf16, strided<[128, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":340:3 to 340:32) at "flash_fwd.cu":553:7 to 553:38))
+        %o_issued = scf.if %has_prev -> (tensor<64x128xf32, #WACC>) {
+          %rescale_b = cuir.broadcast_rows %o_rescale : tensor<64xf32, #WROW> -> tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":275:33 to 275:69) at "flash_fwd.cu":321:3 to 321:34))
+          %acc_o_rescaled = arith.mulf %acc_o, %rescale_b : tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":275:33 to 275:69) at "flash_fwd.cu":321:3 to 321:34))
+          cuir.barrier.wait %v_full[%prev_stage], %prev_phase : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":322:3 to 322:59 at "flash_fwd.cu":341:25 to 341:53))
+          %o_pv = cuir.gemm_async %p_prev, %sV_prev, %acc_o_rescaled
+              : tensor<64x128xbf16, #WA>, memref<128x128xbf16, strided<[128, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":323:3 to 323:63) at "flash_fwd.cu":341:25 to 341:53))
+          scf.yield %o_pv : tensor<64x128xf32, #WACC> loc(callsite("flash_fwd.cu":341:3 to 341:36 at "flash_fwd.cu":553:7 to 553:38))
+        } else {
+          scf.yield %acc_o : tensor<64x128xf32, #WACC> loc(callsite("flash_fwd.cu":341:3 to 341:36 at "flash_fwd.cu":553:7 to 553:38))
+        } loc(callsite("flash_fwd.cu":341:3 to 341:36 at "flash_fwd.cu":553:7 to 553:38))
         cuir.barrier.named %their_turn threads 256 arrive loc(callsite("flash_fwd.cu":342:3 to 342:45 at "flash_fwd.cu":553:7 to 553:38))
-        %acc_s = cuir.gemm_wait %s_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":536:7 to 536:21) at "flash_fwd.cu":553:7 to 553:38))
+        // S_i has landed once at most the P V behind it is pending.
+        %s_pending = arith.select %has_prev, %c1, %c0 : index loc(callsite("flash_fwd.cu":344:3 to 344:36 at "flash_fwd.cu":553:7 to 553:38))
+        %acc_s = cuir.gemm_wait %s_issued pending %s_pending : tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":536:7 to 536:21) at "flash_fwd.cu":553:7 to 553:38))
         cuir.barrier.arrive %k_empty[%stage] : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":346:3 to 346:41 at "flash_fwd.cu":553:7 to 553:38))
 
         // ------- score tile complete: every score of this tile is visible -------
 
-        // ------- online softmax -------
+        // ------- online softmax (while P_(i-1) V_(i-1) may still run): row_max / row_sum, P_i, the correction for the next P V -------
         %blk_max = cuir.reduce_rows max %acc_s : tensor<64x128xf32, #WACC> -> tensor<64xf32, #WROW> loc(callsite("new_max"("flash_fwd.cu":247:7 to 247:92) at "flash_fwd.cu":354:3 to 354:35))
         %new_max = arith.maximumf %row_max, %blk_max : tensor<64xf32, #WROW> loc(callsite("new_max"("flash_fwd.cu":247:7 to 247:92) at "flash_fwd.cu":354:3 to 354:35))
         %none = arith.cmpf oeq, %new_max, %ninf_row : tensor<64xf32, #WROW> loc(callsite("max_scaled"("flash_fwd.cu":251:30 to 251:48) at "flash_fwd.cu":354:3 to 354:35))
@@ -326,24 +361,41 @@ cuir.kernel @flash_fwd_sm90_bf16_d128(
         %tile_sum = cuir.reduce_rows sum %p : tensor<64x128xf32, #WACC> -> tensor<64xf32, #WROW> loc(callsite("tile_sum"("flash_fwd.cu":262:9 to 262:22) at "flash_fwd.cu":354:3 to 354:35))
         %sum_rescaled = arith.mulf %row_sum, %rescale : tensor<64xf32, #WROW> loc(callsite("row_sum"("flash_fwd.cu":265:21 to 265:52) at "flash_fwd.cu":354:3 to 354:35))
         %row_sum_new = arith.addf %sum_rescaled, %tile_sum : tensor<64xf32, #WROW> loc(callsite("row_sum"("flash_fwd.cu":265:5 to 265:63) at "flash_fwd.cu":354:3 to 354:35))
+
+        // ------- P_(i-1) V_(i-1) has landed: O is readable and V_(i-1)'s stage free; then P_i -------
+        %acc_o_new = scf.if %has_prev -> (tensor<64x128xf32, #WACC>) {
+          %o_done = cuir.gemm_wait %o_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":357:5 to 357:34) at "flash_fwd.cu":553:7 to 553:38))
+          cuir.barrier.arrive %v_empty[%prev_stage] : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":360:5 to 360:57 at "flash_fwd.cu":553:7 to 553:38))
+          scf.yield %o_done : tensor<64x128xf32, #WACC> loc(callsite("flash_fwd.cu":356:3 to 356:24 at "flash_fwd.cu":553:7 to 553:38))
+        } else {
+          scf.yield %o_issued : tensor<64x128xf32, #WACC> loc(callsite("flash_fwd.cu":356:3 to 356:24 at "flash_fwd.cu":553:7 to 553:38))
+        } loc(callsite("flash_fwd.cu":356:3 to 356:24 at "flash_fwd.cu":553:7 to 553:38))
         %p16 = arith.truncf %p : tensor<64x128xf32, #WACC> to tensor<64x128xbf16, #WACC> loc(callsite("p_frag"("flash_fwd.cu":284:39 to 284:106) at "flash_fwd.cu":362:3 to 362:30))
         %p_frag = cuir.convert_layout %p16 : tensor<64x128xbf16, #WACC> -> tensor<64x128xbf16, #WA> loc("p_frag"("flash_fwd.cu":362:3 to 362:30))
-
-        %rescale_b = cuir.broadcast_rows %rescale : tensor<64xf32, #WROW> -> tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":275:33 to 275:69) at "flash_fwd.cu":321:3 to 321:34))
-        %acc_o_rescaled = arith.mulf %acc_o, %rescale_b : tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":275:33 to 275:69) at "flash_fwd.cu":321:3 to 321:34))
-        cuir.barrier.named %my_turn threads 256 loc("flash_fwd.cu":557:5 to 557:42)
-        cuir.barrier.wait %v_full[%stage], %phase : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":322:3 to 322:59 at "flash_fwd.cu":341:25 to 341:53))
-        %o_issued = cuir.gemm_async %p_frag, %sV_stage, %acc_o_rescaled
-            : tensor<64x128xbf16, #WA>, memref<128x128xbf16, strided<[128, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":323:3 to 323:63) at "flash_fwd.cu":341:25 to 341:53))
-        scf.if %pass_turn {
-          cuir.barrier.named %their_turn threads 256 arrive loc("flash_fwd.cu":559:5 to 559:48)
-          scf.yield loc("flash_fwd.cu":559:5 to 559:48)
-        } loc("flash_fwd.cu":559:5 to 559:48)
-        %acc_o_new = cuir.gemm_wait %o_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":357:5 to 357:34) at "flash_fwd.cu":553:7 to 553:38))
-        cuir.barrier.arrive %v_empty[%stage] : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":360:5 to 360:57 at "flash_fwd.cu":553:7 to 553:38))
-        scf.yield %acc_o_new, %new_max, %row_sum_new
-            : tensor<64x128xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW> loc("flash_fwd.cu":552:5 to 552:46)
+        scf.yield %acc_o_new, %new_max, %row_sum_new, %rescale, %p_frag
+            : tensor<64x128xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64x128xbf16, #WA> loc("flash_fwd.cu":552:5 to 552:46)
       } loc("flash_fwd.cu":552:5 to 552:46)
+
+      // =============================== last P V ===============================
+      %last_stage = arith.remui %last_visit, %cST : index loc(callsite("flash_fwd.cu":320:3 to 320:35 at "flash_fwd.cu":558:5 to 558:57))
+      %last_round = arith.divui %last_visit, %cST : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":558:5 to 558:57))
+      %last_phase = arith.remui %last_round, %c2 : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":558:5 to 558:57))
+      %sV_last = memref.subview %sV[%last_stage, 0, 0] [1, 128, 128] [1, 1, 1]
+          : memref<2x128x128xbf16, #S> to memref<128x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sV"("flash_fwd.cu":323:29 to 323:62) at "flash_fwd.cu":558:5 to 558:57))
+      cuir.barrier.named %my_turn threads 256 loc("flash_fwd.cu":557:5 to 557:42)
+      %last_rescale_b = cuir.broadcast_rows %u_rescale : tensor<64xf32, #WROW> -> tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":275:33 to 275:69) at "flash_fwd.cu":321:3 to 321:34))
+      %last_acc_o = arith.mulf %u_acc_o, %last_rescale_b : tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":275:33 to 275:69) at "flash_fwd.cu":321:3 to 321:34))
+      cuir.barrier.wait %v_full[%last_stage], %last_phase : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":322:3 to 322:59 at "flash_fwd.cu":558:5 to 558:57))
+      %o_last = cuir.gemm_async %u_p, %sV_last, %last_acc_o
+          : tensor<64x128xbf16, #WA>, memref<128x128xbf16, strided<[128, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":323:3 to 323:63) at "flash_fwd.cu":558:5 to 558:57))
+      // Consumer 1 keeps its last turn: every wait for a turn is matched by one hand-off.
+      %hand_off = arith.xori %is_second, %true : i1 loc("flash_fwd.cu":297:5 to 297:34)
+      scf.if %hand_off {
+        cuir.barrier.named %their_turn threads 256 arrive loc("flash_fwd.cu":559:5 to 559:48)
+        scf.yield loc("flash_fwd.cu":559:5 to 559:48)
+      } loc("flash_fwd.cu":559:5 to 559:48)
+      %o_final = cuir.gemm_wait %o_last pending 0 : tensor<64x128xf32, #WACC> loc("acc_o"("flash_fwd.cu":560:5 to 560:27))
+      cuir.barrier.arrive %v_empty[%last_stage] : !cuir.mbarrier<2> loc("flash_fwd.cu":563:5 to 563:81)
 
       // =============================== epilogue ===============================
       %sees_nothing = arith.cmpf oeq, %u_row_sum, %zero_row : tensor<64xf32, #WROW> loc("row_sees_nothing"("flash_fwd.cu":385:5 to 385:45))
@@ -358,7 +410,7 @@ cuir.kernel @flash_fwd_sm90_bf16_d128(
       %lse_val = arith.select %sees_nothing, %ninf_row, %lse_nat : tensor<64xi1, #WROW>, tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":387:5 to 387:108))
       cuir.store %lse_val -> %lse_head[%q_wg] : tensor<64xf32, #WROW> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("lse_head"("flash_fwd.cu":389:72 to 389:91))
       %inv_b = cuir.broadcast_rows %row_inv_sum : tensor<64xf32, #WROW> -> tensor<64x128xf32, #WACC> loc("packed"("flash_fwd.cu":403:55 to 403:98))
-      %o_norm = arith.mulf %u_acc_o, %inv_b : tensor<64x128xf32, #WACC> loc("packed"("flash_fwd.cu":403:55 to 403:98))
+      %o_norm = arith.mulf %o_final, %inv_b : tensor<64x128xf32, #WACC> loc("packed"("flash_fwd.cu":403:55 to 403:98))
       %o16 = arith.truncf %o_norm : tensor<64x128xf32, #WACC> to tensor<64x128xbf16, #WACC> loc("packed"("flash_fwd.cu":403:7 to 403:54))
       cuir.store %o16 -> %sQ_wg : tensor<64x128xbf16, #WACC> -> memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc("smem"("flash_fwd.cu":405:7 to 405:93))
       cuir.copy %sQ_wg -> %o_head[%q_wg, %c0] : memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> -> memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("o_head"("flash_fwd.cu":419:7 to 419:100))
@@ -530,6 +582,8 @@ cuir.kernel @flash_fwd_sm90_bf16_d64(
       %zero_row = arith.constant dense<0.0> : tensor<64xf32, #WROW> loc("max_scaled"("flash_fwd.cu":251:30 to 251:77))
       %ninf_row = arith.constant dense<0xFF800000> : tensor<64xf32, #WROW> loc("max_scaled"("flash_fwd.cu":251:30 to 251:77))
       %acc_s_init = arith.constant dense<0.0> : tensor<64x128xf32, #WACC> loc("acc_s"("flash_fwd.cu":519:5 to 519:28))
+      %o_rescale_init = arith.constant dense<0.0> : tensor<64xf32, #WROW> loc("o_rescale"("flash_fwd.cu":523:5 to 523:24))
+      %p_frag_init = arith.constant dense<0.0> : tensor<64x128xbf16, #WA> loc("p_frag"("flash_fwd.cu":520:5 to 520:32))
 
       cuir.barrier.wait %q_full[%c0], %c0 : !cuir.mbarrier<1> loc("flash_fwd.cu":527:5 to 527:36)
       scf.if %is_second {
@@ -539,31 +593,47 @@ cuir.kernel @flash_fwd_sm90_bf16_d64(
 
       // =============================== masking steps ===============================
       %n_masked = arith.subi %n_block_max, %n_unmasked_blocks : index loc("flash_fwd.cu":546:5 to 546:52)
-      %m_acc_o, %m_row_max, %m_row_sum = scf.for %iv = %c0 to %n_masked step %c1
-          iter_args(%acc_o = %acc_o_init, %row_max = %row_max_init, %row_sum = %row_sum_init)
-          -> (tensor<64x64xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>) {
+      %m_acc_o, %m_row_max, %m_row_sum, %m_rescale, %m_p = scf.for %iv = %c0 to %n_masked step %c1
+          iter_args(%acc_o = %acc_o_init, %row_max = %row_max_init, %row_sum = %row_sum_init,
+                    %o_rescale = %o_rescale_init, %p_prev = %p_frag_init)
+          -> (tensor<64x64xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64x128xbf16, #WA>) {
         %top = arith.subi %n_block_max, %c1 : index loc("n_block"("flash_fwd.cu":542:5 to 542:35))
         %n_block = arith.subi %top, %iv : index loc("n_block"("flash_fwd.cu":546:5 to 546:52))
         %i = arith.subi %last_block, %n_block : index loc(callsite("i"("flash_fwd.cu":335:3 to 335:43) at "flash_fwd.cu":547:7 to 547:37))
-        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_fwd.cu":320:3 to 320:35) at "flash_fwd.cu":547:7 to 547:37))
-        %round = arith.divui %i, %cST : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":547:7 to 547:37))
-        %phase = arith.remui %round, %c2 : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":547:7 to 547:37))
+        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_fwd.cu":336:3 to 336:35) at "flash_fwd.cu":547:7 to 547:37))
+        %round = arith.divui %i, %cST : index loc(callsite("flash_fwd.cu":339:39 to 339:58 at "flash_fwd.cu":547:7 to 547:37))
+        %phase = arith.remui %round, %c2 : index loc(callsite("flash_fwd.cu":339:39 to 339:58 at "flash_fwd.cu":547:7 to 547:37))
         %kv0 = arith.muli %n_block, %cBN : index loc(callsite("n_block"("flash_fwd.cu":219:20 to 219:40) at "flash_fwd.cu":351:5 to 351:43))
-        %is_last = arith.cmpi eq, %i, %last_visit : index loc("flash_fwd.cu":559:5 to 559:48)
-        %keep_turn = arith.andi %is_last, %is_second : i1 loc("flash_fwd.cu":297:5 to 297:34)
-        %pass_turn = arith.xori %keep_turn, %true : i1 loc("flash_fwd.cu":297:5 to 297:34)
+        // FIRST, a template parameter of the step, is whether this visit is the block's first: no P V before it.
+        %has_prev = arith.cmpi sgt, %i, %c0 : index loc(callsite("flash_fwd.cu":341:3 to 341:36 at "flash_fwd.cu":547:7 to 547:37))
+        %prev = arith.subi %i, %c1 : index loc(callsite("flash_fwd.cu":341:48 to 341:79 at "flash_fwd.cu":547:7 to 547:37))
+        %prev_stage = arith.remui %prev, %cST : index loc(callsite("flash_fwd.cu":320:3 to 320:35 at "flash_fwd.cu":341:25 to 341:53))
+        %prev_round = arith.divui %prev, %cST : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":341:25 to 341:53))
+        %prev_phase = arith.remui %prev_round, %c2 : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":341:25 to 341:53))
         %sK_stage = memref.subview %sK[%stage, 0, 0] [1, 128, 64] [1, 1, 1]
             : memref<4x128x64xbf16, #S> to memref<128x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sK"("flash_fwd.cu":340:34 to 340:67) at "flash_fwd.cu":547:7 to 547:37))
-        %sV_stage = memref.subview %sV[%stage, 0, 0] [1, 128, 64] [1, 1, 1]
+        %sV_prev = memref.subview %sV[%prev_stage, 0, 0] [1, 128, 64] [1, 1, 1]
             : memref<4x128x64xbf16, #S> to memref<128x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sV"("flash_fwd.cu":323:29 to 323:62) at "flash_fwd.cu":341:25 to 341:53))
 
-        // S = Q K^T on this warpgroup's turn
+        // ------- on this warpgroup's turn: S_i = Q K_i^T, then O = O * correction + P_(i-1) V_(i-1) -------
         cuir.barrier.named %my_turn threads 256 loc(callsite("flash_fwd.cu":338:3 to 338:38 at "flash_fwd.cu":547:7 to 547:37))
         cuir.barrier.wait %k_full[%stage], %phase : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":339:3 to 339:59 at "flash_fwd.cu":547:7 to 547:37))
         %s_issued = cuir.gemm_async %sQ_wg, %sK_stage transpose_b, %acc_s_init
             : memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, memref<128x64xbf16, strided<[64, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":340:3 to 340:32) at "flash_fwd.cu":547:7 to 547:37))
+        %o_issued = scf.if %has_prev -> (tensor<64x64xf32, #WACC>) {
+          %rescale_b = cuir.broadcast_rows %o_rescale : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":275:33 to 275:69) at "flash_fwd.cu":321:3 to 321:34))
+          %acc_o_rescaled = arith.mulf %acc_o, %rescale_b : tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":275:33 to 275:69) at "flash_fwd.cu":321:3 to 321:34))
+          cuir.barrier.wait %v_full[%prev_stage], %prev_phase : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":322:3 to 322:59 at "flash_fwd.cu":341:25 to 341:53))
+          %o_pv = cuir.gemm_async %p_prev, %sV_prev, %acc_o_rescaled
+              : tensor<64x128xbf16, #WA>, memref<128x64xbf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":323:3 to 323:63) at "flash_fwd.cu":341:25 to 341:53))
+          scf.yield %o_pv : tensor<64x64xf32, #WACC> loc(callsite("flash_fwd.cu":341:3 to 341:36 at "flash_fwd.cu":547:7 to 547:37))
+        } else {
+          scf.yield %acc_o : tensor<64x64xf32, #WACC> loc(callsite("flash_fwd.cu":341:3 to 341:36 at "flash_fwd.cu":547:7 to 547:37))
+        } loc(callsite("flash_fwd.cu":341:3 to 341:36 at "flash_fwd.cu":547:7 to 547:37))
         cuir.barrier.named %their_turn threads 256 arrive loc(callsite("flash_fwd.cu":342:3 to 342:45 at "flash_fwd.cu":547:7 to 547:37))
-        %acc_s = cuir.gemm_wait %s_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":533:7 to 533:21) at "flash_fwd.cu":547:7 to 547:37))
+        // S_i has landed once at most the P V behind it is pending.
+        %s_pending = arith.select %has_prev, %c1, %c0 : index loc(callsite("flash_fwd.cu":344:3 to 344:36 at "flash_fwd.cu":547:7 to 547:37))
+        %acc_s = cuir.gemm_wait %s_issued pending %s_pending : tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":533:7 to 533:21) at "flash_fwd.cu":547:7 to 547:37))
         cuir.barrier.arrive %k_empty[%stage] : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":346:3 to 346:41 at "flash_fwd.cu":547:7 to 547:37))
 
         // ------- score tile complete: acc_s = Q K^T (unscaled); the mask of a masking step -------
@@ -578,7 +648,7 @@ cuir.kernel @flash_fwd_sm90_bf16_d64(
           cuir.yield %r : f32 loc("flash_fwd.cu":351:5 to 351:43)
         } loc("acc_s"("flash_fwd.cu":351:5 to 351:43))
 
-        // ------- online softmax: row_max / row_sum, acc_s <- probabilities, the correction of O -------
+        // ------- online softmax (while P_(i-1) V_(i-1) may still run): row_max / row_sum, P_i, the correction for the next P V -------
         %blk_max = cuir.reduce_rows max %acc_s_masked : tensor<64x128xf32, #WACC> -> tensor<64xf32, #WROW> loc(callsite("new_max"("flash_fwd.cu":247:7 to 247:92) at "flash_fwd.cu":354:3 to 354:35))
         %new_max = arith.maximumf %row_max, %blk_max : tensor<64xf32, #WROW> loc(callsite("new_max"("flash_fwd.cu":247:7 to 247:92) at "flash_fwd.cu":354:3 to 354:35))
         %none = arith.cmpf oeq, %new_max, %ninf_row : tensor<64xf32, #WROW> loc(callsite("max_scaled"("flash_fwd.cu":251:30 to 251:48) at "flash_fwd.cu":354:3 to 354:35))
@@ -594,57 +664,69 @@ cuir.kernel @flash_fwd_sm90_bf16_d64(
         %tile_sum = cuir.reduce_rows sum %p : tensor<64x128xf32, #WACC> -> tensor<64xf32, #WROW> loc(callsite("tile_sum"("flash_fwd.cu":262:9 to 262:22) at "flash_fwd.cu":354:3 to 354:35))
         %sum_rescaled = arith.mulf %row_sum, %rescale : tensor<64xf32, #WROW> loc(callsite("row_sum"("flash_fwd.cu":265:21 to 265:52) at "flash_fwd.cu":354:3 to 354:35))
         %row_sum_new = arith.addf %sum_rescaled, %tile_sum : tensor<64xf32, #WROW> loc(callsite("row_sum"("flash_fwd.cu":265:5 to 265:63) at "flash_fwd.cu":354:3 to 354:35))
+
+        // ------- P_(i-1) V_(i-1) has landed: O is readable and V_(i-1)'s stage free; then P_i -------
+        %acc_o_new = scf.if %has_prev -> (tensor<64x64xf32, #WACC>) {
+          %o_done = cuir.gemm_wait %o_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":357:5 to 357:34) at "flash_fwd.cu":547:7 to 547:37))
+          cuir.barrier.arrive %v_empty[%prev_stage] : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":360:5 to 360:57 at "flash_fwd.cu":547:7 to 547:37))
+          scf.yield %o_done : tensor<64x64xf32, #WACC> loc(callsite("flash_fwd.cu":356:3 to 356:24 at "flash_fwd.cu":547:7 to 547:37))
+        } else {
+          scf.yield %o_issued : tensor<64x64xf32, #WACC> loc(callsite("flash_fwd.cu":356:3 to 356:24 at "flash_fwd.cu":547:7 to 547:37))
+        } loc(callsite("flash_fwd.cu":356:3 to 356:24 at "flash_fwd.cu":547:7 to 547:37))
         %p16 = arith.truncf %p : tensor<64x128xf32, #WACC> to tensor<64x128xbf16, #WACC> loc(callsite("p_frag"("flash_fwd.cu":284:39 to 284:106) at "flash_fwd.cu":362:3 to 362:30))
         %p_frag = cuir.convert_layout %p16 : tensor<64x128xbf16, #WACC> -> tensor<64x128xbf16, #WA> loc("p_frag"("flash_fwd.cu":362:3 to 362:30))
-
-        // ------- O = O * correction + P V on this warpgroup's turn -------
-        %rescale_b = cuir.broadcast_rows %rescale : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":275:33 to 275:69) at "flash_fwd.cu":321:3 to 321:34))
-        %acc_o_rescaled = arith.mulf %acc_o, %rescale_b : tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":275:33 to 275:69) at "flash_fwd.cu":321:3 to 321:34))
-        cuir.barrier.named %my_turn threads 256 loc("flash_fwd.cu":557:5 to 557:42)
-        cuir.barrier.wait %v_full[%stage], %phase : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":322:3 to 322:59 at "flash_fwd.cu":341:25 to 341:53))
-        %o_issued = cuir.gemm_async %p_frag, %sV_stage, %acc_o_rescaled
-            : tensor<64x128xbf16, #WA>, memref<128x64xbf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":323:3 to 323:63) at "flash_fwd.cu":341:25 to 341:53))
-        scf.if %pass_turn {
-          cuir.barrier.named %their_turn threads 256 arrive loc("flash_fwd.cu":559:5 to 559:48)
-          scf.yield loc("flash_fwd.cu":559:5 to 559:48)
-        } loc("flash_fwd.cu":559:5 to 559:48)
-        %acc_o_new = cuir.gemm_wait %o_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":357:5 to 357:34) at "flash_fwd.cu":547:7 to 547:37))
-        cuir.barrier.arrive %v_empty[%stage] : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":360:5 to 360:57 at "flash_fwd.cu":547:7 to 547:37))
-        scf.yield %acc_o_new, %new_max, %row_sum_new
-            : tensor<64x64xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW> loc("flash_fwd.cu":546:5 to 546:52)
+        scf.yield %acc_o_new, %new_max, %row_sum_new, %rescale, %p_frag
+            : tensor<64x64xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64x128xbf16, #WA> loc("flash_fwd.cu":546:5 to 546:52)
       } loc("flash_fwd.cu":546:5 to 546:52)
 
       // =============================== unmasked steps ===============================
       %n_unmasked = arith.subi %n_unmasked_blocks, %n_block_min : index loc("flash_fwd.cu":552:5 to 552:46)
-      %u_acc_o, %u_row_max, %u_row_sum = scf.for %iv = %c0 to %n_unmasked step %c1
-          iter_args(%acc_o = %m_acc_o, %row_max = %m_row_max, %row_sum = %m_row_sum)
-          -> (tensor<64x64xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>) {
+      %u_acc_o, %u_row_max, %u_row_sum, %u_rescale, %u_p = scf.for %iv = %c0 to %n_unmasked step %c1
+          iter_args(%acc_o = %m_acc_o, %row_max = %m_row_max, %row_sum = %m_row_sum,
+                    %o_rescale = %m_rescale, %p_prev = %m_p)
+          -> (tensor<64x64xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64x128xbf16, #WA>) {
         %top = arith.subi %n_unmasked_blocks, %c1 : index loc("n_block"("flash_fwd.cu":552:5 to 552:46))
         %n_block = arith.subi %top, %iv : index loc("n_block"("flash_fwd.cu":552:5 to 552:46))
         %i = arith.subi %last_block, %n_block : index loc(callsite("i"("flash_fwd.cu":335:3 to 335:43) at "flash_fwd.cu":553:7 to 553:38))
-        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_fwd.cu":320:3 to 320:35) at "flash_fwd.cu":553:7 to 553:38))
-        %round = arith.divui %i, %cST : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":553:7 to 553:38))
-        %phase = arith.remui %round, %c2 : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":553:7 to 553:38))
+        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_fwd.cu":336:3 to 336:35) at "flash_fwd.cu":553:7 to 553:38))
+        %round = arith.divui %i, %cST : index loc(callsite("flash_fwd.cu":339:39 to 339:58 at "flash_fwd.cu":553:7 to 553:38))
+        %phase = arith.remui %round, %c2 : index loc(callsite("flash_fwd.cu":339:39 to 339:58 at "flash_fwd.cu":553:7 to 553:38))
         %kv0 = arith.muli %n_block, %cBN : index loc(callsite("n_block"("flash_fwd.cu":219:20 to 219:40) at "flash_fwd.cu":351:5 to 351:43))
-        %is_last = arith.cmpi eq, %i, %last_visit : index loc("flash_fwd.cu":559:5 to 559:48)
-        %keep_turn = arith.andi %is_last, %is_second : i1 loc("flash_fwd.cu":297:5 to 297:34)
-        %pass_turn = arith.xori %keep_turn, %true : i1 loc("flash_fwd.cu":297:5 to 297:34)
+        // FIRST, a template parameter of the step, is whether this visit is the block's first: no P V before it.
+        %has_prev = arith.cmpi sgt, %i, %c0 : index loc(callsite("flash_fwd.cu":341:3 to 341:36 at "flash_fwd.cu":553:7 to 553:38))
+        %prev = arith.subi %i, %c1 : index loc(callsite("flash_fwd.cu":341:48 to 341:79 at "flash_fwd.cu":553:7 to 553:38))
+        %prev_stage = arith.remui %prev, %cST : index loc(callsite("flash_fwd.cu":320:3 to 320:35 at "flash_fwd.cu":341:25 to 341:53))
+        %prev_round = arith.divui %prev, %cST : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":341:25 to 341:53))
+        %prev_phase = arith.remui %prev_round, %c2 : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":341:25 to 341:53))
         %sK_stage = memref.subview %sK[%stage, 0, 0] [1, 128, 64] [1, 1, 1]
             : memref<4x128x64xbf16, #S> to memref<128x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sK"("flash_fwd.cu":340:34 to 340:67) at "flash_fwd.cu":553:7 to 553:38))
-        %sV_stage = memref.subview %sV[%stage, 0, 0] [1, 128, 64] [1, 1, 1]
+        %sV_prev = memref.subview %sV[%prev_stage, 0, 0] [1, 128, 64] [1, 1, 1]
             : memref<4x128x64xbf16, #S> to memref<128x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sV"("flash_fwd.cu":323:29 to 323:62) at "flash_fwd.cu":341:25 to 341:53))
 
+        // ------- on this warpgroup's turn: S_i = Q K_i^T, then O = O * correction + P_(i-1) V_(i-1) -------
         cuir.barrier.named %my_turn threads 256 loc(callsite("flash_fwd.cu":338:3 to 338:38 at "flash_fwd.cu":553:7 to 553:38))
         cuir.barrier.wait %k_full[%stage], %phase : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":339:3 to 339:59 at "flash_fwd.cu":553:7 to 553:38))
         %s_issued = cuir.gemm_async %sQ_wg, %sK_stage transpose_b, %acc_s_init
             : memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, memref<128x64xbf16, strided<[64, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":340:3 to 340:32) at "flash_fwd.cu":553:7 to 553:38))
+        %o_issued = scf.if %has_prev -> (tensor<64x64xf32, #WACC>) {
+          %rescale_b = cuir.broadcast_rows %o_rescale : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":275:33 to 275:69) at "flash_fwd.cu":321:3 to 321:34))
+          %acc_o_rescaled = arith.mulf %acc_o, %rescale_b : tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":275:33 to 275:69) at "flash_fwd.cu":321:3 to 321:34))
+          cuir.barrier.wait %v_full[%prev_stage], %prev_phase : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":322:3 to 322:59 at "flash_fwd.cu":341:25 to 341:53))
+          %o_pv = cuir.gemm_async %p_prev, %sV_prev, %acc_o_rescaled
+              : tensor<64x128xbf16, #WA>, memref<128x64xbf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":323:3 to 323:63) at "flash_fwd.cu":341:25 to 341:53))
+          scf.yield %o_pv : tensor<64x64xf32, #WACC> loc(callsite("flash_fwd.cu":341:3 to 341:36 at "flash_fwd.cu":553:7 to 553:38))
+        } else {
+          scf.yield %acc_o : tensor<64x64xf32, #WACC> loc(callsite("flash_fwd.cu":341:3 to 341:36 at "flash_fwd.cu":553:7 to 553:38))
+        } loc(callsite("flash_fwd.cu":341:3 to 341:36 at "flash_fwd.cu":553:7 to 553:38))
         cuir.barrier.named %their_turn threads 256 arrive loc(callsite("flash_fwd.cu":342:3 to 342:45 at "flash_fwd.cu":553:7 to 553:38))
-        %acc_s = cuir.gemm_wait %s_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":536:7 to 536:21) at "flash_fwd.cu":553:7 to 553:38))
+        // S_i has landed once at most the P V behind it is pending.
+        %s_pending = arith.select %has_prev, %c1, %c0 : index loc(callsite("flash_fwd.cu":344:3 to 344:36 at "flash_fwd.cu":553:7 to 553:38))
+        %acc_s = cuir.gemm_wait %s_issued pending %s_pending : tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":536:7 to 536:21) at "flash_fwd.cu":553:7 to 553:38))
         cuir.barrier.arrive %k_empty[%stage] : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":346:3 to 346:41 at "flash_fwd.cu":553:7 to 553:38))
 
         // ------- score tile complete: every score of this tile is visible -------
 
-        // ------- online softmax -------
+        // ------- online softmax (while P_(i-1) V_(i-1) may still run): row_max / row_sum, P_i, the correction for the next P V -------
         %blk_max = cuir.reduce_rows max %acc_s : tensor<64x128xf32, #WACC> -> tensor<64xf32, #WROW> loc(callsite("new_max"("flash_fwd.cu":247:7 to 247:92) at "flash_fwd.cu":354:3 to 354:35))
         %new_max = arith.maximumf %row_max, %blk_max : tensor<64xf32, #WROW> loc(callsite("new_max"("flash_fwd.cu":247:7 to 247:92) at "flash_fwd.cu":354:3 to 354:35))
         %none = arith.cmpf oeq, %new_max, %ninf_row : tensor<64xf32, #WROW> loc(callsite("max_scaled"("flash_fwd.cu":251:30 to 251:48) at "flash_fwd.cu":354:3 to 354:35))
@@ -660,24 +742,41 @@ cuir.kernel @flash_fwd_sm90_bf16_d64(
         %tile_sum = cuir.reduce_rows sum %p : tensor<64x128xf32, #WACC> -> tensor<64xf32, #WROW> loc(callsite("tile_sum"("flash_fwd.cu":262:9 to 262:22) at "flash_fwd.cu":354:3 to 354:35))
         %sum_rescaled = arith.mulf %row_sum, %rescale : tensor<64xf32, #WROW> loc(callsite("row_sum"("flash_fwd.cu":265:21 to 265:52) at "flash_fwd.cu":354:3 to 354:35))
         %row_sum_new = arith.addf %sum_rescaled, %tile_sum : tensor<64xf32, #WROW> loc(callsite("row_sum"("flash_fwd.cu":265:5 to 265:63) at "flash_fwd.cu":354:3 to 354:35))
+
+        // ------- P_(i-1) V_(i-1) has landed: O is readable and V_(i-1)'s stage free; then P_i -------
+        %acc_o_new = scf.if %has_prev -> (tensor<64x64xf32, #WACC>) {
+          %o_done = cuir.gemm_wait %o_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":357:5 to 357:34) at "flash_fwd.cu":553:7 to 553:38))
+          cuir.barrier.arrive %v_empty[%prev_stage] : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":360:5 to 360:57 at "flash_fwd.cu":553:7 to 553:38))
+          scf.yield %o_done : tensor<64x64xf32, #WACC> loc(callsite("flash_fwd.cu":356:3 to 356:24 at "flash_fwd.cu":553:7 to 553:38))
+        } else {
+          scf.yield %o_issued : tensor<64x64xf32, #WACC> loc(callsite("flash_fwd.cu":356:3 to 356:24 at "flash_fwd.cu":553:7 to 553:38))
+        } loc(callsite("flash_fwd.cu":356:3 to 356:24 at "flash_fwd.cu":553:7 to 553:38))
         %p16 = arith.truncf %p : tensor<64x128xf32, #WACC> to tensor<64x128xbf16, #WACC> loc(callsite("p_frag"("flash_fwd.cu":284:39 to 284:106) at "flash_fwd.cu":362:3 to 362:30))
         %p_frag = cuir.convert_layout %p16 : tensor<64x128xbf16, #WACC> -> tensor<64x128xbf16, #WA> loc("p_frag"("flash_fwd.cu":362:3 to 362:30))
-
-        %rescale_b = cuir.broadcast_rows %rescale : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":275:33 to 275:69) at "flash_fwd.cu":321:3 to 321:34))
-        %acc_o_rescaled = arith.mulf %acc_o, %rescale_b : tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":275:33 to 275:69) at "flash_fwd.cu":321:3 to 321:34))
-        cuir.barrier.named %my_turn threads 256 loc("flash_fwd.cu":557:5 to 557:42)
-        cuir.barrier.wait %v_full[%stage], %phase : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":322:3 to 322:59 at "flash_fwd.cu":341:25 to 341:53))
-        %o_issued = cuir.gemm_async %p_frag, %sV_stage, %acc_o_rescaled
-            : tensor<64x128xbf16, #WA>, memref<128x64xbf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":323:3 to 323:63) at "flash_fwd.cu":341:25 to 341:53))
-        scf.if %pass_turn {
-          cuir.barrier.named %their_turn threads 256 arrive loc("flash_fwd.cu":559:5 to 559:48)
-          scf.yield loc("flash_fwd.cu":559:5 to 559:48)
-        } loc("flash_fwd.cu":559:5 to 559:48)
-        %acc_o_new = cuir.gemm_wait %o_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":357:5 to 357:34) at "flash_fwd.cu":553:7 to 553:38))
-        cuir.barrier.arrive %v_empty[%stage] : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":360:5 to 360:57 at "flash_fwd.cu":553:7 to 553:38))
-        scf.yield %acc_o_new, %new_max, %row_sum_new
-            : tensor<64x64xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW> loc("flash_fwd.cu":552:5 to 552:46)
+        scf.yield %acc_o_new, %new_max, %row_sum_new, %rescale, %p_frag
+            : tensor<64x64xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64x128xbf16, #WA> loc("flash_fwd.cu":552:5 to 552:46)
       } loc("flash_fwd.cu":552:5 to 552:46)
+
+      // =============================== last P V ===============================
+      %last_stage = arith.remui %last_visit, %cST : index loc(callsite("flash_fwd.cu":320:3 to 320:35 at "flash_fwd.cu":558:5 to 558:57))
+      %last_round = arith.divui %last_visit, %cST : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":558:5 to 558:57))
+      %last_phase = arith.remui %last_round, %c2 : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":558:5 to 558:57))
+      %sV_last = memref.subview %sV[%last_stage, 0, 0] [1, 128, 64] [1, 1, 1]
+          : memref<4x128x64xbf16, #S> to memref<128x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sV"("flash_fwd.cu":323:29 to 323:62) at "flash_fwd.cu":558:5 to 558:57))
+      cuir.barrier.named %my_turn threads 256 loc("flash_fwd.cu":557:5 to 557:42)
+      %last_rescale_b = cuir.broadcast_rows %u_rescale : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":275:33 to 275:69) at "flash_fwd.cu":321:3 to 321:34))
+      %last_acc_o = arith.mulf %u_acc_o, %last_rescale_b : tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":275:33 to 275:69) at "flash_fwd.cu":321:3 to 321:34))
+      cuir.barrier.wait %v_full[%last_stage], %last_phase : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":322:3 to 322:59 at "flash_fwd.cu":558:5 to 558:57))
+      %o_last = cuir.gemm_async %u_p, %sV_last, %last_acc_o
+          : tensor<64x128xbf16, #WA>, memref<128x64xbf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":323:3 to 323:63) at "flash_fwd.cu":558:5 to 558:57))
+      // Consumer 1 keeps its last turn: every wait for a turn is matched by one hand-off.
+      %hand_off = arith.xori %is_second, %true : i1 loc("flash_fwd.cu":297:5 to 297:34)
+      scf.if %hand_off {
+        cuir.barrier.named %their_turn threads 256 arrive loc("flash_fwd.cu":559:5 to 559:48)
+        scf.yield loc("flash_fwd.cu":559:5 to 559:48)
+      } loc("flash_fwd.cu":559:5 to 559:48)
+      %o_final = cuir.gemm_wait %o_last pending 0 : tensor<64x64xf32, #WACC> loc("acc_o"("flash_fwd.cu":560:5 to 560:27))
+      cuir.barrier.arrive %v_empty[%last_stage] : !cuir.mbarrier<4> loc("flash_fwd.cu":563:5 to 563:81)
 
       // =============================== epilogue ===============================
       %sees_nothing = arith.cmpf oeq, %u_row_sum, %zero_row : tensor<64xf32, #WROW> loc("row_sees_nothing"("flash_fwd.cu":385:5 to 385:45))
@@ -692,7 +791,7 @@ cuir.kernel @flash_fwd_sm90_bf16_d64(
       %lse_val = arith.select %sees_nothing, %ninf_row, %lse_nat : tensor<64xi1, #WROW>, tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":387:5 to 387:108))
       cuir.store %lse_val -> %lse_head[%q_wg] : tensor<64xf32, #WROW> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("lse_head"("flash_fwd.cu":389:72 to 389:91))
       %inv_b = cuir.broadcast_rows %row_inv_sum : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc("packed"("flash_fwd.cu":403:55 to 403:98))
-      %o_norm = arith.mulf %u_acc_o, %inv_b : tensor<64x64xf32, #WACC> loc("packed"("flash_fwd.cu":403:55 to 403:98))
+      %o_norm = arith.mulf %o_final, %inv_b : tensor<64x64xf32, #WACC> loc("packed"("flash_fwd.cu":403:55 to 403:98))
       %o16 = arith.truncf %o_norm : tensor<64x64xf32, #WACC> to tensor<64x64xbf16, #WACC> loc("packed"("flash_fwd.cu":403:7 to 403:54))
       cuir.store %o16 -> %sQ_wg : tensor<64x64xbf16, #WACC> -> memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc("smem"("flash_fwd.cu":405:7 to 405:93))
       cuir.copy %sQ_wg -> %o_head[%q_wg, %c0] : memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> -> memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("o_head"("flash_fwd.cu":419:7 to 419:100))
@@ -864,6 +963,8 @@ cuir.kernel @flash_fwd_sm90_f16_d128(
       %zero_row = arith.constant dense<0.0> : tensor<64xf32, #WROW> loc("max_scaled"("flash_fwd.cu":251:30 to 251:77))
       %ninf_row = arith.constant dense<0xFF800000> : tensor<64xf32, #WROW> loc("max_scaled"("flash_fwd.cu":251:30 to 251:77))
       %acc_s_init = arith.constant dense<0.0> : tensor<64x128xf32, #WACC> loc("acc_s"("flash_fwd.cu":519:5 to 519:28))
+      %o_rescale_init = arith.constant dense<0.0> : tensor<64xf32, #WROW> loc("o_rescale"("flash_fwd.cu":523:5 to 523:24))
+      %p_frag_init = arith.constant dense<0.0> : tensor<64x128xf16, #WA> loc("p_frag"("flash_fwd.cu":520:5 to 520:32))
 
       cuir.barrier.wait %q_full[%c0], %c0 : !cuir.mbarrier<1> loc("flash_fwd.cu":527:5 to 527:36)
       scf.if %is_second {
@@ -873,31 +974,47 @@ cuir.kernel @flash_fwd_sm90_f16_d128(
 
       // =============================== masking steps ===============================
       %n_masked = arith.subi %n_block_max, %n_unmasked_blocks : index loc("flash_fwd.cu":546:5 to 546:52)
-      %m_acc_o, %m_row_max, %m_row_sum = scf.for %iv = %c0 to %n_masked step %c1
-          iter_args(%acc_o = %acc_o_init, %row_max = %row_max_init, %row_sum = %row_sum_init)
-          -> (tensor<64x128xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>) {
+      %m_acc_o, %m_row_max, %m_row_sum, %m_rescale, %m_p = scf.for %iv = %c0 to %n_masked step %c1
+          iter_args(%acc_o = %acc_o_init, %row_max = %row_max_init, %row_sum = %row_sum_init,
+                    %o_rescale = %o_rescale_init, %p_prev = %p_frag_init)
+          -> (tensor<64x128xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64x128xf16, #WA>) {
         %top = arith.subi %n_block_max, %c1 : index loc("n_block"("flash_fwd.cu":542:5 to 542:35))
         %n_block = arith.subi %top, %iv : index loc("n_block"("flash_fwd.cu":546:5 to 546:52))
         %i = arith.subi %last_block, %n_block : index loc(callsite("i"("flash_fwd.cu":335:3 to 335:43) at "flash_fwd.cu":547:7 to 547:37))
-        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_fwd.cu":320:3 to 320:35) at "flash_fwd.cu":547:7 to 547:37))
-        %round = arith.divui %i, %cST : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":547:7 to 547:37))
-        %phase = arith.remui %round, %c2 : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":547:7 to 547:37))
+        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_fwd.cu":336:3 to 336:35) at "flash_fwd.cu":547:7 to 547:37))
+        %round = arith.divui %i, %cST : index loc(callsite("flash_fwd.cu":339:39 to 339:58 at "flash_fwd.cu":547:7 to 547:37))
+        %phase = arith.remui %round, %c2 : index loc(callsite("flash_fwd.cu":339:39 to 339:58 at "flash_fwd.cu":547:7 to 547:37))
         %kv0 = arith.muli %n_block, %cBN : index loc(callsite("n_block"("flash_fwd.cu":219:20 to 219:40) at "flash_fwd.cu":351:5 to 351:43))
-        %is_last = arith.cmpi eq, %i, %last_visit : index loc("flash_fwd.cu":559:5 to 559:48)
-        %keep_turn = arith.andi %is_last, %is_second : i1 loc("flash_fwd.cu":297:5 to 297:34)
-        %pass_turn = arith.xori %keep_turn, %true : i1 loc("flash_fwd.cu":297:5 to 297:34)
+        // FIRST, a template parameter of the step, is whether this visit is the block's first: no P V before it.
+        %has_prev = arith.cmpi sgt, %i, %c0 : index loc(callsite("flash_fwd.cu":341:3 to 341:36 at "flash_fwd.cu":547:7 to 547:37))
+        %prev = arith.subi %i, %c1 : index loc(callsite("flash_fwd.cu":341:48 to 341:79 at "flash_fwd.cu":547:7 to 547:37))
+        %prev_stage = arith.remui %prev, %cST : index loc(callsite("flash_fwd.cu":320:3 to 320:35 at "flash_fwd.cu":341:25 to 341:53))
+        %prev_round = arith.divui %prev, %cST : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":341:25 to 341:53))
+        %prev_phase = arith.remui %prev_round, %c2 : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":341:25 to 341:53))
         %sK_stage = memref.subview %sK[%stage, 0, 0] [1, 128, 128] [1, 1, 1]
             : memref<2x128x128xf16, #S> to memref<128x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sK"("flash_fwd.cu":340:34 to 340:67) at "flash_fwd.cu":547:7 to 547:37))
-        %sV_stage = memref.subview %sV[%stage, 0, 0] [1, 128, 128] [1, 1, 1]
+        %sV_prev = memref.subview %sV[%prev_stage, 0, 0] [1, 128, 128] [1, 1, 1]
             : memref<2x128x128xf16, #S> to memref<128x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sV"("flash_fwd.cu":323:29 to 323:62) at "flash_fwd.cu":341:25 to 341:53))
 
-        // S = Q K^T on this warpgroup's turn
+        // ------- on this warpgroup's turn: S_i = Q K_i^T, then O = O * correction + P_(i-1) V_(i-1) -------
         cuir.barrier.named %my_turn threads 256 loc(callsite("flash_fwd.cu":338:3 to 338:38 at "flash_fwd.cu":547:7 to 547:37))
         cuir.barrier.wait %k_full[%stage], %phase : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":339:3 to 339:59 at "flash_fwd.cu":547:7 to 547:37))
         %s_issued = cuir.gemm_async %sQ_wg, %sK_stage transpose_b, %acc_s_init
             : memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, memref<128x128xf16, strided<[128, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":340:3 to 340:32) at "flash_fwd.cu":547:7 to 547:37))
+        %o_issued = scf.if %has_prev -> (tensor<64x128xf32, #WACC>) {
+          %rescale_b = cuir.broadcast_rows %o_rescale : tensor<64xf32, #WROW> -> tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":275:33 to 275:69) at "flash_fwd.cu":321:3 to 321:34))
+          %acc_o_rescaled = arith.mulf %acc_o, %rescale_b : tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":275:33 to 275:69) at "flash_fwd.cu":321:3 to 321:34))
+          cuir.barrier.wait %v_full[%prev_stage], %prev_phase : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":322:3 to 322:59 at "flash_fwd.cu":341:25 to 341:53))
+          %o_pv = cuir.gemm_async %p_prev, %sV_prev, %acc_o_rescaled
+              : tensor<64x128xf16, #WA>, memref<128x128xf16, strided<[128, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":323:3 to 323:63) at "flash_fwd.cu":341:25 to 341:53))
+          scf.yield %o_pv : tensor<64x128xf32, #WACC> loc(callsite("flash_fwd.cu":341:3 to 341:36 at "flash_fwd.cu":547:7 to 547:37))
+        } else {
+          scf.yield %acc_o : tensor<64x128xf32, #WACC> loc(callsite("flash_fwd.cu":341:3 to 341:36 at "flash_fwd.cu":547:7 to 547:37))
+        } loc(callsite("flash_fwd.cu":341:3 to 341:36 at "flash_fwd.cu":547:7 to 547:37))
         cuir.barrier.named %their_turn threads 256 arrive loc(callsite("flash_fwd.cu":342:3 to 342:45 at "flash_fwd.cu":547:7 to 547:37))
-        %acc_s = cuir.gemm_wait %s_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":533:7 to 533:21) at "flash_fwd.cu":547:7 to 547:37))
+        // S_i has landed once at most the P V behind it is pending.
+        %s_pending = arith.select %has_prev, %c1, %c0 : index loc(callsite("flash_fwd.cu":344:3 to 344:36 at "flash_fwd.cu":547:7 to 547:37))
+        %acc_s = cuir.gemm_wait %s_issued pending %s_pending : tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":533:7 to 533:21) at "flash_fwd.cu":547:7 to 547:37))
         cuir.barrier.arrive %k_empty[%stage] : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":346:3 to 346:41 at "flash_fwd.cu":547:7 to 547:37))
 
         // ------- score tile complete: acc_s = Q K^T (unscaled); the mask of a masking step -------
@@ -912,7 +1029,7 @@ cuir.kernel @flash_fwd_sm90_f16_d128(
           cuir.yield %r : f32 loc("flash_fwd.cu":351:5 to 351:43)
         } loc("acc_s"("flash_fwd.cu":351:5 to 351:43))
 
-        // ------- online softmax: row_max / row_sum, acc_s <- probabilities, the correction of O -------
+        // ------- online softmax (while P_(i-1) V_(i-1) may still run): row_max / row_sum, P_i, the correction for the next P V -------
         %blk_max = cuir.reduce_rows max %acc_s_masked : tensor<64x128xf32, #WACC> -> tensor<64xf32, #WROW> loc(callsite("new_max"("flash_fwd.cu":247:7 to 247:92) at "flash_fwd.cu":354:3 to 354:35))
         %new_max = arith.maximumf %row_max, %blk_max : tensor<64xf32, #WROW> loc(callsite("new_max"("flash_fwd.cu":247:7 to 247:92) at "flash_fwd.cu":354:3 to 354:35))
         %none = arith.cmpf oeq, %new_max, %ninf_row : tensor<64xf32, #WROW> loc(callsite("max_scaled"("flash_fwd.cu":251:30 to 251:48) at "flash_fwd.cu":354:3 to 354:35))
@@ -928,57 +1045,69 @@ cuir.kernel @flash_fwd_sm90_f16_d128(
         %tile_sum = cuir.reduce_rows sum %p : tensor<64x128xf32, #WACC> -> tensor<64xf32, #WROW> loc(callsite("tile_sum"("flash_fwd.cu":262:9 to 262:22) at "flash_fwd.cu":354:3 to 354:35))
         %sum_rescaled = arith.mulf %row_sum, %rescale : tensor<64xf32, #WROW> loc(callsite("row_sum"("flash_fwd.cu":265:21 to 265:52) at "flash_fwd.cu":354:3 to 354:35))
         %row_sum_new = arith.addf %sum_rescaled, %tile_sum : tensor<64xf32, #WROW> loc(callsite("row_sum"("flash_fwd.cu":265:5 to 265:63) at "flash_fwd.cu":354:3 to 354:35))
+
+        // ------- P_(i-1) V_(i-1) has landed: O is readable and V_(i-1)'s stage free; then P_i -------
+        %acc_o_new = scf.if %has_prev -> (tensor<64x128xf32, #WACC>) {
+          %o_done = cuir.gemm_wait %o_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":357:5 to 357:34) at "flash_fwd.cu":547:7 to 547:37))
+          cuir.barrier.arrive %v_empty[%prev_stage] : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":360:5 to 360:57 at "flash_fwd.cu":547:7 to 547:37))
+          scf.yield %o_done : tensor<64x128xf32, #WACC> loc(callsite("flash_fwd.cu":356:3 to 356:24 at "flash_fwd.cu":547:7 to 547:37))
+        } else {
+          scf.yield %o_issued : tensor<64x128xf32, #WACC> loc(callsite("flash_fwd.cu":356:3 to 356:24 at "flash_fwd.cu":547:7 to 547:37))
+        } loc(callsite("flash_fwd.cu":356:3 to 356:24 at "flash_fwd.cu":547:7 to 547:37))
         %p16 = arith.truncf %p : tensor<64x128xf32, #WACC> to tensor<64x128xf16, #WACC> loc(callsite("p_frag"("flash_fwd.cu":284:39 to 284:106) at "flash_fwd.cu":362:3 to 362:30))
         %p_frag = cuir.convert_layout %p16 : tensor<64x128xf16, #WACC> -> tensor<64x128xf16, #WA> loc("p_frag"("flash_fwd.cu":362:3 to 362:30))
-
-        // ------- O = O * correction + P V on this warpgroup's turn -------
-        %rescale_b = cuir.broadcast_rows %rescale : tensor<64xf32, #WROW> -> tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":275:33 to 275:69) at "flash_fwd.cu":321:3 to 321:34))
-        %acc_o_rescaled = arith.mulf %acc_o, %rescale_b : tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":275:33 to 275:69) at "flash_fwd.cu":321:3 to 321:34))
-        cuir.barrier.named %my_turn threads 256 loc("flash_fwd.cu":557:5 to 557:42)
-        cuir.barrier.wait %v_full[%stage], %phase : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":322:3 to 322:59 at "flash_fwd.cu":341:25 to 341:53))
-        %o_issued = cuir.gemm_async %p_frag, %sV_stage, %acc_o_rescaled
-            : tensor<64x128xf16, #WA>, memref<128x128xf16, strided<[128, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":323:3 to 323:63) at "flash_fwd.cu":341:25 to 341:53))
-        scf.if %pass_turn {
-          cuir.barrier.named %their_turn threads 256 arrive loc("flash_fwd.cu":559:5 to 559:48)
-          scf.yield loc("flash_fwd.cu":559:5 to 559:48)
-        } loc("flash_fwd.cu":559:5 to 559:48)
-        %acc_o_new = cuir.gemm_wait %o_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":357:5 to 357:34) at "flash_fwd.cu":547:7 to 547:37))
-        cuir.barrier.arrive %v_empty[%stage] : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":360:5 to 360:57 at "flash_fwd.cu":547:7 to 547:37))
-        scf.yield %acc_o_new, %new_max, %row_sum_new
-            : tensor<64x128xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW> loc("flash_fwd.cu":546:5 to 546:52)
+        scf.yield %acc_o_new, %new_max, %row_sum_new, %rescale, %p_frag
+            : tensor<64x128xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64x128xf16, #WA> loc("flash_fwd.cu":546:5 to 546:52)
       } loc("flash_fwd.cu":546:5 to 546:52)
 
       // =============================== unmasked steps ===============================
       %n_unmasked = arith.subi %n_unmasked_blocks, %n_block_min : index loc("flash_fwd.cu":552:5 to 552:46)
-      %u_acc_o, %u_row_max, %u_row_sum = scf.for %iv = %c0 to %n_unmasked step %c1
-          iter_args(%acc_o = %m_acc_o, %row_max = %m_row_max, %row_sum = %m_row_sum)
-          -> (tensor<64x128xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>) {
+      %u_acc_o, %u_row_max, %u_row_sum, %u_rescale, %u_p = scf.for %iv = %c0 to %n_unmasked step %c1
+          iter_args(%acc_o = %m_acc_o, %row_max = %m_row_max, %row_sum = %m_row_sum,
+                    %o_rescale = %m_rescale, %p_prev = %m_p)
+          -> (tensor<64x128xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64x128xf16, #WA>) {
         %top = arith.subi %n_unmasked_blocks, %c1 : index loc("n_block"("flash_fwd.cu":552:5 to 552:46))
         %n_block = arith.subi %top, %iv : index loc("n_block"("flash_fwd.cu":552:5 to 552:46))
         %i = arith.subi %last_block, %n_block : index loc(callsite("i"("flash_fwd.cu":335:3 to 335:43) at "flash_fwd.cu":553:7 to 553:38))
-        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_fwd.cu":320:3 to 320:35) at "flash_fwd.cu":553:7 to 553:38))
-        %round = arith.divui %i, %cST : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":553:7 to 553:38))
-        %phase = arith.remui %round, %c2 : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":553:7 to 553:38))
+        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_fwd.cu":336:3 to 336:35) at "flash_fwd.cu":553:7 to 553:38))
+        %round = arith.divui %i, %cST : index loc(callsite("flash_fwd.cu":339:39 to 339:58 at "flash_fwd.cu":553:7 to 553:38))
+        %phase = arith.remui %round, %c2 : index loc(callsite("flash_fwd.cu":339:39 to 339:58 at "flash_fwd.cu":553:7 to 553:38))
         %kv0 = arith.muli %n_block, %cBN : index loc(callsite("n_block"("flash_fwd.cu":219:20 to 219:40) at "flash_fwd.cu":351:5 to 351:43))
-        %is_last = arith.cmpi eq, %i, %last_visit : index loc("flash_fwd.cu":559:5 to 559:48)
-        %keep_turn = arith.andi %is_last, %is_second : i1 loc("flash_fwd.cu":297:5 to 297:34)
-        %pass_turn = arith.xori %keep_turn, %true : i1 loc("flash_fwd.cu":297:5 to 297:34)
+        // FIRST, a template parameter of the step, is whether this visit is the block's first: no P V before it.
+        %has_prev = arith.cmpi sgt, %i, %c0 : index loc(callsite("flash_fwd.cu":341:3 to 341:36 at "flash_fwd.cu":553:7 to 553:38))
+        %prev = arith.subi %i, %c1 : index loc(callsite("flash_fwd.cu":341:48 to 341:79 at "flash_fwd.cu":553:7 to 553:38))
+        %prev_stage = arith.remui %prev, %cST : index loc(callsite("flash_fwd.cu":320:3 to 320:35 at "flash_fwd.cu":341:25 to 341:53))
+        %prev_round = arith.divui %prev, %cST : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":341:25 to 341:53))
+        %prev_phase = arith.remui %prev_round, %c2 : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":341:25 to 341:53))
         %sK_stage = memref.subview %sK[%stage, 0, 0] [1, 128, 128] [1, 1, 1]
             : memref<2x128x128xf16, #S> to memref<128x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sK"("flash_fwd.cu":340:34 to 340:67) at "flash_fwd.cu":553:7 to 553:38))
-        %sV_stage = memref.subview %sV[%stage, 0, 0] [1, 128, 128] [1, 1, 1]
+        %sV_prev = memref.subview %sV[%prev_stage, 0, 0] [1, 128, 128] [1, 1, 1]
             : memref<2x128x128xf16, #S> to memref<128x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sV"("flash_fwd.cu":323:29 to 323:62) at "flash_fwd.cu":341:25 to 341:53))
 
+        // ------- on this warpgroup's turn: S_i = Q K_i^T, then O = O * correction + P_(i-1) V_(i-1) -------
         cuir.barrier.named %my_turn threads 256 loc(callsite("flash_fwd.cu":338:3 to 338:38 at "flash_fwd.cu":553:7 to 553:38))
         cuir.barrier.wait %k_full[%stage], %phase : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":339:3 to 339:59 at "flash_fwd.cu":553:7 to 553:38))
         %s_issued = cuir.gemm_async %sQ_wg, %sK_stage transpose_b, %acc_s_init
             : memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, memref<128x128xf16, strided<[128, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":340:3 to 340:32) at "flash_fwd.cu":553:7 to 553:38))
+        %o_issued = scf.if %has_prev -> (tensor<64x128xf32, #WACC>) {
+          %rescale_b = cuir.broadcast_rows %o_rescale : tensor<64xf32, #WROW> -> tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":275:33 to 275:69) at "flash_fwd.cu":321:3 to 321:34))
+          %acc_o_rescaled = arith.mulf %acc_o, %rescale_b : tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":275:33 to 275:69) at "flash_fwd.cu":321:3 to 321:34))
+          cuir.barrier.wait %v_full[%prev_stage], %prev_phase : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":322:3 to 322:59 at "flash_fwd.cu":341:25 to 341:53))
+          %o_pv = cuir.gemm_async %p_prev, %sV_prev, %acc_o_rescaled
+              : tensor<64x128xf16, #WA>, memref<128x128xf16, strided<[128, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":323:3 to 323:63) at "flash_fwd.cu":341:25 to 341:53))
+          scf.yield %o_pv : tensor<64x128xf32, #WACC> loc(callsite("flash_fwd.cu":341:3 to 341:36 at "flash_fwd.cu":553:7 to 553:38))
+        } else {
+          scf.yield %acc_o : tensor<64x128xf32, #WACC> loc(callsite("flash_fwd.cu":341:3 to 341:36 at "flash_fwd.cu":553:7 to 553:38))
+        } loc(callsite("flash_fwd.cu":341:3 to 341:36 at "flash_fwd.cu":553:7 to 553:38))
         cuir.barrier.named %their_turn threads 256 arrive loc(callsite("flash_fwd.cu":342:3 to 342:45 at "flash_fwd.cu":553:7 to 553:38))
-        %acc_s = cuir.gemm_wait %s_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":536:7 to 536:21) at "flash_fwd.cu":553:7 to 553:38))
+        // S_i has landed once at most the P V behind it is pending.
+        %s_pending = arith.select %has_prev, %c1, %c0 : index loc(callsite("flash_fwd.cu":344:3 to 344:36 at "flash_fwd.cu":553:7 to 553:38))
+        %acc_s = cuir.gemm_wait %s_issued pending %s_pending : tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":536:7 to 536:21) at "flash_fwd.cu":553:7 to 553:38))
         cuir.barrier.arrive %k_empty[%stage] : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":346:3 to 346:41 at "flash_fwd.cu":553:7 to 553:38))
 
         // ------- score tile complete: every score of this tile is visible -------
 
-        // ------- online softmax -------
+        // ------- online softmax (while P_(i-1) V_(i-1) may still run): row_max / row_sum, P_i, the correction for the next P V -------
         %blk_max = cuir.reduce_rows max %acc_s : tensor<64x128xf32, #WACC> -> tensor<64xf32, #WROW> loc(callsite("new_max"("flash_fwd.cu":247:7 to 247:92) at "flash_fwd.cu":354:3 to 354:35))
         %new_max = arith.maximumf %row_max, %blk_max : tensor<64xf32, #WROW> loc(callsite("new_max"("flash_fwd.cu":247:7 to 247:92) at "flash_fwd.cu":354:3 to 354:35))
         %none = arith.cmpf oeq, %new_max, %ninf_row : tensor<64xf32, #WROW> loc(callsite("max_scaled"("flash_fwd.cu":251:30 to 251:48) at "flash_fwd.cu":354:3 to 354:35))
@@ -994,24 +1123,41 @@ cuir.kernel @flash_fwd_sm90_f16_d128(
         %tile_sum = cuir.reduce_rows sum %p : tensor<64x128xf32, #WACC> -> tensor<64xf32, #WROW> loc(callsite("tile_sum"("flash_fwd.cu":262:9 to 262:22) at "flash_fwd.cu":354:3 to 354:35))
         %sum_rescaled = arith.mulf %row_sum, %rescale : tensor<64xf32, #WROW> loc(callsite("row_sum"("flash_fwd.cu":265:21 to 265:52) at "flash_fwd.cu":354:3 to 354:35))
         %row_sum_new = arith.addf %sum_rescaled, %tile_sum : tensor<64xf32, #WROW> loc(callsite("row_sum"("flash_fwd.cu":265:5 to 265:63) at "flash_fwd.cu":354:3 to 354:35))
+
+        // ------- P_(i-1) V_(i-1) has landed: O is readable and V_(i-1)'s stage free; then P_i -------
+        %acc_o_new = scf.if %has_prev -> (tensor<64x128xf32, #WACC>) {
+          %o_done = cuir.gemm_wait %o_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":357:5 to 357:34) at "flash_fwd.cu":553:7 to 553:38))
+          cuir.barrier.arrive %v_empty[%prev_stage] : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":360:5 to 360:57 at "flash_fwd.cu":553:7 to 553:38))
+          scf.yield %o_done : tensor<64x128xf32, #WACC> loc(callsite("flash_fwd.cu":356:3 to 356:24 at "flash_fwd.cu":553:7 to 553:38))
+        } else {
+          scf.yield %o_issued : tensor<64x128xf32, #WACC> loc(callsite("flash_fwd.cu":356:3 to 356:24 at "flash_fwd.cu":553:7 to 553:38))
+        } loc(callsite("flash_fwd.cu":356:3 to 356:24 at "flash_fwd.cu":553:7 to 553:38))
         %p16 = arith.truncf %p : tensor<64x128xf32, #WACC> to tensor<64x128xf16, #WACC> loc(callsite("p_frag"("flash_fwd.cu":284:39 to 284:106) at "flash_fwd.cu":362:3 to 362:30))
         %p_frag = cuir.convert_layout %p16 : tensor<64x128xf16, #WACC> -> tensor<64x128xf16, #WA> loc("p_frag"("flash_fwd.cu":362:3 to 362:30))
-
-        %rescale_b = cuir.broadcast_rows %rescale : tensor<64xf32, #WROW> -> tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":275:33 to 275:69) at "flash_fwd.cu":321:3 to 321:34))
-        %acc_o_rescaled = arith.mulf %acc_o, %rescale_b : tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":275:33 to 275:69) at "flash_fwd.cu":321:3 to 321:34))
-        cuir.barrier.named %my_turn threads 256 loc("flash_fwd.cu":557:5 to 557:42)
-        cuir.barrier.wait %v_full[%stage], %phase : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":322:3 to 322:59 at "flash_fwd.cu":341:25 to 341:53))
-        %o_issued = cuir.gemm_async %p_frag, %sV_stage, %acc_o_rescaled
-            : tensor<64x128xf16, #WA>, memref<128x128xf16, strided<[128, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":323:3 to 323:63) at "flash_fwd.cu":341:25 to 341:53))
-        scf.if %pass_turn {
-          cuir.barrier.named %their_turn threads 256 arrive loc("flash_fwd.cu":559:5 to 559:48)
-          scf.yield loc("flash_fwd.cu":559:5 to 559:48)
-        } loc("flash_fwd.cu":559:5 to 559:48)
-        %acc_o_new = cuir.gemm_wait %o_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":357:5 to 357:34) at "flash_fwd.cu":553:7 to 553:38))
-        cuir.barrier.arrive %v_empty[%stage] : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":360:5 to 360:57 at "flash_fwd.cu":553:7 to 553:38))
-        scf.yield %acc_o_new, %new_max, %row_sum_new
-            : tensor<64x128xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW> loc("flash_fwd.cu":552:5 to 552:46)
+        scf.yield %acc_o_new, %new_max, %row_sum_new, %rescale, %p_frag
+            : tensor<64x128xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64x128xf16, #WA> loc("flash_fwd.cu":552:5 to 552:46)
       } loc("flash_fwd.cu":552:5 to 552:46)
+
+      // =============================== last P V ===============================
+      %last_stage = arith.remui %last_visit, %cST : index loc(callsite("flash_fwd.cu":320:3 to 320:35 at "flash_fwd.cu":558:5 to 558:57))
+      %last_round = arith.divui %last_visit, %cST : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":558:5 to 558:57))
+      %last_phase = arith.remui %last_round, %c2 : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":558:5 to 558:57))
+      %sV_last = memref.subview %sV[%last_stage, 0, 0] [1, 128, 128] [1, 1, 1]
+          : memref<2x128x128xf16, #S> to memref<128x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sV"("flash_fwd.cu":323:29 to 323:62) at "flash_fwd.cu":558:5 to 558:57))
+      cuir.barrier.named %my_turn threads 256 loc("flash_fwd.cu":557:5 to 557:42)
+      %last_rescale_b = cuir.broadcast_rows %u_rescale : tensor<64xf32, #WROW> -> tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":275:33 to 275:69) at "flash_fwd.cu":321:3 to 321:34))
+      %last_acc_o = arith.mulf %u_acc_o, %last_rescale_b : tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":275:33 to 275:69) at "flash_fwd.cu":321:3 to 321:34))
+      cuir.barrier.wait %v_full[%last_stage], %last_phase : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":322:3 to 322:59 at "flash_fwd.cu":558:5 to 558:57))
+      %o_last = cuir.gemm_async %u_p, %sV_last, %last_acc_o
+          : tensor<64x128xf16, #WA>, memref<128x128xf16, strided<[128, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":323:3 to 323:63) at "flash_fwd.cu":558:5 to 558:57))
+      // Consumer 1 keeps its last turn: every wait for a turn is matched by one hand-off.
+      %hand_off = arith.xori %is_second, %true : i1 loc("flash_fwd.cu":297:5 to 297:34)
+      scf.if %hand_off {
+        cuir.barrier.named %their_turn threads 256 arrive loc("flash_fwd.cu":559:5 to 559:48)
+        scf.yield loc("flash_fwd.cu":559:5 to 559:48)
+      } loc("flash_fwd.cu":559:5 to 559:48)
+      %o_final = cuir.gemm_wait %o_last pending 0 : tensor<64x128xf32, #WACC> loc("acc_o"("flash_fwd.cu":560:5 to 560:27))
+      cuir.barrier.arrive %v_empty[%last_stage] : !cuir.mbarrier<2> loc("flash_fwd.cu":563:5 to 563:81)
 
       // =============================== epilogue ===============================
       %sees_nothing = arith.cmpf oeq, %u_row_sum, %zero_row : tensor<64xf32, #WROW> loc("row_sees_nothing"("flash_fwd.cu":385:5 to 385:45))
@@ -1026,7 +1172,7 @@ cuir.kernel @flash_fwd_sm90_f16_d128(
       %lse_val = arith.select %sees_nothing, %ninf_row, %lse_nat : tensor<64xi1, #WROW>, tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":387:5 to 387:108))
       cuir.store %lse_val -> %lse_head[%q_wg] : tensor<64xf32, #WROW> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("lse_head"("flash_fwd.cu":389:72 to 389:91))
       %inv_b = cuir.broadcast_rows %row_inv_sum : tensor<64xf32, #WROW> -> tensor<64x128xf32, #WACC> loc("packed"("flash_fwd.cu":403:55 to 403:98))
-      %o_norm = arith.mulf %u_acc_o, %inv_b : tensor<64x128xf32, #WACC> loc("packed"("flash_fwd.cu":403:55 to 403:98))
+      %o_norm = arith.mulf %o_final, %inv_b : tensor<64x128xf32, #WACC> loc("packed"("flash_fwd.cu":403:55 to 403:98))
       %o16 = arith.truncf %o_norm : tensor<64x128xf32, #WACC> to tensor<64x128xf16, #WACC> loc("packed"("flash_fwd.cu":403:7 to 403:54))
       cuir.store %o16 -> %sQ_wg : tensor<64x128xf16, #WACC> -> memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc("smem"("flash_fwd.cu":405:7 to 405:93))
       cuir.copy %sQ_wg -> %o_head[%q_wg, %c0] : memref<64x128xf16, strided<[128, 1], offset: ?>, #S> -> memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("o_head"("flash_fwd.cu":419:7 to 419:100))
@@ -1198,6 +1344,8 @@ cuir.kernel @flash_fwd_sm90_f16_d64(
       %zero_row = arith.constant dense<0.0> : tensor<64xf32, #WROW> loc("max_scaled"("flash_fwd.cu":251:30 to 251:77))
       %ninf_row = arith.constant dense<0xFF800000> : tensor<64xf32, #WROW> loc("max_scaled"("flash_fwd.cu":251:30 to 251:77))
       %acc_s_init = arith.constant dense<0.0> : tensor<64x128xf32, #WACC> loc("acc_s"("flash_fwd.cu":519:5 to 519:28))
+      %o_rescale_init = arith.constant dense<0.0> : tensor<64xf32, #WROW> loc("o_rescale"("flash_fwd.cu":523:5 to 523:24))
+      %p_frag_init = arith.constant dense<0.0> : tensor<64x128xf16, #WA> loc("p_frag"("flash_fwd.cu":520:5 to 520:32))
 
       cuir.barrier.wait %q_full[%c0], %c0 : !cuir.mbarrier<1> loc("flash_fwd.cu":527:5 to 527:36)
       scf.if %is_second {
@@ -1207,31 +1355,47 @@ cuir.kernel @flash_fwd_sm90_f16_d64(
 
       // =============================== masking steps ===============================
       %n_masked = arith.subi %n_block_max, %n_unmasked_blocks : index loc("flash_fwd.cu":546:5 to 546:52)
-      %m_acc_o, %m_row_max, %m_row_sum = scf.for %iv = %c0 to %n_masked step %c1
-          iter_args(%acc_o = %acc_o_init, %row_max = %row_max_init, %row_sum = %row_sum_init)
-          -> (tensor<64x64xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>) {
+      %m_acc_o, %m_row_max, %m_row_sum, %m_rescale, %m_p = scf.for %iv = %c0 to %n_masked step %c1
+          iter_args(%acc_o = %acc_o_init, %row_max = %row_max_init, %row_sum = %row_sum_init,
+                    %o_rescale = %o_rescale_init, %p_prev = %p_frag_init)
+          -> (tensor<64x64xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64x128xf16, #WA>) {
         %top = arith.subi %n_block_max, %c1 : index loc("n_block"("flash_fwd.cu":542:5 to 542:35))
         %n_block = arith.subi %top, %iv : index loc("n_block"("flash_fwd.cu":546:5 to 546:52))
         %i = arith.subi %last_block, %n_block : index loc(callsite("i"("flash_fwd.cu":335:3 to 335:43) at "flash_fwd.cu":547:7 to 547:37))
-        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_fwd.cu":320:3 to 320:35) at "flash_fwd.cu":547:7 to 547:37))
-        %round = arith.divui %i, %cST : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":547:7 to 547:37))
-        %phase = arith.remui %round, %c2 : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":547:7 to 547:37))
+        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_fwd.cu":336:3 to 336:35) at "flash_fwd.cu":547:7 to 547:37))
+        %round = arith.divui %i, %cST : index loc(callsite("flash_fwd.cu":339:39 to 339:58 at "flash_fwd.cu":547:7 to 547:37))
+        %phase = arith.remui %round, %c2 : index loc(callsite("flash_fwd.cu":339:39 to 339:58 at "flash_fwd.cu":547:7 to 547:37))
         %kv0 = arith.muli %n_block, %cBN : index loc(callsite("n_block"("flash_fwd.cu":219:20 to 219:40) at "flash_fwd.cu":351:5 to 351:43))
-        %is_last = arith.cmpi eq, %i, %last_visit : index loc("flash_fwd.cu":559:5 to 559:48)
-        %keep_turn = arith.andi %is_last, %is_second : i1 loc("flash_fwd.cu":297:5 to 297:34)
-        %pass_turn = arith.xori %keep_turn, %true : i1 loc("flash_fwd.cu":297:5 to 297:34)
+        // FIRST, a template parameter of the step, is whether this visit is the block's first: no P V before it.
+        %has_prev = arith.cmpi sgt, %i, %c0 : index loc(callsite("flash_fwd.cu":341:3 to 341:36 at "flash_fwd.cu":547:7 to 547:37))
+        %prev = arith.subi %i, %c1 : index loc(callsite("flash_fwd.cu":341:48 to 341:79 at "flash_fwd.cu":547:7 to 547:37))
+        %prev_stage = arith.remui %prev, %cST : index loc(callsite("flash_fwd.cu":320:3 to 320:35 at "flash_fwd.cu":341:25 to 341:53))
+        %prev_round = arith.divui %prev, %cST : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":341:25 to 341:53))
+        %prev_phase = arith.remui %prev_round, %c2 : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":341:25 to 341:53))
         %sK_stage = memref.subview %sK[%stage, 0, 0] [1, 128, 64] [1, 1, 1]
             : memref<4x128x64xf16, #S> to memref<128x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sK"("flash_fwd.cu":340:34 to 340:67) at "flash_fwd.cu":547:7 to 547:37))
-        %sV_stage = memref.subview %sV[%stage, 0, 0] [1, 128, 64] [1, 1, 1]
+        %sV_prev = memref.subview %sV[%prev_stage, 0, 0] [1, 128, 64] [1, 1, 1]
             : memref<4x128x64xf16, #S> to memref<128x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sV"("flash_fwd.cu":323:29 to 323:62) at "flash_fwd.cu":341:25 to 341:53))
 
-        // S = Q K^T on this warpgroup's turn
+        // ------- on this warpgroup's turn: S_i = Q K_i^T, then O = O * correction + P_(i-1) V_(i-1) -------
         cuir.barrier.named %my_turn threads 256 loc(callsite("flash_fwd.cu":338:3 to 338:38 at "flash_fwd.cu":547:7 to 547:37))
         cuir.barrier.wait %k_full[%stage], %phase : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":339:3 to 339:59 at "flash_fwd.cu":547:7 to 547:37))
         %s_issued = cuir.gemm_async %sQ_wg, %sK_stage transpose_b, %acc_s_init
             : memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, memref<128x64xf16, strided<[64, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":340:3 to 340:32) at "flash_fwd.cu":547:7 to 547:37))
+        %o_issued = scf.if %has_prev -> (tensor<64x64xf32, #WACC>) {
+          %rescale_b = cuir.broadcast_rows %o_rescale : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":275:33 to 275:69) at "flash_fwd.cu":321:3 to 321:34))
+          %acc_o_rescaled = arith.mulf %acc_o, %rescale_b : tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":275:33 to 275:69) at "flash_fwd.cu":321:3 to 321:34))
+          cuir.barrier.wait %v_full[%prev_stage], %prev_phase : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":322:3 to 322:59 at "flash_fwd.cu":341:25 to 341:53))
+          %o_pv = cuir.gemm_async %p_prev, %sV_prev, %acc_o_rescaled
+              : tensor<64x128xf16, #WA>, memref<128x64xf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":323:3 to 323:63) at "flash_fwd.cu":341:25 to 341:53))
+          scf.yield %o_pv : tensor<64x64xf32, #WACC> loc(callsite("flash_fwd.cu":341:3 to 341:36 at "flash_fwd.cu":547:7 to 547:37))
+        } else {
+          scf.yield %acc_o : tensor<64x64xf32, #WACC> loc(callsite("flash_fwd.cu":341:3 to 341:36 at "flash_fwd.cu":547:7 to 547:37))
+        } loc(callsite("flash_fwd.cu":341:3 to 341:36 at "flash_fwd.cu":547:7 to 547:37))
         cuir.barrier.named %their_turn threads 256 arrive loc(callsite("flash_fwd.cu":342:3 to 342:45 at "flash_fwd.cu":547:7 to 547:37))
-        %acc_s = cuir.gemm_wait %s_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":533:7 to 533:21) at "flash_fwd.cu":547:7 to 547:37))
+        // S_i has landed once at most the P V behind it is pending.
+        %s_pending = arith.select %has_prev, %c1, %c0 : index loc(callsite("flash_fwd.cu":344:3 to 344:36 at "flash_fwd.cu":547:7 to 547:37))
+        %acc_s = cuir.gemm_wait %s_issued pending %s_pending : tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":533:7 to 533:21) at "flash_fwd.cu":547:7 to 547:37))
         cuir.barrier.arrive %k_empty[%stage] : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":346:3 to 346:41 at "flash_fwd.cu":547:7 to 547:37))
 
         // ------- score tile complete: acc_s = Q K^T (unscaled); the mask of a masking step -------
@@ -1246,7 +1410,7 @@ cuir.kernel @flash_fwd_sm90_f16_d64(
           cuir.yield %r : f32 loc("flash_fwd.cu":351:5 to 351:43)
         } loc("acc_s"("flash_fwd.cu":351:5 to 351:43))
 
-        // ------- online softmax: row_max / row_sum, acc_s <- probabilities, the correction of O -------
+        // ------- online softmax (while P_(i-1) V_(i-1) may still run): row_max / row_sum, P_i, the correction for the next P V -------
         %blk_max = cuir.reduce_rows max %acc_s_masked : tensor<64x128xf32, #WACC> -> tensor<64xf32, #WROW> loc(callsite("new_max"("flash_fwd.cu":247:7 to 247:92) at "flash_fwd.cu":354:3 to 354:35))
         %new_max = arith.maximumf %row_max, %blk_max : tensor<64xf32, #WROW> loc(callsite("new_max"("flash_fwd.cu":247:7 to 247:92) at "flash_fwd.cu":354:3 to 354:35))
         %none = arith.cmpf oeq, %new_max, %ninf_row : tensor<64xf32, #WROW> loc(callsite("max_scaled"("flash_fwd.cu":251:30 to 251:48) at "flash_fwd.cu":354:3 to 354:35))
@@ -1262,57 +1426,69 @@ cuir.kernel @flash_fwd_sm90_f16_d64(
         %tile_sum = cuir.reduce_rows sum %p : tensor<64x128xf32, #WACC> -> tensor<64xf32, #WROW> loc(callsite("tile_sum"("flash_fwd.cu":262:9 to 262:22) at "flash_fwd.cu":354:3 to 354:35))
         %sum_rescaled = arith.mulf %row_sum, %rescale : tensor<64xf32, #WROW> loc(callsite("row_sum"("flash_fwd.cu":265:21 to 265:52) at "flash_fwd.cu":354:3 to 354:35))
         %row_sum_new = arith.addf %sum_rescaled, %tile_sum : tensor<64xf32, #WROW> loc(callsite("row_sum"("flash_fwd.cu":265:5 to 265:63) at "flash_fwd.cu":354:3 to 354:35))
+
+        // ------- P_(i-1) V_(i-1) has landed: O is readable and V_(i-1)'s stage free; then P_i -------
+        %acc_o_new = scf.if %has_prev -> (tensor<64x64xf32, #WACC>) {
+          %o_done = cuir.gemm_wait %o_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":357:5 to 357:34) at "flash_fwd.cu":547:7 to 547:37))
+          cuir.barrier.arrive %v_empty[%prev_stage] : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":360:5 to 360:57 at "flash_fwd.cu":547:7 to 547:37))
+          scf.yield %o_done : tensor<64x64xf32, #WACC> loc(callsite("flash_fwd.cu":356:3 to 356:24 at "flash_fwd.cu":547:7 to 547:37))
+        } else {
+          scf.yield %o_issued : tensor<64x64xf32, #WACC> loc(callsite("flash_fwd.cu":356:3 to 356:24 at "flash_fwd.cu":547:7 to 547:37))
+        } loc(callsite("flash_fwd.cu":356:3 to 356:24 at "flash_fwd.cu":547:7 to 547:37))
         %p16 = arith.truncf %p : tensor<64x128xf32, #WACC> to tensor<64x128xf16, #WACC> loc(callsite("p_frag"("flash_fwd.cu":284:39 to 284:106) at "flash_fwd.cu":362:3 to 362:30))
         %p_frag = cuir.convert_layout %p16 : tensor<64x128xf16, #WACC> -> tensor<64x128xf16, #WA> loc("p_frag"("flash_fwd.cu":362:3 to 362:30))
-
-        // ------- O = O * correction + P V on this warpgroup's turn -------
-        %rescale_b = cuir.broadcast_rows %rescale : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":275:33 to 275:69) at "flash_fwd.cu":321:3 to 321:34))
-        %acc_o_rescaled = arith.mulf %acc_o, %rescale_b : tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":275:33 to 275:69) at "flash_fwd.cu":321:3 to 321:34))
-        cuir.barrier.named %my_turn threads 256 loc("flash_fwd.cu":557:5 to 557:42)
-        cuir.barrier.wait %v_full[%stage], %phase : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":322:3 to 322:59 at "flash_fwd.cu":341:25 to 341:53))
-        %o_issued = cuir.gemm_async %p_frag, %sV_stage, %acc_o_rescaled
-            : tensor<64x128xf16, #WA>, memref<128x64xf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":323:3 to 323:63) at "flash_fwd.cu":341:25 to 341:53))
-        scf.if %pass_turn {
-          cuir.barrier.named %their_turn threads 256 arrive loc("flash_fwd.cu":559:5 to 559:48)
-          scf.yield loc("flash_fwd.cu":559:5 to 559:48)
-        } loc("flash_fwd.cu":559:5 to 559:48)
-        %acc_o_new = cuir.gemm_wait %o_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":357:5 to 357:34) at "flash_fwd.cu":547:7 to 547:37))
-        cuir.barrier.arrive %v_empty[%stage] : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":360:5 to 360:57 at "flash_fwd.cu":547:7 to 547:37))
-        scf.yield %acc_o_new, %new_max, %row_sum_new
-            : tensor<64x64xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW> loc("flash_fwd.cu":546:5 to 546:52)
+        scf.yield %acc_o_new, %new_max, %row_sum_new, %rescale, %p_frag
+            : tensor<64x64xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64x128xf16, #WA> loc("flash_fwd.cu":546:5 to 546:52)
       } loc("flash_fwd.cu":546:5 to 546:52)
 
       // =============================== unmasked steps ===============================
       %n_unmasked = arith.subi %n_unmasked_blocks, %n_block_min : index loc("flash_fwd.cu":552:5 to 552:46)
-      %u_acc_o, %u_row_max, %u_row_sum = scf.for %iv = %c0 to %n_unmasked step %c1
-          iter_args(%acc_o = %m_acc_o, %row_max = %m_row_max, %row_sum = %m_row_sum)
-          -> (tensor<64x64xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>) {
+      %u_acc_o, %u_row_max, %u_row_sum, %u_rescale, %u_p = scf.for %iv = %c0 to %n_unmasked step %c1
+          iter_args(%acc_o = %m_acc_o, %row_max = %m_row_max, %row_sum = %m_row_sum,
+                    %o_rescale = %m_rescale, %p_prev = %m_p)
+          -> (tensor<64x64xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64x128xf16, #WA>) {
         %top = arith.subi %n_unmasked_blocks, %c1 : index loc("n_block"("flash_fwd.cu":552:5 to 552:46))
         %n_block = arith.subi %top, %iv : index loc("n_block"("flash_fwd.cu":552:5 to 552:46))
         %i = arith.subi %last_block, %n_block : index loc(callsite("i"("flash_fwd.cu":335:3 to 335:43) at "flash_fwd.cu":553:7 to 553:38))
-        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_fwd.cu":320:3 to 320:35) at "flash_fwd.cu":553:7 to 553:38))
-        %round = arith.divui %i, %cST : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":553:7 to 553:38))
-        %phase = arith.remui %round, %c2 : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":553:7 to 553:38))
+        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_fwd.cu":336:3 to 336:35) at "flash_fwd.cu":553:7 to 553:38))
+        %round = arith.divui %i, %cST : index loc(callsite("flash_fwd.cu":339:39 to 339:58 at "flash_fwd.cu":553:7 to 553:38))
+        %phase = arith.remui %round, %c2 : index loc(callsite("flash_fwd.cu":339:39 to 339:58 at "flash_fwd.cu":553:7 to 553:38))
         %kv0 = arith.muli %n_block, %cBN : index loc(callsite("n_block"("flash_fwd.cu":219:20 to 219:40) at "flash_fwd.cu":351:5 to 351:43))
-        %is_last = arith.cmpi eq, %i, %last_visit : index loc("flash_fwd.cu":559:5 to 559:48)
-        %keep_turn = arith.andi %is_last, %is_second : i1 loc("flash_fwd.cu":297:5 to 297:34)
-        %pass_turn = arith.xori %keep_turn, %true : i1 loc("flash_fwd.cu":297:5 to 297:34)
+        // FIRST, a template parameter of the step, is whether this visit is the block's first: no P V before it.
+        %has_prev = arith.cmpi sgt, %i, %c0 : index loc(callsite("flash_fwd.cu":341:3 to 341:36 at "flash_fwd.cu":553:7 to 553:38))
+        %prev = arith.subi %i, %c1 : index loc(callsite("flash_fwd.cu":341:48 to 341:79 at "flash_fwd.cu":553:7 to 553:38))
+        %prev_stage = arith.remui %prev, %cST : index loc(callsite("flash_fwd.cu":320:3 to 320:35 at "flash_fwd.cu":341:25 to 341:53))
+        %prev_round = arith.divui %prev, %cST : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":341:25 to 341:53))
+        %prev_phase = arith.remui %prev_round, %c2 : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":341:25 to 341:53))
         %sK_stage = memref.subview %sK[%stage, 0, 0] [1, 128, 64] [1, 1, 1]
             : memref<4x128x64xf16, #S> to memref<128x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sK"("flash_fwd.cu":340:34 to 340:67) at "flash_fwd.cu":553:7 to 553:38))
-        %sV_stage = memref.subview %sV[%stage, 0, 0] [1, 128, 64] [1, 1, 1]
+        %sV_prev = memref.subview %sV[%prev_stage, 0, 0] [1, 128, 64] [1, 1, 1]
             : memref<4x128x64xf16, #S> to memref<128x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sV"("flash_fwd.cu":323:29 to 323:62) at "flash_fwd.cu":341:25 to 341:53))
 
+        // ------- on this warpgroup's turn: S_i = Q K_i^T, then O = O * correction + P_(i-1) V_(i-1) -------
         cuir.barrier.named %my_turn threads 256 loc(callsite("flash_fwd.cu":338:3 to 338:38 at "flash_fwd.cu":553:7 to 553:38))
         cuir.barrier.wait %k_full[%stage], %phase : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":339:3 to 339:59 at "flash_fwd.cu":553:7 to 553:38))
         %s_issued = cuir.gemm_async %sQ_wg, %sK_stage transpose_b, %acc_s_init
             : memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, memref<128x64xf16, strided<[64, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":340:3 to 340:32) at "flash_fwd.cu":553:7 to 553:38))
+        %o_issued = scf.if %has_prev -> (tensor<64x64xf32, #WACC>) {
+          %rescale_b = cuir.broadcast_rows %o_rescale : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":275:33 to 275:69) at "flash_fwd.cu":321:3 to 321:34))
+          %acc_o_rescaled = arith.mulf %acc_o, %rescale_b : tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":275:33 to 275:69) at "flash_fwd.cu":321:3 to 321:34))
+          cuir.barrier.wait %v_full[%prev_stage], %prev_phase : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":322:3 to 322:59 at "flash_fwd.cu":341:25 to 341:53))
+          %o_pv = cuir.gemm_async %p_prev, %sV_prev, %acc_o_rescaled
+              : tensor<64x128xf16, #WA>, memref<128x64xf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":323:3 to 323:63) at "flash_fwd.cu":341:25 to 341:53))
+          scf.yield %o_pv : tensor<64x64xf32, #WACC> loc(callsite("flash_fwd.cu":341:3 to 341:36 at "flash_fwd.cu":553:7 to 553:38))
+        } else {
+          scf.yield %acc_o : tensor<64x64xf32, #WACC> loc(callsite("flash_fwd.cu":341:3 to 341:36 at "flash_fwd.cu":553:7 to 553:38))
+        } loc(callsite("flash_fwd.cu":341:3 to 341:36 at "flash_fwd.cu":553:7 to 553:38))
         cuir.barrier.named %their_turn threads 256 arrive loc(callsite("flash_fwd.cu":342:3 to 342:45 at "flash_fwd.cu":553:7 to 553:38))
-        %acc_s = cuir.gemm_wait %s_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":536:7 to 536:21) at "flash_fwd.cu":553:7 to 553:38))
+        // S_i has landed once at most the P V behind it is pending.
+        %s_pending = arith.select %has_prev, %c1, %c0 : index loc(callsite("flash_fwd.cu":344:3 to 344:36 at "flash_fwd.cu":553:7 to 553:38))
+        %acc_s = cuir.gemm_wait %s_issued pending %s_pending : tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":536:7 to 536:21) at "flash_fwd.cu":553:7 to 553:38))
         cuir.barrier.arrive %k_empty[%stage] : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":346:3 to 346:41 at "flash_fwd.cu":553:7 to 553:38))
 
         // ------- score tile complete: every score of this tile is visible -------
 
-        // ------- online softmax -------
+        // ------- online softmax (while P_(i-1) V_(i-1) may still run): row_max / row_sum, P_i, the correction for the next P V -------
         %blk_max = cuir.reduce_rows max %acc_s : tensor<64x128xf32, #WACC> -> tensor<64xf32, #WROW> loc(callsite("new_max"("flash_fwd.cu":247:7 to 247:92) at "flash_fwd.cu":354:3 to 354:35))
         %new_max = arith.maximumf %row_max, %blk_max : tensor<64xf32, #WROW> loc(callsite("new_max"("flash_fwd.cu":247:7 to 247:92) at "flash_fwd.cu":354:3 to 354:35))
         %none = arith.cmpf oeq, %new_max, %ninf_row : tensor<64xf32, #WROW> loc(callsite("max_scaled"("flash_fwd.cu":251:30 to 251:48) at "flash_fwd.cu":354:3 to 354:35))
@@ -1328,24 +1504,41 @@ cuir.kernel @flash_fwd_sm90_f16_d64(
         %tile_sum = cuir.reduce_rows sum %p : tensor<64x128xf32, #WACC> -> tensor<64xf32, #WROW> loc(callsite("tile_sum"("flash_fwd.cu":262:9 to 262:22) at "flash_fwd.cu":354:3 to 354:35))
         %sum_rescaled = arith.mulf %row_sum, %rescale : tensor<64xf32, #WROW> loc(callsite("row_sum"("flash_fwd.cu":265:21 to 265:52) at "flash_fwd.cu":354:3 to 354:35))
         %row_sum_new = arith.addf %sum_rescaled, %tile_sum : tensor<64xf32, #WROW> loc(callsite("row_sum"("flash_fwd.cu":265:5 to 265:63) at "flash_fwd.cu":354:3 to 354:35))
+
+        // ------- P_(i-1) V_(i-1) has landed: O is readable and V_(i-1)'s stage free; then P_i -------
+        %acc_o_new = scf.if %has_prev -> (tensor<64x64xf32, #WACC>) {
+          %o_done = cuir.gemm_wait %o_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":357:5 to 357:34) at "flash_fwd.cu":553:7 to 553:38))
+          cuir.barrier.arrive %v_empty[%prev_stage] : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":360:5 to 360:57 at "flash_fwd.cu":553:7 to 553:38))
+          scf.yield %o_done : tensor<64x64xf32, #WACC> loc(callsite("flash_fwd.cu":356:3 to 356:24 at "flash_fwd.cu":553:7 to 553:38))
+        } else {
+          scf.yield %o_issued : tensor<64x64xf32, #WACC> loc(callsite("flash_fwd.cu":356:3 to 356:24 at "flash_fwd.cu":553:7 to 553:38))
+        } loc(callsite("flash_fwd.cu":356:3 to 356:24 at "flash_fwd.cu":553:7 to 553:38))
         %p16 = arith.truncf %p : tensor<64x128xf32, #WACC> to tensor<64x128xf16, #WACC> loc(callsite("p_frag"("flash_fwd.cu":284:39 to 284:106) at "flash_fwd.cu":362:3 to 362:30))
         %p_frag = cuir.convert_layout %p16 : tensor<64x128xf16, #WACC> -> tensor<64x128xf16, #WA> loc("p_frag"("flash_fwd.cu":362:3 to 362:30))
-
-        %rescale_b = cuir.broadcast_rows %rescale : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":275:33 to 275:69) at "flash_fwd.cu":321:3 to 321:34))
-        %acc_o_rescaled = arith.mulf %acc_o, %rescale_b : tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":275:33 to 275:69) at "flash_fwd.cu":321:3 to 321:34))
-        cuir.barrier.named %my_turn threads 256 loc("flash_fwd.cu":557:5 to 557:42)
-        cuir.barrier.wait %v_full[%stage], %phase : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":322:3 to 322:59 at "flash_fwd.cu":341:25 to 341:53))
-        %o_issued = cuir.gemm_async %p_frag, %sV_stage, %acc_o_rescaled
-            : tensor<64x128xf16, #WA>, memref<128x64xf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":323:3 to 323:63) at "flash_fwd.cu":341:25 to 341:53))
-        scf.if %pass_turn {
-          cuir.barrier.named %their_turn threads 256 arrive loc("flash_fwd.cu":559:5 to 559:48)
-          scf.yield loc("flash_fwd.cu":559:5 to 559:48)
-        } loc("flash_fwd.cu":559:5 to 559:48)
-        %acc_o_new = cuir.gemm_wait %o_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":357:5 to 357:34) at "flash_fwd.cu":553:7 to 553:38))
-        cuir.barrier.arrive %v_empty[%stage] : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":360:5 to 360:57 at "flash_fwd.cu":553:7 to 553:38))
-        scf.yield %acc_o_new, %new_max, %row_sum_new
-            : tensor<64x64xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW> loc("flash_fwd.cu":552:5 to 552:46)
+        scf.yield %acc_o_new, %new_max, %row_sum_new, %rescale, %p_frag
+            : tensor<64x64xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64x128xf16, #WA> loc("flash_fwd.cu":552:5 to 552:46)
       } loc("flash_fwd.cu":552:5 to 552:46)
+
+      // =============================== last P V ===============================
+      %last_stage = arith.remui %last_visit, %cST : index loc(callsite("flash_fwd.cu":320:3 to 320:35 at "flash_fwd.cu":558:5 to 558:57))
+      %last_round = arith.divui %last_visit, %cST : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":558:5 to 558:57))
+      %last_phase = arith.remui %last_round, %c2 : index loc(callsite("flash_fwd.cu":322:39 to 322:58 at "flash_fwd.cu":558:5 to 558:57))
+      %sV_last = memref.subview %sV[%last_stage, 0, 0] [1, 128, 64] [1, 1, 1]
+          : memref<4x128x64xf16, #S> to memref<128x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sV"("flash_fwd.cu":323:29 to 323:62) at "flash_fwd.cu":558:5 to 558:57))
+      cuir.barrier.named %my_turn threads 256 loc("flash_fwd.cu":557:5 to 557:42)
+      %last_rescale_b = cuir.broadcast_rows %u_rescale : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":275:33 to 275:69) at "flash_fwd.cu":321:3 to 321:34))
+      %last_acc_o = arith.mulf %u_acc_o, %last_rescale_b : tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":275:33 to 275:69) at "flash_fwd.cu":321:3 to 321:34))
+      cuir.barrier.wait %v_full[%last_stage], %last_phase : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":322:3 to 322:59 at "flash_fwd.cu":558:5 to 558:57))
+      %o_last = cuir.gemm_async %u_p, %sV_last, %last_acc_o
+          : tensor<64x128xf16, #WA>, memref<128x64xf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":323:3 to 323:63) at "flash_fwd.cu":558:5 to 558:57))
+      // Consumer 1 keeps its last turn: every wait for a turn is matched by one hand-off.
+      %hand_off = arith.xori %is_second, %true : i1 loc("flash_fwd.cu":297:5 to 297:34)
+      scf.if %hand_off {
+        cuir.barrier.named %their_turn threads 256 arrive loc("flash_fwd.cu":559:5 to 559:48)
+        scf.yield loc("flash_fwd.cu":559:5 to 559:48)
+      } loc("flash_fwd.cu":559:5 to 559:48)
+      %o_final = cuir.gemm_wait %o_last pending 0 : tensor<64x64xf32, #WACC> loc("acc_o"("flash_fwd.cu":560:5 to 560:27))
+      cuir.barrier.arrive %v_empty[%last_stage] : !cuir.mbarrier<4> loc("flash_fwd.cu":563:5 to 563:81)
 
       // =============================== epilogue ===============================
       %sees_nothing = arith.cmpf oeq, %u_row_sum, %zero_row : tensor<64xf32, #WROW> loc("row_sees_nothing"("flash_fwd.cu":385:5 to 385:45))
@@ -1360,7 +1553,7 @@ cuir.kernel @flash_fwd_sm90_f16_d64(
       %lse_val = arith.select %sees_nothing, %ninf_row, %lse_nat : tensor<64xi1, #WROW>, tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":387:5 to 387:108))
       cuir.store %lse_val -> %lse_head[%q_wg] : tensor<64xf32, #WROW> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("lse_head"("flash_fwd.cu":389:72 to 389:91))
       %inv_b = cuir.broadcast_rows %row_inv_sum : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc("packed"("flash_fwd.cu":403:55 to 403:98))
-      %o_norm = arith.mulf %u_acc_o, %inv_b : tensor<64x64xf32, #WACC> loc("packed"("flash_fwd.cu":403:55 to 403:98))
+      %o_norm = arith.mulf %o_final, %inv_b : tensor<64x64xf32, #WACC> loc("packed"("flash_fwd.cu":403:55 to 403:98))
       %o16 = arith.truncf %o_norm : tensor<64x64xf32, #WACC> to tensor<64x64xf16, #WACC> loc("packed"("flash_fwd.cu":403:7 to 403:54))
       cuir.store %o16 -> %sQ_wg : tensor<64x64xf16, #WACC> -> memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc("smem"("flash_fwd.cu":405:7 to 405:93))
       cuir.copy %sQ_wg -> %o_head[%q_wg, %c0] : memref<64x64xf16, strided<[64, 1], offset: ?>, #S> -> memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("o_head"("flash_fwd.cu":419:7 to 419:100))

@@ -609,11 +609,15 @@ LogicalResult Lowerer::lowerSigmoid(KernelOp t, KernelOp s) {
   // The output is the weighted sum itself, and has no log-sum-exp.
   SmallVector<Operation *> removed;
   s.walk([&](Operation *op) {
+    // The row normaliser after the loops (not the correction a pipelined
+    // kernel applies before its last P V: a loop result, and the rescale
+    // removed above).
     if (auto mul = dyn_cast<arith::MulFOp>(op))
       if (auto bc = mul.getRhs().getDefiningOp<BroadcastRowsOp>())
         if (!mul->getParentOfType<scf::ForOp>() &&
             isa<RankedTensorType>(mul.getType()) &&
-            cast<RankedTensorType>(mul.getType()).getRank() == 2)
+            cast<RankedTensorType>(mul.getType()).getRank() == 2 &&
+            !bc.getInput().getDefiningOp<scf::ForOp>())
           removed.push_back(bc.getInput().getDefiningOp());
     if (auto store = dyn_cast<StoreOp>(op)) {
       Value dst = store.getDst();

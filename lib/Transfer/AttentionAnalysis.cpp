@@ -270,12 +270,27 @@ FailureOr<AttentionStructure> mlir::cuir::analyzeAttention(KernelOp kernel) {
         site.weights = op;
         break;
       }
-    // O += P V: the next GEMM downstream of the scores.
+    // O += P V: the next GEMM downstream of the scores; in a software
+    // pipeline, in the next step, reached through the loop-carried P.
     for (Operation *op : chain)
       if (isa<GemmOp, GemmAsyncOp>(op) && op != gemm) {
         site.pvGemm = op;
         break;
       }
+    if (!site.pvGemm) {
+      Operation *yield = loop.getBody()->getTerminator();
+      for (OpOperand &carried : yield->getOpOperands()) {
+        Operation *def = carried.get().getDefiningOp();
+        if (!def || !fromScore.contains(def))
+          continue;
+        SmallVector<Operation *> next;
+        forwardChain(loop.getRegionIterArgs()[carried.getOperandNumber()],
+                     loop.getRegion(), next);
+        for (Operation *op : next)
+          if (isa<GemmOp, GemmAsyncOp>(op) && op != gemm && !site.pvGemm)
+            site.pvGemm = op;
+      }
+    }
     if (!site.pvGemm)
       return gemm->emitError()
              << "computes a score tile, but no GEMM consumes the weights "

@@ -204,13 +204,31 @@ LogicalResult mlir::cuir::transferKernel(KernelOp kernel, VariantOp variant,
   if (variant.getNormalizer() == Normalizer::Sigmoid) {
     // The output is the weighted sum itself: drop the division by the row
     // sum after the loops, and the log-sum-exp, which a sigmoid lacks.
+    // A software-pipelined kernel rescales O once more and adds its last
+    // P V after the loops: follow O through those GEMMs and their waits.
     for (ScoreSite &site : as->sites) {
       auto arg = dyn_cast<BlockArgument>(site.carriedAcc);
       unsigned resultNo = arg.getArgNumber() - 1;
-      for (Operation *user : site.loop.getResult(resultNo).getUsers())
-        if (auto mul = dyn_cast<arith::MulFOp>(user))
-          if (mul.getRhs().getDefiningOp<BroadcastRowsOp>())
-            mul.getResult().replaceAllUsesWith(mul.getLhs());
+      SmallVector<Value> work = {site.loop.getResult(resultNo)};
+      while (!work.empty()) {
+        Value o = work.pop_back_val();
+        for (OpOperand &use : llvm::make_early_inc_range(o.getUses())) {
+          Operation *user = use.getOwner();
+          if (auto mul = dyn_cast<arith::MulFOp>(user)) {
+            if (mul.getLhs() == o &&
+                mul.getRhs().getDefiningOp<BroadcastRowsOp>() &&
+                !mul.getResult().use_empty()) {
+              mul.getResult().replaceAllUsesWith(o);
+              work.push_back(o);
+            }
+          } else if (auto gemm = dyn_cast<GemmAsyncOp>(user)) {
+            if (use.getOperandNumber() == 2)
+              work.push_back(gemm.getResult());
+          } else if (auto wait = dyn_cast<GemmWaitOp>(user)) {
+            work.push_back(wait.getResult());
+          }
+        }
+      }
     }
     if (auto it = as->params.find("lse"); it != as->params.end()) {
       SmallVector<Operation *> stores;
