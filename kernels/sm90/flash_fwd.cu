@@ -118,14 +118,17 @@ struct BlockIndex {
 };
 
 // Grid: full attention runs x = query block (fastest), y = query head, z = batch, so that consecutive blocks
-// share K and V in L2. Causal runs x = query head (fastest), y = query block taken from the last (heaviest:
-// it sees the most keys) down, z = batch, so that the heavy blocks go first and the light ones fill the tail.
+// share K and V in L2. Causal runs x = query head (fastest), y = query block, z = batch, so that the heavy
+// blocks go first and the light ones fill the tail. Both take the query blocks from the last one down: the
+// heaviest under a causal-like mask (it sees the most keys), and the same for all under full attention, so that
+// variants launched as full attention with such masks keep their light blocks for the tail too.
 template <bool IS_CAUSAL>
 __device__ __forceinline__ BlockIndex block_index() {
   if constexpr (IS_CAUSAL)
     return BlockIndex{static_cast<int>(gridDim.y - 1 - blockIdx.y), static_cast<int>(blockIdx.x),
                       static_cast<int>(blockIdx.z)};
-  return BlockIndex{static_cast<int>(blockIdx.x), static_cast<int>(blockIdx.y), static_cast<int>(blockIdx.z)};
+  return BlockIndex{static_cast<int>(gridDim.x - 1 - blockIdx.x), static_cast<int>(blockIdx.y),
+                    static_cast<int>(blockIdx.z)};
 }
 
 // ---------------------------------------------------------------------------------------------------
