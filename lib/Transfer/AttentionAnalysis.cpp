@@ -196,7 +196,6 @@ FailureOr<AttentionStructure> mlir::cuir::analyzeAttention(KernelOp kernel) {
     site.blockN = bType.getShape()[0];
     if (!gemm->hasAttr("transpose_b"))
       site.blockN = bType.getShape()[1];
-    site.tileM = cast<RankedTensorType>(score.getType()).getShape()[0];
 
     // The query tile: the copy that fills A's buffer names its first row;
     // the copy's source is a view of q at [b, 0, h, 0]. A score tile of

@@ -27,9 +27,9 @@ struct ScoreSite {
   Value kvBlock;
   /// Keys per block.
   int64_t blockN = 0;
-  /// Query rows of the score tile, and of the thread block's query tile
-  /// (more when warpgroups split the block's rows).
-  int64_t tileM = 0, blockM = 0;
+  /// Query rows of the thread block's query tile (the score tile has fewer
+  /// when warpgroups split the block's rows).
+  int64_t blockM = 0;
   /// First query row of the score tile and of the block's query tile, batch
   /// and query head.
   Value qBase, qBlockBase, batch, head;
