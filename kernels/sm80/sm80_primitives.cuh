@@ -8,15 +8,15 @@
 
 #include <stdint.h>
 
+#include "cuir/kernel_primitives.cuh"
+
 namespace cuir_sm80 {
 
-// Element types of Q, K, V, O (both 16-bit, stored as uint16_t bit patterns).
-enum class Element : int { kBF16 = 0, kFP16 = 1 };
-
-// Generic address of a shared-memory object -> 32-bit shared-window address used by PTX.
-__device__ __forceinline__ uint32_t smem_u32addr(const void *smem_ptr) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(smem_ptr));
-}
+using cuir_kernels::Element;
+using cuir_kernels::fast_exp2;
+using cuir_kernels::fast_log2;
+using cuir_kernels::pack_float2;
+using cuir_kernels::smem_u32addr;
 
 // ---- cp.async (global -> shared, 16 bytes, bypassing L1) ----
 // When in_bounds is false no byte is read from global memory (src-size operand 0: ptxas turns it into the
@@ -68,33 +68,6 @@ __device__ __forceinline__ void mma_m16n8k16(float (&acc)[4], const uint32_t (&a
         : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
   }
-}
-
-// ---- two fp32 values -> one register of two 16-bit elements (round to nearest even) ----
-// lo goes to the low half (the lower column index in a fragment).
-template <Element ELEMENT>
-__device__ __forceinline__ uint32_t pack_float2(float lo, float hi) {
-  uint32_t packed;
-  if constexpr (ELEMENT == Element::kBF16) {
-    asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(packed) : "f"(hi), "f"(lo));
-  } else {
-    asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(packed) : "f"(hi), "f"(lo));
-  }
-  return packed;
-}
-
-// ---- special functions: base-2 exponential and logarithm (MUFU.EX2 / MUFU.LG2) ----
-// ex2.approx.ftz maps -inf to +0, which the online softmax relies on for masked scores.
-__device__ __forceinline__ float fast_exp2(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-  return y;
-}
-
-__device__ __forceinline__ float fast_log2(float x) {
-  float y;
-  asm("lg2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-  return y;
 }
 
 }  // namespace cuir_sm80

@@ -17,17 +17,17 @@
 #include <cuda/ptx>
 #include <stdint.h>
 
+#include "cuir/kernel_primitives.cuh"
+
 #include "sm90_wgmma.cuh"
 
 namespace cuir_sm90 {
 
-// Element types of Q, K, V, O (both 16-bit, stored as uint16_t bit patterns).
-enum class Element : int { kBF16 = 0, kFP16 = 1 };
-
-// Generic address of a shared-memory object -> 32-bit shared-window address used by PTX.
-__device__ __forceinline__ uint32_t smem_u32addr(const void *smem_ptr) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(smem_ptr));
-}
+using cuir_kernels::Element;
+using cuir_kernels::fast_exp2;
+using cuir_kernels::fast_log2;
+using cuir_kernels::pack_float2;
+using cuir_kernels::smem_u32addr;
 
 // ---- mbarrier (shared-memory barrier with a phase bit and a transaction-byte count) ----
 __device__ __forceinline__ void mbarrier_init(uint64_t *bar, uint32_t arrivals) {
@@ -167,31 +167,6 @@ __device__ __forceinline__ void wgmma_rs(float (&acc)[N / 2], const uint32_t (&a
   CUIR_RS_CASE(64)
   CUIR_RS_CASE(128)
 #undef CUIR_RS_CASE
-}
-
-// ---- two fp32 values -> one register of two 16-bit elements (round to nearest even); lo in the low half ----
-template <Element ELEMENT>
-__device__ __forceinline__ uint32_t pack_float2(float lo, float hi) {
-  uint32_t packed;
-  if constexpr (ELEMENT == Element::kBF16) {
-    asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(packed) : "f"(hi), "f"(lo));
-  } else {
-    asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(packed) : "f"(hi), "f"(lo));
-  }
-  return packed;
-}
-
-// ---- special functions: base-2 exponential and logarithm (MUFU.EX2 / MUFU.LG2) ----
-// ex2.approx.ftz maps -inf to +0, which the online softmax relies on for masked scores.
-__device__ __forceinline__ float fast_exp2(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-  return y;
-}
-__device__ __forceinline__ float fast_log2(float x) {
-  float y;
-  asm("lg2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-  return y;
 }
 
 }  // namespace cuir_sm90
