@@ -36,6 +36,7 @@
 #include <stdint.h>
 
 #include "cuir/attention_params.h"
+#include "cuir/attention_params_check.h"
 #include "sm80_primitives.cuh"
 
 namespace cuir_sm80 {
@@ -594,38 +595,17 @@ static cudaError_t dispatch_head_dim(const cuir_attention_params &params, cudaSt
                                 : dispatch_causal<ELEMENT, 64>(params, stream);
 }
 
-static bool aligned16(const void *ptr) { return (reinterpret_cast<uintptr_t>(ptr) & 15u) == 0; }
-static bool stride_ok(int64_t stride) { return stride % 8 == 0; }
-
 }  // namespace cuir_sm80
 
 extern "C" int cuir_attention_params_sizeof(void) { return static_cast<int>(sizeof(cuir_attention_params)); }
 
 extern "C" int cuir_flash_fwd_sm80(const cuir_attention_params *params, void *stream) {
   using namespace cuir_sm80;
-  if (params == nullptr) return cudaErrorInvalidValue;
+  bool nothing_to_do;
+  if (const cudaError_t err = cuir_kernels::check_attention_params(params, &nothing_to_do);
+      err != cudaSuccess || nothing_to_do)
+    return err;
   const cuir_attention_params &p = *params;
-  if (p.head_dim != 64 && p.head_dim != 128) return cudaErrorNotSupported;
-  if (p.dtype != CUIR_DTYPE_BF16 && p.dtype != CUIR_DTYPE_FP16) return cudaErrorNotSupported;
-  if (p.batch < 0 || p.num_heads_q < 0 || p.num_heads_kv <= 0 || p.seqlen_q < 0 || p.seqlen_kv < 0)
-    return cudaErrorInvalidValue;
-  if (p.num_heads_q % p.num_heads_kv != 0) return cudaErrorInvalidValue;
-  // grid limits: y and z at most 65535 (causal puts the query blocks in y)
-  if (p.batch > 65535 || p.num_heads_q > 65535 || (static_cast<int64_t>(p.seqlen_q) + 127) / 128 > 65535)
-    return cudaErrorInvalidValue;
-  if (!(p.softmax_scale > 0.f) || p.softmax_scale > 3.0e38f) return cudaErrorInvalidValue;  // also rejects NaN
-  if (p.is_causal != 0 && p.is_causal != 1) return cudaErrorInvalidValue;
-  if (p.batch == 0 || p.num_heads_q == 0 || p.seqlen_q == 0) return cudaSuccess;  // nothing to compute
-  if (p.q == nullptr || p.o == nullptr) return cudaErrorInvalidValue;
-  if (p.seqlen_kv > 0 && (p.k == nullptr || p.v == nullptr)) return cudaErrorInvalidValue;
-  if (!aligned16(p.q) || !aligned16(p.k) || !aligned16(p.v) || !aligned16(p.o)) return cudaErrorInvalidValue;
-  if (p.lse != nullptr && (reinterpret_cast<uintptr_t>(p.lse) & 3u) != 0) return cudaErrorInvalidValue;
-  const int64_t strides[] = {p.q_batch_stride, p.q_row_stride, p.q_head_stride, p.k_batch_stride,
-                             p.k_row_stride,   p.k_head_stride, p.v_batch_stride, p.v_row_stride,
-                             p.v_head_stride,  p.o_batch_stride, p.o_row_stride, p.o_head_stride};
-  for (int64_t s : strides)
-    if (!stride_ok(s)) return cudaErrorInvalidValue;
-
   cudaStream_t cu_stream = static_cast<cudaStream_t>(stream);
   return p.dtype == CUIR_DTYPE_BF16 ? dispatch_head_dim<Element::kBF16>(p, cu_stream)
                                     : dispatch_head_dim<Element::kFP16>(p, cu_stream);
