@@ -45,9 +45,9 @@ cuir.kernel @flash_fwd_bf16_d128(
   %ninf = arith.constant 0xFF800000 : f32
 
   // ---- block coordinates, sequence views, masking offsets ----
-  %m_block = cuir.block_id x loc("block.m_block"("flash_fwd.cu":322:3 to 322:53))
-  %head_q = cuir.block_id y loc("block.head_q"("flash_fwd.cu":322:3 to 322:53))
-  %b = cuir.block_id z loc("block.batch"("flash_fwd.cu":322:3 to 322:53))
+  %m_block = cuir.block_id x loc("block.m_block"("flash_fwd.cu":322:3 to 322:48))
+  %head_q = cuir.block_id y loc("block.head_q"("flash_fwd.cu":322:3 to 322:48))
+  %b = cuir.block_id z loc("block.batch"("flash_fwd.cu":322:3 to 322:48))
   %causal_offset = arith.subi %seqlen_kv, %seqlen_q : index loc("causal_offset"("flash_fwd.cu":325:13 to 325:49))
   %last_key_offset = arith.select %causal, %causal_offset, %seqlen_kv : index loc("last_key_offset"("flash_fwd.cu":327:13 to 327:68))
   %m_start = arith.muli %m_block, %c128 : index loc("m_start"("flash_fwd.cu":328:13 to 328:46))
@@ -182,7 +182,7 @@ cuir.kernel @flash_fwd_bf16_d128(
       // ------- score tile complete: acc_s = Q K^T (unscaled) -------
       %acc_s_masked = cuir.elementwise (%acc_s) at [%b, %head_q, %m_start, %kv0]
           : (tensor<128x64xf32, #ACC>) -> tensor<128x64xf32, #ACC> {
-      ^bb0(%x: f32 loc("acc_s"("flash_fwd.cu":248:62 to 248:88)), %bi: index loc("block.batch"("flash_fwd.cu":441:26 to 441:68)), %hi: index loc("block.head_q"("flash_fwd.cu":441:26 to 441:68)), %row: index loc("row"("flash_fwd.cu":246:9 to 246:58)), %col: index loc("col"("flash_fwd.cu":247:9 to 247:53))):
+      ^bb0(%x: f32 loc("acc_s"("flash_fwd.cu":248:62 to 248:88)), %bi: index loc("block.batch"("flash_fwd.cu":441:26 to 441:63)), %hi: index loc("block.head_q"("flash_fwd.cu":441:26 to 441:63)), %row: index loc("row"("flash_fwd.cu":246:9 to 246:58)), %col: index loc("col"("flash_fwd.cu":247:9 to 247:53))):
         %past_end = arith.cmpi sge, %col, %seqlen_kv : index loc(callsite("flash_fwd.cu":248:13 to 248:29 at "flash_fwd.cu":441:5 to 441:24))
         %row_last = arith.addi %row, %last_key_offset : index loc(callsite("flash_fwd.cu":234:27 to 234:48 at "flash_fwd.cu":441:5 to 441:24))
         %past_diag = arith.cmpi sgt, %col, %row_last : index loc(callsite("flash_fwd.cu":248:33 to 248:60 at "flash_fwd.cu":441:5 to 441:24))
@@ -357,9 +357,9 @@ cuir.kernel @flash_fwd_bf16_d64(
   %ninf = arith.constant 0xFF800000 : f32
 
   // ---- block coordinates, sequence views, masking offsets ----
-  %m_block = cuir.block_id x loc("block.m_block"("flash_fwd.cu":322:3 to 322:53))
-  %head_q = cuir.block_id y loc("block.head_q"("flash_fwd.cu":322:3 to 322:53))
-  %b = cuir.block_id z loc("block.batch"("flash_fwd.cu":322:3 to 322:53))
+  %m_block = cuir.block_id x loc("block.m_block"("flash_fwd.cu":322:3 to 322:48))
+  %head_q = cuir.block_id y loc("block.head_q"("flash_fwd.cu":322:3 to 322:48))
+  %b = cuir.block_id z loc("block.batch"("flash_fwd.cu":322:3 to 322:48))
   %causal_offset = arith.subi %seqlen_kv, %seqlen_q : index loc("causal_offset"("flash_fwd.cu":325:13 to 325:49))
   %last_key_offset = arith.select %causal, %causal_offset, %seqlen_kv : index loc("last_key_offset"("flash_fwd.cu":327:13 to 327:68))
   %m_start = arith.muli %m_block, %c128 : index loc("m_start"("flash_fwd.cu":328:13 to 328:46))
@@ -494,7 +494,7 @@ cuir.kernel @flash_fwd_bf16_d64(
       // ------- score tile complete: acc_s = Q K^T (unscaled) -------
       %acc_s_masked = cuir.elementwise (%acc_s) at [%b, %head_q, %m_start, %kv0]
           : (tensor<128x128xf32, #ACC>) -> tensor<128x128xf32, #ACC> {
-      ^bb0(%x: f32 loc("acc_s"("flash_fwd.cu":248:62 to 248:88)), %bi: index loc("block.batch"("flash_fwd.cu":441:26 to 441:68)), %hi: index loc("block.head_q"("flash_fwd.cu":441:26 to 441:68)), %row: index loc("row"("flash_fwd.cu":246:9 to 246:58)), %col: index loc("col"("flash_fwd.cu":247:9 to 247:53))):
+      ^bb0(%x: f32 loc("acc_s"("flash_fwd.cu":248:62 to 248:88)), %bi: index loc("block.batch"("flash_fwd.cu":441:26 to 441:63)), %hi: index loc("block.head_q"("flash_fwd.cu":441:26 to 441:63)), %row: index loc("row"("flash_fwd.cu":246:9 to 246:58)), %col: index loc("col"("flash_fwd.cu":247:9 to 247:53))):
         %past_end = arith.cmpi sge, %col, %seqlen_kv : index loc(callsite("flash_fwd.cu":248:13 to 248:29 at "flash_fwd.cu":441:5 to 441:24))
         %row_last = arith.addi %row, %last_key_offset : index loc(callsite("flash_fwd.cu":234:27 to 234:48 at "flash_fwd.cu":441:5 to 441:24))
         %past_diag = arith.cmpi sgt, %col, %row_last : index loc(callsite("flash_fwd.cu":248:33 to 248:60 at "flash_fwd.cu":441:5 to 441:24))
@@ -669,9 +669,9 @@ cuir.kernel @flash_fwd_f16_d128(
   %ninf = arith.constant 0xFF800000 : f32
 
   // ---- block coordinates, sequence views, masking offsets ----
-  %m_block = cuir.block_id x loc("block.m_block"("flash_fwd.cu":322:3 to 322:53))
-  %head_q = cuir.block_id y loc("block.head_q"("flash_fwd.cu":322:3 to 322:53))
-  %b = cuir.block_id z loc("block.batch"("flash_fwd.cu":322:3 to 322:53))
+  %m_block = cuir.block_id x loc("block.m_block"("flash_fwd.cu":322:3 to 322:48))
+  %head_q = cuir.block_id y loc("block.head_q"("flash_fwd.cu":322:3 to 322:48))
+  %b = cuir.block_id z loc("block.batch"("flash_fwd.cu":322:3 to 322:48))
   %causal_offset = arith.subi %seqlen_kv, %seqlen_q : index loc("causal_offset"("flash_fwd.cu":325:13 to 325:49))
   %last_key_offset = arith.select %causal, %causal_offset, %seqlen_kv : index loc("last_key_offset"("flash_fwd.cu":327:13 to 327:68))
   %m_start = arith.muli %m_block, %c128 : index loc("m_start"("flash_fwd.cu":328:13 to 328:46))
@@ -806,7 +806,7 @@ cuir.kernel @flash_fwd_f16_d128(
       // ------- score tile complete: acc_s = Q K^T (unscaled) -------
       %acc_s_masked = cuir.elementwise (%acc_s) at [%b, %head_q, %m_start, %kv0]
           : (tensor<128x64xf32, #ACC>) -> tensor<128x64xf32, #ACC> {
-      ^bb0(%x: f32 loc("acc_s"("flash_fwd.cu":248:62 to 248:88)), %bi: index loc("block.batch"("flash_fwd.cu":441:26 to 441:68)), %hi: index loc("block.head_q"("flash_fwd.cu":441:26 to 441:68)), %row: index loc("row"("flash_fwd.cu":246:9 to 246:58)), %col: index loc("col"("flash_fwd.cu":247:9 to 247:53))):
+      ^bb0(%x: f32 loc("acc_s"("flash_fwd.cu":248:62 to 248:88)), %bi: index loc("block.batch"("flash_fwd.cu":441:26 to 441:63)), %hi: index loc("block.head_q"("flash_fwd.cu":441:26 to 441:63)), %row: index loc("row"("flash_fwd.cu":246:9 to 246:58)), %col: index loc("col"("flash_fwd.cu":247:9 to 247:53))):
         %past_end = arith.cmpi sge, %col, %seqlen_kv : index loc(callsite("flash_fwd.cu":248:13 to 248:29 at "flash_fwd.cu":441:5 to 441:24))
         %row_last = arith.addi %row, %last_key_offset : index loc(callsite("flash_fwd.cu":234:27 to 234:48 at "flash_fwd.cu":441:5 to 441:24))
         %past_diag = arith.cmpi sgt, %col, %row_last : index loc(callsite("flash_fwd.cu":248:33 to 248:60 at "flash_fwd.cu":441:5 to 441:24))
@@ -981,9 +981,9 @@ cuir.kernel @flash_fwd_f16_d64(
   %ninf = arith.constant 0xFF800000 : f32
 
   // ---- block coordinates, sequence views, masking offsets ----
-  %m_block = cuir.block_id x loc("block.m_block"("flash_fwd.cu":322:3 to 322:53))
-  %head_q = cuir.block_id y loc("block.head_q"("flash_fwd.cu":322:3 to 322:53))
-  %b = cuir.block_id z loc("block.batch"("flash_fwd.cu":322:3 to 322:53))
+  %m_block = cuir.block_id x loc("block.m_block"("flash_fwd.cu":322:3 to 322:48))
+  %head_q = cuir.block_id y loc("block.head_q"("flash_fwd.cu":322:3 to 322:48))
+  %b = cuir.block_id z loc("block.batch"("flash_fwd.cu":322:3 to 322:48))
   %causal_offset = arith.subi %seqlen_kv, %seqlen_q : index loc("causal_offset"("flash_fwd.cu":325:13 to 325:49))
   %last_key_offset = arith.select %causal, %causal_offset, %seqlen_kv : index loc("last_key_offset"("flash_fwd.cu":327:13 to 327:68))
   %m_start = arith.muli %m_block, %c128 : index loc("m_start"("flash_fwd.cu":328:13 to 328:46))
@@ -1118,7 +1118,7 @@ cuir.kernel @flash_fwd_f16_d64(
       // ------- score tile complete: acc_s = Q K^T (unscaled) -------
       %acc_s_masked = cuir.elementwise (%acc_s) at [%b, %head_q, %m_start, %kv0]
           : (tensor<128x128xf32, #ACC>) -> tensor<128x128xf32, #ACC> {
-      ^bb0(%x: f32 loc("acc_s"("flash_fwd.cu":248:62 to 248:88)), %bi: index loc("block.batch"("flash_fwd.cu":441:26 to 441:68)), %hi: index loc("block.head_q"("flash_fwd.cu":441:26 to 441:68)), %row: index loc("row"("flash_fwd.cu":246:9 to 246:58)), %col: index loc("col"("flash_fwd.cu":247:9 to 247:53))):
+      ^bb0(%x: f32 loc("acc_s"("flash_fwd.cu":248:62 to 248:88)), %bi: index loc("block.batch"("flash_fwd.cu":441:26 to 441:63)), %hi: index loc("block.head_q"("flash_fwd.cu":441:26 to 441:63)), %row: index loc("row"("flash_fwd.cu":246:9 to 246:58)), %col: index loc("col"("flash_fwd.cu":247:9 to 247:53))):
         %past_end = arith.cmpi sge, %col, %seqlen_kv : index loc(callsite("flash_fwd.cu":248:13 to 248:29 at "flash_fwd.cu":441:5 to 441:24))
         %row_last = arith.addi %row, %last_key_offset : index loc(callsite("flash_fwd.cu":234:27 to 234:48 at "flash_fwd.cu":441:5 to 441:24))
         %past_diag = arith.cmpi sgt, %col, %row_last : index loc(callsite("flash_fwd.cu":248:33 to 248:60 at "flash_fwd.cu":441:5 to 441:24))

@@ -31,7 +31,7 @@
 // sm90_primitives.cuh for the layout and the wgmma descriptors), then the mbarriers. Out-of-bounds rows
 // (ragged Nq, Nkv) are zero-filled by TMA, and the mask sets their scores to -inf.
 //
-// Grid: (query blocks, Hq, B) for full attention; (Hq, query blocks from the heaviest down, B) for causal.
+// Grid: (query blocks, Hq, B); the query heads of a KV head side by side, heaviest query blocks first.
 // ptxas -v: 168 registers at launch (setmaxnreg then moves them: producer 24, consumers 240), no spills, for every
 // instantiation (the build checks). Correctness, sanitizers and speed on the H200: docs/benchmarks/sm90.md.
 #include <cuda.h>  // CUtensorMap and its enums only: cuTensorMapEncodeTiled is found at run time, no -lcuda
@@ -118,17 +118,17 @@ struct BlockIndex {
   int batch;
 };
 
-// Grid: full attention runs x = query block (fastest), y = query head, z = batch, so that consecutive blocks
-// share K and V in L2. Causal runs x = query head (fastest), y = query block, z = batch, so that the heavy
-// blocks go first and the light ones fill the tail. Both take the query blocks from the last one down: the
-// heaviest under a causal-like mask (it sees the most keys), and the same for all under full attention, so that
-// variants launched as full attention with such masks keep their light blocks for the tail too.
-template <bool IS_CAUSAL>
-__device__ __forceinline__ BlockIndex block_index() {
-  if constexpr (IS_CAUSAL)
-    return BlockIndex{static_cast<int>(gridDim.y - 1 - blockIdx.y), static_cast<int>(blockIdx.x),
-                      static_cast<int>(blockIdx.z)};
-  return BlockIndex{static_cast<int>(gridDim.x - 1 - blockIdx.x), static_cast<int>(blockIdx.y),
+// Grid: (query blocks, query heads, batch) for full attention and causal alike, dispatched x fastest and mapped
+// so that the query heads sharing a KV head run side by side, each query block from the last one down, then the
+// next KV head. Blocks in flight together read the same K and V from L2, and under a causal-like mask (the last
+// query block sees the most keys) the heavy blocks go first and the light ones fill the tail; variants launch as
+// full attention and keep that order.
+__device__ __forceinline__ BlockIndex block_index(const cuir_attention_params &params) {
+  const int group = params.num_heads_q / params.num_heads_kv;  // query heads per KV head
+  const int num_m_blocks = static_cast<int>(gridDim.x);
+  const int linear = static_cast<int>(blockIdx.y) * num_m_blocks + static_cast<int>(blockIdx.x);
+  const int rest = linear / group;
+  return BlockIndex{num_m_blocks - 1 - rest % num_m_blocks, (rest / num_m_blocks) * group + linear % group,
                     static_cast<int>(blockIdx.z)};
 }
 
@@ -452,7 +452,7 @@ __global__ void __launch_bounds__(FlashFwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS
   unsigned char *smem = smem_raw + ((1024u - (smem_u32addr(smem_raw) & 1023u)) & 1023u);
   Barriers<T::STAGES> *bars = reinterpret_cast<Barriers<T::STAGES> *>(smem + T::BAR_OFFSET);
 
-  const BlockIndex block = block_index<IS_CAUSAL>();
+  const BlockIndex block = block_index(params);
   const int seqlen_q = params.seqlen_q;
   const int seqlen_kv = params.seqlen_kv;
   const int causal_offset = seqlen_kv - seqlen_q;  // causal: row i sees key j iff j <= i + causal_offset
@@ -637,8 +637,7 @@ static cudaError_t launch_flash_fwd(const cuir_attention_params &p, cudaStream_t
   err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::SMEM_BYTES);
   if (err != cudaSuccess) return err;
   const unsigned num_m_blocks = (p.seqlen_q + T::BLOCK_M - 1) / T::BLOCK_M;
-  const dim3 grid = IS_CAUSAL ? dim3(p.num_heads_q, num_m_blocks, p.batch)  // see block_index
-                              : dim3(num_m_blocks, p.num_heads_q, p.batch);
+  const dim3 grid(num_m_blocks, p.num_heads_q, p.batch);  // see block_index
   kernel<<<grid, T::NUM_THREADS, T::SMEM_BYTES, stream>>>(p, tma_q, tma_k, tma_v);
   return cudaGetLastError();
 }

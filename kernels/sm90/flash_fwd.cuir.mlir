@@ -65,9 +65,9 @@ cuir.kernel @flash_fwd_sm90_bf16_d128(
   %ninf = arith.constant 0xFF800000 : f32
 
   // ---- block coordinates, sequence views, masking offsets ----
-  %m_block = cuir.block_id x loc("block.m_block"("flash_fwd.cu":455:3 to 455:53))
-  %head_q = cuir.block_id y loc("block.head_q"("flash_fwd.cu":455:3 to 455:53))
-  %b = cuir.block_id z loc("block.batch"("flash_fwd.cu":455:3 to 455:53))
+  %m_block = cuir.block_id x loc("block.m_block"("flash_fwd.cu":455:3 to 455:48))
+  %head_q = cuir.block_id y loc("block.head_q"("flash_fwd.cu":455:3 to 455:48))
+  %b = cuir.block_id z loc("block.batch"("flash_fwd.cu":455:3 to 455:48))
   %causal_offset = arith.subi %seqlen_kv, %seqlen_q : index loc("causal_offset"("flash_fwd.cu":458:13 to 458:49))
   %last_key_offset = arith.select %causal, %causal_offset, %seqlen_kv : index loc("ctx.last_key_offset"("flash_fwd.cu":518:5 to 518:92))
   %m_start = arith.muli %m_block, %c128 : index loc("m_start"("flash_fwd.cu":459:13 to 459:49))
@@ -258,7 +258,7 @@ cuir.kernel @flash_fwd_sm90_bf16_d128(
         // ------- score tile complete: acc_s = Q K^T (unscaled); the mask of a masking step -------
         %acc_s_masked = cuir.elementwise (%acc_s) at [%b, %head_q, %q_wg, %kv0]
             : (tensor<64x128xf32, #WACC>) -> tensor<64x128xf32, #WACC> {
-        ^bb0(%x: f32 loc("acc_s"("flash_fwd.cu":230:60 to 230:86)), %bi: index loc("block.batch"("flash_fwd.cu":455:3 to 455:53)), %hi: index loc("block.head_q"("flash_fwd.cu":455:3 to 455:53)), %row: index loc("row"("flash_fwd.cu":228:7 to 228:42)), %col: index loc("col"("flash_fwd.cu":229:7 to 229:46))):
+        ^bb0(%x: f32 loc("acc_s"("flash_fwd.cu":230:60 to 230:86)), %bi: index loc("block.batch"("flash_fwd.cu":455:3 to 455:48)), %hi: index loc("block.head_q"("flash_fwd.cu":455:3 to 455:48)), %row: index loc("row"("flash_fwd.cu":228:7 to 228:42)), %col: index loc("col"("flash_fwd.cu":229:7 to 229:46))):
           %past_end = arith.cmpi sge, %col, %seqlen_kv : index loc(callsite("flash_fwd.cu":230:11 to 230:27 at "flash_fwd.cu":355:5 to 355:43))
           %row_last = arith.addi %row, %last_key_offset : index loc(callsite("flash_fwd.cu":218:27 to 218:48 at "flash_fwd.cu":355:5 to 355:43))
           %past_diag = arith.cmpi sgt, %col, %row_last : index loc(callsite("flash_fwd.cu":230:31 to 230:58 at "flash_fwd.cu":355:5 to 355:43))
@@ -446,9 +446,9 @@ cuir.kernel @flash_fwd_sm90_bf16_d64(
   %ninf = arith.constant 0xFF800000 : f32
 
   // ---- block coordinates, sequence views, masking offsets ----
-  %m_block = cuir.block_id x loc("block.m_block"("flash_fwd.cu":455:3 to 455:53))
-  %head_q = cuir.block_id y loc("block.head_q"("flash_fwd.cu":455:3 to 455:53))
-  %b = cuir.block_id z loc("block.batch"("flash_fwd.cu":455:3 to 455:53))
+  %m_block = cuir.block_id x loc("block.m_block"("flash_fwd.cu":455:3 to 455:48))
+  %head_q = cuir.block_id y loc("block.head_q"("flash_fwd.cu":455:3 to 455:48))
+  %b = cuir.block_id z loc("block.batch"("flash_fwd.cu":455:3 to 455:48))
   %causal_offset = arith.subi %seqlen_kv, %seqlen_q : index loc("causal_offset"("flash_fwd.cu":458:13 to 458:49))
   %last_key_offset = arith.select %causal, %causal_offset, %seqlen_kv : index loc("ctx.last_key_offset"("flash_fwd.cu":518:5 to 518:92))
   %m_start = arith.muli %m_block, %c128 : index loc("m_start"("flash_fwd.cu":459:13 to 459:49))
@@ -639,7 +639,7 @@ cuir.kernel @flash_fwd_sm90_bf16_d64(
         // ------- score tile complete: acc_s = Q K^T (unscaled); the mask of a masking step -------
         %acc_s_masked = cuir.elementwise (%acc_s) at [%b, %head_q, %q_wg, %kv0]
             : (tensor<64x128xf32, #WACC>) -> tensor<64x128xf32, #WACC> {
-        ^bb0(%x: f32 loc("acc_s"("flash_fwd.cu":230:60 to 230:86)), %bi: index loc("block.batch"("flash_fwd.cu":455:3 to 455:53)), %hi: index loc("block.head_q"("flash_fwd.cu":455:3 to 455:53)), %row: index loc("row"("flash_fwd.cu":228:7 to 228:42)), %col: index loc("col"("flash_fwd.cu":229:7 to 229:46))):
+        ^bb0(%x: f32 loc("acc_s"("flash_fwd.cu":230:60 to 230:86)), %bi: index loc("block.batch"("flash_fwd.cu":455:3 to 455:48)), %hi: index loc("block.head_q"("flash_fwd.cu":455:3 to 455:48)), %row: index loc("row"("flash_fwd.cu":228:7 to 228:42)), %col: index loc("col"("flash_fwd.cu":229:7 to 229:46))):
           %past_end = arith.cmpi sge, %col, %seqlen_kv : index loc(callsite("flash_fwd.cu":230:11 to 230:27 at "flash_fwd.cu":355:5 to 355:43))
           %row_last = arith.addi %row, %last_key_offset : index loc(callsite("flash_fwd.cu":218:27 to 218:48 at "flash_fwd.cu":355:5 to 355:43))
           %past_diag = arith.cmpi sgt, %col, %row_last : index loc(callsite("flash_fwd.cu":230:31 to 230:58 at "flash_fwd.cu":355:5 to 355:43))
@@ -827,9 +827,9 @@ cuir.kernel @flash_fwd_sm90_f16_d128(
   %ninf = arith.constant 0xFF800000 : f32
 
   // ---- block coordinates, sequence views, masking offsets ----
-  %m_block = cuir.block_id x loc("block.m_block"("flash_fwd.cu":455:3 to 455:53))
-  %head_q = cuir.block_id y loc("block.head_q"("flash_fwd.cu":455:3 to 455:53))
-  %b = cuir.block_id z loc("block.batch"("flash_fwd.cu":455:3 to 455:53))
+  %m_block = cuir.block_id x loc("block.m_block"("flash_fwd.cu":455:3 to 455:48))
+  %head_q = cuir.block_id y loc("block.head_q"("flash_fwd.cu":455:3 to 455:48))
+  %b = cuir.block_id z loc("block.batch"("flash_fwd.cu":455:3 to 455:48))
   %causal_offset = arith.subi %seqlen_kv, %seqlen_q : index loc("causal_offset"("flash_fwd.cu":458:13 to 458:49))
   %last_key_offset = arith.select %causal, %causal_offset, %seqlen_kv : index loc("ctx.last_key_offset"("flash_fwd.cu":518:5 to 518:92))
   %m_start = arith.muli %m_block, %c128 : index loc("m_start"("flash_fwd.cu":459:13 to 459:49))
@@ -1020,7 +1020,7 @@ cuir.kernel @flash_fwd_sm90_f16_d128(
         // ------- score tile complete: acc_s = Q K^T (unscaled); the mask of a masking step -------
         %acc_s_masked = cuir.elementwise (%acc_s) at [%b, %head_q, %q_wg, %kv0]
             : (tensor<64x128xf32, #WACC>) -> tensor<64x128xf32, #WACC> {
-        ^bb0(%x: f32 loc("acc_s"("flash_fwd.cu":230:60 to 230:86)), %bi: index loc("block.batch"("flash_fwd.cu":455:3 to 455:53)), %hi: index loc("block.head_q"("flash_fwd.cu":455:3 to 455:53)), %row: index loc("row"("flash_fwd.cu":228:7 to 228:42)), %col: index loc("col"("flash_fwd.cu":229:7 to 229:46))):
+        ^bb0(%x: f32 loc("acc_s"("flash_fwd.cu":230:60 to 230:86)), %bi: index loc("block.batch"("flash_fwd.cu":455:3 to 455:48)), %hi: index loc("block.head_q"("flash_fwd.cu":455:3 to 455:48)), %row: index loc("row"("flash_fwd.cu":228:7 to 228:42)), %col: index loc("col"("flash_fwd.cu":229:7 to 229:46))):
           %past_end = arith.cmpi sge, %col, %seqlen_kv : index loc(callsite("flash_fwd.cu":230:11 to 230:27 at "flash_fwd.cu":355:5 to 355:43))
           %row_last = arith.addi %row, %last_key_offset : index loc(callsite("flash_fwd.cu":218:27 to 218:48 at "flash_fwd.cu":355:5 to 355:43))
           %past_diag = arith.cmpi sgt, %col, %row_last : index loc(callsite("flash_fwd.cu":230:31 to 230:58 at "flash_fwd.cu":355:5 to 355:43))
@@ -1208,9 +1208,9 @@ cuir.kernel @flash_fwd_sm90_f16_d64(
   %ninf = arith.constant 0xFF800000 : f32
 
   // ---- block coordinates, sequence views, masking offsets ----
-  %m_block = cuir.block_id x loc("block.m_block"("flash_fwd.cu":455:3 to 455:53))
-  %head_q = cuir.block_id y loc("block.head_q"("flash_fwd.cu":455:3 to 455:53))
-  %b = cuir.block_id z loc("block.batch"("flash_fwd.cu":455:3 to 455:53))
+  %m_block = cuir.block_id x loc("block.m_block"("flash_fwd.cu":455:3 to 455:48))
+  %head_q = cuir.block_id y loc("block.head_q"("flash_fwd.cu":455:3 to 455:48))
+  %b = cuir.block_id z loc("block.batch"("flash_fwd.cu":455:3 to 455:48))
   %causal_offset = arith.subi %seqlen_kv, %seqlen_q : index loc("causal_offset"("flash_fwd.cu":458:13 to 458:49))
   %last_key_offset = arith.select %causal, %causal_offset, %seqlen_kv : index loc("ctx.last_key_offset"("flash_fwd.cu":518:5 to 518:92))
   %m_start = arith.muli %m_block, %c128 : index loc("m_start"("flash_fwd.cu":459:13 to 459:49))
@@ -1401,7 +1401,7 @@ cuir.kernel @flash_fwd_sm90_f16_d64(
         // ------- score tile complete: acc_s = Q K^T (unscaled); the mask of a masking step -------
         %acc_s_masked = cuir.elementwise (%acc_s) at [%b, %head_q, %q_wg, %kv0]
             : (tensor<64x128xf32, #WACC>) -> tensor<64x128xf32, #WACC> {
-        ^bb0(%x: f32 loc("acc_s"("flash_fwd.cu":230:60 to 230:86)), %bi: index loc("block.batch"("flash_fwd.cu":455:3 to 455:53)), %hi: index loc("block.head_q"("flash_fwd.cu":455:3 to 455:53)), %row: index loc("row"("flash_fwd.cu":228:7 to 228:42)), %col: index loc("col"("flash_fwd.cu":229:7 to 229:46))):
+        ^bb0(%x: f32 loc("acc_s"("flash_fwd.cu":230:60 to 230:86)), %bi: index loc("block.batch"("flash_fwd.cu":455:3 to 455:48)), %hi: index loc("block.head_q"("flash_fwd.cu":455:3 to 455:48)), %row: index loc("row"("flash_fwd.cu":228:7 to 228:42)), %col: index loc("col"("flash_fwd.cu":229:7 to 229:46))):
           %past_end = arith.cmpi sge, %col, %seqlen_kv : index loc(callsite("flash_fwd.cu":230:11 to 230:27 at "flash_fwd.cu":355:5 to 355:43))
           %row_last = arith.addi %row, %last_key_offset : index loc(callsite("flash_fwd.cu":218:27 to 218:48 at "flash_fwd.cu":355:5 to 355:43))
           %past_diag = arith.cmpi sgt, %col, %row_last : index loc(callsite("flash_fwd.cu":230:31 to 230:58 at "flash_fwd.cu":355:5 to 355:43))
