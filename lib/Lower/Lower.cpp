@@ -36,6 +36,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
@@ -116,6 +117,9 @@ private:
   std::string copyCondFrom, copyCondTo, copyIndent;
   std::string variantSpec;
   std::string normalizer = "softmax";
+  // The kernel's score sites whose helper writes s / 2 for the sigmoid
+  // weights.
+  unsigned halvedScoreSites = 0;
   int64_t tempCount = 0;
 };
 
@@ -255,6 +259,57 @@ mapIdentifiers(StringRef text, llvm::function_ref<std::string(StringRef)> map) {
   return out;
 }
 
+// Builds x / 2 before `before`, with the halving pushed through sums,
+// differences, negations and selects into one factor of each product,
+// preferring a factor that does not depend on the element (`perElement` says
+// which do): the sigmoid weights' tanh(s / 2) then costs no multiply per
+// element, its half folded into the score's affine terms. Halving is exact
+// (barring subnormals), so the score is bit for bit the same.
+static Value buildHalf(OpBuilder &b, Value x,
+                       const llvm::DenseSet<Value> &perElement) {
+  // Marked as inserted, so that no source name stands for the new values.
+  Location loc = FusedLoc::get(b.getContext(), {x.getLoc()},
+                               b.getStringAttr(kInsertedLocTag));
+  auto half = [&](Value v) { return buildHalf(b, v, perElement); };
+  Operation *def = x.getDefiningOp();
+  APFloat f(0.0f);
+  if (matchPattern(x, m_ConstantFloat(&f))) {
+    f.divide(APFloat(f.getSemantics(), 2), APFloat::rmNearestTiesToEven);
+    return arith::ConstantOp::create(b, loc, b.getFloatAttr(x.getType(), f));
+  }
+  if (auto add = dyn_cast_or_null<arith::AddFOp>(def))
+    return arith::AddFOp::create(b, loc, half(add.getLhs()),
+                                 half(add.getRhs()));
+  if (auto sub = dyn_cast_or_null<arith::SubFOp>(def))
+    return arith::SubFOp::create(b, loc, half(sub.getLhs()),
+                                 half(sub.getRhs()));
+  if (auto neg = dyn_cast_or_null<arith::NegFOp>(def))
+    return arith::NegFOp::create(b, loc, half(neg.getOperand()));
+  if (auto sel = dyn_cast_or_null<arith::SelectOp>(def))
+    return arith::SelectOp::create(b, loc, sel.getCondition(),
+                                   half(sel.getTrueValue()),
+                                   half(sel.getFalseValue()));
+  if (auto mul = dyn_cast_or_null<arith::MulFOp>(def)) {
+    if (!perElement.contains(mul.getRhs()) || perElement.contains(mul.getLhs()))
+      return arith::MulFOp::create(b, loc, mul.getLhs(), half(mul.getRhs()));
+    return arith::MulFOp::create(b, loc, half(mul.getLhs()), mul.getRhs());
+  }
+  Value c = arith::ConstantOp::create(b, loc, b.getFloatAttr(x.getType(), 0.5));
+  return arith::MulFOp::create(b, loc, x, c);
+}
+
+/// The values of an elementwise body that depend on the element: its score
+/// and indices, and everything computed from them.
+static llvm::DenseSet<Value> perElementValues(Block &body) {
+  llvm::DenseSet<Value> perElement = {body.getArgument(0), body.getArgument(3),
+                                      body.getArgument(4)};
+  for (Operation &op : body.without_terminator())
+    if (llvm::any_of(op.getOperands(),
+                     [&](Value v) { return perElement.contains(v); }))
+      perElement.insert(op.getResults().begin(), op.getResults().end());
+  return perElement;
+}
+
 LogicalResult Lowerer::lowerVariantScores(KernelOp t, ElementwiseOp ew) {
   Location loc = ew.getLoc();
   Value in = ew.getInputs()[0];
@@ -286,8 +341,25 @@ LogicalResult Lowerer::lowerVariantScores(KernelOp t, ElementwiseOp ew) {
   if (failed(frag) || failed(b) || failed(h) || failed(q0) || failed(k0))
     return failure();
 
+  // Sigmoid weights take tanh(s / 2): the helper writes s / 2, from a copy of
+  // the body with the halving folded in (the Target CuIR stays as it is).
+  ElementwiseOp work = ew;
+  if (normalizer == "sigmoid") {
+    OpBuilder builder(ew);
+    work = cast<ElementwiseOp>(builder.clone(*ew));
+    Block &copy = work.getBody().front();
+    Operation *yield = copy.getTerminator();
+    builder.setInsertionPoint(yield);
+    yield->setOperand(
+        0, buildHalf(builder, yield->getOperand(0), perElementValues(copy)));
+    ++halvedScoreSites;
+  }
+  llvm::scope_exit eraseWork([&] {
+    if (work != ew)
+      work.erase();
+  });
   // The helper's body: the score function and mask, statement by statement.
-  Block &body = ew.getBody().front();
+  Block &body = work.getBody().front();
   CppEmitter bodyEm;
   bodyEm.names[body.getArgument(0)] = "s";
   bodyEm.names[body.getArgument(1)] = "b";
@@ -592,20 +664,32 @@ LogicalResult Lowerer::lowerSigmoid(KernelOp t, KernelOp s) {
         return failure();
     }
   }
-  // sigmoid(s) = (1 + tanh(s / 2)) / 2: one SFU op, no division.
+  // sigmoid(s) = (1 + tanh(s / 2)) / 2: one SFU op, no division. Where the
+  // variant's scores are written, they come as s / 2 already.
+  if (halvedScoreSites && halvedScoreSites != as->sites.size())
+    return emitError(t.getLoc())
+           << "the variant's scores cover " << halvedScoreSites << " of the "
+           << as->sites.size() << " score tiles the sigmoid weights read";
+  bool halved = halvedScoreSites != 0;
   addHelper("tanh", kTanhApproxHelper);
-  addHelper("sigmoid",
-            "// ---- cuir: sigmoid weights, p = 1 / (1 + exp(-s)) = (1 + "
-            "tanh(s / 2)) / 2, in place over an accumulator tile ----\n"
-            "template <" +
-                fw.templateParams +
-                ">\n"
-                "__device__ __forceinline__ void cuir_sigmoid_weights(" +
-                fw.param + ") {\n" +
-                fw.walk("  ", fw.bodyIndent("  ") + fw.element +
-                                  " = 0.5f * cuir_tanh_approx(0.5f * " +
-                                  fw.element + ") + 0.5f;\n") +
-                "}\n");
+  addHelper(
+      "sigmoid",
+      "// ---- cuir: sigmoid weights, p = 1 / (1 + exp(-s)) = (1 + "
+      "tanh(s / 2)) / 2, in place over an accumulator tile" +
+          std::string(halved ? " of s / 2\n"
+                               "//      (the variant's scores halve "
+                               "their affine terms, no multiply per "
+                               "score) ----\n"
+                             : " ----\n") +
+          "template <" + fw.templateParams +
+          ">\n"
+          "__device__ __forceinline__ void cuir_sigmoid_weights(" +
+          fw.param + ") {\n" +
+          fw.walk("  ", fw.bodyIndent("  ") + fw.element +
+                            " = 0.5f * cuir_tanh_approx(" +
+                            (halved ? fw.element : "0.5f * " + fw.element) +
+                            ") + 0.5f;\n") +
+          "}\n");
   // The output is the weighted sum itself, and has no log-sum-exp.
   SmallVector<Operation *> removed;
   s.walk([&](Operation *op) {
@@ -838,6 +922,7 @@ LogicalResult Lowerer::lowerKernel(KernelOp t, KernelOp s) {
     if (ew->hasAttr(kVariantOpAttr))
       variantOps.push_back(ew);
   });
+  halvedScoreSites = 0;
   for (ElementwiseOp ew : variantOps)
     if (failed(lowerVariantScores(t, ew)))
       return failure();
