@@ -5,7 +5,7 @@
 #   sass      cuobjdump SASS of the sm_90 cubin (spill/scheduling forensics)
 #   check     tools/gpu/check_flash_fwd.py --kernel sm80 --time (correctness vs float64 + argument checks + timings)
 #   sanitize  compute-sanitizer memcheck, racecheck, synccheck, initcheck on build/kernels/sm80/flash_fwd_sm80_smoke
-#   bench     tools/gpu/bench_sm80.py $BENCH_ARGS (peers: SDPA flash, SDPA cuDNN, FlexAttention)
+#   bench     tools/gpu/bench_flash_fwd.py --kernel sm80 $BENCH_ARGS (peers: SDPA flash, SDPA cuDNN, FlexAttention)
 set -u
 OUT=${OUT:-/tmp/cuir_out}
 mkdir -p "$OUT"
@@ -41,7 +41,7 @@ for step in $STEPS; do
       done
       ;;
     bench)
-      python3 tools/gpu/bench_sm80.py ${BENCH_ARGS:-} --json "$OUT/bench.json" --md "$OUT/bench.md" 2>&1 | tee "$OUT/bench.log"
+      python3 tools/gpu/bench_flash_fwd.py --kernel sm80 ${BENCH_ARGS:-} --json "$OUT/bench.json" --md "$OUT/bench.md" 2>&1 | tee "$OUT/bench.log"
       [ "${PIPESTATUS[0]}" = 0 ] || status=1
       ;;
   esac

@@ -7,7 +7,7 @@
 #   check     tools/gpu/check_flash_fwd.py --kernel sm90 (correctness vs float64, argument checks, repeats)
 #   variants  check --quick of every library in $K/sm90-variants (tuning builds, see build_sm90_variants.sh)
 #   sanitize  compute-sanitizer memcheck, racecheck, synccheck, initcheck on the smoke driver
-#   bench     tools/gpu/bench_sm90.py $BENCH_ARGS, with the variants as extra columns
+#   bench     tools/gpu/bench_flash_fwd.py --kernel sm90 $BENCH_ARGS, with the variants as extra columns
 # Other knobs: SANITIZERS (default: memcheck racecheck synccheck initcheck), SANITIZE_TIMEOUT (s, each),
 # BENCH_TIMEOUT (s), NO_VARIANTS=1 (ignore $K/sm90-variants).
 set -u
@@ -67,7 +67,7 @@ for step in $STEPS; do
     bench)
       extra=""
       for lib in $variants; do n=$(basename "$lib" .so); extra="$extra --extra-lib ${n#libcuir_flash_fwd_sm90_}=$lib"; done
-      timeout ${BENCH_TIMEOUT:-420} python3 tools/gpu/bench_sm90.py ${BENCH_ARGS:-} $extra --json "$OUT/bench.json" --md "$OUT/bench.md" 2>&1
+      timeout ${BENCH_TIMEOUT:-420} python3 tools/gpu/bench_flash_fwd.py --kernel sm90 ${BENCH_ARGS:-} $extra --json "$OUT/bench.json" --md "$OUT/bench.md" 2>&1
       [ $? = 0 ] || status=1
       ;;
   esac

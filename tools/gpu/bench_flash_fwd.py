@@ -1,22 +1,23 @@
 #!/usr/bin/env python3
-"""Benchmark of CuIR's sm_90 flash forward kernel against its peers and the sm_80 kernel, in one run on one GPU.
+"""Benchmark of one of CuIR's flash forward kernels against its peers, in one run on one GPU.
 
 bf16, head dim 128, 16k tokens per batch (B = 16384 / N), N = 1k, 2k, 4k, 8k (--n), for the head configurations
 Llama2-7B (Hq/Hkv 32/32), Qwen2.5-72B (64/8) and Llama3.1-405B (128/8), full and causal:
-  sm90   : kernels/sm90/flash_fwd.cu through libcuir_flash_fwd_sm90.so ($CUIR_FLASH_FWD_SM90_LIB or the build's)
-  sm80   : kernels/sm80/flash_fwd.cu through libcuir_flash_fwd_sm80.so ($CUIR_FLASH_FWD_SM80_LIB or the build's)
-  flash  : torch SDPA, FLASH_ATTENTION backend (FlashAttention-2)
-  cudnn  : torch SDPA, CUDNN_ATTENTION backend
-  flex   : FlexAttention, torch.compile'd (block_mask None for full, a causal block mask for causal)
-  NAME   : --extra-lib NAME=PATH, another build of the sm_90 kernel (a tuning variant)
+  sm90 / sm80 : the kernel under test (--kernel), kernels/<kernel>/flash_fwd.cu through
+                libcuir_flash_fwd_<kernel>.so ($CUIR_FLASH_FWD_SM90_LIB / _SM80_LIB, or the build's)
+  sm80        : with --kernel sm90, the sm_80 kernel too, unless --no-sm80
+  NAME        : --extra-lib NAME=PATH, another build of the kernel under test (a tuning variant)
+  flash       : torch SDPA, FLASH_ATTENTION backend (FlashAttention-2)
+  cudnn       : torch SDPA, CUDNN_ATTENTION backend
+  flex        : FlexAttention, torch.compile'd (block_mask None for full, a causal block mask for causal)
 Measured as /work/shared/bench/peer_bench.py measures the peers: inputs [B, H, N, D] contiguous (ours read the
 same tensors through strides), triton.testing.do_bench(warmup=25, rep=100, return_mode="median"),
 TFLOP/s = 4*B*Hq*N*N*D / time for full, half of that for causal (only unmasked work is counted).
-Before timing, each shape's sm_90 output (and every variant's) is compared with SDPA cuDNN's on the same inputs
-(max abs difference, printed; a difference over 0.05 is flagged).
+Before timing, each shape's output of the kernel under test (and of every extra build) is compared with SDPA
+cuDNN's on the same inputs (max abs difference, printed; a difference over 0.05 is flagged).
 
-usage: python3 tools/gpu/bench_sm90.py [--n 8192] [--configs ...] [--no-flex] [--no-sm80] [--extra-lib N=P]
-                                       [--json f] [--md f]
+usage: python3 tools/gpu/bench_flash_fwd.py --kernel sm80|sm90 [--n 8192] [--configs ...] [--no-flex]
+                                            [--no-sm80] [--extra-lib N=P] [--json f] [--md f]
 """
 import argparse
 import datetime
@@ -49,15 +50,16 @@ def _sdpa(backend, q, k, v, causal):
 
 
 def main():
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--kernel", choices=["sm80", "sm90"], required=True, help="the CuIR kernel under test")
     ap.add_argument("--n", type=int, nargs="+", default=[1024, 2048, 4096, 8192])
     ap.add_argument("--configs", nargs="+", default=list(CONFIGS))
     ap.add_argument("--no-flex", action="store_true")
-    ap.add_argument("--no-sm80", action="store_true")
+    ap.add_argument("--no-sm80", action="store_true", help="with --kernel sm90: do not time the sm_80 kernel")
     ap.add_argument("--json", default=None)
     ap.add_argument("--md", default=None, help="write the markdown table here")
     ap.add_argument("--extra-lib", action="append", default=[], metavar="NAME=PATH",
-                    help="also time another build of the sm_90 kernel (a tuning variant) as column NAME")
+                    help="also time another build of the kernel under test (a tuning variant) as column NAME")
     args = ap.parse_args()
 
     dev, dt = "cuda", torch.bfloat16
@@ -72,9 +74,11 @@ def main():
         _dynamo.config.accumulated_recompile_limit = 4096
         flex = torch.compile(flex_attention, dynamic=False)
 
-    sm90_lib = load_library(kernel="sm90")
-    sm80_lib = None if args.no_sm80 else load_library(kernel="sm80")
-    extra = {name: load_library(path, kernel="sm90") for name, path in (x.split("=", 1) for x in args.extra_lib)}
+    kernel = args.kernel
+    run = {"sm80": flash_fwd_sm80, "sm90": flash_fwd_sm90}
+    lib = load_library(kernel=kernel)
+    sm80_lib = load_library(kernel="sm80") if kernel == "sm90" and not args.no_sm80 else None
+    extra = {name: load_library(path, kernel=kernel) for name, path in (x.split("=", 1) for x in args.extra_lib)}
     gpu = torch.cuda.get_device_name()
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     print(f"{gpu}, torch {torch.__version__}, {stamp}", flush=True)
@@ -93,11 +97,10 @@ def main():
                 flops = flops_full / 2 if causal else flops_full
                 row = {"config": cname, "Hq": Hq, "Hkv": Hkv, "N": N, "B": B, "causal": causal, "ms": {},
                        "tflops": {}, "max_abs_vs_cudnn": {}}
-                fns = {"sm90": lambda: flash_fwd_sm90(q, k, v, causal=causal, out=out, lse=lse, layout="bhnd",
-                                                      lib=sm90_lib)}
-                for name, lib in extra.items():
-                    fns[name] = (lambda lib=lib: flash_fwd_sm90(q, k, v, causal=causal, out=out, lse=lse,
-                                                                layout="bhnd", lib=lib))
+                fns = {}
+                for name, build in [(kernel, lib), *extra.items()]:
+                    fns[name] = (lambda build=build: run[kernel](q, k, v, causal=causal, out=out, lse=lse,
+                                                                 layout="bhnd", lib=build))
                 if sm80_lib is not None:
                     fns["sm80"] = lambda: flash_fwd_sm80(q, k, v, causal=causal, out=out, lse=lse, layout="bhnd",
                                                          lib=sm80_lib)
@@ -112,7 +115,7 @@ def main():
                 # Agreement with SDPA cuDNN on these very inputs (ours write `out`).
                 try:
                     ref = fns["cudnn"]().float()
-                    for name in ["sm90", *extra]:
+                    for name in [kernel, *extra]:
                         out.fill_(float("nan"))
                         fns[name]()
                         torch.cuda.synchronize()
@@ -141,7 +144,7 @@ def main():
             del q, k, v, out, lse
             torch.cuda.empty_cache()
 
-    table = markdown_table(results, gpu, stamp, list(extra))
+    table = markdown_table(results, gpu, stamp, kernel, list(extra), sm80_lib is not None)
     print()
     print(table)
     if args.md:
@@ -152,13 +155,16 @@ def main():
             json.dump({"gpu": gpu, "torch": torch.__version__, "date": stamp, "rows": results}, f, indent=1)
 
 
-def markdown_table(results, gpu, stamp, extra_names):
-    extra_hdr = "".join(f" {n} |" for n in extra_names)
+def markdown_table(results, gpu, stamp, kernel, extra_names, with_sm80):
+    ours = [kernel, *extra_names] + (["sm80"] if with_sm80 else [])
+    titles = {kernel: f"CuIR {kernel}", "sm80": "CuIR sm80"}
+    peers = [("flash", "SDPA flash (FA2)"), ("cudnn", "SDPA cuDNN"), ("flex", "FlexAttention")]
+    header = ([titles.get(n, n) for n in ours] + [t for _, t in peers] +
+              [f"{kernel} / {t}" for t in ("cuDNN", "FA2", "Flex")])
     lines = [f"TFLOP/s ({gpu}, {stamp}; bf16, d=128, 16k tokens per batch; causal counts half the work of full)",
              "",
-             "| config | N | B | mask | CuIR sm90 |" + extra_hdr +
-             " CuIR sm80 | SDPA flash (FA2) | SDPA cuDNN | FlexAttention | sm90 / cuDNN | sm90 / FA2 | sm90 / Flex |",
-             "|---|---|---|---|---|" + "---|" * len(extra_names) + "---|---|---|---|---|---|---|"]
+             "| config | N | B | mask | " + " | ".join(header) + " |",
+             "|---|---|---|---|" + "---|" * len(header)]
     for r in sorted(results, key=lambda r: (list(CONFIGS).index(r["config"]), r["N"], r["causal"])):
         tf = r["tflops"]
 
@@ -166,11 +172,10 @@ def markdown_table(results, gpu, stamp, extra_names):
             return f"{tf[n]:.0f}" if n in tf else "–"
 
         ratio = lambda a, b: f"{tf[a] / tf[b]:.2f}" if a in tf and b in tf else "–"  # noqa: E731
+        cells = [cell(n) for n in ours] + [cell(n) for n, _ in peers] + [
+            ratio(kernel, n) for n in ("cudnn", "flash", "flex")]
         lines.append(f"| {r['config']} ({r['Hq']}/{r['Hkv']}) | {r['N']} | {r['B']} | "
-                     f"{'causal' if r['causal'] else 'full'} | {cell('sm90')} |" +
-                     "".join(f" {cell(n)} |" for n in extra_names) +
-                     f" {cell('sm80')} | {cell('flash')} | {cell('cudnn')} | {cell('flex')} | "
-                     f"{ratio('sm90', 'cudnn')} | {ratio('sm90', 'flash')} | {ratio('sm90', 'flex')} |")
+                     f"{'causal' if r['causal'] else 'full'} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
