@@ -30,7 +30,8 @@
 // diagonal) are the highest-numbered ones, so the KV loop runs them first as "masking steps", then the
 // remaining full tiles as "unmasked steps" with no mask arithmetic at all.
 //
-// Grid: (Hq, query blocks, B), the heaviest query blocks of every head first (see block_index). ptxas -v: 255 registers, no spills, for every instantiation (the build checks).
+// Grid: (Hq, query blocks, B), the heaviest query blocks of every head first (see block_index). ptxas -v: 255
+// registers, no spills, for every instantiation (the build checks).
 #include <cuda_runtime.h>
 #include <stdint.h>
 
@@ -113,9 +114,9 @@ struct BlockIndex {
 // Grid: (query heads, query blocks, batch) for full attention and causal alike: x = query head (fastest), y =
 // query block taken from the last one (the heaviest under a causal-like mask: it sees the most keys) down, z =
 // batch, so that the heavy blocks of every head go first and the light ones fill the tail of the grid, also for
-// variants, which launch as full attention. (On the H200 this order measured better for this kernel's variants
-// than running the query blocks of a head side by side, and within noise for full attention.) The indices are
-// read with mov from the special registers each time, so that no register holds them.
+// variants, which launch as full attention. (On the H200, against running a head's query blocks side by side:
+// variants +1.6% at N = 2k, full attention -1.8% at 8k; docs/benchmarks/sm80.md.) The indices are read with mov
+// from the special registers each time, so that no register holds them.
 __device__ __forceinline__ BlockIndex block_index(const cuir_attention_params &params) {
   (void)params;
   uint32_t x, y, ny, z;

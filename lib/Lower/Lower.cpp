@@ -259,8 +259,8 @@ mapIdentifiers(StringRef text, llvm::function_ref<std::string(StringRef)> map) {
   return out;
 }
 
-// Builds x / 2 before `before`, with the halving pushed through sums,
-// differences, negations and selects into one factor of each product,
+// Builds x / 2 at the builder's insertion point, the halving pushed through
+// sums, differences, negations and selects into one factor of each product,
 // preferring a factor that does not depend on the element (`perElement` says
 // which do): the sigmoid weights' tanh(s / 2) then costs no multiply per
 // element, its half folded into the score's affine terms. Halving is exact
