@@ -117,8 +117,7 @@ struct BlockIndex {
 // variants, which launch as full attention. (On the H200, against running a head's query blocks side by side:
 // variants +1.6% at N = 2k, full attention -1.8% at 8k; docs/benchmarks/sm80.md.) The indices are read with mov
 // from the special registers each time, so that no register holds them.
-__device__ __forceinline__ BlockIndex block_index(const cuir_attention_params &params) {
-  (void)params;
+__device__ __forceinline__ BlockIndex block_index() {
   uint32_t x, y, ny, z;
   asm volatile("mov.u32 %0, %%ctaid.x;\n" : "=r"(x));
   asm volatile("mov.u32 %0, %%ctaid.y;\n" : "=r"(y));
@@ -320,7 +319,7 @@ __global__ void __launch_bounds__(FlashFwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS
   constexpr uint32_t SV_OFFSET = SK_OFFSET + T::KV_STAGES * T::KV_TILE_BYTES;
 
   const int tid = thread_index();
-  const BlockIndex block = block_index(params);
+  const BlockIndex block = block_index();
   const int seqlen_q = params.seqlen_q;
   const int seqlen_kv = params.seqlen_kv;
   const int causal_offset = seqlen_kv - seqlen_q;  // causal: row i sees key j iff j <= i + causal_offset
@@ -331,11 +330,11 @@ __global__ void __launch_bounds__(FlashFwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS
   // Row 0 of this block's K or V sequence, formed where it is used (with the batch index read afresh, see
   // thread_index), so that no 64-bit pointer is held across the KV loop.
   auto k_head = [&]() {
-    return static_cast<const uint16_t *>(params.k) + block_index(params).batch * params.k_batch_stride +
+    return static_cast<const uint16_t *>(params.k) + block_index().batch * params.k_batch_stride +
            head_kv * params.k_head_stride;
   };
   auto v_head = [&]() {
-    return static_cast<const uint16_t *>(params.v) + block_index(params).batch * params.v_batch_stride +
+    return static_cast<const uint16_t *>(params.v) + block_index().batch * params.v_batch_stride +
            head_kv * params.v_head_stride;
   };
 
@@ -439,7 +438,7 @@ __global__ void __launch_bounds__(FlashFwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS
 
     // ------- score tile complete: acc_s = Q K^T (unscaled) of rows m_start + warp_row_in_block + ...,
     //         keys n_block * BLOCK_N + ... -------
-    apply_mask<T>(acc_s, block_index(params).m_block * BLOCK_M + warp_row_in_block, n_block, lane, seqlen_kv,
+    apply_mask<T>(acc_s, block_index().m_block * BLOCK_M + warp_row_in_block, n_block, lane, seqlen_kv,
                   last_key_offset);
 
     // ------- online softmax: update row_max / row_sum, rescale acc_o, acc_s <- probabilities -------
@@ -514,7 +513,7 @@ __global__ void __launch_bounds__(FlashFwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS
   // =============================== epilogue ===============================
   // Finish the row sums across the quad, normalise, write LSE, and stage O (16-bit) through this warp's
   // own rows of the Q tile (only this warp ever read them) for 16-byte coalesced stores.
-  const BlockIndex block_e = block_index(params);
+  const BlockIndex block_e = block_index();
   const int lane = thread_index() % 32;
   const int warp_row_in_block = (thread_index() / 32) * T::ROWS_PER_WARP;
   const int m_start_e = block_e.m_block * BLOCK_M;

@@ -379,8 +379,7 @@ LogicalResult Lowerer::lowerVariantScores(KernelOp t, ElementwiseOp ew) {
   // Statements that depend on the element (its score or indices) run per
   // element; the rest (parameter loads, per-head slopes, the reciprocal of an
   // invariant divisor) once per call, ahead of the loops.
-  llvm::DenseSet<Value> perElement = {body.getArgument(0), body.getArgument(3),
-                                      body.getArgument(4)};
+  llvm::DenseSet<Value> perElement = perElementValues(body);
   struct Stmt {
     std::string type, name, rhs;
     bool perElement;
@@ -400,12 +399,9 @@ LogicalResult Lowerer::lowerVariantScores(KernelOp t, ElementwiseOp ew) {
   llvm::StringMap<std::string> byText; // "type rhs" -> name: text-level CSE
   int n = 0;
   for (Operation &op : body.without_terminator()) {
-    bool elementwise = llvm::any_of(
-        op.getOperands(), [&](Value v) { return perElement.contains(v); });
-    if (elementwise)
-      perElement.insert(op.getResults().begin(), op.getResults().end());
     if (op.getNumResults() != 1 || &op == result.getDefiningOp())
       continue;
+    bool elementwise = perElement.contains(op.getResult(0));
     if (isa<arith::ConstantOp>(op))
       continue; // written as literals where used
     auto ty = CppEmitter::type(op.getResult(0).getType());
