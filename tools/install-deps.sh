@@ -7,7 +7,7 @@ set -euo pipefail
 packages=(
   cmake ninja-build
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
-  clang-22 libclang-22-dev
+  clang-22 clang-tools-22 libclang-22-dev
   nlohmann-json3-dev libcurl4-openssl-dev libgtest-dev
   python3-torch python3-numpy
 )
