@@ -3,11 +3,13 @@
 #include "cuir/Lower/Lower.h"
 #include "cuir/Lift/LiftCache.h"
 #include "cuir/Passes/Passes.h"
+#include "cuir/Support/OutputFiles.h"
 #include "cuir/Support/SourceFile.h"
 
 #include "mlir/Parser/Parser.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/WithColor.h"
 
 namespace mlir::cuir {
 #define GEN_PASS_DEF_LOWER
@@ -19,6 +21,35 @@ using namespace mlir::cuir;
 
 namespace {
 
+/// Whether `op` or an op nested in it names a line of its CUDA source.
+bool hasSourceLocation(Operation *op) {
+  WalkResult found = op->walk([](Operation *nested) {
+    WalkResult inLoc = nested->getLoc()->walk([](Location l) {
+      return isa<FileLineColRange>(l) ? WalkResult::interrupt()
+                                      : WalkResult::advance();
+    });
+    return inLoc.wasInterrupted() ? WalkResult::interrupt()
+                                  : WalkResult::advance();
+  });
+  return found.wasInterrupted();
+}
+
+/// Lowering finds the source lines to patch through the lift's locations; a
+/// Target CuIR printed without them cannot be lowered.
+LogicalResult checkSourceLocations(ModuleOp module) {
+  for (KernelOp kernel : module.getOps<KernelOp>()) {
+    if (hasSourceLocation(kernel))
+      continue;
+    return emitError(kernel.getLoc())
+           << "cannot lower @" << kernel.getSymName()
+           << ": its ops carry no source locations, through which lowering "
+              "finds the CUDA lines to patch; it was printed without them. "
+              "Print lifted CuIR with -mlir-print-debuginfo (cuir-opt does "
+              "by default when its input has locations) and transfer again";
+  }
+  return success();
+}
+
 class LowerPass : public cuir::impl::LowerBase<LowerPass> {
 public:
   using Base::Base;
@@ -27,13 +58,15 @@ public:
     ModuleOp module = getOperation();
     Location loc = module.getLoc();
     LoweringOptions opt;
-    opt.output =
-        output.empty() ? getDefaultLowerOutput().str() : std::string(output);
+    opt.output = output;
+    opt.stagingDir = stagingDir;
     if (opt.output.empty()) {
       emitError(loc) << "--lower needs an output: --lower=output=out/x.cu, or "
                         "cuir-opt ... -o out/x.cu";
       return signalPassFailure();
     }
+    if (failed(checkSourceLocations(module)))
+      return signalPassFailure();
     // A kernel written for an arch-specific target (sm_90a: wgmma,
     // setmaxnreg) runs on that arch only.
     std::optional<std::string> specific;
@@ -69,8 +102,37 @@ public:
     FailureOr<LoweredKernel> lowered = lowerToSource(module, *source, opt);
     if (failed(lowered) || failed(writeAndCompile(*lowered, opt, loc)))
       return signalPassFailure();
-    llvm::errs() << "lower: wrote " << opt.output << " and its .diff"
-                 << (opt.compile ? ", PTX, cubins and library" : "") << "\n";
+    if (stagingDir.empty())
+      llvm::errs() << describeOutputs() << "\n";
+  }
+
+  /// Set by stageLowerOutputs: the driver moves the outputs into place.
+  std::string stagingDir;
+
+  /// Sets the output (`defaultOutput` if none) and stages a directory for
+  /// it in `outputs`; `done` receives the line to print once it is in place.
+  LogicalResult stage(StringRef defaultOutput, OutputTransaction &outputs,
+                      std::vector<std::string> &done) {
+    if (output.empty())
+      output = defaultOutput.str();
+    if (output.empty())
+      return success(); // runOnOperation reports it.
+    StringRef out = output;
+    llvm::Expected<std::string> dir = outputs.stageDirectory(
+        llvm::sys::path::parent_path(out), llvm::sys::path::stem(out));
+    if (!dir) {
+      llvm::WithColor::error(llvm::errs(), "cuir-opt")
+          << llvm::toString(dir.takeError()) << "\n";
+      return failure();
+    }
+    stagingDir = *dir;
+    done.push_back(describeOutputs());
+    return success();
+  }
+
+  std::string describeOutputs() const {
+    return "lower: wrote " + output + " and its .diff" +
+           (compile ? ", PTX, cubins and library" : "");
   }
 
 private:
@@ -128,3 +190,17 @@ private:
 };
 
 } // namespace
+
+LogicalResult mlir::cuir::stageLowerOutputs(OpPassManager &pm,
+                                            StringRef defaultOutput,
+                                            OutputTransaction &outputs,
+                                            std::vector<std::string> &done) {
+  for (Pass &pass : pm.getPasses()) {
+    if (pass.getTypeID() != TypeID::get<LowerPass>())
+      continue;
+    if (failed(static_cast<LowerPass &>(pass).stage(defaultOutput, outputs,
+                                                    done)))
+      return failure();
+  }
+  return success();
+}

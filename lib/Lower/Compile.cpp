@@ -1,14 +1,14 @@
 //===- Compile.cpp - Write the patched kernel, diff it, compile it --------===//
 //
-// Everything is written into a temporary directory beside the output and
-// moved into place only when every step succeeded: a failed lowering leaves
-// no file behind.
+// Everything is written into a directory staged beside the output and moved
+// into place as one set only when every step succeeded (by the driver, once
+// its whole pipeline has): a failed lowering leaves no file behind.
 //
 //===----------------------------------------------------------------------===//
 
 #include "cuir/Lower/Lower.h"
+#include "cuir/Support/OutputFiles.h"
 
-#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -19,14 +19,6 @@ using namespace mlir;
 using namespace mlir::cuir;
 namespace fs = llvm::sys::fs;
 namespace path = llvm::sys::path;
-
-static std::string defaultOutput;
-static bool outputWritten = false;
-
-void mlir::cuir::setDefaultLowerOutput(StringRef p) { defaultOutput = p.str(); }
-StringRef mlir::cuir::getDefaultLowerOutput() { return defaultOutput; }
-bool mlir::cuir::lowerOutputWritten() { return outputWritten; }
-void mlir::cuir::setLowerOutputWritten() { outputWritten = true; }
 
 namespace {
 
@@ -52,7 +44,7 @@ struct Runner {
                                        0, 0, &msg);
     if (errText) {
       if (auto buf = llvm::MemoryBuffer::getFile(errPath))
-        *errText = (*buf)->getBuffer().take_back(3000).str();
+        *errText = (*buf)->getBuffer().str();
       if (!msg.empty())
         *errText += msg;
     }
@@ -69,28 +61,23 @@ LogicalResult writeFile(StringRef p, StringRef text, Location loc) {
   if (ec)
     return emitError(loc) << "cannot write " << p << ": " << ec.message();
   os << text;
+  os.close();
+  if (os.has_error())
+    return emitError(loc) << "cannot write " << p << ": "
+                          << os.error().message();
   return success();
 }
 
 } // namespace
 
-LogicalResult mlir::cuir::writeAndCompile(const LoweredKernel &lowered,
-                                          const LoweringOptions &opt,
-                                          Location loc) {
-  StringRef out = opt.output;
-  SmallString<256> outDir(path::parent_path(out));
-  if (outDir.empty())
-    outDir = ".";
-  std::string stem = path::stem(out).str();
-  if (std::error_code ec = fs::create_directories(outDir))
-    return emitError(loc) << "cannot create " << outDir << ": " << ec.message();
-  SmallString<256> tmp;
-  fs::createUniquePath(outDir + "/.cuir-lower-" + stem + "-%%%%%%", tmp,
-                       /*MakeAbsolute=*/false);
-  if (std::error_code ec = fs::create_directory(tmp))
-    return emitError(loc) << "cannot create a temporary directory in " << outDir
-                          << ": " << ec.message();
-  auto cleanup = llvm::scope_exit([&] { fs::remove_directories(tmp); });
+/// The end of a tool's report, for a diagnostic.
+static StringRef tail(StringRef text) { return text.take_back(4000); }
+
+/// Writes the set into `tmp`, a directory staged beside the output.
+static LogicalResult writeAndCompileInto(const LoweredKernel &lowered,
+                                         const LoweringOptions &opt,
+                                         StringRef tmp, Location loc) {
+  std::string stem = path::stem(opt.output).str();
   auto file = [&](StringRef name) {
     SmallString<256> f(tmp);
     path::append(f, name);
@@ -117,7 +104,7 @@ LogicalResult mlir::cuir::writeAndCompile(const LoweredKernel &lowered,
                          "b/" + srcName, lowered.sourcePath, cu},
                         diffPath, &err);
     if (rc != 0 && rc != 1)
-      return emitError(loc) << "diff failed: " << err;
+      return emitError(loc) << "diff failed: " << tail(err);
     if (!lowered.headerPatched.empty()) {
       std::string headerDiff = file(".header.diff");
       rc = runner.run({diffTool, "-u", "--label", "a/cuir/attention_params.h",
@@ -125,7 +112,7 @@ LogicalResult mlir::cuir::writeAndCompile(const LoweredKernel &lowered,
                        lowered.headerPath, file("cuir/attention_params.h")},
                       headerDiff, &err);
       if (rc != 0 && rc != 1)
-        return emitError(loc) << "diff failed: " << err;
+        return emitError(loc) << "diff failed: " << tail(err);
       auto a = llvm::MemoryBuffer::getFile(diffPath);
       auto b = llvm::MemoryBuffer::getFile(headerDiff);
       std::string both = (*a)->getBuffer().str() + (*b)->getBuffer().str();
@@ -162,20 +149,20 @@ LogicalResult mlir::cuir::writeAndCompile(const LoweredKernel &lowered,
       if (runner.run(args, "", &err) != 0)
         return emitError(loc)
                << "clang failed on the patched kernel for " << arch << ":\n"
-               << err;
+               << tail(err);
       if (opt.keepLLVMIR) {
         std::vector<std::string> ir = flags;
         ir.insert(ir.end(), {"--cuda-gpu-arch=" + arch, "--cuda-device-only",
                              "-emit-llvm", "-S", cu, "-o",
                              file(stem + "." + arch + ".ll")});
         if (runner.run(ir, "", &err) != 0)
-          return emitError(loc) << "clang failed to emit LLVM IR:\n" << err;
+          return emitError(loc) << "clang failed to emit LLVM IR:\n" << tail(err);
       }
       // ptxas -v reports registers and spills, kept beside the cubin.
       if (runner.run({ptxas, "-arch=" + arch, "-O3", "-v", ptx, "-o",
                       file(stem + "." + arch + ".cubin")},
                      "", &err) != 0)
-        return emitError(loc) << "ptxas failed for " << arch << ":\n" << err;
+        return emitError(loc) << "ptxas failed for " << arch << ":\n" << tail(err);
       if (failed(writeFile(file(stem + "." + arch + ".ptxas.log"), err, loc)))
         return failure();
     }
@@ -194,7 +181,7 @@ LogicalResult mlir::cuir::writeAndCompile(const LoweredKernel &lowered,
                     ",file=" + file(stem + "." + arch + ".ptx"));
     }
     if (runner.run(fat, "", &err) != 0)
-      return emitError(loc) << "fatbinary failed:\n" << err;
+      return emitError(loc) << "fatbinary failed:\n" << tail(err);
     std::vector<std::string> lib = flags;
     lib.insert(lib.end(),
                {"--cuda-host-only", "-Xclang", "-fcuda-include-gpubinary",
@@ -203,24 +190,27 @@ LogicalResult mlir::cuir::writeAndCompile(const LoweredKernel &lowered,
                 "-L" + opt.cudaPath + "/lib64", "-lcudart_static", "-ldl",
                 "-lpthread", "-lrt"});
     if (runner.run(lib, "", &err) != 0)
-      return emitError(loc) << "clang failed to link the library:\n" << err;
+      return emitError(loc) << "clang failed to link the library:\n" << tail(err);
     fs::remove(fatbin);
   }
 
-  // Everything is there: move it into place.
-  std::error_code ec;
-  for (fs::recursive_directory_iterator it(tmp, ec), end; it != end && !ec;
-       it.increment(ec)) {
-    if (it->type() == fs::file_type::directory_file)
-      continue;
-    StringRef rel = StringRef(it->path()).drop_front(tmp.size() + 1);
-    SmallString<256> dst(outDir);
-    path::append(dst, rel);
-    fs::create_directories(path::parent_path(dst));
-    if (std::error_code e = fs::rename(it->path(), dst))
-      return emitError(loc) << "cannot move " << rel << " into " << outDir
-                            << ": " << e.message();
-  }
-  setLowerOutputWritten();
+  return success();
+}
+
+LogicalResult mlir::cuir::writeAndCompile(const LoweredKernel &lowered,
+                                          const LoweringOptions &opt,
+                                          Location loc) {
+  if (!opt.stagingDir.empty())
+    return writeAndCompileInto(lowered, opt, opt.stagingDir, loc);
+  StringRef out = opt.output;
+  OutputTransaction outputs;
+  llvm::Expected<std::string> dir = outputs.stageDirectory(
+      path::parent_path(out), path::stem(out));
+  if (!dir)
+    return emitError(loc) << llvm::toString(dir.takeError());
+  if (failed(writeAndCompileInto(lowered, opt, *dir, loc)))
+    return failure();
+  if (llvm::Error err = outputs.commit())
+    return emitError(loc) << llvm::toString(std::move(err));
   return success();
 }

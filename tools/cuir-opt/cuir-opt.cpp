@@ -4,19 +4,27 @@
 // CUDA sources (.cu, .cuh): they become an empty module that carries the
 // source path and text, from which `--lift` starts.
 //
+// Every output is staged beside its destination and moved into place, with
+// the outputs of --lower as one set, only when the whole pipeline and the
+// printing succeeded (include/cuir/Support/OutputFiles.h).
+//
 //===----------------------------------------------------------------------===//
 
 #include "cuir/InitCuIR.h"
-#include "cuir/Lower/Lower.h"
+#include "cuir/Passes/Passes.h"
+#include "cuir/Support/OutputFiles.h"
 #include "cuir/Support/SourceFile.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
 
@@ -29,11 +37,96 @@ static const char *const kHelpHeader =
     "  cuir-opt kernel.cuir.mlir --transfer=softcap --cuir-split-full-partial "
     "--cuir-interpret\n"
     "With -o <file>.cu, --lower writes the patched kernel there, with its "
-    ".diff, PTX, cubins and library beside it.\n"
-    "A failing pass reports a diagnostic with its location, exits non-zero "
-    "and leaves no output file.\n";
+    ".diff, PTX, cubins and library beside it, and the Target CuIR goes to "
+    "<file>.target.cuir.mlir.\n"
+    "Outputs appear whole and only when the whole pipeline succeeded; the "
+    "input may be the output. A failing pass reports a diagnostic with its "
+    "location and exits non-zero, and an earlier output stays as it was.\n"
+    "IR printed from a CUDA input, from IR with locations or for a .cu "
+    "output carries its source locations (what --lower needs) unless "
+    "--mlir-print-debuginfo=false.\n";
+
+static int fail(const llvm::Twine &message) {
+  llvm::WithColor::error(llvm::errs(), "cuir-opt") << message << "\n";
+  return 1;
+}
+
+/// The input, read into memory rather than mapped: the output may replace
+/// it while it is being read.
+static std::unique_ptr<llvm::MemoryBuffer> readInput(StringRef path,
+                                                     std::string &error) {
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      path == "-" ? llvm::MemoryBuffer::getSTDIN()
+                  : llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                                /*RequiresNullTerminator=*/true,
+                                                /*IsVolatile=*/true);
+  if (!buffer) {
+    error = "cannot open input file '" + path.str() +
+            "': " + buffer.getError().message();
+    return nullptr;
+  }
+  return std::move(*buffer);
+}
+
+/// CuIR lifted from CUDA is lowered through its source locations: printing
+/// keeps them unless the user said otherwise.
+static void printLocationsByDefault() {
+  auto &options = llvm::cl::getRegisteredOptions();
+  auto it = options.find("mlir-print-debuginfo");
+  if (it == options.end() || it->second->getNumOccurrences() != 0)
+    return;
+  *static_cast<llvm::cl::opt<bool> *>(it->second) = true;
+}
+
+/// Runs the pipeline with every --lower pass staging its set in `outputs`,
+/// printing the IR to `os`.
+static LogicalResult runPipeline(llvm::raw_ostream &os,
+                                 std::unique_ptr<llvm::MemoryBuffer> input,
+                                 DialectRegistry &registry,
+                                 MlirOptMainConfig config,
+                                 StringRef defaultLowerOutput,
+                                 cuir::OutputTransaction &outputs,
+                                 std::vector<std::string> &done) {
+  MlirOptMainConfig base = config;
+  config.setPassPipelineSetupFn([&, base](PassManager &pm) -> LogicalResult {
+    if (failed(base.setupPassPipeline(pm)))
+      return failure();
+    return cuir::stageLowerOutputs(pm, defaultLowerOutput, outputs, done);
+  });
+  return MlirOptMain(os, std::move(input), registry, config);
+}
+
+/// Writes the IR to a file staged in `outputs` for `path`.
+static LogicalResult
+runPipelineInto(StringRef path, std::unique_ptr<llvm::MemoryBuffer> input,
+                DialectRegistry &registry, const MlirOptMainConfig &config,
+                StringRef defaultLowerOutput, cuir::OutputTransaction &outputs,
+                std::vector<std::string> &done, std::string &error) {
+  llvm::Expected<std::string> temp = outputs.stageFile(path);
+  if (!temp) {
+    error = llvm::toString(temp.takeError());
+    return failure();
+  }
+  std::error_code ec;
+  llvm::raw_fd_ostream os(*temp, ec);
+  if (ec) {
+    error = "cannot write '" + path.str() + "': " + ec.message();
+    return failure();
+  }
+  if (failed(runPipeline(os, std::move(input), registry, config,
+                         defaultLowerOutput, outputs, done)))
+    return failure();
+  os.close();
+  if (os.has_error()) {
+    error = "cannot write '" + path.str() + "': " + os.error().message();
+    os.clear_error();
+    return failure();
+  }
+  return success();
+}
 
 int main(int argc, char **argv) {
+  cuir::startOutputJanitor(); // Before any thread starts.
   llvm::InitLLVM y(argc, argv);
   DialectRegistry registry;
   cuir::registerCuIRDialects(registry);
@@ -42,53 +135,62 @@ int main(int argc, char **argv) {
   auto [inputFilename, outputFilename] =
       registerAndParseCLIOptions(argc, argv, kHelpHeader, registry);
   MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
+  // `-o out/x.cu` asks for CUDA: --lower writes it (and its siblings) and
+  // the Target CuIR goes to out/x.target.cuir.mlir, as one set.
+  bool cudaOutput =
+      outputFilename != "-" && cuir::isCudaSourcePath(outputFilename);
+  bool cudaInput = cuir::isCudaSourcePath(inputFilename);
 
-  std::string errorMessage;
-  std::unique_ptr<llvm::MemoryBuffer> input =
-      openInputFile(inputFilename, &errorMessage);
-  if (!input) {
-    llvm::WithColor::error(llvm::errs(), "cuir-opt") << errorMessage << "\n";
-    return 1;
-  }
-  if (cuir::isCudaSourcePath(inputFilename))
+  std::string error;
+  std::unique_ptr<llvm::MemoryBuffer> input = readInput(inputFilename, error);
+  if (!input)
+    return fail(error);
+  if (cudaInput || cudaOutput || input->getBuffer().contains("loc("))
+    printLocationsByDefault();
+  if (cudaInput)
     input = cuir::wrapCudaSource(inputFilename, *input);
 
-  // `-o out/x.cu` asks for CUDA: --lower writes it (and its siblings) and
-  // the Target CuIR goes to out/x.target.cuir.mlir.
-  if (cuir::isCudaSourcePath(outputFilename) && outputFilename != "-") {
-    cuir::setDefaultLowerOutput(outputFilename);
+  cuir::OutputTransaction outputs;
+  std::vector<std::string> done;
+  if (!cudaOutput) {
+    LogicalResult ran =
+        outputFilename == "-"
+            ? runPipeline(llvm::outs(), std::move(input), registry, config,
+                          "", outputs, done)
+            : runPipelineInto(outputFilename, std::move(input), registry,
+                              config, "", outputs, done, error);
+    if (failed(ran))
+      return error.empty() ? 1 : fail(error);
+  } else {
     std::string ir;
     llvm::raw_string_ostream irStream(ir);
-    if (failed(MlirOptMain(irStream, std::move(input), registry, config)))
+    if (failed(runPipeline(irStream, std::move(input), registry, config,
+                           outputFilename, outputs, done)))
       return 1;
-    if (!cuir::lowerOutputWritten()) {
-      llvm::WithColor::error(llvm::errs(), "cuir-opt")
-          << "-o " << outputFilename
-          << " asks for CUDA source: add --lower to the pipeline\n";
-      return 1;
+    StringRef out = outputFilename;
+    std::optional<std::string> staged =
+        outputs.getStagedDirectory(llvm::sys::path::parent_path(out));
+    llvm::SmallString<256> cu(staged.value_or(""));
+    llvm::sys::path::append(cu, llvm::sys::path::filename(out));
+    if (!staged || !llvm::sys::fs::exists(cu))
+      return fail("-o " + out + " asks for CUDA source: add --lower to the "
+                                "pipeline");
+    llvm::SmallString<256> irPath(*staged);
+    llvm::sys::path::append(irPath,
+                            llvm::sys::path::stem(out) + ".target.cuir.mlir");
+    std::error_code ec;
+    llvm::raw_fd_ostream irFile(irPath, ec);
+    if (!ec)
+      irFile << ir;
+    irFile.close();
+    if (ec || irFile.has_error()) {
+      irFile.clear_error();
+      return fail("cannot write the Target CuIR beside " + out);
     }
-    std::string irPath =
-        llvm::StringRef(outputFilename).rsplit('.').first.str() +
-        ".target.cuir.mlir";
-    std::unique_ptr<llvm::ToolOutputFile> irFile =
-        openOutputFile(irPath, &errorMessage);
-    if (!irFile) {
-      llvm::WithColor::error(llvm::errs(), "cuir-opt") << errorMessage << "\n";
-      return 1;
-    }
-    irFile->os() << ir;
-    irFile->keep();
-    return 0;
   }
-
-  std::unique_ptr<llvm::ToolOutputFile> output =
-      openOutputFile(outputFilename, &errorMessage);
-  if (!output) {
-    llvm::WithColor::error(llvm::errs(), "cuir-opt") << errorMessage << "\n";
-    return 1;
-  }
-  if (failed(MlirOptMain(output->os(), std::move(input), registry, config)))
-    return 1; // The output file is removed: no half-written result.
-  output->keep();
+  if (llvm::Error err = outputs.commit())
+    return fail(llvm::toString(std::move(err)));
+  for (const std::string &line : done)
+    llvm::errs() << line << "\n";
   return 0;
 }

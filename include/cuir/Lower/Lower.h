@@ -25,6 +25,9 @@ struct LoweringOptions {
   std::string sourceRoot;
   /// Extra include directories for the compile.
   std::vector<std::string> includeDirs;
+  /// Where to write the outputs when a driver commits them later (see
+  /// stageLowerOutputs); empty: into place, at the end of the pass.
+  std::string stagingDir;
 };
 
 /// The patched source and the derived files, in memory.
@@ -47,12 +50,6 @@ FailureOr<LoweredKernel> lowerToSource(ModuleOp target, ModuleOp source,
 LogicalResult writeAndCompile(const LoweredKernel &lowered,
                               const LoweringOptions &options, Location loc);
 
-/// cuir-opt sets this when its -o names a .cu file: --lower writes there.
-void setDefaultLowerOutput(llvm::StringRef path);
-llvm::StringRef getDefaultLowerOutput();
-/// Whether a --lower pass has written its outputs in this process.
-bool lowerOutputWritten();
-void setLowerOutputWritten();
 
 } // namespace mlir::cuir
 

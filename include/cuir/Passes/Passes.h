@@ -6,14 +6,27 @@
 #include "cuir/Dialect/CuIR.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
 
 namespace mlir::cuir {
+
+class OutputTransaction;
 
 #define GEN_PASS_DECL
 #include "cuir/Passes/Passes.h.inc"
 
 #define GEN_PASS_REGISTRATION
 #include "cuir/Passes/Passes.h.inc"
+
+/// For a driver that commits its outputs only once the whole pipeline has
+/// succeeded: every top-level --lower pass of `pm` writes its set into a
+/// directory staged in `outputs` beside its output (`defaultOutput` when the
+/// pass names none). `done` receives the line to print once they are in
+/// place.
+LogicalResult stageLowerOutputs(OpPassManager &pm,
+                                llvm::StringRef defaultOutput,
+                                OutputTransaction &outputs,
+                                std::vector<std::string> &done);
 
 } // namespace mlir::cuir
 
