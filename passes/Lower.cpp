@@ -21,12 +21,15 @@ using namespace mlir::cuir;
 
 namespace {
 
-/// Whether `op` or an op nested in it names a line of its CUDA source.
+/// Whether `op` or an op nested in it names a line of a CUDA source (not
+/// only of the .mlir file it was parsed from).
 bool hasSourceLocation(Operation *op) {
   WalkResult found = op->walk([](Operation *nested) {
     WalkResult inLoc = nested->getLoc()->walk([](Location l) {
-      return isa<FileLineColRange>(l) ? WalkResult::interrupt()
-                                      : WalkResult::advance();
+      auto file = dyn_cast<FileLineColRange>(l);
+      return file && isCudaSourcePath(file.getFilename())
+                 ? WalkResult::interrupt()
+                 : WalkResult::advance();
     });
     return inLoc.wasInterrupted() ? WalkResult::interrupt()
                                   : WalkResult::advance();

@@ -286,7 +286,9 @@ def Lower : Pass<"lower", "::mlir::ModuleOp"> {
                                     LLVM's NVPTX back end and ptxas
       lib<stem>.so                  a fat library with the C entry point
 
-    all or nothing. The Source CuIR comes from `source-cuir`, or from the lift
+    all or nothing, as one set: staged beside `output` and moved into place
+    at the end of the pass or, under cuir-opt, once the whole pipeline has
+    succeeded (an earlier set stays until then). The Source CuIR comes from `source-cuir`, or from the lift
     cache entry of the module's CUDA source (what --lift used). With
     cuir-opt, `-o out/x.cu` sets `output`:
 
