@@ -15,6 +15,8 @@
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <nlohmann/json.hpp>
+
 using namespace mlir;
 using namespace mlir::cuir;
 namespace fs = llvm::sys::fs;
@@ -72,6 +74,59 @@ LogicalResult writeFile(StringRef p, StringRef text, Location loc) {
 
 /// The end of a tool's report, for a diagnostic.
 static StringRef tail(StringRef text) { return text.take_back(4000); }
+
+/// The files of `opt.output`'s set: those listed by its manifest.
+static std::vector<std::string> readSetFiles(StringRef manifestPath) {
+  std::vector<std::string> files;
+  auto buffer = llvm::MemoryBuffer::getFile(manifestPath);
+  if (!buffer)
+    return files;
+  StringRef text = (*buffer)->getBuffer();
+  auto json = nlohmann::json::parse(text.begin(), text.end(), nullptr,
+                                    /*allow_exceptions=*/false);
+  if (!json.is_object() || !json.contains("files") ||
+      !json["files"].is_array())
+    return files;
+  for (const auto &f : json["files"])
+    if (f.is_string())
+      files.push_back(f.get<std::string>());
+  return files;
+}
+
+/// Lists the files of the staged set in its manifest, and names those of the
+/// set it replaces that it does not have (an earlier run's PTX when this one
+/// compiles nothing, say) in the list of files the commit removes.
+static LogicalResult recordSetFiles(const LoweredKernel &lowered,
+                                    const LoweringOptions &opt, StringRef tmp,
+                                    Location loc) {
+  std::string stem = path::stem(opt.output).str();
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(tmp, ec), end; it != end && !ec;
+       it.increment(ec))
+    if (it->type() != fs::file_type::directory_file)
+      files.push_back(StringRef(it->path()).drop_front(tmp.size() + 1).str());
+  llvm::sort(files);
+  auto manifest = nlohmann::ordered_json::parse(lowered.manifest);
+  manifest["files"] = files;
+  SmallString<256> manifestPath(tmp);
+  path::append(manifestPath, stem + ".json");
+  if (failed(writeFile(manifestPath, manifest.dump() + "\n", loc)))
+    return failure();
+
+  SmallString<256> previous(path::parent_path(opt.output));
+  path::append(previous, stem + ".json");
+  std::string stale;
+  for (const std::string &f : readSetFiles(previous))
+    if (!llvm::is_contained(files, f) && !path::is_absolute(f) &&
+        !StringRef(f).contains(".."))
+      stale += f + "\n";
+  if (stale.empty())
+    return success();
+  SmallString<256> removeList(tmp);
+  path::append(removeList, OutputTransaction::kRemoveListName);
+  return writeFile(removeList, stale, loc);
+}
 
 /// Writes the set into `tmp`, a directory staged beside the output.
 static LogicalResult writeAndCompileInto(const LoweredKernel &lowered,
@@ -193,8 +248,7 @@ static LogicalResult writeAndCompileInto(const LoweredKernel &lowered,
       return emitError(loc) << "clang failed to link the library:\n" << tail(err);
     fs::remove(fatbin);
   }
-
-  return success();
+  return recordSetFiles(lowered, opt, tmp, loc);
 }
 
 LogicalResult mlir::cuir::writeAndCompile(const LoweredKernel &lowered,

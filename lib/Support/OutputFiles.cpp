@@ -14,6 +14,7 @@
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Signals.h"
 
@@ -209,6 +210,22 @@ private:
   sigset_t previous;
 };
 
+/// The files named by the remove list `listPath`, under `destination`.
+void appendRemovals(StringRef listPath, StringRef destination,
+                    std::vector<std::string> &removals) {
+  auto buffer = llvm::MemoryBuffer::getFile(listPath);
+  if (!buffer)
+    return;
+  llvm::SmallVector<StringRef> lines;
+  (*buffer)->getBuffer().split(lines, '\n', -1, /*KeepEmpty=*/false);
+  for (StringRef line : lines) {
+    llvm::SmallString<256> p(destination);
+    path::append(p, line);
+    if (fs::is_regular_file(p))
+      removals.push_back(std::string(p));
+  }
+}
+
 } // namespace
 
 void mlir::cuir::startOutputJanitor() {
@@ -294,6 +311,7 @@ OutputTransaction::getStagedDirectory(StringRef destinationDir) const {
 llvm::Error OutputTransaction::commit() {
   // Every rename of the set, planned before anything moves.
   std::vector<std::pair<std::string, std::string>> moves;
+  std::vector<std::string> removals;
   std::set<std::string> dirs;
   for (const Staged &s : staged) {
     if (!s.isDirectory) {
@@ -307,8 +325,13 @@ llvm::Error OutputTransaction::commit() {
          it.increment(ec)) {
       if (it->type() == fs::file_type::directory_file)
         continue;
+      StringRef rel = StringRef(it->path()).drop_front(s.temp.size() + 1);
+      if (rel == kRemoveListName) {
+        appendRemovals(it->path(), s.destination, removals);
+        continue;
+      }
       llvm::SmallString<256> dest(s.destination);
-      path::append(dest, StringRef(it->path()).drop_front(s.temp.size() + 1));
+      path::append(dest, rel);
       if (fs::is_directory(dest))
         return llvm::createStringError("cannot write '" + dest +
                                        "': it is a directory");
@@ -335,6 +358,8 @@ llvm::Error OutputTransaction::commit() {
       }
     }
     tellJanitor('D');
+    for (const std::string &p : removals)
+      (void)fs::remove(p);
   }
   // What is left are the emptied staging directories; the directories
   // created for the outputs stay.

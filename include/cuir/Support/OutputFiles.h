@@ -38,9 +38,14 @@ public:
   /// needed), renamed onto `destination` by commit().
   llvm::Expected<std::string> stageFile(llvm::StringRef destination);
 
+  /// A staged directory's list of files (paths relative to the destination,
+  /// one a line) that the commit removes: those of the set it replaces that
+  /// it does not have.
+  static constexpr llvm::StringLiteral kRemoveListName = ".cuir-remove";
+
   /// A new temporary directory in `destinationDir` (created if needed):
   /// every file under it lands at the same relative path under
-  /// `destinationDir` on commit().
+  /// `destinationDir` on commit(), but for kRemoveListName.
   llvm::Expected<std::string> stageDirectory(llvm::StringRef destinationDir,
                                              llvm::StringRef stem);
 
