@@ -259,9 +259,13 @@ OutputTransaction::stageFile(StringRef destination) {
   StringRef dir = path::parent_path(dest);
   if (llvm::Error err = createDirectoryOf(dir, createdDirs))
     return std::move(err);
-  if (fs::is_directory(dest))
-    return llvm::createStringError("cannot write '" + destination +
-                                   "': it is a directory");
+  fs::file_status status;
+  if (!fs::status(dest, status) &&
+      status.type() != fs::file_type::regular_file)
+    return llvm::createStringError(
+        "cannot write '" + destination + "': it is not a regular file (" +
+        (fs::is_directory(status) ? "a directory" : "a device or pipe") +
+        "), which an output never replaces");
   int fd;
   llvm::SmallString<256> temp;
   if (std::error_code ec = fs::createUniqueFile(
@@ -332,9 +336,11 @@ llvm::Error OutputTransaction::commit() {
       }
       llvm::SmallString<256> dest(s.destination);
       path::append(dest, rel);
-      if (fs::is_directory(dest))
+      fs::file_status status;
+      if (!fs::status(dest, status) &&
+          status.type() != fs::file_type::regular_file)
         return llvm::createStringError("cannot write '" + dest +
-                                       "': it is a directory");
+                                       "': it is not a regular file");
       if (llvm::Error err = createDirectoryOf(path::parent_path(dest), createdDirs))
         return err;
       moves.emplace_back(it->path(), std::string(dest));

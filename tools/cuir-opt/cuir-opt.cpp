@@ -96,13 +96,27 @@ static LogicalResult runPipeline(llvm::raw_ostream &os,
   return MlirOptMain(os, std::move(input), registry, config);
 }
 
-/// Writes the IR to a file staged in `outputs` for `path`.
+/// Whether `path` exists and is neither a regular file nor a directory
+/// (/dev/null, a pipe): written in place, never replaced.
+static bool isSpecialFile(StringRef path) {
+  llvm::sys::fs::file_status status;
+  if (llvm::sys::fs::status(path, status))
+    return false;
+  llvm::sys::fs::file_type type = status.type();
+  return type != llvm::sys::fs::file_type::regular_file &&
+         type != llvm::sys::fs::file_type::directory_file &&
+         type != llvm::sys::fs::file_type::file_not_found;
+}
+
+/// Writes the IR to a file staged in `outputs` for `path` (or to `path`
+/// itself when it is a device or a pipe).
 static LogicalResult
 runPipelineInto(StringRef path, std::unique_ptr<llvm::MemoryBuffer> input,
                 DialectRegistry &registry, const MlirOptMainConfig &config,
                 StringRef defaultLowerOutput, cuir::OutputTransaction &outputs,
                 std::vector<std::string> &done, std::string &error) {
-  llvm::Expected<std::string> temp = outputs.stageFile(path);
+  llvm::Expected<std::string> temp =
+      isSpecialFile(path) ? path.str() : outputs.stageFile(path);
   if (!temp) {
     error = llvm::toString(temp.takeError());
     return failure();
