@@ -17,7 +17,7 @@
 namespace mlir::cuir {
 
 /// The client settings of a pass with the LLMOptions. Negative (or zero,
-/// for the timeout and token limit) numbers defer to the environment, then
+/// for the times and the token limit) numbers defer to the environment, then
 /// to the defaults. A pass grants access with
 /// `friend llm::ClientOptions getLLMClientOptions<>(const ThePass &);`.
 template <typename PassT>
@@ -32,6 +32,11 @@ llm::ClientOptions getLLMClientOptions(const PassT &pass) {
     options.temperature = pass.temperature;
   if (pass.timeout > 0)
     options.timeoutSeconds = pass.timeout;
+  if (pass.deadline > 0)
+    options.deadlineSeconds = pass.deadline;
+  if (pass.progressInterval > 0)
+    options.progressIntervalSeconds = pass.progressInterval;
+  options.allowInsecureHttp = pass.allowInsecureHttp;
   if (pass.maxTokens > 0)
     options.maxTokens = pass.maxTokens;
   if (pass.maxRetries >= 0)
