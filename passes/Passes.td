@@ -100,8 +100,9 @@ defvar LLMOptions = [
            "Seconds one HTTP request may take (0: $CUIR_LLM_TIMEOUT, else "
            "600)">,
     Option<"deadline", "deadline", "double", /*default=*/"0.0",
-           "Seconds all LLM requests of the pass may take together, retries "
-           "included, from the first (0: $CUIR_LLM_DEADLINE, else 1800)">,
+           "Seconds the pass may wait for its LLM in all, from the first "
+           "request, rounds and retries included (0: $CUIR_LLM_DEADLINE, "
+           "else 1800)">,
     Option<"progressInterval", "progress-interval", "double",
            /*default=*/"0.0",
            "Seconds between the 'still waiting' lines of a request (0: "
