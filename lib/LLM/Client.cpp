@@ -268,10 +268,10 @@ mlir::cuir::llm::resolveClientConfig(const ClientOptions &options,
   }
 
   bool anthropic = config.provider == Provider::Anthropic;
-  llvm::Expected<Endpoint> parsed = parseEndpoint(
-      endpoint.value_or(anthropic ? "https://api.anthropic.com"
-                                  : "https://api.openai.com"),
-      anthropic ? "/messages" : "/chat/completions");
+  llvm::Expected<Endpoint> parsed =
+      parseEndpoint(endpoint.value_or(anthropic ? "https://api.anthropic.com"
+                                                : "https://api.openai.com"),
+                    anthropic ? "/messages" : "/chat/completions");
   if (!parsed)
     return parsed.takeError();
   config.endpoint = parsed->url;
@@ -338,9 +338,9 @@ public:
 
   llvm::Expected<Response> complete(const Request &request) override {
     if (!deadline)
-      deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                    std::chrono::duration<double>(
-                                        config.deadlineSeconds));
+      deadline = Clock::now() +
+                 std::chrono::duration_cast<Clock::duration>(
+                     std::chrono::duration<double>(config.deadlineSeconds));
     std::string body = encodeRequest(config.provider, config, request);
     std::vector<std::string> headers = getHeaders();
     unsigned attempts = config.retry.maxRetries + 1;
@@ -600,15 +600,15 @@ public:
     if (!response)
       return response.takeError();
     json entry;
-    entry["request"] = {{"provider", getProviderName(config.provider).str()},
-                        {"model", config.model},
-                        {"messages", request.messages.size()},
-                        {"prompt_sha256", hashRequest(request)},
-                        {"last_message_head",
-                         request.messages.empty()
-                             ? std::string()
-                             : config.redactor.redactAndTruncate(
-                                   request.messages.back().content, 300)}};
+    entry["request"] = {
+        {"provider", getProviderName(config.provider).str()},
+        {"model", config.model},
+        {"messages", request.messages.size()},
+        {"prompt_sha256", hashRequest(request)},
+        {"last_message_head", request.messages.empty()
+                                  ? std::string()
+                                  : config.redactor.redactAndTruncate(
+                                        request.messages.back().content, 300)}};
     entry["response"] = {{"text", response->text},
                          {"finish_reason", response->finishReason}};
     std::error_code ec;

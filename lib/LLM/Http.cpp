@@ -63,8 +63,7 @@ struct WaitReporter {
   double nextReport = request.waitingInterval;
 };
 
-int onTransferInfo(void *user, curl_off_t, curl_off_t, curl_off_t,
-                   curl_off_t) {
+int onTransferInfo(void *user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
   auto *reporter = static_cast<WaitReporter *>(user);
   std::chrono::duration<double> elapsed =
       std::chrono::steady_clock::now() - reporter->start;
@@ -147,10 +146,10 @@ HttpResult mlir::cuir::llm::httpPost(const HttpRequest &request) {
     break;
   case CURLE_OPERATION_TIMEDOUT:
     result.kind = HttpResult::Timeout;
-    result.error = "no complete answer within " +
-                   llvm::formatv("{0}", llvm::format("%g", timeoutSeconds))
-                       .str() +
-                   " s (timeout; " + detail + ")";
+    result.error =
+        "no complete answer within " +
+        llvm::formatv("{0}", llvm::format("%g", timeoutSeconds)).str() +
+        " s (timeout; " + detail + ")";
     break;
   case CURLE_COULDNT_CONNECT:
   case CURLE_GOT_NOTHING:

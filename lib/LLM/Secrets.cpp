@@ -46,8 +46,7 @@ std::string Redactor::redact(StringRef text) const {
   return out;
 }
 
-std::string Redactor::redactAndTruncate(StringRef text,
-                                        size_t maxBytes) const {
+std::string Redactor::redactAndTruncate(StringRef text, size_t maxBytes) const {
   std::string clean = redact(text);
   if (clean.size() <= maxBytes)
     return clean;
@@ -146,10 +145,9 @@ llvm::Expected<Endpoint> mlir::cuir::llm::parseEndpoint(StringRef text,
     return llvm::createStringError("cannot initialise libcurl's URL parser");
   std::string input = text.trim().str();
   if (CURLUcode rc = curl_url_set(url.get(), CURLUPART_URL, input.c_str(), 0))
-    return llvm::createStringError(llvm::Twine("the LLM endpoint '") +
-                                   scrubUnparsedUrl(input) +
-                                   "' is not a valid URL: " +
-                                   curl_url_strerror(rc));
+    return llvm::createStringError(
+        llvm::Twine("the LLM endpoint '") + scrubUnparsedUrl(input) +
+        "' is not a valid URL: " + curl_url_strerror(rc));
   std::string scheme = getPart(url.get(), CURLUPART_SCHEME).value_or("");
   if (scheme != "http" && scheme != "https")
     return llvm::createStringError("the LLM endpoint '" +

@@ -1,9 +1,9 @@
 //===- Lifter.cpp - The closed lift loop ----------------------------------===//
 
 #include "cuir/Lift/Lifter.h"
+#include "cuir/LLM/Secrets.h"
 #include "cuir/Lift/Extract.h"
 #include "cuir/Lift/Prompt.h"
-#include "cuir/LLM/Secrets.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"

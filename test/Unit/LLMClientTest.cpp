@@ -208,7 +208,7 @@ TEST(WireFormatTest, ErrorBodiesAndRedaction) {
   EXPECT_EQ(describeErrorBody("  <html>oops</html>\n"), "<html>oops</html>");
   EXPECT_EQ(describeErrorBody(std::string(1000, 'x'), 10), "xxxxxxxxxx...");
   // Cut at a character boundary: "é" is two bytes.
-  EXPECT_EQ(describeErrorBody("ab\xc3\xa9" "cd", 3), "ab...");
+  EXPECT_EQ(describeErrorBody("ab\u00e9cd", 3), "ab...");
 }
 
 //===----------------------------------------------------------------------===//
@@ -246,9 +246,8 @@ TEST(RedactorTest, RedactsBeforeCutting) {
 }
 
 TEST(EndpointTest, LoopbackHosts) {
-  for (const char *host :
-       {"localhost", "LocalHost", "127.0.0.1", "127.255.0.9", "[::1]",
-        "[0:0:0:0:0:0:0:1]", "[::ffff:127.0.0.1]"})
+  for (const char *host : {"localhost", "LocalHost", "127.0.0.1", "127.255.0.9",
+                           "[::1]", "[0:0:0:0:0:0:0:1]", "[::ffff:127.0.0.1]"})
     EXPECT_TRUE(isLoopbackHost(host)) << host;
   for (const char *host :
        {"localhost.evil.com", "evil-localhost", "localhost.", "128.0.0.1",
@@ -481,9 +480,8 @@ TEST_F(ConfigTest, KeyOverPlainHttpOnlyToLoopback) {
   // No key, no URL credentials: a plain-http server on the network is fine.
   EXPECT_EQ(error(withEndpoint("http://gpu-box:8000/v1")), "");
   env["OPENAI_API_KEY"] = "sk-test-SECRET";
-  for (const char *url :
-       {"http://127.0.0.1:8000/v1", "http://localhost/v1", "http://[::1]/v1",
-        "https://llm.example.invalid/v1"})
+  for (const char *url : {"http://127.0.0.1:8000/v1", "http://localhost/v1",
+                          "http://[::1]/v1", "https://llm.example.invalid/v1"})
     EXPECT_EQ(error(withEndpoint(url)), "") << url;
   std::string refused = error(withEndpoint("http://llm.example.invalid/v1"));
   EXPECT_NE(refused.find("refusing to send the API key (from OPENAI_API_KEY) "
@@ -513,7 +511,8 @@ TEST_F(ConfigTest, UrlCredentialsAreSecrets) {
   options.endpoint = "http://llm.example.invalid/v1?key=k-SECRET";
   EXPECT_NE(error(options).find("credentials"), std::string::npos);
 
-  options.endpoint = "https://user:pw-SECRET@llm.example.invalid/v1?key=k-SECRET";
+  options.endpoint =
+      "https://user:pw-SECRET@llm.example.invalid/v1?key=k-SECRET";
   auto config = resolve(options);
   ASSERT_TRUE(bool(config)) << llvm::toString(config.takeError());
   EXPECT_EQ(config->displayEndpoint,
