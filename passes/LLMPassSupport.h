@@ -17,8 +17,8 @@
 namespace mlir::cuir {
 
 /// The client settings of a pass with the LLMOptions. Negative (or zero,
-/// for the timeout and token limit) numbers defer to the environment, then
-/// to the defaults. A pass grants access with
+/// for the times and the token limit) numbers defer to the environment, then
+/// to the defaults; a negative time is an error. A pass grants access with
 /// `friend llm::ClientOptions getLLMClientOptions<>(const ThePass &);`.
 template <typename PassT>
 llm::ClientOptions getLLMClientOptions(const PassT &pass) {
@@ -30,8 +30,15 @@ llm::ClientOptions getLLMClientOptions(const PassT &pass) {
   options.recordFile = pass.recordFile;
   if (pass.temperature >= 0)
     options.temperature = pass.temperature;
-  if (pass.timeout > 0)
+  // Times other than 0 are checked by resolveClientConfig: a negative, NaN
+  // or infinite one is an error, not a default.
+  if (pass.timeout != 0)
     options.timeoutSeconds = pass.timeout;
+  if (pass.deadline != 0)
+    options.deadlineSeconds = pass.deadline;
+  if (pass.progressInterval != 0)
+    options.progressIntervalSeconds = pass.progressInterval;
+  options.allowInsecureHttp = pass.allowInsecureHttp;
   if (pass.maxTokens > 0)
     options.maxTokens = pass.maxTokens;
   if (pass.maxRetries >= 0)

@@ -87,7 +87,8 @@ defvar LLMOptions = [
            "endpoint is set)">,
     Option<"endpoint", "endpoint", "std::string", /*default=*/"\"\"",
            "Chat endpoint URL or base URL (default: $CUIR_LLM_ENDPOINT, else "
-           "the provider's public API)">,
+           "the provider's public API); an API key or URL credentials go "
+           "over plain http only to a loopback host">,
     Option<"model", "model", "std::string", /*default=*/"\"\"",
            "Model name (default: $CUIR_LLM_MODEL)">,
     Option<"temperature", "temperature", "double", /*default=*/"-1.0",
@@ -98,6 +99,19 @@ defvar LLMOptions = [
     Option<"timeout", "timeout", "double", /*default=*/"0.0",
            "Seconds one HTTP request may take (0: $CUIR_LLM_TIMEOUT, else "
            "600)">,
+    Option<"deadline", "deadline", "double", /*default=*/"0.0",
+           "Seconds the pass may wait for its LLM in all, from the first "
+           "request, rounds and retries included (0: $CUIR_LLM_DEADLINE, "
+           "else 1800)">,
+    Option<"progressInterval", "progress-interval", "double",
+           /*default=*/"0.0",
+           "Seconds between the 'still waiting' lines of a request (0: "
+           "$CUIR_LLM_PROGRESS_INTERVAL, else 30)">,
+    Option<"allowInsecureHttp", "allow-insecure-http", "bool",
+           /*default=*/"false",
+           "Send the API key and URL credentials over plain http to a host "
+           "that is not loopback, in clear (also "
+           "$CUIR_LLM_ALLOW_INSECURE_HTTP=1)">,
     Option<"maxRetries", "max-retries", "int", /*default=*/"-1",
            "Retries of a request after 429, 5xx, a timeout or a dropped "
            "connection (negative: $CUIR_LLM_MAX_RETRIES, else 4)">,

@@ -7,6 +7,7 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Process.h"
@@ -15,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <thread>
 
 using namespace mlir::cuir::llm;
@@ -97,7 +99,8 @@ llvm::Error parseNumber(EnvLookup env, StringRef var, std::optional<T> option,
     return llvm::Error::success();
   if constexpr (std::is_floating_point_v<T>) {
     double value;
-    if (StringRef(*text).trim().getAsDouble(value) || value < 0)
+    if (StringRef(*text).trim().getAsDouble(value) || !std::isfinite(value) ||
+        value < 0)
       return llvm::createStringError(var + "='" + *text +
                                      "' is not a non-negative number");
     out = value;
@@ -111,16 +114,56 @@ llvm::Error parseNumber(EnvLookup env, StringRef var, std::optional<T> option,
   return llvm::Error::success();
 }
 
-/// The full chat URL from a base or full URL.
-std::string completeEndpoint(Provider provider, StringRef url) {
-  StringRef trimmed = url.trim().rtrim('/');
-  StringRef suffix =
-      provider == Provider::Anthropic ? "/messages" : "/chat/completions";
-  if (trimmed.ends_with(suffix))
-    return trimmed.str();
-  if (trimmed.ends_with("/v1"))
-    return (trimmed + suffix).str();
-  return (trimmed + "/v1" + suffix).str();
+/// A yes/no setting of the environment; nothing if unset.
+llvm::Expected<bool> parseFlag(EnvLookup env, StringRef var) {
+  std::optional<std::string> text = env(var);
+  if (!text)
+    return false;
+  std::string value = StringRef(*text).trim().lower();
+  if (value == "1" || value == "true" || value == "yes")
+    return true;
+  if (value == "0" || value == "false" || value == "no")
+    return false;
+  return llvm::createStringError(var + "='" + *text +
+                                 "' is not 1, true, yes, 0, false or no");
+}
+
+/// Seconds settings must be finite (an option may be "inf" or "nan") and
+/// at most a week, so that deadlines and curl's milliseconds stay defined.
+llvm::Error checkSeconds(StringRef what, double seconds) {
+  constexpr double kWeek = 7 * 24 * 3600;
+  if (std::isfinite(seconds) && seconds > 0 && seconds <= kWeek)
+    return llvm::Error::success();
+  return llvm::createStringError(
+      llvm::formatv("the LLM {0} ({1}) must be positive and at most {2} s "
+                    "(a week)",
+                    what, llvm::format("%g", seconds),
+                    llvm::format("%g", kWeek))
+          .str());
+}
+
+/// Refuses to send secrets in clear: over plain http, the API key and the
+/// URL's credentials go only to a loopback address, unless allowed.
+llvm::Error checkTransport(const ClientConfig &config, const Endpoint &endpoint,
+                           bool allowInsecureHttp) {
+  if (endpoint.https || endpoint.loopback || allowInsecureHttp)
+    return llvm::Error::success();
+  std::string what;
+  if (!config.apiKey.empty())
+    what = "the API key (from " + config.apiKeyVariable + ")";
+  if (endpoint.hasCredentials)
+    what += (what.empty() ? "" : " and ") +
+            std::string("the credentials in the endpoint URL (user info, "
+                        "query)");
+  if (what.empty())
+    return llvm::Error::success();
+  return llvm::createStringError(
+      "refusing to send " + what + " in clear over plain http to '" +
+      endpoint.host + "', which is not a loopback address (" +
+      endpoint.display +
+      "): use an https:// endpoint, or allow-insecure-http=true (or "
+      "CUIR_LLM_ALLOW_INSECURE_HTTP=1) if every network on the way is "
+      "trusted");
 }
 
 } // namespace
@@ -168,6 +211,14 @@ mlir::cuir::llm::resolveClientConfig(const ClientOptions &options,
           parseNumber(env, "CUIR_LLM_TIMEOUT", options.timeoutSeconds,
                       config.timeoutSeconds))
     return std::move(err);
+  if (llvm::Error err =
+          parseNumber(env, "CUIR_LLM_DEADLINE", options.deadlineSeconds,
+                      config.deadlineSeconds))
+    return std::move(err);
+  if (llvm::Error err = parseNumber(env, "CUIR_LLM_PROGRESS_INTERVAL",
+                                    options.progressIntervalSeconds,
+                                    config.progressIntervalSeconds))
+    return std::move(err);
   if (llvm::Error err = parseNumber(env, "CUIR_LLM_MAX_TOKENS",
                                     options.maxTokens, config.maxTokens))
     return std::move(err);
@@ -181,8 +232,23 @@ mlir::cuir::llm::resolveClientConfig(const ClientOptions &options,
   if (llvm::Error err = parseNumber(env, "CUIR_LLM_MAX_BACKOFF_MS",
                                     options.maxBackoffMs, maxBackoffMs))
     return std::move(err);
-  if (config.timeoutSeconds <= 0)
-    return llvm::createStringError("the LLM timeout must be positive");
+  for (auto [what, seconds] :
+       {std::pair<StringRef, double>{"timeout", config.timeoutSeconds},
+        {"deadline", config.deadlineSeconds},
+        {"progress interval", config.progressIntervalSeconds}})
+    if (llvm::Error err = checkSeconds(what, seconds))
+      return std::move(err);
+  if (!std::isfinite(config.temperature) || config.temperature < 0)
+    return llvm::createStringError(
+        llvm::formatv("the LLM temperature ({0}) must be a non-negative "
+                      "number",
+                      llvm::format("%g", config.temperature))
+            .str());
+  llvm::Expected<bool> insecureFromEnv =
+      parseFlag(env, "CUIR_LLM_ALLOW_INSECURE_HTTP");
+  if (!insecureFromEnv)
+    return insecureFromEnv.takeError();
+  bool allowInsecureHttp = options.allowInsecureHttp || *insecureFromEnv;
   config.retry.baseDelay = std::chrono::milliseconds(backoffMs);
   config.retry.maxDelay =
       std::chrono::milliseconds(std::max(maxBackoffMs, backoffMs));
@@ -202,13 +268,17 @@ mlir::cuir::llm::resolveClientConfig(const ClientOptions &options,
   }
 
   bool anthropic = config.provider == Provider::Anthropic;
-  config.endpoint = completeEndpoint(
-      config.provider, endpoint.value_or(anthropic ? "https://api.anthropic.com"
-                                                   : "https://api.openai.com"));
-  if (!StringRef(config.endpoint).starts_with("http://") &&
-      !StringRef(config.endpoint).starts_with("https://"))
-    return llvm::createStringError("the LLM endpoint '" + config.endpoint +
-                                   "' is not an http:// or https:// URL");
+  llvm::Expected<Endpoint> parsed =
+      parseEndpoint(endpoint.value_or(anthropic ? "https://api.anthropic.com"
+                                                : "https://api.openai.com"),
+                    anthropic ? "/messages" : "/chat/completions");
+  if (!parsed)
+    return parsed.takeError();
+  config.endpoint = parsed->url;
+  config.displayEndpoint = parsed->display;
+  config.loopbackEndpoint = parsed->loopback;
+  for (const std::string &secret : parsed->secrets)
+    config.redactor.add(secret);
   if (config.model.empty())
     return llvm::createStringError(
         "no model configured for provider " + getProviderName(config.provider) +
@@ -222,6 +292,9 @@ mlir::cuir::llm::resolveClientConfig(const ClientOptions &options,
       config.apiKeyVariable = var.str();
       break;
     }
+  config.redactor.add(config.apiKey);
+  if (llvm::Error err = checkTransport(config, *parsed, allowInsecureHttp))
+    return std::move(err);
   return config;
 }
 
@@ -246,6 +319,12 @@ std::string mlir::cuir::llm::hashRequest(const Request &request) {
 
 namespace {
 
+using Clock = std::chrono::steady_clock;
+
+std::string formatSeconds(double seconds) {
+  return llvm::formatv("{0}", llvm::format("%g", seconds)).str();
+}
+
 class HttpClient : public Client {
 public:
   HttpClient(ClientConfig config, ProgressFn progress)
@@ -253,26 +332,26 @@ public:
 
   std::string describe() const override {
     return (getProviderName(config.provider) + " model '" + config.model +
-            "' at " + config.endpoint)
+            "' at " + config.displayEndpoint)
         .str();
   }
 
   llvm::Expected<Response> complete(const Request &request) override {
+    if (!deadline)
+      deadline = Clock::now() +
+                 std::chrono::duration_cast<Clock::duration>(
+                     std::chrono::duration<double>(config.deadlineSeconds));
     std::string body = encodeRequest(config.provider, config, request);
-    std::vector<std::string> headers = {"Content-Type: application/json",
-                                        "Accept: application/json"};
-    if (config.provider == Provider::Anthropic) {
-      headers.push_back("anthropic-version: 2023-06-01");
-      if (!config.apiKey.empty())
-        headers.push_back("x-api-key: " + config.apiKey);
-    } else if (!config.apiKey.empty()) {
-      headers.push_back("Authorization: Bearer " + config.apiKey);
-    }
-
+    std::vector<std::string> headers = getHeaders();
     unsigned attempts = config.retry.maxRetries + 1;
     for (unsigned attempt = 1;; ++attempt) {
+      double remaining = secondsLeft();
+      if (remaining <= 0)
+        return fail("the " + describeDeadline() + " has passed");
+      // The last request before the deadline gets only what is left.
+      bool clipped = remaining < config.timeoutSeconds;
       HttpResult result =
-          httpPost(config.endpoint, headers, body, config.timeoutSeconds);
+          send(body, headers, std::min(config.timeoutSeconds, remaining));
       std::string problem;
       std::optional<std::chrono::milliseconds> retryAfter;
       if (result.kind == HttpResult::Ok && result.status >= 200 &&
@@ -281,6 +360,8 @@ public:
             decodeResponse(config.provider, result.body);
         if (!response)
           return fail(llvm::toString(response.takeError()));
+        // Again after decoding: JSON escapes may have hidden a secret.
+        response->text = config.redactor.redact(response->text);
         return response;
       }
       if (result.kind == HttpResult::Ok) {
@@ -294,6 +375,9 @@ public:
             retryAfter = std::chrono::milliseconds(ms);
         if (!retryAfter && result.retryAfter)
           retryAfter = parseRetryAfter(*result.retryAfter);
+      } else if (result.kind == HttpResult::Timeout && clipped) {
+        return fail("no complete answer before the " + describeDeadline() +
+                    " passed");
       } else if (result.kind == HttpResult::Fatal) {
         return fail(result.error);
       } else {
@@ -311,21 +395,77 @@ public:
                                   problem, decision.delay.count(),
                                   config.retry.maxDelay.count())
                         .str());
-      if (progress)
-        progress(llvm::formatv("{0}; retrying in {1} ms{2} (attempt {3} of "
-                               "{4})",
-                               redact(problem, config.apiKey),
-                               decision.delay.count(),
-                               decision.fromServer ? " (Retry-After)" : "",
-                               attempt + 1, attempts));
+      if (decision.delay.count() >= secondsLeft() * 1000)
+        return fail(llvm::formatv("{0}; not retried: waiting {1} ms would "
+                                  "pass the {2}",
+                                  problem, decision.delay.count(),
+                                  describeDeadline())
+                        .str());
+      report(llvm::formatv("{0}; retrying in {1} ms{2} (attempt {3} of {4})",
+                           problem, decision.delay.count(),
+                           decision.fromServer ? " (Retry-After)" : "",
+                           attempt + 1, attempts)
+                 .str());
       std::this_thread::sleep_for(decision.delay);
     }
   }
 
 private:
+  std::vector<std::string> getHeaders() const {
+    std::vector<std::string> headers = {"Content-Type: application/json",
+                                        "Accept: application/json"};
+    if (config.provider == Provider::Anthropic) {
+      headers.push_back("anthropic-version: 2023-06-01");
+      if (!config.apiKey.empty())
+        headers.push_back("x-api-key: " + config.apiKey);
+    } else if (!config.apiKey.empty()) {
+      headers.push_back("Authorization: Bearer " + config.apiKey);
+    }
+    return headers;
+  }
+
+  /// One POST, whose answer is redacted before anything reads it.
+  HttpResult send(StringRef body, llvm::ArrayRef<std::string> headers,
+                  double timeoutSeconds) {
+    HttpRequest http;
+    http.url = config.endpoint;
+    http.headers = headers;
+    http.body = body;
+    http.timeoutSeconds = timeoutSeconds;
+    http.direct = config.loopbackEndpoint;
+    auto onWaiting = [&](double elapsed) {
+      report(llvm::formatv("still waiting for the answer: {0} s of at most "
+                           "{1} s",
+                           static_cast<long long>(elapsed),
+                           formatSeconds(timeoutSeconds))
+                 .str());
+    };
+    if (progress)
+      http.onWaiting = onWaiting;
+    http.waitingInterval = config.progressIntervalSeconds;
+    HttpResult result = httpPost(http);
+    result.body = config.redactor.redact(result.body);
+    result.error = config.redactor.redact(result.error);
+    return result;
+  }
+
+  double secondsLeft() const {
+    return std::chrono::duration<double>(*deadline - Clock::now()).count();
+  }
+
+  std::string describeDeadline() const {
+    return "deadline of " + formatSeconds(config.deadlineSeconds) +
+           " s for the LLM's answers (deadline=, CUIR_LLM_DEADLINE)";
+  }
+
+  void report(const std::string &line) const {
+    if (progress)
+      progress(config.redactor.redact(line));
+  }
+
   llvm::Error fail(const std::string &what) const {
     return llvm::createStringError(
-        redact(config.endpoint + ": " + what, config.apiKey));
+        config.redactor.redact(config.displayEndpoint + ": " + what));
   }
 
   std::string hintFor(long status) const {
@@ -345,6 +485,8 @@ private:
 
   ClientConfig config;
   ProgressFn progress;
+  /// Set by the first request.
+  std::optional<Clock::time_point> deadline;
 };
 
 //===----------------------------------------------------------------------===//
@@ -458,14 +600,15 @@ public:
     if (!response)
       return response.takeError();
     json entry;
-    entry["request"] = {{"provider", getProviderName(config.provider).str()},
-                        {"model", config.model},
-                        {"messages", request.messages.size()},
-                        {"prompt_sha256", hashRequest(request)},
-                        {"last_message_head",
-                         request.messages.empty()
-                             ? std::string()
-                             : request.messages.back().content.substr(0, 300)}};
+    entry["request"] = {
+        {"provider", getProviderName(config.provider).str()},
+        {"model", config.model},
+        {"messages", request.messages.size()},
+        {"prompt_sha256", hashRequest(request)},
+        {"last_message_head", request.messages.empty()
+                                  ? std::string()
+                                  : config.redactor.redactAndTruncate(
+                                        request.messages.back().content, 300)}};
     entry["response"] = {{"text", response->text},
                          {"finish_reason", response->finishReason}};
     std::error_code ec;
@@ -473,8 +616,8 @@ public:
     if (ec)
       return llvm::createStringError("cannot append to the record file '" +
                                      config.recordFile + "': " + ec.message());
-    os << redact(entry.dump(-1, ' ', false, json::error_handler_t::replace),
-                 config.apiKey)
+    os << config.redactor.redact(
+              entry.dump(-1, ' ', false, json::error_handler_t::replace))
        << "\n";
     os.flush();
     if (os.has_error())

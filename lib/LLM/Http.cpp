@@ -5,10 +5,11 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/Process.h"
 
 #include <curl/curl.h>
 
+#include <algorithm>
+#include <chrono>
 #include <mutex>
 
 using namespace mlir::cuir::llm;
@@ -54,28 +55,29 @@ size_t onHeader(char *data, size_t size, size_t count, void *user) {
   return size * count;
 }
 
-/// The proxy exclusions of the environment plus the loopback addresses: a
-/// local model server must not be sent through a proxy.
-std::string noProxyList() {
-  std::string list;
-  for (const char *var : {"no_proxy", "NO_PROXY"})
-    if (std::optional<std::string> value = llvm::sys::Process::GetEnv(var))
-      if (!value->empty()) {
-        list = *value;
-        break;
-      }
-  if (list == "*")
-    return list;
-  if (!list.empty())
-    list += ",";
-  return list + "localhost,127.0.0.1,::1";
+/// Calls the request's onWaiting every waitingInterval seconds.
+struct WaitReporter {
+  const HttpRequest &request;
+  std::chrono::steady_clock::time_point start =
+      std::chrono::steady_clock::now();
+  double nextReport = request.waitingInterval;
+};
+
+int onTransferInfo(void *user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  auto *reporter = static_cast<WaitReporter *>(user);
+  std::chrono::duration<double> elapsed =
+      std::chrono::steady_clock::now() - reporter->start;
+  if (elapsed.count() >= reporter->nextReport) {
+    reporter->request.onWaiting(elapsed.count());
+    while (reporter->nextReport <= elapsed.count())
+      reporter->nextReport += reporter->request.waitingInterval;
+  }
+  return 0; // Go on: the timeout is curl's.
 }
 
 } // namespace
 
-HttpResult mlir::cuir::llm::httpPost(StringRef url,
-                                     const std::vector<std::string> &headers,
-                                     StringRef body, double timeoutSeconds) {
+HttpResult mlir::cuir::llm::httpPost(const HttpRequest &request) {
   static std::once_flag initOnce;
   std::call_once(initOnce, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
 
@@ -86,23 +88,28 @@ HttpResult mlir::cuir::llm::httpPost(StringRef url,
     return result;
   }
   curl_slist *headerList = nullptr;
-  for (const std::string &header : headers)
+  for (const std::string &header : request.headers)
     headerList = curl_slist_append(headerList, header.c_str());
   // No "Expect: 100-continue" round trip for large prompts.
   headerList = curl_slist_append(headerList, "Expect:");
 
   Transfer transfer;
-  std::string urlText = url.str();
-  std::string noProxy = noProxyList();
+  std::string urlText = request.url.str();
+  // The configuration bounds the timeout; this keeps the cast defined
+  // whatever the caller passes (NaN included).
+  double timeoutSeconds = request.timeoutSeconds;
+  if (!(timeoutSeconds >= 0.001))
+    timeoutSeconds = 0.001;
+  timeoutSeconds = std::min(timeoutSeconds, 1e7);
   long timeoutMs = static_cast<long>(timeoutSeconds * 1000);
-  if (timeoutMs < 1)
-    timeoutMs = 1;
   char errorBuffer[CURL_ERROR_SIZE] = {0};
   curl_easy_setopt(curl, CURLOPT_URL, urlText.c_str());
   curl_easy_setopt(curl, CURLOPT_POST, 1L);
-  curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.data());
+  curl_easy_setopt(curl, CURLOPT_POSTFIELDS, request.body.data());
   curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE,
-                   static_cast<curl_off_t>(body.size()));
+                   static_cast<curl_off_t>(request.body.size()));
+  // Never another protocol, not even through a redirect (none is followed).
+  curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headerList);
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, onData);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &transfer);
@@ -112,7 +119,17 @@ HttpResult mlir::cuir::llm::httpPost(StringRef url,
   curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
                    std::min(timeoutMs, 30000L));
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(curl, CURLOPT_NOPROXY, noProxy.c_str());
+  // A loopback endpoint never goes through a proxy (which would see the key
+  // in clear over plain http); otherwise libcurl follows the environment's
+  // http_proxy, https_proxy and no_proxy.
+  if (request.direct)
+    curl_easy_setopt(curl, CURLOPT_NOPROXY, "*");
+  WaitReporter reporter{request};
+  if (request.onWaiting && request.waitingInterval > 0) {
+    curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, onTransferInfo);
+    curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &reporter);
+    curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+  }
   curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errorBuffer);
   curl_easy_setopt(curl, CURLOPT_ACCEPT_ENCODING, ""); // Any it supports.
   curl_easy_setopt(curl, CURLOPT_USERAGENT, "cuir-opt-lift/1");
@@ -129,10 +146,10 @@ HttpResult mlir::cuir::llm::httpPost(StringRef url,
     break;
   case CURLE_OPERATION_TIMEDOUT:
     result.kind = HttpResult::Timeout;
-    result.error = "no complete answer within " +
-                   llvm::formatv("{0}", llvm::format("%g", timeoutSeconds))
-                       .str() +
-                   " s (timeout; " + detail + ")";
+    result.error =
+        "no complete answer within " +
+        llvm::formatv("{0}", llvm::format("%g", timeoutSeconds)).str() +
+        " s (timeout; " + detail + ")";
     break;
   case CURLE_COULDNT_CONNECT:
   case CURLE_GOT_NOTHING:

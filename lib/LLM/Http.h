@@ -3,11 +3,12 @@
 #ifndef CUIR_LIB_LLM_HTTP_H
 #define CUIR_LIB_LLM_HTTP_H
 
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <optional>
 #include <string>
-#include <vector>
 
 namespace mlir::cuir::llm {
 
@@ -27,10 +28,24 @@ struct HttpResult {
   std::string error;
 };
 
-/// POSTs `body` to `url` with the given header lines ("Name: value").
-HttpResult httpPost(llvm::StringRef url,
-                    const std::vector<std::string> &headers,
-                    llvm::StringRef body, double timeoutSeconds);
+/// One POST.
+struct HttpRequest {
+  llvm::StringRef url;
+  /// Header lines ("Name: value").
+  llvm::ArrayRef<std::string> headers;
+  llvm::StringRef body;
+  double timeoutSeconds = 600;
+  /// Never through a proxy (a loopback endpoint); else the environment's
+  /// proxy settings apply.
+  bool direct = false;
+  /// Called with the seconds elapsed every `waitingInterval` seconds while
+  /// the exchange lasts.
+  llvm::function_ref<void(double)> onWaiting = nullptr;
+  double waitingInterval = 30;
+};
+
+/// Sends the request; any failure is in the result.
+HttpResult httpPost(const HttpRequest &request);
 
 } // namespace mlir::cuir::llm
 

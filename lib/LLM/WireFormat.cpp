@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cuir/LLM/WireFormat.h"
+#include "cuir/LLM/Secrets.h"
 
 #include "llvm/ADT/Twine.h"
 
@@ -38,7 +39,7 @@ std::optional<std::string> stringMember(const json &object, const char *key) {
 }
 
 llvm::Error malformed(StringRef api, const llvm::Twine &what, StringRef body) {
-  std::string head = body.take_front(200).str();
+  std::string head = takeUtf8Prefix(body, 200).str();
   return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                  api + " answer is malformed: " + what +
                                      " (body starts: '" + head + "')");
@@ -177,22 +178,6 @@ std::string mlir::cuir::llm::describeErrorBody(StringRef body,
   if (text.empty())
     text = body.trim().str();
   if (text.size() > maxLength)
-    text = text.substr(0, maxLength) + "...";
+    text = takeUtf8Prefix(text, maxLength).str() + "...";
   return text;
-}
-
-std::string mlir::cuir::llm::redact(StringRef text, StringRef secret) {
-  if (secret.empty())
-    return text.str();
-  std::string out;
-  while (true) {
-    size_t at = text.find(secret);
-    if (at == StringRef::npos)
-      break;
-    out += text.take_front(at);
-    out += "[redacted]";
-    text = text.drop_front(at + secret.size());
-  }
-  out += text;
-  return out;
 }

@@ -1,6 +1,7 @@
 //===- Lifter.cpp - The closed lift loop ----------------------------------===//
 
 #include "cuir/Lift/Lifter.h"
+#include "cuir/LLM/Secrets.h"
 #include "cuir/Lift/Extract.h"
 #include "cuir/Lift/Prompt.h"
 
@@ -17,6 +18,30 @@ void LiftFailure::log(llvm::raw_ostream &os) const {
   os << summary;
   if (!details.empty())
     os << "\n" << details;
+}
+
+/// A rejected answer goes back to the model in the next round, and so do the
+/// diagnostics; beyond these sizes only their start and end go back, so that
+/// a request stays bounded whatever the model answered (a real lift answer
+/// is about 125 KB).
+constexpr size_t kMaxEchoedAnswerBytes = 256 << 10;
+constexpr size_t kMaxEchoedProblemBytes = 32 << 10;
+
+/// `text` if it has at most `maxBytes` bytes; else its first and last
+/// maxBytes / 2 bytes (cut at UTF-8 character boundaries) around a line that
+/// says how much of `what` was left out.
+static std::string elideMiddle(StringRef text, size_t maxBytes,
+                               StringRef what) {
+  if (text.size() <= maxBytes)
+    return text.str();
+  StringRef head = llm::takeUtf8Prefix(text, maxBytes / 2);
+  StringRef tail = text.take_back(maxBytes / 2);
+  while (!tail.empty() && (static_cast<unsigned char>(tail[0]) & 0xC0) == 0x80)
+    tail = tail.drop_front();
+  size_t omitted = text.size() - head.size() - tail.size();
+  return (head + "\n[... " + llvm::Twine(omitted) + " bytes of " + what +
+          " left out ...]\n" + tail)
+      .str();
 }
 
 /// The first line of a report, for progress lines.
@@ -54,6 +79,8 @@ llvm::Expected<LiftResult> mlir::cuir::lift::runLiftLoop(
       last.stage = "its MLIR could not be taken from the answer";
       last.problems = llvm::toString(mlir.takeError());
     }
+    last.problems =
+        elideMiddle(last.problems, kMaxEchoedProblemBytes, "the diagnostics");
     if (last.accepted) {
       progress(tag + ": accepted");
       // What the checks had to say (e.g. the interpreter's error bounds).
@@ -76,7 +103,8 @@ llvm::Expected<LiftResult> mlir::cuir::lift::runLiftLoop(
               llvm::toString(repair.takeError()),
           "");
     request.messages.push_back(
-        {llm::Message::Role::Assistant, std::move(response->text)});
+        {llm::Message::Role::Assistant,
+         elideMiddle(response->text, kMaxEchoedAnswerBytes, "your answer")});
     request.messages.push_back({llm::Message::Role::User, std::move(*repair)});
   }
   return llvm::make_error<LiftFailure>(

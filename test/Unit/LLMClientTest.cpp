@@ -7,12 +7,15 @@
 
 #include "cuir/LLM/Client.h"
 #include "cuir/LLM/Retry.h"
+#include "cuir/LLM/Secrets.h"
 #include "cuir/LLM/WireFormat.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "gtest/gtest.h"
 
 #include <ctime>
+#include <limits>
 
 using namespace mlir::cuir::llm;
 using std::chrono::milliseconds;
@@ -204,9 +207,97 @@ TEST(WireFormatTest, ErrorBodiesAndRedaction) {
   EXPECT_EQ(describeErrorBody(R"({"error":"plain"})"), "plain");
   EXPECT_EQ(describeErrorBody("  <html>oops</html>\n"), "<html>oops</html>");
   EXPECT_EQ(describeErrorBody(std::string(1000, 'x'), 10), "xxxxxxxxxx...");
-  EXPECT_EQ(redact("key sk-1 and sk-1 again", "sk-1"),
-            "key [redacted] and [redacted] again");
-  EXPECT_EQ(redact("nothing", ""), "nothing");
+  // Cut at a character boundary: "é" is two bytes.
+  EXPECT_EQ(describeErrorBody("ab\u00e9cd", 3), "ab...");
+}
+
+//===----------------------------------------------------------------------===//
+// Secrets
+//===----------------------------------------------------------------------===//
+
+TEST(RedactorTest, EverySecretEverywhere) {
+  Redactor redactor;
+  redactor.add("sk-1");
+  redactor.add("tok-secret");
+  redactor.add("x"); // Too short to search for.
+  redactor.add("");
+  EXPECT_EQ(redactor.redact("key sk-1 and sk-1, token tok-secret, x"),
+            "key [redacted] and [redacted], token [redacted], x");
+  EXPECT_EQ(redactor.redact("nothing"), "nothing");
+  EXPECT_EQ(Redactor().redact("sk-1"), "sk-1");
+}
+
+TEST(RedactorTest, LongestSecretFirst) {
+  Redactor redactor;
+  redactor.add("abcd");
+  redactor.add("abcdefgh");
+  EXPECT_EQ(redactor.redact("abcdefgh abcd"), "[redacted] [redacted]");
+}
+
+TEST(RedactorTest, RedactsBeforeCutting) {
+  Redactor redactor;
+  redactor.add("sk-SECRET-1234");
+  // A cut at 12 bytes would keep "sk-SECRE" if it came first.
+  EXPECT_EQ(redactor.redactAndTruncate("key: sk-SECRET-1234 bad", 12),
+            "key: [redact...");
+  EXPECT_EQ(redactor.redactAndTruncate("short", 12), "short");
+  EXPECT_EQ(takeUtf8Prefix("a\xe2\x82\xac", 3), "a");
+  EXPECT_EQ(takeUtf8Prefix("a\xe2\x82\xac", 4), "a\xe2\x82\xac");
+}
+
+TEST(EndpointTest, LoopbackHosts) {
+  for (const char *host : {"localhost", "LocalHost", "127.0.0.1", "127.255.0.9",
+                           "[::1]", "[0:0:0:0:0:0:0:1]", "[::ffff:127.0.0.1]"})
+    EXPECT_TRUE(isLoopbackHost(host)) << host;
+  for (const char *host :
+       {"localhost.evil.com", "evil-localhost", "localhost.", "128.0.0.1",
+        "10.0.0.1", "[::2]", "::1", "[::ffff:10.0.0.1]", "127.0.0.1.nip.io",
+        "llm.example.invalid", ""})
+    EXPECT_FALSE(isLoopbackHost(host)) << host;
+}
+
+TEST(EndpointTest, QueryKeptAndHidden) {
+  auto endpoint = parseEndpoint(
+      "http://me:p%40ss-word@127.0.0.1:8000/v1?token=tok-SECRET&v=2#x",
+      "/chat/completions");
+  ASSERT_TRUE(bool(endpoint)) << llvm::toString(endpoint.takeError());
+  EXPECT_EQ(endpoint->url, "http://me:p%40ss-word@127.0.0.1:8000/v1/chat/"
+                           "completions?token=tok-SECRET&v=2");
+  EXPECT_EQ(endpoint->display, "http://127.0.0.1:8000/v1/chat/completions?"
+                               "token=[redacted]&v=[redacted]");
+  EXPECT_EQ(endpoint->host, "127.0.0.1");
+  EXPECT_TRUE(endpoint->loopback);
+  EXPECT_FALSE(endpoint->https);
+  EXPECT_TRUE(endpoint->hasCredentials);
+  for (const char *secret : {"me", "p%40ss-word", "p@ss-word", "tok-SECRET"})
+    EXPECT_TRUE(llvm::is_contained(endpoint->secrets, secret)) << secret;
+}
+
+TEST(EndpointTest, PlainEndpoints) {
+  auto endpoint = parseEndpoint("https://api.example.com/", "/messages");
+  ASSERT_TRUE(bool(endpoint));
+  EXPECT_EQ(endpoint->url, "https://api.example.com/v1/messages");
+  EXPECT_EQ(endpoint->display, endpoint->url);
+  EXPECT_TRUE(endpoint->https);
+  EXPECT_FALSE(endpoint->loopback);
+  EXPECT_FALSE(endpoint->hasCredentials);
+  EXPECT_TRUE(endpoint->secrets.empty());
+  // libcurl normalises numeric hosts; the decision follows the address.
+  auto numeric = parseEndpoint("http://2130706433:9/v1", "/chat/completions");
+  ASSERT_TRUE(bool(numeric));
+  EXPECT_TRUE(numeric->loopback);
+}
+
+TEST(EndpointTest, ErrorsDoNotQuoteCredentials) {
+  for (const char *url :
+       {"ftp://user:pw-SECRET@host/?key=k-SECRET", "localhost:8000/v1",
+        "http://user:pw-SECRET@exa mple/?key=k-SECRET"}) {
+    auto endpoint = parseEndpoint(url, "/chat/completions");
+    ASSERT_FALSE(bool(endpoint)) << url;
+    std::string message = llvm::toString(endpoint.takeError());
+    EXPECT_EQ(message.find("SECRET"), std::string::npos) << message;
+    EXPECT_NE(message.find("the LLM endpoint"), std::string::npos) << message;
+  }
 }
 
 TEST(WireFormatTest, RequestHash) {
@@ -265,11 +356,14 @@ TEST_F(ConfigTest, EnvironmentAndDefaults) {
   EXPECT_EQ(config->endpoint, "https://api.openai.com/v1/chat/completions");
   EXPECT_EQ(config->temperature, 0.0);
   EXPECT_EQ(config->timeoutSeconds, 600.0);
+  EXPECT_EQ(config->deadlineSeconds, 1800.0);
+  EXPECT_EQ(config->progressIntervalSeconds, 30.0);
   EXPECT_EQ(config->maxTokens, 0u);
   EXPECT_EQ(config->retry.maxRetries, 4u);
   EXPECT_EQ(config->retry.baseDelay, milliseconds(1000));
   EXPECT_EQ(config->apiKey, "sk-1");
   EXPECT_EQ(config->apiKeyVariable, "OPENAI_API_KEY");
+  EXPECT_EQ(config->redactor.redact("sk-1"), "[redacted]");
 }
 
 TEST_F(ConfigTest, OptionsOverrideEnvironment) {
@@ -344,6 +438,92 @@ TEST_F(ConfigTest, Errors) {
   ClientOptions good;
   good.provider = "openai";
   EXPECT_NE(error(good).find("CUIR_LLM_TIMEOUT='soon'"), std::string::npos);
+  env["CUIR_LLM_TIMEOUT"] = "nan";
+  EXPECT_NE(error(good).find("CUIR_LLM_TIMEOUT='nan'"), std::string::npos);
+  env.erase("CUIR_LLM_TIMEOUT");
+  ClientOptions forever = good;
+  forever.deadlineSeconds = std::numeric_limits<double>::infinity();
+  EXPECT_NE(error(forever).find("deadline (inf) must be positive"),
+            std::string::npos)
+      << error(forever);
+  ClientOptions tooLong = good;
+  tooLong.timeoutSeconds = 1e300;
+  EXPECT_NE(error(tooLong).find("at most 604800 s"), std::string::npos);
+  env["CUIR_LLM_ALLOW_INSECURE_HTTP"] = "maybe";
+  EXPECT_NE(error(good).find("CUIR_LLM_ALLOW_INSECURE_HTTP='maybe'"),
+            std::string::npos);
+}
+
+TEST_F(ConfigTest, DeadlineAndProgressFromEnvironment) {
+  env["CUIR_LLM_PROVIDER"] = "openai";
+  env["CUIR_LLM_MODEL"] = "m";
+  env["CUIR_LLM_DEADLINE"] = "90";
+  env["CUIR_LLM_PROGRESS_INTERVAL"] = "2.5";
+  auto config = resolve({});
+  ASSERT_TRUE(bool(config)) << llvm::toString(config.takeError());
+  EXPECT_EQ(config->deadlineSeconds, 90.0);
+  EXPECT_EQ(config->progressIntervalSeconds, 2.5);
+  ClientOptions options;
+  options.deadlineSeconds = 5;
+  config = resolve(options);
+  ASSERT_TRUE(bool(config));
+  EXPECT_EQ(config->deadlineSeconds, 5.0);
+}
+
+TEST_F(ConfigTest, KeyOverPlainHttpOnlyToLoopback) {
+  env["CUIR_LLM_MODEL"] = "m";
+  auto withEndpoint = [](const char *url) {
+    ClientOptions options;
+    options.endpoint = url;
+    return options;
+  };
+  // No key, no URL credentials: a plain-http server on the network is fine.
+  EXPECT_EQ(error(withEndpoint("http://gpu-box:8000/v1")), "");
+  env["OPENAI_API_KEY"] = "sk-test-SECRET";
+  for (const char *url : {"http://127.0.0.1:8000/v1", "http://localhost/v1",
+                          "http://[::1]/v1", "https://llm.example.invalid/v1"})
+    EXPECT_EQ(error(withEndpoint(url)), "") << url;
+  std::string refused = error(withEndpoint("http://llm.example.invalid/v1"));
+  EXPECT_NE(refused.find("refusing to send the API key (from OPENAI_API_KEY) "
+                         "in clear over plain http to 'llm.example.invalid'"),
+            std::string::npos)
+      << refused;
+  EXPECT_NE(refused.find("allow-insecure-http=true"), std::string::npos);
+  EXPECT_EQ(refused.find("SECRET"), std::string::npos);
+  EXPECT_NE(error(withEndpoint("http://localhost.evil.com/v1")), "");
+  // The explicit opt-in, as an option or from the environment.
+  ClientOptions allowed = withEndpoint("http://llm.example.invalid/v1");
+  allowed.allowInsecureHttp = true;
+  EXPECT_EQ(error(allowed), "");
+  env["CUIR_LLM_ALLOW_INSECURE_HTTP"] = "1";
+  EXPECT_EQ(error(withEndpoint("http://llm.example.invalid/v1")), "");
+}
+
+TEST_F(ConfigTest, UrlCredentialsAreSecrets) {
+  env["CUIR_LLM_MODEL"] = "m";
+  ClientOptions options;
+  options.endpoint = "http://user:pw-SECRET@llm.example.invalid/v1";
+  std::string refused = error(options);
+  EXPECT_NE(refused.find("the credentials in the endpoint URL"),
+            std::string::npos)
+      << refused;
+  EXPECT_EQ(refused.find("SECRET"), std::string::npos) << refused;
+  options.endpoint = "http://llm.example.invalid/v1?key=k-SECRET";
+  EXPECT_NE(error(options).find("credentials"), std::string::npos);
+
+  options.endpoint =
+      "https://user:pw-SECRET@llm.example.invalid/v1?key=k-SECRET";
+  auto config = resolve(options);
+  ASSERT_TRUE(bool(config)) << llvm::toString(config.takeError());
+  EXPECT_EQ(config->displayEndpoint,
+            "https://llm.example.invalid/v1/chat/completions?key=[redacted]");
+  EXPECT_EQ(config->redactor.redact("user pw-SECRET, k-SECRET"),
+            "[redacted] [redacted], [redacted]");
+  auto client = createClient(*config);
+  ASSERT_TRUE(bool(client));
+  EXPECT_EQ((*client)->describe(),
+            "openai model 'm' at "
+            "https://llm.example.invalid/v1/chat/completions?key=[redacted]");
 }
 
 } // namespace

@@ -9,8 +9,9 @@
 //     tests and reproducible runs.
 //
 // Settings come from explicit options, else the environment (CUIR_LLM_*),
-// else defaults. The API key comes only from the environment and is never
-// printed, logged, cached or recorded.
+// else defaults. The API key comes only from the environment; it and the
+// credentials of the endpoint URL are never printed, logged, cached or
+// recorded, and go over plain http only to a loopback address.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +19,7 @@
 #define CUIR_LLM_CLIENT_H
 
 #include "cuir/LLM/Retry.h"
+#include "cuir/LLM/Secrets.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
@@ -47,22 +49,37 @@ struct ClientOptions {
   std::string model;
   std::optional<double> temperature;
   std::optional<double> timeoutSeconds;
+  std::optional<double> deadlineSeconds;
+  std::optional<double> progressIntervalSeconds;
   std::optional<unsigned> maxTokens;
   std::optional<unsigned> maxRetries;
   std::optional<unsigned> backoffMs;
   std::optional<unsigned> maxBackoffMs;
   std::string replayFile;
   std::string recordFile;
+  /// Send secrets over plain http to a host that is not loopback. Also set
+  /// by CUIR_LLM_ALLOW_INSECURE_HTTP=1.
+  bool allowInsecureHttp = false;
 };
 
 /// A fully resolved configuration.
 struct ClientConfig {
   Provider provider = Provider::None;
-  /// Full URL of the chat endpoint.
+  /// Full URL of the chat endpoint, credentials included: only for sending.
   std::string endpoint;
+  /// The endpoint for messages: no user info, query values redacted.
+  std::string displayEndpoint;
+  /// Its host is loopback: never sent through a proxy.
+  bool loopbackEndpoint = false;
   std::string model;
   double temperature = 0;
+  /// The longest one HTTP request may take.
   double timeoutSeconds = 600;
+  /// The longest all requests of one client may take together, from its
+  /// first request, retries and the waits between them included.
+  double deadlineSeconds = 1800;
+  /// How often a request that is still waiting says so.
+  double progressIntervalSeconds = 30;
   /// Maximum tokens of an answer; 0 means "do not send" (OpenAI-compatible
   /// servers then use their own limit). Anthropic always needs one.
   unsigned maxTokens = 0;
@@ -73,6 +90,8 @@ struct ClientConfig {
   std::string apiKeyVariable;
   std::string replayFile;
   std::string recordFile;
+  /// Knows the API key and the endpoint's credentials.
+  Redactor redactor;
 };
 
 /// Reads an environment variable; empty values count as unset.
@@ -82,7 +101,9 @@ std::optional<std::string> getEnvironmentVariable(llvm::StringRef name);
 
 /// Resolves explicit options, the environment and defaults into a
 /// configuration. Provider::None (nothing configured) is not an error: the
-/// caller decides what that means. Malformed values are errors.
+/// caller decides what that means. Malformed values are errors, and so is a
+/// configuration that would send the API key or URL credentials over plain
+/// http to a host that is not loopback (unless allowInsecureHttp).
 llvm::Expected<ClientConfig> resolveClientConfig(const ClientOptions &options,
                                                  EnvLookup env);
 
@@ -115,16 +136,17 @@ struct Response {
 /// the same question.
 std::string hashRequest(const Request &request);
 
-/// Receives progress lines (retries), without a trailing newline.
+/// Receives progress lines (retries, long waits), without a trailing newline.
 using ProgressFn = std::function<void(const llvm::Twine &)>;
 
 class Client {
 public:
   virtual ~Client();
-  /// Sends the request, retrying transient failures, and returns the answer,
-  /// or an error that says what went wrong (never containing the API key).
+  /// Sends the request, retrying transient failures, and returns the answer
+  /// (with any secret it echoes redacted), or an error that says what went
+  /// wrong (never containing a secret).
   virtual llvm::Expected<Response> complete(const Request &request) = 0;
-  /// One line naming the provider, model and endpoint (no key).
+  /// One line naming the provider, model and endpoint (no secret).
   virtual std::string describe() const = 0;
 };
 

@@ -2,6 +2,8 @@
 //
 // Encoding of requests and decoding of answers for OpenAI-compatible chat
 // completions and Anthropic's messages API. Pure functions, unit-tested.
+// Answers and error bodies are quoted in errors, cut short: the caller
+// redacts them first (Redactor in Secrets.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,10 +32,6 @@ llvm::Expected<Response> decodeResponse(Provider provider,
 /// The message of an error body ({"error": {"message": ...}} in both APIs),
 /// else the start of the body; at most `maxLength` characters.
 std::string describeErrorBody(llvm::StringRef body, size_t maxLength = 400);
-
-/// Replaces every occurrence of `secret` in `text` (if non-empty) with
-/// "[redacted]".
-std::string redact(llvm::StringRef text, llvm::StringRef secret);
 
 } // namespace mlir::cuir::llm
 

@@ -73,8 +73,11 @@ struct LoopSpec {
 
 /// Runs up to `maxRounds` rounds: round 1 sends `system` and `firstPrompt`;
 /// each later round adds the previous answer and the repair prompt built
-/// from its verdict. Reports each round through `progress`. Fails with a
-/// LiftFailure: when the client fails (at once), or when no answer passed.
+/// from its verdict. An answer over 256 KiB or diagnostics over 32 KiB go
+/// back as their start and end only, so that requests stay bounded. Reports
+/// each round through `progress`. Fails with a LiftFailure: when the client
+/// fails (at once: its deadline bounds the whole loop), or when no answer
+/// passed.
 llvm::Expected<LiftResult>
 runLiftLoop(llm::Client &client, llvm::StringRef system,
             llvm::StringRef firstPrompt, unsigned maxRounds,

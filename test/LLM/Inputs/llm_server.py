@@ -1,11 +1,18 @@
 #!/usr/bin/env python3
 """A scripted chat-completions server on 127.0.0.1 for the lift tests.
 
-    llm_server.py --responses JSON [--base DIR] --log LOG -- COMMAND ARGS...
+    llm_server.py --responses JSON [--base DIR] [--bind ADDRESS] --log LOG \
+        -- COMMAND ARGS...
 
-binds a free port, runs COMMAND with every "{url}" in its arguments replaced
-by http://127.0.0.1:<port>, answers the command's requests from the script in
-order, writes each request to LOG, and exits with the command's exit status.
+binds a free port of ADDRESS (default 127.0.0.1, always a loopback address),
+runs COMMAND with every "{url}" in its arguments replaced by
+http://ADDRESS:<port> (and "{port}" by the port), answers the command's
+requests from the script in order, writes each request to LOG (with its size
+in bytes), and exits with the command's exit status.
+
+It also serves as a fake proxy (http_proxy={url}): a proxied request's path
+is the whole URL, which the log shows; a CONNECT (an https tunnel) is logged
+with its headers and refused with 403, so nothing leaves the machine.
 
 The responses are a JSON list [STEP, ...]; a STEP is an object with
   "openai": TEXT        a chat-completions answer whose content is TEXT
@@ -40,11 +47,15 @@ def load_text(value, base):
     return value
 
 
+LOGGED_HEADERS = ("authorization", "proxy-authorization", "x-api-key",
+                  "anthropic-version", "content-type")
+
+
 def log_request(log, number, path, headers, body):
     """Writes a request in a form that FileCheck can match line by line."""
-    log.write(f"=== request {number}: POST {path}\n")
-    for name in ("authorization", "x-api-key", "anthropic-version",
-                 "content-type"):
+    log.write(f"=== request {number}: POST {path} "
+              f"({len(body.encode('utf-8'))} bytes)\n")
+    for name in LOGGED_HEADERS:
         if name in headers:
             log.write(f"{name}: {headers[name]}\n")
     try:
@@ -70,6 +81,7 @@ def main():
     parser.add_argument("--base", default=os.path.dirname(
         os.path.abspath(__file__)))
     parser.add_argument("--log", required=True)
+    parser.add_argument("--bind", default="127.0.0.1")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -94,6 +106,22 @@ def main():
                 served[0] += 1
                 log_request(log, index + 1, self.path, headers, body)
             step = steps[index] if index < len(steps) else None
+            self.answer(step)
+
+        def do_CONNECT(self):
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            with lock:
+                served[0] += 1
+                log.write(f"=== request {served[0]}: CONNECT {self.path}\n")
+                for name in LOGGED_HEADERS:
+                    if name in headers:
+                        log.write(f"{name}: {headers[name]}\n")
+                log.write("=== end of request\n")
+                log.flush()
+            self.close_connection = True
+            self.send(403, "text/plain", "no tunnels here")
+
+        def answer(self, step):
             if step is None:
                 return self.send(418, "application/json", json.dumps(
                     {"error": {"message": "no more scripted responses"}}))
@@ -140,14 +168,18 @@ def main():
             except (BrokenPipeError, ConnectionResetError):
                 pass  # The client gave up (a timeout test).
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    if not args.bind.startswith("127."):
+        sys.exit("llm_server: --bind takes a loopback address")
+    server = http.server.ThreadingHTTPServer((args.bind, 0), Handler)
     server.daemon_threads = True
     server.block_on_close = False
-    url = f"http://127.0.0.1:{server.server_address[1]}"
+    url = f"http://{args.bind}:{server.server_address[1]}"
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        result = subprocess.run([arg.replace("{url}", url) for arg in command])
+        port = str(server.server_address[1])
+        result = subprocess.run([arg.replace("{url}", url)
+                                 .replace("{port}", port) for arg in command])
     finally:
         server.shutdown()
         server.server_close()
