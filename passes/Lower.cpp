@@ -3,6 +3,7 @@
 #include "cuir/Lower/Lower.h"
 #include "cuir/Lift/LiftCache.h"
 #include "cuir/Passes/Passes.h"
+#include "cuir/Support/Nesting.h"
 #include "cuir/Support/SourceFile.h"
 
 #include "mlir/Parser/Parser.h"
@@ -119,6 +120,8 @@ private:
     }
     if (opt.sourceRoot.empty())
       opt.sourceRoot = llvm::sys::path::parent_path(file).str();
+    if (failed(checkFileNesting(file, module.getContext())))
+      return nullptr;
     ParserConfig config(module.getContext());
     OwningOpRef<ModuleOp> src = parseSourceFile<ModuleOp>(file, config);
     if (!src)

@@ -8,6 +8,7 @@
 
 #include "cuir/InitCuIR.h"
 #include "cuir/Lower/Lower.h"
+#include "cuir/Support/Nesting.h"
 #include "cuir/Support/SourceFile.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -50,8 +51,11 @@ int main(int argc, char **argv) {
     llvm::WithColor::error(llvm::errs(), "cuir-opt") << errorMessage << "\n";
     return 1;
   }
+  // A CUDA source lands in a string literal: only .mlir can nest too deep.
   if (cuir::isCudaSourcePath(inputFilename))
     input = cuir::wrapCudaSource(inputFilename, *input);
+  else if (failed(cuir::checkNesting(*input, llvm::errs())))
+    return 1;
 
   // `-o out/x.cu` asks for CUDA: --lower writes it (and its siblings) and
   // the Target CuIR goes to out/x.target.cuir.mlir.
