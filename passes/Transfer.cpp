@@ -16,6 +16,7 @@
 #include "cuir/Lift/Lifter.h"
 #include "cuir/Lift/Prompt.h"
 #include "cuir/Lift/VariantCheck.h"
+#include "cuir/Support/Nesting.h"
 #include "cuir/Transfer/AttentionAnalysis.h"
 #include "cuir/Transfer/Transfer.h"
 #include "cuir/Variants/Variants.h"
@@ -138,6 +139,8 @@ private:
       return buildVariantFromSpec(spec, scratch, loc);
     if (!llvm::sys::fs::exists(spec))
       return emitError(loc) << "variant file '" << spec << "' does not exist";
+    if (failed(checkFileNesting(spec, &getContext())))
+      return failure();
     ParserConfig config(&getContext());
     OwningOpRef<ModuleOp> file = parseSourceFile<ModuleOp>(spec, config);
     if (!file)
@@ -290,7 +293,8 @@ void TransferPass::runThroughLLM(StringRef referencePath) {
     OwningOpRef<ModuleOp> file;
     {
       SourceMgrDiagnosticHandler handler(sourceMgr, context, os);
-      file = parseSourceFile<ModuleOp>(cachePath, sourceMgr, config);
+      if (succeeded(checkFileNesting(cachePath, context)))
+        file = parseSourceFile<ModuleOp>(cachePath, sourceMgr, config);
     }
     FailureOr<VariantOp> cached =
         file ? takeVariant(*file, cachePath, *scratch, loc)

@@ -7,7 +7,10 @@
   nest.py chain N           an affine map whose expression chains N additions
   nest.py kernel FILE N     FILE with N nested scf.if at the start of the
                             first cuir.kernel's body
+  nest.py answer N          a replay file (provider=replay) of one LLM answer
+                            holding N nested scf.if
 """
+import json
 import sys
 
 
@@ -39,6 +42,9 @@ def main():
     elif kind == "loc":
         text = ('module {} loc(' + 'callsite(' * n + '"a"' +
                 ' at "b")' * n + ')\n')
+    elif kind == "answer":
+        text = json.dumps({"response": {"text": "```mlir\n" + ifs(n) +
+                                        "```\n"}}) + "\n"
     elif kind == "chain":
         text = ("module attributes {test.m = affine_map<(d0) -> (" +
                 " + ".join(["d0"] * (n + 1)) + ")>} {}\n")
