@@ -74,7 +74,10 @@ def Interpret : Pass<"cuir-interpret", "::mlir::ModuleOp"> {
            "Directory to write inputs and outputs to as .npy files">,
     Option<"python", "python", "std::string",
            /*default=*/"\"/usr/bin/python3\"",
-           "Python interpreter with torch and numpy for PyTorch references">
+           "Python interpreter with torch and numpy for PyTorch references">,
+    Option<"maxMemory", "max-memory", "int64_t", /*default=*/"4096",
+           "Memory limit in MiB on the interpreter's data (inputs, outputs, "
+           "the reference's copies, parameters, shared memory, tiles)">
   ];
 }
 

@@ -32,8 +32,9 @@ std::optional<double> readNumber(StringRef text) {
 }
 
 bool isIdentifier(StringRef name) {
-  return !name.empty() && (llvm::isAlpha(name[0]) || name[0] == '_') &&
-         llvm::all_of(name, [](char c) { return llvm::isAlnum(c) || c == '_'; });
+  auto isWordChar = [](char c) { return llvm::isAlnum(c) || c == '_'; };
+  return !name.empty() && !llvm::isDigit(name[0]) &&
+         llvm::all_of(name, isWordChar);
 }
 
 /// Whether `x` fits the integer type `type` (index: 64 bits; i1: 0 or 1).
@@ -117,28 +118,26 @@ LogicalResult cuir::checkParamValue(const ParamValue &value, Type type,
     if (element.isIntOrIndex()) {
       if (x != std::trunc(x))
         return fail(error, offset,
-                    "'" + text +
-                        "' is not a whole number, as " + typeName + " needs");
+                    "'" + text + "' is not a whole number");
       if (!fitsInteger(x, element))
         return fail(error, offset,
-                    "'" + text +
-                        "' is out of the range of " + typeName);
+                    "'" + text + "' is out of the range of " + typeName);
     } else if (auto floatType = dyn_cast<FloatType>(element)) {
       double largest =
           llvm::APFloat::getLargest(floatType.getFloatSemantics())
               .convertToDouble();
       if (std::fabs(x) > largest)
         return fail(error, offset,
-                    "'" + text +
-                        "' is out of the range of " + typeName);
+                    "'" + text + "' is out of the range of " + typeName);
     }
   }
   return success();
 }
 
-LogicalResult cuir::parseParamList(StringRef text,
-                                   std::map<std::string, std::string> &params,
-                                   TextError &error) {
+LogicalResult
+cuir::parseParamList(StringRef text, std::map<std::string, std::string> &params,
+                     TextError &error,
+                     std::map<std::string, size_t> *valueOffsets) {
   SmallVector<StringRef> entries;
   text.split(entries, ';');
   for (StringRef entry : entries) {
@@ -169,6 +168,8 @@ LogicalResult cuir::parseParamList(StringRef text,
                     "'" + name + "': " + inner.message);
     }
     params[name.str()] = value.str();
+    if (valueOffsets)
+      (*valueOffsets)[name.str()] = valueOffset;
   }
   return success();
 }

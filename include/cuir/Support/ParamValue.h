@@ -49,12 +49,14 @@ LogicalResult checkParamValue(const ParamValue &value, Type type,
                               TextError &error);
 
 /// Parses `name=value;name=value` (params=, check-params=). Names are
-/// identifiers, each given once, values non-empty; a value made of numbers
-/// (as parseParamValue reads them) must be a valid one. Other values, such as
-/// `variant=softcap,alibi`, pass as strings.
-LogicalResult parseParamList(llvm::StringRef text,
-                             std::map<std::string, std::string> &params,
-                             TextError &error);
+/// identifiers, each given once, values non-empty; a value that starts with
+/// a number must be a valid one (as parseParamValue reads it). Other values,
+/// such as `variant=softcap,alibi`, pass as strings. `valueOffsets`, if
+/// given, receives where each value starts in `text`.
+LogicalResult
+parseParamList(llvm::StringRef text, std::map<std::string, std::string> &params,
+               TextError &error,
+               std::map<std::string, size_t> *valueOffsets = nullptr);
 
 /// True if every comma-separated element of `text` reads as a number
 /// (including nan and inf, which parseParamValue then refuses).
