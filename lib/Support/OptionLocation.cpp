@@ -15,6 +15,14 @@ Location cuir::getOptionLoc(MLIRContext *context, StringRef flag,
   return FileLineColLoc::get(context, written, /*line=*/1, column);
 }
 
+Location cuir::shiftColumn(Location loc, size_t offset) {
+  auto fileLoc = dyn_cast<FileLineColLoc>(loc);
+  if (!fileLoc)
+    return loc;
+  return FileLineColLoc::get(fileLoc.getFilename(), fileLoc.getLine(),
+                             fileLoc.getColumn() + offset);
+}
+
 std::optional<size_t> cuir::findOptionValue(StringRef options, StringRef key) {
   std::string needle = (key + "=").str();
   for (size_t pos = options.find(needle); pos != StringRef::npos;

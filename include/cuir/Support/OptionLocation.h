@@ -24,6 +24,9 @@ namespace mlir::cuir {
 Location getOptionLoc(MLIRContext *context, llvm::StringRef flag,
                       llvm::StringRef options, size_t offset);
 
+/// `loc` moved `offset` columns to the right, if it is a file:line:col.
+Location shiftColumn(Location loc, size_t offset);
+
 /// The offset in `options` ("B=1 params='a=1'") of the value of `key`, past
 /// an opening quote or brace; std::nullopt when `key` is not given.
 std::optional<size_t> findOptionValue(llvm::StringRef options,
