@@ -184,9 +184,17 @@ bool cmpI(arith::CmpIPredicate p, int64_t a, int64_t b, unsigned w) {
 // Two's complement arithmetic on int64_t, without C++'s undefined cases:
 // sums and products wrap, INT64_MIN / -1 wraps (the CPU would trap), and a
 // shift by the width or more gives what shifting bit by bit would.
-int64_t wrapAdd(int64_t a, int64_t b) { return int64_t(uint64_t(a) + uint64_t(b)); }
-int64_t wrapSub(int64_t a, int64_t b) { return int64_t(uint64_t(a) - uint64_t(b)); }
-int64_t wrapMul(int64_t a, int64_t b) { return int64_t(uint64_t(a) * uint64_t(b)); }
+int64_t wrapAdd(int64_t a, int64_t b) {
+  return int64_t(uint64_t(a) + uint64_t(b));
+}
+
+int64_t wrapSub(int64_t a, int64_t b) {
+  return int64_t(uint64_t(a) - uint64_t(b));
+}
+
+int64_t wrapMul(int64_t a, int64_t b) {
+  return int64_t(uint64_t(a) * uint64_t(b));
+}
 
 bool overflowsDivision(int64_t a, int64_t b) {
   return b == -1 && a == std::numeric_limits<int64_t>::min();
