@@ -1,6 +1,7 @@
 //===- SupportTest.cpp - Nesting limits and parameter values --------------===//
 
 #include "cuir/Support/Nesting.h"
+#include "cuir/Support/OptionLocation.h"
 #include "cuir/Support/ParamValue.h"
 
 #include "mlir/IR/Builders.h"
@@ -156,6 +157,25 @@ TEST(ParamValue, ListsOfParameters) {
   EXPECT_TRUE(failed(parseParamList("x", params, error)));
   EXPECT_TRUE(failed(parseParamList("1x=2", params, error)));
   EXPECT_TRUE(failed(parseParamList("x=", params, error)));
+}
+
+TEST(OptionLocation, PointsIntoTheOptionAsWritten) {
+  MLIRContext context;
+  auto loc = cast<FileLineColLoc>(
+      getOptionLoc(&context, "transfer", "window{window_left=abc}", 19));
+  EXPECT_EQ(loc.getFilename().str(), "--transfer=window{window_left=abc}");
+  EXPECT_EQ(loc.getLine(), 1u);
+  EXPECT_EQ(loc.getColumn(), 31u); // the 'a' of abc
+  auto shifted = cast<FileLineColLoc>(shiftColumn(loc, 2));
+  EXPECT_EQ(shifted.getColumn(), 33u);
+}
+
+TEST(OptionLocation, FindsAValueAtTheStartOfAWord) {
+  EXPECT_EQ(findOptionValue("Nq=1 B=2", "B"), 7u);
+  EXPECT_EQ(findOptionValue("Nq=1 params='a=1'", "params"), 13u);
+  EXPECT_EQ(findOptionValue("variant={x{y=1}}", "variant"), 9u);
+  EXPECT_FALSE(findOptionValue("kernel=B=1", "B"));
+  EXPECT_FALSE(findOptionValue("Nq=1", "Nkv"));
 }
 
 } // namespace
