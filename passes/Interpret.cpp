@@ -2,6 +2,8 @@
 
 #include "cuir/Interpreter/Interpreter.h"
 #include "cuir/Passes/Passes.h"
+#include "cuir/Support/OptionLocation.h"
+#include "cuir/Support/ParamValue.h"
 
 namespace mlir::cuir {
 #define GEN_PASS_DEF_INTERPRET
@@ -17,33 +19,24 @@ class InterpretPass : public cuir::impl::InterpretBase<InterpretPass> {
 public:
   using Base::Base;
 
+  /// Keeps the options' text, which errors in them point into.
+  LogicalResult
+  initializeOptions(StringRef options,
+                    function_ref<LogicalResult(const Twine &)> errorHandler)
+      override {
+    optionsText = options.str();
+    return Pass::initializeOptions(options, errorHandler);
+  }
+
+  /// Options that cannot run fail the pipeline before any pass runs.
+  LogicalResult initialize(MLIRContext *context) override {
+    return getOptions(context);
+  }
+
   void runOnOperation() override {
-    InterpreterOptions opt;
-    opt.batch = batch;
-    opt.headsQ = headsQ;
-    opt.headsKV = headsKV;
-    opt.seqQ = seqQ;
-    opt.seqKV = seqKV;
-    opt.headDim = headDim;
-    opt.causal = causal;
-    opt.seed = seed;
-    opt.sampleBlocks = sampleBlocks;
-    opt.tolerance = tolerance;
-    opt.reference = reference;
-    opt.python = python;
-    opt.dumpDir = dump;
-    SmallVector<StringRef> entries;
-    StringRef(params).split(entries, ';', -1, /*KeepEmpty=*/false);
-    for (StringRef entry : entries) {
-      auto [name, value] = entry.split('=');
-      if (name.trim().empty() || value.trim().empty()) {
-        getOperation().emitError()
-            << "malformed params entry '" << entry
-            << "'; expected name=value";
-        return signalPassFailure();
-      }
-      opt.params[name.trim().str()] = value.trim().str();
-    }
+    FailureOr<InterpreterOptions> opt = getOptions(&getContext());
+    if (failed(opt))
+      return signalPassFailure();
 
     // Without a kernel name, run the instantiations that fit the problem
     // (head dim, causal), as the source kernel's dispatch would pick them.
@@ -53,15 +46,17 @@ public:
       if (!kernelName.empty() && kernel.getSymName() != kernelName)
         continue;
       std::string why;
-      if (kernelName.empty() && !kernelFits(kernel, opt, why)) {
+      if (kernelName.empty() && !kernelFits(kernel, *opt, why)) {
         notRun += "; @" + kernel.getSymName().str() + ": " + why;
         continue;
       }
       ran = true;
-      FailureOr<InterpreterReport> report = interpretKernel(kernel, opt);
+      if (failed(checkParams(kernel)))
+        return signalPassFailure();
+      FailureOr<InterpreterReport> report = interpretKernel(kernel, *opt);
       if (failed(report))
         return signalPassFailure();
-      std::string summary = describeRun(kernel, opt, *report);
+      std::string summary = describeRun(kernel, *opt, *report);
       if (!report->passed) {
         InFlightDiagnostic diag = mlir::emitError(kernel.getLoc())
                                   << "output mismatch: " << summary;
@@ -85,6 +80,73 @@ public:
       signalPassFailure();
     }
   }
+
+private:
+  /// The location of byte `offset` of the value of option `key`.
+  Location optionLoc(MLIRContext *context, StringRef key, size_t offset = 0) {
+    std::optional<size_t> value = findOptionValue(optionsText, key);
+    return getOptionLoc(context, getArgument(), optionsText,
+                        value ? *value + offset : 0);
+  }
+
+  /// The interpreter's options, or an error at the option that is wrong.
+  FailureOr<InterpreterOptions> getOptions(MLIRContext *context) {
+    InterpreterOptions opt;
+    opt.batch = batch;
+    opt.headsQ = headsQ;
+    opt.headsKV = headsKV;
+    opt.seqQ = seqQ;
+    opt.seqKV = seqKV;
+    opt.headDim = headDim;
+    opt.causal = causal;
+    opt.seed = seed;
+    opt.sampleBlocks = sampleBlocks;
+    opt.tolerance = tolerance;
+    opt.reference = reference;
+    opt.python = python;
+    opt.dumpDir = dump;
+    opt.memoryLimitMiB = maxMemory;
+    TextError error;
+    if (failed(parseParamList(params, opt.params, error)))
+      return emitError(optionLoc(context, "params", error.offset))
+             << "params: " << error.message;
+    if (std::optional<OptionProblem> problem = checkOptions(opt))
+      return emitError(optionLoc(context, problem->option))
+             << problem->message;
+    return opt;
+  }
+
+  /// Values in params= of the kernel's parameters must fit their types; the
+  /// error points at the value.
+  LogicalResult checkParams(KernelOp kernel) {
+    std::map<std::string, size_t> offsets;
+    std::map<std::string, std::string> values;
+    TextError error;
+    (void)parseParamList(params, values, error, &offsets);
+    for (BlockArgument arg : kernel.getBody().front().getArguments()) {
+      auto role = kernel.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                      kArgRoleAttr);
+      if (!role || !role.getValue().starts_with("param:"))
+        continue;
+      std::string name = role.getValue().drop_front(6).str();
+      auto it = values.find(name);
+      if (it == values.end())
+        continue;
+      FailureOr<ParamValue> value = parseParamValue(it->second, error);
+      if (succeeded(value) &&
+          succeeded(checkParamValue(*value, arg.getType(), error)))
+        continue;
+      std::string type;
+      llvm::raw_string_ostream(type) << arg.getType();
+      return emitError(optionLoc(&getContext(), "params",
+                                 offsets[name] + error.offset))
+             << "params: " << name << " (" << type << " in @"
+             << kernel.getSymName() << "): " << error.message;
+    }
+    return success();
+  }
+
+  std::string optionsText;
 };
 
 } // namespace

@@ -3,6 +3,7 @@
 #include "cuir/Lower/Lower.h"
 #include "cuir/Lift/LiftCache.h"
 #include "cuir/Passes/Passes.h"
+#include "cuir/Support/Nesting.h"
 #include "cuir/Support/OutputFiles.h"
 #include "cuir/Support/SourceFile.h"
 
@@ -184,6 +185,8 @@ private:
     }
     if (opt.sourceRoot.empty())
       opt.sourceRoot = llvm::sys::path::parent_path(file).str();
+    if (failed(checkFileNesting(file, module.getContext())))
+      return nullptr;
     ParserConfig config(module.getContext());
     OwningOpRef<ModuleOp> src = parseSourceFile<ModuleOp>(file, config);
     if (!src)

@@ -43,6 +43,12 @@ def Interpret : Pass<"cuir-interpret", "::mlir::ModuleOp"> {
     absolute error, the relative error and the first mismatching element
     with its coordinates. Success is reported as a remark on the kernel.
 
+    Options are checked before any pass runs, with errors at the option:
+    sizes must be positive and their data (multiplied with overflow checks)
+    fit `max-memory`; `params` values must be finite numbers that fit the
+    parameters they bind to (see docs/Interpreter.md, *Limits and bad
+    input*).
+
     ```
     cuir-opt k.cuir.mlir --cuir-interpret="Nq=1000 Nkv=777 Hq=4 Hkv=2 causal=1"
     ```
@@ -74,7 +80,10 @@ def Interpret : Pass<"cuir-interpret", "::mlir::ModuleOp"> {
            "Directory to write inputs and outputs to as .npy files">,
     Option<"python", "python", "std::string",
            /*default=*/"\"/usr/bin/python3\"",
-           "Python interpreter with torch and numpy for PyTorch references">
+           "Python interpreter with torch and numpy for PyTorch references">,
+    Option<"maxMemory", "max-memory", "int64_t", /*default=*/"4096",
+           "Memory limit in MiB on the interpreter's data (inputs, outputs, "
+           "the reference's copies, parameters, shared memory, tiles)">
   ];
 }
 
@@ -205,6 +214,13 @@ def Transfer : Pass<"transfer", "::mlir::ModuleOp"> {
     a parameter's default, which the interpreter uses when no value is
     passed. A variant file holds one `cuir.variant` (as `python/cuir` writes
     them from FlexAttention-style score_mod/mask_mod functions).
+
+    The spec is checked before any pass runs: balanced, unnested braces, no
+    empty name, key or value, each variant and each key once, defaults that
+    are finite numbers of the parameter's type (a list or `runs:` for
+    arrays), windows and `global_tokens` at least 0, `softcap` positive. An
+    error points at the offending character of the option as written, e.g.
+    `--transfer=window{window_left=abc}:1:31: error: ...`.
 
     `llm:<reference.py>` is for references the tracer cannot express: an LLM
     writes the `cuir.variant` from the Source CuIR and the reference (a file

@@ -16,6 +16,9 @@
 #include "cuir/Lift/Lifter.h"
 #include "cuir/Lift/Prompt.h"
 #include "cuir/Lift/VariantCheck.h"
+#include "cuir/Support/Nesting.h"
+#include "cuir/Support/OptionLocation.h"
+#include "cuir/Support/ParamValue.h"
 #include "cuir/Transfer/AttentionAnalysis.h"
 #include "cuir/Transfer/Transfer.h"
 #include "cuir/Variants/Variants.h"
@@ -74,9 +77,13 @@ public:
   initializeOptions(StringRef options,
                     function_ref<LogicalResult(const Twine &)> errorHandler)
       override {
+    optionsText = options.str();
     StringRef trimmed = options.trim();
-    if (trimmed.empty() || trimmed.starts_with("variant="))
+    specOffset = trimmed.data() - options.data();
+    if (trimmed.empty() || trimmed.starts_with("variant=")) {
+      specOffset = findOptionValue(options, "variant").value_or(0);
       return Pass::initializeOptions(options, errorHandler);
+    }
     if (trimmed.starts_with(kLLMPrefix)) {
       auto [spec, rest] = trimmed.split(' ');
       if (failed(Pass::initializeOptions(rest, errorHandler)))
@@ -86,6 +93,22 @@ public:
     }
     variant = trimmed.str();
     return success();
+  }
+
+  /// A spec of built-ins that cannot be built, or a variant file that does
+  /// not exist, fails the pipeline before any pass runs, at the option.
+  LogicalResult initialize(MLIRContext *context) override {
+    StringRef spec = variant;
+    if (spec.empty() || spec.starts_with(kLLMPrefix))
+      return success();
+    if (spec.ends_with(".mlir")) {
+      if (llvm::sys::fs::exists(spec))
+        return success();
+      return emitError(getSpecLoc(context))
+             << "variant file '" << spec << "' does not exist";
+    }
+    OwningOpRef<ModuleOp> scratch = ModuleOp::create(UnknownLoc::get(context));
+    return buildVariantFromSpec(spec, *scratch, getSpecLoc(context));
   }
 
   void runOnOperation() override {
@@ -101,7 +124,7 @@ public:
       return runThroughLLM(StringRef(variant).drop_front(kLLMPrefix.size()));
     // Variants live in a scratch module: the kernel's module stays clean.
     OwningOpRef<ModuleOp> scratch = ModuleOp::create(loc);
-    FailureOr<VariantOp> v = loadVariant(*scratch, loc);
+    FailureOr<VariantOp> v = loadVariant(*scratch, getSpecLoc(&getContext()));
     if (failed(v))
       return signalPassFailure();
     // A variant file is known by its symbol; a built-in by its spec.
@@ -115,6 +138,19 @@ public:
 private:
   friend llm::ClientOptions
   mlir::cuir::getLLMClientOptions<>(const TransferPass &);
+
+  /// Where errors in the options point: the option as written, at the
+  /// variant spec or at the value of `key`.
+  Location getSpecLoc(MLIRContext *context) const {
+    return getOptionLoc(context, getArgument(), optionsText, specOffset);
+  }
+  Location getOptionValueLoc(MLIRContext *context, StringRef key) const {
+    return getOptionLoc(context, getArgument(), optionsText,
+                        findOptionValue(optionsText, key).value_or(0));
+  }
+
+  std::string optionsText;
+  size_t specOffset = 0;
 
   LogicalResult applyVariant(VariantOp v, StringRef spec) {
     ModuleOp module = getOperation();
@@ -138,6 +174,8 @@ private:
       return buildVariantFromSpec(spec, scratch, loc);
     if (!llvm::sys::fs::exists(spec))
       return emitError(loc) << "variant file '" << spec << "' does not exist";
+    if (failed(checkFileNesting(spec, &getContext())))
+      return failure();
     ParserConfig config(&getContext());
     OwningOpRef<ModuleOp> file = parseSourceFile<ModuleOp>(spec, config);
     if (!file)
@@ -188,15 +226,11 @@ FailureOr<lift::VariantChecks> TransferPass::getChecks(StringRef referencePath,
              << "invalid check-shapes: " << llvm::toString(problem.takeError());
     checks.problems.push_back(*problem);
   }
-  SmallVector<StringRef> entries;
-  StringRef(checkParams).split(entries, ';', -1, /*KeepEmpty=*/false);
-  for (StringRef entry : entries) {
-    auto [name, value] = entry.split('=');
-    if (name.trim().empty() || value.trim().empty())
-      return emitError(loc) << "malformed check-params entry '" << entry
-                            << "'; expected name=value";
-    checks.params[name.trim().str()] = value.trim().str();
-  }
+  TextError error;
+  if (failed(parseParamList(checkParams, checks.params, error)))
+    return emitError(shiftColumn(
+               getOptionValueLoc(&getContext(), "check-params"), error.offset))
+           << "check-params: " << error.message;
   return checks;
 }
 
@@ -290,7 +324,8 @@ void TransferPass::runThroughLLM(StringRef referencePath) {
     OwningOpRef<ModuleOp> file;
     {
       SourceMgrDiagnosticHandler handler(sourceMgr, context, os);
-      file = parseSourceFile<ModuleOp>(cachePath, sourceMgr, config);
+      if (succeeded(checkFileNesting(cachePath, context)))
+        file = parseSourceFile<ModuleOp>(cachePath, sourceMgr, config);
     }
     FailureOr<VariantOp> cached =
         file ? takeVariant(*file, cachePath, *scratch, loc)

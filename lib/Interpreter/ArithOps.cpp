@@ -15,6 +15,7 @@
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::cuir;
@@ -180,14 +181,67 @@ bool cmpI(arith::CmpIPredicate p, int64_t a, int64_t b, unsigned w) {
   return false;
 }
 
+// Two's complement arithmetic on int64_t, without C++'s undefined cases:
+// sums and products wrap, INT64_MIN / -1 wraps (the CPU would trap), and a
+// shift by the width or more gives what shifting bit by bit would.
+int64_t wrapAdd(int64_t a, int64_t b) {
+  return int64_t(uint64_t(a) + uint64_t(b));
+}
+
+int64_t wrapSub(int64_t a, int64_t b) {
+  return int64_t(uint64_t(a) - uint64_t(b));
+}
+
+int64_t wrapMul(int64_t a, int64_t b) {
+  return int64_t(uint64_t(a) * uint64_t(b));
+}
+
+bool overflowsDivision(int64_t a, int64_t b) {
+  return b == -1 && a == std::numeric_limits<int64_t>::min();
+}
+
+int64_t divSigned(int64_t a, int64_t b) {
+  return overflowsDivision(a, b) ? a : a / b;
+}
+
+int64_t remSigned(int64_t a, int64_t b) {
+  return overflowsDivision(a, b) ? 0 : a % b;
+}
+
+int64_t shiftLeft(int64_t a, int64_t b, unsigned width) {
+  return b < 0 || b >= int64_t(width) ? 0 : int64_t(uint64_t(a) << b);
+}
+
+int64_t shiftRightSigned(int64_t a, int64_t b, unsigned width) {
+  if (b < 0 || b >= int64_t(width))
+    return a < 0 ? -1 : 0;
+  return a >> b;
+}
+
+uint64_t shiftRightUnsigned(uint64_t a, int64_t b, unsigned width) {
+  return b < 0 || b >= int64_t(width) ? 0 : a >> b;
+}
+
+/// fptosi of a value out of range is poison; C++'s conversion would be
+/// undefined, so saturate (NaN: 0).
+int64_t truncateToInt(float f) {
+  if (std::isnan(f))
+    return 0;
+  if (f >= 0x1p63f)
+    return std::numeric_limits<int64_t>::max();
+  if (f < -0x1p63f)
+    return std::numeric_limits<int64_t>::min();
+  return int64_t(f);
+}
+
 int64_t floorDiv(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+  int64_t q = divSigned(a, b);
+  return (remSigned(a, b) != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 
 int64_t ceilDiv(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) == (b < 0))) ? q + 1 : q;
+  int64_t q = divSigned(a, b);
+  return (remSigned(a, b) != 0 && ((a < 0) == (b < 0))) ? q + 1 : q;
 }
 
 } // namespace
@@ -300,16 +354,16 @@ LogicalResult Worker::execArith(Operation *op) {
           .Case([&](arith::TruncFOp) { return fl([](float *a) { return a[0]; }); })
           .Case([&](arith::ExtFOp) { return fl([](float *a) { return a[0]; }); })
           // Integer arithmetic.
-          .Case([&](arith::AddIOp) { return it([](int64_t a, int64_t b, unsigned) { return a + b; }); })
-          .Case([&](arith::SubIOp) { return it([](int64_t a, int64_t b, unsigned) { return a - b; }); })
-          .Case([&](arith::MulIOp) { return it([](int64_t a, int64_t b, unsigned) { return a * b; }); })
+          .Case([&](arith::AddIOp) { return it([](int64_t a, int64_t b, unsigned) { return wrapAdd(a, b); }); })
+          .Case([&](arith::SubIOp) { return it([](int64_t a, int64_t b, unsigned) { return wrapSub(a, b); }); })
+          .Case([&](arith::MulIOp) { return it([](int64_t a, int64_t b, unsigned) { return wrapMul(a, b); }); })
           .Case([&](arith::AndIOp) { return it([](int64_t a, int64_t b, unsigned) { return a & b; }); })
           .Case([&](arith::OrIOp) { return it([](int64_t a, int64_t b, unsigned) { return a | b; }); })
           .Case([&](arith::XOrIOp) { return it([](int64_t a, int64_t b, unsigned) { return a ^ b; }); })
-          .Case([&](arith::ShLIOp) { return it([](int64_t a, int64_t b, unsigned) { return a << b; }); })
-          .Case([&](arith::ShRSIOp) { return it([](int64_t a, int64_t b, unsigned) { return a >> b; }); })
+          .Case([&](arith::ShLIOp) { return it([](int64_t a, int64_t b, unsigned w) { return shiftLeft(a, b, w); }); })
+          .Case([&](arith::ShRSIOp) { return it([](int64_t a, int64_t b, unsigned w) { return shiftRightSigned(a, b, w); }); })
           .Case([&](arith::ShRUIOp) {
-            return it([](int64_t a, int64_t b, unsigned w) { return int64_t(asUnsigned(a, w) >> b); });
+            return it([](int64_t a, int64_t b, unsigned w) { return int64_t(shiftRightUnsigned(asUnsigned(a, w), b, w)); });
           })
           .Case([&](arith::MinSIOp) { return it([](int64_t a, int64_t b, unsigned) { return std::min(a, b); }); })
           .Case([&](arith::MaxSIOp) { return it([](int64_t a, int64_t b, unsigned) { return std::max(a, b); }); })
@@ -349,11 +403,11 @@ LogicalResult Worker::execArith(Operation *op) {
     };
     result =
         llvm::TypeSwitch<Operation *, R>(op)
-            .Case([&](arith::DivSIOp) { return div([](int64_t a, int64_t b, unsigned) { return a / b; }); })
+            .Case([&](arith::DivSIOp) { return div([](int64_t a, int64_t b, unsigned) { return divSigned(a, b); }); })
             .Case([&](arith::DivUIOp) {
               return div([](int64_t a, int64_t b, unsigned w) { return int64_t(asUnsigned(a, w) / asUnsigned(b, w)); });
             })
-            .Case([&](arith::RemSIOp) { return div([](int64_t a, int64_t b, unsigned) { return a % b; }); })
+            .Case([&](arith::RemSIOp) { return div([](int64_t a, int64_t b, unsigned) { return remSigned(a, b); }); })
             .Case([&](arith::RemUIOp) {
               return div([](int64_t a, int64_t b, unsigned w) { return int64_t(asUnsigned(a, w) % asUnsigned(b, w)); });
             })
@@ -361,7 +415,7 @@ LogicalResult Worker::execArith(Operation *op) {
             .Case([&](arith::CeilDivUIOp) {
               return div([](int64_t a, int64_t b, unsigned w) {
                 uint64_t ua = asUnsigned(a, w), ub = asUnsigned(b, w);
-                return int64_t((ua + ub - 1) / ub);
+                return int64_t(ua / ub + (ua % ub != 0));
               });
             })
             .Case([&](arith::FloorDivSIOp) { return div([](int64_t a, int64_t b, unsigned) { return floorDiv(a, b); }); })
@@ -416,7 +470,7 @@ LogicalResult Worker::execArith(Operation *op) {
     } else if (isa<arith::FPToSIOp, arith::FPToUIOp>(op)) {
       Tile out = makeResult(op->getResult(0).getType(), in[0].shape);
       for (int64_t i = 0, n = out.numElements(); i < n; ++i)
-        (*out.i)[i] = wrapInt(int64_t(in[0].getF(i)), out.width);
+        (*out.i)[i] = wrapInt(truncateToInt(in[0].getF(i)), out.width);
       result = out;
     } else {
       return op->emitError() << "the CuIR interpreter does not execute '"

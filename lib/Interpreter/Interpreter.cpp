@@ -5,6 +5,9 @@
 #include "Machine.h"
 #include "Reference.h"
 
+#include "cuir/Support/ParamValue.h"
+
+#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
@@ -21,32 +24,179 @@ using namespace mlir::cuir::interp;
 
 namespace {
 
-int64_t evalAffine(AffineExpr e, ArrayRef<int64_t> dims) {
+constexpr int64_t kMiB = int64_t(1) << 20;
+/// Bytes the interpreter keeps per element of an input (its buffer and the
+/// reference's copy), of an output (its buffer, the written marks, the
+/// reference's values as read back) and of a parameter array (the values,
+/// the buffer and the text the reference gets).
+constexpr int64_t kInputBytes = 8, kOutputBytes = 24, kParamBytes = 40;
+
+/// The product of `factors`, or std::nullopt when it overflows.
+std::optional<int64_t> product(ArrayRef<int64_t> factors) {
+  int64_t n = 1;
+  for (int64_t f : factors) {
+    std::optional<int64_t> next = llvm::checkedMul(n, f);
+    if (!next)
+      return std::nullopt;
+    n = *next;
+  }
+  return n;
+}
+
+std::optional<int64_t> sum(ArrayRef<std::optional<int64_t>> terms) {
+  int64_t n = 0;
+  for (std::optional<int64_t> t : terms) {
+    std::optional<int64_t> next = t ? llvm::checkedAdd(n, *t) : std::nullopt;
+    if (!next)
+      return std::nullopt;
+    n = *next;
+  }
+  return n;
+}
+
+/// Bytes of the problem's inputs, outputs and the reference's copies.
+std::optional<int64_t> problemBytes(const InterpreterOptions &opt) {
+  return sum({product({opt.batch, opt.seqQ, opt.headsQ, opt.headDim,
+                       kInputBytes}),
+              product({2, opt.batch, opt.seqKV, opt.headsKV, opt.headDim,
+                       kInputBytes}),
+              product({opt.batch, opt.seqQ, opt.headsQ, opt.headDim,
+                       kOutputBytes}),
+              product({opt.batch, opt.headsQ, opt.seqQ, kOutputBytes}),
+              product({opt.seqKV, 8})});
+}
+
+std::string describeSizes(const InterpreterOptions &opt) {
+  return "B=" + std::to_string(opt.batch) + " Hq=" +
+         std::to_string(opt.headsQ) + " Hkv=" + std::to_string(opt.headsKV) +
+         " Nq=" + std::to_string(opt.seqQ) + " Nkv=" +
+         std::to_string(opt.seqKV) + " d=" + std::to_string(opt.headDim);
+}
+
+/// The memory the interpreter may still take, against its limit.
+class MemoryBudget {
+public:
+  MemoryBudget(int64_t limit, int64_t limitMiB)
+      : limit(limit), limitMiB(limitMiB) {}
+
+  /// Fails, with an error at `loc`, if `bytes` (std::nullopt: more than
+  /// int64_t holds) do not fit in what is left.
+  LogicalResult check(std::optional<int64_t> bytes, const Twine &what,
+                      Location loc) const {
+    if (bytes && *bytes >= 0 && *bytes <= limit - used)
+      return success();
+    InFlightDiagnostic diag = emitError(loc) << what << " needs ";
+    if (bytes)
+      diag << *bytes << " bytes, more than the " << (limit - used)
+           << " bytes left of";
+    else
+      diag << "more than 2^63 bytes (its size overflows); see";
+    return diag << " the interpreter's memory limit (" << limit
+                << " bytes: max-memory=" << limitMiB << ", in MiB)";
+  }
+
+  /// Takes `bytes` for the rest of the run, or fails as `check` does.
+  LogicalResult take(std::optional<int64_t> bytes, const Twine &what,
+                     Location loc) {
+    if (failed(check(bytes, what, loc)))
+      return failure();
+    used += *bytes;
+    return success();
+  }
+
+private:
+  int64_t limit, limitMiB, used = 0;
+};
+
+/// Bytes the interpreter stores a value of static shape `type` in.
+std::optional<int64_t> storageBytes(ShapedType type) {
+  SmallVector<int64_t> factors(type.getShape());
+  factors.push_back(type.getElementType().isIntOrIndex() ? 8 : 4);
+  return product(factors);
+}
+
+/// Checks, before anything runs, the memory the kernel's own values need:
+/// shared memory (every cuir.alloc of a block, taken for the run) and each
+/// tile (which must fit in what is left), and its barrier arrays.
+LogicalResult checkKernelMemory(KernelOp kernel, MemoryBudget &budget) {
+  std::optional<int64_t> shared = 0;
+  WalkResult walk = kernel.walk([&](Operation *op) {
+    if (auto init = dyn_cast<BarrierInitOp>(op)) {
+      int64_t n = init.getBarriers().getType().getSize();
+      if (n < 0 || failed(budget.check(
+                       product({n, sizeof(MBarrierArray::Barrier)}),
+                       "the barrier array", op->getLoc())))
+        return WalkResult::interrupt();
+    }
+    for (Value result : op->getResults()) {
+      auto type = dyn_cast<ShapedType>(result.getType());
+      // Other memrefs are views of buffers already counted.
+      if (!type || !type.hasStaticShape() ||
+          (isa<MemRefType>(type) && !isa<AllocOp>(op)))
+        continue;
+      std::optional<int64_t> bytes = storageBytes(type);
+      std::string what;
+      llvm::raw_string_ostream(what) << "a value of type " << type;
+      if (isa<AllocOp>(op)) {
+        shared = shared && bytes ? llvm::checkedAdd(*shared, *bytes)
+                                 : std::nullopt;
+        if (failed(budget.check(shared, "the block's shared memory (" +
+                                            what + " and the allocations "
+                                            "before it)", op->getLoc())))
+          return WalkResult::interrupt();
+      } else if (failed(budget.check(bytes, what, op->getLoc()))) {
+        return WalkResult::interrupt();
+      }
+    }
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  return budget.take(shared, "the block's shared memory", kernel.getLoc());
+}
+
+/// The value of `e` for the index parameters `dims`, or std::nullopt when
+/// it overflows, reads a dimension that is not there or divides by a
+/// non-positive number.
+std::optional<int64_t> evalAffine(AffineExpr e, ArrayRef<int64_t> dims) {
   switch (e.getKind()) {
   case AffineExprKind::Constant:
     return cast<AffineConstantExpr>(e).getValue();
-  case AffineExprKind::DimId:
-    return dims[cast<AffineDimExpr>(e).getPosition()];
+  case AffineExprKind::DimId: {
+    unsigned pos = cast<AffineDimExpr>(e).getPosition();
+    return pos < dims.size() ? std::optional<int64_t>(dims[pos])
+                             : std::nullopt;
+  }
   case AffineExprKind::SymbolId:
     return 0;
   default:
     break;
   }
   auto bin = cast<AffineBinaryOpExpr>(e);
-  int64_t l = evalAffine(bin.getLHS(), dims), r = evalAffine(bin.getRHS(), dims);
+  std::optional<int64_t> l = evalAffine(bin.getLHS(), dims),
+                         r = evalAffine(bin.getRHS(), dims);
+  if (!l || !r)
+    return std::nullopt;
   switch (e.getKind()) {
   case AffineExprKind::Add:
-    return l + r;
+    return llvm::checkedAdd(*l, *r);
   case AffineExprKind::Mul:
-    return l * r;
-  case AffineExprKind::Mod:
-    return ((l % r) + r) % r;
-  case AffineExprKind::FloorDiv:
-    return (l >= 0) ? l / r : -((-l + r - 1) / r);
-  case AffineExprKind::CeilDiv:
-    return (l >= 0) ? (l + r - 1) / r : -((-l) / r);
+    return llvm::checkedMul(*l, *r);
   default:
-    return 0;
+    break;
+  }
+  if (*r <= 0)
+    return std::nullopt;
+  int64_t quotient = *l / *r, remainder = *l % *r;
+  switch (e.getKind()) {
+  case AffineExprKind::Mod:
+    return remainder < 0 ? remainder + *r : remainder;
+  case AffineExprKind::FloorDiv:
+    return remainder < 0 ? quotient - 1 : quotient;
+  case AffineExprKind::CeilDiv:
+    return remainder > 0 ? quotient + 1 : quotient;
+  default:
+    return std::nullopt;
   }
 }
 
@@ -74,33 +224,21 @@ View globalBuffer(Type elemType, ArrayRef<int64_t> shape) {
   return v;
 }
 
-/// Parses "1.5" or "3,4,5" into numbers.
-bool parseNumbers(StringRef text, SmallVectorImpl<double> &out) {
-  SmallVector<StringRef> parts;
-  text.split(parts, ',');
-  for (StringRef part : parts) {
-    double d;
-    if (part.trim().getAsDouble(d))
-      return false;
-    out.push_back(d);
-  }
-  return !out.empty();
-}
-
-/// The values of a variant parameter of `extent` elements from its text:
-/// a number (broadcast), a list of `extent` numbers, or "runs:L0,L1,..."
-/// (document ids: runs of those lengths, repeated, in every batch row of
-/// `rowLength` tokens).
+/// The values of a variant parameter of type `type` and `extent` elements
+/// from its text: a number (broadcast), a list of `extent` numbers, or
+/// "runs:L0,L1,..." (document ids: runs of those lengths, repeated, in every
+/// batch row of `rowLength` tokens).
 FailureOr<SmallVector<double>> expandParam(StringRef name, StringRef text,
-                                           int64_t extent, int64_t rowLength,
-                                           Location loc) {
+                                           Type type, int64_t extent,
+                                           int64_t rowLength, Location loc) {
+  TextError error;
+  FailureOr<ParamValue> value = parseParamValue(text, error);
+  if (failed(value) || failed(checkParamValue(*value, type, error)))
+    return emitError(loc) << "parameter '" << name << "' = '" << text
+                          << "': " << error.message;
   SmallVector<double> values;
-  if (text.consume_front("runs:")) {
-    SmallVector<double> lengths;
-    if (!parseNumbers(text, lengths) ||
-        llvm::any_of(lengths, [](double l) { return l < 1; }))
-      return emitError(loc) << "parameter '" << name
-                            << "': runs:<lengths> needs positive lengths";
+  if (value->runs) {
+    ArrayRef<double> lengths = value->numbers;
     for (int64_t row = 0; row < extent / rowLength; ++row) {
       int64_t id = 0, left = lengths[0];
       for (int64_t t = 0; t < rowLength; ++t) {
@@ -114,15 +252,27 @@ FailureOr<SmallVector<double>> expandParam(StringRef name, StringRef text,
     }
     return values;
   }
-  if (!parseNumbers(text, values))
-    return emitError(loc) << "parameter '" << name << "': '" << text
-                          << "' is not a number or a comma-separated list";
+  values = value->numbers;
   if (values.size() == 1 && extent > 1)
     values.assign(extent, values[0]);
   if (static_cast<int64_t>(values.size()) != extent)
     return emitError(loc) << "parameter '" << name << "' needs " << extent
                           << " value(s), got " << values.size();
   return values;
+}
+
+/// An unbound parameter's text as the PyTorch reference gets it: numbers
+/// stay numbers (a list for several), anything else is a string.
+llvm::json::Value referenceValue(StringRef text) {
+  TextError error;
+  FailureOr<ParamValue> value = failure();
+  if (looksNumeric(text))
+    value = parseParamValue(text, error);
+  if (failed(value) || value->runs)
+    return text.str();
+  if (value->numbers.size() == 1)
+    return value->numbers.front();
+  return llvm::json::Array(value->numbers);
 }
 
 struct Coords {
@@ -190,15 +340,61 @@ std::string mlir::cuir::describeRun(KernelOp kernel,
   return summary;
 }
 
+std::optional<OptionProblem>
+mlir::cuir::checkOptions(const InterpreterOptions &opt) {
+  std::pair<const char *, int64_t> sizes[] = {
+      {"B", opt.batch},  {"Hq", opt.headsQ},   {"Hkv", opt.headsKV},
+      {"Nq", opt.seqQ},  {"Nkv", opt.seqKV},   {"d", opt.headDim}};
+  for (auto [name, value] : sizes)
+    if (value <= 0)
+      return OptionProblem{name, std::string(name) + " must be positive, not " +
+                                     std::to_string(value)};
+  if (opt.headsQ % opt.headsKV != 0)
+    return OptionProblem{"Hq", "Hq (" + std::to_string(opt.headsQ) +
+                                   ") must be a positive multiple of Hkv (" +
+                                   std::to_string(opt.headsKV) + ")"};
+  if (opt.sampleBlocks < 0)
+    return OptionProblem{"blocks", "blocks must be 0 (every block) or a "
+                                   "positive number of blocks, not " +
+                                       std::to_string(opt.sampleBlocks)};
+  if (!std::isfinite(opt.tolerance) || opt.tolerance < 0) {
+    std::string text;
+    llvm::raw_string_ostream(text) << llvm::format("%g", opt.tolerance);
+    return OptionProblem{"tolerance", "tolerance must be a finite number of "
+                                      "at least 0, not " + text};
+  }
+  std::optional<int64_t> limit = llvm::checkedMul(opt.memoryLimitMiB, kMiB);
+  if (!limit || *limit <= 0)
+    return OptionProblem{"max-memory",
+                         "max-memory must be a positive number of MiB below "
+                         "2^43, not " + std::to_string(opt.memoryLimitMiB)};
+  std::optional<int64_t> bytes = problemBytes(opt);
+  if (bytes && *bytes <= *limit)
+    return std::nullopt;
+  // The largest size is the likeliest mistake.
+  auto largest = llvm::max_element(
+      sizes, [](auto a, auto b) { return a.second < b.second; });
+  std::string message = "the problem " + describeSizes(opt) + " needs ";
+  message += bytes ? std::to_string(*bytes) + " bytes for its inputs, "
+                                              "outputs and the reference's "
+                                              "copies, more than"
+                   : "more than 2^63 bytes (its size overflows); see";
+  message += " the interpreter's memory limit (" + std::to_string(*limit) +
+             " bytes: max-memory=" + std::to_string(opt.memoryLimitMiB) +
+             ", in MiB)";
+  return OptionProblem{largest->first, message};
+}
+
 FailureOr<InterpreterReport>
 mlir::cuir::interpretKernel(KernelOp kernel, const InterpreterOptions &opt) {
   Location loc = kernel.getLoc();
-  if (opt.headsKV <= 0 || opt.headsQ % opt.headsKV != 0)
-    return emitError(loc) << "Hq (" << opt.headsQ
-                          << ") must be a positive multiple of Hkv ("
-                          << opt.headsKV << ")";
-  if (opt.batch <= 0 || opt.seqQ <= 0 || opt.seqKV <= 0 || opt.headDim <= 0)
-    return emitError(loc) << "B, Nq, Nkv and d must be positive";
+  if (std::optional<OptionProblem> problem = checkOptions(opt))
+    return emitError(loc) << problem->message;
+  // checkOptions made sure these fit.
+  MemoryBudget budget(opt.memoryLimitMiB * kMiB, opt.memoryLimitMiB);
+  if (failed(budget.take(problemBytes(opt), "the problem's data", loc)) ||
+      failed(checkKernelMemory(kernel, budget)))
+    return failure();
 
   Problem prob;
   prob.B = opt.batch;
@@ -209,7 +405,8 @@ mlir::cuir::interpretKernel(KernelOp kernel, const InterpreterOptions &opt) {
   prob.d = opt.headDim;
   prob.causal = opt.causal;
   prob.scale = 1.0f / std::sqrt(float(opt.headDim));
-  prob.params = opt.params;
+  for (const auto &[name, text] : opt.params)
+    prob.params[name] = referenceValue(text);
 
   std::mt19937_64 rng(opt.seed);
   std::normal_distribution<float> normal(0.0f, 1.0f);
@@ -295,34 +492,35 @@ mlir::cuir::interpretKernel(KernelOp kernel, const InterpreterOptions &opt) {
         return emitError(loc) << "kernel parameter '" << name
                               << "' needs a value: pass params=" << name
                               << "=<number or comma-separated list>";
-      int64_t extent = 1;
+      std::optional<int64_t> extent = 1;
       if (memref) {
         auto ext = kernel.getArgAttrOfType<StringAttr>(i, "cuir.extent");
         StringRef e = ext ? ext.getValue() : "";
         extent = e == "batch"      ? opt.batch
                  : e == "heads"    ? opt.headsQ
-                 : e == "batch*kv" ? opt.batch * opt.seqKV
+                 : e == "batch*kv" ? llvm::checkedMul(opt.batch, opt.seqKV)
                                    : -1;
-        if (extent < 0 || memref.getRank() != 1)
+        if ((extent && *extent < 0) || memref.getRank() != 1)
           return emitError(loc) << "array parameter '" << name
                                 << "' needs a rank-1 memref and cuir.extent "
                                    "batch, heads or batch*kv";
       }
+      if (failed(budget.take(extent ? product({*extent, kParamBytes})
+                                    : std::nullopt,
+                             "parameter '" + name + "'", loc)))
+        return failure();
       FailureOr<SmallVector<double>> values =
-          expandParam(name, text, extent, opt.seqKV, loc);
+          expandParam(name, text, type, *extent, opt.seqKV, loc);
       if (failed(values))
         return failure();
       // The reference sees the values the kernel sees.
-      std::string joined;
-      for (double d : *values) {
-        char buf[32];
-        std::snprintf(buf, sizeof(buf), "%.9g", d);
-        joined += (joined.empty() ? "" : ",") + std::string(buf);
-      }
-      prob.params[name] = memref ? "[" + joined + "]" : joined;
+      if (memref)
+        prob.params[name] = llvm::json::Array(*values);
+      else
+        prob.params[name] = values->front();
       if (memref) {
-        View v = globalBuffer(memref.getElementType(), {extent});
-        for (int64_t e = 0; e < extent; ++e) {
+        View v = globalBuffer(memref.getElementType(), {*extent});
+        for (int64_t e = 0; e < *extent; ++e) {
           if (v.buffer->kind == ElemKind::Int)
             v.buffer->i[e] = static_cast<int64_t>((*values)[e]);
           else
@@ -344,14 +542,42 @@ mlir::cuir::interpretKernel(KernelOp kernel, const InterpreterOptions &opt) {
   if (!haveOut)
     return emitError(loc) << "the kernel has no parameter with role 'o': "
                              "there is no output to check";
+  // The reference reads every input, also those the kernel has no
+  // parameter for (or holds in integers).
+  auto fillMissing = [&](std::vector<float> &input, ArrayRef<int64_t> shape) {
+    if (!input.empty())
+      return;
+    input.resize(*product(shape));
+    for (float &x : input)
+      x = roundTo(ElemKind::BF16, normal(rng));
+  };
+  fillMissing(prob.q, {opt.batch, opt.seqQ, opt.headsQ, opt.headDim});
+  fillMissing(prob.k, {opt.batch, opt.seqKV, opt.headsKV, opt.headDim});
+  fillMissing(prob.v, {opt.batch, opt.seqKV, opt.headsKV, opt.headDim});
 
   // The grid.
   SmallVector<int64_t, 3> grid;
-  for (AffineExpr e : kernel.getGrid().getResults())
-    grid.push_back(evalAffine(e, indexArgs));
+  for (AffineExpr e : kernel.getGrid().getResults()) {
+    std::optional<int64_t> extent = evalAffine(e, indexArgs);
+    std::string expr;
+    llvm::raw_string_ostream(expr) << e;
+    if (!extent || *extent < 0)
+      return emitError(loc)
+             << "the grid's dimension " << grid.size() << " (" << expr
+             << ") is " << (extent ? "negative" : "not computable")
+             << " for " << describeSizes(opt)
+             << (extent ? "" : ": it overflows, reads a missing index "
+                               "parameter or divides by a non-positive "
+                               "number");
+    grid.push_back(*extent);
+  }
   while (grid.size() < 3)
     grid.push_back(1);
-  int64_t total = grid[0] * grid[1] * grid[2];
+  std::optional<int64_t> blocks = product(grid);
+  if (failed(budget.take(blocks ? product({*blocks, 8}) : std::nullopt,
+                         "the list of the grid's blocks", loc)))
+    return failure();
+  int64_t total = *blocks;
   std::vector<int64_t> order(total);
   std::iota(order.begin(), order.end(), 0);
   if (opt.sampleBlocks > 0 && opt.sampleBlocks < total) {

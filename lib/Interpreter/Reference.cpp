@@ -172,6 +172,33 @@ if lse is not None:
     np.save(f"{d}/lse.npy", lse.detach().to(torch.float64).contiguous().numpy())
 )PY";
 
+/// The useful part of a Python failure's stderr, as one line: its last line
+/// (the exception) and the innermost frame in the user's file, e.g.
+/// ": ZeroDivisionError: division by zero (at ref.py:7)".
+std::string summarizePythonError(StringRef stderrText, StringRef path) {
+  SmallVector<StringRef> lines;
+  stderrText.split(lines, '\n', -1, /*KeepEmpty=*/false);
+  while (!lines.empty() && lines.back().trim().empty())
+    lines.pop_back();
+  if (lines.empty())
+    return "";
+  std::string summary = ": " + lines.back().trim().str();
+  // Traceback frames read `  File "<absolute path>", line <n>, in <f>`.
+  for (StringRef line : llvm::reverse(lines)) {
+    StringRef rest = line.trim();
+    if (!rest.consume_front("File \""))
+      continue;
+    auto [file, tail] = rest.split("\", line ");
+    bool same = false;
+    if (tail.empty() || llvm::sys::fs::equivalent(file, path, same) || !same)
+      continue;
+    summary += " (at " + path.str() + ":" +
+               tail.take_while(llvm::isDigit).str() + ")";
+    break;
+  }
+  return summary;
+}
+
 } // namespace
 
 FailureOr<Output>
@@ -203,32 +230,14 @@ mlir::cuir::interp::pytorchReference(const Problem &p, StringRef path,
     llvm::raw_fd_ostream runner(file("runner.py"), ec);
     if (ec)
       return emitError(loc) << "cannot write to " << dir;
-    meta << "{\"scale\": " << llvm::format("%.9g", p.scale)
-         << ", \"params\": {\"causal\": " << (p.causal ? "true" : "false");
-    for (auto &[name, value] : p.params) {
-      meta << ", \"" << name << "\": ";
-      // Numbers and lists of numbers pass as JSON values, anything else as a
-      // string.
-      StringRef v(value);
-      SmallVector<StringRef> parts;
-      v.split(parts, ',');
-      bool numbers = llvm::all_of(parts, [](StringRef part) {
-        double d;
-        return !part.trim().getAsDouble(d);
-      });
-      if (v.starts_with("[")) {
-        meta << value;
-      } else if (numbers) {
-        meta << (parts.size() > 1 ? "[" : "") << value
-             << (parts.size() > 1 ? "]" : "");
-      } else {
-        meta << '"';
-        for (char c : v)
-          meta << ((c == '"' || c == '\\') ? "\\" : "") << c;
-        meta << '"';
-      }
-    }
-    meta << "}}\n";
+    // JSON through llvm::json: the values are finite numbers or strings,
+    // so Python reads whatever the user passed.
+    llvm::json::Object params{{"causal", p.causal}};
+    for (const auto &[name, value] : p.params)
+      params[name] = value;
+    meta << llvm::json::Value(llvm::json::Object{
+                {"scale", double(p.scale)}, {"params", std::move(params)}})
+         << "\n";
     runner << kRunner;
   }
   std::string out = file("stdout"), err = file("stderr");
@@ -242,12 +251,11 @@ mlir::cuir::interp::pytorchReference(const Problem &p, StringRef path,
   if (rc != 0) {
     std::string stderrText;
     if (auto buf = llvm::MemoryBuffer::getFile(err))
-      stderrText = (*buf)->getBuffer().take_back(2000).str();
+      stderrText = (*buf)->getBuffer().str();
     return emitError(loc) << "the PyTorch reference '" << path << "' failed ("
                           << (errMsg.empty() ? "exit code " + std::to_string(rc)
                                              : errMsg)
-                          << "):\n"
-                          << stderrText;
+                          << ")" << summarizePythonError(stderrText, path);
   }
   Output result;
   std::string error;

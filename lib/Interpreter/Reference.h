@@ -6,8 +6,8 @@
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/JSON.h"
 
-#include <map>
 #include <string>
 #include <vector>
 
@@ -20,7 +20,8 @@ struct Problem {
   bool causal;
   float scale;
   std::vector<float> q, k, v;
-  std::map<std::string, std::string> params;
+  /// Keyword arguments of the PyTorch reference, besides `causal`.
+  llvm::json::Object params;
 };
 
 /// Output [B, Nq, Hq, d] and natural-log LSE [B, Hq, Nq].

@@ -5,6 +5,7 @@
 #include "DiagnosticCapture.h"
 
 #include "cuir/Dialect/CuIR.h"
+#include "cuir/Support/Nesting.h"
 #include "cuir/Support/SourceFile.h"
 
 #include "mlir/IR/AttrTypeSubElements.h"
@@ -48,6 +49,9 @@ Verdict mlir::cuir::lift::checkCandidate(MLIRContext *context,
         llvm::SMLoc());
   DiagnosticCapture capture(context, sourceMgr);
 
+  if (failed(checkNesting(
+          *sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID()), context)))
+    return reject("it does not parse", capture.takeReport());
   ParserConfig config(context, /*verifyAfterParse=*/false);
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, config);
   if (!module)
@@ -94,6 +98,9 @@ mlir::cuir::lift::loadCachedLift(MLIRContext *context, StringRef path) {
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
   DiagnosticCapture capture(context, sourceMgr);
+  if (failed(checkNesting(
+          *sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID()), context)))
+    return llvm::createStringError(capture.takeReport());
   OwningOpRef<ModuleOp> module =
       parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(context));
   if (!module || module->getOps<KernelOp>().empty()) {

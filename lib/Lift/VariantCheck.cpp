@@ -6,6 +6,7 @@
 
 #include "cuir/Dialect/CuIR.h"
 #include "cuir/Interpreter/Interpreter.h"
+#include "cuir/Support/Nesting.h"
 #include "cuir/Transfer/Transfer.h"
 #include "cuir/Variants/Variants.h"
 
@@ -90,6 +91,9 @@ Verdict mlir::cuir::lift::checkVariantCandidate(MLIRContext *context,
       llvm::MemoryBuffer::getMemBufferCopy(mlir, bufferName), llvm::SMLoc());
   DiagnosticCapture capture(context, sourceMgr);
 
+  if (failed(checkNesting(
+          *sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID()), context)))
+    return reject("it does not parse", capture, "it nests too deeply");
   ParserConfig config(context, /*verifyAfterParse=*/false);
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, config);
   if (!module)

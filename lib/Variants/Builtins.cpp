@@ -8,9 +8,14 @@
 
 #include "cuir/Variants/Variants.h"
 
+#include "cuir/Support/OptionLocation.h"
+#include "cuir/Support/ParamValue.h"
+
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Parser/Parser.h"
-#include "llvm/ADT/StringSwitch.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
 using namespace mlir::cuir;
@@ -154,23 +159,156 @@ const Builtin *findBuiltin(StringRef name) {
   return nullptr;
 }
 
-/// Splits "a,b{x=1 y=2},c" at the commas outside braces.
-SmallVector<StringRef> splitSpec(StringRef spec) {
-  SmallVector<StringRef> items;
-  int depth = 0;
-  size_t start = 0;
-  for (size_t i = 0; i < spec.size(); ++i) {
-    if (spec[i] == '{')
-      ++depth;
-    else if (spec[i] == '}')
-      --depth;
-    else if (spec[i] == ',' && depth == 0) {
-      items.push_back(spec.slice(start, i).trim());
-      start = i + 1;
+/// A `{key=value}` default of a spec item, and where both start.
+struct SpecDefault {
+  StringRef key, value;
+  size_t keyOffset, valueOffset;
+};
+
+/// One variant of a spec, `name{key=value ...}`.
+struct SpecItem {
+  StringRef name;
+  size_t nameOffset;
+  SmallVector<SpecDefault> defaults;
+};
+
+/// Reads a spec strictly: comma-separated names, each with an optional
+/// `{key=value ...}`; braces balanced and not nested; no empty name, key or
+/// value; nothing after a `}` but a comma.
+class SpecParser {
+public:
+  explicit SpecParser(StringRef spec) : spec(spec) {}
+
+  FailureOr<SmallVector<SpecItem>> parse(TextError &error) {
+    SmallVector<SpecItem> items;
+    while (true) {
+      FailureOr<SpecItem> item = parseItem(error);
+      if (failed(item))
+        return failure();
+      items.push_back(std::move(*item));
+      skipSpaces();
+      if (atEnd())
+        return items;
+      if (peek() == '}')
+        return fail(error, "'}' closes no '{'");
+      if (peek() != ',')
+        return fail(error, "unexpected '" + Twine(peek()) + "' after '" +
+                               items.back().name +
+                               "': variants are separated by ','");
+      ++pos;
     }
   }
-  items.push_back(spec.drop_front(start).trim());
-  return items;
+
+private:
+  FailureOr<SpecItem> parseItem(TextError &error) {
+    skipSpaces();
+    SpecItem item;
+    item.nameOffset = pos;
+    item.name = take(isNameChar);
+    if (item.name.empty())
+      return fail(error, atEnd() || peek() == ','
+                             ? "empty variant name"
+                             : "expected a variant name, not '" +
+                                   Twine(peek()) + "'");
+    skipSpaces();
+    if (atEnd() || peek() != '{')
+      return item;
+    size_t open = pos++;
+    while (true) {
+      skipSpaces();
+      if (atEnd()) {
+        pos = open;
+        return fail(error, "unterminated '{'");
+      }
+      if (peek() == '}') {
+        ++pos;
+        return item;
+      }
+      if (peek() == '{')
+        return fail(error, "'{' inside '{...}'");
+      StringRef key = take(isKeyChar);
+      size_t keyOffset = pos - key.size();
+      if (key.empty())
+        return fail(error, "expected name=value, not '" + Twine(peek()) +
+                               "'");
+      if (atEnd() || peek() != '=') {
+        pos = keyOffset;
+        return fail(error, "'" + key + "' needs a value: " + key + "=<value>");
+      }
+      ++pos;
+      if (!atEnd() && peek() == '{')
+        return fail(error, "'{' inside '{...}'");
+      StringRef value = take(isValueChar);
+      if (value.empty())
+        return fail(error, "'" + key + "' has no value");
+      item.defaults.push_back({key, value, keyOffset, pos - value.size()});
+    }
+  }
+
+  static bool isNameChar(char c) {
+    return llvm::isAlnum(c) || c == '_' || c == '-';
+  }
+  static bool isKeyChar(char c) { return llvm::isAlnum(c) || c == '_'; }
+  static bool isValueChar(char c) {
+    return !llvm::isSpace(c) && c != '{' && c != '}';
+  }
+
+  bool atEnd() const { return pos >= spec.size(); }
+  char peek() const { return spec[pos]; }
+  void skipSpaces() {
+    while (!atEnd() && llvm::isSpace(peek()))
+      ++pos;
+  }
+  StringRef take(bool (*accept)(char)) {
+    size_t start = pos;
+    while (!atEnd() && accept(peek()))
+      ++pos;
+    return spec.slice(start, pos);
+  }
+  LogicalResult fail(TextError &error, const Twine &message) {
+    error = {pos, message.str()};
+    return failure();
+  }
+
+  StringRef spec;
+  size_t pos = 0;
+};
+
+/// What a built-in's parameter means beyond its type.
+enum class Range { NonNegative, Positive };
+struct ParamRange {
+  StringLiteral name;
+  Range range;
+  StringLiteral why;
+};
+const ParamRange kParamRanges[] = {
+    {"window_left", Range::NonNegative, "a window counts keys"},
+    {"window_right", Range::NonNegative, "a window counts keys"},
+    {"global_tokens", Range::NonNegative, "it counts tokens"},
+    {"softcap", Range::Positive, "scores are divided by it"},
+};
+
+/// Checks the default `text` of the parameter `name` of type `type`.
+LogicalResult checkDefault(StringRef name, StringRef text, Type type,
+                           TextError &error) {
+  FailureOr<ParamValue> value = parseParamValue(text, error);
+  if (failed(value) || failed(checkParamValue(*value, type, error)))
+    return failure();
+  for (const ParamRange &rule : kParamRanges) {
+    if (rule.name != name)
+      continue;
+    for (auto [x, offset, written] :
+         llvm::zip(value->numbers, value->offsets, value->texts)) {
+      bool positive = rule.range == Range::Positive;
+      if (positive ? x > 0 : x >= 0)
+        continue;
+      error = {offset, name.str() + "=" + written + ": it must be " +
+                           (positive ? "positive" : "at least 0") + " (" +
+                           rule.why.str() + ")"};
+      return failure();
+    }
+  }
+  return success();
 }
 
 } // namespace
@@ -195,47 +333,93 @@ bool mlir::cuir::isSizeParam(StringRef name) {
                             name);
 }
 
-/// Sets `cuir.default` on the parameter named `name` of `variant`.
-static LogicalResult setDefault(VariantOp variant, StringRef name,
-                                StringRef value, Location loc) {
+/// Sets `cuir.default` on the parameter `d.key` of `variant`, after
+/// checking the value; errors point into the spec at `specLoc`.
+static LogicalResult setDefault(VariantOp variant, const SpecDefault &d,
+                                Location specLoc) {
   Block &body = variant.getBody().front();
   for (unsigned i = 0, e = body.getNumArguments(); i < e; ++i) {
-    if (variant.getParamName(i) != name)
+    if (variant.getParamName(i) != d.key || isSizeParam(d.key))
       continue;
+    TextError error;
+    if (failed(checkDefault(d.key, d.value, body.getArgument(i).getType(),
+                            error)))
+      return emitError(shiftColumn(specLoc, d.valueOffset + error.offset))
+             << "variant '" << variant.getSymName() << "': " << error.message;
     SmallVector<Attribute> dicts(variant.getArgAttrsAttr().begin(),
                                  variant.getArgAttrsAttr().end());
     NamedAttrList attrs(cast<DictionaryAttr>(dicts[i]));
-    attrs.set("cuir.default", StringAttr::get(variant.getContext(), value));
+    attrs.set("cuir.default", StringAttr::get(variant.getContext(), d.value));
     dicts[i] = attrs.getDictionary(variant.getContext());
     variant.setArgAttrsAttr(ArrayAttr::get(variant.getContext(), dicts));
     return success();
   }
-  InFlightDiagnostic diag = emitError(loc)
+  InFlightDiagnostic diag = emitError(shiftColumn(specLoc, d.keyOffset))
                             << "variant '" << variant.getSymName()
-                            << "' has no parameter '" << name
-                            << "'; its parameters are:";
-  for (unsigned i = 0, e = body.getNumArguments(); i < e; ++i)
-    if (!isSizeParam(variant.getParamName(i)))
-      diag << " " << variant.getParamName(i);
+                            << "' has no parameter '" << d.key << "'";
+  if (isSizeParam(d.key))
+    diag << " (" << d.key << " is a size of the kernel, not a default)";
+  diag << "; its parameters are:";
+  bool any = false;
+  for (unsigned i = 0, e = body.getNumArguments(); i < e; ++i) {
+    if (isSizeParam(variant.getParamName(i)))
+      continue;
+    diag << " " << variant.getParamName(i);
+    any = true;
+  }
+  if (!any)
+    diag << " none";
   return diag;
+}
+
+/// Each variant once, each default once, and a parameter the composed
+/// variants share given one value.
+static LogicalResult checkRepeats(ArrayRef<SpecItem> items, Location specLoc) {
+  llvm::StringMap<size_t> names;
+  llvm::StringMap<const SpecDefault *> defaults;
+  for (const SpecItem &item : items) {
+    if (!names.try_emplace(item.name, item.nameOffset).second)
+      return emitError(shiftColumn(specLoc, item.nameOffset))
+             << "'" << item.name << "' is composed twice";
+    llvm::StringSet<> keys;
+    for (const SpecDefault &d : item.defaults) {
+      if (!keys.insert(d.key).second)
+        return emitError(shiftColumn(specLoc, d.keyOffset))
+               << "'" << d.key << "' is given twice";
+      auto [it, inserted] = defaults.try_emplace(d.key, &d);
+      if (!inserted && it->second->value != d.value)
+        return emitError(shiftColumn(specLoc, d.valueOffset))
+               << "'" << d.key << "' is given two values, "
+               << it->second->value << " and " << d.value
+               << ": the composed variants share the parameter";
+    }
+  }
+  return success();
 }
 
 FailureOr<VariantOp> mlir::cuir::buildVariantFromSpec(StringRef spec,
                                                       ModuleOp module,
                                                       Location loc) {
   MLIRContext *ctx = module.getContext();
+  TextError error;
+  FailureOr<SmallVector<SpecItem>> items = SpecParser(spec).parse(error);
+  if (failed(items))
+    return emitError(shiftColumn(loc, error.offset))
+           << "invalid variant spec '" << spec << "': " << error.message;
+  if (failed(checkRepeats(*items, loc)))
+    return failure();
   SmallVector<VariantOp> parts;
   OpBuilder builder(ctx);
   builder.setInsertionPointToEnd(module.getBody());
-  for (StringRef item : splitSpec(spec)) {
-    if (item.empty())
-      return emitError(loc) << "empty variant name in '" << spec << "'";
-    auto [name, rest] = item.split('{');
-    name = name.trim();
-    const Builtin *builtin = findBuiltin(name);
+  llvm::scope_exit eraseParts([&] {
+    for (VariantOp p : parts)
+      p.erase();
+  });
+  for (const SpecItem &item : *items) {
+    const Builtin *builtin = findBuiltin(item.name);
     if (!builtin) {
-      InFlightDiagnostic diag = emitError(loc)
-                                << "unknown variant '" << name
+      InFlightDiagnostic diag = emitError(shiftColumn(loc, item.nameOffset))
+                                << "unknown variant '" << item.name
                                 << "'; built-in variants:";
       for (const Builtin &b : kBuiltins)
         diag << " " << b.name;
@@ -245,34 +429,23 @@ FailureOr<VariantOp> mlir::cuir::buildVariantFromSpec(StringRef spec,
     OwningOpRef<ModuleOp> parsed =
         parseSourceString<ModuleOp>(builtin->text, config, "builtin-variant");
     if (!parsed)
-      return emitError(loc) << "internal error: built-in variant '" << name
-                            << "' does not parse";
+      return emitError(loc) << "internal error: built-in variant '"
+                            << item.name << "' does not parse";
     auto variant = cast<VariantOp>(parsed->getBody()->front().clone());
     builder.insert(variant);
-    if (!rest.empty()) {
-      if (!rest.ends_with("}"))
-        return emitError(loc) << "unterminated '{' in '" << item << "'";
-      SmallVector<StringRef> assigns;
-      rest.drop_back().split(assigns, ' ', -1, /*KeepEmpty=*/false);
-      for (StringRef assign : assigns) {
-        auto [key, value] = assign.split('=');
-        if (key.empty() || value.empty())
-          return emitError(loc) << "expected name=value in '" << item << "'";
-        if (failed(setDefault(variant, key, value, loc)))
-          return failure();
-      }
-    }
     parts.push_back(variant);
+    for (const SpecDefault &d : item.defaults)
+      if (failed(setDefault(variant, d, loc)))
+        return failure();
   }
-  if (parts.size() == 1)
+  if (parts.size() == 1) {
+    eraseParts.release();
     return parts.front();
+  }
   std::string name;
   for (VariantOp p : parts)
     name += (name.empty() ? "" : "_") + p.getSymName().str();
-  FailureOr<VariantOp> composed = composeVariants(parts, name, module, loc);
-  for (VariantOp p : parts)
-    p.erase();
-  return composed;
+  return composeVariants(parts, name, module, loc);
 }
 
 FailureOr<VariantOp> mlir::cuir::composeVariants(ArrayRef<VariantOp> parts,

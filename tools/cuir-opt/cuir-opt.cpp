@@ -12,6 +12,7 @@
 
 #include "cuir/InitCuIR.h"
 #include "cuir/Passes/Passes.h"
+#include "cuir/Support/Nesting.h"
 #include "cuir/Support/OutputFiles.h"
 #include "cuir/Support/SourceFile.h"
 
@@ -161,8 +162,11 @@ int main(int argc, char **argv) {
     return fail(error);
   if (cudaInput || cudaOutput || input->getBuffer().contains("loc("))
     printLocationsByDefault();
+  // A CUDA source lands in a string literal: only .mlir can nest too deep.
   if (cudaInput)
     input = cuir::wrapCudaSource(inputFilename, *input);
+  else if (failed(cuir::checkNesting(*input, llvm::errs())))
+    return 1;
 
   cuir::OutputTransaction outputs;
   std::vector<std::string> done;

@@ -23,6 +23,7 @@
 #include "cuir/Dialect/CuIR.h"
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,7 +53,25 @@ struct InterpreterOptions {
   std::string dumpDir;
   /// Python interpreter used for PyTorch references.
   std::string python = "/usr/bin/python3";
+  /// The most memory, in MiB, the interpreter's data may take: the inputs,
+  /// outputs and the reference's copies of them, variant parameters, the
+  /// kernel's shared memory and tiles, the list of blocks.
+  int64_t memoryLimitMiB = kDefaultMemoryLimitMiB;
+
+  static constexpr int64_t kDefaultMemoryLimitMiB = 4096;
 };
+
+/// An option that cannot run, by its name in --cuir-interpret ("B",
+/// "tolerance", "params", ...), and why.
+struct OptionProblem {
+  std::string option;
+  std::string message;
+};
+
+/// Checks `options` before any kernel runs: positive sizes, Hq a multiple
+/// of Hkv, a finite tolerance of at least 0, a sample size of at least 0,
+/// and that the problem's data fits the memory limit (checked arithmetic).
+std::optional<OptionProblem> checkOptions(const InterpreterOptions &options);
 
 /// Comparison of the kernel's output with the reference.
 struct InterpreterReport {
@@ -84,7 +103,10 @@ bool kernelFits(KernelOp kernel, const InterpreterOptions &options,
 
 /// Runs `kernel` on random inputs and compares it with the reference.
 /// Hazards, deadlocks and unsupported ops are reported as diagnostics on the
-/// ops involved and make the result a failure.
+/// ops involved and make the result a failure; so are options that
+/// checkOptions refuses, parameter values that do not fit their parameter,
+/// and data (the problem's, the kernel's shared memory and tiles, the grid)
+/// beyond the memory limit, before anything is allocated.
 FailureOr<InterpreterReport> interpretKernel(KernelOp kernel,
                                            const InterpreterOptions &options);
 
