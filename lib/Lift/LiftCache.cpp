@@ -3,6 +3,7 @@
 #include "cuir/Lift/LiftCache.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -15,6 +16,31 @@
 using namespace mlir::cuir::lift;
 using llvm::StringRef;
 using json = nlohmann::json;
+
+StringRef mlir::cuir::lift::getLiftCheckName(LiftCheck check) {
+  switch (check) {
+  case LiftCheck::None:
+    return "none";
+  case LiftCheck::Semantic:
+    return "semantic";
+  case LiftCheck::Project:
+    return "project";
+  }
+  llvm_unreachable("unknown lift check");
+}
+
+std::optional<LiftCheck> mlir::cuir::lift::parseLiftCheck(StringRef name) {
+  for (LiftCheck check :
+       {LiftCheck::None, LiftCheck::Semantic, LiftCheck::Project})
+    if (name == getLiftCheckName(check))
+      return check;
+  return std::nullopt;
+}
+
+std::string mlir::cuir::lift::computeContentHash(StringRef text) {
+  return llvm::toHex(llvm::SHA256::hash(llvm::arrayRefFromStringRef(text)),
+                     /*LowerCase=*/true);
+}
 
 std::string mlir::cuir::lift::computeLiftKey(unsigned dialectVersion,
                                              StringRef sourceText) {
