@@ -222,11 +222,14 @@ std::optional<Origin> LiftPass::lookUpUserCache(ModuleOp module,
     // An entry of an earlier, weaker lift: trusted only once it passes.
     Verdict verdict = recheckCachedLift(**lifted, checks);
     if (!verdict.accepted) {
-      emitWarning(sourceLoc)
-          << "ignoring the cached lift '" << path << "': it records the "
-          << getLiftCheckName(origin.check) << " check, and "
-          << verdict.stage << " now (a lift that passes will replace it): "
-          << verdict.problems;
+      InFlightDiagnostic diag = emitWarning(sourceLoc);
+      diag << "ignoring the cached lift '" << path << "': it records ";
+      if (origin.check == LiftCheck::None)
+        diag << "no check (check=none)";
+      else
+        diag << "only the " << getLiftCheckName(origin.check) << " check";
+      diag << ", and " << verdict.stage
+           << " now; a lift that passes will replace it: " << verdict.problems;
       return std::nullopt;
     }
     std::string text = printCacheEntry(

@@ -81,8 +81,10 @@ private:
   /// recorded, else the lift cache entry of the module's CUDA source.
   OwningOpRef<ModuleOp> loadSource(ModuleOp module, LoweringOptions &opt) {
     Location loc = module.getLoc();
+    // The CUDA source is next to the file the module was lifted from, not
+    // necessarily next to its Source CuIR (a cache entry).
     auto srcPath = module->getAttrOfType<StringAttr>(kSourcePathAttr);
-    if (opt.sourceRoot.empty() && srcPath && sourceCuIR.empty())
+    if (opt.sourceRoot.empty() && srcPath)
       opt.sourceRoot = llvm::sys::path::parent_path(srcPath.getValue()).str();
     std::string file = sourceCuIR, expectedHash;
     if (file.empty()) {

@@ -143,8 +143,15 @@ std::string mlir::cuir::lift::getDefaultUserCacheDir() {
     if (!dir->empty())
       return *dir;
   llvm::SmallString<256> dir;
-  if (!llvm::sys::path::cache_directory(dir))
-    return "";
+  if (!llvm::sys::path::cache_directory(dir) ||
+      !llvm::sys::path::is_absolute(dir)) {
+    // An empty or relative XDG_CACHE_HOME is to be ignored (XDG base
+    // directory spec), not taken relative to the working directory.
+    dir.clear();
+    if (!llvm::sys::path::home_directory(dir))
+      return "";
+    llvm::sys::path::append(dir, ".cache");
+  }
   llvm::sys::path::append(dir, "cuir", "lift");
   return std::string(dir);
 }
