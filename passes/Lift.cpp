@@ -159,10 +159,11 @@ private:
 /// Installs a lift from the bundled index or the user cache, if either has
 /// one for `key` that passed at least `checks.check`. Unusable entries are
 /// warnings, not failures: the LLM can still lift the source.
-std::optional<Origin>
-LiftPass::lookUpCaches(ModuleOp module, StringRef key, StringRef sourceName,
-                       const CandidateChecks &checks, std::string &indexPath,
-                       std::string &userCacheDir) {
+std::optional<Origin> LiftPass::lookUpCaches(ModuleOp module, StringRef key,
+                                             StringRef sourceName,
+                                             const CandidateChecks &checks,
+                                             std::string &indexPath,
+                                             std::string &userCacheDir) {
   MLIRContext *context = &getContext();
   // The bundled index.
   indexPath = cacheIndex.empty() ? getBundledIndexPath().str()
@@ -200,8 +201,7 @@ LiftPass::lookUpCaches(ModuleOp module, StringRef key, StringRef sourceName,
 
 /// The user-cache entry at `path`, if it passed `checks.check`, or passes it
 /// now (the entry then records it).
-std::optional<Origin> LiftPass::lookUpUserCache(ModuleOp module,
-                                                StringRef path,
+std::optional<Origin> LiftPass::lookUpUserCache(ModuleOp module, StringRef path,
                                                 StringRef sourceName,
                                                 const CandidateChecks &checks) {
   if (!llvm::sys::fs::exists(path))
@@ -236,10 +236,10 @@ std::optional<Origin> LiftPass::lookUpUserCache(ModuleOp module,
         **lifted, readHeader(path) + "// Re-checked by a later --lift: " +
                       describeCheck(checks.check).str() + ".\n");
     if (llvm::Error err = writeFileAtomically(path, text))
-      emitWarning(sourceLoc) << "the cached lift passed the "
-                             << getLiftCheckName(checks.check)
-                             << " check, but its entry cannot record it: "
-                             << llvm::toString(std::move(err));
+      emitWarning(sourceLoc)
+          << "the cached lift passed the " << getLiftCheckName(checks.check)
+          << " check, but its entry cannot record it: "
+          << llvm::toString(std::move(err));
     else
       origin.sha256 = computeContentHash(text);
     origin.check = checks.check;
@@ -254,10 +254,9 @@ std::optional<Origin> LiftPass::lookUpUserCache(ModuleOp module,
 
 /// Stores an accepted LLM lift in the user cache, unless the entry there
 /// passed a stronger check.
-Origin LiftPass::storeInUserCache(ModuleOp lifted, StringRef dir,
-                                  StringRef key, StringRef sourceName,
-                                  StringRef producer, unsigned round,
-                                  LiftCheck check) {
+Origin LiftPass::storeInUserCache(ModuleOp lifted, StringRef dir, StringRef key,
+                                  StringRef sourceName, StringRef producer,
+                                  unsigned round, LiftCheck check) {
   Origin origin;
   origin.where = producer.str() + ", round " + std::to_string(round);
   origin.check = check;
@@ -311,15 +310,15 @@ void LiftPass::finish(ModuleOp module, StringRef sourceName,
   progress("Source CuIR of " + sourceName + " from " + origin.where + ": " +
            describeCheck(origin.check));
   Builder b(&getContext());
-  SmallVector<NamedAttribute> fields = {
-      b.getNamedAttr("check",
-                     b.getStringAttr(getLiftCheckName(origin.check))),
-      b.getNamedAttr("sha256", b.getStringAttr(origin.sha256))};
-  if (!origin.path.empty())
+  SmallVector<NamedAttribute> fields = {b.getNamedAttr(
+      "check", b.getStringAttr(getLiftCheckName(origin.check)))};
+  if (!origin.path.empty()) {
     fields.push_back(b.getNamedAttr("path", b.getStringAttr(origin.path)));
-  else
+    fields.push_back(b.getNamedAttr("sha256", b.getStringAttr(origin.sha256)));
+  } else {
     fields.push_back(
         b.getNamedAttr("unstored", b.getStringAttr(origin.unstored)));
+  }
   module->setAttr(kSourceCuIRAttr, b.getDictionaryAttr(fields));
 }
 

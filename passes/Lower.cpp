@@ -98,6 +98,13 @@ private:
     }
     if (opt.sourceRoot.empty())
       opt.sourceRoot = llvm::sys::path::parent_path(file).str();
+    return parseSourceCuIR(loc, file, expectedHash);
+  }
+
+  /// Reads and parses `file`, whose text must have the SHA-256
+  /// `expectedHash` (if not empty).
+  OwningOpRef<ModuleOp> parseSourceCuIR(Location loc, StringRef file,
+                                        StringRef expectedHash) {
     auto buffer = llvm::MemoryBuffer::getFile(file, /*IsText=*/true);
     if (!buffer) {
       emitError(loc) << "cannot read the Source CuIR '" << file
@@ -117,7 +124,7 @@ private:
     }
     llvm::SourceMgr sourceMgr;
     sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
-    ParserConfig config(module.getContext());
+    ParserConfig config(loc.getContext());
     OwningOpRef<ModuleOp> src = parseSourceFile<ModuleOp>(sourceMgr, config);
     if (!src)
       emitError(loc) << "cannot read the Source CuIR '" << file << "'";
@@ -127,11 +134,11 @@ private:
   /// The file the lift recorded on the module (lift::kSourceCuIRAttr).
   LogicalResult findLiftedSource(Location loc, DictionaryAttr lifted,
                                  std::string &file, std::string &hash) {
-    auto path = lifted.getAs<StringAttr>("path");
-    auto sha256 = lifted.getAs<StringAttr>("sha256");
-    if (path && sha256 && !path.getValue().empty()) {
+    if (auto path = lifted.getAs<StringAttr>("path");
+        path && !path.getValue().empty()) {
       file = path.getValue().str();
-      hash = sha256.getValue().str();
+      if (auto sha256 = lifted.getAs<StringAttr>("sha256"))
+        hash = sha256.getValue().str();
       return success();
     }
     auto unstored = lifted.getAs<StringAttr>("unstored");

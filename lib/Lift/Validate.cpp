@@ -83,8 +83,7 @@ void record(ModuleOp module, LiftCheck check, ArrayRef<SemanticRun> runs,
     fields.push_back(b.getNamedAttr("runs", b.getArrayAttr(list)));
   }
   if (!validation.empty())
-    fields.push_back(
-        b.getNamedAttr("validate", b.getStringAttr(validation)));
+    fields.push_back(b.getNamedAttr("validate", b.getStringAttr(validation)));
   module->setAttr(kLiftCheckAttr, b.getDictionaryAttr(fields));
 }
 
@@ -164,8 +163,7 @@ Verdict mlir::cuir::lift::checkCandidate(MLIRContext *context,
           checkSemantics(*module, checks, capture, runs))
     return *rejected;
   if (checks.validation) {
-    if (failed(checks.validation->run(*module)) ||
-        capture.getNumErrors() != 0)
+    if (failed(checks.validation->run(*module)) || capture.getNumErrors() != 0)
       return reject("the validation pipeline '" + checks.validationText +
                         "' rejected it",
                     capture, "the pipeline failed without a diagnostic");

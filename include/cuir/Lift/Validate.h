@@ -24,9 +24,9 @@ namespace mlir::cuir::lift {
 inline constexpr llvm::StringLiteral kLiftCheckAttr = "cuir.lift_check";
 
 /// Module attribute --lift puts on its result: where its Source CuIR is, for
-/// --lower, `{check = "<LiftCheck>", origin = "bundled" | "cache" | "llm",
-/// path = "<file>", sha256 = "<of the file's text>"}`; without path (and
-/// with `unstored = "<why>"`) if the lift was not stored.
+/// --lower, `{check = "<LiftCheck name>", path = "<file>", sha256 = "<of the
+/// file's text>"}`, or `{check = ..., unstored = "<why>"}` if the lift was
+/// not stored.
 inline constexpr llvm::StringLiteral kSourceCuIRAttr = "cuir.source_cuir";
 
 /// The check recorded on a cache entry (kLiftCheckAttr); None if it records

@@ -1,4 +1,4 @@
-//===- VariantCheck.h - What LLM-written CuIR computes -----------*- C++ -*-===//
+//===- VariantCheck.h - What LLM-written CuIR computes ----------*- C++ -*-===//
 //
 // The interpreter closes both LLM loops on semantics:
 //   - `--lift` runs every kernel of a candidate lift against the built-in
