@@ -182,7 +182,10 @@ Verdict mlir::cuir::lift::recheckCachedLift(ModuleOp module,
   if (std::optional<Verdict> rejected =
           checkSemantics(module, checks, capture, runs))
     return *rejected;
-  record(module, checks.check, runs, "");
+  // The pipeline the entry passed when it was accepted still holds.
+  auto old = module->getAttrOfType<DictionaryAttr>(kLiftCheckAttr);
+  auto validated = old ? old.getAs<StringAttr>("validate") : StringAttr();
+  record(module, checks.check, runs, validated ? validated.getValue() : "");
   return {true, "", describeAcceptance(capture, runs)};
 }
 
