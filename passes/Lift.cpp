@@ -18,11 +18,14 @@
 #include "cuir/Lift/Validate.h"
 #include "cuir/Support/SourceFile.h"
 
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -64,6 +67,58 @@ void install(ModuleOp module, ModuleOp lifted) {
   body->getOperations().splice(body->end(), lifted.getBody()->getOperations());
 }
 
+/// Where the Source CuIR of this run came from: reported on stderr and
+/// recorded on the module for --lower (kSourceCuIRAttr).
+struct Origin {
+  /// "the bundled lift '<file>'", "the user lift cache '<file>'", "<model>,
+  /// round N".
+  std::string where;
+  LiftCheck check = LiftCheck::None;
+  /// The file that holds it, and the SHA-256 of the file's text; empty if it
+  /// was not stored, and then `unstored` says why.
+  std::string path, sha256, unstored;
+};
+
+/// What a check level means, for the origin line.
+StringRef describeCheck(LiftCheck check) {
+  switch (check) {
+  case LiftCheck::None:
+    return "unchecked: check=none, nothing says what it computes";
+  case LiftCheck::Semantic:
+    return "passed the semantic check (standard attention)";
+  case LiftCheck::Project:
+    return "checked by the project";
+  }
+  llvm_unreachable("unknown lift check");
+}
+
+/// The text of a user-cache entry: `header` (comment lines), then the lift
+/// with its locations and its record, without the source text (which the
+/// key stands for).
+std::string printCacheEntry(ModuleOp lifted, StringRef header) {
+  lifted->removeAttr(kSourceTextAttr);
+  std::string text = header.str();
+  llvm::raw_string_ostream os(text);
+  lifted->print(os, OpPrintingFlags().enableDebugInfo(/*enable=*/true,
+                                                      /*prettyForm=*/false));
+  os << "\n";
+  return text;
+}
+
+/// The leading comment lines of a cache entry (its provenance).
+std::string readHeader(StringRef path) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!buffer)
+    return "";
+  std::string header;
+  for (StringRef line : llvm::split((*buffer)->getBuffer(), '\n')) {
+    if (!line.starts_with("//"))
+      break;
+    header += line.str() + "\n";
+  }
+  return header;
+}
+
 class LiftPass : public cuir::impl::LiftBase<LiftPass> {
 public:
   using Base::Base;
@@ -83,11 +138,18 @@ public:
   void runOnOperation() override;
 
 private:
-  bool lookUpCaches(ModuleOp module, StringRef key, StringRef sourceName,
-                    std::string &indexPath, std::string &userCacheDir);
-  void storeInUserCache(ModuleOp module, ModuleOp lifted, StringRef dir,
-                        StringRef key, StringRef sourceName, StringRef producer,
-                        unsigned round);
+  std::optional<Origin> lookUpCaches(ModuleOp module, StringRef key,
+                                     StringRef sourceName,
+                                     const CandidateChecks &checks,
+                                     std::string &indexPath,
+                                     std::string &userCacheDir);
+  std::optional<Origin> lookUpUserCache(ModuleOp module, StringRef path,
+                                        StringRef sourceName,
+                                        const CandidateChecks &checks);
+  Origin storeInUserCache(ModuleOp lifted, StringRef dir, StringRef key,
+                          StringRef sourceName, StringRef producer,
+                          unsigned round, LiftCheck check);
+  void finish(ModuleOp module, StringRef sourceName, const Origin &origin);
   friend llm::ClientOptions mlir::cuir::getLLMClientOptions<>(const LiftPass &);
 
   /// Where whole-lift problems are reported (see getSourceLocation).
@@ -95,11 +157,13 @@ private:
 };
 
 /// Installs a lift from the bundled index or the user cache, if either has
-/// one for `key`. Unusable entries are warnings, not failures: the LLM can
-/// still lift the source.
-bool LiftPass::lookUpCaches(ModuleOp module, StringRef key,
-                            StringRef sourceName, std::string &indexPath,
-                            std::string &userCacheDir) {
+/// one for `key` that passed at least `checks.check`. Unusable entries are
+/// warnings, not failures: the LLM can still lift the source.
+std::optional<Origin> LiftPass::lookUpCaches(ModuleOp module, StringRef key,
+                                             StringRef sourceName,
+                                             const CandidateChecks &checks,
+                                             std::string &indexPath,
+                                             std::string &userCacheDir) {
   MLIRContext *context = &getContext();
   // The bundled index.
   indexPath = cacheIndex.empty() ? getBundledIndexPath().str()
@@ -110,8 +174,9 @@ bool LiftPass::lookUpCaches(ModuleOp module, StringRef key,
       emitWarning(sourceLoc) << "ignoring the lift-cache index: "
                              << llvm::toString(index.takeError());
     } else if (const BundledLift *entry = index->lookup(key)) {
+      Origin origin;
       llvm::Expected<OwningOpRef<ModuleOp>> lifted =
-          loadCachedLift(context, entry->cuirPath);
+          loadCachedLift(context, entry->cuirPath, &origin.sha256);
       if (!lifted) {
         emitWarning(sourceLoc)
             << "ignoring the bundled lift '" << entry->cuirPath
@@ -120,59 +185,141 @@ bool LiftPass::lookUpCaches(ModuleOp module, StringRef key,
         renameSourceFile(**lifted, llvm::sys::path::filename(entry->sourcePath),
                          sourceName);
         install(module, **lifted);
-        return true;
+        origin.where = "the bundled lift '" + entry->cuirPath + "' (index '" +
+                       index->getPath().str() + "')";
+        origin.check = LiftCheck::Project;
+        origin.path = entry->cuirPath;
+        return origin;
       }
     }
   }
-  // The user cache.
   if (userCacheDir.empty())
-    return false;
-  std::string path = getUserCachePath(userCacheDir, key);
+    return std::nullopt;
+  return lookUpUserCache(module, getUserCachePath(userCacheDir, key),
+                         sourceName, checks);
+}
+
+/// The user-cache entry at `path`, if it passed `checks.check`, or passes it
+/// now (the entry then records it).
+std::optional<Origin> LiftPass::lookUpUserCache(ModuleOp module, StringRef path,
+                                                StringRef sourceName,
+                                                const CandidateChecks &checks) {
   if (!llvm::sys::fs::exists(path))
-    return false;
-  llvm::Expected<OwningOpRef<ModuleOp>> lifted = loadCachedLift(context, path);
+    return std::nullopt;
+  Origin origin;
+  llvm::Expected<OwningOpRef<ModuleOp>> lifted =
+      loadCachedLift(&getContext(), path, &origin.sha256);
   if (!lifted) {
     emitWarning(sourceLoc) << "ignoring the cached lift '" << path
                            << "' (it will be replaced): "
                            << llvm::toString(lifted.takeError());
-    return false;
+    return std::nullopt;
+  }
+  origin.where = "the user lift cache '" + path.str() + "'";
+  origin.check = getRecordedCheck(**lifted);
+  origin.path = path.str();
+  if (origin.check < checks.check) {
+    // An entry of an earlier, weaker lift: trusted only once it passes.
+    Verdict verdict = recheckCachedLift(**lifted, checks);
+    if (!verdict.accepted) {
+      InFlightDiagnostic diag = emitWarning(sourceLoc);
+      diag << "ignoring the cached lift '" << path << "': it records ";
+      if (origin.check == LiftCheck::None)
+        diag << "no check (check=none)";
+      else
+        diag << "only the " << getLiftCheckName(origin.check) << " check";
+      diag << ", and " << verdict.stage
+           << " now; a lift that passes will replace it: " << verdict.problems;
+      return std::nullopt;
+    }
+    std::string text = printCacheEntry(
+        **lifted, readHeader(path) + "// Re-checked by a later --lift: " +
+                      describeCheck(checks.check).str() + ".\n");
+    if (llvm::Error err = writeFileAtomically(path, text))
+      emitWarning(sourceLoc)
+          << "the cached lift passed the " << getLiftCheckName(checks.check)
+          << " check, but its entry cannot record it: "
+          << llvm::toString(std::move(err));
+    else
+      origin.sha256 = computeContentHash(text);
+    origin.check = checks.check;
+    origin.where += " (re-checked now)";
   }
   if (auto cachedPath = (**lifted)->getAttrOfType<StringAttr>(kSourcePathAttr))
     renameSourceFile(**lifted, llvm::sys::path::filename(cachedPath.getValue()),
                      sourceName);
   install(module, **lifted);
-  return true;
+  return origin;
 }
 
-void LiftPass::storeInUserCache(ModuleOp module, ModuleOp lifted, StringRef dir,
-                                StringRef key, StringRef sourceName,
-                                StringRef producer, unsigned round) {
+/// Stores an accepted LLM lift in the user cache, unless the entry there
+/// passed a stronger check.
+Origin LiftPass::storeInUserCache(ModuleOp lifted, StringRef dir, StringRef key,
+                                  StringRef sourceName, StringRef producer,
+                                  unsigned round, LiftCheck check) {
+  Origin origin;
+  origin.where = producer.str() + ", round " + std::to_string(round);
+  origin.check = check;
   if (dir.empty()) {
-    emitWarning(sourceLoc) << "the lift is not cached: no cache directory "
-                              "(set CUIR_LIFT_CACHE or cache-dir=)";
-    return;
+    origin.unstored = "no cache directory (set CUIR_LIFT_CACHE or cache-dir=)";
+    emitWarning(sourceLoc) << "the lift is not cached: " << origin.unstored;
+    return origin;
   }
-  // The cached copy keeps the source's path (for its file name) but not its
-  // text, which the key stands for.
-  lifted->removeAttr(kSourceTextAttr);
-  std::string text;
-  llvm::raw_string_ostream os(text);
+  std::string path = getUserCachePath(dir, key);
+  if (llvm::sys::fs::exists(path)) {
+    llvm::Expected<OwningOpRef<ModuleOp>> existing =
+        loadCachedLift(&getContext(), path);
+    if (!existing) {
+      llvm::consumeError(existing.takeError()); // Unusable: replaced.
+    } else if (LiftCheck kept = getRecordedCheck(**existing);
+               !mayReplace(kept, check)) {
+      origin.unstored = "the entry '" + path + "' passed a stronger check (" +
+                        getLiftCheckName(kept).str() + ") than this lift (" +
+                        getLiftCheckName(check).str() + ") and is kept";
+      emitWarning(sourceLoc) << "the lift is not cached: " << origin.unstored;
+      return origin;
+    }
+  }
+  std::string header;
+  llvm::raw_string_ostream os(header);
   os << "// Lift of " << sourceName << " (lift-cache key " << key << ")\n"
      << "// by " << producer << ", accepted in round " << round
      << " after parsing, verification, cuir-check-locations{require-all}"
+     << (check == LiftCheck::Semantic
+             ? ", the semantic check against standard attention"
+             : "")
      << (validate.empty() ? std::string()
                           : " and validate=\"" + validate + "\"")
-     << ".\n";
-  lifted->print(os, OpPrintingFlags().enableDebugInfo(/*enable=*/true,
-                                                      /*prettyForm=*/false));
-  os << "\n";
-  std::string path = getUserCachePath(dir, key);
+     << ".\n"
+     << "// " << describeCheck(check) << " (" << kLiftCheckAttr << ").\n";
+  std::string text = printCacheEntry(lifted, header);
   if (llvm::Error err = writeFileAtomically(path, text)) {
-    emitWarning(sourceLoc) << "the lift is not cached: "
-                           << llvm::toString(std::move(err));
-    return;
+    origin.unstored = llvm::toString(std::move(err));
+    emitWarning(sourceLoc) << "the lift is not cached: " << origin.unstored;
+    return origin;
   }
   progress("stored in the lift cache: " + path);
+  origin.path = path;
+  origin.sha256 = computeContentHash(text);
+  return origin;
+}
+
+/// Says where the Source CuIR came from and records it for --lower.
+void LiftPass::finish(ModuleOp module, StringRef sourceName,
+                      const Origin &origin) {
+  progress("Source CuIR of " + sourceName + " from " + origin.where + ": " +
+           describeCheck(origin.check));
+  Builder b(&getContext());
+  SmallVector<NamedAttribute> fields = {b.getNamedAttr(
+      "check", b.getStringAttr(getLiftCheckName(origin.check)))};
+  if (!origin.path.empty()) {
+    fields.push_back(b.getNamedAttr("path", b.getStringAttr(origin.path)));
+    fields.push_back(b.getNamedAttr("sha256", b.getStringAttr(origin.sha256)));
+  } else {
+    fields.push_back(
+        b.getNamedAttr("unstored", b.getStringAttr(origin.unstored)));
+  }
+  module->setAttr(kSourceCuIRAttr, b.getDictionaryAttr(fields));
 }
 
 void LiftPass::runOnOperation() {
@@ -199,6 +346,13 @@ void LiftPass::runOnOperation() {
     emitError(sourceLoc) << "max-rounds must be at least 1";
     return signalPassFailure();
   }
+  std::optional<LiftCheck> requested = parseLiftCheck(check);
+  if (!requested || *requested == LiftCheck::Project) {
+    emitError(sourceLoc) << "check='" << check
+                         << "' is not a check of --lift: semantic (the "
+                            "default) or none";
+    return signalPassFailure();
+  }
   std::string sourceName = llvm::sys::path::filename(pathAttr.getValue()).str();
   std::string key = computeLiftKey(CuIRDialect::kVersion, textAttr.getValue());
 
@@ -222,12 +376,23 @@ void LiftPass::runOnOperation() {
   if (failed(preparePrompts(sourceLoc, "lift", system, first, dumpPrompt)))
     return signalPassFailure();
 
+  CandidateChecks checks;
+  checks.sourceAttrs = DictionaryAttr::get(
+      context,
+      {NamedAttribute(StringAttr::get(context, kSourcePathAttr), pathAttr),
+       NamedAttribute(StringAttr::get(context, kSourceTextAttr), textAttr)});
+  checks.check = *requested;
+
   std::string indexPath;
   std::string userCacheDir =
       cacheDir.empty() ? getDefaultUserCacheDir() : std::string(cacheDir);
-  if (useCache &&
-      lookUpCaches(module, key, sourceName, indexPath, userCacheDir))
-    return;
+  if (useCache) {
+    if (std::optional<Origin> origin = lookUpCaches(
+            module, key, sourceName, checks, indexPath, userCacheDir)) {
+      finish(module, sourceName, *origin);
+      return;
+    }
+  }
 
   FailureOr<std::unique_ptr<llm::Client>> client = createPassClient(
       sourceLoc, getLLMClientOptions(*this),
@@ -255,11 +420,6 @@ void LiftPass::runOnOperation() {
   locationOptions.requireAll = true;
   locationCheck.addPass(createCheckLocations(locationOptions));
 
-  CandidateChecks checks;
-  checks.sourceAttrs = DictionaryAttr::get(
-      context,
-      {NamedAttribute(StringAttr::get(context, kSourcePathAttr), pathAttr),
-       NamedAttribute(StringAttr::get(context, kSourceTextAttr), textAttr)});
   checks.locationCheck = &locationCheck;
   checks.validation = validate.empty() ? nullptr : &validation;
   checks.validationText = validate;
@@ -279,9 +439,11 @@ void LiftPass::runOnOperation() {
     return signalPassFailure();
   }
 
-  storeInUserCache(module, *accepted, userCacheDir, key, sourceName,
-                   (*client)->describe(), result->round);
+  Origin origin =
+      storeInUserCache(*accepted, userCacheDir, key, sourceName,
+                       (*client)->describe(), result->round, *requested);
   install(module, *accepted);
+  finish(module, sourceName, origin);
 }
 
 } // namespace

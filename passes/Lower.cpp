@@ -2,6 +2,7 @@
 
 #include "cuir/Lower/Lower.h"
 #include "cuir/Lift/LiftCache.h"
+#include "cuir/Lift/Validate.h"
 #include "cuir/Passes/Passes.h"
 #include "cuir/Support/Nesting.h"
 #include "cuir/Support/OutputFiles.h"
@@ -9,7 +10,9 @@
 
 #include "mlir/Parser/Parser.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/WithColor.h"
 
 namespace mlir::cuir {
@@ -140,58 +143,118 @@ public:
   }
 
 private:
-  /// The Source CuIR: the given file, or the lift cache entry of the
-  /// module's CUDA source.
+  /// The Source CuIR: the given file, else the one the lift of this module
+  /// recorded, else the lift cache entry of the module's CUDA source.
   OwningOpRef<ModuleOp> loadSource(ModuleOp module, LoweringOptions &opt) {
     Location loc = module.getLoc();
-    std::string file = sourceCuIR;
+    // The CUDA source is next to the file the module was lifted from, not
+    // necessarily next to its Source CuIR (a cache entry).
+    auto srcPath = module->getAttrOfType<StringAttr>(kSourcePathAttr);
+    if (opt.sourceRoot.empty() && srcPath)
+      opt.sourceRoot = llvm::sys::path::parent_path(srcPath.getValue()).str();
+    std::string file = sourceCuIR, expectedHash;
     if (file.empty()) {
-      auto text = module->getAttrOfType<StringAttr>(kSourceTextAttr);
-      auto srcPath = module->getAttrOfType<StringAttr>(kSourcePathAttr);
-      if (!text) {
-        emitError(loc) << "--lower needs the Source CuIR to diff against: "
-                          "pass source-cuir=<file>, or lower a module lifted "
-                          "from a .cu file (--lift)";
-        return nullptr;
-      }
-      if (opt.sourceRoot.empty() && srcPath)
-        opt.sourceRoot = llvm::sys::path::parent_path(srcPath.getValue()).str();
-      std::string key =
-          lift::computeLiftKey(CuIRDialect::kVersion, text.getValue());
-      if (auto index =
-              lift::LiftCacheIndex::load(lift::getBundledIndexPath())) {
-        if (const lift::BundledLift *entry = index->lookup(key)) {
-          SmallString<256> p(entry->cuirPath);
-          if (!llvm::sys::path::is_absolute(p)) {
-            p = llvm::sys::path::parent_path(index->getPath());
-            llvm::sys::path::append(p, entry->cuirPath);
-          }
-          file = std::string(p);
-        }
-      } else {
-        llvm::consumeError(index.takeError());
-      }
-      if (file.empty()) {
-        std::string user =
-            lift::getUserCachePath(lift::getDefaultUserCacheDir(), key);
-        if (llvm::sys::fs::exists(user))
-          file = user;
-      }
-      if (file.empty()) {
-        emitError(loc) << "no Source CuIR for this kernel in the lift cache: "
-                          "pass source-cuir=<file>";
+      if (auto lifted =
+              module->getAttrOfType<DictionaryAttr>(lift::kSourceCuIRAttr)) {
+        if (failed(findLiftedSource(loc, lifted, file, expectedHash)))
+          return nullptr;
+      } else if (failed(findCachedSource(module, file))) {
         return nullptr;
       }
     }
     if (opt.sourceRoot.empty())
       opt.sourceRoot = llvm::sys::path::parent_path(file).str();
-    if (failed(checkFileNesting(file, module.getContext())))
+    return parseSourceCuIR(loc, file, expectedHash);
+  }
+
+  /// Reads and parses `file`, whose text must have the SHA-256
+  /// `expectedHash` (if not empty).
+  OwningOpRef<ModuleOp> parseSourceCuIR(Location loc, StringRef file,
+                                        StringRef expectedHash) {
+    auto buffer = llvm::MemoryBuffer::getFile(file, /*IsText=*/true);
+    if (!buffer) {
+      emitError(loc) << "cannot read the Source CuIR '" << file
+                     << "': " << buffer.getError().message();
       return nullptr;
-    ParserConfig config(module.getContext());
-    OwningOpRef<ModuleOp> src = parseSourceFile<ModuleOp>(file, config);
+    }
+    if (!expectedHash.empty()) {
+      std::string hash = lift::computeContentHash((*buffer)->getBuffer());
+      if (hash != expectedHash) {
+        emitError(loc) << "the Source CuIR '" << file
+                       << "' changed after the lift of this module (its "
+                          "SHA-256 is "
+                       << hash << ", the lift recorded " << expectedHash
+                       << "): lift again, or pass source-cuir=<file>";
+        return nullptr;
+      }
+    }
+    if (failed(checkNesting(**buffer, loc.getContext())))
+      return nullptr;
+    llvm::SourceMgr sourceMgr;
+    sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
+    ParserConfig config(loc.getContext());
+    OwningOpRef<ModuleOp> src = parseSourceFile<ModuleOp>(sourceMgr, config);
     if (!src)
       emitError(loc) << "cannot read the Source CuIR '" << file << "'";
     return src;
+  }
+
+  /// The file the lift recorded on the module (lift::kSourceCuIRAttr).
+  LogicalResult findLiftedSource(Location loc, DictionaryAttr lifted,
+                                 std::string &file, std::string &hash) {
+    if (auto path = lifted.getAs<StringAttr>("path");
+        path && !path.getValue().empty()) {
+      file = path.getValue().str();
+      if (auto sha256 = lifted.getAs<StringAttr>("sha256"))
+        hash = sha256.getValue().str();
+      return success();
+    }
+    auto unstored = lifted.getAs<StringAttr>("unstored");
+    InFlightDiagnostic diag = emitError(loc);
+    diag << "the lift of this module did not store its Source CuIR";
+    if (unstored && !unstored.getValue().empty())
+      diag << " (" << unstored.getValue() << ")";
+    diag << ", and --lower diffs against it: pass source-cuir=<file>, or "
+            "lift with a lift cache that can store it (cache-dir=)";
+    return failure();
+  }
+
+  /// The lift cache entry of the module's CUDA source: bundled, else in the
+  /// default user cache.
+  LogicalResult findCachedSource(ModuleOp module, std::string &file) {
+    Location loc = module.getLoc();
+    auto text = module->getAttrOfType<StringAttr>(kSourceTextAttr);
+    if (!text) {
+      emitError(loc) << "--lower needs the Source CuIR to diff against: "
+                        "pass source-cuir=<file>, or lower a module lifted "
+                        "from a .cu file (--lift)";
+      return failure();
+    }
+    std::string key =
+        lift::computeLiftKey(CuIRDialect::kVersion, text.getValue());
+    StringRef indexPath = lift::getBundledIndexPath();
+    if (auto index = lift::LiftCacheIndex::load(indexPath)) {
+      if (const lift::BundledLift *entry = index->lookup(key)) {
+        file = entry->cuirPath;
+        return success();
+      }
+    } else {
+      llvm::consumeError(index.takeError());
+    }
+    std::string userDir = lift::getDefaultUserCacheDir();
+    std::string user = lift::getUserCachePath(userDir, key);
+    if (!userDir.empty() && llvm::sys::fs::exists(user)) {
+      file = user;
+      return success();
+    }
+    emitError(loc) << "no Source CuIR for this kernel: the module records "
+                      "no lift (cuir.source_cuir), and the lift cache has no "
+                      "entry for its source (key "
+                   << key << ") in the bundled index '" << indexPath
+                   << "' or the user cache '"
+                   << (userDir.empty() ? "(none)" : userDir)
+                   << "': pass source-cuir=<file>";
+    return failure();
   }
 };
 

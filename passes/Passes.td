@@ -156,10 +156,23 @@ def Lift : Pass<"lift", "::mlir::ModuleOp"> {
     mapping and primitive lifting, carrying the dialect reference and the
     execution semantics; the answer's ```mlir block is parsed, verified, its
     locations checked against the source (`cuir-check-locations` with
-    `require-all`) and validated by the `validate` pipeline. Any failure goes
-    back to the model with the diagnostics, for at most `max-rounds` rounds;
-    each round is reported on stderr. A verified lift is stored in the user
-    cache.
+    `require-all`), and by default (`check=semantic`) every kernel is run by
+    the interpreter against the built-in standard attention on random inputs
+    (ragged sizes, grouped heads, batch 2, causal where the kernel masks,
+    each instantiation at its head dimension, at the kernel's tolerance);
+    then the `validate` pipeline runs. Any failure goes back to the model
+    with the diagnostics, for at most `max-rounds` rounds; each round is
+    reported on stderr. An accepted lift is stored in the user cache with
+    the record of what it passed (`cuir.lift_check`), unless the entry there
+    passed a stronger check. A cache entry is used only if it passed at
+    least `check` (an entry that records a weaker check is checked first);
+    the bundled lifts count as checked by the project. `check=none` accepts
+    kernels that are not attention kernels, unchecked.
+
+    One line on stderr says where the Source CuIR came from (the bundled
+    index, the user cache or the LLM's round) and what it passed; the module
+    records the file that holds it and the file's SHA-256
+    (`cuir.source_cuir`), which `--lower` diffs against.
 
     The LLM is configured by options or the environment (`CUIR_LLM_PROVIDER`,
     `CUIR_LLM_ENDPOINT`, `CUIR_LLM_MODEL`, ...); the API key only by the
@@ -175,6 +188,10 @@ def Lift : Pass<"lift", "::mlir::ModuleOp"> {
   }];
   let dependentDialects = ["::mlir::cuir::CuIRDialect"];
   let options = !listconcat(LLMOptions, [
+    Option<"check", "check", "std::string", /*default=*/"\"semantic\"",
+           "What a lift must pass to be accepted or taken from the user "
+           "cache: semantic (the interpreter against standard attention) or "
+           "none (for kernels that are not attention kernels)">,
     Option<"validate", "validate", "std::string", /*default=*/"\"\"",
            "Pass pipeline that must accept a candidate after the location "
            "check, e.g. cuir-interpret{...}; its diagnostics are the "
@@ -318,9 +335,12 @@ def Lower : Pass<"lower", "::mlir::ModuleOp"> {
 
     all or nothing, as one set: staged beside `output` and moved into place
     at the end of the pass or, under cuir-opt, once the whole pipeline has
-    succeeded (an earlier set stays until then). The Source CuIR comes from `source-cuir`, or from the lift
-    cache entry of the module's CUDA source (what --lift used). With
-    cuir-opt, `-o out/x.cu` sets `output`:
+    succeeded (an earlier set stays until then). The Source CuIR comes from
+    `source-cuir`, else from the file the lift of this module recorded
+    (`cuir.source_cuir`: the bundled lift, the user-cache entry, wherever
+    `cache-dir` put it; its SHA-256 must still match), else from the lift
+    cache entry of the module's CUDA source (the bundled index, then the
+    default user cache). With cuir-opt, `-o out/x.cu` sets `output`:
 
     ```
     cuir-opt kernels/sm80/flash_fwd.cu --lift --transfer=prefixlm --lower -o out/prefixlm.cu
@@ -338,7 +358,8 @@ def Lower : Pass<"lower", "::mlir::ModuleOp"> {
     Option<"keepLLVMIR", "keep-llvm-ir", "bool", /*default=*/"false",
            "Also write the device LLVM IR per arch (<stem>.<arch>.ll)">,
     Option<"sourceCuIR", "source-cuir", "std::string", /*default=*/"\"\"",
-           "The Source CuIR file (default: from the lift cache)">,
+           "The Source CuIR file (default: the one the lift recorded, else "
+           "the lift cache's)">,
     Option<"sourceRoot", "source-root", "std::string", /*default=*/"\"\"",
            "Directory of the CUDA source named by the locations">,
     ListOption<"includeDirs", "include-dirs", "std::string",

@@ -3,6 +3,7 @@
 #include "cuir/Lift/LiftCache.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -15,6 +16,31 @@
 using namespace mlir::cuir::lift;
 using llvm::StringRef;
 using json = nlohmann::json;
+
+StringRef mlir::cuir::lift::getLiftCheckName(LiftCheck check) {
+  switch (check) {
+  case LiftCheck::None:
+    return "none";
+  case LiftCheck::Semantic:
+    return "semantic";
+  case LiftCheck::Project:
+    return "project";
+  }
+  llvm_unreachable("unknown lift check");
+}
+
+std::optional<LiftCheck> mlir::cuir::lift::parseLiftCheck(StringRef name) {
+  for (LiftCheck check :
+       {LiftCheck::None, LiftCheck::Semantic, LiftCheck::Project})
+    if (name == getLiftCheckName(check))
+      return check;
+  return std::nullopt;
+}
+
+std::string mlir::cuir::lift::computeContentHash(StringRef text) {
+  return llvm::toHex(llvm::SHA256::hash(llvm::arrayRefFromStringRef(text)),
+                     /*LowerCase=*/true);
+}
 
 std::string mlir::cuir::lift::computeLiftKey(unsigned dialectVersion,
                                              StringRef sourceText) {
@@ -117,8 +143,15 @@ std::string mlir::cuir::lift::getDefaultUserCacheDir() {
     if (!dir->empty())
       return *dir;
   llvm::SmallString<256> dir;
-  if (!llvm::sys::path::cache_directory(dir))
-    return "";
+  if (!llvm::sys::path::cache_directory(dir) ||
+      !llvm::sys::path::is_absolute(dir)) {
+    // An empty or relative XDG_CACHE_HOME is to be ignored (XDG base
+    // directory spec), not taken relative to the working directory.
+    dir.clear();
+    if (!llvm::sys::path::home_directory(dir))
+      return "";
+    llvm::sys::path::append(dir, ".cache");
+  }
   llvm::sys::path::append(dir, "cuir", "lift");
   return std::string(dir);
 }

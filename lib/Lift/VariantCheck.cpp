@@ -1,4 +1,4 @@
-//===- VariantCheck.cpp - Checking a variant an LLM wrote -----------------===//
+//===- VariantCheck.cpp - What LLM-written CuIR computes ------------------===//
 
 #include "cuir/Lift/VariantCheck.h"
 
@@ -55,7 +55,129 @@ StringAttr getParamDefault(VariantOp variant, unsigned i) {
   return dict ? dict.getAs<StringAttr>("cuir.default") : StringAttr();
 }
 
+/// The parameter of `kernel` with role `role`, or null.
+BlockArgument getRoleArg(KernelOp kernel, StringRef role) {
+  for (BlockArgument arg : kernel.getBody().front().getArguments()) {
+    auto r =
+        kernel.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kArgRoleAttr);
+    if (r && r.getValue() == role)
+      return arg;
+  }
+  return {};
+}
+
+/// Keeps the static sizes of the kernel's q/k/lse parameters in `opt`: the
+/// check's shapes are for kernels written for any size.
+void keepStaticSizes(KernelOp kernel, InterpreterOptions &opt) {
+  auto keep = [&](StringRef role, ArrayRef<int64_t *> dims) {
+    BlockArgument arg = getRoleArg(kernel, role);
+    auto memref = arg ? dyn_cast<MemRefType>(arg.getType()) : MemRefType();
+    if (!memref || memref.getRank() != static_cast<int64_t>(dims.size()))
+      return;
+    for (auto [size, dim] : llvm::zip(memref.getShape(), dims))
+      if (!ShapedType::isDynamic(size))
+        *dim = size;
+  };
+  keep("q", {&opt.batch, &opt.seqQ, &opt.headsQ, &opt.headDim});
+  keep("k", {&opt.batch, &opt.seqKV, &opt.headsKV, &opt.headDim});
+  keep("lse", {&opt.batch, &opt.headsQ, &opt.seqQ});
+}
+
+/// Whether `kernel` computes causal attention when asked to (a `causal`
+/// parameter), always (cuir.causal = true) or never.
+std::pair<bool, bool> getCausalModes(KernelOp kernel) {
+  if (auto fixed = kernel->getAttrOfType<BoolAttr>(kCausalAttr))
+    return {!fixed.getValue(), fixed.getValue()};
+  return {true, bool(getRoleArg(kernel, "causal"))};
+}
+
+/// The problems of the semantic check (the head dimension is the kernel's).
+struct CheckShape {
+  int64_t batch, headsQ, headsKV, seqQ, seqKV;
+  bool causal;
+};
+constexpr CheckShape kCheckShapes[] = {
+    {2, 2, 1, 200, 333, false}, // ragged, more keys than queries
+    {1, 4, 2, 130, 257, true},  // causal, shifted diagonal
+    {2, 2, 1, 333, 200, true},  // causal, rows and blocks that see no key
+};
+
+/// Runs the check's problems on `kernel`; false after the first failure,
+/// which has been reported.
+bool checkKernel(KernelOp kernel, uint64_t &seed,
+                 std::vector<SemanticRun> &runs) {
+  for (StringRef role : {"q", "k", "v", "o"})
+    if (!getRoleArg(kernel, role)) {
+      emitError(kernel.getLoc())
+          << "@" << kernel.getSymName()
+          << " is not an attention kernel the semantic check can run: no "
+             "parameter has cuir.arg = \""
+          << role
+          << "\" (standard attention needs q, k, v and o; see "
+             "docs/ExecutionSemantics.md); a kernel that is not an "
+             "attention kernel is lifted with check=none";
+      return false;
+    }
+  auto [full, causal] = getCausalModes(kernel);
+  for (const CheckShape &shape : kCheckShapes) {
+    if (shape.causal ? !causal : !full)
+      continue;
+    InterpreterOptions opt;
+    opt.batch = shape.batch;
+    opt.headsQ = shape.headsQ;
+    opt.headsKV = shape.headsKV;
+    opt.seqQ = shape.seqQ;
+    opt.seqKV = shape.seqKV;
+    opt.headDim = getHeadDim(kernel);
+    opt.causal = shape.causal;
+    keepStaticSizes(kernel, opt);
+    opt.seed = seed++;
+    opt.tolerance = getKernelTolerance(kernel);
+    std::string why;
+    if (!kernelFits(kernel, opt, why)) {
+      emitError(kernel.getLoc()) << "the semantic check cannot run @"
+                                 << kernel.getSymName() << ": " << why;
+      return false;
+    }
+    FailureOr<InterpreterReport> report = interpretKernel(kernel, opt);
+    if (failed(report))
+      return false;
+    std::string summary = describeRun(kernel, opt, *report);
+    if (!report->passed) {
+      InFlightDiagnostic diag =
+          emitError(kernel.getLoc())
+          << "the lift does not compute standard attention: " << summary;
+      if (!report->firstMismatch.empty())
+        diag << "; first mismatch at " << report->firstMismatch;
+      if (!report->worstMismatch.empty())
+        diag << "; largest error at " << report->worstMismatch;
+      return false;
+    }
+    runs.push_back(
+        {kernel.getSymName().str(), opt, *report, std::move(summary)});
+  }
+  return true;
+}
+
 } // namespace
+
+double mlir::cuir::lift::getKernelTolerance(KernelOp kernel) {
+  BlockArgument q = getRoleArg(kernel, "q");
+  auto memref = q ? dyn_cast<MemRefType>(q.getType()) : MemRefType();
+  return memref && memref.getElementType().isBF16() ? 1e-2 : 5e-3;
+}
+
+FailureOr<std::vector<SemanticRun>>
+mlir::cuir::lift::checkStandardAttention(ModuleOp module) {
+  std::vector<SemanticRun> runs;
+  uint64_t seed = 0;
+  bool passed = true;
+  for (KernelOp kernel : module.getOps<KernelOp>())
+    passed &= checkKernel(kernel, seed, runs);
+  if (!passed)
+    return failure();
+  return runs;
+}
 
 llvm::Expected<VariantProblem>
 mlir::cuir::lift::parseVariantProblem(StringRef text) {

@@ -10,7 +10,12 @@
 #include "cuir/Lift/LiftCache.h"
 #include "cuir/Lift/Lifter.h"
 #include "cuir/Lift/Prompt.h"
+#include "cuir/Lift/Validate.h"
 #include "cuir/Lift/VariantCheck.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -131,6 +136,48 @@ TEST(LiftCacheTest, TransferKeyIsStable) {
   EXPECT_NE(computeTransferKey(1, "ab", "c"), computeTransferKey(1, "a", "bc"));
   EXPECT_NE(computeTransferKey(1, "", "x"), computeLiftKey(1, "x"));
   EXPECT_EQ(getUserVariantCachePath("", "k"), "k.variant.mlir");
+}
+
+TEST(LiftCacheTest, CheckLevels) {
+  for (LiftCheck check :
+       {LiftCheck::None, LiftCheck::Semantic, LiftCheck::Project})
+    EXPECT_EQ(parseLiftCheck(getLiftCheckName(check)), check);
+  EXPECT_EQ(getLiftCheckName(LiftCheck::Semantic), "semantic");
+  EXPECT_EQ(parseLiftCheck("Semantic"), std::nullopt);
+  EXPECT_EQ(parseLiftCheck(""), std::nullopt);
+  // An entry is replaced by a lift that passed as much or more, never less.
+  EXPECT_TRUE(mayReplace(LiftCheck::None, LiftCheck::Semantic));
+  EXPECT_TRUE(mayReplace(LiftCheck::Semantic, LiftCheck::Semantic));
+  EXPECT_FALSE(mayReplace(LiftCheck::Semantic, LiftCheck::None));
+  EXPECT_FALSE(mayReplace(LiftCheck::Project, LiftCheck::Semantic));
+}
+
+TEST(LiftCacheTest, ContentHash) {
+  // FIPS 180-2 test vectors.
+  EXPECT_EQ(computeContentHash(""),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(computeContentHash("abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+TEST(LiftCacheTest, RecordedCheck) {
+  mlir::MLIRContext context;
+  auto recorded = [&](StringRef attrs) {
+    auto module = mlir::parseSourceString<mlir::ModuleOp>(
+        ("module attributes {" + attrs + "} {}").str(), &context);
+    EXPECT_TRUE(module) << attrs.str();
+    return module ? getRecordedCheck(*module) : LiftCheck::Project;
+  };
+  EXPECT_EQ(recorded("cuir.lift_check = {level = \"semantic\"}"),
+            LiftCheck::Semantic);
+  EXPECT_EQ(recorded("cuir.lift_check = {level = \"none\"}"), LiftCheck::None);
+  // Entries of earlier lifts record nothing; anything unreadable counts as
+  // no check.
+  EXPECT_EQ(recorded("cuir.source_path = \"k.cu\""), LiftCheck::None);
+  EXPECT_EQ(recorded("cuir.lift_check = {level = \"strong\"}"),
+            LiftCheck::None);
+  EXPECT_EQ(recorded("cuir.lift_check = {level = 3}"), LiftCheck::None);
+  EXPECT_EQ(recorded("cuir.lift_check = \"semantic\""), LiftCheck::None);
 }
 
 class TempDirTest : public ::testing::Test {

@@ -10,7 +10,9 @@
 //     with CuIR: {"version": 1, "entries": [{"key": ..., "source": ...,
 //     "cuir": ...}]}, paths relative to the index's directory;
 //   - the user cache: <dir>/<key>.mlir, written atomically after every
-//     verified LLM lift (CUIR_LIFT_CACHE, default ~/.cache/cuir/lift).
+//     accepted LLM lift (CUIR_LIFT_CACHE, default ~/.cache/cuir/lift). The
+//     entry records the check it passed (module attribute cuir.lift_check);
+//     an entry is never replaced by a lift that passed a weaker check.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,10 +23,37 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace mlir::cuir::lift {
+
+/// How far a lift was checked, weakest first.
+enum class LiftCheck {
+  /// Parsed, verified, its locations checked: nothing says what it computes
+  /// (`check=none`, for kernels that are not attention kernels).
+  None,
+  /// Also run by the interpreter against standard attention (`check=semantic`).
+  Semantic,
+  /// A lift the project bundles and checks (kernels/lift-cache.json).
+  Project,
+};
+
+/// "none", "semantic", "project".
+llvm::StringRef getLiftCheckName(LiftCheck check);
+
+/// The check named `name`, or none if it names none.
+std::optional<LiftCheck> parseLiftCheck(llvm::StringRef name);
+
+/// Whether a lift that passed `candidate` may replace a cache entry that
+/// passed `existing`: never one that passed a stronger check.
+inline bool mayReplace(LiftCheck existing, LiftCheck candidate) {
+  return candidate >= existing;
+}
+
+/// hex(SHA-256(text)): names the exact Source CuIR file a lift used.
+std::string computeContentHash(llvm::StringRef text);
 
 /// The cache key of a source text (64 lowercase hex digits).
 std::string computeLiftKey(unsigned dialectVersion, llvm::StringRef sourceText);

@@ -1,15 +1,20 @@
-//===- VariantCheck.h - Checking a variant an LLM wrote ---------*- C++ -*-===//
+//===- VariantCheck.h - What LLM-written CuIR computes ----------*- C++ -*-===//
 //
-// `--transfer=llm:<reference.py>` asks a model for the cuir.variant that has
-// the semantics of a PyTorch reference. Each answer is parsed, verified,
-// applied to a clone of the Source CuIR with transferKernel, and the Target
-// CuIR is run by the interpreter against the reference on small problems.
+// The interpreter closes both LLM loops on semantics:
+//   - `--lift` runs every kernel of a candidate lift against the built-in
+//     standard attention (checkStandardAttention);
+//   - `--transfer=llm:<reference.py>` asks a model for the cuir.variant that
+//     has the semantics of a PyTorch reference. Each answer is parsed,
+//     verified, applied to a clone of the Source CuIR with transferKernel,
+//     and the Target CuIR is run by the interpreter against the reference on
+//     small problems.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef CUIR_LIFT_VARIANTCHECK_H
 #define CUIR_LIFT_VARIANTCHECK_H
 
+#include "cuir/Interpreter/Interpreter.h"
 #include "cuir/Lift/Lifter.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -21,6 +26,31 @@
 #include <vector>
 
 namespace mlir::cuir::lift {
+
+/// One run of the lift's semantic check that matched the reference.
+struct SemanticRun {
+  std::string kernel;
+  InterpreterOptions problem;
+  InterpreterReport report;
+  /// describeRun's line.
+  std::string summary;
+};
+
+/// The tolerance a kernel is checked at, from the element type of its q
+/// parameter: 1e-2 for bf16 (8 significand bits), 5e-3 otherwise.
+double getKernelTolerance(KernelOp kernel);
+
+/// The lift's semantic check. Every cuir.kernel of `module` runs in the
+/// interpreter against the built-in standard attention on random inputs:
+/// ragged sizes (not multiples of any tile), grouped heads (Hq = 2 Hkv),
+/// batch 2, non-causal and, if the kernel has causal masking (a `causal`
+/// parameter or cuir.causal = true), causal with fewer and with more query
+/// rows than keys; static sizes of the kernel's parameters are kept; at the
+/// kernel's tolerance. Each kernel stops at its first failure, but every
+/// kernel is run. Problems (not an attention kernel, a hazard, a mismatch
+/// naming the first and the worst element) are emitted as diagnostics on the
+/// kernels; on success, the runs.
+FailureOr<std::vector<SemanticRun>> checkStandardAttention(ModuleOp module);
 
 /// One interpreter run: the problem's sizes (the head dimension is the
 /// kernel's).
