@@ -112,17 +112,25 @@ def absent(*names):
 
 
 def no_secret(*files):
+    """No secret in what was printed or in `files`; the scripted server's own
+    log (what reached it) is not looked at."""
     def check(d, r):
         texts = [r["stdout"], r["stderr"]]
         for pattern in files:
             for p in glob.glob(os.path.join(d, pattern), recursive=True):
-                if os.path.isfile(p):
+                if os.path.isfile(p) and not p.endswith("requests.log") and "/.home/" not in p:
                     texts.append(open(p, errors="replace").read())
         for t in texts:
             for s in (SECRET, SECRET[:12] + SECRET[12:20], "hunter2", "tok-probe-77"):
                 if s in t:
                     return "a secret ('%s...') was printed or written" % s[:8]
     return check
+
+
+def nothing_served(d, r):
+    log = os.path.join(d, "requests.log")
+    if os.path.exists(log) and "=== request" in open(log, errors="replace").read():
+        return "a request reached the proxy"
 
 
 def all_of(*checks):
@@ -224,27 +232,37 @@ def probes(cuir_opt):
                 "prefixlm,,softcap", "{x=1}"]:
         P.append(Probe("input", "--transfer=" + bad, [src, "--transfer=" + bad]))
 
-    # Secrets: a scripted server on 127.0.0.1 stands for both the model and a
+    # Secrets: a scripted server on 127.0.0.1 stands for the model and for a
     # proxy; no probe reaches the network.
-    def server(responses, extra=()):
-        return ["%SERVER%", "--responses", json.dumps(responses), "--log", "requests.log",
-                *extra, "--"]
+    tile = os.path.join(ROOT, "test", "LLM", "Inputs", "tile_copy.cu")
 
-    lift_unseen = ["unseen/flash_fwd.cu"]
+    def served(answers, cmd, extra=()):
+        return (["%SERVER%", "--responses", json.dumps([{"openai": "@" + x} for x in answers]),
+                 "--log", "requests.log", *extra, "--"] + cmd)
+
+    def echo_key(d):
+        right = open(os.path.join(ROOT, "test", "LLM", "Inputs", "right.md")).read()
+        write(os.path.join(d, "echo.md"), right.replace('loc("tile"(', 'loc("%s"(' % SECRET))
+        write(os.path.join(d, "bad.md"), right.replace("cuir.barrier.sync", "cuir.barrier.sync " + SECRET))
+
     P += [
         Probe("secrets", "key not sent over plain http to a non-local host",
-              lift_unseen + ["--lift=provider=openai endpoint=http://llm.example.invalid/v1 "
-                             "model=m use-cache=false", "-o", "o.mlir"],
-              setup=unseen_copy, env={"OPENAI_API_KEY": SECRET,
-                                     "http_proxy": "http://127.0.0.1:9/"},
-              check=no_secret("**/*")),
-        Probe("secrets", "URL credentials never printed or cached",
-              server([{"openai": "@" + os.path.join(REPRO, "right.jsonl")}]) +
-              ["%CUIR%"] + lift_unseen +
-              ["--lift=endpoint=http://user:hunter2@127.0.0.1:{port}/v1?token=tok-probe-77 "
-               "model=m check=none cache-dir=cache", "-o", "o.mlir"],
-              setup=unseen_copy, env={"OPENAI_API_KEY": SECRET},
-              check=no_secret("**/*.mlir", "**/*.jsonl"), expect="any"),
+              served(["right.md"], ["env", "no_proxy=", "NO_PROXY=", "http_proxy={url}", "%CUIR%", tile,
+                                    "--lift=endpoint=http://llm.example.invalid/v1 model=m check=none "
+                                    "cache-dir=cache", "-o", "o.mlir"]),
+              env={"OPENAI_API_KEY": SECRET},
+              check=all_of(no_secret("**/*"), absent("o.mlir", "cache"), nothing_served)),
+        Probe("secrets", "URL credentials never printed, cached or recorded",
+              served(["right.md"], ["%CUIR%", tile,
+                                    "--lift=endpoint=http://user:hunter2@127.0.0.1:{port}/v1?token=tok-probe-77 "
+                                    "model=m check=none cache-dir=cache record-file=rec.jsonl", "-o", "o.mlir"]),
+              expect="ok", check=no_secret("o.mlir", "cache/*", "rec.jsonl")),
+        Probe("secrets", "key echoed in answers never printed, cached or written",
+              served(["bad.md", "echo.md"], ["%CUIR%", tile,
+                                             "--lift=endpoint={url}/v1 model=m check=none cache-dir=cache "
+                                             "record-file=rec.jsonl", "-o", "o.mlir"]),
+              expect="ok", setup=echo_key, env={"OPENAI_API_KEY": SECRET},
+              check=no_secret("o.mlir", "cache/*", "rec.jsonl")),
     ]
 
     # Trust.
@@ -279,7 +297,8 @@ def run_probe(p, cuir_opt, verbose):
                 before[os.path.relpath(q, d)] = sha(q)
         args = [a.replace("%SERVER%", SERVER).replace("%CUIR%", cuir_opt) for a in p.args]
         if args[0] == SERVER:
-            cmd = [sys.executable] + args
+            cmd = [sys.executable, SERVER, "--base", os.path.join(ROOT, "test", "LLM", "Inputs")
+                   if not os.path.exists(os.path.join(d, "echo.md")) else d] + args[1:]
         else:
             cmd = [cuir_opt] + args
         env = dict(os.environ, HOME=home, CUIR_LIFT_CACHE=os.path.join(home, "cache"))
