@@ -70,10 +70,18 @@ public:
           << "matches the reference: " << summary;
     }
     if (!ran) {
-      InFlightDiagnostic diag = mlir::emitError(getOperation().getLoc());
-      if (!kernelName.empty())
+      // A kernel named by the option that the module lacks is the option's
+      // error; the others are the module's.
+      Location where = kernelName.empty()
+                           ? getOperation().getLoc()
+                           : optionLoc(&getContext(), "kernel");
+      InFlightDiagnostic diag = mlir::emitError(where);
+      if (!kernelName.empty()) {
         diag << "no cuir.kernel named '" << kernelName << "'";
-      else if (notRun.empty())
+        for (KernelOp kernel : getOperation().getOps<KernelOp>())
+          diag.attachNote(kernel.getLoc())
+              << "the module has @" << kernel.getSymName();
+      } else if (notRun.empty())
         diag << "the module has no cuir.kernel";
       else
         diag << "no kernel of the module fits the problem" << notRun;
