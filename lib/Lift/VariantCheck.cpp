@@ -92,14 +92,27 @@ std::pair<bool, bool> getCausalModes(KernelOp kernel) {
 }
 
 /// The problems of the semantic check (the head dimension is the kernel's).
+/// The interpreter's options for `problem` on `kernel`, at its head dim.
+InterpreterOptions getProblemOptions(const VariantProblem &problem,
+                                     KernelOp kernel) {
+  InterpreterOptions opt;
+  opt.batch = problem.batch;
+  opt.headsQ = problem.headsQ;
+  opt.headsKV = problem.headsKV;
+  opt.seqQ = problem.seqQ;
+  opt.seqKV = problem.seqKV;
+  opt.headDim = getHeadDim(kernel);
+  return opt;
+}
+
 struct CheckShape {
-  int64_t batch, headsQ, headsKV, seqQ, seqKV;
+  VariantProblem problem;
   bool causal;
 };
-constexpr CheckShape kCheckShapes[] = {
-    {2, 2, 1, 200, 333, false}, // ragged, more keys than queries
-    {1, 4, 2, 130, 257, true},  // causal, shifted diagonal
-    {2, 2, 1, 333, 200, true},  // causal, rows and blocks that see no key
+const CheckShape kCheckShapes[] = {
+    {{2, 2, 1, 200, 333}, false}, // ragged, more keys than queries
+    {{1, 4, 2, 130, 257}, true},  // causal, shifted diagonal
+    {{2, 2, 1, 333, 200}, true},  // causal, rows and blocks that see no key
 };
 
 /// Runs the check's problems on `kernel`; false after the first failure,
@@ -122,13 +135,7 @@ bool checkKernel(KernelOp kernel, uint64_t &seed,
   for (const CheckShape &shape : kCheckShapes) {
     if (shape.causal ? !causal : !full)
       continue;
-    InterpreterOptions opt;
-    opt.batch = shape.batch;
-    opt.headsQ = shape.headsQ;
-    opt.headsKV = shape.headsKV;
-    opt.seqQ = shape.seqQ;
-    opt.seqKV = shape.seqKV;
-    opt.headDim = getHeadDim(kernel);
+    InterpreterOptions opt = getProblemOptions(shape.problem, kernel);
     opt.causal = shape.causal;
     keepStaticSizes(kernel, opt);
     opt.seed = seed++;
@@ -318,13 +325,7 @@ Verdict mlir::cuir::lift::checkVariantCandidate(MLIRContext *context,
   std::string runs;
   for (auto [i, problem] : llvm::enumerate(checks.problems)) {
     KernelOp kernel = kernels[i % kernels.size()];
-    InterpreterOptions opt;
-    opt.batch = problem.batch;
-    opt.headsQ = problem.headsQ;
-    opt.headsKV = problem.headsKV;
-    opt.seqQ = problem.seqQ;
-    opt.seqKV = problem.seqKV;
-    opt.headDim = getHeadDim(kernel);
+    InterpreterOptions opt = getProblemOptions(problem, kernel);
     opt.seed = i;
     opt.tolerance = checks.tolerance;
     opt.reference = checks.reference;
