@@ -225,11 +225,21 @@ def probes(cuir_opt):
         Probe("input", "interpreter INT64_MAX", [src, "--cuir-interpret=Nkv=9223372036854775807"]),
         Probe("input", "interpreter negative size", [src, "--cuir-interpret=Hq=-4"]),
         Probe("input", "interpreter tolerance nan", [src, "--cuir-interpret=tolerance=nan"]),
+        Probe("input", "interpreter params value 1e400",
+              [src, "--transfer=softcap", "--cuir-interpret=params=softcap=1e400"]),
+        Probe("input", "variant file nested 10,000 deep", [src, "--transfer=v.mlir"],
+              setup=lambda d: write(os.path.join(d, "v.mlir"),
+                                    "module attributes {a = " + nested(10000, "[", "]") + "} {}\n")),
+        Probe("input", "empty input", ["empty.mlir"], expect="ok",
+              setup=lambda d: write(os.path.join(d, "empty.mlir"), "")),
+        # About the whole file: MLIR places an implicit module at file:0:0.
+        Probe("input", "--lift of a .mlir module", [src, "--lift"], clear_location=False),
     ]
     for bad in ["window{", "window{window_left=abc}", "softcap{softcap=1e400}",
                 "softcap{softcap=nan}", "window{window_left=-5}",
                 "window{window_left=4 window_left=5}", "window{nosuch=1}",
-                "prefixlm,,softcap", "{x=1}"]:
+                "prefixlm,,softcap", "{x=1}", "window{window_left=99999999999999999999}",
+                "prefixlm,prefixlm", "window{window_left=1}}"]:
         P.append(Probe("input", "--transfer=" + bad, [src, "--transfer=" + bad]))
 
     # Secrets: a scripted server on 127.0.0.1 stands for the model and for a
