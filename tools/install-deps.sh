@@ -2,6 +2,10 @@
 # Installs what CuIR builds and tests with, from Debian's package registry.
 # The CUDA 13 toolkit is expected at /usr/local/cuda (it is not a Debian
 # package); without it the kernels are not built.
+# Every package the build, the tests or the main job use must be listed
+# here: a machine keeps what earlier work installed, so a missing one shows
+# only on a fresh machine (clang-tools-22, say: clang 22 links CUDA through
+# its clang-linker-wrapper).
 set -euo pipefail
 
 packages=(
