@@ -4,15 +4,11 @@
 #include "cuir/Lift/LiftCache.h"
 #include "cuir/Lift/Validate.h"
 #include "cuir/Passes/Passes.h"
-#include "cuir/Support/Nesting.h"
 #include "cuir/Support/OutputFiles.h"
 #include "cuir/Support/SourceFile.h"
 
-#include "mlir/Parser/Parser.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/WithColor.h"
 
 namespace mlir::cuir {
@@ -171,32 +167,24 @@ private:
   /// `expectedHash` (if not empty).
   OwningOpRef<ModuleOp> parseSourceCuIR(Location loc, StringRef file,
                                         StringRef expectedHash) {
-    auto buffer = llvm::MemoryBuffer::getFile(file, /*IsText=*/true);
-    if (!buffer) {
+    std::string hash;
+    llvm::Expected<OwningOpRef<ModuleOp>> src =
+        lift::loadCachedLift(loc.getContext(), file, &hash);
+    if (!expectedHash.empty() && !hash.empty() && hash != expectedHash) {
+      llvm::consumeError(src.takeError());
+      emitError(loc) << "the Source CuIR '" << file
+                     << "' changed after the lift of this module (its "
+                        "SHA-256 is "
+                     << hash << ", the lift recorded " << expectedHash
+                     << "): lift again, or pass source-cuir=<file>";
+      return nullptr;
+    }
+    if (!src) {
       emitError(loc) << "cannot read the Source CuIR '" << file
-                     << "': " << buffer.getError().message();
+                     << "': " << llvm::toString(src.takeError());
       return nullptr;
     }
-    if (!expectedHash.empty()) {
-      std::string hash = lift::computeContentHash((*buffer)->getBuffer());
-      if (hash != expectedHash) {
-        emitError(loc) << "the Source CuIR '" << file
-                       << "' changed after the lift of this module (its "
-                          "SHA-256 is "
-                       << hash << ", the lift recorded " << expectedHash
-                       << "): lift again, or pass source-cuir=<file>";
-        return nullptr;
-      }
-    }
-    if (failed(checkNesting(**buffer, loc.getContext())))
-      return nullptr;
-    llvm::SourceMgr sourceMgr;
-    sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
-    ParserConfig config(loc.getContext());
-    OwningOpRef<ModuleOp> src = parseSourceFile<ModuleOp>(sourceMgr, config);
-    if (!src)
-      emitError(loc) << "cannot read the Source CuIR '" << file << "'";
-    return src;
+    return std::move(*src);
   }
 
   /// The file the lift recorded on the module (lift::kSourceCuIRAttr).

@@ -327,9 +327,8 @@ std::string mlir::cuir::describeRun(KernelOp kernel,
                                     const InterpreterReport &report) {
   std::string summary;
   llvm::raw_string_ostream os(summary);
-  os << "@" << kernel.getSymName() << " B=" << opt.batch << " Hq=" << opt.headsQ
-     << " Hkv=" << opt.headsKV << " Nq=" << opt.seqQ << " Nkv=" << opt.seqKV
-     << " d=" << opt.headDim << (opt.causal ? " causal" : "") << ", "
+  os << "@" << kernel.getSymName() << " " << describeSizes(opt)
+     << (opt.causal ? " causal" : "") << ", "
      << report.blocksRun << "/" << report.blocksTotal << " blocks, "
      << report.gemms << " GEMMs, reference " << opt.reference
      << ": max abs error " << llvm::format("%.3g", report.maxAbsError)

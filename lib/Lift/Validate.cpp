@@ -198,8 +198,7 @@ mlir::cuir::lift::loadCachedLift(MLIRContext *context, StringRef path,
                                  std::string *textHash) {
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
   if (!buffer)
-    return llvm::createStringError("cannot read '" + path +
-                                   "': " + buffer.getError().message());
+    return llvm::createStringError(buffer.getError().message());
   if (textHash)
     *textHash = computeContentHash((*buffer)->getBuffer());
   llvm::SourceMgr sourceMgr;
