@@ -60,6 +60,18 @@ def CuIR_Normalizer : I32EnumAttr<"Normalizer", "how scores become weights", [
     I32EnumAttrCase<"Softmax", 0, "softmax">,
     I32EnumAttrCase<"Sigmoid", 1, "sigmoid">]> {
   let cppNamespace = "::mlir::cuir";
+  let genSpecializedAttr = 0;
+}
+
+def CuIR_Rewrite : I32EnumAttr<"Rewrite",
+    "a transform's rewrite: what lowering hands to one patcher", [
+    I32EnumAttrCase<"Scores", 0, "scores">,
+    I32EnumAttrCase<"Parameter", 1, "parameter">,
+    I32EnumAttrCase<"Constant", 2, "constant">,
+    I32EnumAttrCase<"Normalizer", 3, "normalizer">,
+    I32EnumAttrCase<"Split", 4, "split">]> {
+  let cppNamespace = "::mlir::cuir";
+  let genSpecializedAttr = 0;
 }
 
 def CuIR_ReduceKind : I32EnumAttr<"ReduceKind", "row reduction", [
@@ -127,6 +139,55 @@ def CuIR_FragmentLayoutAttr : CuIR_Attr<"FragmentLayout", "frag"> {
     /// Elements each thread holds for a tile of `shape`.
     int64_t getElementsPerThread(::llvm::ArrayRef<int64_t> shape) const;
   }];
+}
+
+def CuIR_NormalizerAttr : EnumAttr<CuIR_Dialect, CuIR_Normalizer, "normalizer"> {
+  let summary = "how a kernel turns scores into weights";
+  let description = [{
+    On a kernel that transfer gave a variant (`cuir.normalizer =
+    #cuir.normalizer<sigmoid>`): the variant's normaliser, which lowering
+    writes into the manifest.
+  }];
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def CuIR_RewriteAttr : EnumAttr<CuIR_Dialect, CuIR_Rewrite, "rewrite"> {
+  let summary = "a transform's rewrite";
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def CuIR_ChangeAttr : CuIR_Attr<"Change", "change"> {
+  let summary = "records that a transform inserted an op or a kernel argument";
+  let description = [{
+    Set as `cuir.change` on every op (and kernel argument) that a transform
+    inserts, with the rewrite that did it: `#cuir.change<scores>` on the
+    `cuir.elementwise` that applies a variant's scores, `#cuir.change<split>`
+    on the bounds of the full/partial split. The op's location stays that of
+    the Source CuIR op it stands for (the op it follows). An operand of an
+    unchanged op that now reads a changed value belongs to the same rewrite.
+    Lowering diffs Target against Source CuIR and hands each change to the
+    patcher of its rewrite; a difference without a record is an error.
+  }];
+  let parameters = (ins EnumParameter<CuIR_Rewrite>:$rewrite);
+  let assemblyFormat = "`<` $rewrite `>`";
+}
+
+def CuIR_RemovedAttr : CuIR_Attr<"Removed", "removed"> {
+  let summary = "records that a transform removed a Source CuIR op";
+  let description = [{
+    A kernel's `cuir.removed` array lists the Source CuIR ops its transforms
+    erased: the rewrite, the op's name and its location (which, with the name,
+    identifies the op in the Source CuIR). An operand that read a removed op's
+    result belongs to the same rewrite.
+
+    ```mlir
+    cuir.removed = [#cuir.removed<normalizer, "cuir.store", loc("k.cu":12:3)>]
+    ```
+  }];
+  let parameters = (ins EnumParameter<CuIR_Rewrite>:$rewrite,
+                        "::mlir::StringAttr":$opName,
+                        "::mlir::LocationAttr":$opLoc);
+  let assemblyFormat = "`<` $rewrite `,` $opName `,` $opLoc `>`";
 }
 
 #endif // CUIR_ATTRS_TD

@@ -77,3 +77,73 @@ MBarrierType::verify(function_ref<InFlightDiagnostic()> emitError,
                        << size;
   return success();
 }
+
+static constexpr llvm::StringLiteral kParamRolePrefix = "param:";
+
+std::string mlir::cuir::variantParamRole(StringRef name) {
+  return (kParamRolePrefix + name).str();
+}
+
+std::optional<StringRef> mlir::cuir::variantParamName(StringRef role) {
+  if (!role.consume_front(kParamRolePrefix))
+    return std::nullopt;
+  return role;
+}
+
+StringRef mlir::cuir::argRole(KernelOp kernel, unsigned index) {
+  auto name = CuIRDialect::ArgAttrHelper::getNameStr();
+  if (auto role = kernel.getArgAttrOfType<StringAttr>(index, name))
+    return role.getValue();
+  return {};
+}
+
+ChangeAttr mlir::cuir::getChange(Operation *op) {
+  return op->getAttrOfType<ChangeAttr>(
+      CuIRDialect::ChangeAttrHelper::getNameStr());
+}
+
+ChangeAttr mlir::cuir::getChange(Value value) {
+  if (Operation *def = value.getDefiningOp())
+    return getChange(def);
+  auto arg = cast<BlockArgument>(value);
+  auto kernel = dyn_cast<KernelOp>(arg.getOwner()->getParentOp());
+  if (!kernel || arg.getOwner() != &kernel.getBody().front())
+    return {};
+  return kernel.getArgAttrOfType<ChangeAttr>(
+      arg.getArgNumber(), CuIRDialect::ChangeAttrHelper::getNameStr());
+}
+
+ChangeAttr mlir::cuir::getEnclosingChange(Operation *op) {
+  for (; op; op = op->getParentOp())
+    if (ChangeAttr change = getChange(op))
+      return change;
+  return {};
+}
+
+void mlir::cuir::setChange(Operation *op, Rewrite rewrite) {
+  op->setAttr(CuIRDialect::ChangeAttrHelper::getNameStr(),
+              ChangeAttr::get(op->getContext(), rewrite));
+}
+
+void mlir::cuir::recordRemoved(Operation *kernel, Operation *op,
+                               Rewrite rewrite) {
+  MLIRContext *ctx = kernel->getContext();
+  auto name = CuIRDialect::RemovedAttrHelper::getNameStr();
+  SmallVector<Attribute> removed;
+  if (auto old = kernel->getAttrOfType<ArrayAttr>(name))
+    removed.assign(old.begin(), old.end());
+  removed.push_back(RemovedAttr::get(
+      ctx, rewrite, StringAttr::get(ctx, op->getName().getStringRef()),
+      op->getLoc()));
+  kernel->setAttr(name, ArrayAttr::get(ctx, removed));
+}
+
+SmallVector<RemovedAttr> mlir::cuir::getRemoved(Operation *kernel) {
+  SmallVector<RemovedAttr> out;
+  if (auto all = kernel->getAttrOfType<ArrayAttr>(
+          CuIRDialect::RemovedAttrHelper::getNameStr()))
+    for (Attribute a : all)
+      if (auto r = dyn_cast<RemovedAttr>(a))
+        out.push_back(r);
+  return out;
+}

@@ -34,6 +34,27 @@ def CuIR_Dialect : Dialect {
     "::mlir::scf::SCFDialect",
     "::mlir::math::MathDialect"
   ];
+  // Attributes that passes share, named here (as upstream GPUBase.td names
+  // its discardable attributes) so that no pass defines another's names.
+  let discardableAttrs = (ins
+    // Kernel argument: the parameter's role ("q", "lse", "Nq",
+    // "param:<name>" for a variant parameter...).
+    "::mlir::StringAttr":$arg,
+    // Kernel argument of a variant parameter: its extent ("Hq", "B * Nkv")
+    // and, for a value captured from Python, its default.
+    "::mlir::StringAttr":$extent,
+    "::mlir::StringAttr":$default,
+    // Kernel: the causal (true) or non-causal (false) instantiation.
+    "::mlir::BoolAttr":$causal,
+    // Kernel: the variant it computes (transfer's spec); elementwise op:
+    // the variant's scores (`cuir.variant_scores`).
+    "::mlir::StringAttr":$variant,
+    "::mlir::StringAttr":$variant_scores,
+    "::mlir::cuir::NormalizerAttr":$normalizer,
+    // What transforms changed (see ChangeAttr and RemovedAttr).
+    "::mlir::cuir::ChangeAttr":$change,
+    "::mlir::ArrayAttr":$removed
+  );
   let extraClassDeclaration = [{
     /// Version of the dialect's textual form; part of the lift-cache key.
     static constexpr unsigned kVersion = 1;

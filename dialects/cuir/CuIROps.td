@@ -533,7 +533,7 @@ def CuIR_VariantOp : CuIR_Op<"variant", [
   }];
   let arguments = (ins SymbolNameAttr:$sym_name,
                        TypeAttrOf<FunctionType>:$function_type,
-                       CuIR_Normalizer:$normalizer,
+                       CuIR_NormalizerAttr:$normalizer,
                        OptionalAttr<DictArrayAttr>:$arg_attrs);
   let regions = (region SizedRegion<1>:$body);
   let hasCustomAssemblyFormat = 1;

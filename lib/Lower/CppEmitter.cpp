@@ -2,8 +2,8 @@
 
 #include "cuir/Lower/CppEmitter.h"
 
-#include "cuir/Interpreter/Interpreter.h"
-#include "cuir/Transfer/Transfer.h"
+#include "cuir/Dialect/CuIR.h"
+
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -31,13 +31,6 @@ std::optional<std::string> mlir::cuir::sourceNameOf(Location loc) {
   if (auto cs = dyn_cast<CallSiteLoc>(loc))
     return sourceNameOf(cs.getCallee());
   return std::nullopt;
-}
-
-bool mlir::cuir::isInsertedLoc(Location loc) {
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    if (auto tag = dyn_cast_or_null<StringAttr>(fused.getMetadata()))
-      return tag.getValue() == kInsertedLocTag;
-  return false;
 }
 
 FailureOr<std::string> CppEmitter::type(Type t) {
@@ -68,19 +61,17 @@ FailureOr<std::string> CppEmitter::expr(Value v, std::string &why) {
     return it->second;
   if (auto arg = dyn_cast<BlockArgument>(v)) {
     Operation *owner = arg.getOwner()->getParentOp();
-    if (auto kernel = dyn_cast<KernelOp>(owner)) {
-      if (auto role = kernel.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                          kArgRoleAttr);
-          role && role.getValue().starts_with("param:"))
-        return paramsName + "." + role.getValue().drop_front(6).str();
-    }
+    if (auto kernel = dyn_cast<KernelOp>(owner))
+      if (auto name = variantParamName(argRole(kernel, arg.getArgNumber())))
+        return paramsName + "." + name->str();
     if (auto name = sourceNameOf(arg.getLoc()))
       return *name;
     why = "a block argument without a source name";
     return failure();
   }
   Operation *op = v.getDefiningOp();
-  if (!isInsertedLoc(op->getLoc()))
+  // An inserted op stands for a Source op: its location is not its name.
+  if (!getEnclosingChange(op))
     if (auto name = sourceNameOf(op->getLoc()))
       return *name;
   auto sub = [&](unsigned i) { return expr(op->getOperand(i), why); };

@@ -16,7 +16,7 @@
 
 #include "cuir/Transfer/AttentionAnalysis.h"
 #include "cuir/Transfer/MaskAnalysis.h"
-#include "cuir/Transfer/Transfer.h"
+#include "cuir/Transfer/ChangeRecorder.h"
 
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
@@ -31,7 +31,8 @@ namespace {
 ElementwiseOp variantOpOf(const ScoreSite &site) {
   for (Operation *user : site.score.getUsers())
     if (auto ew = dyn_cast<ElementwiseOp>(user))
-      if (ew->hasAttr(kVariantOpAttr))
+      if (CuIRDialect::VariantScoresAttrHelper(ew->getContext())
+              .isAttrPresent(ew))
         return ew;
   return {};
 }
@@ -64,27 +65,44 @@ Value descendingTop(const ScoreSite &site) {
   return top.getLhs();
 }
 
+/// The block bounds of the split: masked steps over [C, max), unmasked over
+/// [B, C), masked again over [A, B).
+struct SplitBounds {
+  Value nMax, nA, nB, nC;
+};
+
+/// Splits the two key/value loops of one kernel; every op it inserts is
+/// recorded as the split's.
+class Splitter {
+public:
+  explicit Splitter(KernelOp kernel)
+      : kernel(kernel), rewriter(kernel, Rewrite::Split) {}
+  LogicalResult run();
+
+private:
+  LogicalResult checkLoops(Value &X, Value &Y);
+  FailureOr<SplitBounds> buildBounds(const KeyInterval &interval,
+                                     ElementwiseOp v0, Operation *after);
+  Value bound(Location loc, ArrayRef<SmallVector<AffineBound, 2>> groups,
+              Value q, bool isLo, ElementwiseOp v0, IRMapping &outside,
+              Value zero, Value nkv);
+  void simplify(Operation *after, SplitBounds &bounds);
+  LogicalResult visitOnlyNeededBlocks(const SplitBounds &bounds, Value X,
+                                      Value Y, bool leftEdge);
+  void unmaskFullBlocks(ElementwiseOp v1);
+
+  KernelOp kernel;
+  AttentionStructure as;
+  RecordingRewriter rewriter;
+};
+
 } // namespace
 
-LogicalResult mlir::cuir::splitFullPartial(KernelOp kernel) {
-  FailureOr<AttentionStructure> as = analyzeAttention(kernel);
-  if (failed(as))
-    return failure();
-  SmallVector<ScoreSite> &sites = as->sites;
-  ElementwiseOp v0 = variantOpOf(sites.front());
-  if (!v0)
-    return kernel.emitError()
-           << "has no variant scores to split (cuir.elementwise with '"
-           << kVariantOpAttr << "'): run --transfer first";
-  arith::SelectOp sel0 = maskSelect(v0);
-  if (!sel0) {
-    mlir::emitRemark(kernel.getLoc())
-        << "the variant has no mask: the kernel's own split stays";
-    return success();
-  }
-
+LogicalResult Splitter::checkLoops(Value &X, Value &Y) {
+  SmallVector<ScoreSite> &sites = as.sites;
   // The key/value loops: masking steps, then unmasked steps, chained.
-  if (sites.size() != 2 || sites[0].loop->getBlock() != sites[1].loop->getBlock() ||
+  if (sites.size() != 2 ||
+      sites[0].loop->getBlock() != sites[1].loop->getBlock() ||
       !sites[0].loop->isBeforeInBlock(sites[1].loop) ||
       sites[1].loop.getInitArgs() != ValueRange(sites[0].loop.getResults()))
     return kernel.emitError()
@@ -92,44 +110,50 @@ LogicalResult mlir::cuir::splitFullPartial(KernelOp kernel) {
            << " key/value loop(s); the split expects the FA2 form: a loop of "
               "masking steps followed by a loop of unmasked steps, chained by "
               "their carried values";
-  Value X = descendingTop(sites[0]), Y = descendingTop(sites[1]);
+  X = descendingTop(sites[0]);
+  Y = descendingTop(sites[1]);
   if (!X || !Y)
     return sites[!X ? 0 : 1].loop.emitError()
            << "iterates key/value blocks in a form the split does not know: "
               "expected block n = (top - 1) - iv for iv from 0 step 1";
-  ElementwiseOp v1 = variantOpOf(sites[1]);
-  if (!v1)
-    return sites[1].loop.emitError() << "has no variant scores";
+  return success();
+}
 
-  // The mask as one interval of keys per row.
-  Block &body = v0.getBody().front();
-  Value qArg = body.getArgument(v0.getInputs().size() + 2);
-  Value kArg = body.getArgument(v0.getInputs().size() + 3);
-  std::optional<KeyInterval> interval =
-      analyzeKeyInterval(sel0.getCondition(), qArg, kArg);
-  if (!interval) {
-    mlir::emitRemark(v0.getLoc())
-        << "the variant's mask is not one interval of keys per query row "
-           "with affine bounds; every block stays masked";
-    return success();
+/// lo: the maximum over groups of the minimum of alternatives, at least 0;
+/// hi: the minimum over groups of the maximum of alternatives, at most Nkv.
+Value Splitter::bound(Location loc,
+                      ArrayRef<SmallVector<AffineBound, 2>> groups, Value q,
+                      bool isLo, ElementwiseOp v0, IRMapping &outside,
+                      Value zero, Value nkv) {
+  Value r = isLo ? zero : nkv;
+  for (auto &group : groups) {
+    Value g;
+    for (const AffineBound &a : group) {
+      Value v = materializeBound(rewriter, loc, a, q, outside, &v0.getBody());
+      g = !g    ? v
+          : isLo ? arith::MinSIOp::create(rewriter, loc, g, v).getResult()
+                 : arith::MaxSIOp::create(rewriter, loc, g, v).getResult();
+    }
+    r = isLo ? arith::MaxSIOp::create(rewriter, loc, r, g).getResult()
+             : arith::MinSIOp::create(rewriter, loc, r, g).getResult();
   }
+  return r;
+}
 
-  // The bounds, computed where the kernel computes its own.
-  Operation *xDef = X.getDefiningOp(), *yDef = Y.getDefiningOp();
-  if (!xDef || !yDef || xDef->getBlock() != yDef->getBlock())
-    return kernel.emitError() << "computes its key/value block bounds in a "
-                                 "form the split does not know";
-  Operation *after = xDef->isBeforeInBlock(yDef) ? yDef : xDef;
-  OpBuilder b(after->getContext());
-  b.setInsertionPointAfter(after);
-  Location loc = FusedLoc::get(b.getContext(), {after->getLoc()},
-                               b.getStringAttr(kInsertedLocTag));
-  ScoreSite &s = sites[0];
-  Value nq = as->params.lookup("Nq"), nkv = as->params.lookup("Nkv");
+/// The bounds, computed right after `after` (where the kernel computes its
+/// own), at the location of `after`.
+FailureOr<SplitBounds> Splitter::buildBounds(const KeyInterval &interval,
+                                             ElementwiseOp v0,
+                                             Operation *after) {
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPointAfter(after);
+  Location loc = after->getLoc();
+  ScoreSite &s = as.sites[0];
+  Value nq = as.params.lookup("Nq"), nkv = as.params.lookup("Nkv");
   if (!nq || !nkv)
     return kernel.emitError() << "needs parameters with roles Nq and Nkv";
   auto cst = [&](int64_t c) {
-    return arith::ConstantIndexOp::create(b, loc, c).getResult();
+    return arith::ConstantIndexOp::create(rewriter, loc, c).getResult();
   };
   auto named = [&](int64_t c) {
     Value v = findIndexConstant(kernel, c);
@@ -144,142 +168,185 @@ LogicalResult mlir::cuir::splitFullPartial(KernelOp kernel) {
   // The bounds are the thread block's: its warpgroups share them.
   Value qFirst = s.qBlockBase;
   Value qEnd = arith::MinSIOp::create(
-      b, loc, arith::AddIOp::create(b, loc, s.qBlockBase, bm), nq);
-  Value qLast = arith::SubIOp::create(b, loc, qEnd, one);
+      rewriter, loc, arith::AddIOp::create(rewriter, loc, s.qBlockBase, bm),
+      nq);
+  Value qLast = arith::SubIOp::create(rewriter, loc, qEnd, one);
   IRMapping outside;
   Block &vb = v0.getBody().front();
   outside.map(vb.getArgument(1), v0.getB());
   outside.map(vb.getArgument(2), v0.getH());
-  auto bound = [&](ArrayRef<SmallVector<AffineBound, 2>> groups, Value q,
-                   bool isLo) -> Value {
-    // lo: max over groups of the min of alternatives, at least 0;
-    // hi: min over groups of the max of alternatives, at most Nkv.
-    Value r = isLo ? zero : nkv;
-    for (auto &group : groups) {
-      Value g;
-      for (const AffineBound &a : group) {
-        Value v = materializeBound(b, loc, a, q, outside, &v0.getBody());
-        g = !g ? v
-               : isLo ? arith::MinSIOp::create(b, loc, g, v).getResult()
-                      : arith::MaxSIOp::create(b, loc, g, v).getResult();
-      }
-      r = isLo ? arith::MaxSIOp::create(b, loc, r, g).getResult()
-               : arith::MinSIOp::create(b, loc, r, g).getResult();
-    }
-    return r;
+  auto blocks = [&](Value v, bool ceil) -> Value {
+    Value nonNeg = arith::MaxSIOp::create(rewriter, loc, v, zero);
+    if (ceil)
+      return arith::CeilDivSIOp::create(rewriter, loc, nonNeg, bn);
+    return arith::DivSIOp::create(rewriter, loc, nonNeg, bn);
   };
-  auto floorDiv = [&](Value v) {
-    return arith::DivSIOp::create(b, loc, arith::MaxSIOp::create(b, loc, v, zero),
-                                  bn)
-        .getResult();
+  auto clamp = [&](Value v, Value lo, Value hi) -> Value {
+    return arith::MinSIOp::create(
+        rewriter, loc, arith::MaxSIOp::create(rewriter, loc, v, lo), hi);
   };
-  auto ceilDiv = [&](Value v) {
-    return arith::CeilDivSIOp::create(
-               b, loc, arith::MaxSIOp::create(b, loc, v, zero), bn)
-        .getResult();
+  auto rowBound = [&](bool isLo, Value q) {
+    return bound(loc, isLo ? interval.lo : interval.hi, q, isLo, v0, outside,
+                 zero, nkv);
   };
-  auto clamp = [&](Value v, Value lo, Value hi) {
-    return arith::MinSIOp::create(b, loc,
-                                  arith::MaxSIOp::create(b, loc, v, lo), hi)
-        .getResult();
-  };
-  Operation *firstNew = nullptr;
-  if (Operation *prev = after->getNextNode())
-    firstNew = prev;
-  Value loFirst = bound(interval->lo, qFirst, true);
-  Value loLast = bound(interval->lo, qLast, true);
-  Value hiFirst = bound(interval->hi, qFirst, false);
-  Value hiLast = bound(interval->hi, qLast, false);
-  Value nA = floorDiv(loFirst);
-  Value nD = arith::MaxSIOp::create(b, loc, ceilDiv(hiLast), nA);
-  Value nB = clamp(ceilDiv(loLast), nA, nD);
-  Value nC = clamp(floorDiv(hiFirst), nB, nD);
+  Value loFirst = rowBound(true, qFirst), loLast = rowBound(true, qLast);
+  Value hiFirst = rowBound(false, qFirst), hiLast = rowBound(false, qLast);
+  SplitBounds r;
+  r.nA = blocks(loFirst, /*ceil=*/false);
+  Value nD = arith::MaxSIOp::create(rewriter, loc, blocks(hiLast, true), r.nA);
+  r.nB = clamp(blocks(loLast, true), r.nA, nD);
+  r.nC = clamp(blocks(hiFirst, false), r.nB, nD);
   // A block of rows that sees nothing visits no block at all.
-  Value none = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, nD, nA);
-  Value nMax = arith::SelectOp::create(b, loc, none, zero, nD);
+  Value none = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sle,
+                                     nD, r.nA);
+  r.nMax = arith::SelectOp::create(rewriter, loc, none, zero, nD);
+  return r;
+}
 
-  // Simplify the bound arithmetic (max(0, 0), x - 1 + 1, ...) so that it
-  // reads well once lowered to the source.
-  {
-    SmallVector<Operation *> created;
-    for (Operation *op = firstNew; op && op != nMax.getDefiningOp()->getNextNode();
-         op = op->getNextNode())
-      created.push_back(op);
-    RewritePatternSet patterns(b.getContext());
-    for (RegisteredOperationName name :
-         b.getContext()->getRegisteredOperations())
-      if (name.getDialectNamespace() == "arith")
-        name.getCanonicalizationPatterns(patterns, b.getContext());
-    GreedyRewriteConfig config;
-    config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
-    // A placeholder user keeps the bounds alive and tells their final form.
-    auto keep = UnrealizedConversionCastOp::create(
-        b, loc, TypeRange{b.getIndexType()}, ValueRange{nMax, nA, nB, nC});
-    (void)applyOpPatternsGreedily(created, std::move(patterns), config);
-    nMax = keep.getOperand(0);
-    nA = keep.getOperand(1);
-    nB = keep.getOperand(2);
-    nC = keep.getOperand(3);
-    keep.erase();
+/// Simplifies the bound arithmetic (max(0, 0), x - 1 + 1, ...) with arith's
+/// canonicalisations, so that it reads well once lowered to the source.
+void Splitter::simplify(Operation *after, SplitBounds &bounds) {
+  SmallVector<Operation *> created;
+  for (Operation *op = after->getNextNode(); op; op = op->getNextNode()) {
+    created.push_back(op);
+    if (op == bounds.nMax.getDefiningOp())
+      break;
   }
+  MLIRContext *ctx = kernel.getContext();
+  RewritePatternSet patterns(ctx);
+  for (RegisteredOperationName name : ctx->getRegisteredOperations())
+    if (name.getDialectNamespace() == "arith")
+      name.getCanonicalizationPatterns(patterns, ctx);
+  GreedyRewriteConfig config;
+  config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
+  config.setListener(&rewriter.getRecorder());
+  // A placeholder user keeps the bounds alive and tells their final form.
+  OpBuilder b(ctx);
+  b.setInsertionPointAfter(bounds.nMax.getDefiningOp());
+  auto keep = UnrealizedConversionCastOp::create(
+      b, after->getLoc(), TypeRange{b.getIndexType()},
+      ValueRange{bounds.nMax, bounds.nA, bounds.nB, bounds.nC});
+  (void)applyOpPatternsGreedily(created, std::move(patterns), config);
+  bounds = {keep.getOperand(0), keep.getOperand(1), keep.getOperand(2),
+            keep.getOperand(3)};
+  keep.erase();
+}
 
+/// The loops visit only the blocks the mask needs: masked steps over
+/// [C, max), unmasked steps over [B, C) and, when the mask has a left edge,
+/// masked steps again over [A, B), a copy of the masking steps carried on.
+LogicalResult Splitter::visitOnlyNeededBlocks(const SplitBounds &bounds,
+                                              Value X, Value Y,
+                                              bool leftEdge) {
   // The kernel's lowest block, when the unmasked steps stop at one (Y - Z
   // steps): the producer of a warp-specialized kernel loads down to it too.
-  scf::ForOp unmasked = sites[1].loop;
+  scf::ForOp unmasked = as.sites[1].loop;
   Value Z;
   if (auto sub = unmasked.getUpperBound().getDefiningOp<arith::SubIOp>())
     if (sub.getLhs() == Y)
       Z = sub.getRhs();
-
-  SmallPtrSet<Operation *, 4> keep = {nMax.getDefiningOp()};
-  X.replaceUsesWithIf(nMax, [&](OpOperand &use) {
-    return !keep.contains(use.getOwner());
+  Operation *maxDef = bounds.nMax.getDefiningOp();
+  rewriter.replaceUsesWithIf(X, bounds.nMax, [&](OpOperand &use) {
+    return use.getOwner() != maxDef;
   });
-  Y.replaceUsesWithIf(nC, [&](OpOperand &use) {
-    return !keep.contains(use.getOwner());
+  rewriter.replaceUsesWithIf(Y, bounds.nC, [&](OpOperand &use) {
+    return use.getOwner() != maxDef;
   });
-  // Unmasked steps over [B, C).
-  b.setInsertionPoint(unmasked);
-  unmasked.setUpperBound(arith::SubIOp::create(b, loc, nC, nB));
-
-  // Masked steps below the full blocks, over [A, B), when the mask has a
-  // left edge: a copy of the masking steps, carried on.
-  if (!interval->lo.empty()) {
-    // Every block below A is hidden: the visited blocks start at A.
-    Operation *zDef = Z ? Z.getDefiningOp() : nullptr;
-    if (Z && (!zDef || !isa<NameLoc>(zDef->getLoc())))
-      return unmasked.emitError()
-             << "stops its unmasked steps at a lowest block that is not a "
-                "named value of the kernel; the split cannot raise it to the "
-                "mask's left edge";
-    if (Z)
-      Z.replaceUsesWithIf(nA, [&](OpOperand &use) {
-        return use.getOwner() != unmasked.getUpperBound().getDefiningOp();
-      });
-    b.setInsertionPointAfter(unmasked);
-    IRMapping map;
-    map.map(nMax, nB);
-    auto low = cast<scf::ForOp>(b.clone(*sites[0].loop, map));
-    low.setUpperBound(arith::SubIOp::create(b, loc, nB, nA));
-    for (auto [init, res] : llvm::zip(low.getInitArgsMutable(),
-                                      unmasked.getResults()))
-      init.set(res);
-    // Moving the new upper bound before the loop.
-    low.getUpperBound().getDefiningOp()->moveBefore(low);
-    unmasked.getResults().replaceUsesWithIf(
-        low.getResults(), [&](OpOperand &use) { return use.getOwner() != low; });
-  }
-
-  // The unmasked steps see every key of their blocks: no mask there.
-  if (arith::SelectOp sel1 = maskSelect(v1)) {
-    sel1.getResult().replaceAllUsesWith(sel1.getTrueValue());
-    if (v1.getBody().front().getTerminator()->getOperand(0) ==
-        v1.getBody().front().getArgument(0)) {
-      v1.getResult().replaceAllUsesWith(v1.getInputs()[0]);
-      v1.erase();
-    }
-  }
-  eraseDeadOps(kernel);
-  kernel->setAttr("cuir.split", b.getUnitAttr());
+  rewriter.setInsertionPoint(unmasked);
+  Location loc = unmasked.getLoc();
+  Value steps = arith::SubIOp::create(rewriter, loc, bounds.nC, bounds.nB);
+  rewriter.modifyOpInPlace(unmasked, [&] { unmasked.setUpperBound(steps); });
+  if (!leftEdge)
+    return success();
+  // Every block below A is hidden: the visited blocks start at A.
+  Operation *zDef = Z ? Z.getDefiningOp() : nullptr;
+  if (Z && (!zDef || !isa<NameLoc>(zDef->getLoc())))
+    return unmasked.emitError()
+           << "stops its unmasked steps at a lowest block that is not a "
+              "named value of the kernel; the split cannot raise it to the "
+              "mask's left edge";
+  if (Z)
+    rewriter.replaceUsesWithIf(Z, bounds.nA, [&](OpOperand &use) {
+      return use.getOwner() != steps.getDefiningOp();
+    });
+  rewriter.setInsertionPointAfter(unmasked);
+  Value lowSteps = arith::SubIOp::create(rewriter, loc, bounds.nB, bounds.nA);
+  IRMapping map;
+  map.map(bounds.nMax, bounds.nB);
+  auto low = cast<scf::ForOp>(rewriter.clone(*as.sites[0].loop, map));
+  low.setUpperBound(lowSteps);
+  for (auto [init, res] :
+       llvm::zip(low.getInitArgsMutable(), unmasked.getResults()))
+    init.set(res);
+  rewriter.replaceUsesWithIf(
+      unmasked.getResults(), low.getResults(),
+      [&](OpOperand &use) { return use.getOwner() != low; });
   return success();
+}
+
+/// The unmasked steps see every key of their blocks: no mask there.
+void Splitter::unmaskFullBlocks(ElementwiseOp v1) {
+  arith::SelectOp sel1 = maskSelect(v1);
+  if (!sel1)
+    return;
+  rewriter.replaceAllUsesWith(sel1.getResult(), sel1.getTrueValue());
+  Block &body = v1.getBody().front();
+  if (body.getTerminator()->getOperand(0) == body.getArgument(0))
+    rewriter.replaceOp(v1, v1.getInputs()[0]);
+}
+
+LogicalResult Splitter::run() {
+  FailureOr<AttentionStructure> analysis = analyzeAttention(kernel);
+  if (failed(analysis))
+    return failure();
+  as = std::move(*analysis);
+  ElementwiseOp v0 = variantOpOf(as.sites.front());
+  if (!v0)
+    return kernel.emitError()
+           << "has no variant scores to split (cuir.elementwise with '"
+           << CuIRDialect::VariantScoresAttrHelper::getNameStr()
+           << "'): run --transfer first";
+  arith::SelectOp sel0 = maskSelect(v0);
+  if (!sel0) {
+    mlir::emitRemark(kernel.getLoc())
+        << "the variant has no mask: the kernel's own split stays";
+    return success();
+  }
+  Value X, Y;
+  if (failed(checkLoops(X, Y)))
+    return failure();
+  ElementwiseOp v1 = variantOpOf(as.sites[1]);
+  if (!v1)
+    return as.sites[1].loop.emitError() << "has no variant scores";
+
+  // The mask as one interval of keys per row.
+  Block &body = v0.getBody().front();
+  Value qArg = body.getArgument(v0.getInputs().size() + 2);
+  Value kArg = body.getArgument(v0.getInputs().size() + 3);
+  std::optional<KeyInterval> interval =
+      analyzeKeyInterval(sel0.getCondition(), qArg, kArg);
+  if (!interval) {
+    mlir::emitRemark(v0.getLoc())
+        << "the variant's mask is not one interval of keys per query row "
+           "with affine bounds; every block stays masked";
+    return success();
+  }
+  Operation *xDef = X.getDefiningOp(), *yDef = Y.getDefiningOp();
+  if (!xDef || !yDef || xDef->getBlock() != yDef->getBlock())
+    return kernel.emitError() << "computes its key/value block bounds in a "
+                                 "form the split does not know";
+  Operation *after = xDef->isBeforeInBlock(yDef) ? yDef : xDef;
+  FailureOr<SplitBounds> bounds = buildBounds(*interval, v0, after);
+  if (failed(bounds))
+    return failure();
+  simplify(after, *bounds);
+  if (failed(visitOnlyNeededBlocks(*bounds, X, Y, !interval->lo.empty())))
+    return failure();
+  unmaskFullBlocks(v1);
+  rewriter.eraseDeadOps();
+  return success();
+}
+
+LogicalResult mlir::cuir::splitFullPartial(KernelOp kernel) {
+  return Splitter(kernel).run();
 }

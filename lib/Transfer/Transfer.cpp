@@ -1,65 +1,71 @@
 //===- Transfer.cpp - Give a kernel the semantics of a variant ------------===//
+//
+// Each step rewrites through a RecordingRewriter, so that every op it
+// inserts carries the rewrite's `cuir.change` and every Source CuIR op it
+// erases is listed in the kernel's `cuir.removed`: lowering patches exactly
+// these changes.
+//
+//===----------------------------------------------------------------------===//
 
 #include "cuir/Transfer/Transfer.h"
 
-#include "cuir/Interpreter/Interpreter.h"
 #include "cuir/Transfer/AttentionAnalysis.h"
+#include "cuir/Transfer/ChangeRecorder.h"
 #include "cuir/Variants/Variants.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/IRMapping.h"
-#include "mlir/Interfaces/FunctionInterfaces.h"
-#include "mlir/Transforms/RegionUtils.h"
 
 #include <cmath>
 
 using namespace mlir;
 using namespace mlir::cuir;
 
-void mlir::cuir::eraseDeadOps(Operation *root) {
-  bool changed = true;
-  while (changed) {
-    changed = false;
-    root->walk<WalkOrder::PostOrder>([&](Operation *op) {
-      if (op != root && isOpTriviallyDead(op)) {
-        op->erase();
-        changed = true;
-      }
-    });
-  }
-}
+namespace {
 
-/// A location for an op a transform inserts after `anchor`.
-static Location insertedLoc(Location anchor) {
-  MLIRContext *ctx = anchor.getContext();
-  return FusedLoc::get(ctx, {anchor}, StringAttr::get(ctx, kInsertedLocTag));
-}
+/// What the steps of one transfer share.
+struct Transfer {
+  Transfer(KernelOp kernel, VariantOp variant, StringRef spec)
+      : kernel(kernel), variant(variant), spec(spec),
+        rewriter(kernel, Rewrite::Parameter) {}
 
-LogicalResult mlir::cuir::transferKernel(KernelOp kernel, VariantOp variant,
-                                         StringRef spec) {
-  if (auto done = kernel->getAttrOfType<StringAttr>("cuir.variant"))
-    return kernel.emitError()
-           << "already computes the variant '" << done.getValue()
-           << "'; transfer the source kernel once, with a composition such "
-              "as --transfer="
-           << done.getValue() << "," << spec;
-  FailureOr<AttentionStructure> as = analyzeAttention(kernel);
-  if (failed(as))
-    return failure();
-  MLIRContext *ctx = kernel.getContext();
-  Block &entry = kernel.getBody().front();
-  Location kloc = kernel.getLoc();
-  OpBuilder b(ctx);
+  LogicalResult run();
 
-  // The variant's parameters: sizes bind to the kernel's, the rest become
-  // new kernel parameters.
-  Block &vbody = variant.getBody().front();
+private:
+  LogicalResult addParameters();
+  void switchOffCausal();
+  LogicalResult foldScale();
+  void insertScores(ScoreSite &site);
+  void inlineMods(OpBuilder &eb, Block *body);
+  LogicalResult useSigmoidWeights(ScoreSite &site);
+  void dropRowNormalizers();
+  void dropLogSumExp();
+  void use(Rewrite r) { rewriter.getRecorder().setRewrite(r); }
+
+  KernelOp kernel;
+  VariantOp variant;
+  StringRef spec;
+  AttentionStructure as;
+  RecordingRewriter rewriter;
+  /// The variant's arguments: the kernel's sizes and new parameters.
   SmallVector<Value> paramValues;
+  /// The scale the variant's scores see, when the softmax runs on scale 1.
+  Value naturalScale;
+};
+
+} // namespace
+
+/// The variant's parameters: sizes bind to the kernel's, the rest become new
+/// kernel parameters.
+LogicalResult Transfer::addParameters() {
+  use(Rewrite::Parameter);
+  MLIRContext *ctx = kernel.getContext();
+  Block &vbody = variant.getBody().front();
   for (unsigned i = 0, e = vbody.getNumArguments(); i < e; ++i) {
     StringRef name = variant.getParamName(i);
     if (isSizeParam(name)) {
-      auto it = as->params.find(name);
-      if (it == as->params.end())
+      auto it = as.params.find(name);
+      if (it == as.params.end())
         return kernel.emitError() << "variant '" << variant.getSymName()
                                   << "' reads the size " << name
                                   << ", but the kernel has no parameter with "
@@ -67,185 +73,254 @@ LogicalResult mlir::cuir::transferKernel(KernelOp kernel, VariantOp variant,
       paramValues.push_back(it->second);
       continue;
     }
-    if (as->params.count(("param:" + name).str()))
+    if (as.params.count(variantParamRole(name)))
       return kernel.emitError() << "already has a parameter '" << name
                                 << "': transfer a variant once";
-    Type t = vbody.getArgument(i).getType();
     NamedAttrList attrs(cast<DictionaryAttr>(variant.getArgAttrsAttr()[i]));
     attrs.erase("cuir.param");
-    attrs.set(kArgRoleAttr, StringAttr::get(ctx, "param:" + name));
+    attrs.set(CuIRDialect::ArgAttrHelper::getNameStr(),
+              StringAttr::get(ctx, variantParamRole(name)));
+    attrs.set(CuIRDialect::ChangeAttrHelper::getNameStr(),
+              ChangeAttr::get(ctx, Rewrite::Parameter));
     unsigned pos = kernel.getNumArguments();
-    if (failed(kernel.insertArgument(pos, t, attrs.getDictionary(ctx),
-                                     insertedLoc(kloc))))
+    if (failed(kernel.insertArgument(pos, vbody.getArgument(i).getType(),
+                                     attrs.getDictionary(ctx),
+                                     kernel.getLoc())))
       return kernel.emitError() << "cannot add the parameter '" << name << "'";
     paramValues.push_back(kernel.getArgument(pos));
   }
+  return success();
+}
 
-  bool needsScale = variant.getScoreMod() ||
-                    variant.getNormalizer() == Normalizer::Sigmoid;
-  b.setInsertionPointToStart(&entry);
+/// The variant's mask replaces the kernel's causal mask.
+void Transfer::switchOffCausal() {
+  use(Rewrite::Constant);
+  CuIRDialect::CausalAttrHelper causalAttr(kernel.getContext());
+  if (causalAttr.isAttrPresent(kernel))
+    causalAttr.removeAttr(kernel);
+  auto it = as.params.find("causal");
+  if (it == as.params.end())
+    return;
+  BlockArgument causal = it->second;
+  rewriter.setInsertionPointToStart(&kernel.getBody().front());
+  Value off = arith::ConstantOp::create(
+      rewriter, causal.getLoc(), rewriter.getIntegerAttr(causal.getType(), 0));
+  rewriter.replaceAllUsesWith(causal, off);
+}
 
-  // The variant's mask replaces the kernel's causal mask.
-  if (auto it = as->params.find("causal"); it != as->params.end()) {
-    BlockArgument causal = it->second;
-    Value off = arith::ConstantOp::create(
-        b, insertedLoc(causal.getLoc()), b.getIntegerAttr(causal.getType(), 0));
-    causal.replaceAllUsesWith(off);
+/// Score functions see scaled scores: the scale moves into the variant's
+/// scores and the softmax runs on scale 1 (log2 e for a kernel that scales
+/// by log2 e).
+LogicalResult Transfer::foldScale() {
+  BlockArgument scale;
+  bool log2 = false;
+  if (auto it = as.params.find("softmax_scale"); it != as.params.end())
+    scale = it->second;
+  else if (auto it = as.params.find("softmax_scale_log2");
+           it != as.params.end())
+    scale = it->second, log2 = true;
+  if (!scale)
+    return kernel.emitError()
+           << "has no 'softmax_scale' parameter: the variant's score "
+              "function needs the scaled scores";
+  rewriter.setInsertionPointToStart(&kernel.getBody().front());
+  Location loc = scale.getLoc();
+  use(Rewrite::Scores);
+  naturalScale = scale;
+  if (log2) {
+    Value ln2 = arith::ConstantOp::create(rewriter, loc,
+                                          rewriter.getF32FloatAttr(M_LN2));
+    naturalScale = arith::MulFOp::create(rewriter, loc, scale, ln2);
   }
-  kernel->removeAttr(kCausalAttr);
+  use(Rewrite::Constant);
+  Value unit = arith::ConstantOp::create(
+      rewriter, loc, rewriter.getF32FloatAttr(log2 ? float(M_LOG2E) : 1.0f));
+  rewriter.replaceUsesWithIf(scale, unit, [&](OpOperand &use) {
+    return use.getOwner() != naturalScale.getDefiningOp();
+  });
+  return success();
+}
 
-  // Score functions see scaled scores: fold the scale into the new op and
-  // run the softmax on scale 1.
-  Value naturalScale;
-  if (needsScale) {
-    BlockArgument scale;
-    bool log2 = false;
-    if (auto it = as->params.find("softmax_scale"); it != as->params.end())
-      scale = it->second;
-    else if (auto it = as->params.find("softmax_scale_log2");
-             it != as->params.end())
-      scale = it->second, log2 = true;
-    if (!scale)
-      return kernel.emitError()
-             << "has no 'softmax_scale' parameter: the variant's score "
-                "function needs the scaled scores";
-    Location sloc = insertedLoc(scale.getLoc());
-    Value unit = arith::ConstantOp::create(
-        b, sloc, b.getF32FloatAttr(log2 ? float(M_LOG2E) : 1.0f));
-    naturalScale = scale;
-    if (log2) {
-      Value ln2 = arith::ConstantOp::create(b, sloc, b.getF32FloatAttr(M_LN2));
-      naturalScale = arith::MulFOp::create(b, sloc, scale, ln2);
-    }
-    scale.replaceUsesWithIf(unit, [&](OpOperand &use) {
-      return use.getOwner() != naturalScale.getDefiningOp();
-    });
+/// The variant's score function and mask, inlined into `body` (the score and
+/// the coordinates b, h, q_idx, kv_idx as arguments).
+void Transfer::inlineMods(OpBuilder &eb, Block *body) {
+  Location loc = body->getParentOp()->getLoc();
+  Value x = body->getArgument(0);
+  if (naturalScale)
+    x = arith::MulFOp::create(eb, loc, x, naturalScale);
+  IRMapping map;
+  Block &vbody = variant.getBody().front();
+  for (unsigned i = 0, e = vbody.getNumArguments(); i < e; ++i)
+    map.map(vbody.getArgument(i), paramValues[i]);
+  auto inlineMod = [&](Operation *mod, ValueRange args) {
+    Block &src = mod->getRegion(0).front();
+    for (auto [from, to] : llvm::zip(src.getArguments(), args))
+      map.map(from, to);
+    for (Operation &op : src.without_terminator())
+      eb.clone(op, map)->setLoc(loc);
+    return map.lookup(src.getTerminator()->getOperand(0));
+  };
+  ValueRange coords = body->getArguments().drop_front();
+  if (ScoreModOp s = variant.getScoreMod()) {
+    SmallVector<Value> args = {x};
+    args.append(coords.begin(), coords.end());
+    x = inlineMod(s, args);
   }
-
-  Type f32 = b.getF32Type(), idx = b.getIndexType();
-  for (ScoreSite &site : as->sites) {
-    Operation *def = site.score.getDefiningOp();
-    b.setInsertionPointAfter(def);
-    Location loc = insertedLoc(def->getLoc());
-    Value bn = findBlockNConstant(site);
-    if (!bn)
-      bn = arith::ConstantIndexOp::create(b, loc, site.blockN);
-    Value kvBase = arith::MulIOp::create(b, loc, site.kvBlock, bn);
-    auto scoreType = cast<RankedTensorType>(site.score.getType());
-    auto ew = ElementwiseOp::create(b, loc, scoreType, ValueRange{site.score},
-                                    site.batch, site.head, site.qBase, kvBase);
-    ew->setAttr(kVariantOpAttr, StringAttr::get(ctx, spec));
-    Block *body = new Block();
-    ew.getBody().push_back(body);
-    body->addArgument(f32, loc);
-    for (int i = 0; i < 4; ++i)
-      body->addArgument(idx, loc);
-    OpBuilder eb = OpBuilder::atBlockEnd(body);
-    Value x = body->getArgument(0);
-    if (naturalScale)
-      x = arith::MulFOp::create(eb, loc, x, naturalScale);
-    IRMapping map;
-    for (unsigned i = 0, e = vbody.getNumArguments(); i < e; ++i)
-      map.map(vbody.getArgument(i), paramValues[i]);
-    auto inlineMod = [&](Operation *mod, ValueRange args) {
-      Block &src = mod->getRegion(0).front();
-      for (auto [from, to] : llvm::zip(src.getArguments(), args))
-        map.map(from, to);
-      for (Operation &op : src.without_terminator()) {
-        Operation *clone = eb.clone(op, map);
-        clone->setLoc(loc);
-      }
-      return map.lookup(src.getTerminator()->getOperand(0));
-    };
-    ValueRange coords = body->getArguments().drop_front();
-    if (ScoreModOp s = variant.getScoreMod()) {
-      SmallVector<Value> args = {x};
-      args.append(coords.begin(), coords.end());
-      x = inlineMod(s, args);
-    }
-    if (MaskModOp m = variant.getMaskMod()) {
-      Value visible = inlineMod(m, coords);
-      Value ninf = arith::ConstantOp::create(
-          eb, loc, eb.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
-      x = arith::SelectOp::create(eb, loc, visible, x, ninf);
-    }
-    YieldOp::create(eb, loc, x);
-    site.score.replaceUsesWithIf(ew.getResult(), [&](OpOperand &use) {
-      return use.getOwner() != ew;
-    });
-
-    if (variant.getNormalizer() != Normalizer::Sigmoid)
-      continue;
-    if (!site.weights)
-      return site.rowMax.emitError()
-             << "is a row maximum of scores, but no exp/exp2 of the scores "
-                "relative to it was found: the sigmoid normaliser replaces "
-                "an online softmax";
-    // Sigmoid: P = 1 / (1 + exp(-s)) over the masked scores; no rescale.
-    b.setInsertionPointAfter(site.weights);
-    Location wloc = insertedLoc(site.weights->getLoc());
-    Value s = site.rowMax.getInput();
-    auto tile = cast<RankedTensorType>(s.getType());
-    Value one = arith::ConstantOp::create(
-        b, wloc, DenseElementsAttr::get(tile, b.getF32FloatAttr(1.0f)));
-    Value neg = arith::NegFOp::create(b, wloc, s);
-    Value e = math::ExpOp::create(b, wloc, neg);
-    Value den = arith::AddFOp::create(b, wloc, one, e);
-    Value p = arith::DivFOp::create(b, wloc, one, den);
-    site.weights->getResult(0).replaceAllUsesWith(p);
-    if (!site.carriedAcc)
-      return site.pvGemm->emitError()
-             << "accumulates into a value that is not the rescaled "
-                "loop-carried output: cannot remove the softmax rescale for "
-                "a sigmoid normaliser";
-    site.rescaledAcc.replaceAllUsesWith(site.carriedAcc);
+  if (MaskModOp m = variant.getMaskMod()) {
+    Value visible = inlineMod(m, coords);
+    Value ninf = arith::ConstantOp::create(
+        eb, loc, eb.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
+    x = arith::SelectOp::create(eb, loc, visible, x, ninf);
   }
+  YieldOp::create(eb, loc, x);
+}
 
-  if (variant.getNormalizer() == Normalizer::Sigmoid) {
-    // The output is the weighted sum itself: drop the division by the row
-    // sum after the loops, and the log-sum-exp, which a sigmoid lacks.
-    // A software-pipelined kernel rescales O once more and adds its last
-    // P V after the loops: follow O through those GEMMs and their waits.
-    for (ScoreSite &site : as->sites) {
-      auto arg = dyn_cast<BlockArgument>(site.carriedAcc);
-      unsigned resultNo = arg.getArgNumber() - 1;
-      SmallVector<Value> work = {site.loop.getResult(resultNo)};
-      while (!work.empty()) {
-        Value o = work.pop_back_val();
-        for (OpOperand &use : llvm::make_early_inc_range(o.getUses())) {
-          Operation *user = use.getOwner();
-          if (auto mul = dyn_cast<arith::MulFOp>(user)) {
-            if (mul.getLhs() == o &&
-                mul.getRhs().getDefiningOp<BroadcastRowsOp>() &&
-                !mul.getResult().use_empty()) {
-              mul.getResult().replaceAllUsesWith(o);
-              work.push_back(o);
-            }
-          } else if (auto gemm = dyn_cast<GemmAsyncOp>(user)) {
-            if (use.getOperandNumber() == 2)
-              work.push_back(gemm.getResult());
-          } else if (auto wait = dyn_cast<GemmWaitOp>(user)) {
-            work.push_back(wait.getResult());
+/// A cuir.elementwise after the score GEMM's completion applies the
+/// variant's scores and mask; the softmax reads its result.
+void Transfer::insertScores(ScoreSite &site) {
+  use(Rewrite::Scores);
+  MLIRContext *ctx = kernel.getContext();
+  Operation *def = site.score.getDefiningOp();
+  rewriter.setInsertionPointAfter(def);
+  Location loc = def->getLoc();
+  Value bn = findBlockNConstant(site);
+  if (!bn)
+    bn = arith::ConstantIndexOp::create(rewriter, loc, site.blockN);
+  Value kvBase = arith::MulIOp::create(rewriter, loc, site.kvBlock, bn);
+  auto ew = ElementwiseOp::create(rewriter, loc, site.score.getType(),
+                                  ValueRange{site.score}, site.batch,
+                                  site.head, site.qBase, kvBase);
+  CuIRDialect::VariantScoresAttrHelper(ctx).setAttr(ew,
+                                                    StringAttr::get(ctx, spec));
+  Block *body = new Block();
+  ew.getBody().push_back(body);
+  body->addArgument(rewriter.getF32Type(), loc);
+  for (int i = 0; i < 4; ++i)
+    body->addArgument(rewriter.getIndexType(), loc);
+  OpBuilder eb = OpBuilder::atBlockEnd(body);
+  inlineMods(eb, body);
+  rewriter.replaceUsesWithIf(site.score, ew.getResult(), [&](OpOperand &use) {
+    return use.getOwner() != ew;
+  });
+}
+
+/// Sigmoid: P = 1 / (1 + exp(-s)) over the masked scores; no rescale of O.
+LogicalResult Transfer::useSigmoidWeights(ScoreSite &site) {
+  use(Rewrite::Normalizer);
+  if (!site.weights)
+    return site.rowMax.emitError()
+           << "is a row maximum of scores, but no exp/exp2 of the scores "
+              "relative to it was found: the sigmoid normaliser replaces "
+              "an online softmax";
+  if (!site.carriedAcc)
+    return site.pvGemm->emitError()
+           << "accumulates into a value that is not the rescaled "
+              "loop-carried output: cannot remove the softmax rescale for "
+              "a sigmoid normaliser";
+  rewriter.setInsertionPointAfter(site.weights);
+  Location wloc = site.weights->getLoc();
+  Value s = site.rowMax.getInput();
+  auto tile = cast<RankedTensorType>(s.getType());
+  Value one = arith::ConstantOp::create(
+      rewriter, wloc,
+      DenseElementsAttr::get(tile, rewriter.getF32FloatAttr(1.0f)));
+  Value neg = arith::NegFOp::create(rewriter, wloc, s);
+  Value e = math::ExpOp::create(rewriter, wloc, neg);
+  Value den = arith::AddFOp::create(rewriter, wloc, one, e);
+  Value p = arith::DivFOp::create(rewriter, wloc, one, den);
+  rewriter.replaceAllUsesWith(site.weights->getResult(0), p);
+  rewriter.replaceAllUsesWith(site.rescaledAcc, site.carriedAcc);
+  return success();
+}
+
+/// The output is the weighted sum itself: the division by the row sum after
+/// the loops goes. A software-pipelined kernel rescales O once more and adds
+/// its last P V after the loops: O is followed through those GEMMs and their
+/// waits.
+void Transfer::dropRowNormalizers() {
+  use(Rewrite::Normalizer);
+  for (ScoreSite &site : as.sites) {
+    auto arg = cast<BlockArgument>(site.carriedAcc);
+    unsigned resultNo = arg.getArgNumber() - 1;
+    SmallVector<Value> work = {site.loop.getResult(resultNo)};
+    while (!work.empty()) {
+      Value o = work.pop_back_val();
+      for (OpOperand &use : llvm::make_early_inc_range(o.getUses())) {
+        Operation *user = use.getOwner();
+        if (auto mul = dyn_cast<arith::MulFOp>(user)) {
+          if (mul.getLhs() == o &&
+              mul.getRhs().getDefiningOp<BroadcastRowsOp>() &&
+              !mul.getResult().use_empty()) {
+            rewriter.replaceAllUsesWith(mul.getResult(), o);
+            work.push_back(o);
           }
+        } else if (auto gemm = dyn_cast<GemmAsyncOp>(user)) {
+          if (use.getOperandNumber() == 2)
+            work.push_back(gemm.getResult());
+        } else if (auto wait = dyn_cast<GemmWaitOp>(user)) {
+          work.push_back(wait.getResult());
         }
       }
     }
-    if (auto it = as->params.find("lse"); it != as->params.end()) {
-      SmallVector<Operation *> stores;
-      kernel.walk([&](StoreOp store) {
-        Value dst = store.getDst();
-        while (auto sub = dst.getDefiningOp<memref::SubViewOp>())
-          dst = sub.getSource();
-        if (dst == it->second)
-          stores.push_back(store);
-      });
-      for (Operation *s : stores)
-        s->erase();
-    }
   }
-  kernel->setAttr("cuir.variant", StringAttr::get(ctx, spec));
-  kernel->setAttr("cuir.normalizer",
-                  StringAttr::get(ctx, stringifyNormalizer(variant.getNormalizer())));
-  eraseDeadOps(kernel);
+}
+
+/// A sigmoid has no log-sum-exp: its stores go.
+void Transfer::dropLogSumExp() {
+  use(Rewrite::Normalizer);
+  auto it = as.params.find("lse");
+  if (it == as.params.end())
+    return;
+  SmallVector<Operation *> stores;
+  kernel.walk([&](StoreOp store) {
+    Value dst = store.getDst();
+    while (auto sub = dst.getDefiningOp<memref::SubViewOp>())
+      dst = sub.getSource();
+    if (dst == it->second)
+      stores.push_back(store);
+  });
+  for (Operation *s : stores)
+    rewriter.eraseOp(s);
+}
+
+LogicalResult Transfer::run() {
+  FailureOr<AttentionStructure> analysis = analyzeAttention(kernel);
+  if (failed(analysis))
+    return failure();
+  as = std::move(*analysis);
+  bool sigmoid = variant.getNormalizer() == Normalizer::Sigmoid;
+  if (failed(addParameters()))
+    return failure();
+  switchOffCausal();
+  if ((variant.getScoreMod() || sigmoid) && failed(foldScale()))
+    return failure();
+  for (ScoreSite &site : as.sites)
+    insertScores(site);
+  rewriter.eraseDeadOps();
+  if (sigmoid) {
+    for (ScoreSite &site : as.sites)
+      if (failed(useSigmoidWeights(site)))
+        return failure();
+    dropRowNormalizers();
+    dropLogSumExp();
+    rewriter.eraseDeadOps();
+  }
+  MLIRContext *ctx = kernel.getContext();
+  CuIRDialect::VariantAttrHelper(ctx).setAttr(kernel,
+                                              StringAttr::get(ctx, spec));
+  CuIRDialect::NormalizerAttrHelper(ctx).setAttr(
+      kernel, NormalizerAttr::get(ctx, variant.getNormalizer()));
   return success();
+}
+
+LogicalResult mlir::cuir::transferKernel(KernelOp kernel, VariantOp variant,
+                                         StringRef spec) {
+  CuIRDialect::VariantAttrHelper variantAttr(kernel.getContext());
+  if (StringAttr done = variantAttr.getAttr(kernel))
+    return kernel.emitError()
+           << "already computes the variant '" << done.getValue()
+           << "'; transfer the source kernel once, with a composition such "
+              "as --transfer="
+           << done.getValue() << "," << spec;
+  return Transfer(kernel, variant, spec).run();
 }

@@ -23,11 +23,14 @@
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
-#include "cuir/Dialect/CuIRDialect.h.inc"
 #include "cuir/Dialect/CuIREnums.h.inc"
 
 #define GET_ATTRDEF_CLASSES
 #include "cuir/Dialect/CuIRAttrs.h.inc"
+
+// After the attributes: the dialect's discardable-attribute helpers name
+// them.
+#include "cuir/Dialect/CuIRDialect.h.inc"
 
 #define GET_TYPEDEF_CLASSES
 #include "cuir/Dialect/CuIRTypes.h.inc"
@@ -43,6 +46,33 @@ std::optional<MemorySpace> getMemorySpace(Type type);
 /// The fragment layout of a register tile, or null if `type` is not a ranked
 /// tensor encoded with `#cuir.frag<...>`.
 FragmentLayoutAttr getFragmentLayout(Type type);
+
+/// The role (`cuir.arg`) of a variant parameter named `name`: "param:<name>".
+std::string variantParamRole(llvm::StringRef name);
+
+/// The name of the variant parameter whose role is `role`, if it is one.
+std::optional<llvm::StringRef> variantParamName(llvm::StringRef role);
+
+/// The role of `kernel`'s argument `index` (its `cuir.arg`), or "".
+llvm::StringRef argRole(KernelOp kernel, unsigned index);
+
+/// The change record (`cuir.change`) of an op, or of the kernel argument
+/// `value` is, if any.
+ChangeAttr getChange(Operation *op);
+ChangeAttr getChange(Value value);
+
+/// The change record of `op` or of the op it is nested in, if any: an op
+/// inside an inserted op was inserted too.
+ChangeAttr getEnclosingChange(Operation *op);
+
+/// Records on `op` that the rewrite `rewrite` inserted it.
+void setChange(Operation *op, Rewrite rewrite);
+
+/// Records on `kernel` that `rewrite` erased `op`, a Source CuIR op.
+void recordRemoved(Operation *kernel, Operation *op, Rewrite rewrite);
+
+/// The removals recorded on `kernel`.
+SmallVector<RemovedAttr> getRemoved(Operation *kernel);
 
 } // namespace mlir::cuir
 

@@ -27,9 +27,6 @@ extern const char *const kTanhApproxHelper;
 /// The source name a location gives a value, if any.
 std::optional<std::string> sourceNameOf(Location loc);
 
-/// Whether `loc` marks an op a transform inserted.
-bool isInsertedLoc(Location loc);
-
 class CppEmitter {
 public:
   /// Values given names by the caller (block arguments of a region being

@@ -1,0 +1,35 @@
+//===- FragmentWalk.h - Loops over a thread's accumulator registers -*- C++ -*-===//
+
+#ifndef CUIR_LIB_LOWER_FRAGMENTWALK_H
+#define CUIR_LIB_LOWER_FRAGMENTWALK_H
+
+#include "cuir/Dialect/CuIR.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir::cuir {
+
+/// A thread's registers of an accumulator tile in the source's C++: the
+/// helper's parameter, the loops over its registers, and each register's
+/// offset from the thread's first query row and key (row0, col0).
+struct FragmentWalk {
+  std::string templateParams, param, element, qOff, kvOff;
+  std::vector<std::string> loops;
+
+  /// mma.m16n8k16 (register e of n8 tile ni of m16 slice mi, [M][N][4]) or
+  /// wgmma m64nNk16 (register 4j + e of n8 tile j of the warp's 16 rows).
+  static FragmentWalk of(MmaInstr instr);
+
+  /// The loops around `body`, whose lines are indented for the innermost.
+  std::string walk(llvm::StringRef indent, llvm::StringRef body) const;
+
+  /// The indent of the innermost loop's body.
+  std::string bodyIndent(llvm::StringRef indent) const {
+    return std::string(indent.size() + 2 * loops.size(), ' ');
+  }
+};
+
+} // namespace mlir::cuir
+
+#endif // CUIR_LIB_LOWER_FRAGMENTWALK_H

@@ -1,0 +1,112 @@
+//===- Patcher.h - One patcher per transform's rewrite ----------*- C++ -*-===//
+//
+// Lowering hands each difference between Target and Source CuIR to the
+// patcher of the rewrite that recorded it (see Diff.h); the patcher turns its
+// differences into edits of the expert source. A new transform is one new
+// Rewrite case and one new patcher file.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CUIR_LIB_LOWER_PATCHER_H
+#define CUIR_LIB_LOWER_PATCHER_H
+
+#include "cuir/Lower/Diff.h"
+#include "cuir/Lower/Lower.h"
+#include "cuir/Lower/SourcePatch.h"
+
+#include "llvm/ADT/DenseSet.h"
+
+#include <memory>
+#include <set>
+
+namespace mlir::cuir {
+
+/// A field of the params struct for a new kernel parameter.
+struct ParamField {
+  std::string name, ctype, pytype, extent, defaultValue;
+};
+
+/// The file range a location names (through NameLoc; the callee or, with
+/// `caller`, the call site of a CallSiteLoc; the first range of a FusedLoc).
+FileLineColRange rangeOf(Location loc, bool caller = false);
+
+/// What the patchers of one module share: the source and its patch, the
+/// helpers to add before the kernels, the parameters for the manifest.
+class PatchContext {
+public:
+  PatchContext(const SourceText &src, SourcePatch &patch, StringRef path)
+      : src(src), patch(patch), sourcePath(path.str()) {}
+
+  const SourceText &src;
+  SourcePatch &patch;
+  std::string sourcePath;
+  /// The kernel being patched and its differences.
+  KernelDiff *diff = nullptr;
+
+  /// Adds an edit; a conflict with another edit is an error at `loc`.
+  LogicalResult edit(SourceEdit e, Location loc);
+  /// The first line of `loc`'s range (0 if it has none).
+  unsigned lineOf(Location loc, bool caller = false) const {
+    FileLineColRange r = rangeOf(loc, caller);
+    return r ? r.getStartLine() : 0;
+  }
+  /// A helper function to add (once) before the first function that uses it.
+  void addHelper(const std::string &key, const std::string &text);
+  /// A line that calls a helper.
+  void noteCall(unsigned line) {
+    if (!firstCallLine || line < firstCallLine)
+      firstCallLine = line;
+  }
+  /// A copy of lines [first, last] (as patched) after line `after`, with
+  /// `from` replaced by `to` and `header` above it.
+  struct Copy {
+    unsigned first, last, after;
+    std::string from, to, header;
+    Location loc;
+  };
+  void addCopy(Copy c) { copies.push_back(std::move(c)); }
+
+  /// Applies the helpers and copies once every patcher ran.
+  LogicalResult finish(unsigned helperLine, Location loc);
+
+  /// The variant and its normaliser, from the kernels' records.
+  std::string variantSpec;
+  Normalizer normalizer = Normalizer::Softmax;
+  std::vector<ParamField> fields;
+  std::set<std::string> fieldNames;
+  /// Score tiles whose variant scores are written as s / 2 for the sigmoid
+  /// weights, in the current kernel.
+  unsigned halvedScoreSites = 0;
+
+private:
+  std::set<std::string> helperKeys;
+  std::vector<std::string> helpers;
+  unsigned firstCallLine = 0;
+  std::vector<Copy> copies;
+};
+
+class Patcher {
+public:
+  virtual ~Patcher() = default;
+  /// The rewrite whose differences this patcher owns.
+  virtual Rewrite getRewrite() const = 0;
+  /// Edits the source for `differences`, all of this patcher's rewrite in
+  /// the current kernel; a difference it cannot express is an error there.
+  virtual LogicalResult patch(ArrayRef<Difference> differences,
+                              PatchContext &ctx) = 0;
+};
+
+std::unique_ptr<Patcher> createParameterPatcher();
+std::unique_ptr<Patcher> createConstantPatcher();
+std::unique_ptr<Patcher> createScoresPatcher();
+std::unique_ptr<Patcher> createNormalizerPatcher();
+std::unique_ptr<Patcher> createSplitPatcher();
+
+/// An inserted op a patcher did not write: an error, unless it is unused or
+/// a constant (written as a literal where used).
+LogicalResult checkAllWritten(ArrayRef<Difference> differences,
+                              const llvm::DenseSet<Operation *> &written);
+
+} // namespace mlir::cuir
+
+#endif // CUIR_LIB_LOWER_PATCHER_H

@@ -1,0 +1,426 @@
+//===- ScoreHelper.cpp - The variant's scores as C++ statements -----------===//
+//
+// The body of a variant's cuir.elementwise, cleaned up by MLIR (CSE,
+// canonicalisation, region DCE) on a copy, printed statement by statement:
+// what depends on the element (its score or indices) inside the loops over
+// the fragment, the rest once per call ahead of them. Three forms save work
+// per element:
+//   - a relative position as float (sitofp of q * q_idx + kv * kv_idx + c):
+//     its invariant part converted once, the element's offset added;
+//   - an invariant times such a position: one product per call, one FMA per
+//     element;
+//   - x / c with c invariant: one reciprocal per call, a multiply per
+//     element (within an ulp).
+//
+//===----------------------------------------------------------------------===//
+
+#include "ScoreHelper.h"
+
+#include "cuir/Lower/CppEmitter.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/Dominance.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Transforms/CSE.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/ScopeExit.h"
+
+using namespace mlir;
+using namespace mlir::cuir;
+
+namespace {
+
+/// An integer of the score function as q * q_idx + kv * kv_idx + invariant.
+struct IndexAffine {
+  int64_t q = 0, kv = 0, cst = 0;
+  SmallVector<std::pair<int64_t, Value>> invariant;
+};
+
+bool decomposeIndex(Value v, Value qIdx, Value kvIdx,
+                    const llvm::DenseSet<Value> &perElement, int64_t sign,
+                    IndexAffine &out) {
+  if (v == qIdx || v == kvIdx) {
+    (v == qIdx ? out.q : out.kv) += sign;
+    return true;
+  }
+  APInt c;
+  if (matchPattern(v, m_ConstantInt(&c))) {
+    out.cst += sign * c.getSExtValue();
+    return true;
+  }
+  if (!perElement.contains(v)) {
+    out.invariant.push_back({sign, v});
+    return true;
+  }
+  Operation *op = v.getDefiningOp();
+  if (!op)
+    return false;
+  if (isa<arith::AddIOp, arith::SubIOp>(op))
+    return decomposeIndex(op->getOperand(0), qIdx, kvIdx, perElement, sign,
+                          out) &&
+           decomposeIndex(op->getOperand(1), qIdx, kvIdx, perElement,
+                          isa<arith::SubIOp>(op) ? -sign : sign, out);
+  if (isa<arith::IndexCastOp, arith::ExtSIOp>(op))
+    return decomposeIndex(op->getOperand(0), qIdx, kvIdx, perElement, sign,
+                          out);
+  return false;
+}
+
+/// `terms` as a C++ sum ("0" when empty).
+std::string cppSum(ArrayRef<std::pair<int64_t, std::string>> terms) {
+  std::string s;
+  for (auto [coef, e] : terms) {
+    if (coef == 0)
+      continue;
+    bool neg = coef < 0;
+    std::string mag = std::llabs(coef) == 1
+                          ? e
+                          : std::to_string(std::llabs(coef)) + " * " + e;
+    s += s.empty() ? (neg ? "-" + mag : mag) : (neg ? " - " : " + ") + mag;
+  }
+  return s.empty() ? "0" : s;
+}
+
+/// x / 2 built at the builder's insertion point, the halving pushed through
+/// sums, differences, negations and selects into one factor of each product,
+/// preferring a factor that does not depend on the element: the sigmoid
+/// weights' tanh(s / 2) then costs no multiply per element. Halving is exact
+/// (barring subnormals), so the score is bit for bit the same.
+Value buildHalf(OpBuilder &b, Value x,
+                const llvm::DenseSet<Value> &perElement) {
+  Location loc = x.getLoc();
+  auto half = [&](Value v) { return buildHalf(b, v, perElement); };
+  Operation *def = x.getDefiningOp();
+  APFloat f(0.0f);
+  if (matchPattern(x, m_ConstantFloat(&f))) {
+    f.divide(APFloat(f.getSemantics(), 2), APFloat::rmNearestTiesToEven);
+    return arith::ConstantOp::create(b, loc, b.getFloatAttr(x.getType(), f));
+  }
+  if (auto add = dyn_cast_or_null<arith::AddFOp>(def))
+    return arith::AddFOp::create(b, loc, half(add.getLhs()),
+                                 half(add.getRhs()));
+  if (auto sub = dyn_cast_or_null<arith::SubFOp>(def))
+    return arith::SubFOp::create(b, loc, half(sub.getLhs()),
+                                 half(sub.getRhs()));
+  if (auto neg = dyn_cast_or_null<arith::NegFOp>(def))
+    return arith::NegFOp::create(b, loc, half(neg.getOperand()));
+  if (auto sel = dyn_cast_or_null<arith::SelectOp>(def))
+    return arith::SelectOp::create(b, loc, sel.getCondition(),
+                                   half(sel.getTrueValue()),
+                                   half(sel.getFalseValue()));
+  if (auto mul = dyn_cast_or_null<arith::MulFOp>(def)) {
+    if (!perElement.contains(mul.getRhs()) || perElement.contains(mul.getLhs()))
+      return arith::MulFOp::create(b, loc, mul.getLhs(), half(mul.getRhs()));
+    return arith::MulFOp::create(b, loc, half(mul.getLhs()), mul.getRhs());
+  }
+  Value c = arith::ConstantOp::create(b, loc, b.getFloatAttr(x.getType(), 0.5));
+  return arith::MulFOp::create(b, loc, x, c);
+}
+
+/// The values of an elementwise body that depend on the element: its score
+/// and indices, and everything computed from them.
+llvm::DenseSet<Value> perElementValues(Block &body) {
+  llvm::DenseSet<Value> perElement = {body.getArgument(0), body.getArgument(3),
+                                      body.getArgument(4)};
+  for (Operation &op : body.without_terminator())
+    if (llvm::any_of(op.getOperands(),
+                     [&](Value v) { return perElement.contains(v); }))
+      perElement.insert(op.getResults().begin(), op.getResults().end());
+  return perElement;
+}
+
+/// MLIR's clean-up of the copy's body: CSE, arith canonicalisation (folded
+/// constants stay inside the body), region DCE.
+void cleanUp(ElementwiseOp work) {
+  MLIRContext *ctx = work.getContext();
+  IRRewriter rewriter(ctx);
+  DominanceInfo dom(work);
+  eliminateCommonSubExpressions(rewriter, dom, work);
+  RewritePatternSet patterns(ctx);
+  for (RegisteredOperationName name : ctx->getRegisteredOperations())
+    if (name.getDialectNamespace() == "arith")
+      name.getCanonicalizationPatterns(patterns, ctx);
+  GreedyRewriteConfig config;
+  config.setScope(&work.getBody());
+  config.enableConstantCSE(false);
+  (void)applyPatternsGreedily(work.getBody(), std::move(patterns), config);
+  (void)runRegionDCE(rewriter, work->getRegions());
+}
+
+/// One statement of the helper, rendered once the statements it reads are
+/// named.
+struct Decl {
+  std::string type;
+  char prefix;
+  bool perElement;
+  /// Values of the body the statement reads, and statements it names.
+  SmallVector<Value> reads;
+  SmallVector<size_t> uses;
+  std::function<FailureOr<std::string>()> render;
+  std::string name;
+};
+
+/// Prints a cleaned-up body.
+class BodyPrinter {
+public:
+  explicit BodyPrinter(Block &body)
+      : body(body), perElement(perElementValues(body)) {
+    em.names[body.getArgument(0)] = "s";
+    em.names[body.getArgument(1)] = "b";
+    em.names[body.getArgument(2)] = "h";
+    em.names[body.getArgument(3)] = "q_idx";
+    em.names[body.getArgument(4)] = "kv_idx";
+  }
+
+  FailureOr<ScoreBody> print(StringRef hoistIndent, StringRef elementIndent);
+
+private:
+  LogicalResult declare(Operation &op);
+  bool declareSpecial(Operation &op, const std::string &type);
+  std::optional<std::pair<Value, Value>> scaledPosition(arith::MulFOp mul);
+  FailureOr<std::string> expr(Value v);
+  void markLive(Value v);
+  void markLive(size_t decl);
+  size_t add(Decl d) {
+    decls.push_back(std::move(d));
+    return decls.size() - 1;
+  }
+
+  Block &body;
+  llvm::DenseSet<Value> perElement;
+  CppEmitter em;
+  std::string why;
+  std::vector<Decl> decls;
+  /// The statement that declares each value.
+  llvm::DenseMap<Value, size_t> declOf;
+  /// Values written as another value (casts C++ does not need).
+  llvm::DenseMap<Value, Value> aliasOf;
+  /// Relative positions as floats: value -> (its base statement, offset).
+  llvm::DenseMap<Value, std::pair<size_t, std::string>> positions;
+  std::vector<bool> live;
+};
+
+FailureOr<std::string> BodyPrinter::expr(Value v) {
+  FailureOr<std::string> e = em.expr(v, why);
+  if (failed(e))
+    return emitError(v.getLoc())
+           << "cannot write the variant's scores in C++: " << why;
+  return e;
+}
+
+void BodyPrinter::markLive(size_t d) {
+  if (live[d])
+    return;
+  live[d] = true;
+  for (Value r : decls[d].reads)
+    markLive(r);
+  for (size_t u : decls[d].uses)
+    markLive(u);
+}
+
+/// Marks the statements `v`'s expression reads.
+void BodyPrinter::markLive(Value v) {
+  if (auto a = aliasOf.find(v); a != aliasOf.end())
+    return markLive(a->second);
+  if (auto it = declOf.find(v); it != declOf.end())
+    return markLive(it->second);
+  if (Operation *def = v.getDefiningOp(); def && def->getBlock() == &body)
+    for (Value o : def->getOperands())
+      markLive(o);
+}
+
+std::optional<std::pair<Value, Value>>
+BodyPrinter::scaledPosition(arith::MulFOp mul) {
+  for (auto [a, p] : {std::pair(mul.getLhs(), mul.getRhs()),
+                      std::pair(mul.getRhs(), mul.getLhs())})
+    if (!perElement.contains(a) && positions.count(p))
+      return std::pair(a, p);
+  return std::nullopt;
+}
+
+/// The three forms that save work per element (see the file comment);
+/// false if `op` is none of them.
+bool BodyPrinter::declareSpecial(Operation &op, const std::string &type) {
+  Value result = op.getResult(0);
+  if (!perElement.contains(result))
+    return false;
+  IndexAffine pos;
+  if (isa<arith::SIToFPOp>(op) &&
+      decomposeIndex(op.getOperand(0), body.getArgument(3),
+                     body.getArgument(4), perElement, 1, pos)) {
+    SmallVector<Value> invariant;
+    for (auto [coef, x] : pos.invariant)
+      invariant.push_back(x);
+    size_t base = add({"float", 'f', false, invariant, {}, [this, pos]() ->
+                       FailureOr<std::string> {
+                         SmallVector<std::pair<int64_t, std::string>> inv = {
+                             {pos.q, "row0"}, {pos.kv, "col0"}};
+                         for (auto [coef, x] : pos.invariant) {
+                           FailureOr<std::string> xe = expr(x);
+                           if (failed(xe))
+                             return failure();
+                           inv.push_back({coef, *xe});
+                         }
+                         if (pos.cst)
+                           inv.push_back({pos.cst, "1"});
+                         return "static_cast<float>(" + cppSum(inv) + ")";
+                       }, ""});
+    std::string offset = "static_cast<float>(" +
+                         cppSum({{pos.q, "q_off"}, {pos.kv, "kv_off"}}) + ")";
+    positions[result] = {base, offset};
+    declOf[result] = add({type, 'v', true, {}, {base}, [this, base, offset] {
+                            return FailureOr<std::string>(
+                                "(" + decls[base].name + " + " + offset + ")");
+                          }, ""});
+    return true;
+  }
+  if (auto mul = dyn_cast<arith::MulFOp>(op)) {
+    std::optional<std::pair<Value, Value>> scaled = scaledPosition(mul);
+    if (!scaled)
+      return false;
+    Value a = scaled->first;
+    size_t base = positions[scaled->second].first;
+    std::string offset = positions[scaled->second].second;
+    size_t g = add({"float", 'g', false, {a}, {base}, [this, a, base]()
+                    -> FailureOr<std::string> {
+                      FailureOr<std::string> ae = expr(a);
+                      if (failed(ae))
+                        return failure();
+                      return *ae + " * " + decls[base].name;
+                    }, ""});
+    declOf[result] = add({type, 'v', true, {a}, {g}, [this, a, g, offset]()
+                          -> FailureOr<std::string> {
+                            FailureOr<std::string> ae = expr(a);
+                            if (failed(ae))
+                              return failure();
+                            return "(" + decls[g].name + " + " + *ae + " * " +
+                                   offset + ")";
+                          }, ""});
+    return true;
+  }
+  auto div = dyn_cast<arith::DivFOp>(op);
+  if (!div || perElement.contains(div.getRhs()))
+    return false;
+  Value num = div.getLhs(), den = div.getRhs();
+  size_t r = add({"float", 'r', false, {den}, {}, [this, den]()
+                  -> FailureOr<std::string> {
+                    FailureOr<std::string> d = expr(den);
+                    if (failed(d))
+                      return failure();
+                    return "1.f / " + *d;
+                  }, ""});
+  declOf[result] = add({type, 'v', true, {num}, {r}, [this, num, r]()
+                        -> FailureOr<std::string> {
+                          FailureOr<std::string> n = expr(num);
+                          if (failed(n))
+                            return failure();
+                          return "(" + *n + " * " + decls[r].name + ")";
+                        }, ""});
+  return true;
+}
+
+LogicalResult BodyPrinter::declare(Operation &op) {
+  Value result = op.getResult(0);
+  FailureOr<std::string> ty = CppEmitter::type(result.getType());
+  if (failed(ty))
+    return emitError(op.getLoc())
+           << "cannot write the variant's scores in C++: a value of type "
+           << result.getType();
+  // A cast C++ does not need of a value the body names: the value is
+  // written as its operand (a value from outside is read once, ahead).
+  Value from = op.getNumOperands() == 1 ? op.getOperand(0) : Value();
+  FailureOr<std::string> fromTy =
+      from ? CppEmitter::type(from.getType()) : FailureOr<std::string>();
+  bool named = from && ((isa<BlockArgument>(from) &&
+                         from.getParentBlock() == &body) ||
+                        declOf.count(from) || aliasOf.count(from));
+  if (isa<CastOpInterface>(op) && named && succeeded(fromTy) && *fromTy == *ty) {
+    aliasOf[result] = aliasOf.lookup(from) ? aliasOf.lookup(from) : from;
+    return success();
+  }
+  if (declareSpecial(op, *ty))
+    return success();
+  declOf[result] = add({*ty, 'v', perElement.contains(result),
+                        SmallVector<Value>(op.getOperands()), {},
+                        [this, result]() { return expr(result); }, ""});
+  return success();
+}
+
+FailureOr<ScoreBody> BodyPrinter::print(StringRef hoistIndent,
+                                        StringRef elementIndent) {
+  Value result = body.getTerminator()->getOperand(0);
+  ScoreBody out;
+  Value visible, score = result;
+  if (auto sel = result.getDefiningOp<arith::SelectOp>()) {
+    APFloat f(0.0f);
+    if (matchPattern(sel.getFalseValue(), m_ConstantFloat(&f)) &&
+        f.isInfinity() && f.isNegative()) {
+      visible = sel.getCondition();
+      score = sel.getTrueValue();
+    }
+  }
+  Operation *resultOp = result.getDefiningOp();
+  for (Operation &op : body.without_terminator())
+    if (op.getNumResults() == 1 && &op != resultOp &&
+        !isa<arith::ConstantOp>(op) && failed(declare(op)))
+      return failure();
+  live.assign(decls.size(), false);
+  markLive(score);
+  if (visible)
+    markLive(visible);
+  // Statements numbered in order, each rendered once those it reads are.
+  int n = 0;
+  for (size_t i = 0; i < decls.size(); ++i) {
+    if (!live[i])
+      continue;
+    FailureOr<std::string> rhs = decls[i].render();
+    if (failed(rhs))
+      return failure();
+    decls[i].name = decls[i].prefix + std::to_string(++n);
+    std::string stmt = "const " + decls[i].type + " " + decls[i].name +
+                       " = " + *rhs + ";\n";
+    if (decls[i].perElement)
+      out.stmts += elementIndent.str() + stmt;
+    else
+      out.hoisted += hoistIndent.str() + stmt;
+    for (auto [v, d] : declOf)
+      if (d == i)
+        em.names[v] = decls[i].name;
+  }
+  for (auto [v, from] : aliasOf)
+    if (auto it = em.names.find(from); it != em.names.end())
+      em.names[v] = it->second;
+  FailureOr<std::string> scoreE = expr(score);
+  if (failed(scoreE))
+    return failure();
+  out.masked = bool(visible);
+  out.assign = *scoreE;
+  if (visible) {
+    FailureOr<std::string> visE = expr(visible);
+    if (failed(visE))
+      return failure();
+    out.assign =
+        "MASK ? (" + *visE + " ? " + *scoreE + " : -INFINITY) : " + *scoreE;
+  }
+  return out;
+}
+
+} // namespace
+
+FailureOr<ScoreBody> mlir::cuir::printScoreBody(ElementwiseOp ew, bool halve,
+                                                StringRef hoistIndent,
+                                                StringRef elementIndent) {
+  OpBuilder builder(ew);
+  auto work = cast<ElementwiseOp>(builder.clone(*ew));
+  llvm::scope_exit erase([&] { work.erase(); });
+  Block &copy = work.getBody().front();
+  if (halve) {
+    Operation *yield = copy.getTerminator();
+    builder.setInsertionPoint(yield);
+    yield->setOperand(
+        0, buildHalf(builder, yield->getOperand(0), perElementValues(copy)));
+  }
+  cleanUp(work);
+  return BodyPrinter(copy).print(hoistIndent, elementIndent);
+}
