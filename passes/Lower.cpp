@@ -98,6 +98,10 @@ public:
     opt.cudaPath = cudaPath;
     opt.includeDirs.assign(includeDirs.begin(), includeDirs.end());
     opt.sourceRoot = sourceRoot;
+    // A missing tool is reported before any work (and found again when
+    // the outputs are written).
+    if (failed(findCompileTools(opt, loc)))
+      return signalPassFailure();
 
     OwningOpRef<ModuleOp> source = loadSource(module, opt);
     if (!source)

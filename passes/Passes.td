@@ -33,7 +33,9 @@ def Interpret : Pass<"cuir-interpret", "::mlir::ModuleOp"> {
     types the kernel uses, and compares its output (and log-sum-exp, when
     both sides have one) with a reference: the built-in standard attention,
     or `reference(q, k, v, scale, **params)` from a PyTorch file, run by
-    `python` on the same inputs. Parameters are bound by their `cuir.arg`
+    `python` on the same inputs (by default `$CUIR_PYTHON`, else the first
+    of `python3` on PATH and `/usr/bin/python3` that can import torch; none
+    is an error at the option). Parameters are bound by their `cuir.arg`
     role (see docs/ExecutionSemantics.md).
 
     Asynchronous hazards (reading an async copy's destination or an async
@@ -78,9 +80,10 @@ def Interpret : Pass<"cuir-interpret", "::mlir::ModuleOp"> {
            "Variant parameters: 'name=value;name=v0,v1,...'">,
     Option<"dump", "dump", "std::string", /*default=*/"\"\"",
            "Directory to write inputs and outputs to as .npy files">,
-    Option<"python", "python", "std::string",
-           /*default=*/"\"/usr/bin/python3\"",
-           "Python interpreter with torch and numpy for PyTorch references">,
+    Option<"python", "python", "std::string", /*default=*/"\"\"",
+           "Python interpreter with torch and numpy for PyTorch references "
+           "(default: $CUIR_PYTHON, else the first of python3 on PATH and "
+           "/usr/bin/python3 that imports torch)">,
     Option<"maxMemory", "max-memory", "int64_t", /*default=*/"4096",
            "Memory limit in MiB on the interpreter's data (inputs, outputs, "
            "the reference's copies, parameters, shared memory, tiles)">
@@ -277,9 +280,10 @@ def Transfer : Pass<"transfer", "::mlir::ModuleOp"> {
     Option<"checkParams", "check-params", "std::string", /*default=*/"\"\"",
            "llm: values of the variant's parameters for the checks, "
            "'name=value;name=v0,v1' (default: their cuir.default)">,
-    Option<"python", "python", "std::string",
-           /*default=*/"\"/usr/bin/python3\"",
-           "llm: Python interpreter with torch and numpy for the reference">,
+    Option<"python", "python", "std::string", /*default=*/"\"\"",
+           "llm: Python interpreter with torch and numpy for the reference "
+           "(default: $CUIR_PYTHON, else the first of python3 on PATH and "
+           "/usr/bin/python3 that imports torch)">,
     Option<"cacheDir", "cache-dir", "std::string", /*default=*/"\"\"",
            "llm: where accepted variants are stored (default: the user lift "
            "cache, $CUIR_LIFT_CACHE, else ~/.cache/cuir/lift)">,
@@ -347,6 +351,15 @@ def Lower : Pass<"lower", "::mlir::ModuleOp"> {
     ```
 
     Lowering unmodified Source CuIR reproduces the source byte for byte.
+
+    The tools are found, not fixed: `clang` from the option, else
+    `$CUIR_CLANG`, else `clang++-22` on PATH, else
+    `/usr/lib/llvm-22/bin/clang++`; ptxas and fatbinary in the `bin` of the
+    CUDA toolkit of `cuda-path`, else `$CUDA_PATH`, else `$CUDA_HOME`, else
+    the toolkit of `ptxas` on PATH, else `/usr/local/cuda`; `diff` on PATH.
+    A tool that cannot be found is an error before any work, naming the
+    option and the variable to set (clang++ and the toolkit only with
+    `compile`).
   }];
   let options = [
     Option<"output", "output", "std::string", /*default=*/"\"\"",
@@ -364,11 +377,13 @@ def Lower : Pass<"lower", "::mlir::ModuleOp"> {
            "Directory of the CUDA source named by the locations">,
     ListOption<"includeDirs", "include-dirs", "std::string",
                "Extra include directories for compiling">,
-    Option<"clang", "clang", "std::string",
-           /*default=*/"\"/usr/lib/llvm-22/bin/clang++\"",
-           "clang++ with the CUDA front end and NVPTX">,
-    Option<"cudaPath", "cuda-path", "std::string",
-           /*default=*/"\"/usr/local/cuda\"", "The CUDA toolkit">
+    Option<"clang", "clang", "std::string", /*default=*/"\"\"",
+           "clang++ with the CUDA front end and NVPTX (default: $CUIR_CLANG, "
+           "else clang++-22 on PATH, else /usr/lib/llvm-22/bin/clang++)">,
+    Option<"cudaPath", "cuda-path", "std::string", /*default=*/"\"\"",
+           "The CUDA toolkit, whose bin holds ptxas and fatbinary (default: "
+           "$CUDA_PATH, else $CUDA_HOME, else the toolkit of ptxas on PATH, "
+           "else /usr/local/cuda)">
   ];
 }
 

@@ -44,6 +44,14 @@ static llvm::Error makeError(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
+/// `found`, or its error followed by how to point CuIR at the tool.
+static llvm::Expected<std::string>
+withAdvice(llvm::Expected<std::string> found, StringRef advice) {
+  if (found)
+    return found;
+  return makeError(llvm::toString(found.takeError()) + "; " + advice);
+}
+
 /// $`name`, if set and not empty.
 static std::optional<std::string> getNonEmpty(const cuir::ToolEnvironment &env,
                                               StringRef name) {
@@ -86,8 +94,8 @@ resolveGiven(StringRef given, const llvm::Twine &origin,
                    "', which is not an executable file");
 }
 
-llvm::Expected<std::string>
-cuir::findClang(StringRef explicitPath, const ToolEnvironment &env) {
+static llvm::Expected<std::string>
+findClangIn(StringRef explicitPath, const cuir::ToolEnvironment &env) {
   if (!explicitPath.empty())
     return resolveGiven(explicitPath, "the option clang=", env);
   if (std::optional<std::string> fromEnv = getNonEmpty(env, "CUIR_CLANG"))
@@ -98,9 +106,14 @@ cuir::findClang(StringRef explicitPath, const ToolEnvironment &env) {
     return kDefaultClang.str();
   return makeError("no clang++ with the CUDA front end: $CUIR_CLANG is not "
                    "set, clang++-22 is not on PATH and " +
-                   kDefaultClang +
-                   " does not exist; set $CUIR_CLANG (or the option "
-                   "clang=) to a clang++ 22");
+                   kDefaultClang + " does not exist");
+}
+
+llvm::Expected<std::string>
+cuir::findClang(StringRef explicitPath, const ToolEnvironment &env) {
+  return withAdvice(findClangIn(explicitPath, env),
+                    "set $CUIR_CLANG (or the option clang=) to a clang++ 22 "
+                    "with the CUDA front end");
 }
 
 /// `root` if it holds bin/ptxas; `origin` names where it came from.
@@ -114,8 +127,8 @@ static llvm::Expected<std::string> checkToolkit(StringRef root,
                    "', which is not a CUDA toolkit (it has no bin/ptxas)");
 }
 
-llvm::Expected<std::string>
-cuir::findCudaToolkit(StringRef explicitPath, const ToolEnvironment &env) {
+static llvm::Expected<std::string>
+findCudaToolkitIn(StringRef explicitPath, const cuir::ToolEnvironment &env) {
   if (!explicitPath.empty())
     return checkToolkit(explicitPath, "the option cuda-path=");
   for (StringRef var : {"CUDA_PATH", "CUDA_HOME"})
@@ -135,8 +148,16 @@ cuir::findCudaToolkit(StringRef explicitPath, const ToolEnvironment &env) {
   return makeError("no CUDA toolkit: $CUDA_PATH and $CUDA_HOME are not set, "
                    "ptxas is not on PATH and " +
                    kDefaultCudaPath +
-                   " does not exist; set $CUDA_PATH (or the option "
-                   "cuda-path=) to the toolkit's directory");
+                   " does not exist");
+}
+
+static constexpr StringRef kCudaAdvice =
+    "set $CUDA_PATH (or the option cuda-path=) to the CUDA toolkit's "
+    "directory";
+
+llvm::Expected<std::string>
+cuir::findCudaToolkit(StringRef explicitPath, const ToolEnvironment &env) {
+  return withAdvice(findCudaToolkitIn(explicitPath, env), kCudaAdvice);
 }
 
 llvm::Expected<std::string> cuir::findCudaTool(StringRef toolkit,
@@ -146,9 +167,7 @@ llvm::Expected<std::string> cuir::findCudaTool(StringRef toolkit,
   if (isExecutableFile(tool))
     return std::string(tool);
   return makeError("the CUDA toolkit '" + toolkit + "' has no " + name +
-                   " (looked for " + tool +
-                   "); set $CUDA_PATH (or the option cuda-path=) to a "
-                   "complete toolkit");
+                   " (looked for " + tool + "); " + kCudaAdvice);
 }
 
 /// Whether `python -c "import torch"` succeeds, asked once per interpreter
@@ -180,8 +199,8 @@ checkPython(StringRef given, const llvm::Twine &origin,
                    llvm::Twine(kTorchImportSeconds) + " s)");
 }
 
-llvm::Expected<std::string>
-cuir::findPythonWithTorch(StringRef explicitPath, const ToolEnvironment &env) {
+static llvm::Expected<std::string>
+findPythonIn(StringRef explicitPath, const cuir::ToolEnvironment &env) {
   if (!explicitPath.empty())
     return checkPython(explicitPath, "the option python=", env);
   if (std::optional<std::string> fromEnv = getNonEmpty(env, "CUIR_PYTHON"))
@@ -201,9 +220,14 @@ cuir::findPythonWithTorch(StringRef explicitPath, const ToolEnvironment &env) {
           : "none of " + llvm::join(candidates, ", ") + " imports torch";
   return makeError("no Python that can import torch: $CUIR_PYTHON is not set "
                    "and " +
-                   tried +
-                   "; set $CUIR_PYTHON (or the option python=) to a Python "
-                   "with torch and numpy");
+                   tried);
+}
+
+llvm::Expected<std::string>
+cuir::findPythonWithTorch(StringRef explicitPath, const ToolEnvironment &env) {
+  return withAdvice(findPythonIn(explicitPath, env),
+                    "set $CUIR_PYTHON (or the option python=) to a Python "
+                    "with torch and numpy");
 }
 
 llvm::Expected<std::string> cuir::findDiff(const ToolEnvironment &env) {
