@@ -10,6 +10,7 @@
 #include "cuir/Passes/Passes.h"
 
 #include "LLMPassSupport.h"
+#include "ShortNames.h"
 
 #include "cuir/LLM/Client.h"
 #include "cuir/Lift/LiftCache.h"
@@ -329,8 +330,9 @@ void LiftPass::runOnOperation() {
   auto textAttr = module->getAttrOfType<StringAttr>(kSourceTextAttr);
   if (!pathAttr || !textAttr) {
     emitError(module.getLoc())
-        << "--lift needs the module that cuir-opt makes of a CUDA source "
-           "(a .cu input): the attributes '"
+        << "--" << getArgument()
+        << " needs the module that cuir-opt makes of a CUDA source (a .cu "
+           "input): the attributes '"
         << kSourcePathAttr << "' and '" << kSourceTextAttr << "' are missing";
     return signalPassFailure();
   }
@@ -447,3 +449,7 @@ void LiftPass::runOnOperation() {
 }
 
 } // namespace
+
+void mlir::cuir::registerLiftShortName() {
+  registerShortName<LiftPass>("lift");
+}

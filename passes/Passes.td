@@ -143,12 +143,14 @@ defvar LLMOptions = [
            "Most answers to ask for before giving up">
 ];
 
-def Lift : Pass<"lift", "::mlir::ModuleOp"> {
+def Lift : Pass<"cuir-lift", "::mlir::ModuleOp"> {
   let summary = "Lifts the CUDA kernel a module carries into Source CuIR";
   let description = [{
     Runs on the module that cuir-opt makes of a `.cu` input (module
     attributes `cuir.source_path` and `cuir.source_text`) and replaces its
-    body by the lifted kernels, keeping the source attributes.
+    body by the lifted kernels, keeping the source attributes. cuir-opt
+    also spells the pass `--lift` (with the same options), as below; a
+    program that embeds CuIR registers `cuir-lift` only.
 
     The lift comes from the lift cache when it has one for the source text
     (key: SHA-256 of the dialect version and the text): first the bundled
@@ -214,11 +216,13 @@ def Lift : Pass<"lift", "::mlir::ModuleOp"> {
   ]);
 }
 
-def Transfer : Pass<"transfer", "::mlir::ModuleOp"> {
+def Transfer : Pass<"cuir-transfer", "::mlir::ModuleOp"> {
   let summary = "Gives every kernel of the module the semantics of an attention variant";
   let description = [{
     Rewrites Source CuIR into Target CuIR for a variant given by name, as a
-    composition, as a variant file, or by a PyTorch reference through an LLM:
+    composition, as a variant file, or by a PyTorch reference through an LLM
+    (cuir-opt also spells the pass `--transfer`, with the same options, as
+    below; a program that embeds CuIR registers `cuir-transfer` only):
 
     ```
     cuir-opt k.cuir.mlir --transfer=prefixlm
@@ -320,13 +324,15 @@ def SplitFullPartial : Pass<"cuir-split-full-partial", "::mlir::ModuleOp"> {
   }];
 }
 
-def Lower : Pass<"lower", "::mlir::ModuleOp"> {
+def Lower : Pass<"cuir-lower", "::mlir::ModuleOp"> {
   let summary = "Patches the expert CUDA kernel to the Target CuIR and compiles it through NVPTX";
   let description = [{
     Diffs every kernel of the module (Target CuIR) against the Source CuIR
     it was lifted to, traces each change through the lift's locations to
     the CUDA source, and applies small line-level patches in the source's
-    own idiom (see docs/Lowering.md). Writes, next to `output`:
+    own idiom (see docs/Lowering.md). cuir-opt also spells the pass
+    `--lower` (with the same options), as below; a program that embeds
+    CuIR registers `cuir-lower` only. Writes, next to `output`:
 
       <stem>.cu                     the patched kernel
       <stem>.diff                   a unified diff against the source

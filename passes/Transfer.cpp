@@ -10,6 +10,7 @@
 #include "cuir/Passes/Passes.h"
 
 #include "LLMPassSupport.h"
+#include "ShortNames.h"
 
 #include "cuir/LLM/Client.h"
 #include "cuir/Lift/LiftCache.h"
@@ -116,9 +117,11 @@ public:
     ModuleOp module = getOperation();
     Location loc = module.getLoc();
     if (variant.empty()) {
-      emitError(loc) << "--transfer needs a variant: --transfer=prefixlm, a "
-                        "composition such as --transfer=prefixlm,softcap, "
-                        "a variant file, or llm:<reference.py>";
+      StringRef flag = getArgument();
+      emitError(loc) << "--" << flag << " needs a variant: --" << flag
+                     << "=prefixlm, a composition such as --" << flag
+                     << "=prefixlm,softcap, a variant file, or "
+                        "llm:<reference.py>";
       return signalPassFailure();
     }
     if (StringRef(variant).starts_with(kLLMPrefix))
@@ -458,3 +461,7 @@ LogicalResult TransferPass::storeAndApply(StringRef text, StringRef cachePath,
 }
 
 } // namespace
+
+void mlir::cuir::registerTransferShortName() {
+  registerShortName<TransferPass>("transfer");
+}
