@@ -3,8 +3,8 @@
 #include "cuir/Interpreter/Interpreter.h"
 #include "cuir/Passes/Passes.h"
 #include "cuir/Support/OptionLocation.h"
-#include "cuir/Support/Toolchain.h"
 #include "cuir/Support/ParamValue.h"
+#include "cuir/Support/Toolchain.h"
 
 namespace mlir::cuir {
 #define GEN_PASS_DEF_INTERPRET

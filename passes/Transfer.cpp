@@ -319,9 +319,9 @@ FailureOr<VariantOp> loadCachedVariant(StringRef cachePath, ModuleOp scratch,
     if (succeeded(checkFileNesting(cachePath, context)))
       file = parseSourceFile<ModuleOp>(cachePath, sourceMgr, config);
   }
-  FailureOr<VariantOp> cached = file
-                                    ? takeVariant(*file, cachePath, scratch, loc)
-                                    : FailureOr<VariantOp>(failure());
+  FailureOr<VariantOp> cached =
+      file ? takeVariant(*file, cachePath, scratch, loc)
+           : FailureOr<VariantOp>(failure());
   if (failed(cached))
     emitWarning(loc) << "ignoring the cached variant '" << cachePath
                      << "' (it will be replaced): " << StringRef(report).trim();

@@ -26,7 +26,7 @@ static constexpr StringRef kDefaultCudaPath = "/usr/local/cuda";
 static constexpr StringRef kDefaultPython = "/usr/bin/python3";
 /// Importing torch from a cold disk takes seconds; a hung interpreter must
 /// not hang the pass.
-static constexpr unsigned kTorchImportSeconds = 60;
+static constexpr unsigned kTorchImportSeconds = 30;
 
 cuir::ToolEnvironment cuir::ToolEnvironment::fromProcess() {
   ToolEnvironment env;
@@ -55,7 +55,8 @@ withAdvice(llvm::Expected<std::string> found, StringRef advice) {
 /// $`name`, if set and not empty.
 static std::optional<std::string> getNonEmpty(const cuir::ToolEnvironment &env,
                                               StringRef name) {
-  std::optional<std::string> value = env.getEnv ? env.getEnv(name) : std::nullopt;
+  std::optional<std::string> value =
+      env.getEnv ? env.getEnv(name) : std::nullopt;
   if (value && value->empty())
     return std::nullopt;
   return value;
@@ -144,7 +145,7 @@ findCudaToolkitIn(StringRef explicitPath, const cuir::ToolEnvironment &env) {
       return checkToolkit(root, "ptxas on PATH");
   }
   if (fs::is_directory(kDefaultCudaPath))
-    return checkToolkit(kDefaultCudaPath, "the default");
+    return checkToolkit(kDefaultCudaPath, "the default location");
   return makeError("no CUDA toolkit: $CUDA_PATH and $CUDA_HOME are not set, "
                    "ptxas is not on PATH and " +
                    kDefaultCudaPath +
