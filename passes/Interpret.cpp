@@ -4,6 +4,7 @@
 #include "cuir/Passes/Passes.h"
 #include "cuir/Support/OptionLocation.h"
 #include "cuir/Support/ParamValue.h"
+#include "cuir/Support/Toolchain.h"
 
 namespace mlir::cuir {
 #define GEN_PASS_DEF_INTERPRET
@@ -111,7 +112,6 @@ private:
     opt.sampleBlocks = sampleBlocks;
     opt.tolerance = tolerance;
     opt.reference = reference;
-    opt.python = python;
     opt.dumpDir = dump;
     opt.memoryLimitMiB = maxMemory;
     TextError error;
@@ -121,6 +121,16 @@ private:
     if (std::optional<OptionProblem> problem = checkOptions(opt))
       return emitError(optionLoc(context, problem->option))
              << problem->message;
+    if (opt.reference != "builtin") {
+      llvm::Expected<std::string> found =
+          findPythonWithTorch(python, ToolEnvironment::fromProcess());
+      if (!found)
+        return emitError(optionLoc(context, "python"))
+               << "reference=" << opt.reference
+               << " needs Python with torch: "
+               << llvm::toString(found.takeError());
+      opt.python = *found;
+    }
     return opt;
   }
 

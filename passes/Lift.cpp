@@ -10,6 +10,7 @@
 #include "cuir/Passes/Passes.h"
 
 #include "LLMPassSupport.h"
+#include "ShortNames.h"
 
 #include "cuir/LLM/Client.h"
 #include "cuir/Lift/LiftCache.h"
@@ -138,6 +139,19 @@ public:
   void runOnOperation() override;
 
 private:
+  /// What one lift works with, past the checks of its input.
+  struct LiftJob {
+    std::string sourceName, key;
+    std::string system, first; // the prompts
+    std::string indexPath, userCacheDir;
+  };
+
+  FailureOr<LiftCheck> checkInputAndOptions(ModuleOp module);
+  LogicalResult parseValidation(OpPassManager &validation);
+  FailureOr<std::unique_ptr<llm::Client>> createClient(const LiftJob &job);
+  LogicalResult liftThroughLLM(ModuleOp module, const LiftJob &job,
+                               CandidateChecks &checks,
+                               PassManager &validation);
   std::optional<Origin> lookUpCaches(ModuleOp module, StringRef key,
                                      StringRef sourceName,
                                      const CandidateChecks &checks,
@@ -322,59 +336,71 @@ void LiftPass::finish(ModuleOp module, StringRef sourceName,
   module->setAttr(kSourceCuIRAttr, b.getDictionaryAttr(fields));
 }
 
+/// Checks that the module is one made of a CUDA source and the options
+/// are usable; returns the check a lift must pass.
+FailureOr<LiftCheck> LiftPass::checkInputAndOptions(ModuleOp module) {
+  auto pathAttr = module->getAttrOfType<StringAttr>(kSourcePathAttr);
+  auto textAttr = module->getAttrOfType<StringAttr>(kSourceTextAttr);
+  if (!pathAttr || !textAttr)
+    return emitError(module.getLoc())
+           << "--" << getArgument()
+           << " needs the module that cuir-opt makes of a CUDA source (a .cu "
+              "input): the attributes '"
+           << kSourcePathAttr << "' and '" << kSourceTextAttr
+           << "' are missing";
+  sourceLoc = getSourceLocation(&getContext(), pathAttr.getValue(),
+                                textAttr.getValue());
+  if (!module.getBody()->empty())
+    return emitError(module.getLoc())
+           << "--lift replaces the body of a module made of a "
+              "CUDA source, but this module already has ops";
+  if (maxRounds == 0)
+    return emitError(sourceLoc) << "max-rounds must be at least 1";
+  std::optional<LiftCheck> requested = parseLiftCheck(check);
+  if (!requested || *requested == LiftCheck::Project)
+    return emitError(sourceLoc) << "check='" << check
+                                << "' is not a check of --lift: semantic (the "
+                                   "default) or none";
+  return *requested;
+}
+
+/// Parses the `validate` option into `validation` (empty: nothing to do).
+LogicalResult LiftPass::parseValidation(OpPassManager &validation) {
+  if (validate.empty())
+    return success();
+  std::string error;
+  llvm::raw_string_ostream es(error);
+  if (succeeded(parsePassPipeline(validate, validation, es)))
+    return success();
+  return emitError(sourceLoc) << "invalid validate pipeline '" << validate
+                              << "': " << StringRef(error).trim();
+}
+
 void LiftPass::runOnOperation() {
   ModuleOp module = getOperation();
   MLIRContext *context = &getContext();
+  FailureOr<LiftCheck> requested = checkInputAndOptions(module);
+  if (failed(requested))
+    return signalPassFailure();
   auto pathAttr = module->getAttrOfType<StringAttr>(kSourcePathAttr);
   auto textAttr = module->getAttrOfType<StringAttr>(kSourceTextAttr);
-  if (!pathAttr || !textAttr) {
-    emitError(module.getLoc())
-        << "--lift needs the module that cuir-opt makes of a CUDA source "
-           "(a .cu input): the attributes '"
-        << kSourcePathAttr << "' and '" << kSourceTextAttr << "' are missing";
-    return signalPassFailure();
-  }
-  sourceLoc =
-      getSourceLocation(context, pathAttr.getValue(), textAttr.getValue());
-  if (!module.getBody()->empty()) {
-    emitError(module.getLoc())
-        << "--lift replaces the body of a module made of a "
-           "CUDA source, but this module already has ops";
-    return signalPassFailure();
-  }
-  if (maxRounds == 0) {
-    emitError(sourceLoc) << "max-rounds must be at least 1";
-    return signalPassFailure();
-  }
-  std::optional<LiftCheck> requested = parseLiftCheck(check);
-  if (!requested || *requested == LiftCheck::Project) {
-    emitError(sourceLoc) << "check='" << check
-                         << "' is not a check of --lift: semantic (the "
-                            "default) or none";
-    return signalPassFailure();
-  }
-  std::string sourceName = llvm::sys::path::filename(pathAttr.getValue()).str();
-  std::string key = computeLiftKey(CuIRDialect::kVersion, textAttr.getValue());
+  LiftJob job;
+  job.sourceName = llvm::sys::path::filename(pathAttr.getValue()).str();
+  job.key = computeLiftKey(CuIRDialect::kVersion, textAttr.getValue());
 
   // Everything that can be wrong with the options is reported before the
   // first request.
   PassManager validation(context, ModuleOp::getOperationName(),
                          OpPassManager::Nesting::Implicit);
-  if (!validate.empty()) {
-    std::string error;
-    llvm::raw_string_ostream es(error);
-    if (failed(parsePassPipeline(validate, validation, es))) {
-      emitError(sourceLoc) << "invalid validate pipeline '" << validate
-                           << "': " << StringRef(error).trim();
-      return signalPassFailure();
-    }
-  }
-
+  if (failed(parseValidation(validation)))
+    return signalPassFailure();
   llvm::Expected<std::string> system = buildSystemPrompt();
   llvm::Expected<std::string> first =
-      buildLiftPrompt(sourceName, textAttr.getValue());
+      buildLiftPrompt(job.sourceName, textAttr.getValue());
   if (failed(preparePrompts(sourceLoc, "lift", system, first, dumpPrompt)))
     return signalPassFailure();
+  job.system = std::move(*system);
+  job.first = std::move(*first);
 
   CandidateChecks checks;
   checks.sourceAttrs = DictionaryAttr::get(
@@ -383,28 +409,36 @@ void LiftPass::runOnOperation() {
        NamedAttribute(StringAttr::get(context, kSourceTextAttr), textAttr)});
   checks.check = *requested;
 
-  std::string indexPath;
-  std::string userCacheDir =
+  job.userCacheDir =
       cacheDir.empty() ? getDefaultUserCacheDir() : std::string(cacheDir);
   if (useCache) {
-    if (std::optional<Origin> origin = lookUpCaches(
-            module, key, sourceName, checks, indexPath, userCacheDir)) {
-      finish(module, sourceName, *origin);
+    if (std::optional<Origin> origin =
+            lookUpCaches(module, job.key, job.sourceName, checks,
+                         job.indexPath, job.userCacheDir)) {
+      finish(module, job.sourceName, *origin);
       return;
     }
   }
+  if (failed(liftThroughLLM(module, job, checks, validation)))
+    signalPassFailure();
+}
 
-  FailureOr<std::unique_ptr<llm::Client>> client = createPassClient(
+/// The LLM client, or an error that says where the lift was looked for and
+/// how to configure one.
+FailureOr<std::unique_ptr<llm::Client>>
+LiftPass::createClient(const LiftJob &job) {
+  return createPassClient(
       sourceLoc, getLLMClientOptions(*this),
       [&] {
         InFlightDiagnostic diag = emitError(sourceLoc);
-        diag << "no lift of '" << sourceName << "' in the lift cache (key "
-             << key << ") and no LLM is configured to lift it";
+        diag << "no lift of '" << job.sourceName << "' in the lift cache (key "
+             << job.key << ") and no LLM is configured to lift it";
         if (useCache)
           diag.attachNote(sourceLoc)
-              << "looked in the bundled index '" << indexPath
+              << "looked in the bundled index '" << job.indexPath
               << "' and the user cache '"
-              << (userCacheDir.empty() ? "(none)" : userCacheDir) << "'";
+              << (job.userCacheDir.empty() ? "(none)" : job.userCacheDir)
+              << "'";
         else
           diag.attachNote(sourceLoc)
               << "the lift cache is off (use-cache=false)";
@@ -412,38 +446,52 @@ void LiftPass::runOnOperation() {
           diag.attachNote(sourceLoc) << line;
       },
       progress);
+}
+
+/// Lifts through the LLM's closed loop (each candidate through `checks`
+/// and the `validation` pipeline), stores the accepted lift in the
+/// user cache and installs it.
+LogicalResult LiftPass::liftThroughLLM(ModuleOp module, const LiftJob &job,
+                                       CandidateChecks &checks,
+                                       PassManager &validation) {
+  MLIRContext *context = &getContext();
+  FailureOr<std::unique_ptr<llm::Client>> client = createClient(job);
   if (failed(client))
-    return signalPassFailure();
+    return failure();
 
   PassManager locationCheck(context, ModuleOp::getOperationName());
   CheckLocationsOptions locationOptions;
   locationOptions.requireAll = true;
   locationCheck.addPass(createCheckLocations(locationOptions));
-
   checks.locationCheck = &locationCheck;
   checks.validation = validate.empty() ? nullptr : &validation;
   checks.validationText = validate;
 
-  progress(sourceName + ": no cached lift (key " + key.substr(0, 16) +
+  progress(job.sourceName + ": no cached lift (key " + job.key.substr(0, 16) +
            "...); lifting with " + (*client)->describe());
   OwningOpRef<ModuleOp> accepted;
   llvm::Expected<LiftResult> result = runLiftLoop(
-      **client, *system, *first, maxRounds,
+      **client, job.system, job.first, maxRounds,
       [&](StringRef mlir, unsigned round) {
         return checkCandidate(context, checks, mlir, round, accepted);
       },
       progress);
   if (!result) {
-    reportLoopFailure(sourceLoc, "lift of '" + sourceName + "' failed",
+    reportLoopFailure(sourceLoc, "lift of '" + job.sourceName + "' failed",
                       result.takeError());
-    return signalPassFailure();
+    return failure();
   }
 
   Origin origin =
-      storeInUserCache(*accepted, userCacheDir, key, sourceName,
-                       (*client)->describe(), result->round, *requested);
+      storeInUserCache(*accepted, job.userCacheDir, job.key, job.sourceName,
+                       (*client)->describe(), result->round, checks.check);
   install(module, *accepted);
-  finish(module, sourceName, origin);
+  finish(module, job.sourceName, origin);
+  return success();
 }
 
 } // namespace
+
+void mlir::cuir::registerLiftShortName() {
+  registerShortName<LiftPass>("lift");
+}

@@ -4,6 +4,8 @@
 #include "cuir/Lift/LiftCache.h"
 #include "cuir/Lift/Validate.h"
 #include "cuir/Passes/Passes.h"
+
+#include "ShortNames.h"
 #include "cuir/Support/OutputFiles.h"
 #include "cuir/Support/SourceFile.h"
 
@@ -64,8 +66,9 @@ public:
     opt.output = output;
     opt.stagingDir = stagingDir;
     if (opt.output.empty()) {
-      emitError(loc) << "--lower needs an output: --lower=output=out/x.cu, or "
-                        "cuir-opt ... -o out/x.cu";
+      emitError(loc) << "--" << getArgument() << " needs an output: --"
+                     << getArgument()
+                     << "=output=out/x.cu, or cuir-opt ... -o out/x.cu";
       return signalPassFailure();
     }
     if (failed(checkSourceLocations(module)))
@@ -98,6 +101,10 @@ public:
     opt.cudaPath = cudaPath;
     opt.includeDirs.assign(includeDirs.begin(), includeDirs.end());
     opt.sourceRoot = sourceRoot;
+    // A missing tool is reported before any work (and found again when
+    // the outputs are written).
+    if (failed(findCompileTools(opt, loc)))
+      return signalPassFailure();
 
     OwningOpRef<ModuleOp> source = loadSource(module, opt);
     if (!source)
@@ -260,4 +267,8 @@ LogicalResult mlir::cuir::stageLowerOutputs(OpPassManager &pm,
       return failure();
   }
   return success();
+}
+
+void mlir::cuir::registerLowerShortName() {
+  registerShortName<LowerPass>("lower");
 }

@@ -33,7 +33,9 @@ def Interpret : Pass<"cuir-interpret", "::mlir::ModuleOp"> {
     types the kernel uses, and compares its output (and log-sum-exp, when
     both sides have one) with a reference: the built-in standard attention,
     or `reference(q, k, v, scale, **params)` from a PyTorch file, run by
-    `python` on the same inputs. Parameters are bound by their `cuir.arg`
+    `python` on the same inputs (by default `$CUIR_PYTHON`, else the first
+    of `python3` on PATH and `/usr/bin/python3` that can import torch; none
+    is an error at the option). Parameters are bound by their `cuir.arg`
     role (see docs/ExecutionSemantics.md).
 
     Asynchronous hazards (reading an async copy's destination or an async
@@ -78,9 +80,10 @@ def Interpret : Pass<"cuir-interpret", "::mlir::ModuleOp"> {
            "Variant parameters: 'name=value;name=v0,v1,...'">,
     Option<"dump", "dump", "std::string", /*default=*/"\"\"",
            "Directory to write inputs and outputs to as .npy files">,
-    Option<"python", "python", "std::string",
-           /*default=*/"\"/usr/bin/python3\"",
-           "Python interpreter with torch and numpy for PyTorch references">,
+    Option<"python", "python", "std::string", /*default=*/"\"\"",
+           "Python interpreter with torch and numpy for PyTorch references "
+           "(default: $CUIR_PYTHON, else the first of python3 on PATH and "
+           "/usr/bin/python3 that imports torch)">,
     Option<"maxMemory", "max-memory", "int64_t", /*default=*/"4096",
            "Memory limit in MiB on the interpreter's data (inputs, outputs, "
            "the reference's copies, parameters, shared memory, tiles)">
@@ -140,12 +143,14 @@ defvar LLMOptions = [
            "Most answers to ask for before giving up">
 ];
 
-def Lift : Pass<"lift", "::mlir::ModuleOp"> {
+def Lift : Pass<"cuir-lift", "::mlir::ModuleOp"> {
   let summary = "Lifts the CUDA kernel a module carries into Source CuIR";
   let description = [{
     Runs on the module that cuir-opt makes of a `.cu` input (module
     attributes `cuir.source_path` and `cuir.source_text`) and replaces its
-    body by the lifted kernels, keeping the source attributes.
+    body by the lifted kernels, keeping the source attributes. cuir-opt
+    also spells the pass `--lift` (with the same options), as below; a
+    program that embeds CuIR registers `cuir-lift` only.
 
     The lift comes from the lift cache when it has one for the source text
     (key: SHA-256 of the dialect version and the text): first the bundled
@@ -211,11 +216,13 @@ def Lift : Pass<"lift", "::mlir::ModuleOp"> {
   ]);
 }
 
-def Transfer : Pass<"transfer", "::mlir::ModuleOp"> {
+def Transfer : Pass<"cuir-transfer", "::mlir::ModuleOp"> {
   let summary = "Gives every kernel of the module the semantics of an attention variant";
   let description = [{
     Rewrites Source CuIR into Target CuIR for a variant given by name, as a
-    composition, as a variant file, or by a PyTorch reference through an LLM:
+    composition, as a variant file, or by a PyTorch reference through an LLM
+    (cuir-opt also spells the pass `--transfer`, with the same options, as
+    below; a program that embeds CuIR registers `cuir-transfer` only):
 
     ```
     cuir-opt k.cuir.mlir --transfer=prefixlm
@@ -277,9 +284,10 @@ def Transfer : Pass<"transfer", "::mlir::ModuleOp"> {
     Option<"checkParams", "check-params", "std::string", /*default=*/"\"\"",
            "llm: values of the variant's parameters for the checks, "
            "'name=value;name=v0,v1' (default: their cuir.default)">,
-    Option<"python", "python", "std::string",
-           /*default=*/"\"/usr/bin/python3\"",
-           "llm: Python interpreter with torch and numpy for the reference">,
+    Option<"python", "python", "std::string", /*default=*/"\"\"",
+           "llm: Python interpreter with torch and numpy for the reference "
+           "(default: $CUIR_PYTHON, else the first of python3 on PATH and "
+           "/usr/bin/python3 that imports torch)">,
     Option<"cacheDir", "cache-dir", "std::string", /*default=*/"\"\"",
            "llm: where accepted variants are stored (default: the user lift "
            "cache, $CUIR_LIFT_CACHE, else ~/.cache/cuir/lift)">,
@@ -316,13 +324,15 @@ def SplitFullPartial : Pass<"cuir-split-full-partial", "::mlir::ModuleOp"> {
   }];
 }
 
-def Lower : Pass<"lower", "::mlir::ModuleOp"> {
+def Lower : Pass<"cuir-lower", "::mlir::ModuleOp"> {
   let summary = "Patches the expert CUDA kernel to the Target CuIR and compiles it through NVPTX";
   let description = [{
     Diffs every kernel of the module (Target CuIR) against the Source CuIR
     it was lifted to, traces each change through the lift's locations to
     the CUDA source, and applies small line-level patches in the source's
-    own idiom (see docs/Lowering.md). Writes, next to `output`:
+    own idiom (see docs/Lowering.md). cuir-opt also spells the pass
+    `--lower` (with the same options), as below; a program that embeds
+    CuIR registers `cuir-lower` only. Writes, next to `output`:
 
       <stem>.cu                     the patched kernel
       <stem>.diff                   a unified diff against the source
@@ -347,6 +357,15 @@ def Lower : Pass<"lower", "::mlir::ModuleOp"> {
     ```
 
     Lowering unmodified Source CuIR reproduces the source byte for byte.
+
+    The tools are found, not fixed: `clang` from the option, else
+    `$CUIR_CLANG`, else `clang++-22` on PATH, else
+    `/usr/lib/llvm-22/bin/clang++`; ptxas and fatbinary in the `bin` of the
+    CUDA toolkit of `cuda-path`, else `$CUDA_PATH`, else `$CUDA_HOME`, else
+    the toolkit of `ptxas` on PATH, else `/usr/local/cuda`; `diff` on PATH.
+    A tool that cannot be found is an error before any work, naming the
+    option and the variable to set (clang++ and the toolkit only with
+    `compile`).
   }];
   let options = [
     Option<"output", "output", "std::string", /*default=*/"\"\"",
@@ -364,11 +383,13 @@ def Lower : Pass<"lower", "::mlir::ModuleOp"> {
            "Directory of the CUDA source named by the locations">,
     ListOption<"includeDirs", "include-dirs", "std::string",
                "Extra include directories for compiling">,
-    Option<"clang", "clang", "std::string",
-           /*default=*/"\"/usr/lib/llvm-22/bin/clang++\"",
-           "clang++ with the CUDA front end and NVPTX">,
-    Option<"cudaPath", "cuda-path", "std::string",
-           /*default=*/"\"/usr/local/cuda\"", "The CUDA toolkit">
+    Option<"clang", "clang", "std::string", /*default=*/"\"\"",
+           "clang++ with the CUDA front end and NVPTX (default: $CUIR_CLANG, "
+           "else clang++-22 on PATH, else /usr/lib/llvm-22/bin/clang++)">,
+    Option<"cudaPath", "cuda-path", "std::string", /*default=*/"\"\"",
+           "The CUDA toolkit, whose bin holds ptxas and fatbinary (default: "
+           "$CUDA_PATH, else $CUDA_HOME, else the toolkit of ptxas on PATH, "
+           "else /usr/local/cuda)">
   ];
 }
 

@@ -10,6 +10,7 @@
 #include "cuir/Passes/Passes.h"
 
 #include "LLMPassSupport.h"
+#include "ShortNames.h"
 
 #include "cuir/LLM/Client.h"
 #include "cuir/Lift/LiftCache.h"
@@ -19,6 +20,7 @@
 #include "cuir/Support/Nesting.h"
 #include "cuir/Support/OptionLocation.h"
 #include "cuir/Support/ParamValue.h"
+#include "cuir/Support/Toolchain.h"
 #include "cuir/Transfer/AttentionAnalysis.h"
 #include "cuir/Transfer/Transfer.h"
 #include "cuir/Variants/Variants.h"
@@ -115,9 +117,11 @@ public:
     ModuleOp module = getOperation();
     Location loc = module.getLoc();
     if (variant.empty()) {
-      emitError(loc) << "--transfer needs a variant: --transfer=prefixlm, a "
-                        "composition such as --transfer=prefixlm,softcap, "
-                        "a variant file, or llm:<reference.py>";
+      StringRef flag = getArgument();
+      emitError(loc) << "--" << flag << " needs a variant: --" << flag
+                     << "=prefixlm, a composition such as --" << flag
+                     << "=prefixlm,softcap, a variant file, or "
+                        "llm:<reference.py>";
       return signalPassFailure();
     }
     if (StringRef(variant).starts_with(kLLMPrefix))
@@ -184,6 +188,13 @@ private:
   }
 
   void runThroughLLM(StringRef referencePath);
+  LogicalResult transferThroughLLM(StringRef referencePath,
+                                   StringRef referenceText,
+                                   const lift::VariantChecks &checks);
+  FailureOr<std::unique_ptr<llm::Client>>
+  createClient(StringRef referencePath, StringRef userCacheDir, StringRef key);
+  LogicalResult storeAndApply(StringRef text, StringRef cachePath,
+                              ModuleOp scratch);
   LogicalResult checkSourceCuIR(Location loc);
   FailureOr<lift::VariantChecks> getChecks(StringRef referencePath,
                                            Location loc);
@@ -214,7 +225,13 @@ FailureOr<lift::VariantChecks> TransferPass::getChecks(StringRef referencePath,
   lift::VariantChecks checks;
   checks.source = getOperation();
   checks.reference = referencePath.str();
-  checks.python = python;
+  llvm::Expected<std::string> python =
+      findPythonWithTorch(this->python, ToolEnvironment::fromProcess());
+  if (!python)
+    return emitError(getOptionValueLoc(&getContext(), "python"))
+           << "the PyTorch reference needs Python with torch: "
+           << llvm::toString(python.takeError());
+  checks.python = *python;
   SmallVector<std::string> shapes(checkShapes.begin(), checkShapes.end());
   if (shapes.empty())
     shapes = {"1x4x2x200x333", "2x2x1x257x130"};
@@ -234,79 +251,120 @@ FailureOr<lift::VariantChecks> TransferPass::getChecks(StringRef referencePath,
   return checks;
 }
 
-void TransferPass::runThroughLLM(StringRef referencePath) {
-  MLIRContext *context = &getContext();
-  ModuleOp module = getOperation();
+/// The PyTorch reference's text, or an error if it cannot be read or
+/// defines no `reference`.
+FailureOr<std::string> readReference(StringRef referencePath,
+                                     Location loc) {
+  auto buffer = llvm::MemoryBuffer::getFile(referencePath, /*IsText=*/true);
+  if (!buffer)
+    return emitError(loc) << "cannot read the PyTorch reference '"
+                          << referencePath
+                          << "': " << buffer.getError().message();
+  StringRef text = (*buffer)->getBuffer();
+  if (!text.contains("def reference("))
+    return emitError(loc) << "the PyTorch reference '" << referencePath
+                          << "' defines no function 'reference(q, k, v, "
+                             "scale, **params)' (see docs/Interpreter.md)";
+  return text.str();
+}
+
+/// The Source CuIR as the model sees it and as the cache key hashes it.
+struct PrintedSource {
+  SmallVector<std::string> kernelNames;
+  std::string firstKernel; // in a module of its own
+  std::string kernels;     // every kernel, without the module's attributes
+};
+
+/// Prints the module's kernels without locations, which say nothing about
+/// the semantics, in the custom form. The flags are explicit: cuir-opt's
+/// printing options must not change the key.
+PrintedSource printSource(ModuleOp module) {
   Location loc = module.getLoc();
+  OpPrintingFlags flags =
+      OpPrintingFlags().enableDebugInfo(false).printGenericOpForm(false);
+  PrintedSource printed;
+  for (KernelOp kernel : module.getOps<KernelOp>()) {
+    if (printed.kernelNames.empty()) {
+      // In a module of its own, so that its attribute aliases are printed.
+      OwningOpRef<ModuleOp> alone = ModuleOp::create(loc);
+      alone->getBody()->push_back(kernel->clone());
+      llvm::raw_string_ostream os(printed.firstKernel);
+      alone->print(os, flags);
+    }
+    printed.kernelNames.push_back(kernel.getSymName().str());
+  }
+  // The kernels only: whether they came from a .cuir.mlir file or from
+  // --lift of the .cu (whose module also carries the source text) must not
+  // change the key.
+  OwningOpRef<ModuleOp> kernels = ModuleOp::create(loc);
+  for (KernelOp kernel : module.getOps<KernelOp>())
+    kernels->getBody()->push_back(kernel->clone());
+  llvm::raw_string_ostream os(printed.kernels);
+  kernels->print(os, flags);
+  return printed;
+}
+
+/// The variant of the cache entry `cachePath`, cloned into `scratch`; a
+/// broken entry is a warning (the LLM then writes a new one) and failure.
+FailureOr<VariantOp> loadCachedVariant(StringRef cachePath, ModuleOp scratch,
+                                       Location loc) {
+  MLIRContext *context = loc.getContext();
+  ParserConfig config(context);
+  llvm::SourceMgr sourceMgr;
+  std::string report;
+  llvm::raw_string_ostream os(report);
+  OwningOpRef<ModuleOp> file;
+  {
+    SourceMgrDiagnosticHandler handler(sourceMgr, context, os);
+    if (succeeded(checkFileNesting(cachePath, context)))
+      file = parseSourceFile<ModuleOp>(cachePath, sourceMgr, config);
+  }
+  FailureOr<VariantOp> cached =
+      file ? takeVariant(*file, cachePath, scratch, loc)
+           : FailureOr<VariantOp>(failure());
+  if (failed(cached))
+    emitWarning(loc) << "ignoring the cached variant '" << cachePath
+                     << "' (it will be replaced): " << StringRef(report).trim();
+  return cached;
+}
+
+void TransferPass::runThroughLLM(StringRef referencePath) {
+  Location loc = getOperation().getLoc();
   referencePath = referencePath.trim();
   if (referencePath.empty()) {
     emitError(loc) << "--transfer=llm: needs a PyTorch reference: "
                       "--transfer=llm:path/to/reference.py";
     return signalPassFailure();
   }
-  std::string referenceName = llvm::sys::path::filename(referencePath).str();
-  std::string what = "llm:" + referenceName;
   if (maxRounds == 0) {
     emitError(loc) << "max-rounds must be at least 1";
     return signalPassFailure();
   }
-
   // Everything that can be wrong without asking is reported first.
-  auto buffer = llvm::MemoryBuffer::getFile(referencePath, /*IsText=*/true);
-  if (!buffer) {
-    emitError(loc) << "cannot read the PyTorch reference '" << referencePath
-                   << "': " << buffer.getError().message();
-    return signalPassFailure();
-  }
-  StringRef referenceText = (*buffer)->getBuffer();
-  if (!referenceText.contains("def reference(")) {
-    emitError(loc) << "the PyTorch reference '" << referencePath
-                   << "' defines no function 'reference(q, k, v, scale, "
-                      "**params)' (see docs/Interpreter.md)";
-    return signalPassFailure();
-  }
-  if (failed(checkSourceCuIR(loc)))
+  FailureOr<std::string> referenceText = readReference(referencePath, loc);
+  if (failed(referenceText) || failed(checkSourceCuIR(loc)))
     return signalPassFailure();
   FailureOr<lift::VariantChecks> checks = getChecks(referencePath, loc);
-  if (failed(checks))
-    return signalPassFailure();
+  if (failed(checks) || failed(transferThroughLLM(referencePath,
+                                                  *referenceText, *checks)))
+    signalPassFailure();
+}
 
-  // The Source CuIR as the model sees it and as the cache key hashes it:
-  // without locations, which say nothing about the semantics, in the custom
-  // form. The flags are explicit: cuir-opt's printing options must not
-  // change the key.
-  OpPrintingFlags flags =
-      OpPrintingFlags().enableDebugInfo(false).printGenericOpForm(false);
-  SmallVector<std::string> kernelNames;
-  std::string firstKernel, sourceText;
-  for (KernelOp kernel : module.getOps<KernelOp>()) {
-    if (kernelNames.empty()) {
-      // In a module of its own, so that its attribute aliases are printed.
-      OwningOpRef<ModuleOp> alone = ModuleOp::create(loc);
-      alone->getBody()->push_back(kernel->clone());
-      llvm::raw_string_ostream os(firstKernel);
-      alone->print(os, flags);
-    }
-    kernelNames.push_back(kernel.getSymName().str());
-  }
-  {
-    // The kernels only: whether they came from a .cuir.mlir file or from
-    // --lift of the .cu (whose module also carries the source text) must
-    // not change the key.
-    OwningOpRef<ModuleOp> kernels = ModuleOp::create(loc);
-    for (KernelOp kernel : module.getOps<KernelOp>())
-      kernels->getBody()->push_back(kernel->clone());
-    llvm::raw_string_ostream os(sourceText);
-    kernels->print(os, flags);
-  }
+LogicalResult
+TransferPass::transferThroughLLM(StringRef referencePath,
+                                 StringRef referenceText,
+                                 const lift::VariantChecks &checks) {
+  Location loc = getOperation().getLoc();
+  std::string referenceName = llvm::sys::path::filename(referencePath).str();
+  std::string what = "llm:" + referenceName;
+  PrintedSource source = printSource(getOperation());
   std::string key = lift::computeTransferKey(CuIRDialect::kVersion,
-                                             referenceText, sourceText);
-
+                                             referenceText, source.kernels);
   llvm::Expected<std::string> system = lift::buildTransferSystemPrompt();
   llvm::Expected<std::string> first = lift::buildTransferPrompt(
-      referenceName, referenceText, kernelNames, firstKernel);
+      referenceName, referenceText, source.kernelNames, source.firstKernel);
   if (failed(preparePrompts(loc, "transfer", system, first, dumpPrompt)))
-    return signalPassFailure();
+    return failure();
 
   // An earlier accepted variant for the same reference and Source CuIR.
   std::string userCacheDir =
@@ -316,31 +374,49 @@ void TransferPass::runThroughLLM(StringRef referencePath) {
                            : lift::getUserVariantCachePath(userCacheDir, key);
   OwningOpRef<ModuleOp> scratch = ModuleOp::create(loc);
   if (useCache && !cachePath.empty() && llvm::sys::fs::exists(cachePath)) {
-    // A broken entry is a warning: the LLM then writes a new one.
-    ParserConfig config(context);
-    llvm::SourceMgr sourceMgr;
-    std::string report;
-    llvm::raw_string_ostream os(report);
-    OwningOpRef<ModuleOp> file;
-    {
-      SourceMgrDiagnosticHandler handler(sourceMgr, context, os);
-      if (succeeded(checkFileNesting(cachePath, context)))
-        file = parseSourceFile<ModuleOp>(cachePath, sourceMgr, config);
-    }
-    FailureOr<VariantOp> cached =
-        file ? takeVariant(*file, cachePath, *scratch, loc)
-             : FailureOr<VariantOp>(failure());
+    FailureOr<VariantOp> cached = loadCachedVariant(cachePath, *scratch, loc);
     if (succeeded(cached)) {
       progress(what + ": the variant accepted earlier: " + cachePath);
-      if (failed(applyVariant(*cached, cached->getSymName())))
-        signalPassFailure();
-      return;
+      return applyVariant(*cached, cached->getSymName());
     }
-    emitWarning(loc) << "ignoring the cached variant '" << cachePath
-                     << "' (it will be replaced): " << StringRef(report).trim();
   }
 
-  FailureOr<std::unique_ptr<llm::Client>> client = createPassClient(
+  FailureOr<std::unique_ptr<llm::Client>> client =
+      createClient(referencePath, userCacheDir, key);
+  if (failed(client))
+    return failure();
+  progress(what + ": no cached variant (key " + key.substr(0, 16) +
+           "...); writing one with " + (*client)->describe());
+  lift::LoopSpec spec;
+  spec.keyOp = "cuir.variant";
+  spec.what = "the complete cuir.variant";
+  spec.repair = lift::buildTransferRepairPrompt;
+  lift::AcceptedVariant accepted;
+  llvm::Expected<lift::LiftResult> result = lift::runLiftLoop(
+      **client, *system, *first, maxRounds,
+      [&](StringRef mlir, unsigned round) {
+        return lift::checkVariantCandidate(&getContext(), checks, mlir, round,
+                                           accepted);
+      },
+      progress, spec);
+  if (!result) {
+    reportLoopFailure(loc, "transfer to " + what + " failed",
+                      result.takeError());
+    return failure();
+  }
+  std::string text = "// Variant for " + referenceName + " (key " + key +
+                     ")\n// by " + (*client)->describe() +
+                     ", accepted in round " + std::to_string(result->round) +
+                     " after the transfer and the interpreter's checks.\n" +
+                     accepted.text;
+  return storeAndApply(text, userCacheDir.empty() ? "" : cachePath, *scratch);
+}
+
+FailureOr<std::unique_ptr<llm::Client>>
+TransferPass::createClient(StringRef referencePath, StringRef userCacheDir,
+                           StringRef key) {
+  Location loc = getOperation().getLoc();
+  return createPassClient(
       loc, getLLMClientOptions(*this),
       [&] {
         InFlightDiagnostic diag = emitError(loc);
@@ -356,37 +432,15 @@ void TransferPass::runThroughLLM(StringRef referencePath) {
           diag.attachNote(loc) << line;
       },
       progress);
-  if (failed(client))
-    return signalPassFailure();
+}
 
-  progress(what + ": no cached variant (key " + key.substr(0, 16) +
-           "...); writing one with " + (*client)->describe());
-  lift::LoopSpec spec;
-  spec.keyOp = "cuir.variant";
-  spec.what = "the complete cuir.variant";
-  spec.repair = lift::buildTransferRepairPrompt;
-  lift::AcceptedVariant accepted;
-  llvm::Expected<lift::LiftResult> result = lift::runLiftLoop(
-      **client, *system, *first, maxRounds,
-      [&](StringRef mlir, unsigned round) {
-        return lift::checkVariantCandidate(context, *checks, mlir, round,
-                                           accepted);
-      },
-      progress, spec);
-  if (!result) {
-    reportLoopFailure(loc, "transfer to " + what + " failed",
-                      result.takeError());
-    return signalPassFailure();
-  }
-
-  // Store the variant, then apply it as --transfer=<that file> would.
-  std::string text = "// Variant for " + referenceName + " (key " + key +
-                     ")\n// by " + (*client)->describe() +
-                     ", accepted in round " + std::to_string(result->round) +
-                     " after the transfer and the interpreter's checks.\n" +
-                     accepted.text;
+/// Stores the accepted variant `text` at `cachePath` (none: no cache), then
+/// applies it as --transfer=<that file> would.
+LogicalResult TransferPass::storeAndApply(StringRef text, StringRef cachePath,
+                                          ModuleOp scratch) {
+  Location loc = getOperation().getLoc();
   std::string bufferName = "llm-variant.mlir";
-  if (userCacheDir.empty()) {
+  if (cachePath.empty()) {
     emitWarning(loc) << "the variant is not cached: no cache directory (set "
                         "CUIR_LIFT_CACHE or cache-dir=)";
   } else if (llvm::Error err = lift::writeFileAtomically(cachePath, text)) {
@@ -394,15 +448,20 @@ void TransferPass::runThroughLLM(StringRef referencePath) {
                      << llvm::toString(std::move(err));
   } else {
     progress("stored the variant in the cache: " + cachePath);
-    bufferName = cachePath;
+    bufferName = cachePath.str();
   }
-  ParserConfig parserConfig(context);
+  ParserConfig parserConfig(&getContext());
   OwningOpRef<ModuleOp> file =
       parseSourceString<ModuleOp>(text, parserConfig, bufferName);
-  FailureOr<VariantOp> v = file ? takeVariant(*file, bufferName, *scratch, loc)
+  FailureOr<VariantOp> v = file ? takeVariant(*file, bufferName, scratch, loc)
                                 : FailureOr<VariantOp>(failure());
-  if (failed(v) || failed(applyVariant(*v, v->getSymName())))
-    signalPassFailure();
+  if (failed(v))
+    return failure();
+  return applyVariant(*v, v->getSymName());
 }
 
 } // namespace
+
+void mlir::cuir::registerTransferShortName() {
+  registerShortName<TransferPass>("transfer");
+}

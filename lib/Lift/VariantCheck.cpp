@@ -210,53 +210,32 @@ mlir::cuir::lift::parseVariantProblem(StringRef text) {
   return problem;
 }
 
-Verdict mlir::cuir::lift::checkVariantCandidate(MLIRContext *context,
-                                                const VariantChecks &checks,
-                                                StringRef mlir, unsigned round,
-                                                AcceptedVariant &accepted) {
-  std::string bufferName = "transfer-round-" + std::to_string(round) + ".mlir";
-  llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(
-      llvm::MemoryBuffer::getMemBufferCopy(mlir, bufferName), llvm::SMLoc());
-  DiagnosticCapture capture(context, sourceMgr);
-
-  if (failed(checkNesting(
-          *sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID()), context)))
-    return reject("it does not parse", capture, "it nests too deeply");
-  ParserConfig config(context, /*verifyAfterParse=*/false);
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, config);
-  if (!module)
-    return reject("it does not parse", capture, "the parser failed");
-  if (failed(verify(*module)))
-    return reject("it does not verify", capture, "the verifier failed");
-
-  // Exactly one variant: what a variant file for --transfer holds.
+/// The answer's one cuir.variant; anything else is an error at it.
+static FailureOr<VariantOp> findTheVariant(ModuleOp module) {
   SmallVector<VariantOp> variants;
   Operation *other = nullptr;
-  for (Operation &op : *module->getBody()) {
+  for (Operation &op : *module.getBody()) {
     if (auto variant = dyn_cast<VariantOp>(op))
       variants.push_back(variant);
     else if (!other)
       other = &op;
   }
-  if (other) {
-    emitError(other->getLoc())
-        << "'" << other->getName()
-        << "' does not belong in the answer: give exactly one cuir.variant "
-           "and nothing else";
-    return reject("it is not one cuir.variant", capture, "");
-  }
-  if (variants.size() != 1) {
-    emitError(variants.empty() ? module->getLoc() : variants[1].getLoc())
-        << "the answer holds " << variants.size()
-        << " cuir.variant ops; give exactly one";
-    return reject("it is not one cuir.variant", capture, "");
-  }
-  VariantOp variant = variants.front();
+  if (other)
+    return emitError(other->getLoc())
+           << "'" << other->getName()
+           << "' does not belong in the answer: give exactly one cuir.variant "
+              "and nothing else";
+  if (variants.size() != 1)
+    return emitError(variants.empty() ? module.getLoc() : variants[1].getLoc())
+           << "the answer holds " << variants.size()
+           << " cuir.variant ops; give exactly one";
+  return variants.front();
+}
 
-  // The bodies become one elementwise op per score tile and C++ expressions
-  // in the lowered kernel: scalar arith/math only, no nested regions. Said
-  // here, at the op, rather than as an interpreter error inside the kernel.
+/// The bodies become one elementwise op per score tile and C++ expressions
+/// in the lowered kernel: scalar arith/math only, no nested regions. Said
+/// here, at the op, rather than as an interpreter error inside the kernel.
+static LogicalResult checkVariantOps(VariantOp variant) {
   bool foreign = false;
   variant.getBody().walk<WalkOrder::PreOrder>([&](Operation *op) {
     if (isa<ScoreModOp, MaskModOp, YieldOp, memref::LoadOp>(op))
@@ -274,11 +253,13 @@ Verdict mlir::cuir::lift::checkVariantCandidate(MLIRContext *context,
     foreign = true;
     return WalkResult::skip();
   });
-  if (foreign)
-    return reject("it uses ops a variant cannot hold", capture, "");
+  return failure(foreign);
+}
 
-  // Every parameter needs a value for the runs; the reference receives the
-  // same values by name.
+/// "name=value, ..." of the values the runs give the variant's parameters
+/// (the reference receives the same by name); every one needs a value.
+static FailureOr<std::string> describeParamValues(VariantOp variant,
+                                                  const VariantChecks &checks) {
   Block &body = variant.getBody().front();
   std::string values;
   bool missing = false;
@@ -303,26 +284,37 @@ Verdict mlir::cuir::lift::checkVariantCandidate(MLIRContext *context,
     values += (values.empty() ? "" : ", ") + name.str() + "=" + value;
   }
   if (missing)
-    return reject("a parameter has no value", capture, "");
+    return failure();
+  return values;
+}
 
-  // The Target CuIR: the variant applied to a clone of every kernel, with
-  // the spec --transfer records for a variant file (its symbol).
-  OwningOpRef<ModuleOp> target = cast<ModuleOp>(checks.source->clone());
-  SmallVector<KernelOp> kernels = llvm::to_vector(target->getOps<KernelOp>());
-  if (kernels.empty()) {
-    emitError(target->getLoc()) << "the Source CuIR has no cuir.kernel";
+/// Applies `variant` to every kernel of `target` (a clone of the Source
+/// CuIR), with the spec --transfer records for a variant file (its symbol).
+/// Returns the rejection, if any.
+static std::optional<Verdict> applyToTarget(VariantOp variant, ModuleOp target,
+                                            DiagnosticCapture &capture) {
+  if (target.getOps<KernelOp>().empty()) {
+    emitError(target.getLoc()) << "the Source CuIR has no cuir.kernel";
     return reject("there is no kernel to apply it to", capture, "");
   }
-  for (KernelOp kernel : kernels)
+  for (KernelOp kernel : llvm::to_vector(target.getOps<KernelOp>()))
     if (failed(transferKernel(kernel, variant, variant.getSymName())))
       return reject("the transfer cannot apply it", capture,
                     "the transfer failed without a diagnostic");
-  if (failed(verify(*target)))
+  if (failed(verify(target)))
     return reject("the Target CuIR does not verify", capture,
                   "the verifier failed");
+  return std::nullopt;
+}
 
-  // Each problem on one kernel, in turn, at the kernel's head dimension.
-  std::string runs;
+/// Runs each problem on one kernel of `target`, in turn, at the kernel's
+/// head dimension, against the reference; `runs` receives a line per run.
+/// Returns the rejection, if any.
+static std::optional<Verdict>
+runAgainstReference(VariantOp variant, ModuleOp target,
+                    const VariantChecks &checks, StringRef values,
+                    DiagnosticCapture &capture, std::string &runs) {
+  SmallVector<KernelOp> kernels = llvm::to_vector(target.getOps<KernelOp>());
   for (auto [i, problem] : llvm::enumerate(checks.problems)) {
     KernelOp kernel = kernels[i % kernels.size()];
     InterpreterOptions opt = getProblemOptions(problem, kernel);
@@ -358,9 +350,13 @@ Verdict mlir::cuir::lift::checkVariantCandidate(MLIRContext *context,
     }
     runs += "matches the reference: " + summary + "\n";
   }
+  return std::nullopt;
+}
 
-  // The variant alone, without the candidate's locations.
-  OwningOpRef<ModuleOp> file = ModuleOp::create(UnknownLoc::get(context));
+/// The variant alone, without the candidate's locations.
+static void recordAccepted(VariantOp variant, AcceptedVariant &accepted) {
+  OwningOpRef<ModuleOp> file =
+      ModuleOp::create(UnknownLoc::get(variant.getContext()));
   file->getBody()->push_back(variant->clone());
   accepted.text.clear();
   llvm::raw_string_ostream os(accepted.text);
@@ -368,6 +364,48 @@ Verdict mlir::cuir::lift::checkVariantCandidate(MLIRContext *context,
       os, OpPrintingFlags().enableDebugInfo(false).printGenericOpForm(false));
   os << "\n";
   accepted.name = variant.getSymName().str();
+}
+
+Verdict mlir::cuir::lift::checkVariantCandidate(MLIRContext *context,
+                                                const VariantChecks &checks,
+                                                StringRef mlir, unsigned round,
+                                                AcceptedVariant &accepted) {
+  std::string bufferName = "transfer-round-" + std::to_string(round) + ".mlir";
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(mlir, bufferName), llvm::SMLoc());
+  DiagnosticCapture capture(context, sourceMgr);
+
+  if (failed(checkNesting(
+          *sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID()), context)))
+    return reject("it does not parse", capture, "it nests too deeply");
+  ParserConfig config(context, /*verifyAfterParse=*/false);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, config);
+  if (!module)
+    return reject("it does not parse", capture, "the parser failed");
+  if (failed(verify(*module)))
+    return reject("it does not verify", capture, "the verifier failed");
+
+  // Exactly one variant: what a variant file for --transfer holds.
+  FailureOr<VariantOp> variant = findTheVariant(*module);
+  if (failed(variant))
+    return reject("it is not one cuir.variant", capture, "");
+  if (failed(checkVariantOps(*variant)))
+    return reject("it uses ops a variant cannot hold", capture, "");
+  FailureOr<std::string> values = describeParamValues(*variant, checks);
+  if (failed(values))
+    return reject("a parameter has no value", capture, "");
+
+  OwningOpRef<ModuleOp> target = cast<ModuleOp>(checks.source->clone());
+  if (std::optional<Verdict> rejected =
+          applyToTarget(*variant, *target, capture))
+    return *rejected;
+  std::string runs;
+  if (std::optional<Verdict> rejected = runAgainstReference(
+          *variant, *target, checks, *values, capture, runs))
+    return *rejected;
+
+  recordAccepted(*variant, accepted);
   std::string notes = capture.takeReport();
   return {true, "", notes.empty() ? runs : notes + "\n" + runs};
 }

@@ -8,6 +8,7 @@
 
 #include "cuir/Lower/Lower.h"
 #include "cuir/Support/OutputFiles.h"
+#include "cuir/Support/Toolchain.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -128,9 +129,38 @@ static LogicalResult recordSetFiles(const LoweredKernel &lowered,
   return writeFile(removeList, stale, loc);
 }
 
+FailureOr<CompileTools>
+mlir::cuir::findCompileTools(const LoweringOptions &opt, Location loc) {
+  ToolEnvironment env = ToolEnvironment::fromProcess();
+  CompileTools tools;
+  auto take = [&](llvm::Expected<std::string> found, std::string &into,
+                  StringRef what) {
+    if (!found) {
+      emitError(loc) << "cannot find " << what << ": "
+                     << llvm::toString(found.takeError());
+      return false;
+    }
+    into = std::move(*found);
+    return true;
+  };
+  if (!take(findDiff(env), tools.diff, "diff, which writes the .diff"))
+    return failure();
+  if (!opt.compile)
+    return tools;
+  if (!take(findClang(opt.clang, env), tools.clang, "clang++") ||
+      !take(findCudaToolkit(opt.cudaPath, env), tools.cudaPath,
+            "the CUDA toolkit") ||
+      !take(findCudaTool(tools.cudaPath, "ptxas"), tools.ptxas, "ptxas") ||
+      !take(findCudaTool(tools.cudaPath, "fatbinary"), tools.fatbinary,
+            "fatbinary"))
+    return failure();
+  return tools;
+}
+
 /// Writes the set into `tmp`, a directory staged beside the output.
 static LogicalResult writeAndCompileInto(const LoweredKernel &lowered,
                                          const LoweringOptions &opt,
+                                         const CompileTools &tools,
                                          StringRef tmp, Location loc) {
   std::string stem = path::stem(opt.output).str();
   auto file = [&](StringRef name) {
@@ -152,7 +182,7 @@ static LogicalResult writeAndCompileInto(const LoweredKernel &lowered,
 
   // The unified diff, as a reviewer reads it.
   std::string diffPath = file(stem + ".diff");
-  std::string diffTool = "/usr/bin/diff";
+  const std::string &diffTool = tools.diff;
   {
     std::string srcName = path::filename(lowered.sourcePath).str();
     int rc = runner.run({diffTool, "-u", "--label", "a/" + srcName, "--label",
@@ -181,20 +211,20 @@ static LogicalResult writeAndCompileInto(const LoweredKernel &lowered,
     std::string srcDir(path::parent_path(lowered.sourcePath));
     SmallString<256> inc(srcDir);
     path::append(inc, "..", "include");
-    std::vector<std::string> flags = {opt.clang,
+    std::vector<std::string> flags = {tools.clang,
                                       "-x",
                                       "cuda",
-                                      "--cuda-path=" + opt.cudaPath,
+                                      "--cuda-path=" + tools.cudaPath,
                                       "-Wno-unknown-cuda-version",
                                       "-I" + std::string(tmp),
-                                      "-I" + opt.cudaPath + "/include/cccl",
+                                      "-I" + tools.cudaPath + "/include/cccl",
                                       "-I" + srcDir,
                                       "-I" + std::string(inc),
                                       "-O3",
                                       "-std=c++17"};
     for (const std::string &d : opt.includeDirs)
       flags.push_back("-I" + d);
-    std::string ptxas = opt.cudaPath + "/bin/ptxas";
+    const std::string &ptxas = tools.ptxas;
     for (const std::string &arch : opt.archs) {
       llvm::errs() << "lower: compiling " << stem << " for " << arch << "\n";
       std::vector<std::string> args = flags;
@@ -226,8 +256,8 @@ static LogicalResult writeAndCompileInto(const LoweredKernel &lowered,
     // by a host-only compile.
     llvm::errs() << "lower: linking lib" << stem << ".so\n";
     std::string fatbin = file(".lib.fatbin");
-    std::vector<std::string> fat = {opt.cudaPath + "/bin/fatbinary", "-64",
-                                    "--create", fatbin};
+    std::vector<std::string> fat = {tools.fatbinary, "-64", "--create",
+                                    fatbin};
     for (const std::string &arch : opt.archs) {
       std::string sm = StringRef(arch).drop_front(3).str();
       fat.push_back("--image3=kind=elf,sm=" + sm +
@@ -242,7 +272,7 @@ static LogicalResult writeAndCompileInto(const LoweredKernel &lowered,
                {"--cuda-host-only", "-Xclang", "-fcuda-include-gpubinary",
                 "-Xclang", fatbin, "-fPIC", "-shared", "-fvisibility=hidden",
                 cu, "-o", file("lib" + stem + ".so"),
-                "-L" + opt.cudaPath + "/lib64", "-lcudart_static", "-ldl",
+                "-L" + tools.cudaPath + "/lib64", "-lcudart_static", "-ldl",
                 "-lpthread", "-lrt"});
     if (runner.run(lib, "", &err) != 0)
       return emitError(loc) << "clang failed to link the library:\n" << tail(err);
@@ -254,15 +284,18 @@ static LogicalResult writeAndCompileInto(const LoweredKernel &lowered,
 LogicalResult mlir::cuir::writeAndCompile(const LoweredKernel &lowered,
                                           const LoweringOptions &opt,
                                           Location loc) {
+  FailureOr<CompileTools> tools = findCompileTools(opt, loc);
+  if (failed(tools))
+    return failure();
   if (!opt.stagingDir.empty())
-    return writeAndCompileInto(lowered, opt, opt.stagingDir, loc);
+    return writeAndCompileInto(lowered, opt, *tools, opt.stagingDir, loc);
   StringRef out = opt.output;
   OutputTransaction outputs;
   llvm::Expected<std::string> dir = outputs.stageDirectory(
       path::parent_path(out), path::stem(out));
   if (!dir)
     return emitError(loc) << llvm::toString(dir.takeError());
-  if (failed(writeAndCompileInto(lowered, opt, *dir, loc)))
+  if (failed(writeAndCompileInto(lowered, opt, *tools, *dir, loc)))
     return failure();
   if (llvm::Error err = outputs.commit())
     return emitError(loc) << llvm::toString(std::move(err));

@@ -131,9 +131,9 @@ Value mlir::cuir::findBlockMConstant(const ScoreSite &site) {
   return {};
 }
 
-FailureOr<AttentionStructure> mlir::cuir::analyzeAttention(KernelOp kernel) {
-  AttentionStructure as;
-  as.kernel = kernel;
+/// The kernel's parameters by role; q, k, v and o must be there.
+static LogicalResult collectRoleParams(KernelOp kernel,
+                                       AttentionStructure &as) {
   for (BlockArgument arg : kernel.getBody().getArguments())
     if (auto role =
             kernel.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kArgRoleAttr))
@@ -144,6 +144,194 @@ FailureOr<AttentionStructure> mlir::cuir::analyzeAttention(KernelOp kernel) {
              << "has no parameter with role '" << needed
              << "' ({cuir.arg = \"" << needed
              << "\"}): transfer needs to know the attention's operands";
+  return success();
+}
+
+/// The score tile a GEMM produces: its result, or that of its wait; null
+/// for an async GEMM nobody waits for.
+static Value getCompletedResult(Operation *gemm) {
+  Value score = gemm->getResult(0);
+  if (!isa<GemmAsyncOp>(gemm))
+    return score;
+  Value waited;
+  for (Operation *user : score.getUsers())
+    if (auto wait = dyn_cast<GemmWaitOp>(user))
+      waited = wait.getResult();
+  return waited;
+}
+
+/// The key/value block the score GEMM reads: B is stage n of a ring.
+static LogicalResult findKVBlock(ScoreSite &site) {
+  Operation *gemm = site.gemm;
+  Value b = gemm->getOperand(1);
+  site.kvBlock = ringBlockIndex(b, site.loop);
+  if (!site.kvBlock)
+    return gemm->emitError()
+           << "reads K from a buffer whose key/value block cannot be "
+              "determined: expected a memref.subview of a shared ring at "
+              "stage 'n mod stages' (arith.remui)";
+  auto bType = cast<MemRefType>(b.getType());
+  site.blockN = bType.getShape()[0];
+  if (!gemm->hasAttr("transpose_b"))
+    site.blockN = bType.getShape()[1];
+  return success();
+}
+
+/// Sets the query tile's coordinates from the copy that fills `aBuf` from
+/// a view of `q` at [b, 0, h, 0], if there is one.
+static void findQueryCopy(ScoreSite &site, Value aBuf, Value q) {
+  for (Operation *user : aBuf.getUsers()) {
+    Value src, dst;
+    ValueRange srcIdx;
+    if (auto c = dyn_cast<CopyAsyncOp>(user)) {
+      src = c.getSrc(), dst = c.getDst(), srcIdx = c.getSrcIndices();
+    } else if (auto c = dyn_cast<CopyOp>(user)) {
+      src = c.getSrc(), dst = c.getDst(), srcIdx = c.getSrcIndices();
+    } else {
+      continue;
+    }
+    if (dst != aBuf || srcIdx.empty())
+      continue;
+    auto sub = src.getDefiningOp<memref::SubViewOp>();
+    if (!sub || sub.getSource() != q)
+      continue;
+    auto offs = sub.getMixedOffsets();
+    auto asValue = [&](OpFoldResult ofr) -> Value {
+      if (auto v = dyn_cast<Value>(ofr))
+        return v;
+      OpBuilder b(sub);
+      return arith::ConstantIndexOp::create(
+          b, sub.getLoc(), cast<IntegerAttr>(cast<Attribute>(ofr)).getInt());
+    };
+    site.qBlockBase = site.qBase = srcIdx[0];
+    site.blockM = cast<MemRefType>(dst.getType()).getShape()[0];
+    site.batch = asValue(offs[0]);
+    site.head = asValue(offs[2]);
+  }
+}
+
+/// The query tile: the copy that fills A's buffer names its first row; the
+/// copy's source is a view of q at [b, 0, h, 0]. A score tile of some of
+/// its rows reads a view of it.
+static LogicalResult findQueryTile(ScoreSite &site, Value q) {
+  Operation *gemm = site.gemm;
+  SmallVector<Value> rowOffsets;
+  Value aBuf = rowViewOf(gemm->getOperand(0), rowOffsets);
+  if (!isa<MemRefType>(aBuf.getType()))
+    aBuf = underlyingBuffer(gemm->getOperand(0));
+  findQueryCopy(site, aBuf, q);
+  if (site.qBase && rowOffsets.size() > 1)
+    return gemm->emitError() << "reads Q through more than one view with a "
+                                "row offset; transfer needs the tile's "
+                                "first query row";
+  if (site.qBase && !rowOffsets.empty()) {
+    // The tile's first row: the kernel's own block row + view offset.
+    Value tileRow;
+    for (Operation *user : site.qBlockBase.getUsers())
+      if (auto add = dyn_cast<arith::AddIOp>(user))
+        if (llvm::is_contained(add->getOperands(), rowOffsets[0]) &&
+            add->getParentRegion()->isAncestor(gemm->getParentRegion()))
+          tileRow = add;
+    if (!tileRow)
+      return gemm->emitError()
+             << "reads rows of the query tile from a row offset, but the "
+                "kernel computes no 'block row + offset' that names the "
+                "tile's first query row";
+    site.qBase = tileRow;
+  }
+  if (!site.qBase)
+    return gemm->emitError()
+           << "reads Q from a buffer that no copy from a [b, :, h, :] view "
+              "of the 'q' parameter fills; transfer needs the query "
+              "tile's coordinates";
+  return success();
+}
+
+/// The weights: the exponential that reads both the score chain and the
+/// row maximum.
+static void findWeights(ScoreSite &site, Region &scope,
+                        const llvm::SmallPtrSetImpl<Operation *> &fromScore) {
+  SmallVector<Operation *> maxChain;
+  forwardChain(site.rowMax.getResult(), scope, maxChain);
+  for (Operation *op : maxChain)
+    if (isa<math::ExpOp, math::Exp2Op>(op) && fromScore.contains(op) &&
+        isa<RankedTensorType>(op->getResult(0).getType()) &&
+        cast<RankedTensorType>(op->getResult(0).getType()).getRank() == 2) {
+      site.weights = op;
+      break;
+    }
+}
+
+/// O += P V: the next GEMM downstream of the scores; in a software
+/// pipeline, in the next step, reached through the loop-carried P. Then
+/// the accumulator it adds to, and the loop-carried one rescaled into it.
+static LogicalResult
+findPVGemm(ScoreSite &site, ArrayRef<Operation *> chain,
+           const llvm::SmallPtrSetImpl<Operation *> &fromScore) {
+  Operation *gemm = site.gemm;
+  scf::ForOp loop = site.loop;
+  for (Operation *op : chain)
+    if (isa<GemmOp, GemmAsyncOp>(op) && op != gemm) {
+      site.pvGemm = op;
+      break;
+    }
+  if (!site.pvGemm) {
+    Operation *yield = loop.getBody()->getTerminator();
+    for (OpOperand &carried : yield->getOpOperands()) {
+      Operation *def = carried.get().getDefiningOp();
+      if (!def || !fromScore.contains(def))
+        continue;
+      SmallVector<Operation *> next;
+      forwardChain(loop.getRegionIterArgs()[carried.getOperandNumber()],
+                   loop.getRegion(), next);
+      for (Operation *op : next)
+        if (isa<GemmOp, GemmAsyncOp>(op) && op != gemm && !site.pvGemm)
+          site.pvGemm = op;
+    }
+  }
+  if (!site.pvGemm)
+    return gemm->emitError()
+           << "computes a score tile, but no GEMM consumes the weights "
+              "derived from it: transfer expects O += P V";
+  site.rescaledAcc = site.pvGemm->getOperand(2);
+  if (auto mul = site.rescaledAcc.getDefiningOp<arith::MulFOp>()) {
+    for (Value operand : mul->getOperands())
+      if (isa<BlockArgument>(operand))
+        site.carriedAcc = operand;
+  }
+  return success();
+}
+
+/// The site of a score GEMM, whose completed result `score` reaches
+/// `rowMax` through `chain`, inside `loop`.
+static FailureOr<ScoreSite> analyzeScoreSite(Operation *gemm, Value score,
+                                             ReduceRowsOp rowMax,
+                                             scf::ForOp loop,
+                                             ArrayRef<Operation *> chain,
+                                             Value q) {
+  ScoreSite site;
+  site.gemm = gemm;
+  site.score = score;
+  site.rowMax = rowMax;
+  if (!loop)
+    return gemm->emitError()
+           << "computes a score tile outside any loop over key/value "
+              "blocks; transfer expects the score GEMM inside an scf.for";
+  site.loop = loop;
+  if (failed(findKVBlock(site)) || failed(findQueryTile(site, q)))
+    return failure();
+  llvm::SmallPtrSet<Operation *, 32> fromScore(chain.begin(), chain.end());
+  findWeights(site, loop.getRegion(), fromScore);
+  if (failed(findPVGemm(site, chain, fromScore)))
+    return failure();
+  return site;
+}
+
+FailureOr<AttentionStructure> mlir::cuir::analyzeAttention(KernelOp kernel) {
+  AttentionStructure as;
+  as.kernel = kernel;
+  if (failed(collectRoleParams(kernel, as)))
+    return failure();
 
   // Score GEMMs: GEMMs whose result (after its wait) reaches a row maximum.
   SmallVector<Operation *> gemms;
@@ -152,16 +340,9 @@ FailureOr<AttentionStructure> mlir::cuir::analyzeAttention(KernelOp kernel) {
       gemms.push_back(op);
   });
   for (Operation *gemm : gemms) {
-    Value score = gemm->getResult(0);
-    if (isa<GemmAsyncOp>(gemm)) {
-      Value waited;
-      for (Operation *user : score.getUsers())
-        if (auto wait = dyn_cast<GemmWaitOp>(user))
-          waited = wait.getResult();
-      if (!waited)
-        continue;
-      score = waited;
-    }
+    Value score = getCompletedResult(gemm);
+    if (!score)
+      continue;
     auto loop = gemm->getParentOfType<scf::ForOp>();
     Region &scope = loop ? loop.getRegion() : kernel.getBody();
     SmallVector<Operation *> chain;
@@ -173,134 +354,11 @@ FailureOr<AttentionStructure> mlir::cuir::analyzeAttention(KernelOp kernel) {
         rowMax = red;
     if (!rowMax)
       continue; // The P V GEMM, or some other product.
-
-    ScoreSite site;
-    site.gemm = gemm;
-    site.score = score;
-    site.rowMax = rowMax;
-    if (!loop)
-      return gemm->emitError()
-             << "computes a score tile outside any loop over key/value "
-                "blocks; transfer expects the score GEMM inside an scf.for";
-    site.loop = loop;
-
-    // The key/value block: B is stage n of a ring.
-    Value b = gemm->getOperand(1);
-    site.kvBlock = ringBlockIndex(b, loop);
-    if (!site.kvBlock)
-      return gemm->emitError()
-             << "reads K from a buffer whose key/value block cannot be "
-                "determined: expected a memref.subview of a shared ring at "
-                "stage 'n mod stages' (arith.remui)";
-    auto bType = cast<MemRefType>(b.getType());
-    site.blockN = bType.getShape()[0];
-    if (!gemm->hasAttr("transpose_b"))
-      site.blockN = bType.getShape()[1];
-
-    // The query tile: the copy that fills A's buffer names its first row;
-    // the copy's source is a view of q at [b, 0, h, 0]. A score tile of
-    // some of its rows reads a view of it.
-    SmallVector<Value> rowOffsets;
-    Value aBuf = rowViewOf(gemm->getOperand(0), rowOffsets);
-    if (!isa<MemRefType>(aBuf.getType()))
-      aBuf = underlyingBuffer(gemm->getOperand(0));
-    for (Operation *user : aBuf.getUsers()) {
-      Value src, dst;
-      ValueRange srcIdx;
-      if (auto c = dyn_cast<CopyAsyncOp>(user)) {
-        src = c.getSrc(), dst = c.getDst(), srcIdx = c.getSrcIndices();
-      } else if (auto c = dyn_cast<CopyOp>(user)) {
-        src = c.getSrc(), dst = c.getDst(), srcIdx = c.getSrcIndices();
-      } else {
-        continue;
-      }
-      if (dst != aBuf || srcIdx.empty())
-        continue;
-      auto sub = src.getDefiningOp<memref::SubViewOp>();
-      if (!sub || sub.getSource() != as.params["q"])
-        continue;
-      auto offs = sub.getMixedOffsets();
-      auto asValue = [&](OpFoldResult ofr) -> Value {
-        if (auto v = dyn_cast<Value>(ofr))
-          return v;
-        OpBuilder b(sub);
-        return arith::ConstantIndexOp::create(
-            b, sub.getLoc(), cast<IntegerAttr>(cast<Attribute>(ofr)).getInt());
-      };
-      site.qBlockBase = site.qBase = srcIdx[0];
-      site.blockM = cast<MemRefType>(dst.getType()).getShape()[0];
-      site.batch = asValue(offs[0]);
-      site.head = asValue(offs[2]);
-    }
-    if (site.qBase && rowOffsets.size() > 1)
-      return gemm->emitError() << "reads Q through more than one view with a "
-                                  "row offset; transfer needs the tile's "
-                                  "first query row";
-    if (site.qBase && !rowOffsets.empty()) {
-      // The tile's first row: the kernel's own block row + view offset.
-      Value tileRow;
-      for (Operation *user : site.qBlockBase.getUsers())
-        if (auto add = dyn_cast<arith::AddIOp>(user))
-          if (llvm::is_contained(add->getOperands(), rowOffsets[0]) &&
-              add->getParentRegion()->isAncestor(gemm->getParentRegion()))
-            tileRow = add;
-      if (!tileRow)
-        return gemm->emitError()
-               << "reads rows of the query tile from a row offset, but the "
-                  "kernel computes no 'block row + offset' that names the "
-                  "tile's first query row";
-      site.qBase = tileRow;
-    }
-    if (!site.qBase)
-      return gemm->emitError()
-             << "reads Q from a buffer that no copy from a [b, :, h, :] view "
-                "of the 'q' parameter fills; transfer needs the query "
-                "tile's coordinates";
-
-    // The weights: the exponential that reads both the score chain and the
-    // row maximum.
-    SmallVector<Operation *> maxChain;
-    forwardChain(rowMax.getResult(), scope, maxChain);
-    llvm::SmallPtrSet<Operation *, 32> fromScore(chain.begin(), chain.end());
-    for (Operation *op : maxChain)
-      if (isa<math::ExpOp, math::Exp2Op>(op) && fromScore.contains(op) &&
-          isa<RankedTensorType>(op->getResult(0).getType()) &&
-          cast<RankedTensorType>(op->getResult(0).getType()).getRank() == 2) {
-        site.weights = op;
-        break;
-      }
-    // O += P V: the next GEMM downstream of the scores; in a software
-    // pipeline, in the next step, reached through the loop-carried P.
-    for (Operation *op : chain)
-      if (isa<GemmOp, GemmAsyncOp>(op) && op != gemm) {
-        site.pvGemm = op;
-        break;
-      }
-    if (!site.pvGemm) {
-      Operation *yield = loop.getBody()->getTerminator();
-      for (OpOperand &carried : yield->getOpOperands()) {
-        Operation *def = carried.get().getDefiningOp();
-        if (!def || !fromScore.contains(def))
-          continue;
-        SmallVector<Operation *> next;
-        forwardChain(loop.getRegionIterArgs()[carried.getOperandNumber()],
-                     loop.getRegion(), next);
-        for (Operation *op : next)
-          if (isa<GemmOp, GemmAsyncOp>(op) && op != gemm && !site.pvGemm)
-            site.pvGemm = op;
-      }
-    }
-    if (!site.pvGemm)
-      return gemm->emitError()
-             << "computes a score tile, but no GEMM consumes the weights "
-                "derived from it: transfer expects O += P V";
-    site.rescaledAcc = site.pvGemm->getOperand(2);
-    if (auto mul = site.rescaledAcc.getDefiningOp<arith::MulFOp>()) {
-      for (Value operand : mul->getOperands())
-        if (isa<BlockArgument>(operand))
-          site.carriedAcc = operand;
-    }
-    as.sites.push_back(site);
+    FailureOr<ScoreSite> site =
+        analyzeScoreSite(gemm, score, rowMax, loop, chain, as.params["q"]);
+    if (failed(site))
+      return failure();
+    as.sites.push_back(*site);
   }
   if (as.sites.empty())
     return kernel.emitError()

@@ -125,11 +125,18 @@ _UNARY = {torch.tanh: "math.tanh", torch.exp: "math.exp", torch.log: "math.log",
           torch.abs: "math.absf", torch.exp2: "math.exp2", torch.erf: "math.erf"}
 
 
-def _trace(fn, arg_names, arg_types, params, param_order):
+_METHODS = {"__getitem__": operator.getitem,
+            "__add__": operator.add, "__sub__": operator.sub, "__mul__": operator.mul,
+            "__truediv__": operator.truediv, "tanh": torch.tanh, "exp": torch.exp,
+            "abs": torch.abs, "sigmoid": torch.sigmoid}
+
+
+def _trace_graph(fn):
+    """The torch.fx graph of `fn` and its tracer; errors name fn's line."""
     tracer = torch.fx.Tracer()
     tracer.record_stack_traces = True
     try:
-        graph = tracer.trace(fn)
+        return tracer.trace(fn), tracer
     except Exception as e:  # torch.fx raises on data-dependent control flow
         tb = e.__traceback__
         line = None
@@ -139,148 +146,186 @@ def _trace(fn, arg_names, arg_types, params, param_order):
             tb = tb.tb_next
         where = f"{inspect.getsourcefile(fn)}:{line}" if line else _where(fn, None)
         raise VariantError(f"{where}: cannot trace {fn.__name__}: {e}") from None
-    tensors = _captured_tensors(fn)
-    em = _Emitter(params)
-    env = {}
-    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
-    if len(placeholders) != len(arg_names):
-        raise VariantError(f"{_where(fn, None)}: {fn.__name__} must take ({', '.join(arg_names)})")
-    for node, name, ty in zip(placeholders, arg_names, arg_types):
-        env[node] = (f"%{name}", ty)
-    root = tracer.root
 
-    def value(a):
+
+class _Translator:
+    """Translates the graph of one traced function into MLIR, node by node.
+
+    A value is (name, type) for an SSA value, ("tensor", name, tensor) for a
+    captured tensor, or a Python number."""
+
+    def __init__(self, fn, root, params, param_order):
+        self.fn, self.root = fn, root
+        self.params, self.param_order = params, param_order
+        self.tensors = _captured_tensors(fn)
+        self.em = _Emitter(params)
+        self.env = {}
+
+    def error(self, node, message):
+        return VariantError(f"{_where(self.fn, node)}: {message}")
+
+    def value(self, a):
         if isinstance(a, torch.fx.Node):
-            return env[a]
+            return self.env[a]
         return a
 
-    def binary(node, a, b, target):
-        if not isinstance(a, tuple) and not isinstance(b, tuple):
-            raise VariantError(f"{_where(fn, node)}: constant expression")
-        ref = a if isinstance(a, tuple) else b
-        kinds = {x[1] for x in (a, b) if isinstance(x, tuple)}
-        if target in _CMP:
-            floaty = "f32" in kinds or any(isinstance(x, float) for x in (a, b))
-            a = em.to_f32(a) if floaty and isinstance(a, tuple) else a
-            b = em.to_f32(b) if floaty and isinstance(b, tuple) else b
-            ty = "f32" if floaty else (ref[1] if ref[1] != "i1" else "index")
-            a = a if isinstance(a, tuple) else em.const(a, ty)
-            b = b if isinstance(b, tuple) else em.const(b, ty)
-            if not floaty and a[1] != b[1]:
-                a, b = em.to_index(a), em.to_index(b)
-                ty = "index"
-            pred = _CMP[target][1 if floaty else 0]
-            op = "arith.cmpf" if floaty else "arith.cmpi"
-            return em.emit(f"{op} {pred}, {a[0]}, {b[0]} : {ty}", "i1")
-        if target in _BOOL_OPS:
-            a = a if isinstance(a, tuple) else em.const(a, "i1")
-            b = b if isinstance(b, tuple) else em.const(b, "i1")
-            return em.emit(f"{_BOOL_OPS[target]} {a[0]}, {b[0]} : i1", "i1")
+    def compare(self, a, b, target, kinds, ref):
+        em = self.em
+        floaty = "f32" in kinds or any(isinstance(x, float) for x in (a, b))
+        a = em.to_f32(a) if floaty and isinstance(a, tuple) else a
+        b = em.to_f32(b) if floaty and isinstance(b, tuple) else b
+        ty = "f32" if floaty else (ref[1] if ref[1] != "i1" else "index")
+        a = a if isinstance(a, tuple) else em.const(a, ty)
+        b = b if isinstance(b, tuple) else em.const(b, ty)
+        if not floaty and a[1] != b[1]:
+            a, b = em.to_index(a), em.to_index(b)
+            ty = "index"
+        pred = _CMP[target][1 if floaty else 0]
+        op = "arith.cmpf" if floaty else "arith.cmpi"
+        return em.emit(f"{op} {pred}, {a[0]}, {b[0]} : {ty}", "i1")
+
+    def boolean(self, a, b, target):
+        a = a if isinstance(a, tuple) else self.em.const(a, "i1")
+        b = b if isinstance(b, tuple) else self.em.const(b, "i1")
+        return self.em.emit(f"{_BOOL_OPS[target]} {a[0]}, {b[0]} : i1", "i1")
+
+    def arithmetic(self, node, a, b, target, kinds, ref):
+        em = self.em
         floaty = "f32" in kinds or any(isinstance(x, float) for x in (a, b)) or target is operator.truediv
         if floaty:
             if target not in _FLOAT_OPS:
-                raise VariantError(f"{_where(fn, node)}: unsupported float operation {target}")
+                raise self.error(node, f"unsupported float operation {target}")
             a = em.to_f32(a) if isinstance(a, tuple) else em.const(a, "f32")
             b = em.to_f32(b) if isinstance(b, tuple) else em.const(b, "f32")
             return em.emit(f"{_FLOAT_OPS[target]} {a[0]}, {b[0]} : f32", "f32")
         if target not in _INT_OPS:
-            raise VariantError(f"{_where(fn, node)}: unsupported integer operation {target}")
+            raise self.error(node, f"unsupported integer operation {target}")
         ty = "index" if "index" in kinds else ref[1]
         a = (em.to_index(a) if ty == "index" else a) if isinstance(a, tuple) else em.const(a, ty)
         b = (em.to_index(b) if ty == "index" else b) if isinstance(b, tuple) else em.const(b, ty)
         return em.emit(f"{_INT_OPS[target]} {a[0]}, {b[0]} : {ty}", ty)
 
+    def binary(self, node, a, b, target):
+        if not isinstance(a, tuple) and not isinstance(b, tuple):
+            raise self.error(node, "constant expression")
+        ref = a if isinstance(a, tuple) else b
+        kinds = {x[1] for x in (a, b) if isinstance(x, tuple)}
+        if target in _CMP:
+            return self.compare(a, b, target, kinds, ref)
+        if target in _BOOL_OPS:
+            return self.boolean(a, b, target)
+        return self.arithmetic(node, a, b, target, kinds, ref)
+
+    def captured(self, node):
+        """A get_attr node: a captured tensor, or a constant if 0-d."""
+        tensor = getattr(self.root, node.target)
+        name = self.tensors.get(id(tensor)) or node.target.lstrip("_")
+        if tensor.dim() == 0:
+            return self.em.const(tensor.item(), "f32" if tensor.is_floating_point() else "i32")
+        return ("tensor", name, tensor)
+
+    def load(self, node, tensor_value):
+        """tensor[index]: a load of the parameter the tensor becomes."""
+        em = self.em
+        _, name, tensor = tensor_value
+        idx_nodes = node.args[1] if isinstance(node.args[1], tuple) else (node.args[1],)
+        index = [self.value(n) for n in idx_nodes]
+        roles = [n.name if isinstance(n, torch.fx.Node) and n.op == "placeholder" else None
+                 for n in idx_nodes]
+        elt = "f32" if tensor.is_floating_point() else "i32"
+        if roles == ["h"]:
+            extent, flat = "heads", em.to_index(index[0])
+        elif roles == ["b"]:
+            extent, flat = "batch", em.to_index(index[0])
+        elif len(roles) == 2 and roles[0] == "b" and roles[1] in ("kv_idx", "q_idx"):
+            extent = "batch*kv"
+            self.params.setdefault("Nkv", ("index", None, None))
+            row = em.emit(f"arith.muli {index[0][0]}, %Nkv : index", "index")
+            flat = em.emit(f"arith.addi {row[0]}, {em.to_index(index[1])[0]} : index", "index")
+        elif roles == ["kv_idx"] or roles == ["q_idx"]:
+            raise self.error(node, f"index per-token tensors by [b, {roles[0]}]")
+        else:
+            raise self.error(node, f"captured tensor '{name}' must be indexed by h, b or [b, kv_idx]")
+        self.params.setdefault(name, (f"memref<?x{elt}, #cuir.mem<global>>", extent, tensor))
+        if name not in self.param_order:
+            self.param_order.append(name)
+        return em.emit(f"memref.load %{name}[{flat[0]}] : memref<?x{elt}, #cuir.mem<global>>", elt)
+
+    def unary(self, target, a):
+        em = self.em
+        a = em.to_f32(a)
+        if target is torch.sigmoid:
+            neg = em.emit(f"arith.negf {a[0]} : f32", "f32")
+            e = em.emit(f"math.exp {neg[0]} : f32", "f32")
+            one = em.const(1.0, "f32")
+            den = em.emit(f"arith.addf {one[0]}, {e[0]} : f32", "f32")
+            return em.emit(f"arith.divf {one[0]}, {den[0]} : f32", "f32")
+        return em.emit(f"{_UNARY[target]} {a[0]} : f32", "f32")
+
+    def negate(self, a):
+        if a[1] == "f32":
+            return self.em.emit(f"arith.negf {a[0]} : f32", "f32")
+        zero = self.em.const(0, a[1])
+        return self.em.emit(f"arith.subi {zero[0]}, {a[0]} : {a[1]}", a[1])
+
+    def select(self, c, a, b):
+        em = self.em
+        floaty = any(isinstance(x, float) or (isinstance(x, tuple) and x[1] == "f32") for x in (a, b))
+        ty = "f32" if floaty else "index"
+        conv = (lambda x: em.to_f32(x)) if floaty else (lambda x: em.to_index(x))
+        a = conv(a) if isinstance(a, tuple) else em.const(a, ty)
+        b = conv(b) if isinstance(b, tuple) else em.const(b, ty)
+        return em.emit(f"arith.select {c[0]}, {a[0]}, {b[0]} : {ty}", ty)
+
+    def call(self, node):
+        """A call_function or call_method node."""
+        target = node.target
+        args = [self.value(a) for a in node.args]
+        if node.op == "call_method":
+            method = _METHODS.get(target)
+            if method is None:
+                raise self.error(node, f"unsupported method .{target}()")
+            target = method
+        if target is operator.getitem and isinstance(args[0], tuple) and args[0][0] == "tensor":
+            return self.load(node, args[0])
+        if target in _UNARY or target is torch.sigmoid:
+            return self.unary(target, args[0])
+        if target in (operator.neg, torch.neg):
+            return self.negate(args[0])
+        if target in (operator.invert, torch.logical_not):
+            true = self.em.const(True, "i1")
+            return self.em.emit(f"arith.xori {args[0][0]}, {true[0]} : i1", "i1")
+        if target is torch.where:
+            return self.select(*args)
+        if len(args) == 2 and (target in _FLOAT_OPS or target in _INT_OPS or target in _CMP or target in _BOOL_OPS
+                               or target is operator.floordiv or target is operator.mod):
+            return self.binary(node, args[0], args[1], target)
+        raise self.error(node, f"unsupported operation {getattr(target, '__name__', target)}")
+
+
+def _trace(fn, arg_names, arg_types, params, param_order):
+    """The emitter holding fn's body as MLIR, and the value it returns."""
+    graph, tracer = _trace_graph(fn)
+    tr = _Translator(fn, tracer.root, params, param_order)
+    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+    if len(placeholders) != len(arg_names):
+        raise VariantError(f"{_where(fn, None)}: {fn.__name__} must take ({', '.join(arg_names)})")
+    for node, name, ty in zip(placeholders, arg_names, arg_types):
+        tr.env[node] = (f"%{name}", ty)
     for node in graph.nodes:
         if node.op == "placeholder":
             continue
         if node.op == "output":
-            out = value(node.args[0])
+            out = tr.value(node.args[0])
             if not isinstance(out, tuple):
-                out = em.const(out, "f32" if arg_types[0] == "f32" else "i1")
-            return em, out
+                out = tr.em.const(out, "f32" if arg_types[0] == "f32" else "i1")
+            return tr.em, out
         if node.op == "get_attr":
-            tensor = getattr(root, node.target)
-            name = tensors.get(id(tensor)) or node.target.lstrip("_")
-            if tensor.dim() == 0:
-                env[node] = em.const(tensor.item(), "f32" if tensor.is_floating_point() else "i32")
-                continue
-            env[node] = ("tensor", name, tensor)
-            continue
-        if node.op != "call_function" and node.op != "call_method":
-            raise VariantError(f"{_where(fn, node)}: unsupported construct {node.op} {node.target}")
-        target = node.target
-        args = [value(a) for a in node.args]
-        if node.op == "call_method":
-            method = {"__getitem__": operator.getitem,
-                      "__add__": operator.add, "__sub__": operator.sub, "__mul__": operator.mul,
-                      "__truediv__": operator.truediv, "tanh": torch.tanh, "exp": torch.exp,
-                      "abs": torch.abs, "sigmoid": torch.sigmoid}.get(target)
-            if method is None:
-                raise VariantError(f"{_where(fn, node)}: unsupported method .{target}()")
-            target = method
-        if target is operator.getitem and isinstance(args[0], tuple) and args[0][0] == "tensor":
-            _, name, tensor = args[0]
-            idx_nodes = node.args[1] if isinstance(node.args[1], tuple) else (node.args[1],)
-            index = [value(n) for n in idx_nodes]
-            roles = [n.name if isinstance(n, torch.fx.Node) and n.op == "placeholder" else None
-                     for n in idx_nodes]
-            elt = "f32" if tensor.is_floating_point() else "i32"
-            if roles == ["h"]:
-                extent, flat = "heads", em.to_index(index[0])
-            elif roles == ["b"]:
-                extent, flat = "batch", em.to_index(index[0])
-            elif len(roles) == 2 and roles[0] == "b" and roles[1] in ("kv_idx", "q_idx"):
-                extent = "batch*kv"
-                params.setdefault("Nkv", ("index", None, None))
-                row = em.emit(f"arith.muli {index[0][0]}, %Nkv : index", "index")
-                flat = em.emit(f"arith.addi {row[0]}, {em.to_index(index[1])[0]} : index", "index")
-            elif roles == ["kv_idx"] or roles == ["q_idx"]:
-                raise VariantError(f"{_where(fn, node)}: index per-token tensors by [b, {roles[0]}]")
-            else:
-                raise VariantError(f"{_where(fn, node)}: captured tensor '{name}' must be indexed by h, "
-                                   f"b or [b, kv_idx]")
-            params.setdefault(name, (f"memref<?x{elt}, #cuir.mem<global>>", extent, tensor))
-            if name not in param_order:
-                param_order.append(name)
-            env[node] = em.emit(f"memref.load %{name}[{flat[0]}] : memref<?x{elt}, #cuir.mem<global>>", elt)
-            continue
-        if target in _UNARY or target is torch.sigmoid:
-            a = em.to_f32(args[0])
-            if target is torch.sigmoid:
-                neg = em.emit(f"arith.negf {a[0]} : f32", "f32")
-                e = em.emit(f"math.exp {neg[0]} : f32", "f32")
-                one = em.const(1.0, "f32")
-                den = em.emit(f"arith.addf {one[0]}, {e[0]} : f32", "f32")
-                env[node] = em.emit(f"arith.divf {one[0]}, {den[0]} : f32", "f32")
-            else:
-                env[node] = em.emit(f"{_UNARY[target]} {a[0]} : f32", "f32")
-            continue
-        if target in (operator.neg, torch.neg):
-            a = args[0]
-            if a[1] == "f32":
-                env[node] = em.emit(f"arith.negf {a[0]} : f32", "f32")
-            else:
-                zero = em.const(0, a[1])
-                env[node] = em.emit(f"arith.subi {zero[0]}, {a[0]} : {a[1]}", a[1])
-            continue
-        if target in (operator.invert, torch.logical_not):
-            true = em.const(True, "i1")
-            env[node] = em.emit(f"arith.xori {args[0][0]}, {true[0]} : i1", "i1")
-            continue
-        if target is torch.where:
-            c, a, b = args
-            floaty = any(isinstance(x, float) or (isinstance(x, tuple) and x[1] == "f32") for x in (a, b))
-            ty = "f32" if floaty else "index"
-            conv = (lambda x: em.to_f32(x)) if floaty else (lambda x: em.to_index(x))
-            a = conv(a) if isinstance(a, tuple) else em.const(a, ty)
-            b = conv(b) if isinstance(b, tuple) else em.const(b, ty)
-            env[node] = em.emit(f"arith.select {c[0]}, {a[0]}, {b[0]} : {ty}", ty)
-            continue
-        if len(args) == 2 and (target in _FLOAT_OPS or target in _INT_OPS or target in _CMP or target in _BOOL_OPS
-                               or target is operator.floordiv or target is operator.mod):
-            env[node] = binary(node, args[0], args[1], target)
-            continue
-        raise VariantError(f"{_where(fn, node)}: unsupported operation {getattr(target, '__name__', target)}")
+            tr.env[node] = tr.captured(node)
+        elif node.op in ("call_function", "call_method"):
+            tr.env[node] = tr.call(node)
+        else:
+            raise tr.error(node, f"unsupported construct {node.op} {node.target}")
     raise VariantError(f"{_where(fn, None)}: {fn.__name__} returns nothing")
 
 

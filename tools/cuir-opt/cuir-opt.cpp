@@ -146,6 +146,9 @@ int main(int argc, char **argv) {
   DialectRegistry registry;
   cuir::registerCuIRDialects(registry);
   cuir::registerAllCuIRPasses();
+  // The headline's spellings (--lift, --transfer=..., --lower) beside the
+  // library's prefixed names.
+  cuir::registerCuIROptShortPassNames();
 
   auto [inputFilename, outputFilename] =
       registerAndParseCLIOptions(argc, argv, kHelpHeader, registry);

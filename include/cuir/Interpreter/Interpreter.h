@@ -51,8 +51,9 @@ struct InterpreterOptions {
   /// .npy files (q, k, v, o in [B, N, H, d]; lse in [B, Hq, Nq]) plus
   /// meta.json, e.g. to compare with the CUDA kernel on a GPU.
   std::string dumpDir;
-  /// Python interpreter used for PyTorch references.
-  std::string python = "/usr/bin/python3";
+  /// Python interpreter used for PyTorch references (with torch and numpy;
+  /// see findPythonWithTorch in cuir/Support/Toolchain.h).
+  std::string python;
   /// The most memory, in MiB, the interpreter's data may take: the inputs,
   /// outputs and the reference's copies of them, variant parameters, the
   /// kernel's shared memory and tiles, the list of blocks.

@@ -64,9 +64,10 @@ llvm::Expected<VariantProblem> parseVariantProblem(llvm::StringRef text);
 struct VariantChecks {
   /// The Source CuIR: each candidate is applied to a clone of it.
   ModuleOp source;
-  /// The PyTorch reference file and the Python that runs it.
+  /// The PyTorch reference file and the Python (with torch and numpy) that
+  /// runs it.
   std::string reference;
-  std::string python = "/usr/bin/python3";
+  std::string python;
   /// Problem i runs on kernel i modulo the number of kernels.
   std::vector<VariantProblem> problems;
   /// Values of the variant's parameters for the runs, overriding their

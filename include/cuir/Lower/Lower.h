@@ -19,8 +19,10 @@ struct LoweringOptions {
   std::vector<std::string> archs = {"sm_80", "sm_90"};
   bool compile = true;
   bool keepLLVMIR = false;
-  std::string clang = "/usr/lib/llvm-22/bin/clang++";
-  std::string cudaPath = "/usr/local/cuda";
+  /// clang++ and the CUDA toolkit; empty: found as cuir/Support/Toolchain.h
+  /// says ($CUIR_CLANG, $CUDA_PATH, PATH, ...).
+  std::string clang;
+  std::string cudaPath;
   /// Directory of the source kernel; relative source paths resolve here.
   std::string sourceRoot;
   /// Extra include directories for the compile.
@@ -44,6 +46,19 @@ struct LoweredKernel {
 /// cannot express as a patch.
 FailureOr<LoweredKernel> lowerToSource(ModuleOp target, ModuleOp source,
                                        const LoweringOptions &options);
+
+/// The programs lowering runs, found from the options and the environment.
+struct CompileTools {
+  std::string diff;
+  /// Only when compiling.
+  std::string clang, cudaPath, ptxas, fatbinary;
+};
+
+/// Finds the tools `options` need: diff, and clang++, ptxas and fatbinary
+/// when it compiles. A missing one is an error at `loc` that names the
+/// option and the environment variable that set it.
+FailureOr<CompileTools> findCompileTools(const LoweringOptions &options,
+                                         Location loc);
 
 /// Writes the patched files, the unified diff and, if asked, the compiled
 /// PTX, cubins and shared library; all or nothing.

@@ -18,6 +18,13 @@ class OutputTransaction;
 #define GEN_PASS_REGISTRATION
 #include "cuir/Passes/Passes.h.inc"
 
+/// Registers `--lift`, `--transfer` and `--lower`, cuir-opt's names of
+/// `--cuir-lift`, `--cuir-transfer` and `--cuir-lower` (the same passes, with
+/// the same options). For the cuir-opt driver only: a host compiler or
+/// library embedding CuIR registers the prefixed names alone
+/// (registerAllCuIRPasses), so that it gains no bare `--lower`.
+void registerCuIROptShortPassNames();
+
 /// For a driver that commits its outputs only once the whole pipeline has
 /// succeeded: every top-level --lower pass of `pm` writes its set into a
 /// directory staged in `outputs` beside its output (`defaultOutput` when the
