@@ -287,7 +287,7 @@ LogicalResult Worker::execCuIR(Operation *op) {
   };
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](BlockIdOp id) {
-        set(id.getResult(), Tile::scalarI(64, machine.blockId[id.getDim()]));
+        set(id.getResult(), Tile::scalarI(64, machine.blockId[static_cast<unsigned>(id.getDim())]));
         return success();
       })
       .Case([&](WorkerIdOp id) {
