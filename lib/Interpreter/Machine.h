@@ -116,6 +116,17 @@ private:
   LogicalResult execOp(BarrierWaitOp op);
   LogicalResult execOp(BarrierSyncOp op);
   LogicalResult execOp(BarrierNamedOp op);
+  // memref ops (MemoryOps.cpp).
+  LogicalResult execOp(memref::SubViewOp op);
+  LogicalResult execOp(memref::LoadOp op);
+  LogicalResult execOp(memref::DimOp op);
+  // scf ops (Machine.cpp).
+  LogicalResult execOp(scf::ForOp op);
+  LogicalResult execOp(scf::IfOp op);
+  LogicalResult execOp(scf::WhileOp op);
+  /// The values of `op`'s operands `values`, or failure.
+  FailureOr<SmallVector<RtValue>> getValues(Operation *op, ValueRange values);
+
   /// cuir.gemm and cuir.gemm_async: result = a * b (or b^T) + acc.
   LogicalResult execGemm(Operation *op, Value a, Value b, bool transposeB,
                          Value acc, Value result, bool async);
