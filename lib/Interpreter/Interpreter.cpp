@@ -522,6 +522,9 @@ LogicalResult KernelRun::bindArgument(BlockArgument arg) {
     args.push_back(Tile::scalarI(64, *problemSize(r, opt)));
     return success();
   case Role::Scale: {
+    if (!isa<FloatType>(type))
+      return emitError(loc) << "kernel parameter #" << i << " ('" << r
+                            << "') must be a float";
     float s = prob.scale * (r == "softmax_scale_log2" ? float(M_LOG2E) : 1.0f);
     args.push_back(Tile::scalarF(getElemKind(type), s));
     return success();
