@@ -227,35 +227,13 @@ LogicalResult KernelOp::verify() {
 // BlockIdOp, BindOp, WorkerIdOp, YieldOp
 //===----------------------------------------------------------------------===//
 
-ParseResult BlockIdOp::parse(OpAsmParser &parser, OperationState &result) {
-  StringRef dim;
-  SMLoc loc = parser.getCurrentLocation();
-  if (parser.parseKeyword(&dim))
-    return failure();
-  int64_t d = llvm::StringSwitch<int64_t>(dim).Case("x", 0).Case("y", 1).Case(
-      "z", 2).Default(-1);
-  if (d < 0)
-    return parser.emitError(loc, "expected block dimension x, y or z, got '")
-           << dim << "'";
-  result.addAttribute(getDimAttrName(result.name),
-                      parser.getBuilder().getI64IntegerAttr(d));
-  if (parser.parseOptionalAttrDict(result.attributes))
-    return failure();
-  result.addTypes(parser.getBuilder().getIndexType());
-  return success();
-}
-
-void BlockIdOp::print(OpAsmPrinter &p) {
-  p << ' ' << "xyz"[getDim()];
-  p.printOptionalAttrDict((*this)->getAttrs(), {getDimAttrName()});
-}
-
 LogicalResult BlockIdOp::verify() {
   auto kernel = (*this)->getParentOfType<KernelOp>();
   if (!kernel)
     return emitOpError() << "must be inside a cuir.kernel";
   if (static_cast<unsigned>(getDim()) >= kernel.getGrid().getNumResults())
-    return emitOpError() << "reads grid dimension " << "xyz"[getDim()]
+    return emitOpError() << "reads grid dimension "
+                         << stringifyDimension(getDim())
                          << " but the kernel's grid has "
                          << kernel.getGrid().getNumResults()
                          << " dimension(s)";

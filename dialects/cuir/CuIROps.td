@@ -79,15 +79,44 @@ def CuIR_ReturnOp : CuIR_Op<"return", [Pure, HasParent<"KernelOp">,
   let assemblyFormat = "attr-dict";
 }
 
+def CuIR_Dimension : I32EnumAttr<"Dimension", "a grid axis", [
+    I32EnumAttrCase<"x", 0>,
+    I32EnumAttrCase<"y", 1>,
+    I32EnumAttrCase<"z", 2>]> {
+  let cppNamespace = "::mlir::cuir";
+  let genSpecializedAttr = 0;
+  // The generated message names the C++ enum; say what a user writes.
+  let parameterParser = [{[&]() -> ::mlir::FailureOr<::mlir::cuir::Dimension> {
+    auto loc = $_parser.getCurrentLocation();
+    std::string axis;
+    if (::mlir::failed($_parser.parseKeywordOrString(&axis)))
+      return ::mlir::failure();
+    if (auto dim = ::mlir::cuir::symbolizeDimension(axis))
+      return *dim;
+    return {(::llvm::LogicalResult)($_parser.emitError(loc)
+        << "expected block dimension x, y or z, got '" << axis << "'")};
+  }()}];
+}
+
+// The default `$value` format, so that the op prints the bare axis name; the
+// generic form is `#cuir<dim x>`, as upstream's `#gpu<dim x>`.
+def CuIR_DimensionAttr : EnumAttr<CuIR_Dialect, CuIR_Dimension, "dim"> {
+  let description = [{
+    The grid axis `cuir.block_id` reads: `x`, `y` or `z`. The op prints it
+    bare (`cuir.block_id x`); the generic form is `#cuir<dim x>`.
+  }];
+}
+
 def CuIR_BlockIdOp : CuIR_Op<"block_id", [Pure]> {
   let summary = "the index of the executing thread block along one grid axis";
   let description = [{
     `%bx = cuir.block_id x` is the block's coordinate along grid dimension
     `x` (0), `y` (1) or `z` (2), i.e. CUDA's `blockIdx`.
   }];
-  let arguments = (ins ConfinedAttr<I64Attr, [IntNonNegative, IntMaxValue<2>]>:$dim);
+  let arguments = (ins CuIR_DimensionAttr:$dim);
   let results = (outs Index:$result);
-  let hasCustomAssemblyFormat = 1;
+  // `` because the attribute prints its own leading space.
+  let assemblyFormat = "`` $dim attr-dict";
   let hasVerifier = 1;
 }
 

@@ -280,8 +280,208 @@ static FailureOr<Tile> constantTile(Operation *op, Attribute value, Type type) {
   return failure();
 }
 
+/// An op's result, or std::nullopt when the op is not of the family asked.
+using FamilyResult = std::optional<FailureOr<Tile>>;
+
+/// Float ops that map elements alike.
+static FamilyResult floatElementwise(Operation *op, ArrayRef<Tile> in) {
+  auto fl = [&](auto fn) -> FamilyResult {
+    return FamilyResult(std::in_place, mapFloat(op, in, fn));
+  };
+  return llvm::TypeSwitch<Operation *, FamilyResult>(op)
+      .Case([&](arith::AddFOp) { return fl([](float *a) { return a[0] + a[1]; }); })
+      .Case([&](arith::SubFOp) { return fl([](float *a) { return a[0] - a[1]; }); })
+      .Case([&](arith::MulFOp) { return fl([](float *a) { return a[0] * a[1]; }); })
+      .Case([&](arith::DivFOp) { return fl([](float *a) { return a[0] / a[1]; }); })
+      .Case([&](arith::RemFOp) { return fl([](float *a) { return std::fmod(a[0], a[1]); }); })
+      .Case([&](arith::NegFOp) { return fl([](float *a) { return -a[0]; }); })
+      .Case([&](arith::MaximumFOp) {
+        return fl([](float *a) {
+          return (std::isnan(a[0]) || std::isnan(a[1])) ? NAN : std::fmax(a[0], a[1]);
+        });
+      })
+      .Case([&](arith::MinimumFOp) {
+        return fl([](float *a) {
+          return (std::isnan(a[0]) || std::isnan(a[1])) ? NAN : std::fmin(a[0], a[1]);
+        });
+      })
+      .Case([&](arith::MaxNumFOp) { return fl([](float *a) { return std::fmax(a[0], a[1]); }); })
+      .Case([&](arith::MinNumFOp) { return fl([](float *a) { return std::fmin(a[0], a[1]); }); })
+      .Case([&](math::ExpOp) { return fl([](float *a) { return std::exp(a[0]); }); })
+      .Case([&](math::Exp2Op) { return fl([](float *a) { return std::exp2(a[0]); }); })
+      .Case([&](math::LogOp) { return fl([](float *a) { return std::log(a[0]); }); })
+      .Case([&](math::Log2Op) { return fl([](float *a) { return std::log2(a[0]); }); })
+      .Case([&](math::Log1pOp) { return fl([](float *a) { return std::log1p(a[0]); }); })
+      .Case([&](math::TanhOp) { return fl([](float *a) { return std::tanh(a[0]); }); })
+      .Case([&](math::SqrtOp) { return fl([](float *a) { return std::sqrt(a[0]); }); })
+      .Case([&](math::RsqrtOp) { return fl([](float *a) { return 1.0f / std::sqrt(a[0]); }); })
+      .Case([&](math::AbsFOp) { return fl([](float *a) { return std::fabs(a[0]); }); })
+      .Case([&](math::ErfOp) { return fl([](float *a) { return std::erf(a[0]); }); })
+      .Case([&](math::FloorOp) { return fl([](float *a) { return std::floor(a[0]); }); })
+      .Case([&](math::CeilOp) { return fl([](float *a) { return std::ceil(a[0]); }); })
+      .Case([&](math::SinOp) { return fl([](float *a) { return std::sin(a[0]); }); })
+      .Case([&](math::CosOp) { return fl([](float *a) { return std::cos(a[0]); }); })
+      .Case([&](math::PowFOp) { return fl([](float *a) { return std::pow(a[0], a[1]); }); })
+      .Case([&](math::FmaOp) { return fl([](float *a) { return std::fma(a[0], a[1], a[2]); }); })
+      .Case([&](arith::TruncFOp) { return fl([](float *a) { return a[0]; }); })
+      .Case([&](arith::ExtFOp) { return fl([](float *a) { return a[0]; }); })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
+/// Integer ops that map elements alike and cannot fail on a value.
+static FamilyResult intElementwise(Operation *op, ArrayRef<Tile> in) {
+  auto it = [&](auto fn) -> FamilyResult {
+    return FamilyResult(std::in_place, mapInt(op, in, fn));
+  };
+  return llvm::TypeSwitch<Operation *, FamilyResult>(op)
+      .Case([&](arith::AddIOp) { return it([](int64_t a, int64_t b, unsigned) { return wrapAdd(a, b); }); })
+      .Case([&](arith::SubIOp) { return it([](int64_t a, int64_t b, unsigned) { return wrapSub(a, b); }); })
+      .Case([&](arith::MulIOp) { return it([](int64_t a, int64_t b, unsigned) { return wrapMul(a, b); }); })
+      .Case([&](arith::AndIOp) { return it([](int64_t a, int64_t b, unsigned) { return a & b; }); })
+      .Case([&](arith::OrIOp) { return it([](int64_t a, int64_t b, unsigned) { return a | b; }); })
+      .Case([&](arith::XOrIOp) { return it([](int64_t a, int64_t b, unsigned) { return a ^ b; }); })
+      .Case([&](arith::ShLIOp) { return it([](int64_t a, int64_t b, unsigned w) { return shiftLeft(a, b, w); }); })
+      .Case([&](arith::ShRSIOp) { return it([](int64_t a, int64_t b, unsigned w) { return shiftRightSigned(a, b, w); }); })
+      .Case([&](arith::ShRUIOp) {
+        return it([](int64_t a, int64_t b, unsigned w) { return int64_t(shiftRightUnsigned(asUnsigned(a, w), b, w)); });
+      })
+      .Case([&](arith::MinSIOp) { return it([](int64_t a, int64_t b, unsigned) { return std::min(a, b); }); })
+      .Case([&](arith::MaxSIOp) { return it([](int64_t a, int64_t b, unsigned) { return std::max(a, b); }); })
+      .Case([&](arith::MinUIOp) {
+        return it([](int64_t a, int64_t b, unsigned w) { return asUnsigned(a, w) < asUnsigned(b, w) ? a : b; });
+      })
+      .Case([&](arith::MaxUIOp) {
+        return it([](int64_t a, int64_t b, unsigned w) { return asUnsigned(a, w) > asUnsigned(b, w) ? a : b; });
+      })
+      .Case([&](arith::IndexCastOp) { return it([](int64_t a, int64_t, unsigned) { return a; }); })
+      .Case([&](arith::IndexCastUIOp) {
+        return it([](int64_t a, int64_t, unsigned w) { return int64_t(asUnsigned(a, w)); });
+      })
+      .Case([&](arith::ExtSIOp) { return it([](int64_t a, int64_t, unsigned) { return a; }); })
+      .Case([&](arith::ExtUIOp) {
+        return it([](int64_t a, int64_t, unsigned w) { return int64_t(asUnsigned(a, w)); });
+      })
+      .Case([&](arith::TruncIOp) { return it([](int64_t a, int64_t, unsigned) { return a; }); })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
+/// Integer division-like ops: an error on a zero divisor.
+static FamilyResult intDivision(Operation *op, ArrayRef<Tile> in) {
+  bool divByZero = false;
+  auto div = [&](auto fn) -> FamilyResult {
+    return FamilyResult(
+        std::in_place, mapInt(op, in, [&](int64_t a, int64_t b, unsigned w) {
+          if (b == 0) {
+            divByZero = true;
+            return int64_t(0);
+          }
+          return int64_t(fn(a, b, w));
+        }));
+  };
+  FamilyResult result = llvm::TypeSwitch<Operation *, FamilyResult>(op)
+      .Case([&](arith::DivSIOp) { return div([](int64_t a, int64_t b, unsigned) { return divSigned(a, b); }); })
+      .Case([&](arith::DivUIOp) {
+        return div([](int64_t a, int64_t b, unsigned w) { return int64_t(asUnsigned(a, w) / asUnsigned(b, w)); });
+      })
+      .Case([&](arith::RemSIOp) { return div([](int64_t a, int64_t b, unsigned) { return remSigned(a, b); }); })
+      .Case([&](arith::RemUIOp) {
+        return div([](int64_t a, int64_t b, unsigned w) { return int64_t(asUnsigned(a, w) % asUnsigned(b, w)); });
+      })
+      .Case([&](arith::CeilDivSIOp) { return div([](int64_t a, int64_t b, unsigned) { return ceilDiv(a, b); }); })
+      .Case([&](arith::CeilDivUIOp) {
+        return div([](int64_t a, int64_t b, unsigned w) {
+          uint64_t ua = asUnsigned(a, w), ub = asUnsigned(b, w);
+          return int64_t(ua / ub + (ua % ub != 0));
+        });
+      })
+      .Case([&](arith::FloorDivSIOp) { return div([](int64_t a, int64_t b, unsigned) { return floorDiv(a, b); }); })
+      .Default([](Operation *) { return std::nullopt; });
+  if (divByZero)
+    return FamilyResult(std::in_place, op->emitError() << "divides by zero");
+  return result;
+}
+
+static FailureOr<Tile> compareFloats(arith::CmpFOp cmp, ArrayRef<Tile> in) {
+  auto shape = broadcastShape(cmp, {&in[0], &in[1]});
+  if (failed(shape))
+    return failure();
+  Tile out = Tile::ints(1, *shape);
+  for (int64_t i = 0, n = out.numElements(); i < n; ++i)
+    (*out.i)[i] = cmpF(cmp.getPredicate(), in[0].getF(i), in[1].getF(i));
+  return out;
+}
+
+static FailureOr<Tile> compareInts(arith::CmpIOp cmp, ArrayRef<Tile> in) {
+  auto shape = broadcastShape(cmp, {&in[0], &in[1]});
+  if (failed(shape))
+    return failure();
+  Tile out = Tile::ints(1, *shape);
+  unsigned w = in[0].width;
+  for (int64_t i = 0, n = out.numElements(); i < n; ++i)
+    (*out.i)[i] = cmpI(cmp.getPredicate(), in[0].getI(i), in[1].getI(i), w);
+  return out;
+}
+
+static FailureOr<Tile> selectTiles(arith::SelectOp op, ArrayRef<Tile> in) {
+  auto shape = broadcastShape(op, {&in[0], &in[1], &in[2]});
+  if (failed(shape))
+    return failure();
+  Tile out = makeResult(op.getType(), *shape);
+  for (int64_t i = 0, n = out.numElements(); i < n; ++i) {
+    bool c = in[0].getI(i) & 1;
+    if (out.isFloat())
+      (*out.f)[i] = c ? in[1].getF(i) : in[2].getF(i);
+    else
+      (*out.i)[i] = c ? in[1].getI(i) : in[2].getI(i);
+  }
+  return out;
+}
+
+static Tile intToFloat(Operation *op, const Tile &in, bool isUnsigned) {
+  Tile out = makeResult(op->getResult(0).getType(), in.shape);
+  for (int64_t i = 0, n = out.numElements(); i < n; ++i) {
+    int64_t v = in.getI(i);
+    float f = isUnsigned ? float(asUnsigned(v, in.width)) : float(v);
+    (*out.f)[i] = roundTo(out.kind, f);
+  }
+  return out;
+}
+
+static Tile floatToInt(Operation *op, const Tile &in) {
+  Tile out = makeResult(op->getResult(0).getType(), in.shape);
+  for (int64_t i = 0, n = out.numElements(); i < n; ++i)
+    (*out.i)[i] = wrapInt(truncateToInt(in.getF(i)), out.width);
+  return out;
+}
+
+/// Comparisons, select and int<->float casts: they mix element kinds.
+static FamilyResult mixedKinds(Operation *op, ArrayRef<Tile> in) {
+  auto some = [](FailureOr<Tile> t) {
+    return FamilyResult(std::in_place, std::move(t));
+  };
+  return llvm::TypeSwitch<Operation *, FamilyResult>(op)
+      .Case([&](arith::CmpFOp cmp) { return some(compareFloats(cmp, in)); })
+      .Case([&](arith::CmpIOp cmp) { return some(compareInts(cmp, in)); })
+      .Case([&](arith::SelectOp sel) { return some(selectTiles(sel, in)); })
+      .Case<arith::SIToFPOp, arith::UIToFPOp>([&](auto) {
+        return some(intToFloat(op, in[0], isa<arith::UIToFPOp>(op)));
+      })
+      .Case<arith::FPToSIOp, arith::FPToUIOp>(
+          [&](auto) { return some(floatToInt(op, in[0])); })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
+/// tensor.splat: a tile of one value.
+static Tile splatTile(tensor::SplatOp splat, const Tile &in) {
+  Tile t = makeResult(splat.getType(), splat.getType().getShape());
+  if (t.isFloat())
+    std::fill(t.f->begin(), t.f->end(), roundTo(t.kind, in.getF(0)));
+  else
+    std::fill(t.i->begin(), t.i->end(), wrapInt(in.getI(0), t.width));
+  return t;
+}
+
 LogicalResult Worker::execArith(Operation *op) {
-  // Constants and splats.
   if (auto cst = dyn_cast<arith::ConstantOp>(op)) {
     FailureOr<Tile> t = constantTile(op, cst.getValue(), cst.getType());
     if (failed(t))
@@ -293,12 +493,7 @@ LogicalResult Worker::execArith(Operation *op) {
     FailureOr<Tile> in = getTile(op, splat.getInput());
     if (failed(in))
       return failure();
-    Tile t = makeResult(splat.getType(), splat.getType().getShape());
-    if (t.isFloat())
-      std::fill(t.f->begin(), t.f->end(), roundTo(t.kind, in->getF(0)));
-    else
-      std::fill(t.i->begin(), t.i->end(), wrapInt(in->getI(0), t.width));
-    set(splat.getResult(), t);
+    set(splat.getResult(), splatTile(splat, *in));
     return success();
   }
 
@@ -309,176 +504,15 @@ LogicalResult Worker::execArith(Operation *op) {
       return failure();
     in.push_back(*t);
   }
-  using R = FailureOr<Tile>;
-  bool handled = true;
-  auto fl = [&](auto fn) { return mapFloat(op, in, fn); };
-  auto it = [&](auto fn) { return mapInt(op, in, fn); };
-
-  R result =
-      llvm::TypeSwitch<Operation *, R>(op)
-          // Float arithmetic.
-          .Case([&](arith::AddFOp) { return fl([](float *a) { return a[0] + a[1]; }); })
-          .Case([&](arith::SubFOp) { return fl([](float *a) { return a[0] - a[1]; }); })
-          .Case([&](arith::MulFOp) { return fl([](float *a) { return a[0] * a[1]; }); })
-          .Case([&](arith::DivFOp) { return fl([](float *a) { return a[0] / a[1]; }); })
-          .Case([&](arith::RemFOp) { return fl([](float *a) { return std::fmod(a[0], a[1]); }); })
-          .Case([&](arith::NegFOp) { return fl([](float *a) { return -a[0]; }); })
-          .Case([&](arith::MaximumFOp) {
-            return fl([](float *a) {
-              return (std::isnan(a[0]) || std::isnan(a[1])) ? NAN : std::fmax(a[0], a[1]);
-            });
-          })
-          .Case([&](arith::MinimumFOp) {
-            return fl([](float *a) {
-              return (std::isnan(a[0]) || std::isnan(a[1])) ? NAN : std::fmin(a[0], a[1]);
-            });
-          })
-          .Case([&](arith::MaxNumFOp) { return fl([](float *a) { return std::fmax(a[0], a[1]); }); })
-          .Case([&](arith::MinNumFOp) { return fl([](float *a) { return std::fmin(a[0], a[1]); }); })
-          .Case([&](math::ExpOp) { return fl([](float *a) { return std::exp(a[0]); }); })
-          .Case([&](math::Exp2Op) { return fl([](float *a) { return std::exp2(a[0]); }); })
-          .Case([&](math::LogOp) { return fl([](float *a) { return std::log(a[0]); }); })
-          .Case([&](math::Log2Op) { return fl([](float *a) { return std::log2(a[0]); }); })
-          .Case([&](math::Log1pOp) { return fl([](float *a) { return std::log1p(a[0]); }); })
-          .Case([&](math::TanhOp) { return fl([](float *a) { return std::tanh(a[0]); }); })
-          .Case([&](math::SqrtOp) { return fl([](float *a) { return std::sqrt(a[0]); }); })
-          .Case([&](math::RsqrtOp) { return fl([](float *a) { return 1.0f / std::sqrt(a[0]); }); })
-          .Case([&](math::AbsFOp) { return fl([](float *a) { return std::fabs(a[0]); }); })
-          .Case([&](math::ErfOp) { return fl([](float *a) { return std::erf(a[0]); }); })
-          .Case([&](math::FloorOp) { return fl([](float *a) { return std::floor(a[0]); }); })
-          .Case([&](math::CeilOp) { return fl([](float *a) { return std::ceil(a[0]); }); })
-          .Case([&](math::SinOp) { return fl([](float *a) { return std::sin(a[0]); }); })
-          .Case([&](math::CosOp) { return fl([](float *a) { return std::cos(a[0]); }); })
-          .Case([&](math::PowFOp) { return fl([](float *a) { return std::pow(a[0], a[1]); }); })
-          .Case([&](math::FmaOp) { return fl([](float *a) { return std::fma(a[0], a[1], a[2]); }); })
-          .Case([&](arith::TruncFOp) { return fl([](float *a) { return a[0]; }); })
-          .Case([&](arith::ExtFOp) { return fl([](float *a) { return a[0]; }); })
-          // Integer arithmetic.
-          .Case([&](arith::AddIOp) { return it([](int64_t a, int64_t b, unsigned) { return wrapAdd(a, b); }); })
-          .Case([&](arith::SubIOp) { return it([](int64_t a, int64_t b, unsigned) { return wrapSub(a, b); }); })
-          .Case([&](arith::MulIOp) { return it([](int64_t a, int64_t b, unsigned) { return wrapMul(a, b); }); })
-          .Case([&](arith::AndIOp) { return it([](int64_t a, int64_t b, unsigned) { return a & b; }); })
-          .Case([&](arith::OrIOp) { return it([](int64_t a, int64_t b, unsigned) { return a | b; }); })
-          .Case([&](arith::XOrIOp) { return it([](int64_t a, int64_t b, unsigned) { return a ^ b; }); })
-          .Case([&](arith::ShLIOp) { return it([](int64_t a, int64_t b, unsigned w) { return shiftLeft(a, b, w); }); })
-          .Case([&](arith::ShRSIOp) { return it([](int64_t a, int64_t b, unsigned w) { return shiftRightSigned(a, b, w); }); })
-          .Case([&](arith::ShRUIOp) {
-            return it([](int64_t a, int64_t b, unsigned w) { return int64_t(shiftRightUnsigned(asUnsigned(a, w), b, w)); });
-          })
-          .Case([&](arith::MinSIOp) { return it([](int64_t a, int64_t b, unsigned) { return std::min(a, b); }); })
-          .Case([&](arith::MaxSIOp) { return it([](int64_t a, int64_t b, unsigned) { return std::max(a, b); }); })
-          .Case([&](arith::MinUIOp) {
-            return it([](int64_t a, int64_t b, unsigned w) { return asUnsigned(a, w) < asUnsigned(b, w) ? a : b; });
-          })
-          .Case([&](arith::MaxUIOp) {
-            return it([](int64_t a, int64_t b, unsigned w) { return asUnsigned(a, w) > asUnsigned(b, w) ? a : b; });
-          })
-          .Case([&](arith::IndexCastOp) { return it([](int64_t a, int64_t, unsigned) { return a; }); })
-          .Case([&](arith::IndexCastUIOp) {
-            return it([](int64_t a, int64_t, unsigned w) { return int64_t(asUnsigned(a, w)); });
-          })
-          .Case([&](arith::ExtSIOp) { return it([](int64_t a, int64_t, unsigned) { return a; }); })
-          .Case([&](arith::ExtUIOp) {
-            return it([](int64_t a, int64_t, unsigned w) { return int64_t(asUnsigned(a, w)); });
-          })
-          .Case([&](arith::TruncIOp) { return it([](int64_t a, int64_t, unsigned) { return a; }); })
-          .Default([&](Operation *) -> R {
-            handled = false;
-            return failure();
-          });
-
-  // Division-like integer ops need a zero check.
-  if (!handled && isa<arith::DivSIOp, arith::DivUIOp, arith::RemSIOp,
-                            arith::RemUIOp, arith::CeilDivSIOp,
-                            arith::CeilDivUIOp, arith::FloorDivSIOp>(op)) {
-    bool divByZero = false;
-    auto div = [&](auto fn) {
-      return it([&](int64_t a, int64_t b, unsigned w) -> int64_t {
-        if (b == 0) {
-          divByZero = true;
-          return 0;
-        }
-        return fn(a, b, w);
-      });
-    };
-    result =
-        llvm::TypeSwitch<Operation *, R>(op)
-            .Case([&](arith::DivSIOp) { return div([](int64_t a, int64_t b, unsigned) { return divSigned(a, b); }); })
-            .Case([&](arith::DivUIOp) {
-              return div([](int64_t a, int64_t b, unsigned w) { return int64_t(asUnsigned(a, w) / asUnsigned(b, w)); });
-            })
-            .Case([&](arith::RemSIOp) { return div([](int64_t a, int64_t b, unsigned) { return remSigned(a, b); }); })
-            .Case([&](arith::RemUIOp) {
-              return div([](int64_t a, int64_t b, unsigned w) { return int64_t(asUnsigned(a, w) % asUnsigned(b, w)); });
-            })
-            .Case([&](arith::CeilDivSIOp) { return div([](int64_t a, int64_t b, unsigned) { return ceilDiv(a, b); }); })
-            .Case([&](arith::CeilDivUIOp) {
-              return div([](int64_t a, int64_t b, unsigned w) {
-                uint64_t ua = asUnsigned(a, w), ub = asUnsigned(b, w);
-                return int64_t(ua / ub + (ua % ub != 0));
-              });
-            })
-            .Case([&](arith::FloorDivSIOp) { return div([](int64_t a, int64_t b, unsigned) { return floorDiv(a, b); }); })
-            .Default([&](Operation *) -> R { return failure(); });
-    handled = true;
-    if (divByZero)
-      return op->emitError() << "divides by zero";
-  }
-
-  // Comparisons, select and int<->float casts mix element kinds.
-  if (!handled) {
-    if (auto cmp = dyn_cast<arith::CmpFOp>(op)) {
-      auto shape = broadcastShape(op, {&in[0], &in[1]});
-      if (failed(shape))
-        return failure();
-      Tile out = Tile::ints(1, *shape);
-      for (int64_t i = 0, n = out.numElements(); i < n; ++i)
-        (*out.i)[i] = cmpF(cmp.getPredicate(), in[0].getF(i), in[1].getF(i));
-      result = out;
-    } else if (auto cmp = dyn_cast<arith::CmpIOp>(op)) {
-      auto shape = broadcastShape(op, {&in[0], &in[1]});
-      if (failed(shape))
-        return failure();
-      Tile out = Tile::ints(1, *shape);
-      unsigned w = in[0].width;
-      for (int64_t i = 0, n = out.numElements(); i < n; ++i)
-        (*out.i)[i] =
-            cmpI(cmp.getPredicate(), in[0].getI(i), in[1].getI(i), w);
-      result = out;
-    } else if (isa<arith::SelectOp>(op)) {
-      auto shape = broadcastShape(op, {&in[0], &in[1], &in[2]});
-      if (failed(shape))
-        return failure();
-      Tile out = makeResult(op->getResult(0).getType(), *shape);
-      for (int64_t i = 0, n = out.numElements(); i < n; ++i) {
-        bool c = in[0].getI(i) & 1;
-        if (out.isFloat())
-          (*out.f)[i] = c ? in[1].getF(i) : in[2].getF(i);
-        else
-          (*out.i)[i] = c ? in[1].getI(i) : in[2].getI(i);
-      }
-      result = out;
-    } else if (isa<arith::SIToFPOp, arith::UIToFPOp>(op)) {
-      bool isUnsigned = isa<arith::UIToFPOp>(op);
-      Tile out = makeResult(op->getResult(0).getType(), in[0].shape);
-      for (int64_t i = 0, n = out.numElements(); i < n; ++i) {
-        int64_t v = in[0].getI(i);
-        float f = isUnsigned ? float(asUnsigned(v, in[0].width)) : float(v);
-        (*out.f)[i] = roundTo(out.kind, f);
-      }
-      result = out;
-    } else if (isa<arith::FPToSIOp, arith::FPToUIOp>(op)) {
-      Tile out = makeResult(op->getResult(0).getType(), in[0].shape);
-      for (int64_t i = 0, n = out.numElements(); i < n; ++i)
-        (*out.i)[i] = wrapInt(truncateToInt(in[0].getF(i)), out.width);
-      result = out;
-    } else {
-      return op->emitError() << "the CuIR interpreter does not execute '"
-                             << op->getName() << "'";
-    }
-  }
-  if (failed(result))
+  FamilyResult result = floatElementwise(op, in);
+  for (auto family : {intElementwise, intDivision, mixedKinds})
+    if (!result)
+      result = family(op, in);
+  if (!result)
+    return op->emitError() << "the CuIR interpreter does not execute '"
+                           << op->getName() << "'";
+  if (failed(*result))
     return failure();
-  set(op->getResult(0), *result);
+  set(op->getResult(0), **result);
   return success();
 }

@@ -7,6 +7,9 @@
 
 #include "cuir/Support/ParamValue.h"
 
+#include "mlir/IR/AffineExpr.h"
+#include "mlir/IR/AffineMap.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
@@ -155,52 +158,48 @@ LogicalResult checkKernelMemory(KernelOp kernel, MemoryBudget &budget) {
   return budget.take(shared, "the block's shared memory", kernel.getLoc());
 }
 
-/// The value of `e` for the index parameters `dims`, or std::nullopt when
-/// it overflows, reads a dimension that is not there or divides by a
-/// non-positive number.
-std::optional<int64_t> evalAffine(AffineExpr e, ArrayRef<int64_t> dims) {
-  switch (e.getKind()) {
-  case AffineExprKind::Constant:
-    return cast<AffineConstantExpr>(e).getValue();
-  case AffineExprKind::DimId: {
-    unsigned pos = cast<AffineDimExpr>(e).getPosition();
-    return pos < dims.size() ? std::optional<int64_t>(dims[pos])
-                             : std::nullopt;
-  }
-  case AffineExprKind::SymbolId:
-    return 0;
-  default:
-    break;
-  }
-  auto bin = cast<AffineBinaryOpExpr>(e);
-  std::optional<int64_t> l = evalAffine(bin.getLHS(), dims),
-                         r = evalAffine(bin.getRHS(), dims);
-  if (!l || !r)
-    return std::nullopt;
-  switch (e.getKind()) {
-  case AffineExprKind::Add:
-    return llvm::checkedAdd(*l, *r);
-  case AffineExprKind::Mul:
-    return llvm::checkedMul(*l, *r);
-  default:
-    break;
-  }
-  if (*r <= 0)
-    return std::nullopt;
-  int64_t quotient = *l / *r, remainder = *l % *r;
-  switch (e.getKind()) {
-  case AffineExprKind::Mod:
-    return remainder < 0 ? remainder + *r : remainder;
-  case AffineExprKind::FloorDiv:
-    return remainder < 0 ? quotient - 1 : quotient;
-  case AffineExprKind::CeilDiv:
-    return remainder > 0 ? quotient + 1 : quotient;
-  default:
-    return std::nullopt;
-  }
+/// Whether `e` divides by a constant below 1. Affine maps leave that
+/// undefined; MLIR's folding computes some of it (floordiv by a negative
+/// number), but no launch could, so the grid is not computable.
+bool dividesByNonPositive(AffineExpr e) {
+  bool found = false;
+  e.walk([&](AffineExpr sub) {
+    auto bin = dyn_cast<AffineBinaryOpExpr>(sub);
+    if (!bin || bin.getKind() == AffineExprKind::Add ||
+        bin.getKind() == AffineExprKind::Mul)
+      return;
+    auto divisor = dyn_cast<AffineConstantExpr>(bin.getRHS());
+    found |= divisor && divisor.getValue() < 1;
+  });
+  return found;
 }
 
-/// A contiguous global buffer viewed with `shape`.
+/// The grid's extents for the index parameters `dims`, std::nullopt for an
+/// extent that does not fold to a constant: it overflows (MLIR's folding
+/// leaves such terms unfolded), reads a dimension that is not there or
+/// divides by a non-positive number.
+SmallVector<std::optional<int64_t>> evaluateGridMap(AffineMap grid,
+                                                    ArrayRef<int64_t> dims) {
+  MLIRContext *context = grid.getContext();
+  SmallVector<AffineExpr> values = llvm::map_to_vector(
+      dims, [&](int64_t d) { return getAffineConstantExpr(d, context); });
+  // Dimensions without a value stay dimensions, so their results do not
+  // fold.
+  AffineMap folded = grid.replaceDimsAndSymbols(values, {}, grid.getNumDims(),
+                                                grid.getNumSymbols());
+  SmallVector<std::optional<int64_t>> extents;
+  for (auto [expr, result] :
+       llvm::zip(grid.getResults(), folded.getResults())) {
+    auto constant = dyn_cast<AffineConstantExpr>(result);
+    if (!constant || dividesByNonPositive(expr))
+      extents.push_back(std::nullopt);
+    else
+      extents.push_back(constant.getValue());
+  }
+  return extents;
+}
+
+/// A contiguous global buffer of zeros viewed with `shape`.
 View globalBuffer(Type elemType, ArrayRef<int64_t> shape) {
   auto buf = std::make_shared<Buffer>();
   buf->kind = getElemKind(elemType);
@@ -212,16 +211,34 @@ View globalBuffer(Type elemType, ArrayRef<int64_t> shape) {
     buf->i.assign(n, 0);
   else
     buf->f.assign(n, 0.0f);
-  View v;
-  v.buffer = buf;
-  v.sizes.assign(shape.begin(), shape.end());
-  v.strides.resize(shape.size());
-  int64_t stride = 1;
-  for (int64_t d = shape.size() - 1; d >= 0; --d) {
-    v.strides[d] = stride;
-    stride *= shape[d];
-  }
-  return v;
+  return View::contiguous(std::move(buf), shape);
+}
+
+/// The shape the problem gives the global buffer of `role` (q, k, v, o,
+/// lse), or std::nullopt for other roles.
+std::optional<SmallVector<int64_t>> globalShape(StringRef role,
+                                                const InterpreterOptions &opt) {
+  using Shape = std::optional<SmallVector<int64_t>>;
+  return llvm::StringSwitch<Shape>(role)
+      .Cases({"q", "o"},
+             SmallVector<int64_t>{opt.batch, opt.seqQ, opt.headsQ, opt.headDim})
+      .Cases({"k", "v"}, SmallVector<int64_t>{opt.batch, opt.seqKV, opt.headsKV,
+                                              opt.headDim})
+      .Case("lse", SmallVector<int64_t>{opt.batch, opt.headsQ, opt.seqQ})
+      .Default(std::nullopt);
+}
+
+/// The problem size an index parameter of `role` takes, if `role` is one.
+std::optional<int64_t> problemSize(StringRef role,
+                                   const InterpreterOptions &opt) {
+  return llvm::StringSwitch<std::optional<int64_t>>(role)
+      .Case("B", opt.batch)
+      .Case("Hq", opt.headsQ)
+      .Case("Hkv", opt.headsKV)
+      .Case("Nq", opt.seqQ)
+      .Case("Nkv", opt.seqKV)
+      .Case("d", opt.headDim)
+      .Default(std::nullopt);
 }
 
 /// The values of a variant parameter of type `type` and `extent` elements
@@ -261,26 +278,36 @@ FailureOr<SmallVector<double>> expandParam(StringRef name, StringRef text,
   return values;
 }
 
+/// Parameter values as the PyTorch reference gets them: one number, or a
+/// list for several.
+nlohmann::json referenceNumbers(ArrayRef<double> numbers, bool asList) {
+  if (!asList)
+    return jsonNumber(numbers.front());
+  nlohmann::json list = nlohmann::json::array();
+  for (double x : numbers)
+    list.push_back(jsonNumber(x));
+  return list;
+}
+
 /// An unbound parameter's text as the PyTorch reference gets it: numbers
 /// stay numbers (a list for several), anything else is a string.
-llvm::json::Value referenceValue(StringRef text) {
+nlohmann::json referenceValue(StringRef text) {
   TextError error;
   FailureOr<ParamValue> value = failure();
   if (looksNumeric(text))
     value = parseParamValue(text, error);
   if (failed(value) || value->runs)
     return text.str();
-  if (value->numbers.size() == 1)
-    return value->numbers.front();
-  return llvm::json::Array(value->numbers);
+  return referenceNumbers(value->numbers, value->numbers.size() != 1);
 }
 
-struct Coords {
-  std::string str(int64_t b, int64_t n, int64_t h, int64_t c) {
-    return "(b=" + std::to_string(b) + ", q=" + std::to_string(n) +
-           ", h=" + std::to_string(h) + ", c=" + std::to_string(c) + ")";
-  }
-};
+/// Where output element `e` of the [B, Nq, Hq, d] output is, for messages.
+std::string outputCoords(const Problem &p, int64_t e) {
+  int64_t c = e % p.d, h = (e / p.d) % p.Hq, q = (e / (p.d * p.Hq)) % p.Nq,
+          b = e / (p.d * p.Hq * p.Nq);
+  return "(b=" + std::to_string(b) + ", q=" + std::to_string(q) +
+         ", h=" + std::to_string(h) + ", c=" + std::to_string(c) + ")";
+}
 
 } // namespace
 
@@ -300,22 +327,16 @@ bool mlir::cuir::kernelFits(KernelOp kernel, const InterpreterOptions &opt,
     if (!role || !memref)
       continue;
     StringRef r = role.getValue();
-    SmallVector<int64_t> want;
-    if (r == "q" || r == "o")
-      want = {opt.batch, opt.seqQ, opt.headsQ, opt.headDim};
-    else if (r == "k" || r == "v")
-      want = {opt.batch, opt.seqKV, opt.headsKV, opt.headDim};
-    else if (r == "lse")
-      want = {opt.batch, opt.headsQ, opt.seqQ};
-    else
+    std::optional<SmallVector<int64_t>> want = globalShape(r, opt);
+    if (!want)
       continue;
-    if (memref.getRank() != static_cast<int64_t>(want.size()))
+    if (memref.getRank() != static_cast<int64_t>(want->size()))
       continue; // reported when it runs
     for (auto [d, have] : llvm::enumerate(memref.getShape()))
-      if (!ShapedType::isDynamic(have) && have != want[d]) {
+      if (!ShapedType::isDynamic(have) && have != (*want)[d]) {
         why = "parameter '" + r.str() + "' has static size " +
               std::to_string(have) + " in dimension " + std::to_string(d) +
-              ", the problem needs " + std::to_string(want[d]);
+              ", the problem needs " + std::to_string((*want)[d]);
         return false;
       }
   }
@@ -384,18 +405,75 @@ mlir::cuir::checkOptions(const InterpreterOptions &opt) {
   return OptionProblem{largest->first, message};
 }
 
-FailureOr<InterpreterReport>
-mlir::cuir::interpretKernel(KernelOp kernel, const InterpreterOptions &opt) {
-  Location loc = kernel.getLoc();
-  if (std::optional<OptionProblem> problem = checkOptions(opt))
-    return emitError(loc) << problem->message;
-  // checkOptions made sure these fit.
-  MemoryBudget budget(opt.memoryLimitMiB * kMiB, opt.memoryLimitMiB);
-  if (failed(budget.take(problemBytes(opt), "the problem's data", loc)) ||
-      failed(checkKernelMemory(kernel, budget)))
-    return failure();
+namespace {
 
+/// How the interpreter binds a kernel parameter, by its role.
+enum class Role { Input, Output, Size, Scale, Causal, Param, Unknown };
+
+Role classifyRole(StringRef role, const InterpreterOptions &opt) {
+  if (problemSize(role, opt))
+    return Role::Size;
+  return llvm::StringSwitch<Role>(role)
+      .Cases({"q", "k", "v"}, Role::Input)
+      .Cases({"o", "lse"}, Role::Output)
+      .Cases({"softmax_scale", "softmax_scale_log2"}, Role::Scale)
+      .Case("causal", Role::Causal)
+      .StartsWith("param:", Role::Param)
+      .Default(Role::Unknown);
+}
+
+/// One run of a kernel on the problem of the options: its random inputs,
+/// the kernel's arguments, the blocks run and the comparison with the
+/// reference, in the order interpretKernel calls them.
+class KernelRun {
+public:
+  KernelRun(KernelOp kernel, const InterpreterOptions &opt,
+            MemoryBudget &budget);
+
+  /// Binds every kernel parameter by its role, drawing the random inputs.
+  LogicalResult bindArguments();
+  /// The grid's extents (3 of them) for the bound index parameters.
+  FailureOr<SmallVector<int64_t, 3>> evaluateGrid();
+  /// The linear ids of the blocks to run: all, or a sorted random sample.
+  FailureOr<std::vector<int64_t>> chooseBlocks(ArrayRef<int64_t> grid);
+  LogicalResult runBlocks(Machine &machine, ArrayRef<int64_t> grid,
+                          ArrayRef<int64_t> order, InterpreterReport &report);
+  /// Writes the inputs, outputs and meta.json to the dump directory.
+  LogicalResult writeDump();
+  FailureOr<Output> runReference();
+  void compareOutput(const Output &ref, bool sampled,
+                     InterpreterReport &report);
+  void compareLse(const Output &ref, InterpreterReport &report);
+
+private:
+  LogicalResult bindArgument(BlockArgument arg);
+  LogicalResult checkShape(BlockArgument arg, StringRef role,
+                           ArrayRef<int64_t> want);
+  LogicalResult bindInput(BlockArgument arg, StringRef role);
+  LogicalResult bindOutput(BlockArgument arg, StringRef role);
+  LogicalResult bindVariantParam(BlockArgument arg, StringRef name);
+  /// The elements of the array parameter `name`, from its cuir.extent.
+  FailureOr<std::optional<int64_t>> paramExtent(BlockArgument arg,
+                                                StringRef name);
+  void fillMissingInputs();
+
+  KernelOp kernel;
+  const InterpreterOptions &opt;
+  Location loc;
+  MemoryBudget &budget;
+  std::mt19937_64 rng;
+  std::normal_distribution<float> normal{0.0f, 1.0f};
   Problem prob;
+  SmallVector<RtValue> args;
+  std::optional<View> outView, lseView;
+  /// The index parameters' values, in order: the grid's dimensions.
+  SmallVector<int64_t> indexArgs;
+};
+
+KernelRun::KernelRun(KernelOp kernel, const InterpreterOptions &opt,
+                     MemoryBudget &budget)
+    : kernel(kernel), opt(opt), loc(kernel.getLoc()), budget(budget),
+      rng(opt.seed) {
   prob.B = opt.batch;
   prob.Hq = opt.headsQ;
   prob.Hkv = opt.headsKV;
@@ -404,192 +482,235 @@ mlir::cuir::interpretKernel(KernelOp kernel, const InterpreterOptions &opt) {
   prob.d = opt.headDim;
   prob.causal = opt.causal;
   prob.scale = 1.0f / std::sqrt(float(opt.headDim));
+  prob.params = nlohmann::json::object();
   for (const auto &[name, text] : opt.params)
     prob.params[name] = referenceValue(text);
+}
 
-  std::mt19937_64 rng(opt.seed);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-
-  // Bind the kernel's parameters by role.
-  Block &entry = kernel.getBody().front();
-  SmallVector<RtValue> args;
-  View outView, lseView;
-  bool haveOut = false, haveLse = false;
-  SmallVector<int64_t> indexArgs;
-  std::map<std::string, int64_t> sizes = {
-      {"B", opt.batch}, {"Hq", opt.headsQ},  {"Hkv", opt.headsKV},
-      {"Nq", opt.seqQ}, {"Nkv", opt.seqKV}, {"d", opt.headDim}};
-  for (BlockArgument arg : entry.getArguments()) {
-    unsigned i = arg.getArgNumber();
-    auto role = kernel.getArgAttrOfType<StringAttr>(i, kArgRoleAttr);
-    if (!role)
-      return emitError(loc) << "kernel parameter #" << i
-                            << " has no '" << kArgRoleAttr
-                            << "' role; the interpreter cannot bind it";
-    StringRef r = role.getValue();
-    Type type = arg.getType();
-    auto memref = dyn_cast<MemRefType>(type);
-    auto checkShape = [&](ArrayRef<int64_t> want) -> LogicalResult {
-      if (!memref || memref.getRank() != static_cast<int64_t>(want.size()))
-        return emitError(loc) << "kernel parameter #" << i << " ('" << r
-                              << "') must be a rank-" << want.size()
-                              << " memref";
-      for (auto [d, have] : llvm::enumerate(memref.getShape()))
-        if (!ShapedType::isDynamic(have) && have != want[d])
-          return emitError(loc)
-                 << "kernel parameter #" << i << " ('" << r
-                 << "') has static size " << have << " in dimension " << d
-                 << " but the problem needs " << want[d]
-                 << " (check the interpreter's shape options)";
-      return success();
-    };
-    if (r == "q" || r == "k" || r == "v") {
-      bool isQ = r == "q";
-      SmallVector<int64_t> shape = {opt.batch, isQ ? opt.seqQ : opt.seqKV,
-                                    isQ ? opt.headsQ : opt.headsKV,
-                                    opt.headDim};
-      if (failed(checkShape(shape)))
-        return failure();
-      View v = globalBuffer(memref.getElementType(), shape);
-      std::vector<float> &dst = r == "q" ? prob.q : r == "k" ? prob.k : prob.v;
-      dst.resize(v.buffer->f.size());
-      for (size_t e = 0; e < dst.size(); ++e)
-        v.buffer->f[e] = dst[e] = roundTo(v.buffer->kind, normal(rng));
-      args.push_back(v);
-    } else if (r == "o" || r == "lse") {
-      SmallVector<int64_t> shape =
-          r == "o" ? SmallVector<int64_t>{opt.batch, opt.seqQ, opt.headsQ,
-                                          opt.headDim}
-                   : SmallVector<int64_t>{opt.batch, opt.headsQ, opt.seqQ};
-      if (failed(checkShape(shape)))
-        return failure();
-      View v = globalBuffer(memref.getElementType(), shape);
-      std::fill(v.buffer->f.begin(), v.buffer->f.end(), NAN);
-      v.buffer->trackWrites = true;
-      v.buffer->written.assign(v.buffer->f.size(), false);
-      (r == "o" ? outView : lseView) = v;
-      (r == "o" ? haveOut : haveLse) = true;
-      args.push_back(v);
-    } else if (sizes.count(r.str())) {
-      if (!type.isIndex())
-        return emitError(loc) << "kernel parameter #" << i << " ('" << r
-                              << "') must be an index";
-      args.push_back(Tile::scalarI(64, sizes[r.str()]));
-    } else if (r == "softmax_scale" || r == "softmax_scale_log2") {
-      float s = prob.scale * (r == "softmax_scale_log2" ? float(M_LOG2E) : 1.0f);
-      args.push_back(Tile::scalarF(getElemKind(type), s));
-    } else if (r == "causal") {
-      args.push_back(Tile::scalarI(getIntWidth(type), opt.causal));
-    } else if (r.starts_with("param:")) {
-      std::string name = r.drop_front(6).str();
-      std::string text;
-      if (auto it = opt.params.find(name); it != opt.params.end())
-        text = it->second;
-      else if (auto def = kernel.getArgAttrOfType<StringAttr>(i, "cuir.default"))
-        text = def.getValue().str();
-      else
-        return emitError(loc) << "kernel parameter '" << name
-                              << "' needs a value: pass params=" << name
-                              << "=<number or comma-separated list>";
-      std::optional<int64_t> extent = 1;
-      if (memref) {
-        auto ext = kernel.getArgAttrOfType<StringAttr>(i, "cuir.extent");
-        StringRef e = ext ? ext.getValue() : "";
-        extent = e == "batch"      ? opt.batch
-                 : e == "heads"    ? opt.headsQ
-                 : e == "batch*kv" ? llvm::checkedMul(opt.batch, opt.seqKV)
-                                   : -1;
-        if ((extent && *extent < 0) || memref.getRank() != 1)
-          return emitError(loc) << "array parameter '" << name
-                                << "' needs a rank-1 memref and cuir.extent "
-                                   "batch, heads or batch*kv";
-      }
-      if (failed(budget.take(extent ? product({*extent, kParamBytes})
-                                    : std::nullopt,
-                             "parameter '" + name + "'", loc)))
-        return failure();
-      FailureOr<SmallVector<double>> values =
-          expandParam(name, text, type, *extent, opt.seqKV, loc);
-      if (failed(values))
-        return failure();
-      // The reference sees the values the kernel sees.
-      if (memref)
-        prob.params[name] = llvm::json::Array(*values);
-      else
-        prob.params[name] = values->front();
-      if (memref) {
-        View v = globalBuffer(memref.getElementType(), {*extent});
-        for (int64_t e = 0; e < *extent; ++e) {
-          if (v.buffer->kind == ElemKind::Int)
-            v.buffer->i[e] = static_cast<int64_t>((*values)[e]);
-          else
-            v.buffer->f[e] = roundTo(v.buffer->kind, (*values)[e]);
-        }
-        args.push_back(v);
-      } else if (getElemKind(type) == ElemKind::Int) {
-        args.push_back(Tile::scalarI(getIntWidth(type), int64_t((*values)[0])));
-      } else {
-        args.push_back(Tile::scalarF(getElemKind(type), (*values)[0]));
-      }
-    } else {
-      return emitError(loc) << "kernel parameter #" << i << " has unknown role '"
-                            << r << "'";
-    }
-    if (type.isIndex())
+LogicalResult KernelRun::bindArguments() {
+  for (BlockArgument arg : kernel.getBody().front().getArguments()) {
+    if (failed(bindArgument(arg)))
+      return failure();
+    if (arg.getType().isIndex())
       indexArgs.push_back(std::get<Tile>(args.back()).getI(0));
   }
-  if (!haveOut)
+  if (!outView)
     return emitError(loc) << "the kernel has no parameter with role 'o': "
                              "there is no output to check";
+  fillMissingInputs();
+  return success();
+}
+
+LogicalResult KernelRun::bindArgument(BlockArgument arg) {
+  unsigned i = arg.getArgNumber();
+  auto role = kernel.getArgAttrOfType<StringAttr>(i, kArgRoleAttr);
+  if (!role)
+    return emitError(loc) << "kernel parameter #" << i << " has no '"
+                          << kArgRoleAttr
+                          << "' role; the interpreter cannot bind it";
+  StringRef r = role.getValue();
+  Type type = arg.getType();
+  switch (classifyRole(r, opt)) {
+  case Role::Input:
+    return bindInput(arg, r);
+  case Role::Output:
+    return bindOutput(arg, r);
+  case Role::Size:
+    if (!type.isIndex())
+      return emitError(loc) << "kernel parameter #" << i << " ('" << r
+                            << "') must be an index";
+    args.push_back(Tile::scalarI(64, *problemSize(r, opt)));
+    return success();
+  case Role::Scale: {
+    if (!isa<FloatType>(type))
+      return emitError(loc) << "kernel parameter #" << i << " ('" << r
+                            << "') must be a float";
+    float s = prob.scale * (r == "softmax_scale_log2" ? float(M_LOG2E) : 1.0f);
+    args.push_back(Tile::scalarF(getElemKind(type), s));
+    return success();
+  }
+  case Role::Causal:
+    args.push_back(Tile::scalarI(getIntWidth(type), opt.causal));
+    return success();
+  case Role::Param:
+    return bindVariantParam(arg, r.drop_front(StringRef("param:").size()));
+  case Role::Unknown:
+    break;
+  }
+  return emitError(loc) << "kernel parameter #" << i << " has unknown role '"
+                        << r << "'";
+}
+
+LogicalResult KernelRun::checkShape(BlockArgument arg, StringRef role,
+                                    ArrayRef<int64_t> want) {
+  unsigned i = arg.getArgNumber();
+  auto memref = dyn_cast<MemRefType>(arg.getType());
+  if (!memref || memref.getRank() != static_cast<int64_t>(want.size()))
+    return emitError(loc) << "kernel parameter #" << i << " ('" << role
+                          << "') must be a rank-" << want.size() << " memref";
+  for (auto [d, have] : llvm::enumerate(memref.getShape()))
+    if (!ShapedType::isDynamic(have) && have != want[d])
+      return emitError(loc) << "kernel parameter #" << i << " ('" << role
+                            << "') has static size " << have << " in dimension "
+                            << d << " but the problem needs " << want[d]
+                            << " (check the interpreter's shape options)";
+  return success();
+}
+
+LogicalResult KernelRun::bindInput(BlockArgument arg, StringRef role) {
+  SmallVector<int64_t> shape = *globalShape(role, opt);
+  if (failed(checkShape(arg, role, shape)))
+    return failure();
+  View v =
+      globalBuffer(cast<MemRefType>(arg.getType()).getElementType(), shape);
+  std::vector<float> &dst = role == "q"   ? prob.q
+                            : role == "k" ? prob.k
+                                          : prob.v;
+  dst.resize(v.buffer->f.size());
+  for (size_t e = 0; e < dst.size(); ++e)
+    v.buffer->f[e] = dst[e] = roundTo(v.buffer->kind, normal(rng));
+  args.push_back(v);
+  return success();
+}
+
+LogicalResult KernelRun::bindOutput(BlockArgument arg, StringRef role) {
+  SmallVector<int64_t> shape = *globalShape(role, opt);
+  if (failed(checkShape(arg, role, shape)))
+    return failure();
+  View v =
+      globalBuffer(cast<MemRefType>(arg.getType()).getElementType(), shape);
+  // NaN until written, and every write marked: unwritten elements show.
+  std::fill(v.buffer->f.begin(), v.buffer->f.end(), NAN);
+  v.buffer->trackWrites = true;
+  v.buffer->written.assign(v.buffer->f.size(), false);
+  (role == "o" ? outView : lseView) = v;
+  args.push_back(v);
+  return success();
+}
+
+FailureOr<std::optional<int64_t>> KernelRun::paramExtent(BlockArgument arg,
+                                                         StringRef name) {
+  auto memref = dyn_cast<MemRefType>(arg.getType());
+  if (!memref)
+    return std::optional<int64_t>(1);
+  auto ext =
+      kernel.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "cuir.extent");
+  // std::nullopt: the extent overflows.
+  std::optional<int64_t> extent =
+      llvm::StringSwitch<std::optional<int64_t>>(ext ? ext.getValue() : "")
+          .Case("batch", opt.batch)
+          .Case("heads", opt.headsQ)
+          .Case("batch*kv", llvm::checkedMul(opt.batch, opt.seqKV))
+          .Default(-1);
+  if ((extent && *extent < 0) || memref.getRank() != 1)
+    return emitError(loc) << "array parameter '" << name
+                          << "' needs a rank-1 memref and cuir.extent "
+                             "batch, heads or batch*kv";
+  return extent;
+}
+
+LogicalResult KernelRun::bindVariantParam(BlockArgument arg, StringRef name) {
+  unsigned i = arg.getArgNumber();
+  Type type = arg.getType();
+  std::string text;
+  if (auto it = opt.params.find(name.str()); it != opt.params.end())
+    text = it->second;
+  else if (auto def = kernel.getArgAttrOfType<StringAttr>(i, "cuir.default"))
+    text = def.getValue().str();
+  else
+    return emitError(loc) << "kernel parameter '" << name
+                          << "' needs a value: pass params=" << name
+                          << "=<number or comma-separated list>";
+  FailureOr<std::optional<int64_t>> extent = paramExtent(arg, name);
+  if (failed(extent) ||
+      failed(
+          budget.take(*extent ? product({**extent, kParamBytes}) : std::nullopt,
+                      "parameter '" + name + "'", loc)))
+    return failure();
+  FailureOr<SmallVector<double>> values =
+      expandParam(name, text, type, **extent, opt.seqKV, loc);
+  if (failed(values))
+    return failure();
+  auto memref = dyn_cast<MemRefType>(type);
+  // The reference sees the values the kernel sees.
+  prob.params[name.str()] = referenceNumbers(*values, /*asList=*/!!memref);
+  if (memref) {
+    View v = globalBuffer(memref.getElementType(), {**extent});
+    for (int64_t e = 0; e < **extent; ++e) {
+      if (v.buffer->kind == ElemKind::Int)
+        v.buffer->i[e] = static_cast<int64_t>((*values)[e]);
+      else
+        v.buffer->f[e] = roundTo(v.buffer->kind, (*values)[e]);
+    }
+    args.push_back(v);
+  } else if (getElemKind(type) == ElemKind::Int) {
+    args.push_back(Tile::scalarI(getIntWidth(type), int64_t((*values)[0])));
+  } else {
+    args.push_back(Tile::scalarF(getElemKind(type), (*values)[0]));
+  }
+  return success();
+}
+
+void KernelRun::fillMissingInputs() {
   // The reference reads every input, also those the kernel has no
   // parameter for (or holds in integers).
-  auto fillMissing = [&](std::vector<float> &input, ArrayRef<int64_t> shape) {
+  for (StringRef role : {"q", "k", "v"}) {
+    std::vector<float> &input = role == "q"   ? prob.q
+                                : role == "k" ? prob.k
+                                              : prob.v;
     if (!input.empty())
-      return;
-    input.resize(*product(shape));
+      continue;
+    input.resize(*product(*globalShape(role, opt)));
     for (float &x : input)
       x = roundTo(ElemKind::BF16, normal(rng));
-  };
-  fillMissing(prob.q, {opt.batch, opt.seqQ, opt.headsQ, opt.headDim});
-  fillMissing(prob.k, {opt.batch, opt.seqKV, opt.headsKV, opt.headDim});
-  fillMissing(prob.v, {opt.batch, opt.seqKV, opt.headsKV, opt.headDim});
+  }
+}
 
-  // The grid.
+FailureOr<SmallVector<int64_t, 3>> KernelRun::evaluateGrid() {
   SmallVector<int64_t, 3> grid;
-  for (AffineExpr e : kernel.getGrid().getResults()) {
-    std::optional<int64_t> extent = evalAffine(e, indexArgs);
+  AffineMap map = kernel.getGrid();
+  for (auto [e, extent] :
+       llvm::zip(map.getResults(), evaluateGridMap(map, indexArgs))) {
+    if (extent && *extent >= 0) {
+      grid.push_back(*extent);
+      continue;
+    }
     std::string expr;
     llvm::raw_string_ostream(expr) << e;
-    if (!extent || *extent < 0)
-      return emitError(loc)
-             << "the grid's dimension " << grid.size() << " (" << expr
-             << ") is " << (extent ? "negative" : "not computable")
-             << " for " << describeSizes(opt)
-             << (extent ? "" : ": it overflows, reads a missing index "
-                               "parameter or divides by a non-positive "
-                               "number");
-    grid.push_back(*extent);
+    return emitError(loc) << "the grid's dimension " << grid.size() << " ("
+                          << expr << ") is "
+                          << (extent ? "negative" : "not computable") << " for "
+                          << describeSizes(opt)
+                          << (extent ? ""
+                                     : ": it overflows, reads a missing index "
+                                       "parameter or divides by a non-positive "
+                                       "number");
   }
   while (grid.size() < 3)
     grid.push_back(1);
+  return grid;
+}
+
+FailureOr<std::vector<int64_t>>
+KernelRun::chooseBlocks(ArrayRef<int64_t> grid) {
   std::optional<int64_t> blocks = product(grid);
   if (failed(budget.take(blocks ? product({*blocks, 8}) : std::nullopt,
                          "the list of the grid's blocks", loc)))
     return failure();
-  int64_t total = *blocks;
-  std::vector<int64_t> order(total);
+  std::vector<int64_t> order(*blocks);
   std::iota(order.begin(), order.end(), 0);
-  if (opt.sampleBlocks > 0 && opt.sampleBlocks < total) {
+  if (opt.sampleBlocks > 0 && opt.sampleBlocks < *blocks) {
     std::shuffle(order.begin(), order.end(), rng);
     order.resize(opt.sampleBlocks);
     std::sort(order.begin(), order.end());
   }
+  return order;
+}
 
-  InterpreterReport report;
-  report.blocksTotal = total;
-  Machine machine(kernel);
-  auto start = std::chrono::steady_clock::now();
-  auto lastReport = start;
+LogicalResult KernelRun::runBlocks(Machine &machine, ArrayRef<int64_t> grid,
+                                   ArrayRef<int64_t> order,
+                                   InterpreterReport &report) {
+  auto lastReport = std::chrono::steady_clock::now();
   for (int64_t linear : order) {
     SmallVector<int64_t, 3> id = {linear % grid[0],
                                   (linear / grid[0]) % grid[1],
@@ -597,6 +718,7 @@ mlir::cuir::interpretKernel(KernelOp kernel, const InterpreterOptions &opt) {
     if (failed(machine.runBlock(id, args)))
       return failure();
     ++report.blocksRun;
+    // Long runs say they are alive.
     auto now = std::chrono::steady_clock::now();
     if (now - lastReport > std::chrono::seconds(2)) {
       llvm::errs() << "cuir-interpret: " << report.blocksRun << "/"
@@ -604,86 +726,74 @@ mlir::cuir::interpretKernel(KernelOp kernel, const InterpreterOptions &opt) {
       lastReport = now;
     }
   }
-
-  if (!opt.dumpDir.empty()) {
-    auto file = [&](StringRef name) {
-      SmallString<128> f(opt.dumpDir);
-      llvm::sys::path::append(f, name);
-      return std::string(f);
-    };
-    std::error_code ec = llvm::sys::fs::create_directories(opt.dumpDir);
-    std::vector<float> lseData =
-        haveLse ? lseView.buffer->f : std::vector<float>();
-    std::error_code metaEc;
-    llvm::raw_fd_ostream meta(file("meta.json"), metaEc);
-    if (ec || metaEc ||
-        !writeNpy(file("q.npy"), {prob.B, prob.Nq, prob.Hq, prob.d}, prob.q) ||
-        !writeNpy(file("k.npy"), {prob.B, prob.Nkv, prob.Hkv, prob.d}, prob.k) ||
-        !writeNpy(file("v.npy"), {prob.B, prob.Nkv, prob.Hkv, prob.d}, prob.v) ||
-        !writeNpy(file("o.npy"), {prob.B, prob.Nq, prob.Hq, prob.d},
-                  outView.buffer->f) ||
-        (haveLse &&
-         !writeNpy(file("lse.npy"), {prob.B, prob.Hq, prob.Nq}, lseData)))
-      return emitError(loc) << "cannot write the dump to '" << opt.dumpDir
-                            << "'";
-    meta << "{\"kernel\": \"" << kernel.getSymName() << "\", \"B\": " << prob.B
-         << ", \"Hq\": " << prob.Hq << ", \"Hkv\": " << prob.Hkv
-         << ", \"Nq\": " << prob.Nq << ", \"Nkv\": " << prob.Nkv
-         << ", \"d\": " << prob.d << ", \"causal\": "
-         << (prob.causal ? "true" : "false") << ", \"scale\": "
-         << llvm::format("%.9g", prob.scale) << ", \"dtype\": \""
-         << (outView.buffer->kind == ElemKind::F16 ? "fp16" : "bf16")
-         << "\"}\n";
-  }
-
   report.gemms = machine.gemmsRun;
+  return success();
+}
 
-  // The reference.
-  Output ref;
-  if (opt.reference == "builtin") {
-    if (auto variant = kernel->getAttrOfType<StringAttr>("cuir.variant"))
-      return emitError(loc)
-             << "the kernel computes the variant '" << variant.getValue()
-             << "', but the built-in reference is standard attention: pass "
-                "reference=<file.py> with the variant in PyTorch";
-    ref = builtinReference(prob);
-  } else {
-    FailureOr<Output> r =
-        pytorchReference(prob, opt.reference, opt.python, loc);
-    if (failed(r))
-      return failure();
-    ref = std::move(*r);
-  }
+LogicalResult KernelRun::writeDump() {
+  auto file = [&](StringRef name) {
+    SmallString<128> f(opt.dumpDir);
+    llvm::sys::path::append(f, name);
+    return std::string(f);
+  };
+  std::error_code ec = llvm::sys::fs::create_directories(opt.dumpDir);
+  std::error_code metaEc;
+  llvm::raw_fd_ostream meta(file("meta.json"), metaEc);
+  const Problem &p = prob;
+  if (ec || metaEc || !writeNpy(file("q.npy"), {p.B, p.Nq, p.Hq, p.d}, p.q) ||
+      !writeNpy(file("k.npy"), {p.B, p.Nkv, p.Hkv, p.d}, p.k) ||
+      !writeNpy(file("v.npy"), {p.B, p.Nkv, p.Hkv, p.d}, p.v) ||
+      !writeNpy(file("o.npy"), {p.B, p.Nq, p.Hq, p.d}, outView->buffer->f) ||
+      (lseView &&
+       !writeNpy(file("lse.npy"), {p.B, p.Hq, p.Nq}, lseView->buffer->f)))
+    return emitError(loc) << "cannot write the dump to '" << opt.dumpDir << "'";
+  nlohmann::ordered_json info = {
+      {"kernel", kernel.getSymName().str()},
+      {"B", p.B},
+      {"Hq", p.Hq},
+      {"Hkv", p.Hkv},
+      {"Nq", p.Nq},
+      {"Nkv", p.Nkv},
+      {"d", p.d},
+      {"causal", p.causal},
+      {"scale", jsonNumber(p.scale)},
+      {"dtype", outView->buffer->kind == ElemKind::F16 ? "fp16" : "bf16"}};
+  meta << dumpJson(info) << "\n";
+  return success();
+}
 
-  // Compare what the kernel wrote.
-  const Buffer &out = *outView.buffer;
-  bool sampled = static_cast<int64_t>(order.size()) < total;
-  double diff2 = 0, ref2 = 0;
-  for (int64_t e = 0, n = out.f.size(); e < n; ++e)
-    if (out.written[e])
-      ref2 += ref.o[e] * ref.o[e];
+FailureOr<Output> KernelRun::runReference() {
+  if (opt.reference != "builtin")
+    return pytorchReference(prob, opt.reference, opt.python, loc);
+  if (auto variant = kernel->getAttrOfType<StringAttr>("cuir.variant"))
+    return emitError(loc)
+           << "the kernel computes the variant '" << variant.getValue()
+           << "', but the built-in reference is standard attention: pass "
+              "reference=<file.py> with the variant in PyTorch";
+  return builtinReference(prob);
+}
+
+void KernelRun::compareOutput(const Output &ref, bool sampled,
+                              InterpreterReport &report) {
+  const Buffer &out = *outView->buffer;
+  double diff2 = 0, ref2 = 0, refMax = 0;
   int64_t compared = 0;
-  for (int64_t e = 0, n = out.f.size(); e < n; ++e)
-    compared += out.written[e];
+  for (int64_t e = 0, n = out.f.size(); e < n; ++e) {
+    if (!out.written[e])
+      continue;
+    ref2 += ref.o[e] * ref.o[e];
+    ++compared;
+    refMax = std::max(refMax, std::fabs(ref.o[e]));
+  }
   // An element mismatches when its error exceeds tolerance * max |reference|:
   // 16-bit probabilities put errors of about 2^-8 * max |v| on any element,
   // so an element-relative bound would flag correct low-precision kernels.
-  double refMax = 0;
-  for (int64_t e = 0, n = out.f.size(); e < n; ++e)
-    if (out.written[e])
-      refMax = std::max(refMax, std::fabs(ref.o[e]));
-  auto coords = [&](int64_t e) {
-    int64_t c = e % prob.d, h = (e / prob.d) % prob.Hq,
-            q = (e / (prob.d * prob.Hq)) % prob.Nq,
-            b = e / (prob.d * prob.Hq * prob.Nq);
-    return Coords().str(b, q, h, c);
-  };
   double worst = -1;
   for (int64_t e = 0, n = out.f.size(); e < n; ++e) {
     if (!out.written[e]) {
       if (!sampled && report.firstMismatch.empty())
-        report.firstMismatch = "output element " + coords(e) +
-                               " was never written";
+        report.firstMismatch =
+            "output element " + outputCoords(prob, e) + " was never written";
       continue;
     }
     double got = out.f[e], want = ref.o[e];
@@ -691,14 +801,12 @@ mlir::cuir::interpretKernel(KernelOp kernel, const InterpreterOptions &opt) {
     diff2 += std::isinf(err) ? INFINITY : err * err;
     report.maxAbsError = std::max(report.maxAbsError, err);
     bool bad = std::isnan(got) || err > opt.tolerance * std::max(1.0, refMax);
+    if (!bad && err <= worst)
+      continue;
     std::string where;
-    if (bad || err > worst) {
-      std::string s;
-      llvm::raw_string_ostream os(s);
-      os << coords(e) << ": got " << llvm::format("%.6g", got)
-         << ", expected " << llvm::format("%.6g", want);
-      where = s;
-    }
+    llvm::raw_string_ostream(where)
+        << outputCoords(prob, e) << ": got " << llvm::format("%.6g", got)
+        << ", expected " << llvm::format("%.6g", want);
     if (bad && report.firstMismatch.empty())
       report.firstMismatch = where;
     if (err > worst) {
@@ -712,25 +820,65 @@ mlir::cuir::interpretKernel(KernelOp kernel, const InterpreterOptions &opt) {
                   report.firstMismatch.empty();
   if (compared == 0)
     report.firstMismatch = "the kernel wrote no output element";
+}
 
-  if (haveLse && ref.hasLse) {
-    const Buffer &l = *lseView.buffer;
-    int64_t n = 0;
-    for (int64_t e = 0, m = l.f.size(); e < m; ++e) {
-      if (!l.written[e] || !std::isfinite(ref.lse[e]))
-        continue;
-      double err = std::isnan(l.f[e]) ? INFINITY : std::fabs(l.f[e] - ref.lse[e]);
-      report.lseMaxAbsError = std::max(report.lseMaxAbsError, err);
-      ++n;
-    }
-    report.lseCompared = n > 0;
-    if (report.lseCompared && report.lseMaxAbsError > opt.tolerance) {
-      report.passed = false;
-      if (report.firstMismatch.empty())
-        report.firstMismatch =
-            "the log-sum-exp differs from the reference (max abs error " +
-            std::to_string(report.lseMaxAbsError) + ")";
-    }
+void KernelRun::compareLse(const Output &ref, InterpreterReport &report) {
+  if (!lseView || !ref.hasLse)
+    return;
+  const Buffer &l = *lseView->buffer;
+  int64_t n = 0;
+  for (int64_t e = 0, m = l.f.size(); e < m; ++e) {
+    if (!l.written[e] || !std::isfinite(ref.lse[e]))
+      continue;
+    double err = std::isnan(l.f[e]) ? INFINITY : std::fabs(l.f[e] - ref.lse[e]);
+    report.lseMaxAbsError = std::max(report.lseMaxAbsError, err);
+    ++n;
   }
+  report.lseCompared = n > 0;
+  if (report.lseCompared && report.lseMaxAbsError > opt.tolerance) {
+    report.passed = false;
+    if (report.firstMismatch.empty())
+      report.firstMismatch =
+          "the log-sum-exp differs from the reference (max abs error " +
+          std::to_string(report.lseMaxAbsError) + ")";
+  }
+}
+
+} // namespace
+
+FailureOr<InterpreterReport>
+mlir::cuir::interpretKernel(KernelOp kernel, const InterpreterOptions &opt) {
+  Location loc = kernel.getLoc();
+  if (std::optional<OptionProblem> problem = checkOptions(opt))
+    return emitError(loc) << problem->message;
+  // checkOptions made sure these fit.
+  MemoryBudget budget(opt.memoryLimitMiB * kMiB, opt.memoryLimitMiB);
+  if (failed(budget.take(problemBytes(opt), "the problem's data", loc)) ||
+      failed(checkKernelMemory(kernel, budget)))
+    return failure();
+
+  KernelRun run(kernel, opt, budget);
+  if (failed(run.bindArguments()))
+    return failure();
+  FailureOr<SmallVector<int64_t, 3>> grid = run.evaluateGrid();
+  if (failed(grid))
+    return failure();
+  FailureOr<std::vector<int64_t>> order = run.chooseBlocks(*grid);
+  if (failed(order))
+    return failure();
+
+  InterpreterReport report;
+  report.blocksTotal = *product(*grid);
+  Machine machine(kernel);
+  if (failed(run.runBlocks(machine, *grid, *order, report)) ||
+      (!opt.dumpDir.empty() && failed(run.writeDump())))
+    return failure();
+
+  FailureOr<Output> ref = run.runReference();
+  if (failed(ref))
+    return failure();
+  bool sampled = static_cast<int64_t>(order->size()) < report.blocksTotal;
+  run.compareOutput(*ref, sampled, report);
+  run.compareLse(*ref, report);
   return report;
 }

@@ -7,6 +7,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
@@ -232,16 +233,17 @@ LogicalResult Worker::runBlock(Block &block, SmallVectorImpl<RtValue> *results) 
 }
 
 LogicalResult Worker::exec(Operation *op) {
+  using Executor = LogicalResult (Worker::*)(Operation *);
   Dialect *dialect = op->getDialect();
-  StringRef ns = dialect ? dialect->getNamespace() : "";
-  if (ns == "cuir")
-    return execCuIR(op);
-  if (ns == "arith" || ns == "math" || ns == "tensor")
-    return execArith(op);
-  if (ns == "memref")
-    return execMemRef(op);
-  if (ns == "scf")
-    return execSCF(op);
+  Executor executor =
+      llvm::StringSwitch<Executor>(dialect ? dialect->getNamespace() : "")
+          .Case("cuir", &Worker::execCuIR)
+          .Cases({"arith", "math", "tensor"}, &Worker::execArith)
+          .Case("memref", &Worker::execMemRef)
+          .Case("scf", &Worker::execSCF)
+          .Default(nullptr);
+  if (executor)
+    return (this->*executor)(op);
   return op->emitError() << "the CuIR interpreter does not execute '"
                          << op->getName() << "'";
 }
@@ -251,74 +253,87 @@ LogicalResult Worker::exec(Operation *op) {
 //===----------------------------------------------------------------------===//
 
 LogicalResult Worker::execSCF(Operation *op) {
-  if (auto forOp = dyn_cast<scf::ForOp>(op)) {
-    FailureOr<int64_t> lb = getIndex(op, forOp.getLowerBound());
-    FailureOr<int64_t> ub = getIndex(op, forOp.getUpperBound());
-    FailureOr<int64_t> step = getIndex(op, forOp.getStep());
-    if (failed(lb) || failed(ub) || failed(step))
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case<scf::ForOp, scf::IfOp, scf::WhileOp>(
+          [&](auto scfOp) { return execOp(scfOp); })
+      .Default([&](Operation *) {
+        return op->emitError() << "the CuIR interpreter does not execute '"
+                               << op->getName() << "'";
+      });
+}
+
+FailureOr<SmallVector<RtValue>> Worker::getValues(Operation *op,
+                                                  ValueRange values) {
+  SmallVector<RtValue> result;
+  for (Value v : values) {
+    const RtValue *value = get(op, v);
+    if (!value)
       return failure();
-    if (*step <= 0)
-      return op->emitError() << "loop step must be positive, got " << *step;
-    SmallVector<RtValue> carried;
-    for (Value init : forOp.getInitArgs()) {
-      const RtValue *v = get(op, init);
-      if (!v)
-        return failure();
-      carried.push_back(*v);
-    }
-    Type ivType = forOp.getInductionVar().getType();
-    for (int64_t iv = *lb; iv < *ub; iv += *step) {
-      SmallVector<RtValue> args;
-      args.push_back(Tile::scalarI(getIntWidth(ivType), iv));
-      args.append(carried.begin(), carried.end());
-      SmallVector<RtValue> next;
-      if (failed(runRegion(forOp.getRegion(), args, &next)))
-        return failure();
-      carried = std::move(next);
-    }
-    for (auto [res, v] : llvm::zip(forOp.getResults(), carried))
-      set(res, v);
-    return success();
+    result.push_back(*value);
   }
-  if (auto ifOp = dyn_cast<scf::IfOp>(op)) {
-    FailureOr<int64_t> cond = getIndex(op, ifOp.getCondition());
-    if (failed(cond))
+  return result;
+}
+
+LogicalResult Worker::execOp(scf::ForOp forOp) {
+  FailureOr<int64_t> lb = getIndex(forOp, forOp.getLowerBound());
+  FailureOr<int64_t> ub = getIndex(forOp, forOp.getUpperBound());
+  FailureOr<int64_t> step = getIndex(forOp, forOp.getStep());
+  if (failed(lb) || failed(ub) || failed(step))
+    return failure();
+  if (*step <= 0)
+    return forOp.emitError() << "loop step must be positive, got " << *step;
+  FailureOr<SmallVector<RtValue>> carried =
+      getValues(forOp, forOp.getInitArgs());
+  if (failed(carried))
+    return failure();
+  Type ivType = forOp.getInductionVar().getType();
+  for (int64_t iv = *lb; iv < *ub; iv += *step) {
+    SmallVector<RtValue> args;
+    args.push_back(Tile::scalarI(getIntWidth(ivType), iv));
+    args.append(carried->begin(), carried->end());
+    SmallVector<RtValue> next;
+    if (failed(runRegion(forOp.getRegion(), args, &next)))
       return failure();
-    Region &region = *cond ? ifOp.getThenRegion() : ifOp.getElseRegion();
-    SmallVector<RtValue> results;
-    if (!region.empty() && failed(runRegion(region, {}, &results)))
+    *carried = std::move(next);
+  }
+  for (auto [res, v] : llvm::zip(forOp.getResults(), *carried))
+    set(res, v);
+  return success();
+}
+
+LogicalResult Worker::execOp(scf::IfOp ifOp) {
+  FailureOr<int64_t> cond = getIndex(ifOp, ifOp.getCondition());
+  if (failed(cond))
+    return failure();
+  Region &region = *cond ? ifOp.getThenRegion() : ifOp.getElseRegion();
+  SmallVector<RtValue> results;
+  if (!region.empty() && failed(runRegion(region, {}, &results)))
+    return failure();
+  for (auto [res, v] : llvm::zip(ifOp.getResults(), results))
+    set(res, v);
+  return success();
+}
+
+LogicalResult Worker::execOp(scf::WhileOp whileOp) {
+  FailureOr<SmallVector<RtValue>> carried =
+      getValues(whileOp, whileOp.getInits());
+  if (failed(carried))
+    return failure();
+  while (true) {
+    SmallVector<RtValue> condResults;
+    if (failed(runRegion(whileOp.getBefore(), *carried, &condResults)))
       return failure();
-    for (auto [res, v] : llvm::zip(ifOp.getResults(), results))
-      set(res, v);
-    return success();
-  }
-  if (auto whileOp = dyn_cast<scf::WhileOp>(op)) {
-    SmallVector<RtValue> carried;
-    for (Value init : whileOp.getInits()) {
-      const RtValue *v = get(op, init);
-      if (!v)
-        return failure();
-      carried.push_back(*v);
+    // scf.condition's operands: the condition, then the forwarded values.
+    const Tile *cond = std::get_if<Tile>(&condResults[0]);
+    if (!cond || cond->isFloat())
+      return whileOp.emitError() << "expects an i1 loop condition";
+    SmallVector<RtValue> forwarded(condResults.begin() + 1, condResults.end());
+    if (!cond->getI(0)) {
+      for (auto [res, v] : llvm::zip(whileOp.getResults(), forwarded))
+        set(res, v);
+      return success();
     }
-    while (true) {
-      SmallVector<RtValue> condResults;
-      if (failed(runRegion(whileOp.getBefore(), carried, &condResults)))
-        return failure();
-      // scf.condition's operands: the condition, then the forwarded values.
-      const Tile *cond = std::get_if<Tile>(&condResults[0]);
-      if (!cond || cond->isFloat())
-        return op->emitError() << "expects an i1 loop condition";
-      SmallVector<RtValue> forwarded(condResults.begin() + 1,
-                                     condResults.end());
-      if (!cond->getI(0)) {
-        for (auto [res, v] : llvm::zip(whileOp.getResults(), forwarded))
-          set(res, v);
-        return success();
-      }
-      if (failed(runRegion(whileOp.getAfter(), forwarded, &carried)))
-        return failure();
-    }
+    if (failed(runRegion(whileOp.getAfter(), forwarded, &*carried)))
+      return failure();
   }
-  return op->emitError() << "the CuIR interpreter does not execute '"
-                         << op->getName() << "'";
 }

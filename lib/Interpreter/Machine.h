@@ -51,6 +51,12 @@ struct CopyRecord {
   bool complete = false;
 };
 
+/// One worker of a parallel section: a listed worker of one of its binds.
+struct SectionMember {
+  BindOp bind;
+  int64_t workerId;
+};
+
 /// One worker: a block, warpgroup or warp running a region.
 class Worker {
 public:
@@ -75,6 +81,72 @@ private:
   LogicalResult execMemRef(Operation *op);
   LogicalResult execSCF(Operation *op);
   LogicalResult execSection(ArrayRef<BindOp> binds);
+
+  // Parallel sections (CuIROps.cpp).
+  /// Runs the members of a section nested in this worker, one after another.
+  LogicalResult runNestedSection(ArrayRef<SectionMember> members);
+  /// Runs the members of a top-level section as threads passing a baton.
+  LogicalResult runParallelSection(ArrayRef<SectionMember> members);
+  /// The thread of one section worker: waits for the baton, runs `bind`'s
+  /// region, then passes the baton on.
+  LogicalResult runSectionWorker(BindOp bind);
+  /// Passes the baton on as this worker ends; a deadlock if no one can take
+  /// it while others still wait. Called with the section's mutex held.
+  LogicalResult passBatonOnExit(BindOp bind);
+
+  // CuIR ops, one function each (CuIROps.cpp).
+  LogicalResult execOp(BlockIdOp op);
+  LogicalResult execOp(WorkerIdOp op);
+  LogicalResult execOp(AllocOp op);
+  LogicalResult execOp(CopyOp op);
+  LogicalResult execOp(CopyAsyncOp op);
+  LogicalResult execOp(CommitOp op);
+  LogicalResult execOp(WaitGroupOp op);
+  LogicalResult execOp(LoadOp op);
+  LogicalResult execOp(StoreOp op);
+  LogicalResult execOp(GemmOp op);
+  LogicalResult execOp(GemmAsyncOp op);
+  LogicalResult execOp(GemmWaitOp op);
+  LogicalResult execOp(ReduceRowsOp op);
+  LogicalResult execOp(BroadcastRowsOp op);
+  LogicalResult execOp(ConvertLayoutOp op);
+  LogicalResult execOp(ElementwiseOp op);
+  LogicalResult execOp(BarrierInitOp op);
+  LogicalResult execOp(BarrierArriveOp op);
+  LogicalResult execOp(BarrierWaitOp op);
+  LogicalResult execOp(BarrierSyncOp op);
+  LogicalResult execOp(BarrierNamedOp op);
+  // memref ops (MemoryOps.cpp).
+  LogicalResult execOp(memref::SubViewOp op);
+  LogicalResult execOp(memref::LoadOp op);
+  LogicalResult execOp(memref::DimOp op);
+  // scf ops (Machine.cpp).
+  LogicalResult execOp(scf::ForOp op);
+  LogicalResult execOp(scf::IfOp op);
+  LogicalResult execOp(scf::WhileOp op);
+  /// The values of `op`'s operands `values`, or failure.
+  FailureOr<SmallVector<RtValue>> getValues(Operation *op, ValueRange values);
+
+  /// cuir.gemm and cuir.gemm_async: result = a * b (or b^T) + acc.
+  LogicalResult execGemm(Operation *op, Value a, Value b, bool transposeB,
+                         Value acc, Value result, bool async);
+
+  /// A tile copied from src[srcIdx] to dst[dstIdx].
+  struct TileCopy {
+    View src, dst;
+    SmallVector<int64_t> srcIdx, dstIdx, shape;
+    Tile tile;
+  };
+  /// Copies a tile now (cuir.copy, and cuir.copy_async whose completion is
+  /// tracked by marks); the tile has the shape of the side with no indices.
+  FailureOr<TileCopy> copyTile(Operation *op, Value src, ValueRange srcIndices,
+                               Value dst, ValueRange dstIndices);
+  /// A GEMM operand: a register tile, or a shared tile read (transposed if
+  /// asked) with the hazard checks.
+  FailureOr<Tile> gemmOperand(Operation *op, Value v, bool transpose);
+  /// The values of the index operands `values` of `op`, appended to `out`.
+  LogicalResult getIndices(Operation *op, ValueRange values,
+                           SmallVectorImpl<int64_t> &out);
 
   // Operand access. Reading a tile that an in-flight async GEMM produces is a
   // hazard unless `allowPending`.
@@ -132,6 +204,15 @@ struct Section {
   int64_t syncArrived = 0, syncGeneration = 0;
   std::map<int64_t, std::pair<int64_t, int64_t>> named; // id -> (threads, gen)
   int64_t totalThreads = 0;
+
+  /// The first worker after `after` (cyclically) that can make progress,
+  /// or -1.
+  int nextRunnable(int after);
+  /// Gives the baton to worker `next`.
+  void handTo(int next);
+  /// Attaches "worker j waits here" to `diag` for every blocked worker but
+  /// `except`.
+  void noteBlockedWorkers(InFlightDiagnostic &diag, int except) const;
 };
 
 class Machine {

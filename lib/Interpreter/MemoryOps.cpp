@@ -3,6 +3,7 @@
 #include "Machine.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace mlir::cuir;
@@ -136,98 +137,105 @@ LogicalResult Worker::writeTile(Operation *op, const Tile &tile,
 }
 
 LogicalResult Worker::execMemRef(Operation *op) {
-  if (auto sub = dyn_cast<memref::SubViewOp>(op)) {
-    FailureOr<View> base = getView(op, sub.getSource());
-    if (failed(base))
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case<memref::SubViewOp, memref::LoadOp, memref::DimOp>(
+          [&](auto memrefOp) { return execOp(memrefOp); })
+      .Default([&](Operation *) {
+        return op->emitError() << "the CuIR interpreter does not execute '"
+                               << op->getName() << "'";
+      });
+}
+
+LogicalResult Worker::execOp(memref::SubViewOp sub) {
+  FailureOr<View> base = getView(sub, sub.getSource());
+  if (failed(base))
+    return failure();
+  auto resolve = [&](OpFoldResult ofr) -> FailureOr<int64_t> {
+    if (auto attr = dyn_cast<Attribute>(ofr))
+      return cast<IntegerAttr>(attr).getInt();
+    return getIndex(sub, cast<Value>(ofr));
+  };
+  View view;
+  view.buffer = base->buffer;
+  view.offset = base->offset;
+  llvm::SmallBitVector dropped = sub.getDroppedDims();
+  auto offsets = sub.getMixedOffsets();
+  auto sizes = sub.getMixedSizes();
+  auto strides = sub.getMixedStrides();
+  for (int64_t d = 0, e = base->rank(); d < e; ++d) {
+    FailureOr<int64_t> off = resolve(offsets[d]), size = resolve(sizes[d]),
+                       stride = resolve(strides[d]);
+    if (failed(off) || failed(size) || failed(stride))
       return failure();
-    auto resolve = [&](OpFoldResult ofr) -> FailureOr<int64_t> {
-      if (auto attr = dyn_cast<Attribute>(ofr))
-        return cast<IntegerAttr>(attr).getInt();
-      return getIndex(op, cast<Value>(ofr));
-    };
-    View view;
-    view.buffer = base->buffer;
-    view.offset = base->offset;
-    llvm::SmallBitVector dropped = sub.getDroppedDims();
-    auto offsets = sub.getMixedOffsets();
-    auto sizes = sub.getMixedSizes();
-    auto strides = sub.getMixedStrides();
-    for (int64_t d = 0, e = base->rank(); d < e; ++d) {
-      FailureOr<int64_t> off = resolve(offsets[d]), size = resolve(sizes[d]),
-                         stride = resolve(strides[d]);
-      if (failed(off) || failed(size) || failed(stride))
-        return failure();
-      bool outside = *size > 0 ? *off < 0 || *off + (*size - 1) * *stride >=
-                                                   base->sizes[d]
-                               : *off < 0 || *off > base->sizes[d];
-      if (outside)
-        return op->emitError()
-               << "subview dimension " << d << " [" << *off << ", size "
-               << *size << ", stride " << *stride
-               << "] exceeds the source's size " << base->sizes[d];
-      view.offset += *off * base->strides[d];
-      if (dropped.test(d))
-        continue;
-      view.sizes.push_back(*size);
-      view.strides.push_back(*stride * base->strides[d]);
-    }
-    set(sub.getResult(), view);
-    return success();
+    bool outside =
+        *size > 0 ? *off < 0 || *off + (*size - 1) * *stride >= base->sizes[d]
+                  : *off < 0 || *off > base->sizes[d];
+    if (outside)
+      return sub.emitError()
+             << "subview dimension " << d << " [" << *off << ", size " << *size
+             << ", stride " << *stride << "] exceeds the source's size "
+             << base->sizes[d];
+    view.offset += *off * base->strides[d];
+    if (dropped.test(d))
+      continue;
+    view.sizes.push_back(*size);
+    view.strides.push_back(*stride * base->strides[d]);
   }
-  if (auto load = dyn_cast<memref::LoadOp>(op)) {
-    FailureOr<View> view = getView(op, load.getMemRef());
-    if (failed(view))
+  set(sub.getResult(), view);
+  return success();
+}
+
+LogicalResult Worker::execOp(memref::LoadOp load) {
+  FailureOr<View> view = getView(load, load.getMemRef());
+  if (failed(view))
+    return failure();
+  // Indices may be tiles (inside cuir.elementwise): a gather.
+  SmallVector<Tile> idx;
+  SmallVector<int64_t, 2> shape;
+  for (Value v : load.getIndices()) {
+    FailureOr<Tile> t = getTile(load, v);
+    if (failed(t))
       return failure();
-    // Indices may be tiles (inside cuir.elementwise): a gather.
-    SmallVector<Tile> idx;
-    SmallVector<int64_t, 2> shape;
-    for (Value v : load.getIndices()) {
-      FailureOr<Tile> t = getTile(op, v);
-      if (failed(t))
-        return failure();
-      if (!t->isScalar())
-        shape = t->shape;
-      idx.push_back(*t);
-    }
-    const Buffer &buf = *view->buffer;
-    Tile out = buf.kind == ElemKind::Int ? Tile::ints(buf.width, shape)
-                                         : Tile::floats(buf.kind, shape);
-    for (int64_t e = 0, n = out.numElements(); e < n; ++e) {
-      int64_t addr = view->offset;
-      for (int64_t d = 0; d < view->rank(); ++d) {
-        int64_t pos = idx[d].getI(e);
-        if (pos < 0 || pos >= view->sizes[d])
-          return op->emitError() << "loads index " << pos << " of dimension "
-                                 << d << ", whose size is " << view->sizes[d];
-        addr += pos * view->strides[d];
-      }
-      if (!buf.inflightWrite.empty() && buf.inflightWrite[addr]) {
-        InFlightDiagnostic diag = op->emitError()
-                                  << "loads memory that an asynchronous copy "
-                                     "is still writing";
-        diag.attachNote(
-            machine.copies[buf.inflightWrite[addr] - 1].op->getLoc())
-            << "the copy in flight is issued here";
-        return diag;
-      }
-      if (out.isFloat())
-        (*out.f)[e] = buf.f[addr];
-      else
-        (*out.i)[e] = buf.i[addr];
-    }
-    set(load.getResult(), out);
-    return success();
+    if (!t->isScalar())
+      shape = t->shape;
+    idx.push_back(*t);
   }
-  if (auto dim = dyn_cast<memref::DimOp>(op)) {
-    FailureOr<View> view = getView(op, dim.getSource());
-    FailureOr<int64_t> d = getIndex(op, dim.getIndex());
-    if (failed(view) || failed(d))
-      return failure();
-    if (*d < 0 || *d >= view->rank())
-      return op->emitError() << "dimension " << *d << " out of range";
-    set(dim.getResult(), Tile::scalarI(64, view->sizes[*d]));
-    return success();
+  const Buffer &buf = *view->buffer;
+  Tile out = buf.kind == ElemKind::Int ? Tile::ints(buf.width, shape)
+                                       : Tile::floats(buf.kind, shape);
+  for (int64_t e = 0, n = out.numElements(); e < n; ++e) {
+    int64_t addr = view->offset;
+    for (int64_t d = 0; d < view->rank(); ++d) {
+      int64_t pos = idx[d].getI(e);
+      if (pos < 0 || pos >= view->sizes[d])
+        return load.emitError() << "loads index " << pos << " of dimension "
+                                << d << ", whose size is " << view->sizes[d];
+      addr += pos * view->strides[d];
+    }
+    if (!buf.inflightWrite.empty() && buf.inflightWrite[addr]) {
+      InFlightDiagnostic diag = load.emitError()
+                                << "loads memory that an asynchronous copy "
+                                   "is still writing";
+      diag.attachNote(machine.copies[buf.inflightWrite[addr] - 1].op->getLoc())
+          << "the copy in flight is issued here";
+      return diag;
+    }
+    if (out.isFloat())
+      (*out.f)[e] = buf.f[addr];
+    else
+      (*out.i)[e] = buf.i[addr];
   }
-  return op->emitError() << "the CuIR interpreter does not execute '"
-                         << op->getName() << "'";
+  set(load.getResult(), out);
+  return success();
+}
+
+LogicalResult Worker::execOp(memref::DimOp dim) {
+  FailureOr<View> view = getView(dim, dim.getSource());
+  FailureOr<int64_t> d = getIndex(dim, dim.getIndex());
+  if (failed(view) || failed(d))
+    return failure();
+  if (*d < 0 || *d >= view->rank())
+    return dim.emitError() << "dimension " << *d << " out of range";
+  set(dim.getResult(), Tile::scalarI(64, view->sizes[*d]));
+  return success();
 }

@@ -64,8 +64,35 @@ Output mlir::cuir::interp::builtinReference(const Problem &p) {
 }
 
 //===----------------------------------------------------------------------===//
-// PyTorch references through .npy files
+// PyTorch references through .npy files and JSON
 //===----------------------------------------------------------------------===//
+
+nlohmann::json mlir::cuir::interp::jsonNumber(double x) {
+  // 1e17 and above print with an exponent, which Python reads as a float.
+  if (std::trunc(x) == x && std::fabs(x) < 1e17)
+    return static_cast<int64_t>(x);
+  return x;
+}
+
+std::string mlir::cuir::interp::dumpJson(const nlohmann::json &value) {
+  return value.dump(-1, ' ', /*ensure_ascii=*/false,
+                    nlohmann::json::error_handler_t::replace);
+}
+
+std::string mlir::cuir::interp::dumpJson(const nlohmann::ordered_json &value) {
+  return value.dump(-1, ' ', /*ensure_ascii=*/false,
+                    nlohmann::ordered_json::error_handler_t::replace);
+}
+
+std::string mlir::cuir::interp::referenceMetaJson(const Problem &p) {
+  // The values are finite numbers or strings, so Python reads whatever the
+  // user passed.
+  nlohmann::json params = {{"causal", p.causal}};
+  if (p.params.is_object())
+    params.update(p.params);
+  return dumpJson(nlohmann::json{{"scale", jsonNumber(p.scale)},
+                                 {"params", std::move(params)}});
+}
 
 bool mlir::cuir::interp::writeNpy(StringRef path, ArrayRef<int64_t> shape,
                                   ArrayRef<float> data) {
@@ -230,14 +257,7 @@ mlir::cuir::interp::pytorchReference(const Problem &p, StringRef path,
     llvm::raw_fd_ostream runner(file("runner.py"), ec);
     if (ec)
       return emitError(loc) << "cannot write to " << dir;
-    // JSON through llvm::json: the values are finite numbers or strings,
-    // so Python reads whatever the user passed.
-    llvm::json::Object params{{"causal", p.causal}};
-    for (const auto &[name, value] : p.params)
-      params[name] = value;
-    meta << llvm::json::Value(llvm::json::Object{
-                {"scale", double(p.scale)}, {"params", std::move(params)}})
-         << "\n";
+    meta << referenceMetaJson(p) << "\n";
     runner << kRunner;
   }
   std::string out = file("stdout"), err = file("stderr");

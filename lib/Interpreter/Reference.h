@@ -6,7 +6,8 @@
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
-#include "llvm/Support/JSON.h"
+
+#include <nlohmann/json.hpp>
 
 #include <string>
 #include <vector>
@@ -20,8 +21,9 @@ struct Problem {
   bool causal;
   float scale;
   std::vector<float> q, k, v;
-  /// Keyword arguments of the PyTorch reference, besides `causal`.
-  llvm::json::Object params;
+  /// Keyword arguments of the PyTorch reference, besides `causal`: a JSON
+  /// object.
+  nlohmann::json params;
 };
 
 /// Output [B, Nq, Hq, d] and natural-log LSE [B, Hq, Nq].
@@ -29,6 +31,20 @@ struct Output {
   std::vector<double> o, lse;
   bool hasLse = false;
 };
+
+/// `x` as a JSON number that Python reads back as the same value and kind:
+/// an integer when `x` is whole and below 1e17 in magnitude (so that a
+/// reference can index with it), else a float.
+nlohmann::json jsonNumber(double x);
+
+/// `value` as one line of JSON. Strings that are not valid UTF-8 get U+FFFD
+/// for their bad bytes instead of stopping the program.
+std::string dumpJson(const nlohmann::json &value);
+std::string dumpJson(const nlohmann::ordered_json &value);
+
+/// The meta.json the PyTorch runner reads: the scale, and the keyword
+/// arguments (`causal` and the problem's parameters).
+std::string referenceMetaJson(const Problem &p);
 
 /// Writes a float32 .npy file (format 1.0, C order).
 bool writeNpy(llvm::StringRef path, llvm::ArrayRef<int64_t> shape,

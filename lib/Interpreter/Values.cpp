@@ -88,3 +88,16 @@ Tile Tile::scalarI(unsigned width, int64_t v) {
   (*t.i)[0] = wrapInt(v, width);
   return t;
 }
+
+View View::contiguous(std::shared_ptr<Buffer> buffer, ArrayRef<int64_t> shape) {
+  View v;
+  v.buffer = std::move(buffer);
+  v.sizes.assign(shape.begin(), shape.end());
+  v.strides.resize(shape.size());
+  int64_t stride = 1;
+  for (int64_t d = shape.size() - 1; d >= 0; --d) {
+    v.strides[d] = stride;
+    stride *= shape[d];
+  }
+  return v;
+}

@@ -91,6 +91,10 @@ struct View {
       n *= d;
     return n;
   }
+
+  /// A row-major view of all of `buffer` with `shape`.
+  static View contiguous(std::shared_ptr<Buffer> buffer,
+                         llvm::ArrayRef<int64_t> shape);
 };
 
 struct Token {

@@ -88,6 +88,24 @@ cuir.kernel @k(%n: index) grid (n) -> (n) threads 128 arch "sm_80" {
 cuir.kernel @k(%n: index) grid (n) -> (n) threads 128 arch "sm_80" {
   // expected-error @below {{expected block dimension x, y or z, got 'w'}}
   %0 = cuir.block_id w
+// The attribute's parser then reports its own error, at the next token.
+// expected-error @below {{failed to parse CuIR_DimensionAttr parameter 'value'}}
+}
+
+// -----
+
+cuir.kernel @k(%n: index) grid (n) -> (n) threads 128 arch "sm_80" {
+  // expected-error @below {{expected block dimension x, y or z, got 'w'}}
+  // expected-error @below {{failed to parse CuIR_DimensionAttr parameter 'value'}}
+  %0 = "cuir.block_id"() <{dim = #cuir<dim w>}> : () -> index
+}
+
+// -----
+
+cuir.kernel @k(%n: index) grid (n) -> (n) threads 128 arch "sm_80" {
+  // The generic form of the old integer attribute is refused.
+  // expected-error @below {{invalid properties {dim = 0 : i64} for op cuir.block_id: Invalid attribute `dim` in property conversion: 0 : i64}}
+  %0 = "cuir.block_id"() <{dim = 0 : i64}> : () -> index
 }
 
 // -----

@@ -1,6 +1,8 @@
 // RUN: cuir-opt %s | FileCheck %s
 // RUN: cuir-opt %s | cuir-opt | FileCheck %s
 // RUN: cuir-opt %s --mlir-print-op-generic | cuir-opt | FileCheck %s
+// RUN: cuir-opt %s | FileCheck %s --check-prefix=TEXT --strict-whitespace
+// RUN: cuir-opt %s --mlir-print-op-generic | FileCheck %s --check-prefix=GENERIC
 //
 // Every CuIR op, attribute and type, printed and parsed back.
 
@@ -28,6 +30,10 @@ cuir.kernel @sm80_ops(%g: memref<?x128xbf16, #G>, %lse: memref<?xf32, #G>,
   %c0 = arith.constant 0 : index
   // CHECK: cuir.block_id x
   // CHECK: cuir.block_id y
+  // The axis is a bare keyword after one space; generically an enum attribute.
+  // TEXT: = cuir.block_id x{{$}}
+  // GENERIC: "cuir.block_id"() <{dim = #cuir<dim x>}> : () -> index
+  // GENERIC: "cuir.block_id"() <{dim = #cuir<dim y>}> : () -> index
   %bx = cuir.block_id x
   %by = cuir.block_id y
   // CHECK: cuir.alloc {swizzle = 128 : i64} : memref<64x128xbf16, #[[SHARED]]>
