@@ -2,6 +2,8 @@
 
 #include "cuir/Lower/Diff.h"
 
+#include "cuir/Support/SourceFile.h"
+
 #include "mlir/IR/IRMapping.h"
 
 #include <map>
@@ -52,6 +54,18 @@ Location LocationCanonicalizer::canonical(Location loc) {
   }
   cache[loc] = result;
   return result;
+}
+
+/// Whether `loc` names a line of a CUDA source.
+static bool hasCudaLocation(Location loc) {
+  return loc
+      ->walk([](Location l) {
+        auto file = dyn_cast<FileLineColRange>(l);
+        return file && isCudaSourcePath(file.getFilename())
+                   ? WalkResult::interrupt()
+                   : WalkResult::advance();
+      })
+      .wasInterrupted();
 }
 
 namespace {
@@ -130,11 +144,15 @@ Block::iterator Differ::findCounterpart(Block &s, Block::iterator from,
   // was parsed from: blocks end in the same terminator.
   bool terminator = t == &t->getBlock()->back() &&
                     t->hasTrait<OpTrait::IsTerminator>();
+  // An op the lift gave no CUDA location has the position of the .mlir file
+  // it was parsed from: it stands for the next such op of its kind.
   Location loc = locations.canonical(t->getLoc());
+  bool unlocated = !hasCudaLocation(loc);
   for (auto it = from; it != s.end(); ++it)
     if (it->getName() == t->getName() &&
         ((terminator && &*it == &s.back()) ||
-         locations.canonical(it->getLoc()) == loc) &&
+         locations.canonical(it->getLoc()) == loc ||
+         (unlocated && exact && !hasCudaLocation(it->getLoc()))) &&
         (!exact || (it->getAttrDictionary() == t->getAttrDictionary() &&
                     it->getResultTypes() == t->getResultTypes())))
       return it;
