@@ -142,11 +142,11 @@ private:
     TextError error;
     (void)parseParamList(params, values, error, &offsets);
     for (BlockArgument arg : kernel.getBody().front().getArguments()) {
-      auto role = kernel.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                      kArgRoleAttr);
-      if (!role || !role.getValue().starts_with("param:"))
+      std::optional<StringRef> param =
+          variantParamName(argRole(kernel, arg.getArgNumber()));
+      if (!param)
         continue;
-      std::string name = role.getValue().drop_front(6).str();
+      std::string name = param->str();
       auto it = values.find(name);
       if (it == values.end())
         continue;

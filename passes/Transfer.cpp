@@ -207,7 +207,7 @@ LogicalResult TransferPass::checkSourceCuIR(Location loc) {
   bool any = false;
   for (KernelOp kernel : module.getOps<KernelOp>()) {
     any = true;
-    if (auto done = kernel->getAttrOfType<StringAttr>("cuir.variant"))
+    if (auto done = kernel->getAttrOfType<StringAttr>(CuIRDialect::VariantAttrHelper::getNameStr()))
       return kernel.emitError()
              << "already computes the variant '" << done.getValue()
              << "'; --transfer=llm: needs the Source CuIR";

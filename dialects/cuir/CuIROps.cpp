@@ -916,7 +916,7 @@ LogicalResult VariantOp::verify() {
         return emitOpError() << "array parameter '" << name
                              << "' must be one-dimensional";
       auto dict = cast<DictionaryAttr>(getArgAttrsAttr()[i]);
-      auto extent = dict.getAs<StringAttr>("cuir.extent");
+      auto extent = dict.getAs<StringAttr>(CuIRDialect::ExtentAttrHelper::getNameStr());
       if (!extent || !llvm::is_contained({StringRef("batch"),
                                           StringRef("heads"),
                                           StringRef("batch*kv")},

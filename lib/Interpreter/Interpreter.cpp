@@ -313,7 +313,7 @@ std::string outputCoords(const Problem &p, int64_t e) {
 
 bool mlir::cuir::kernelFits(KernelOp kernel, const InterpreterOptions &opt,
                             std::string &why) {
-  if (auto causal = kernel->getAttrOfType<BoolAttr>(kCausalAttr);
+  if (auto causal = kernel->getAttrOfType<BoolAttr>(CuIRDialect::CausalAttrHelper::getNameStr());
       causal && causal.getValue() != opt.causal) {
     why = causal.getValue() ? "specialised for causal attention"
                             : "specialised for non-causal attention";
@@ -322,7 +322,7 @@ bool mlir::cuir::kernelFits(KernelOp kernel, const InterpreterOptions &opt,
   Block &entry = kernel.getBody().front();
   for (BlockArgument arg : entry.getArguments()) {
     auto role = kernel.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                    kArgRoleAttr);
+                                                    CuIRDialect::ArgAttrHelper::getNameStr());
     auto memref = dyn_cast<MemRefType>(arg.getType());
     if (!role || !memref)
       continue;
@@ -413,12 +413,13 @@ enum class Role { Input, Output, Size, Scale, Causal, Param, Unknown };
 Role classifyRole(StringRef role, const InterpreterOptions &opt) {
   if (problemSize(role, opt))
     return Role::Size;
+  if (variantParamName(role))
+    return Role::Param;
   return llvm::StringSwitch<Role>(role)
       .Cases({"q", "k", "v"}, Role::Input)
       .Cases({"o", "lse"}, Role::Output)
       .Cases({"softmax_scale", "softmax_scale_log2"}, Role::Scale)
       .Case("causal", Role::Causal)
-      .StartsWith("param:", Role::Param)
       .Default(Role::Unknown);
 }
 
@@ -503,10 +504,10 @@ LogicalResult KernelRun::bindArguments() {
 
 LogicalResult KernelRun::bindArgument(BlockArgument arg) {
   unsigned i = arg.getArgNumber();
-  auto role = kernel.getArgAttrOfType<StringAttr>(i, kArgRoleAttr);
+  auto role = kernel.getArgAttrOfType<StringAttr>(i, CuIRDialect::ArgAttrHelper::getNameStr());
   if (!role)
     return emitError(loc) << "kernel parameter #" << i << " has no '"
-                          << kArgRoleAttr
+                          << CuIRDialect::ArgAttrHelper::getNameStr()
                           << "' role; the interpreter cannot bind it";
   StringRef r = role.getValue();
   Type type = arg.getType();
@@ -533,7 +534,7 @@ LogicalResult KernelRun::bindArgument(BlockArgument arg) {
     args.push_back(Tile::scalarI(getIntWidth(type), opt.causal));
     return success();
   case Role::Param:
-    return bindVariantParam(arg, r.drop_front(StringRef("param:").size()));
+    return bindVariantParam(arg, *variantParamName(r));
   case Role::Unknown:
     break;
   }
@@ -594,7 +595,7 @@ FailureOr<std::optional<int64_t>> KernelRun::paramExtent(BlockArgument arg,
   if (!memref)
     return std::optional<int64_t>(1);
   auto ext =
-      kernel.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "cuir.extent");
+      kernel.getArgAttrOfType<StringAttr>(arg.getArgNumber(), CuIRDialect::ExtentAttrHelper::getNameStr());
   // std::nullopt: the extent overflows.
   std::optional<int64_t> extent =
       llvm::StringSwitch<std::optional<int64_t>>(ext ? ext.getValue() : "")
@@ -615,7 +616,7 @@ LogicalResult KernelRun::bindVariantParam(BlockArgument arg, StringRef name) {
   std::string text;
   if (auto it = opt.params.find(name.str()); it != opt.params.end())
     text = it->second;
-  else if (auto def = kernel.getArgAttrOfType<StringAttr>(i, "cuir.default"))
+  else if (auto def = kernel.getArgAttrOfType<StringAttr>(i, CuIRDialect::DefaultAttrHelper::getNameStr()))
     text = def.getValue().str();
   else
     return emitError(loc) << "kernel parameter '" << name
@@ -765,7 +766,7 @@ LogicalResult KernelRun::writeDump() {
 FailureOr<Output> KernelRun::runReference() {
   if (opt.reference != "builtin")
     return pytorchReference(prob, opt.reference, opt.python, loc);
-  if (auto variant = kernel->getAttrOfType<StringAttr>("cuir.variant"))
+  if (auto variant = kernel->getAttrOfType<StringAttr>(CuIRDialect::VariantAttrHelper::getNameStr()))
     return emitError(loc)
            << "the kernel computes the variant '" << variant.getValue()
            << "', but the built-in reference is standard attention: pass "

@@ -37,7 +37,7 @@ Verdict reject(StringRef stage, DiagnosticCapture &capture,
 int64_t getHeadDim(KernelOp kernel) {
   for (BlockArgument arg : kernel.getBody().front().getArguments()) {
     auto role =
-        kernel.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kArgRoleAttr);
+        kernel.getArgAttrOfType<StringAttr>(arg.getArgNumber(), CuIRDialect::ArgAttrHelper::getNameStr());
     auto memref = dyn_cast<MemRefType>(arg.getType());
     if (role && role.getValue() == "q" && memref && memref.getRank() > 0 &&
         !ShapedType::isDynamic(memref.getShape().back()))
@@ -52,14 +52,14 @@ StringAttr getParamDefault(VariantOp variant, unsigned i) {
   if (!attrs || i >= attrs.size())
     return {};
   auto dict = dyn_cast<DictionaryAttr>(attrs[i]);
-  return dict ? dict.getAs<StringAttr>("cuir.default") : StringAttr();
+  return dict ? dict.getAs<StringAttr>(CuIRDialect::DefaultAttrHelper::getNameStr()) : StringAttr();
 }
 
 /// The parameter of `kernel` with role `role`, or null.
 BlockArgument getRoleArg(KernelOp kernel, StringRef role) {
   for (BlockArgument arg : kernel.getBody().front().getArguments()) {
     auto r =
-        kernel.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kArgRoleAttr);
+        kernel.getArgAttrOfType<StringAttr>(arg.getArgNumber(), CuIRDialect::ArgAttrHelper::getNameStr());
     if (r && r.getValue() == role)
       return arg;
   }
@@ -86,7 +86,7 @@ void keepStaticSizes(KernelOp kernel, InterpreterOptions &opt) {
 /// Whether `kernel` computes causal attention when asked to (a `causal`
 /// parameter), always (cuir.causal = true) or never.
 std::pair<bool, bool> getCausalModes(KernelOp kernel) {
-  if (auto fixed = kernel->getAttrOfType<BoolAttr>(kCausalAttr))
+  if (auto fixed = kernel->getAttrOfType<BoolAttr>(CuIRDialect::CausalAttrHelper::getNameStr()))
     return {!fixed.getValue(), fixed.getValue()};
   return {true, bool(getRoleArg(kernel, "causal"))};
 }

@@ -2,7 +2,6 @@
 
 #include "cuir/Transfer/AttentionAnalysis.h"
 
-#include "cuir/Interpreter/Interpreter.h"
 
 #include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -136,7 +135,7 @@ static LogicalResult collectRoleParams(KernelOp kernel,
                                        AttentionStructure &as) {
   for (BlockArgument arg : kernel.getBody().getArguments())
     if (auto role =
-            kernel.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kArgRoleAttr))
+            kernel.getArgAttrOfType<StringAttr>(arg.getArgNumber(), CuIRDialect::ArgAttrHelper::getNameStr()))
       as.params[role.getValue()] = arg;
   for (StringRef needed : {"q", "k", "v", "o"})
     if (!as.params.count(needed))

@@ -349,7 +349,7 @@ static LogicalResult setDefault(VariantOp variant, const SpecDefault &d,
     SmallVector<Attribute> dicts(variant.getArgAttrsAttr().begin(),
                                  variant.getArgAttrsAttr().end());
     NamedAttrList attrs(cast<DictionaryAttr>(dicts[i]));
-    attrs.set("cuir.default", StringAttr::get(variant.getContext(), d.value));
+    attrs.set(CuIRDialect::DefaultAttrHelper::getNameStr(), StringAttr::get(variant.getContext(), d.value));
     dicts[i] = attrs.getDictionary(variant.getContext());
     variant.setArgAttrsAttr(ArrayAttr::get(variant.getContext(), dicts));
     return success();

@@ -29,9 +29,6 @@
 
 namespace mlir::cuir {
 
-/// Attribute naming the role of a kernel parameter.
-inline constexpr llvm::StringLiteral kArgRoleAttr = "cuir.arg";
-
 struct InterpreterOptions {
   int64_t batch = 1, headsQ = 1, headsKV = 1, seqQ = 128, seqKV = 128,
           headDim = 128;
@@ -90,11 +87,6 @@ struct InterpreterReport {
   /// log-sum-exp passes when it is at most the tolerance.
   double lseMaxAbsError = 0;
 };
-
-/// Kernel attribute marking an instantiation specialised for causal (true)
-/// or non-causal (false) attention, as a template parameter of the source
-/// kernel would.
-inline constexpr llvm::StringLiteral kCausalAttr = "cuir.causal";
 
 /// Whether `kernel` can run the problem of `options`: the static sizes of its
 /// q/k/v/o/lse parameters match, and its `cuir.causal` specialisation (if
