@@ -10,6 +10,7 @@
 #ifndef CUIR_LOWER_CPPEMITTER_H
 #define CUIR_LOWER_CPPEMITTER_H
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/DenseMap.h"
 
@@ -39,6 +40,14 @@ public:
   FailureOr<std::string> expr(Value v, std::string &why);
   /// The C++ type of `t` (int for index, float for f32, bool for i1).
   static FailureOr<std::string> type(Type t);
+
+private:
+  FailureOr<std::string> argument(BlockArgument arg, std::string &why);
+  FailureOr<SmallVector<std::string>> operands(Operation *op,
+                                               std::string &why);
+  FailureOr<std::string> constant(arith::ConstantOp c, std::string &why);
+  /// Constants, comparisons, selects and loads.
+  FailureOr<std::string> special(Operation *op, std::string &why);
 };
 
 } // namespace mlir::cuir
