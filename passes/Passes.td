@@ -320,7 +320,8 @@ def SplitFullPartial : Pass<"cuir-split-full-partial", "::mlir::ModuleOp"> {
     outside them are never loaded or computed.
 
     Masks that are not one interval per row (documents, global tokens with a
-    window) keep the mask in every block; a remark says so.
+    window) keep the mask in every block; a remark says so. The new bounds
+    and the copied loop carry `cuir.change = #cuir.change<split>`.
   }];
 }
 
@@ -328,9 +329,12 @@ def Lower : Pass<"cuir-lower", "::mlir::ModuleOp"> {
   let summary = "Patches the expert CUDA kernel to the Target CuIR and compiles it through NVPTX";
   let description = [{
     Diffs every kernel of the module (Target CuIR) against the Source CuIR
-    it was lifted to, traces each change through the lift's locations to
-    the CUDA source, and applies small line-level patches in the source's
-    own idiom (see docs/Lowering.md). cuir-opt also spells the pass
+    it was lifted to, hands each change that a transform recorded
+    (`cuir.change`, `cuir.removed`) to the patcher of its rewrite, which
+    finds the CUDA lines through the lift's locations, and applies small
+    line-level patches in the source's own idiom (see docs/Lowering.md). A
+    difference no transform recorded (an edited op, say) is an error at its
+    location. cuir-opt also spells the pass
     `--lower` (with the same options), as below; a program that embeds
     CuIR registers `cuir-lower` only. Writes, next to `output`:
 
