@@ -9,6 +9,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/LineIterator.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/SHA256.h"
@@ -508,12 +509,10 @@ public:
                                      "': " + buffer.getError().message());
     auto client = std::make_unique<ReplayClient>();
     client->path = path.str();
-    StringRef text = (*buffer)->getBuffer();
-    unsigned lineNo = 0;
-    while (!text.empty()) {
-      auto [line, rest] = text.split('\n');
-      text = rest;
-      ++lineNo;
+    for (llvm::line_iterator it(**buffer, /*SkipBlanks=*/true); !it.is_at_eof();
+         ++it) {
+      StringRef line = *it;
+      int64_t lineNo = it.line_number();
       if (line.trim().empty())
         continue;
       json entry = json::parse(line.begin(), line.end(), nullptr, false);
