@@ -68,7 +68,7 @@ struct CppForm {
 /// The form of the ops written by one operator, function or cast.
 CppForm formOf(Operation *op) {
   using K = CppForm::Kind;
-  auto form = llvm::StringSwitch<CppForm>(op->getName().getStringRef())
+  return llvm::StringSwitch<CppForm>(op->getName().getStringRef())
                   .Cases({"arith.addi", "arith.addf"}, {K::Infix, "+"})
                   .Cases({"arith.subi", "arith.subf"}, {K::Infix, "-"})
                   .Cases({"arith.muli", "arith.mulf"}, {K::Infix, "*"})
@@ -102,7 +102,6 @@ CppForm formOf(Operation *op) {
                           "arith.trunci"},
                          {K::Cast, "int"})
                   .Default({});
-  return form;
 }
 
 /// The C++ operator of an integer comparison.

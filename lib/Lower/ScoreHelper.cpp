@@ -159,6 +159,8 @@ struct Decl {
   SmallVector<size_t> uses;
   std::function<FailureOr<std::string>()> render;
   std::string name;
+  /// The value the statement declares (none for a per-call base).
+  Value value;
 };
 
 /// Prints a cleaned-up body.
@@ -194,8 +196,9 @@ private:
   std::vector<Decl> decls;
   /// The statement that declares each value.
   llvm::DenseMap<Value, size_t> declOf;
-  /// Values written as another value (casts C++ does not need).
-  llvm::DenseMap<Value, Value> aliasOf;
+  /// Casts C++ does not need, of values the body names: CppEmitter writes
+  /// them as their operand.
+  llvm::DenseSet<Value> unneededCasts;
   /// Relative positions as floats: value -> (its base statement, offset).
   llvm::DenseMap<Value, std::pair<size_t, std::string>> positions;
   std::vector<bool> live;
@@ -221,8 +224,6 @@ void BodyPrinter::markLive(size_t d) {
 
 /// Marks the statements `v`'s expression reads.
 void BodyPrinter::markLive(Value v) {
-  if (auto a = aliasOf.find(v); a != aliasOf.end())
-    return markLive(a->second);
   if (auto it = declOf.find(v); it != declOf.end())
     return markLive(it->second);
   if (Operation *def = v.getDefiningOp(); def && def->getBlock() == &body)
@@ -265,14 +266,14 @@ bool BodyPrinter::declareSpecial(Operation &op, const std::string &type) {
                          if (pos.cst)
                            inv.push_back({pos.cst, "1"});
                          return "static_cast<float>(" + cppSum(inv) + ")";
-                       }, ""});
+                       }, "", Value()});
     std::string offset = "static_cast<float>(" +
                          cppSum({{pos.q, "q_off"}, {pos.kv, "kv_off"}}) + ")";
     positions[result] = {base, offset};
     declOf[result] = add({type, 'v', true, {}, {base}, [this, base, offset] {
                             return FailureOr<std::string>(
                                 "(" + decls[base].name + " + " + offset + ")");
-                          }, ""});
+                          }, "", result});
     return true;
   }
   if (auto mul = dyn_cast<arith::MulFOp>(op)) {
@@ -288,7 +289,7 @@ bool BodyPrinter::declareSpecial(Operation &op, const std::string &type) {
                       if (failed(ae))
                         return failure();
                       return *ae + " * " + decls[base].name;
-                    }, ""});
+                    }, "", Value()});
     declOf[result] = add({type, 'v', true, {a}, {g}, [this, a, g, offset]()
                           -> FailureOr<std::string> {
                             FailureOr<std::string> ae = expr(a);
@@ -296,7 +297,7 @@ bool BodyPrinter::declareSpecial(Operation &op, const std::string &type) {
                               return failure();
                             return "(" + decls[g].name + " + " + *ae + " * " +
                                    offset + ")";
-                          }, ""});
+                          }, "", result});
     return true;
   }
   auto div = dyn_cast<arith::DivFOp>(op);
@@ -309,14 +310,14 @@ bool BodyPrinter::declareSpecial(Operation &op, const std::string &type) {
                     if (failed(d))
                       return failure();
                     return "1.f / " + *d;
-                  }, ""});
+                  }, "", Value()});
   declOf[result] = add({type, 'v', true, {num}, {r}, [this, num, r]()
                         -> FailureOr<std::string> {
                           FailureOr<std::string> n = expr(num);
                           if (failed(n))
                             return failure();
                           return "(" + *n + " * " + decls[r].name + ")";
-                        }, ""});
+                        }, "", result});
   return true;
 }
 
@@ -334,16 +335,17 @@ LogicalResult BodyPrinter::declare(Operation &op) {
       from ? CppEmitter::type(from.getType()) : FailureOr<std::string>();
   bool named = from && ((isa<BlockArgument>(from) &&
                          from.getParentBlock() == &body) ||
-                        declOf.count(from) || aliasOf.count(from));
+                        declOf.count(from) || unneededCasts.count(from));
   if (isa<CastOpInterface>(op) && named && succeeded(fromTy) && *fromTy == *ty) {
-    aliasOf[result] = aliasOf.lookup(from) ? aliasOf.lookup(from) : from;
+    unneededCasts.insert(result);
     return success();
   }
   if (declareSpecial(op, *ty))
     return success();
   declOf[result] = add({*ty, 'v', perElement.contains(result),
                         SmallVector<Value>(op.getOperands()), {},
-                        [this, result]() { return expr(result); }, ""});
+                        [this, result]() { return expr(result); }, "",
+                        result});
   return success();
 }
 
@@ -384,13 +386,9 @@ FailureOr<ScoreBody> BodyPrinter::print(StringRef hoistIndent,
       out.stmts += elementIndent.str() + stmt;
     else
       out.hoisted += hoistIndent.str() + stmt;
-    for (auto [v, d] : declOf)
-      if (d == i)
-        em.names[v] = decls[i].name;
+    if (decls[i].value)
+      em.names[decls[i].value] = decls[i].name;
   }
-  for (auto [v, from] : aliasOf)
-    if (auto it = em.names.find(from); it != em.names.end())
-      em.names[v] = it->second;
   FailureOr<std::string> scoreE = expr(score);
   if (failed(scoreE))
     return failure();

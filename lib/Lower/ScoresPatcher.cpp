@@ -44,7 +44,7 @@ public:
 private:
   LogicalResult lowerScores(ElementwiseOp ew, PatchContext &ctx);
   FailureOr<std::string> expr(Value v, Location loc);
-  std::string helperText(ElementwiseOp ew, const FragmentWalk &fw,
+  std::string helperText(const FragmentWalk &fw,
                          const ScoreBody &body, MmaInstr instr,
                          const PatchContext &ctx);
   /// `v`'s inserted ops, written as part of an expression.
@@ -70,7 +70,7 @@ FailureOr<std::string> ScoresPatcher::expr(Value v, Location loc) {
   return e;
 }
 
-std::string ScoresPatcher::helperText(ElementwiseOp ew, const FragmentWalk &fw,
+std::string ScoresPatcher::helperText(const FragmentWalk &fw,
                                       const ScoreBody &body, MmaInstr instr,
                                       const PatchContext &ctx) {
   std::string ind = fw.bodyIndent("  ");
@@ -127,7 +127,7 @@ LogicalResult ScoresPatcher::lowerScores(ElementwiseOp ew, PatchContext &ctx) {
     return failure();
   if (halve)
     ++ctx.halvedScoreSites;
-  std::string helper = helperText(ew, fw, *body, layout.getInstr(), ctx);
+  std::string helper = helperText(fw, *body, layout.getInstr(), ctx);
   if (helper.find(kTanhApproxName) != std::string::npos)
     ctx.addHelper("tanh", kTanhApproxHelper);
   ctx.addHelper("variant_scores", helper);
