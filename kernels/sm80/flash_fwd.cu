@@ -66,6 +66,10 @@ struct FlashFwdTraits {
   static constexpr int KV_TILE_ELEMS = BLOCK_N * HEAD_DIM;
   static constexpr int Q_TILE_BYTES = Q_TILE_ELEMS * 2;
   static constexpr int KV_TILE_BYTES = KV_TILE_ELEMS * 2;
+  // Shared memory, in bytes from its 1024-aligned base: Q, then the K stages, then the V stages.
+  static constexpr uint32_t SQ_OFFSET = 0;
+  static constexpr uint32_t SK_OFFSET = SQ_OFFSET + Q_TILE_BYTES;
+  static constexpr uint32_t SV_OFFSET = SK_OFFSET + KV_STAGES * KV_TILE_BYTES;
   // Q, K and V tiles, plus 1 KB so that the tiles can start 1024-byte aligned.
   static constexpr int SMEM_BYTES = Q_TILE_BYTES + 2 * KV_STAGES * KV_TILE_BYTES + 1024;
   static_assert(HEAD_DIM == 64 || HEAD_DIM == 128, "head dim 64 or 128");
@@ -299,6 +303,70 @@ __device__ __forceinline__ void online_softmax_rescale(float (&acc_s)[T::M_TILES
   }
 }
 
+// One KV step of the block: KV tile n_block, in stage n_block % 2 of the K and V buffers. Once acc_s holds the
+// complete score tile, score_hook(acc_s, n_block) runs (score code before the mask, as FlashAttention-3's
+// score_mod; none in this kernel), then the mask of a masking step (IS_MASKED). Tiles prefetched by a masking step
+// may be the ragged last one (row bound checks); by an unmasked step, always full ones.
+template <class T, bool IS_MASKED, class KHead, class VHead, class ScoreHook>
+__device__ __forceinline__ void fwd_step(const cuir_attention_params &params, uint32_t smem_base, int n_block,
+                                         const KHead &k_head, const VHead &v_head,
+                                         float (&acc_o)[T::M_TILES][T::O_N_TILES][4], float (&row_max)[T::M_TILES][2],
+                                         float (&row_sum)[T::M_TILES][2], float scale_log2, int last_key_offset,
+                                         const ScoreHook &score_hook) {
+  constexpr int BLOCK_N = T::BLOCK_N;
+  const int seqlen_kv = params.seqlen_kv;
+  const uint32_t stage_offset = (n_block % T::KV_STAGES) * T::KV_TILE_BYTES;  // this tile's stage
+  const uint32_t next_stage_offset = T::KV_TILE_BYTES - stage_offset;          // the other stage
+  // Per-step addressing (see the register budget in the kernel).
+  const uint32_t step_tid = thread_index();
+  const int lane = static_cast<int>(step_tid % 32);
+  const int warp_row_in_block = static_cast<int>(step_tid / 32) * T::ROWS_PER_WARP;  // warp's first row
+  const uint32_t step_smem = opaque_u32(smem_base);
+  const uint32_t sK_stage = step_smem + T::SK_OFFSET + stage_offset;
+  const uint32_t sV_stage = step_smem + T::SV_OFFSET + stage_offset;
+
+  cp_async_wait_group<2>();  // K[n_block] (and Q) landed
+  __syncthreads();           // ... for every thread; and every warp is done with the previous step's V stage
+  if (n_block >= 1) {        // prefetch V[n_block - 1] into the other V stage
+    load_tile_async<T, BLOCK_N, IS_MASKED>(step_smem + T::SV_OFFSET + next_stage_offset,
+                                           v_head() + (n_block - 1) * BLOCK_N * params.v_row_stride,
+                                           params.v_row_stride, seqlen_kv - (n_block - 1) * BLOCK_N, step_tid);
+  }
+  cp_async_commit_group();
+
+  float acc_s[T::M_TILES][T::S_N_TILES][4];
+#pragma unroll
+  for (int mi = 0; mi < T::M_TILES; ++mi)
+#pragma unroll
+    for (int ni = 0; ni < T::S_N_TILES; ++ni)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc_s[mi][ni][e] = 0.f;
+  gemm_qk<T>(acc_s, step_smem + T::SQ_OFFSET + q_lane_offset<T>(warp_row_in_block, lane),
+             sK_stage + k_lane_offset<T>(lane));
+
+  // ------- score tile complete: acc_s = Q K^T (unscaled) of rows m_start + warp_row_in_block + ...,
+  //         keys n_block * BLOCK_N + ...; the variant's scores, then the mask of a masking step -------
+  score_hook(acc_s, n_block);
+  if constexpr (IS_MASKED)
+    apply_mask<T>(acc_s, block_index().m_block * T::BLOCK_M + warp_row_in_block, n_block, lane, seqlen_kv,
+                  last_key_offset);
+
+  // ------- online softmax: update row_max / row_sum, rescale acc_o, acc_s <- probabilities -------
+  online_softmax_rescale<T>(acc_s, acc_o, row_max, row_sum, scale_log2);
+  uint32_t p_frag[T::PV_K_STEPS][T::M_TILES][4];  // P = acc_s in 16 bits, the A operand of P V
+  convert_p<T>(p_frag, acc_s);
+
+  cp_async_wait_group<2>();  // V[n_block] landed
+  __syncthreads();           // ... for every thread; and every warp is done reading K[n_block]'s stage
+  if (n_block >= 2) {        // prefetch K[n_block - 2] into the K stage just read
+    load_tile_async<T, BLOCK_N, IS_MASKED>(sK_stage, k_head() + (n_block - 2) * BLOCK_N * params.k_row_stride,
+                                           params.k_row_stride, seqlen_kv - (n_block - 2) * BLOCK_N, step_tid);
+  }
+  cp_async_commit_group();
+
+  gemm_pv<T>(acc_o, p_frag, sV_stage + v_lane_offset<T>(lane));
+}
+
 template <Element ELEMENT, int HEAD_DIM, bool IS_CAUSAL>
 __global__ void __launch_bounds__(FlashFwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS, 2)
     flash_fwd_sm80_kernel(const cuir_attention_params params) {
@@ -314,9 +382,6 @@ __global__ void __launch_bounds__(FlashFwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS
   //      1024-byte aligned (the ldmatrix address XOR relies on it) ----
   extern __shared__ __align__(128) unsigned char smem_raw[];
   const uint32_t smem_base = (smem_u32addr(smem_raw) + 1023u) & ~1023u;
-  constexpr uint32_t SQ_OFFSET = 0;
-  constexpr uint32_t SK_OFFSET = SQ_OFFSET + T::Q_TILE_BYTES;
-  constexpr uint32_t SV_OFFSET = SK_OFFSET + T::KV_STAGES * T::KV_TILE_BYTES;
 
   const int tid = thread_index();
   const BlockIndex block = block_index();
@@ -369,20 +434,20 @@ __global__ void __launch_bounds__(FlashFwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS
   {
     const uint16_t *q_head = static_cast<const uint16_t *>(params.q) + block.batch * params.q_batch_stride +
                              block.head_q * params.q_head_stride;
-    load_tile_async<T, BLOCK_M, true>(smem_base + SQ_OFFSET, q_head + m_start * params.q_row_stride, params.q_row_stride,
+    load_tile_async<T, BLOCK_M, true>(smem_base + T::SQ_OFFSET, q_head + m_start * params.q_row_stride, params.q_row_stride,
                                 seqlen_q - m_start, tid);
     const int n_block = n_block_max - 1;
     const uint32_t stage_offset = (n_block % T::KV_STAGES) * T::KV_TILE_BYTES;
-    load_tile_async<T, BLOCK_N, true>(smem_base + SK_OFFSET + stage_offset, k_head() + n_block * BLOCK_N * params.k_row_stride,
+    load_tile_async<T, BLOCK_N, true>(smem_base + T::SK_OFFSET + stage_offset, k_head() + n_block * BLOCK_N * params.k_row_stride,
                                 params.k_row_stride, seqlen_kv - n_block * BLOCK_N, tid);
     cp_async_commit_group();
-    load_tile_async<T, BLOCK_N, true>(smem_base + SV_OFFSET + stage_offset, v_head() + n_block * BLOCK_N * params.v_row_stride,
+    load_tile_async<T, BLOCK_N, true>(smem_base + T::SV_OFFSET + stage_offset, v_head() + n_block * BLOCK_N * params.v_row_stride,
                                 params.v_row_stride, seqlen_kv - n_block * BLOCK_N, tid);
     cp_async_commit_group();
   }
   if (n_block_max >= 2) {
     const int n_block = n_block_max - 2;
-    load_tile_async<T, BLOCK_N, true>(smem_base + SK_OFFSET + (n_block % T::KV_STAGES) * T::KV_TILE_BYTES,
+    load_tile_async<T, BLOCK_N, true>(smem_base + T::SK_OFFSET + (n_block % T::KV_STAGES) * T::KV_TILE_BYTES,
                                 k_head() + n_block * BLOCK_N * params.k_row_stride, params.k_row_stride,
                                 seqlen_kv - n_block * BLOCK_N, tid);
   }
@@ -403,111 +468,28 @@ __global__ void __launch_bounds__(FlashFwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS
   }
   const float scale_log2 = params.softmax_scale * kLog2e;
 
+  // The score hooks of the masking and the unmasked steps: code over the complete score tile of KV tile n_block
+  // (acc_s), before the step's mask. The plain softmax has none.
+  auto masking_scores = [&](float (&acc_s)[T::M_TILES][T::S_N_TILES][4], int n_block) {
+    (void)acc_s, (void)n_block;
+  };
+  auto unmasked_scores = [&](float (&acc_s)[T::M_TILES][T::S_N_TILES][4], int n_block) {
+    (void)acc_s, (void)n_block;
+  };
+
   // =============================== masking steps ===============================
   // KV tiles n_block_max-1 down to n_unmasked_blocks: the ragged last tile and, for causal, the diagonal.
   int n_block = n_block_max - 1;
-  for (; n_block >= n_unmasked_blocks; --n_block) {
-    const uint32_t stage_offset = (n_block % T::KV_STAGES) * T::KV_TILE_BYTES;       // this tile's stage
-    const uint32_t next_stage_offset = T::KV_TILE_BYTES - stage_offset;               // the other stage
-    // Per-step addressing (see the register budget above).
-    const uint32_t step_tid = thread_index();
-    const int lane = static_cast<int>(step_tid % 32);
-    const int warp_row_in_block = static_cast<int>(step_tid / 32) * T::ROWS_PER_WARP;  // warp's first row
-    const uint32_t step_smem = opaque_u32(smem_base);
-    const uint32_t sK_stage = step_smem + SK_OFFSET + stage_offset;
-    const uint32_t sV_stage = step_smem + SV_OFFSET + stage_offset;
-
-    cp_async_wait_group<2>();  // K[n_block] (and Q) landed
-    __syncthreads();           // ... for every thread; and every warp is done with the previous step's V stage
-    if (n_block >= 1) {        // prefetch V[n_block - 1] into the other V stage
-      load_tile_async<T, BLOCK_N, true>(step_smem + SV_OFFSET + next_stage_offset,
-                                  v_head() + (n_block - 1) * BLOCK_N * params.v_row_stride, params.v_row_stride,
-                                  seqlen_kv - (n_block - 1) * BLOCK_N, step_tid);
-    }
-    cp_async_commit_group();
-
-    float acc_s[T::M_TILES][T::S_N_TILES][4];
-#pragma unroll
-    for (int mi = 0; mi < T::M_TILES; ++mi)
-#pragma unroll
-      for (int ni = 0; ni < T::S_N_TILES; ++ni)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) acc_s[mi][ni][e] = 0.f;
-    gemm_qk<T>(acc_s, step_smem + SQ_OFFSET + q_lane_offset<T>(warp_row_in_block, lane),
-               sK_stage + k_lane_offset<T>(lane));
-
-    // ------- score tile complete: acc_s = Q K^T (unscaled) of rows m_start + warp_row_in_block + ...,
-    //         keys n_block * BLOCK_N + ... -------
-    apply_mask<T>(acc_s, block_index().m_block * BLOCK_M + warp_row_in_block, n_block, lane, seqlen_kv,
-                  last_key_offset);
-
-    // ------- online softmax: update row_max / row_sum, rescale acc_o, acc_s <- probabilities -------
-    online_softmax_rescale<T>(acc_s, acc_o, row_max, row_sum, scale_log2);
-    uint32_t p_frag[T::PV_K_STEPS][T::M_TILES][4];  // P = acc_s in 16 bits, the A operand of P V
-    convert_p<T>(p_frag, acc_s);
-
-    cp_async_wait_group<2>();  // V[n_block] landed
-    __syncthreads();           // ... for every thread; and every warp is done reading K[n_block]'s stage
-    if (n_block >= 2) {        // prefetch K[n_block - 2] into the K stage just read
-      load_tile_async<T, BLOCK_N, true>(sK_stage, k_head() + (n_block - 2) * BLOCK_N * params.k_row_stride,
-                                  params.k_row_stride, seqlen_kv - (n_block - 2) * BLOCK_N, step_tid);
-    }
-    cp_async_commit_group();
-
-    gemm_pv<T>(acc_o, p_frag, sV_stage + v_lane_offset<T>(lane));
-  }
+  for (; n_block >= n_unmasked_blocks; --n_block)
+    fwd_step<T, true>(params, smem_base, n_block, k_head, v_head, acc_o, row_max, row_sum, scale_log2,
+                      last_key_offset, masking_scores);
 
   // =============================== unmasked steps ===============================
   // KV tiles n_unmasked_blocks-1 down to 0: every score visible, no mask arithmetic; every tile prefetched
   // from here on is a full one (no row bound checks).
-  for (; n_block >= 0; --n_block) {
-    const uint32_t stage_offset = (n_block % T::KV_STAGES) * T::KV_TILE_BYTES;       // this tile's stage
-    const uint32_t next_stage_offset = T::KV_TILE_BYTES - stage_offset;               // the other stage
-    // Per-step addressing (see the register budget above).
-    const uint32_t step_tid = thread_index();
-    const int lane = static_cast<int>(step_tid % 32);
-    const int warp_row_in_block = static_cast<int>(step_tid / 32) * T::ROWS_PER_WARP;  // warp's first row
-    const uint32_t step_smem = opaque_u32(smem_base);
-    const uint32_t sK_stage = step_smem + SK_OFFSET + stage_offset;
-    const uint32_t sV_stage = step_smem + SV_OFFSET + stage_offset;
-
-    cp_async_wait_group<2>();  // K[n_block] (and Q) landed
-    __syncthreads();           // ... for every thread; and every warp is done with the previous step's V stage
-    if (n_block >= 1) {        // prefetch V[n_block - 1] into the other V stage
-      load_tile_async<T, BLOCK_N, false>(step_smem + SV_OFFSET + next_stage_offset,
-                                  v_head() + (n_block - 1) * BLOCK_N * params.v_row_stride, params.v_row_stride,
-                                  seqlen_kv - (n_block - 1) * BLOCK_N, step_tid);
-    }
-    cp_async_commit_group();
-
-    float acc_s[T::M_TILES][T::S_N_TILES][4];
-#pragma unroll
-    for (int mi = 0; mi < T::M_TILES; ++mi)
-#pragma unroll
-      for (int ni = 0; ni < T::S_N_TILES; ++ni)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) acc_s[mi][ni][e] = 0.f;
-    gemm_qk<T>(acc_s, step_smem + SQ_OFFSET + q_lane_offset<T>(warp_row_in_block, lane),
-               sK_stage + k_lane_offset<T>(lane));
-
-    // ------- score tile complete: acc_s = Q K^T (unscaled); every score of this tile is visible -------
-
-    // ------- online softmax: update row_max / row_sum, rescale acc_o, acc_s <- probabilities -------
-    online_softmax_rescale<T>(acc_s, acc_o, row_max, row_sum, scale_log2);
-    uint32_t p_frag[T::PV_K_STEPS][T::M_TILES][4];  // P = acc_s in 16 bits, the A operand of P V
-    convert_p<T>(p_frag, acc_s);
-
-    cp_async_wait_group<2>();  // V[n_block] landed
-    __syncthreads();           // ... for every thread; and every warp is done reading K[n_block]'s stage
-    if (n_block >= 2) {        // prefetch K[n_block - 2] into the K stage just read
-      load_tile_async<T, BLOCK_N, false>(sK_stage, k_head() + (n_block - 2) * BLOCK_N * params.k_row_stride,
-                                  params.k_row_stride, seqlen_kv - (n_block - 2) * BLOCK_N, step_tid);
-    }
-    cp_async_commit_group();
-
-    gemm_pv<T>(acc_o, p_frag, sV_stage + v_lane_offset<T>(lane));
-  }
-
+  for (; n_block >= 0; --n_block)
+    fwd_step<T, false>(params, smem_base, n_block, k_head, v_head, acc_o, row_max, row_sum, scale_log2,
+                       last_key_offset, unmasked_scores);
   cp_async_wait_group<0>();
 
   // =============================== epilogue ===============================

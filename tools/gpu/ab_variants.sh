@@ -31,7 +31,11 @@ k, out = sys.argv[1:]
 for r in (1, 2):
     A, B = (json.load(open(f"{out}/{k}-{v}-{r}.json")) for v in "AB")
     print(f"round {r}: TF/s A, B, B/A; vs base causal A, B; B vs eager")
-    for a, b in zip(A, B):
+    A = {(row["config"], row["N"], row["variant"]): row for row in A}  # A may hold fewer variants than B
+    for b in B:
+        a = A.get((b["config"], b["N"], b["variant"]))
+        if a is None:
+            continue
         print(f"{a['config']:14} {a['N']:5} {a['variant']:17} {a['tflops']:6.1f} {b['tflops']:6.1f} "
               f"{b['tflops'] / a['tflops']:5.3f}  {a.get('vs_base_causal', 0):5.3f} {b.get('vs_base_causal', 0):5.3f} "
               f"{b.get('vs_eager', '')}")
