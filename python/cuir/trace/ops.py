@@ -448,7 +448,13 @@ def like(x, value, dtype=None, zero_dim=False):
     x = operand(x)
     dtype = dtype or (x.dtype if _is_sym(x) else torch.get_default_dtype())
     check_dtype(dtype, "a constant tensor")
+    if dtype.is_floating_point and _is_finite(value) and not _is_finite(python_value(value, dtype)):
+        raise located(f"the constant {value} does not fit {dtype} (torch rejects it)")
     return constant(value, dtype, zero_dim=zero_dim)
+
+
+def _is_finite(value):
+    return abs(float(value)) != float("inf") and value == value
 
 
 def new_full(x, size, value, dtype=None, **_):
