@@ -32,7 +32,7 @@ def round_float(value, ty="f32"):
     try:
         value = float(value)
     except OverflowError:  # a Python int beyond double
-        value = math.copysign(math.inf, value)
+        value = math.inf if value > 0 else -math.inf
     return torch.tensor(value, dtype=torch.float64).to(_FLOAT_DTYPE[ty]).item()
 
 

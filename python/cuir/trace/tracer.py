@@ -39,7 +39,8 @@ def check_signature(fn, kind):
     except (TypeError, ValueError):  # a builtin: nothing to check
         return
     where, want = definition_location(fn), len(ARGUMENTS[kind])
-    label = f"{kind} {getattr(fn, '__name__', type(fn).__name__)}"
+    fn_name = getattr(fn, "__name__", type(fn).__name__)
+    label = kind if fn_name == kind else f"{kind} {fn_name}"
     for p in params:
         if p.kind == p.VAR_POSITIONAL:
             raise VariantError(f"{where}: {label} takes *{p.name}: name its {want} "
