@@ -2,4 +2,4 @@ import torch
 
 
 def score_mod(score, b, h, q_idx, kv_idx):
-    return torch.sin(score)
+    return torch.atan(score)

@@ -1,0 +1,2 @@
+def score_mod(score, *args):
+    return score
