@@ -6,7 +6,7 @@ from .entry import register
 from .masks import causal_mask
 
 SOFTCAP = 20.0        # Gemma 2 style tanh soft-capping of the scores
-SIGMOID_BIAS = -4.0   # sigmoid attention: a constant bias, about -log(typical Nkv) keeps the output scale
+SIGMOID_BIAS = -5.0   # sigmoid attention: a constant bias, about -log(Nkv), keeps the outputs near 1
 
 
 def _grid_like(q, k):
