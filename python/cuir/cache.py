@@ -156,6 +156,7 @@ def run_with_progress(cmd, what, stream=None):
             stream.flush()
             last = now
     reader.join()
+    proc.stdout.close()
     elapsed = time.monotonic() - start
     text = "".join(output)
     if proc.returncode != 0:
