@@ -18,11 +18,13 @@ second process, runs at once. The tensors the functions capture are kernel param
 current values, so changing them (in place or by rebinding the captured variable to a tensor of the same shape
 and dtype) does not recompile; Python numbers and 0-d tensors they capture are constants of the kernel.
 """
+import importlib
 import math
 
 from . import cache as _cache
-from . import compile as _compile
 from . import kernel_lib
+
+_compile = importlib.import_module(__package__ + ".compile")  # the module (cuir.compile is the function)
 
 _NEEDS = ("4-D", "bf16/fp16", "head dim 64 or 128", "CUDA")
 _MAX_GRID = 65535  # batch, heads and query blocks of 128 rows: the kernels' grid limits
