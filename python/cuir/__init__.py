@@ -1,9 +1,12 @@
 """CuIR from Python: FlexAttention-style variants as expert attention kernels.
 
+    cuir.flex_attention(q, k, v, score_mod, block_mask)   ->  torch's flex_attention, on CuIR's kernels
     cuir.trace_variant(score_mod, mask_mod, normalizer)  ->  cuir.variant text
-    cuir.compile("prefixlm") or cuir.compile(score_mod=...) ->  a callable on torch tensors
+    cuir.compile("prefixlm") or cuir.compile(score_mod=...) ->  a callable on torch tensors (cached on disk)
     cuir.load_variant("out/libprefixlm.so")               ->  the same, for a built library
+    cuir.catalogue                                        ->  FlexAttention-style variants with references
 """
 from .variant import VariantError, trace_variant  # noqa: F401
 from .variant_lib import load_variant  # noqa: F401
 from .compile import compile  # noqa: F401,A001
+from .flex import flex_attention  # noqa: F401

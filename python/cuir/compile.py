@@ -8,9 +8,13 @@
 
 Compiling runs `cuir-opt <kernel>.cu --lift --transfer=... --cuir-split-full-partial
 --lower` (cuir-opt from $CUIR_OPT, PATH, or the build tree) and needs clang and
-the CUDA toolkit; loading and running needs only the GPU. The library and its
-manifest land in `out_dir` (a fresh temporary directory by default), so a
-variant built on one machine runs on another with cuir.load_variant.
+the CUDA toolkit; loading and running needs only the GPU. Without `out_dir` the
+kernel goes to the on-disk cache (cuir/cache.py): the same variant (kernel source,
+variant text without its captured values, archs, toolchain) is compiled once, and
+found again by later calls and other processes. With `out_dir`, the library and
+its manifest land there, so a variant built on one machine runs on another with
+cuir.load_variant. Tensors the score_mod/mask_mod capture are passed to the kernel
+at each call with the values they have at the `compile` call.
 """
 import os
 import pathlib
@@ -18,45 +22,173 @@ import shutil
 import subprocess
 import tempfile
 
-from .variant import trace_variant
+from . import cache as _cache
+from . import variant as _variant
 from .variant_lib import load_variant
 
 _ROOT = pathlib.Path(__file__).resolve().parents[2]
 KERNELS = {"sm80": _ROOT / "kernels" / "sm80" / "flash_fwd.cu", "sm90": _ROOT / "kernels" / "sm90" / "flash_fwd.cu"}
 # The archs each kernel is compiled for by default: the sm_90 kernel uses sm_90a-only instructions.
 DEFAULT_ARCHS = {"sm80": ("sm_80", "sm_90"), "sm90": ("sm_90a",)}
+_LOADED = {}  # library path -> VariantKernel: loaded once per process
 
 
-def _cuir_opt():
+def cuir_opt():
     for cand in (os.environ.get("CUIR_OPT"), shutil.which("cuir-opt"), _ROOT / "build" / "bin" / "cuir-opt"):
         if cand and pathlib.Path(cand).exists():
             return str(cand)
     raise RuntimeError("cuir-opt not found: build CuIR (README) or set CUIR_OPT")
 
 
-def compile(spec=None, score_mod=None, mask_mod=None, normalizer="softmax", kernel="sm80", out_dir=None,
-            name=None, split=True, archs=None, load=True):
-    """Build a variant kernel (by built-in spec or from score_mod/mask_mod) and return a callable.
+_cuir_opt = cuir_opt  # the name earlier code used
 
-    kernel: "sm80" (FA2-class, runs on sm_80 and later) or "sm90" (warp-specialized, Hopper only)."""
-    if kernel not in KERNELS:
-        raise ValueError(f"unknown kernel {kernel!r}: one of {', '.join(KERNELS)}")
-    archs = archs or DEFAULT_ARCHS[kernel]
-    if (spec is None) == (score_mod is None and mask_mod is None and normalizer == "softmax"):
-        raise ValueError("give a built-in spec, or score_mod/mask_mod/normalizer (not both)")
-    out_dir = pathlib.Path(out_dir or tempfile.mkdtemp(prefix="cuir-"))
-    out_dir.mkdir(parents=True, exist_ok=True)
-    name = name or (spec.split("{")[0].replace(",", "_").replace("-", "_") if spec else "traced")
-    if spec is None:
-        variant_file = out_dir / f"{name}.variant.mlir"
-        variant_file.write_text(trace_variant(score_mod, mask_mod, normalizer, name=name))
-        spec = str(variant_file)
-    cmd = [_cuir_opt(), str(KERNELS[kernel]), "--lift", f"--transfer={spec}"]
+
+def _functions_tensors(fn, found, seen, depth=0):
+    """name -> tensor for the tensors fn (and the functions it captures or calls by global name) capture."""
+    import torch
+    if fn is None or id(fn) in seen or depth > 8 or not hasattr(fn, "__code__"):
+        return
+    seen.add(id(fn))
+    code = fn.__code__
+    values = []
+    for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
+        try:
+            values.append((name, cell.cell_contents))
+        except ValueError:
+            continue
+    values += [(n, fn.__globals__[n]) for n in code.co_names if n in fn.__globals__]
+    for name, value in values:
+        items = value if isinstance(value, (tuple, list)) else (value,)
+        for item in items:
+            if isinstance(item, torch.Tensor) and item.dim() > 0:
+                found.setdefault(name, item)
+            elif callable(item) and hasattr(item, "__code__"):
+                _functions_tensors(item, found, seen, depth + 1)
+
+
+def trace(score_mod, mask_mod, normalizer, name):
+    """(variant text with defaults, {param name: tensor}) of score_mod/mask_mod.
+
+    Uses helper "trace"'s `cuir.variant.trace(...)` (an object with .text and .values) where it exists;
+    otherwise trace_variant and the tensors found in the functions' closures and globals, by name."""
+    if hasattr(_variant, "trace"):
+        traced = _variant.trace(score_mod, mask_mod, normalizer, name=name)
+        text = traced.text if isinstance(traced.text, str) else traced.text()
+        return text, dict(traced.values)
+    text = _variant.trace_variant(score_mod, mask_mod, normalizer, name=name)
+    found, seen = {}, set()
+    for fn in (score_mod, mask_mod):
+        _functions_tensors(fn, found, seen)
+    return text, found
+
+
+def lower_command(kernel, spec, out_cu, archs, split=True):
+    cmd = [cuir_opt(), str(KERNELS[kernel]), "--lift", f"--transfer={spec}"]
     if split:
         cmd.append("--cuir-split-full-partial")
-    cmd += [f"--lower=archs={','.join(archs)}", "-o", str(out_dir / f"{name}.cu")]
-    r = subprocess.run(cmd, capture_output=True, text=True)
+    return cmd + [f"--lower=archs={','.join(archs)}", "-o", str(out_cu)]
+
+
+def build_cached(kernel, spec_text, name, archs, split=True, builtin=False, cache=None):
+    """The library of a variant (a cuir.variant text without values, or a built-in spec) from the cache,
+    compiled into it first if needed."""
+    cache = cache or _cache.KernelCache()
+    opt = cuir_opt()
+    parts = {"kernel": kernel, "sources": _cache.kernel_sources_identity(KERNELS[kernel]),
+             "variant": spec_text if not builtin else None, "spec": spec_text if builtin else None,
+             "name": name, "archs": list(archs), "split": split, "toolchain": _cache.toolchain_identity(opt)}
+    key = _cache.make_key(parts)
+
+    def build(tmp):
+        spec = spec_text
+        if not builtin:
+            spec = str(tmp / f"{name}.variant.mlir")
+            pathlib.Path(spec).write_text(spec_text)
+        _cache.run_with_progress(lower_command(kernel, spec, tmp / f"{name}.cu", archs, split),
+                                 f"variant '{name}' on the {kernel} kernel ({','.join(archs)})")
+    entry = cache.get_or_build(key, parts, build)
+    return entry / f"lib{name}.so"
+
+
+def load_once(library):
+    """The VariantKernel of a library, loaded once per process."""
+    library = str(library)
+    if library not in _LOADED:
+        _LOADED[library] = load_variant(library)
+    return _LOADED[library]
+
+
+class BoundVariant:
+    """A variant kernel with the captured tensors of its score_mod/mask_mod as default arguments."""
+
+    def __init__(self, kernel, values):
+        self.kernel, self.values = kernel, values
+        self.manifest = kernel.manifest
+
+    def __call__(self, q, k, v, *args, **params):
+        for pname, tensor in self.values.items():
+            params.setdefault(pname, tensor_for(self.kernel, pname, tensor, q.device))
+        return self.kernel(q, k, v, *args, **params)
+
+
+_DEVICE_COPIES = {}
+
+
+def tensor_for(kernel, pname, tensor, device):
+    """`tensor` as the kernel's field `pname` takes it: on `device`, contiguous, in the field's dtype.
+
+    A copy is made only when needed, and kept while the tensor is unchanged (its version counter)."""
+    import torch
+    field = next((f for f in kernel.fields if f["name"] == pname), {})
+    dtype = {"float_ptr": torch.float32, "int32_ptr": torch.int32}.get(field.get("type"), tensor.dtype)
+    if tensor.device == device and tensor.dtype == dtype and tensor.is_contiguous():
+        return tensor
+    memo = (id(tensor), tensor._version, str(device), dtype)
+    hit = _DEVICE_COPIES.get(id(tensor))
+    if hit is None or hit[0] != memo:
+        hit = (memo, tensor.detach().to(device=device, dtype=dtype).contiguous())
+        _DEVICE_COPIES[id(tensor)] = hit
+    return hit[1]
+
+
+def compile(spec=None, score_mod=None, mask_mod=None, normalizer="softmax", kernel="sm80", out_dir=None,
+            name=None, split=True, archs=None, load=True, cache=None):
+    """Build a variant kernel (by built-in spec or from score_mod/mask_mod) and return a callable.
+
+    kernel: "sm80" (FA2-class, runs on sm_80 and later) or "sm90" (warp-specialized, Hopper only).
+    cache: use the on-disk kernel cache (default: when out_dir is not given).
+    load=False returns the library's path instead of the callable."""
+    if kernel not in KERNELS:
+        raise ValueError(f"unknown kernel {kernel!r}: one of {', '.join(KERNELS)}")
+    archs = tuple(archs or DEFAULT_ARCHS[kernel])
+    if (spec is None) == (score_mod is None and mask_mod is None and normalizer == "softmax"):
+        raise ValueError("give a built-in spec, or score_mod/mask_mod/normalizer (not both)")
+    cache = (out_dir is None) if cache is None else cache
+    name = name or (spec.split("{")[0].replace(",", "_").replace("-", "_") if spec else "traced")
+    text, values = (None, {}) if spec is not None else trace(score_mod, mask_mod, normalizer, name)
+    if cache:
+        if spec is not None:
+            library = build_cached(kernel, spec, name, archs, split, builtin=True)
+        else:
+            library = build_cached(kernel, _cache.strip_defaults(text), name, archs, split)
+    else:
+        library = _build_in(pathlib.Path(out_dir or tempfile.mkdtemp(prefix="cuir-")), kernel, spec, text, name,
+                            archs, split)
+    if not load:
+        return library
+    kernel_obj = load_once(library)
+    return BoundVariant(kernel_obj, values) if values else kernel_obj
+
+
+def _build_in(out_dir, kernel, spec, text, name, archs, split):
+    """Compile into out_dir (no cache), the variant's values as the manifest's defaults."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if spec is None:
+        variant_file = out_dir / f"{name}.variant.mlir"
+        variant_file.write_text(text)
+        spec = str(variant_file)
+    r = subprocess.run(lower_command(kernel, spec, out_dir / f"{name}.cu", archs, split), capture_output=True,
+                       text=True)
     if r.returncode != 0:
         raise RuntimeError(f"cuir-opt failed:\n{r.stderr[-4000:]}")
-    library = out_dir / f"lib{name}.so"
-    return load_variant(library) if load else library
+    return out_dir / f"lib{name}.so"

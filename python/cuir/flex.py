@@ -1,0 +1,221 @@
+"""`cuir.flex_attention`: torch.nn.attention.flex_attention's call, run on CuIR's expert kernels.
+
+    import cuir
+    def score_mod(score, b, h, q_idx, kv_idx):
+        return score + alibi_slope[h] * (kv_idx - q_idx)
+    def causal(b, h, q_idx, kv_idx):
+        return q_idx >= kv_idx
+    out = cuir.flex_attention(q, k, v, score_mod=score_mod, block_mask=causal)
+    out, lse = cuir.flex_attention(q, k, v, block_mask=create_block_mask(causal, B, H, Nq, Nkv), return_lse=True)
+
+Same tensors and results as FlexAttention: q [B, Hq, Nq, D], k/v [B, Hkv, Nkv, D]; out like q; lse float32
+[B, Hq, Nq], the natural log of the row's sum of exp(modified scores) (torch's flex_attention returns its
+base-2 kernel value times ln 2, so both are natural logs; -inf and a zero row of out where a row sees no key).
+
+The score_mod and mask_mod are traced into a cuir.variant, and the kernel that variant gives is built once
+(tens of seconds, progress on stderr) and cached in memory and on disk (cuir/cache.py), so a second call, or a
+second process, runs at once. The tensors the functions capture are kernel parameters: each call passes their
+current values, so changing them (in place or by rebinding the captured variable to a tensor of the same shape
+and dtype) does not recompile; Python numbers and 0-d tensors they capture are constants of the kernel.
+"""
+import importlib
+import math
+
+from . import cache as _cache
+from . import kernel_lib
+
+_compile = importlib.import_module(__package__ + ".compile")  # the module (cuir.compile is the function)
+
+_NEEDS = ("4-D", "bf16/fp16", "head dim 64 or 128", "CUDA")
+_MAX_GRID = 65535  # batch, heads and query blocks of 128 rows: the kernels' grid limits
+_TRACED = {}       # (functions, captured non-tensor values, normaliser) -> (variant text, {name: tensor})
+
+
+def _check_tensors(query, key, value, enable_gqa):
+    import torch
+    for name, t in (("query", query), ("key", key), ("value", value)):
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"flex_attention: {name} must be a torch.Tensor, not {type(t).__name__}")
+        if t.dim() != 4:
+            raise ValueError(f"flex_attention: {name} must be 4-D [B, H, N, D], got shape {tuple(t.shape)}")
+    if not (query.dtype == key.dtype == value.dtype):
+        raise ValueError(f"flex_attention: query, key and value must have one dtype, got {query.dtype}, "
+                         f"{key.dtype} and {value.dtype}")
+    if query.dtype not in (torch.bfloat16, torch.float16):
+        raise ValueError(f"flex_attention: CuIR's kernels take bfloat16 or float16, got {query.dtype}")
+    (B, Hq, Nq, D), (Bk, Hkv, Nkv, Dk), (Bv, Hv, Nv, Dv) = query.shape, key.shape, value.shape
+    if not (B == Bk == Bv):
+        raise ValueError(f"flex_attention: query, key and value must have one batch size, got {B}, {Bk}, {Bv}")
+    if (Hkv, Nkv) != (Hv, Nv):
+        raise ValueError(f"flex_attention: key {tuple(key.shape)} and value {tuple(value.shape)} must have "
+                         f"the same heads and length")
+    if D != Dk or D != Dv:
+        raise ValueError(f"flex_attention: CuIR's kernels need one head dim for query, key and value, got "
+                         f"{D}, {Dk} and {Dv}")
+    if D not in (64, 128):
+        raise ValueError(f"flex_attention: CuIR's kernels take head dim 64 or 128, got {D}")
+    if not enable_gqa and Hq != Hkv:
+        raise ValueError(f"flex_attention: query has {Hq} heads and key/value {Hkv}; set enable_gqa=True for "
+                         f"grouped-query attention")
+    if Hkv == 0 or Hq % Hkv != 0:
+        raise ValueError(f"flex_attention: the query heads ({Hq}) must be a multiple of the key/value heads "
+                         f"({Hkv})")
+    if B > _MAX_GRID or Hq > _MAX_GRID or (Nq + 127) // 128 > _MAX_GRID:
+        raise ValueError(f"flex_attention: at most {_MAX_GRID} batches, {_MAX_GRID} heads and "
+                         f"{_MAX_GRID * 128} query rows (the kernels' grid), got B={B} Hq={Hq} Nq={Nq}")
+    if max(Nq, Nkv) >= 2 ** 31:
+        raise ValueError("flex_attention: sequence lengths must fit int32")
+    if not (query.device == key.device == value.device):
+        raise ValueError(f"flex_attention: query, key and value must be on one device, got {query.device}, "
+                         f"{key.device} and {value.device}")
+    if query.device.type != "cuda":
+        raise ValueError(f"flex_attention: CuIR's kernels run on CUDA tensors, got {query.device.type} ones")
+    if torch.is_grad_enabled() and any(t.requires_grad for t in (query, key, value)):
+        raise NotImplementedError("flex_attention: CuIR's kernels are forward-only; call it under "
+                                  "torch.no_grad() or on tensors that do not require grad")
+
+
+def _arity(fn):
+    import inspect
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    return sum(1 for p in params if p.default is inspect.Parameter.empty and p.kind in
+               (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD))
+
+
+def _mask_mod_of(block_mask, Nq, Nkv):
+    """The mask_mod of a BlockMask (checking the lengths it was made for), of a callable, or None."""
+    if block_mask is None:
+        return None
+    if hasattr(block_mask, "mask_mod") and hasattr(block_mask, "kv_num_blocks"):  # FlexAttention's BlockMask
+        lengths = getattr(block_mask, "seq_lengths", None)
+        if lengths is not None and tuple(lengths) != (Nq, Nkv):
+            raise ValueError(f"flex_attention: block_mask was made for (Nq, Nkv) = {tuple(lengths)}, the "
+                             f"inputs have ({Nq}, {Nkv}); make it for these lengths")
+        mask_mod = block_mask.mask_mod
+        return None if getattr(mask_mod, "__name__", "") == "noop_mask" else mask_mod
+    if callable(block_mask):
+        return block_mask
+    raise TypeError(f"flex_attention: block_mask must be a BlockMask or a mask_mod(b, h, q_idx, kv_idx), "
+                    f"not {type(block_mask).__name__}")
+
+
+def _check_mods(score_mod, mask_mod):
+    for what, fn, n, sig in (("score_mod", score_mod, 5, "(score, b, h, q_idx, kv_idx)"),
+                             ("mask_mod", mask_mod, 4, "(b, h, q_idx, kv_idx)")):
+        if fn is None:
+            continue
+        if not callable(fn):
+            raise TypeError(f"flex_attention: {what} must be callable, not {type(fn).__name__}")
+        if _arity(fn) not in (None, n):
+            raise TypeError(f"flex_attention: {what} must take {n} positional arguments {sig}")
+
+
+def _pick_kernel(kernel, device):
+    import torch
+    if kernel not in ("auto", "sm80", "sm90"):
+        raise ValueError(f"flex_attention: kernel must be 'auto', 'sm80' or 'sm90', not {kernel!r}")
+    major = torch.cuda.get_device_capability(device)[0]
+    if kernel == "auto":
+        return "sm90" if major == 9 else "sm80"
+    if kernel == "sm90" and major != 9:
+        raise ValueError(f"flex_attention: the sm90 kernel runs on compute capability 9.x (Hopper), this "
+                         f"device is {major}.x; use kernel='sm80' or 'auto'")
+    if major < 8:
+        raise ValueError(f"flex_attention: CuIR's kernels need compute capability 8.0 or later, got {major}.x")
+    return kernel
+
+
+def _fingerprint(fn):
+    """What makes a traced function's text: its code and the non-tensor values it captures (tensors are
+    parameters, except 0-d ones, which are constants: their value counts)."""
+    import torch
+    if fn is None:
+        return None
+    cells = []
+    for cell in fn.__closure__ or ():
+        try:
+            value = cell.cell_contents
+        except ValueError:
+            value = None
+        if isinstance(value, torch.Tensor):
+            cells.append(("tensor", tuple(value.shape), str(value.dtype),
+                          value.item() if value.dim() == 0 else None))
+        elif callable(value) and hasattr(value, "__code__"):
+            cells.append(_fingerprint(value))
+        elif isinstance(value, (tuple, list)):
+            cells.append(tuple(_fingerprint(v) if callable(v) and hasattr(v, "__code__") else repr(v)
+                               for v in value))
+        else:
+            cells.append(repr(value))
+    glob = tuple((n, repr(fn.__globals__[n])) for n in fn.__code__.co_names
+                 if isinstance(fn.__globals__.get(n), (int, float, bool)))
+    return (fn.__code__, tuple(cells), glob)
+
+
+def _traced(score_mod, mask_mod, normalizer):
+    """(variant text without values, {name: captured tensor}) of the functions, traced once per fingerprint."""
+    memo = (_fingerprint(score_mod), _fingerprint(mask_mod), normalizer)
+    try:
+        hit = _TRACED.get(memo)
+    except TypeError:  # an unhashable captured value: trace every time
+        hit, memo = None, None
+    if hit is None:
+        text, values = _compile.trace(score_mod, mask_mod, normalizer, "flex")
+        hit = (_cache.strip_defaults(text), values)
+        if memo is not None:
+            _TRACED[memo] = hit
+    # the tensors themselves are looked up again: a rebound variable holds a new tensor of the same shape
+    return hit[0], _current_tensors(score_mod, mask_mod, hit[1])
+
+
+def _current_tensors(score_mod, mask_mod, traced_values):
+    found, seen = {}, set()
+    for fn in (score_mod, mask_mod):
+        _compile._functions_tensors(fn, found, seen)
+    return {name: found.get(name, tensor) for name, tensor in traced_values.items()}
+
+
+def _ready(t):
+    """t as the kernels take it: head dim contiguous, strides multiples of 8, 16-byte aligned."""
+    ok = t.stride(-1) == 1 and all(s % 8 == 0 for s in t.stride()[:-1]) and t.data_ptr() % 16 == 0
+    return t if ok else t.contiguous()
+
+
+def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=None, enable_gqa=False,
+                   return_lse=False, kernel="auto", *, normalizer="softmax"):
+    """Attention with a FlexAttention score_mod and mask, on CuIR's sm_80 or sm_90 kernel.
+
+    query [B, Hq, Nq, D], key/value [B, Hkv, Nkv, D]: CUDA, bfloat16 or float16, D 64 or 128, Hq a multiple
+    of Hkv (enable_gqa=True when they differ, as torch requires).
+    score_mod(score, b, h, q_idx, kv_idx) -> score; block_mask: FlexAttention's BlockMask (its mask_mod is
+    used; its block lists are not read yet: block sparsity is issue 16) or a mask_mod(b, h, q_idx, kv_idx).
+    scale: the score scale, default 1/sqrt(D). return_lse: also return the log-sum-exp (float32 [B, Hq, Nq],
+    natural log, as FlexAttention's).
+    kernel: "auto" (sm90 on compute capability 9.x, sm80 elsewhere), "sm80" or "sm90".
+    normalizer (CuIR's, keyword-only): "softmax", or "sigmoid" (weights sigmoid(score), no row sum; no lse).
+    Forward only. Returns out like query, or (out, lse)."""
+    import torch
+    _check_tensors(query, key, value, enable_gqa)
+    Nq, Nkv = query.shape[2], key.shape[2]
+    mask_mod = _mask_mod_of(block_mask, Nq, Nkv)
+    _check_mods(score_mod, mask_mod)
+    if normalizer not in ("softmax", "sigmoid"):
+        raise ValueError(f"flex_attention: normalizer must be 'softmax' or 'sigmoid', not {normalizer!r}")
+    if return_lse and normalizer == "sigmoid":
+        raise ValueError("flex_attention: the sigmoid normaliser has no log-sum-exp; return_lse=False")
+    if scale is not None and not (isinstance(scale, (int, float)) and math.isfinite(scale) and scale > 0):
+        raise ValueError(f"flex_attention: scale must be a finite positive number, got {scale!r}")
+    chosen = _pick_kernel(kernel, query.device)
+    q, k, v = _ready(query), _ready(key), _ready(value)
+    if score_mod is None and mask_mod is None and normalizer == "softmax":
+        run = getattr(kernel_lib, f"flash_fwd_{chosen}")
+        return run(q, k, v, softmax_scale=scale, return_lse=return_lse, layout="bhnd")
+    text, values = _traced(score_mod, mask_mod, normalizer)
+    library = _compile.build_cached(chosen, text, "flex", _compile.DEFAULT_ARCHS[chosen])
+    variant = _compile.load_once(library)
+    params = {name: _compile.tensor_for(variant, name, t, query.device) for name, t in values.items()}
+    with torch.no_grad():
+        return variant(q, k, v, softmax_scale=scale, layout="bhnd", return_lse=return_lse, **params)

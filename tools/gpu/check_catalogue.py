@@ -1,0 +1,223 @@
+#!/usr/bin/env python3
+"""Every catalogue entry (python/cuir/catalogue) on both kernels, on the GPU: correctness against the entry's
+float64 reference (ragged and GQA shapes, bf16 and fp16, optionally under compute-sanitizer memcheck), then
+time against torch.compile(flex_attention) with a create_block_mask block mask, in the same run.
+
+Two modes, because the GPU machine has nvcc but neither clang nor cuir-opt:
+  --stage DIR  (here, CPU): trace each entry at each shape below, lower and compile it with cuir-opt
+               (cuir.compile's pipeline) into DIR/<kernel>/<entry>/<shape>/, and write DIR/stage.json.
+  --run DIR    (the GPU machine): load the staged libraries, check, time, print a table, write
+               DIR/results.json (or --json). --memcheck first runs the checks under compute-sanitizer.
+Usage: tools/gpu/check_catalogue.py --stage build/catalogue [entry ...]
+       PYTHONPATH=python python3 tools/gpu/check_catalogue.py --run build/catalogue [--memcheck]
+"""
+import argparse
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "python"))
+
+# (B, Hq, Hkv, Nq, Nkv, D): ragged lengths (not multiples of the 128/64/176-row tiles), grouped-query heads,
+# and the benchmark's shape. The captured tensors depend on the shape, so each is a staged kernel.
+SHAPES = {"ragged": (2, 4, 4, 1000, 1313, 128), "gqa": (2, 8, 2, 777, 1024, 64),
+          "bench": (4, 16, 16, 4096, 4096, 128)}
+CHECKS = ("ragged", "gqa")
+ARCHS = {"sm80": ("sm_90",), "sm90": ("sm_90a",)}  # the H200 runs both: sm_80 code is compiled for sm_90
+
+# Tolerances. The kernels round P = exp(s - max) to the input type before the P.V GEMM and O to it at the end
+# (bf16: 8 significant bits, relative step 2^-8 = 0.0039; fp16: 11 bits, 2^-11), accumulate in fp32, and
+# the sm_80 softcap uses tanh.approx (about 2^-11 relative). Each output element is a convex combination of
+# V rows (|v| <= ~5 for N(0, 1) data), so its error is a few rounding steps of max|v|: 3 steps for bf16 and
+# 8 for fp16 (whose step is 8x smaller, but then fp32 accumulation order and approx tanh show) bound it, as a
+# fraction of max(1, max|ref|). The relative Frobenius error averages the roundings: 1% (bf16), 0.3% (fp16).
+# LSE is computed in fp32 from fp32 scores: 2e-3 absolute (natural log), and -inf exactly where ref is.
+TOLERANCE = {"bf16": {"max": 3 * 2 ** -8, "rel": 1e-2, "lse": 2e-3},
+             "fp16": {"max": 8 * 2 ** -11, "rel": 3e-3, "lse": 2e-3}}
+
+
+def stage(out, names, kernels, opt):
+    import importlib
+    from cuir import cache, catalogue
+    from cuir.catalogue.check import first_error, trace_entry
+    comp = importlib.import_module("cuir.compile")
+    out.mkdir(parents=True, exist_ok=True)
+    os.environ.setdefault("CUIR_OPT", opt)
+    chosen = [catalogue.get(n) for n in names] if names else catalogue.entries()
+    staged, failed = [], []
+    for entry in chosen:
+        for kernel in kernels:
+            for tag, (B, Hq, Hkv, Nq, Nkv, D) in SHAPES.items():
+                where = out / kernel / entry.name / tag
+                try:
+                    text, _ = trace_entry(entry, B, Hq, Nq, Nkv)
+                    where.mkdir(parents=True, exist_ok=True)
+                    (where / "variant.mlir").write_text(text)
+                    cmd = comp.lower_command(kernel, where / "variant.mlir", where / f"{entry.name}.cu",
+                                             ARCHS[kernel])
+                    cache.run_with_progress(cmd, f"{entry.name} on {kernel} ({tag})")
+                    staged.append({"entry": entry.name, "kernel": kernel, "shape": tag,
+                                   "library": str((where / f"lib{entry.name}.so").relative_to(out))})
+                except Exception as e:  # one entry's failure is reported, the others are staged
+                    failed.append({"entry": entry.name, "kernel": kernel, "shape": tag,
+                                   "error": first_error(str(e)) or type(e).__name__})
+                    print(f"FAIL {entry.name} {kernel} {tag}: {failed[-1]['error']}", file=sys.stderr)
+                    break  # the other shapes of this entry and kernel would fail the same way
+    for p in out.rglob("*"):  # the GPU machine needs the libraries and manifests only
+        if p.is_file() and p.suffix in (".ptx", ".cubin", ".o") or p.name.endswith(".ptxas.log"):
+            p.unlink()
+    (out / "stage.json").write_text(json.dumps({"shapes": SHAPES, "staged": staged, "failed": failed}, indent=1))
+    print(f"staged {len(staged)} kernels into {out}, {len(failed)} entries failed")
+    return 0 if not failed else 1
+
+
+def _inputs(B, Hq, Hkv, Nq, Nkv, D, dtype, seed):
+    import torch
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    mk = lambda H, N: torch.randn(B, H, N, D, generator=g, device="cuda").to(dtype)  # noqa: E731
+    return mk(Hq, Nq), mk(Hkv, Nkv), mk(Hkv, Nkv)
+
+
+def _compare(out, ref, lse, ref_lse, tol):
+    import torch
+    ref = ref.float().to(out.device)
+    o = out.float()
+    scale = max(1.0, ref.abs().max().item())
+    max_err = (o - ref).abs().max().item() / scale
+    rel = ((o - ref).norm() / ref.norm().clamp(min=1e-30)).item()
+    ok = max_err <= tol["max"] and rel <= tol["rel"] and bool(torch.isfinite(o).all())
+    lse_err = 0.0
+    if ref_lse is not None and lse is not None:
+        ref_lse = ref_lse.float().to(lse.device)
+        finite = torch.isfinite(ref_lse)
+        same_inf = bool((torch.isinf(lse) == ~finite).all())
+        lse_err = (lse[finite] - ref_lse[finite]).abs().max().item() if finite.any() else 0.0
+        ok = ok and same_inf and lse_err <= tol["lse"]
+    return ok, {"max_err": max_err, "rel_err": rel, "lse_err": lse_err}
+
+
+def _kernel_call(library, entry, tensors):
+    import importlib
+    comp = importlib.import_module("cuir.compile")
+    kern = comp.load_once(library)
+    score_mod, mask_mod = entry.mods(tensors)
+    values = comp.trace(score_mod, mask_mod, entry.normalizer, entry.name)[1] if tensors else {}
+    return lambda q, k, v, lse: kern(q, k, v, layout="bhnd", return_lse=lse, **{
+        n: comp.tensor_for(kern, n, t, q.device) for n, t in values.items()})
+
+
+def _time(fn, warmup=5, reps=20):
+    import torch
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(reps):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn()
+        b.record()
+        torch.cuda.synchronize()
+        times.append(a.elapsed_time(b))
+    return sorted(times)[len(times) // 2]
+
+
+def _flex_time(entry, tensors, q, k, v):
+    """Median ms of torch.compile(flex_attention) with the entry's functions and a create_block_mask mask."""
+    import torch
+    from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+    score_mod, mask_mod = entry.mods(tensors)
+    if entry.normalizer != "softmax":
+        return None, "FlexAttention has no sigmoid normaliser"
+    B, H, Nq, _ = q.shape
+    bm = create_block_mask(mask_mod, B, H, Nq, k.shape[2], device="cuda") if mask_mod else None
+    compiled = torch.compile(flex_attention)
+    gqa = q.shape[1] != k.shape[1]
+    return _time(lambda: compiled(q, k, v, score_mod=score_mod, block_mask=bm, enable_gqa=gqa)), None
+
+
+def run(stage_dir, json_path, bench, checks_only):
+    import torch
+    from cuir import catalogue
+    info = json.loads((stage_dir / "stage.json").read_text())
+    rows = []
+    for item in info["staged"]:
+        entry, tag = catalogue.get(item["entry"]), item["shape"]
+        B, Hq, Hkv, Nq, Nkv, D = info["shapes"][tag]
+        tensors = {n: t.cuda() for n, t in entry.make(B, Hq, Nq, Nkv, "cpu").items()}
+        cpu_tensors = {n: t.cpu() for n, t in tensors.items()}
+        call = _kernel_call(stage_dir / item["library"], entry, tensors)
+        row = {"entry": entry.name, "kernel": item["kernel"], "shape": tag}
+        try:
+            if tag in CHECKS:
+                for dtype, name in ((torch.bfloat16, "bf16"), (torch.float16, "fp16")):
+                    q, k, v = _inputs(B, Hq, Hkv, Nq, Nkv, D, dtype, seed=hash((entry.name, tag)) & 0xFFFF)
+                    softmax = entry.normalizer == "softmax"
+                    res = call(q, k, v, softmax)
+                    out, lse = res if softmax else (res, None)
+                    ref = entry.reference(q.cpu(), k.cpu(), v.cpu(), D ** -0.5, cpu_tensors)
+                    ref, ref_lse = ref if isinstance(ref, tuple) else (ref, None)
+                    ok, errs = _compare(out, ref, lse, ref_lse, TOLERANCE[name])
+                    row[name] = {"ok": ok, **errs}
+            elif bench and not checks_only:
+                q, k, v = _inputs(B, Hq, Hkv, Nq, Nkv, D, torch.bfloat16, seed=1)
+                row["cuir_ms"] = _time(lambda: call(q, k, v, False))
+                try:
+                    row["flex_ms"], row["flex_note"] = _flex_time(entry, tensors, q, k, v)
+                except Exception as e:  # FlexAttention's own failure is a row note, not a crash
+                    row["flex_ms"], row["flex_note"] = None, f"{type(e).__name__}: {str(e)[:200]}"
+        except Exception as e:
+            row["error"] = f"{type(e).__name__}: {str(e)[:300]}"
+        rows.append(row)
+        print(_line(row), flush=True)
+    json_path.write_text(json.dumps({"rows": rows, "failed_to_stage": info["failed"],
+                                     "device": torch.cuda.get_device_name()}, indent=1))
+    bad = [r for r in rows if "error" in r or any(not r[d]["ok"] for d in ("bf16", "fp16") if d in r)]
+    print(f"{len(rows)} runs, {len(bad)} failed, {len(info['failed'])} entries not staged; wrote {json_path}")
+    return 1 if bad or info["failed"] else 0
+
+
+def _line(r):
+    head = f"{r['entry']:<24} {r['kernel']:<5} {r['shape']:<7}"
+    if "error" in r:
+        return f"{head} ERROR {r['error']}"
+    if "bf16" in r:
+        return head + "  ".join(f" {d} {'ok ' if r[d]['ok'] else 'BAD'} max {r[d]['max_err']:.2e} rel "
+                                f"{r[d]['rel_err']:.2e} lse {r[d]['lse_err']:.1e}" for d in ("bf16", "fp16"))
+    if "cuir_ms" in r:
+        flex = f"{r['flex_ms']:.3f} ms" if r.get("flex_ms") else f"- ({r.get('flex_note')})"
+        speed = f"  x{r['flex_ms'] / r['cuir_ms']:.2f}" if r.get("flex_ms") else ""
+        return f"{head} cuir {r['cuir_ms']:.3f} ms  flex {flex}{speed}"
+    return head
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    mode = ap.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--stage", type=pathlib.Path)
+    mode.add_argument("--run", type=pathlib.Path)
+    ap.add_argument("--kernels", default="sm80,sm90")
+    ap.add_argument("--opt", default=str(ROOT / "build" / "bin" / "cuir-opt"))
+    ap.add_argument("--json", type=pathlib.Path)
+    ap.add_argument("--memcheck", action="store_true", help="first run the checks under compute-sanitizer")
+    ap.add_argument("--no-bench", action="store_true")
+    ap.add_argument("--checks-only", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("names", nargs="*")
+    args = ap.parse_args()
+    if args.stage:
+        return stage(args.stage, args.names, args.kernels.split(","), args.opt)
+    rc = 0
+    if args.memcheck:
+        sanitizer = os.environ.get("COMPUTE_SANITIZER", "/usr/local/cuda/bin/compute-sanitizer")
+        r = subprocess.run([sanitizer, "--tool", "memcheck", "--error-exitcode", "3", sys.executable, __file__,
+                            "--run", str(args.run), "--checks-only", "--json", str(args.run / "memcheck.json")])
+        print(f"compute-sanitizer memcheck: exit {r.returncode}" + (" (clean)" if r.returncode == 0 else ""))
+        rc = r.returncode
+    return run(args.run, args.json or args.run / "results.json", not args.no_bench, args.checks_only) or rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())
