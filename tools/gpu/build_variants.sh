@@ -35,5 +35,5 @@ done
 if [ $# -eq 0 ]; then
   echo "== alibi_traced: cuir.compile(score_mod=..., mask_mod=..., kernel=\"$KERNEL\")"
   rm -rf "$OUTDIR/alibi_traced"
-  CUIR_OPT="$OPT" PYTHONPATH=python /usr/bin/python3 test/Python/Inputs/build_traced.py "$OUTDIR/alibi_traced" "$KERNEL"
+  CUIR_OPT="$OPT" PYTHONPATH=python /usr/bin/python3 test/Integration/Python/Inputs/build_traced.py "$OUTDIR/alibi_traced" "$KERNEL"
 fi

@@ -1,6 +1,6 @@
 """GPU check of the Python path: a variant built by cuir.compile from a
 FlexAttention-style score_mod/mask_mod (tools/gpu/build_variants.sh builds it
-into build/variants/alibi_traced with test/Python/Inputs/build_traced.py),
+into build/variants/alibi_traced with test/Integration/Python/Inputs/build_traced.py),
 loaded with cuir.load_variant and called on torch tensors without passing the
 captured slopes, against a float64 PyTorch reference on fresh random inputs.
 Usage: python3 tools/gpu/check_traced.py <dir with libalibi_traced.so>"""
