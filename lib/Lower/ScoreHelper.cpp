@@ -336,7 +336,8 @@ LogicalResult BodyPrinter::declare(Operation &op) {
   bool named = from && ((isa<BlockArgument>(from) &&
                          from.getParentBlock() == &body) ||
                         declOf.count(from) || unneededCasts.count(from));
-  if (isa<CastOpInterface>(op) && named && succeeded(fromTy) && *fromTy == *ty) {
+  if (CppEmitter::isNoOpCast(&op) && named && succeeded(fromTy) &&
+      *fromTy == *ty) {
     unneededCasts.insert(result);
     return success();
   }
