@@ -148,7 +148,9 @@ private:
         continue;
       std::string name = param->str();
       auto it = values.find(name);
-      if (it == values.end())
+      // A nested list (a captured tensor's) is checked against the shape
+      // when the tensor is bound.
+      if (it == values.end() || StringRef(it->second).starts_with("["))
         continue;
       FailureOr<ParamValue> value = parseParamValue(it->second, error);
       if (succeeded(value) &&

@@ -898,6 +898,72 @@ StringRef VariantOp::getParamName(unsigned i) {
   return "";
 }
 
+/// Whether `t` is an element type a captured tensor may have.
+static bool isTensorElementType(Type t) {
+  return t.isInteger(1) || t.isInteger(32) || t.isInteger(64) || t.isF16() ||
+         t.isBF16() || t.isF32();
+}
+
+/// A captured tensor: a static shape, the identity layout, global memory,
+/// one of the tracer's element types and an optional dense default of the
+/// same type.
+static LogicalResult verifyStaticArrayParam(VariantOp op, StringRef name,
+                                            MemRefType memref,
+                                            DictionaryAttr attrs) {
+  auto err = [&]() {
+    return op.emitOpError() << "array parameter '" << name << "' ";
+  };
+  if (memref.getRank() == 0)
+    return err() << "is rank 0; a 0-d value is a constant, not a parameter";
+  if (llvm::is_contained(memref.getShape(), 0))
+    return err() << "has no elements (shape " << memref << ")";
+  if (!memref.getLayout().isIdentity())
+    return err() << "must have the identity (row-major, contiguous) layout, "
+                    "not "
+                 << memref.getLayout();
+  if (!isTensorElementType(memref.getElementType()))
+    return err() << "has element type " << memref.getElementType()
+                 << "; captured tensors are i1, i32, i64, f16, bf16 or f32";
+  std::optional<MemorySpace> space = getMemorySpace(memref);
+  if (!space || *space != MemorySpace::Global)
+    return err() << "must be in #cuir.mem<global>";
+  if (attrs.get(CuIRDialect::ExtentAttrHelper::getNameStr()))
+    return err() << "has a static shape; cuir.extent is only for dynamic "
+                    "1-D parameters";
+  Attribute def = attrs.get(CuIRDialect::DefaultAttrHelper::getNameStr());
+  if (!def)
+    return success();
+  auto dense = dyn_cast<DenseElementsAttr>(def);
+  auto want = RankedTensorType::get(memref.getShape(), memref.getElementType());
+  if (!dense)
+    return err() << "needs a cuir.default of type " << want
+                 << " (dense<...>), not " << def;
+  if (dense.getType() != want)
+    return err() << "has a cuir.default of type " << dense.getType()
+                 << "; its type is " << memref << ", so the default must be "
+                 << want;
+  return success();
+}
+
+/// A built-in array parameter: 1-D, its length given by cuir.extent.
+static LogicalResult verifyDynamicArrayParam(VariantOp op, StringRef name,
+                                             MemRefType memref,
+                                             DictionaryAttr attrs) {
+  if (memref.getRank() != 1)
+    return op.emitOpError() << "array parameter '" << name
+                            << "' of dynamic shape must be one-dimensional";
+  auto extent = attrs.getAs<StringAttr>(
+      CuIRDialect::ExtentAttrHelper::getNameStr());
+  if (!extent ||
+      !llvm::is_contained({StringRef("batch"), StringRef("heads"),
+                           StringRef("batch*kv")},
+                          extent.getValue()))
+    return op.emitOpError() << "array parameter '" << name
+                            << "' needs cuir.extent = \"batch\", \"heads\" "
+                               "or \"batch*kv\" (or a static shape)";
+  return success();
+}
+
 LogicalResult VariantOp::verify() {
   if (!getFunctionType().getResults().empty())
     return emitOpError() << "a variant returns nothing";
@@ -911,22 +977,17 @@ LogicalResult VariantOp::verify() {
     if (!names.insert(name).second)
       return emitOpError() << "parameter '" << name << "' is declared twice";
     Type t = body.getArgument(i).getType();
+    auto attrs = cast<DictionaryAttr>(getArgAttrsAttr()[i]);
     if (auto memref = dyn_cast<MemRefType>(t)) {
-      if (memref.getRank() != 1)
-        return emitOpError() << "array parameter '" << name
-                             << "' must be one-dimensional";
-      auto dict = cast<DictionaryAttr>(getArgAttrsAttr()[i]);
-      auto extent = dict.getAs<StringAttr>(CuIRDialect::ExtentAttrHelper::getNameStr());
-      if (!extent || !llvm::is_contained({StringRef("batch"),
-                                          StringRef("heads"),
-                                          StringRef("batch*kv")},
-                                         extent.getValue()))
-        return emitOpError() << "array parameter '" << name
-                             << "' needs cuir.extent = \"batch\", \"heads\" "
-                                "or \"batch*kv\"";
-    } else if (!t.isF32() && !t.isInteger(32) && !t.isIndex()) {
+      if (failed(memref.hasStaticShape()
+                     ? verifyStaticArrayParam(*this, name, memref, attrs)
+                     : verifyDynamicArrayParam(*this, name, memref, attrs)))
+        return failure();
+    } else if (!t.isF32() && !t.isInteger(32) && !t.isInteger(64) &&
+               !t.isIndex()) {
       return emitOpError() << "parameter '" << name
-                           << "' must be f32, i32, index or a 1-D memref, not "
+                           << "' must be f32, i32, i64, index or a memref, "
+                              "not "
                            << t;
     }
   }

@@ -545,8 +545,20 @@ def CuIR_VariantOp : CuIR_Op<"variant", [
     normaliser that turns scores into weights (`softmax`, or `sigmoid`, which
     has no row maximum, row sum or rescale). The variant's parameters are the
     arguments of its body; they become kernel parameters. Each carries its
-    name (`cuir.param`), and arrays their extent (`cuir.extent`: `batch`,
-    `heads` or `batch*kv`, the latter indexed `b * Nkv + kv`).
+    name (`cuir.param`). Scalars are f32, i32, i64 or index. A dynamic 1-D
+    array carries its extent (`cuir.extent`: `batch`, `heads` or
+    `batch*kv`, the latter indexed `b * Nkv + kv`). A captured tensor is a
+    memref of static shape (any rank, at least one element) with the
+    identity layout in `#cuir.mem<global>`, of i1, i32, i64, f16, bf16 or
+    f32, with an optional `cuir.default`: a dense elements attribute of the
+    same shape and element type.
+
+    ```mlir
+    cuir.variant @relbias(%bias: memref<8x255xf32, #cuir.mem<global>>
+                            {cuir.param = "bias",
+                             cuir.default = dense<...> : tensor<8x255xf32>})
+        normalizer softmax { ... }
+    ```
 
     ```mlir
     cuir.variant @prefixlm(%prefix_len: memref<?xi32, #cuir.mem<global>>

@@ -153,9 +153,15 @@ bool cmpF(arith::CmpFPredicate p, float a, float b) {
   return false;
 }
 
+/// The signed value of a `width`-bit integer as stored (i1 holds 0 or 1;
+/// signed, true is -1).
+int64_t signedValue(int64_t x, unsigned width) { return width == 1 ? -x : x; }
+
 bool cmpI(arith::CmpIPredicate p, int64_t a, int64_t b, unsigned w) {
   using P = arith::CmpIPredicate;
   uint64_t ua = asUnsigned(a, w), ub = asUnsigned(b, w);
+  a = signedValue(a, w);
+  b = signedValue(b, w);
   switch (p) {
   case P::eq:
     return a == b;
@@ -223,16 +229,21 @@ uint64_t shiftRightUnsigned(uint64_t a, int64_t b, unsigned width) {
 }
 
 /// fptosi of a value out of range is poison; C++'s conversion would be
-/// undefined, so saturate (NaN: 0).
-int64_t truncateToInt(float f) {
+/// undefined, so saturate to the `width`-bit range (NaN: 0), as the GPU's
+/// cvt.rzi does and the lowering writes it.
+int64_t truncateToInt(float f, unsigned width) {
   if (std::isnan(f))
     return 0;
-  if (f >= 0x1p63f)
-    return std::numeric_limits<int64_t>::max();
-  if (f < -0x1p63f)
-    return std::numeric_limits<int64_t>::min();
+  if (width <= 1)
+    return f <= -1.0f ? 1 : 0; // i1: -1 (true) or 0
+  double bound = std::ldexp(1.0, width - 1);
+  if (double(f) >= bound)
+    return int64_t(uint64_t(bound) - 1);
+  if (double(f) < -bound)
+    return -int64_t(uint64_t(bound) - 1) - 1;
   return int64_t(f);
 }
+
 
 int64_t floorDiv(int64_t a, int64_t b) {
   int64_t q = divSigned(a, b);
@@ -323,6 +334,7 @@ static FamilyResult floatElementwise(Operation *op, ArrayRef<Tile> in) {
       .Case([&](math::CosOp) { return fl([](float *a) { return std::cos(a[0]); }); })
       .Case([&](math::PowFOp) { return fl([](float *a) { return std::pow(a[0], a[1]); }); })
       .Case([&](math::FmaOp) { return fl([](float *a) { return std::fma(a[0], a[1], a[2]); }); })
+      .Case([&](math::CopySignOp) { return fl([](float *a) { return std::copysign(a[0], a[1]); }); })
       .Case([&](arith::TruncFOp) { return fl([](float *a) { return a[0]; }); })
       .Case([&](arith::ExtFOp) { return fl([](float *a) { return a[0]; }); })
       .Default([](Operation *) { return std::nullopt; });
@@ -353,11 +365,14 @@ static FamilyResult intElementwise(Operation *op, ArrayRef<Tile> in) {
       .Case([&](arith::MaxUIOp) {
         return it([](int64_t a, int64_t b, unsigned w) { return asUnsigned(a, w) > asUnsigned(b, w) ? a : b; });
       })
-      .Case([&](arith::IndexCastOp) { return it([](int64_t a, int64_t, unsigned) { return a; }); })
+      .Case([&](arith::IndexCastOp) { return it([](int64_t a, int64_t, unsigned w) { return signedValue(a, w); }); })
       .Case([&](arith::IndexCastUIOp) {
         return it([](int64_t a, int64_t, unsigned w) { return int64_t(asUnsigned(a, w)); });
       })
-      .Case([&](arith::ExtSIOp) { return it([](int64_t a, int64_t, unsigned) { return a; }); })
+      .Case([&](arith::ExtSIOp) { return it([](int64_t a, int64_t, unsigned w) { return signedValue(a, w); }); })
+      .Case([&](math::AbsIOp) {
+        return it([](int64_t a, int64_t, unsigned) { return a < 0 ? wrapSub(0, a) : a; });
+      })
       .Case([&](arith::ExtUIOp) {
         return it([](int64_t a, int64_t, unsigned w) { return int64_t(asUnsigned(a, w)); });
       })
@@ -441,7 +456,8 @@ static Tile intToFloat(Operation *op, const Tile &in, bool isUnsigned) {
   Tile out = makeResult(op->getResult(0).getType(), in.shape);
   for (int64_t i = 0, n = out.numElements(); i < n; ++i) {
     int64_t v = in.getI(i);
-    float f = isUnsigned ? float(asUnsigned(v, in.width)) : float(v);
+    float f = isUnsigned ? float(asUnsigned(v, in.width))
+                         : float(signedValue(v, in.width));
     (*out.f)[i] = roundTo(out.kind, f);
   }
   return out;
@@ -450,7 +466,7 @@ static Tile intToFloat(Operation *op, const Tile &in, bool isUnsigned) {
 static Tile floatToInt(Operation *op, const Tile &in) {
   Tile out = makeResult(op->getResult(0).getType(), in.shape);
   for (int64_t i = 0, n = out.numElements(); i < n; ++i)
-    (*out.i)[i] = wrapInt(truncateToInt(in.getF(i)), out.width);
+    (*out.i)[i] = wrapInt(truncateToInt(in.getF(i), out.width), out.width);
   return out;
 }
 

@@ -453,6 +453,10 @@ private:
   LogicalResult bindInput(BlockArgument arg, StringRef role);
   LogicalResult bindOutput(BlockArgument arg, StringRef role);
   LogicalResult bindVariantParam(BlockArgument arg, StringRef name);
+  /// A captured tensor: a static N-D parameter, from params= or its dense
+  /// cuir.default.
+  LogicalResult bindTensorParam(BlockArgument arg, StringRef name,
+                                MemRefType memref);
   /// The elements of the array parameter `name`, from its cuir.extent.
   FailureOr<std::optional<int64_t>> paramExtent(BlockArgument arg,
                                                 StringRef name);
@@ -484,6 +488,7 @@ KernelRun::KernelRun(KernelOp kernel, const InterpreterOptions &opt,
   prob.causal = opt.causal;
   prob.scale = 1.0f / std::sqrt(float(opt.headDim));
   prob.params = nlohmann::json::object();
+  prob.tensors = nlohmann::json::object();
   for (const auto &[name, text] : opt.params)
     prob.params[name] = referenceValue(text);
 }
@@ -613,6 +618,8 @@ FailureOr<std::optional<int64_t>> KernelRun::paramExtent(BlockArgument arg,
 LogicalResult KernelRun::bindVariantParam(BlockArgument arg, StringRef name) {
   unsigned i = arg.getArgNumber();
   Type type = arg.getType();
+  if (auto memref = dyn_cast<MemRefType>(type); memref && memref.hasStaticShape())
+    return bindTensorParam(arg, name, memref);
   std::string text;
   if (auto it = opt.params.find(name.str()); it != opt.params.end())
     text = it->second;
@@ -649,6 +656,163 @@ LogicalResult KernelRun::bindVariantParam(BlockArgument arg, StringRef name) {
   } else {
     args.push_back(Tile::scalarF(getElemKind(type), (*values)[0]));
   }
+  return success();
+}
+
+namespace {
+
+/// Flattens the nested JSON list `j` into `out` (row-major), checking that
+/// its nesting is `shape` from dimension `d` on.
+LogicalResult flattenNested(const nlohmann::json &j, ArrayRef<int64_t> shape,
+                            size_t d, ParamValue &out, std::string &error) {
+  if (d == shape.size()) {
+    if (!j.is_number()) {
+      error = "'" + j.dump() + "' is not a number";
+      return failure();
+    }
+    double x = j.get<double>();
+    out.numbers.push_back(x);
+    out.offsets.push_back(0);
+    out.texts.push_back(j.dump());
+    return success();
+  }
+  if (!j.is_array() || static_cast<int64_t>(j.size()) != shape[d]) {
+    error = "dimension " + std::to_string(d) + " has " +
+            (j.is_array() ? std::to_string(j.size()) : "no") +
+            " element(s) where the shape needs " + std::to_string(shape[d]);
+    return failure();
+  }
+  for (const nlohmann::json &e : j)
+    if (failed(flattenNested(e, shape, d + 1, out, error)))
+      return failure();
+  return success();
+}
+
+std::string shapeText(ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  for (auto [k, d] : llvm::enumerate(shape))
+    s += (k ? ", " : "") + std::to_string(d);
+  return s + "]";
+}
+
+/// The row-major values of a captured tensor from its params= text: one
+/// number (broadcast), a flat comma-separated list of every element, a
+/// nested list as Python writes it (`[[1, 2], [3, 4]]`, the shape exactly)
+/// or `runs:` (document ids, along the last dimension of every row).
+FailureOr<SmallVector<double>> tensorValuesFromText(StringRef name,
+                                                    StringRef text,
+                                                    MemRefType memref,
+                                                    Location loc) {
+  ArrayRef<int64_t> shape = memref.getShape();
+  int64_t n = memref.getNumElements();
+  if (!text.trim().starts_with("[")) {
+    FailureOr<SmallVector<double>> v =
+        expandParam(name, text, memref, n, shape.back(), loc);
+    return v;
+  }
+  nlohmann::json j = nlohmann::json::parse(text.str(), nullptr,
+                                           /*allow_exceptions=*/false);
+  ParamValue value;
+  std::string error;
+  TextError typeError;
+  if (j.is_discarded())
+    error = "not a nested list of numbers";
+  else if (succeeded(flattenNested(j, shape, 0, value, error)) &&
+           failed(checkParamValue(value, memref, typeError)))
+    error = typeError.message;
+  if (!error.empty())
+    return emitError(loc) << "parameter '" << name << "' of shape "
+                          << shapeText(shape) << ": " << error;
+  return value.numbers;
+}
+
+/// A captured tensor's values as the PyTorch reference gets them.
+nlohmann::json referenceTensor(MemRefType memref, const Buffer &buf) {
+  Type elt = memref.getElementType();
+  std::string dtype = elt.isInteger(1)    ? "bool"
+                      : elt.isInteger(32) ? "int32"
+                      : elt.isInteger(64) ? "int64"
+                      : elt.isF16()       ? "float16"
+                      : elt.isBF16()      ? "bfloat16"
+                                          : "float32";
+  nlohmann::json data = nlohmann::json::array();
+  for (int64_t e = 0, n = buf.size(); e < n; ++e) {
+    if (buf.kind == ElemKind::Int) {
+      data.push_back(buf.i[e]);
+      continue;
+    }
+    float x = buf.f[e];
+    if (std::isfinite(x))
+      data.push_back(double(x));
+    else
+      data.push_back(std::isnan(x) ? "nan" : x > 0 ? "inf" : "-inf");
+  }
+  ArrayRef<int64_t> shape = memref.getShape();
+  return {{"shape", std::vector<int64_t>(shape.begin(), shape.end())},
+          {"dtype", dtype},
+          {"data", std::move(data)}};
+}
+
+/// Fills `buf` from a dense default of the tensor's own type (exact: the
+/// verifier checked the type).
+void fillFromDense(DenseElementsAttr dense, Buffer &buf) {
+  int64_t e = 0;
+  if (buf.kind == ElemKind::Int) {
+    for (APInt v : dense.getValues<APInt>())
+      buf.i[e++] = wrapInt(v.getSExtValue(), buf.width);
+    return;
+  }
+  for (APFloat v : dense.getValues<APFloat>())
+    buf.f[e++] = v.convertToFloat();
+}
+
+} // namespace
+
+LogicalResult KernelRun::bindTensorParam(BlockArgument arg, StringRef name,
+                                         MemRefType memref) {
+  unsigned i = arg.getArgNumber();
+  StringRef defaultName = CuIRDialect::DefaultAttrHelper::getNameStr();
+  std::optional<int64_t> bytes =
+      product({memref.getNumElements(), kParamBytes});
+  if (failed(budget.take(bytes, "parameter '" + name + "'", loc)))
+    return failure();
+  View v = globalBuffer(memref.getElementType(), memref.getShape());
+  Buffer &buf = *v.buffer;
+  std::optional<std::string> text;
+  if (auto it = opt.params.find(name.str()); it != opt.params.end())
+    text = it->second;
+  else if (auto s = kernel.getArgAttrOfType<StringAttr>(i, defaultName))
+    text = s.getValue().str();
+  if (text) {
+    FailureOr<SmallVector<double>> values =
+        tensorValuesFromText(name, *text, memref, loc);
+    if (failed(values))
+      return failure();
+    for (auto [e, x] : llvm::enumerate(*values)) {
+      if (buf.kind == ElemKind::Int)
+        buf.i[e] = wrapInt(static_cast<int64_t>(x), buf.width);
+      else
+        buf.f[e] = roundTo(buf.kind, x);
+    }
+  } else if (auto dense =
+                 kernel.getArgAttrOfType<DenseElementsAttr>(i, defaultName)) {
+    if (dense.getType().getShape() != memref.getShape() ||
+        dense.getElementType() != memref.getElementType())
+      return emitError(loc) << "parameter '" << name << "': its cuir.default "
+                            << "has type " << dense.getType()
+                            << ", not that of " << memref;
+    fillFromDense(dense, buf);
+  } else {
+    return emitError(loc) << "kernel parameter '" << name << "' (" << memref
+                          << ") needs a value: pass params=" << name
+                          << "=<number, list of " << memref.getNumElements()
+                          << " numbers or nested list of shape "
+                          << shapeText(memref.getShape())
+                          << "> or give it a cuir.default";
+  }
+  prob.params.erase(name.str());
+  prob.tensors[name.str()] = referenceTensor(memref, buf);
+  args.push_back(v);
   return success();
 }
 

@@ -185,6 +185,21 @@ LogicalResult Worker::execOp(memref::SubViewOp sub) {
   return success();
 }
 
+/// A load outside its memref: the error names the whole index, the shape
+/// and the dimension out of range (element `e` of a gather).
+static LogicalResult outOfBounds(memref::LoadOp load, ArrayRef<Tile> idx,
+                                 int64_t e, const View &view, int64_t dim) {
+  std::string index, shape;
+  for (int64_t d = 0; d < view.rank(); ++d) {
+    index += (d ? ", " : "") + std::to_string(idx[d].getI(e));
+    shape += (d ? ", " : "") + std::to_string(view.sizes[d]);
+  }
+  return load.emitError() << "loads index [" << index << "] of a memref of "
+                          << "shape [" << shape << "]: index "
+                          << idx[dim].getI(e) << " of dimension " << dim
+                          << " is outside [0, " << view.sizes[dim] << ")";
+}
+
 LogicalResult Worker::execOp(memref::LoadOp load) {
   FailureOr<View> view = getView(load, load.getMemRef());
   if (failed(view))
@@ -208,8 +223,7 @@ LogicalResult Worker::execOp(memref::LoadOp load) {
     for (int64_t d = 0; d < view->rank(); ++d) {
       int64_t pos = idx[d].getI(e);
       if (pos < 0 || pos >= view->sizes[d])
-        return load.emitError() << "loads index " << pos << " of dimension "
-                                << d << ", whose size is " << view->sizes[d];
+        return outOfBounds(load, idx, e, *view, d);
       addr += pos * view->strides[d];
     }
     if (!buf.inflightWrite.empty() && buf.inflightWrite[addr]) {

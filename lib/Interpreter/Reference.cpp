@@ -90,8 +90,11 @@ std::string mlir::cuir::interp::referenceMetaJson(const Problem &p) {
   nlohmann::json params = {{"causal", p.causal}};
   if (p.params.is_object())
     params.update(p.params);
-  return dumpJson(nlohmann::json{{"scale", jsonNumber(p.scale)},
-                                 {"params", std::move(params)}});
+  nlohmann::json meta = {{"scale", jsonNumber(p.scale)},
+                         {"params", std::move(params)}};
+  if (p.tensors.is_object() && !p.tensors.empty())
+    meta["tensors"] = p.tensors;
+  return dumpJson(meta);
 }
 
 bool mlir::cuir::interp::writeNpy(StringRef path, ArrayRef<int64_t> shape,
@@ -189,6 +192,9 @@ meta = json.load(open(f"{d}/meta.json"))
 def load(name):
     return torch.from_numpy(np.load(f"{d}/{name}.npy")).permute(0, 2, 1, 3).contiguous()
 q, k, v = load("q"), load("k"), load("v")
+for name, t in meta.get("tensors", {}).items():
+    data = [float(x) if isinstance(x, str) else x for x in t["data"]]
+    meta["params"][name] = torch.tensor(data, dtype=getattr(torch, t["dtype"])).reshape(t["shape"])
 out = mod.reference(q, k, v, meta["scale"], **meta["params"])
 lse = None
 if isinstance(out, (tuple, list)):

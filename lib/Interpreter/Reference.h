@@ -24,6 +24,11 @@ struct Problem {
   /// Keyword arguments of the PyTorch reference, besides `causal`: a JSON
   /// object.
   nlohmann::json params;
+  /// Captured tensors (static N-D parameters): name -> {"shape": [...],
+  /// "dtype": torch dtype name, "data": row-major values}, non-finite floats
+  /// as the strings "nan", "inf" and "-inf". The runner hands each to the
+  /// reference as a torch tensor of that shape and dtype, among `params`.
+  nlohmann::json tensors;
 };
 
 /// Output [B, Nq, Hq, d] and natural-log LSE [B, Hq, Nq].

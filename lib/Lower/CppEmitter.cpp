@@ -11,7 +11,10 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
+#include <algorithm>
+#include <climits>
 #include <cmath>
 
 using namespace mlir;
@@ -41,12 +44,24 @@ FailureOr<std::string> CppEmitter::type(Type t) {
     return std::string("int64_t");
   if (t.isInteger(1))
     return std::string("bool");
-  if (t.isF32())
+  // f16 and bf16 values (loaded, or rounded by truncf) are held in floats.
+  if (t.isF32() || t.isF16() || t.isBF16())
     return std::string("float");
   return failure();
 }
 
-static std::string floatLiteral(double v) {
+static std::string floatLiteral(const APFloat &f) {
+  if (f.isNaN()) {
+    // No literal names a NaN; its f32 bits do (the payload kept).
+    APFloat single = f;
+    bool lost;
+    single.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven, &lost);
+    char buf[48];
+    std::snprintf(buf, sizeof(buf), "__int_as_float(0x%08x)",
+                  unsigned(single.bitcastToAPInt().getZExtValue()));
+    return buf;
+  }
+  double v = f.convertToDouble();
   if (std::isinf(v))
     return v < 0 ? "-INFINITY" : "INFINITY";
   char buf[64];
@@ -59,15 +74,147 @@ static std::string floatLiteral(double v) {
 
 namespace {
 
+/// A __device__ function the lowering writes once, before the code that
+/// calls it, for an op C++ has no operator or CUDA function of the same
+/// meaning for.
+struct DeviceHelper {
+  const char *name, *text;
+};
+
+#define CUIR_INT_HELPERS(T, S, U, BITS)                                        \
+  {"cuir_floordivsi_" S, "__device__ __forceinline__ " T " cuir_floordivsi_" S \
+                         "(" T " a, " T " b) {\n  const " T " q = a / b;\n"      \
+                         "  return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 "  \
+                         ": q;\n}\n"},                                          \
+      {"cuir_ceildivsi_" S,                                                    \
+       "__device__ __forceinline__ " T " cuir_ceildivsi_" S "(" T " a, " T      \
+       " b) {\n  const " T " q = a / b;\n  return (a % b != 0 && (a < 0) == "   \
+       "(b < 0)) ? q + 1 : q;\n}\n"},                                           \
+      {"cuir_addi_" S, "__device__ __forceinline__ " T " cuir_addi_" S "(" T   \
+                       " a, " T " b) {\n  return static_cast<" T               \
+                       ">(static_cast<" U ">(a) + static_cast<" U ">(b));\n}\n"}, \
+      {"cuir_subi_" S, "__device__ __forceinline__ " T " cuir_subi_" S "(" T   \
+                       " a, " T " b) {\n  return static_cast<" T               \
+                       ">(static_cast<" U ">(a) - static_cast<" U ">(b));\n}\n"}, \
+      {"cuir_muli_" S, "__device__ __forceinline__ " T " cuir_muli_" S "(" T   \
+                       " a, " T " b) {\n  return static_cast<" T               \
+                       ">(static_cast<" U ">(a) * static_cast<" U ">(b));\n}\n"}, \
+      {"cuir_shli_" S,                                                         \
+       "__device__ __forceinline__ " T " cuir_shli_" S "(" T " a, " T          \
+       " b) {\n  return (b < 0 || b >= " BITS ") ? 0 : static_cast<" T         \
+       ">(static_cast<" U ">(a) << b);\n}\n"},                                  \
+      {"cuir_shrsi_" S,                                                        \
+       "__device__ __forceinline__ " T " cuir_shrsi_" S "(" T " a, " T         \
+       " b) {\n  return (b < 0 || b >= " BITS ") ? (a < 0 ? -1 : 0) : a >> "    \
+       "b;\n}\n"},                                                              \
+      {"cuir_shrui_" S,                                                        \
+       "__device__ __forceinline__ " T " cuir_shrui_" S "(" T " a, " T         \
+       " b) {\n  return (b < 0 || b >= " BITS ") ? 0 : static_cast<" T         \
+       ">(static_cast<" U ">(a) >> b);\n}\n"},                                  \
+      {"cuir_absi_" S, "__device__ __forceinline__ " T " cuir_absi_" S "(" T   \
+                       " a) {\n  return a < 0 ? static_cast<" T                \
+                       ">(static_cast<" U ">(0) - static_cast<" U             \
+                       ">(a)) : a;\n}\n"},                                      \
+      {"cuir_maxsi_" S, "__device__ __forceinline__ " T " cuir_maxsi_" S "(" T \
+                        " a, " T " b) { return a > b ? a : b; }\n"},           \
+  {                                                                            \
+    "cuir_minsi_" S, "__device__ __forceinline__ " T " cuir_minsi_" S "(" T    \
+                     " a, " T " b) { return a < b ? a : b; }\n"                 \
+  }
+
+const DeviceHelper kDeviceHelpers[] = {
+    CUIR_INT_HELPERS("int", "i32", "unsigned", "32"),
+    CUIR_INT_HELPERS("int64_t", "i64", "uint64_t", "64"),
+    {"cuir_maximumf",
+     "// arith.maximumf: NaN if either is NaN; +0 above -0.\n"
+     "__device__ __forceinline__ float cuir_maximumf(float a, float b) {\n"
+     "  if (isnan(a) || isnan(b))\n    return __int_as_float(0x7fc00000);\n"
+     "  if (a == b)\n"
+     "    return __int_as_float(__float_as_int(a) & __float_as_int(b));\n"
+     "  return a > b ? a : b;\n}\n"},
+    {"cuir_minimumf",
+     "// arith.minimumf: NaN if either is NaN; -0 below +0.\n"
+     "__device__ __forceinline__ float cuir_minimumf(float a, float b) {\n"
+     "  if (isnan(a) || isnan(b))\n    return __int_as_float(0x7fc00000);\n"
+     "  if (a == b)\n"
+     "    return __int_as_float(__float_as_int(a) | __float_as_int(b));\n"
+     "  return a < b ? a : b;\n}\n"},
+    {"cuir_round_bf16",
+     "// arith.truncf to bf16 (round to nearest even), held in a float.\n"
+     "__device__ __forceinline__ float cuir_round_bf16(float x) {\n"
+     "  unsigned short b;\n"
+     "  asm(\"cvt.rn.bf16.f32 %0, %1;\" : \"=h\"(b) : \"f\"(x));\n"
+     "  return __uint_as_float(static_cast<unsigned>(b) << 16);\n}\n"},
+    {"cuir_round_f16",
+     "// arith.truncf to f16 (round to nearest even), held in a float.\n"
+     "__device__ __forceinline__ float cuir_round_f16(float x) {\n"
+     "  unsigned short h;\n  float y;\n"
+     "  asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(x));\n"
+     "  asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(y) : \"h\"(h));\n"
+     "  return y;\n}\n"},
+    {"cuir_bf16_bits_to_float",
+     "// A bf16 (its bits) as the float of the same value.\n"
+     "__device__ __forceinline__ float cuir_bf16_bits_to_float(uint16_t b) {\n"
+     "  return __uint_as_float(static_cast<unsigned>(b) << 16);\n}\n"},
+    {"cuir_f16_bits_to_float",
+     "// An f16 (its bits) as the float of the same value.\n"
+     "__device__ __forceinline__ float cuir_f16_bits_to_float(uint16_t h) {\n"
+     "  float y;\n  asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(y) : \"h\"(h));\n"
+     "  return y;\n}\n"},
+};
+
+#undef CUIR_INT_HELPERS
+
+/// The suffix of the integer helpers for `t` (index is a C++ int).
+StringRef intSuffix(Type t) { return t.isInteger(64) ? "i64" : "i32"; }
+
+bool isWideInt(Type t) { return t.isInteger(32) || t.isInteger(64); }
+
 /// How an op is written in C++.
 struct CppForm {
   enum Kind { None, Infix, Call, Cast, CeilDiv, Negate } kind = None;
-  StringRef text; // the operator, function or target type
+  std::string text; // the operator, function or target type
 };
+
+/// Integer ops on i32 and i64: wrapping sums and products, floor and ceil
+/// division, shifts, bitwise logic, as helpers or operators of their width.
+/// Index values (loop and tile coordinates, load indices) and i1 keep the
+/// plain operators.
+CppForm intForm(Operation *op) {
+  using K = CppForm::Kind;
+  StringRef name = op->getName().getStringRef();
+  Type t = op->getResult(0).getType();
+  std::string sfx = intSuffix(t).str();
+  auto helper = [&](StringRef base) {
+    return CppForm{K::Call, "cuir_" + base.str() + "_" + sfx};
+  };
+  if (name == "arith.floordivsi")
+    return helper("floordivsi");
+  if (llvm::is_contained({"arith.shli", "arith.shrsi", "arith.shrui"}, name))
+    return helper(name.drop_front(6));
+  if (name == "math.absi")
+    return helper("absi");
+  if (!isWideInt(t))
+    return {};
+  if (llvm::is_contained({"arith.addi", "arith.subi", "arith.muli",
+                          "arith.ceildivsi"},
+                         name))
+    return helper(name.drop_front(6));
+  if (t.isInteger(64) && (name == "arith.maxsi" || name == "arith.minsi"))
+    return helper(name.drop_front(6));
+  return llvm::StringSwitch<CppForm>(name)
+      .Case("arith.andi", {K::Infix, "&"})
+      .Case("arith.ori", {K::Infix, "|"})
+      .Case("arith.xori", {K::Infix, "^"})
+      .Default({});
+}
 
 /// The form of the ops written by one operator, function or cast.
 CppForm formOf(Operation *op) {
   using K = CppForm::Kind;
+  if (op->getNumResults() == 1 && op->getResult(0).getType().isIntOrIndex())
+    if (CppForm f = intForm(op); f.kind != K::None)
+      return f;
   return llvm::StringSwitch<CppForm>(op->getName().getStringRef())
                   .Cases({"arith.addi", "arith.addf"}, {K::Infix, "+"})
                   .Cases({"arith.subi", "arith.subf"}, {K::Infix, "-"})
@@ -75,6 +222,7 @@ CppForm formOf(Operation *op) {
                   .Cases({"arith.divsi", "arith.divui", "arith.divf"},
                          {K::Infix, "/"})
                   .Cases({"arith.remsi", "arith.remui"}, {K::Infix, "%"})
+                  .Case("arith.remf", {K::Call, "fmodf"})
                   .Case("arith.andi", {K::Infix, "&&"})
                   .Case("arith.ori", {K::Infix, "||"})
                   .Case("arith.xori", {K::Infix, "!="})
@@ -82,63 +230,170 @@ CppForm formOf(Operation *op) {
                          {K::CeilDiv, ""})
                   .Cases({"arith.minsi", "arith.minui"}, {K::Call, "min"})
                   .Cases({"arith.maxsi", "arith.maxui"}, {K::Call, "max"})
-                  .Cases({"arith.maximumf", "arith.maxnumf"},
-                         {K::Call, "fmaxf"})
-                  .Cases({"arith.minimumf", "arith.minnumf"},
-                         {K::Call, "fminf"})
+                  .Case("arith.maximumf", {K::Call, "cuir_maximumf"})
+                  .Case("arith.minimumf", {K::Call, "cuir_minimumf"})
+                  .Case("arith.maxnumf", {K::Call, "fmaxf"})
+                  .Case("arith.minnumf", {K::Call, "fminf"})
                   .Case("arith.negf", {K::Negate, ""})
                   .Case("math.tanh", {K::Call, kTanhApproxName})
                   .Case("math.exp", {K::Call, "__expf"})
                   .Case("math.exp2", {K::Call, "exp2f"})
                   .Case("math.log", {K::Call, "__logf"})
                   .Case("math.log2", {K::Call, "log2f"})
+                  .Case("math.log1p", {K::Call, "log1pf"})
                   .Case("math.sqrt", {K::Call, "sqrtf"})
+                  .Case("math.rsqrt", {K::Call, "rsqrtf"})
                   .Case("math.absf", {K::Call, "fabsf"})
                   .Case("math.erf", {K::Call, "erff"})
+                  .Case("math.sin", {K::Call, "sinf"})
+                  .Case("math.cos", {K::Call, "cosf"})
+                  .Case("math.floor", {K::Call, "floorf"})
+                  .Case("math.ceil", {K::Call, "ceilf"})
+                  .Case("math.copysign", {K::Call, "copysignf"})
+                  .Case("math.powf", {K::Call, "powf"})
                   .Case("math.fma", {K::Call, "fmaf"})
-                  .Cases({"arith.sitofp", "arith.uitofp"}, {K::Cast, "float"})
-                  .Cases({"arith.fptosi", "arith.index_cast",
-                          "arith.index_castui", "arith.extui", "arith.extsi",
-                          "arith.trunci"},
-                         {K::Cast, "int"})
+                  .Cases({"arith.sitofp", "arith.uitofp", "arith.fptosi",
+                          "arith.index_cast", "arith.index_castui",
+                          "arith.extui", "arith.extsi", "arith.trunci",
+                          "arith.extf", "arith.truncf"},
+                         {K::Cast, ""})
                   .Default({});
 }
 
-/// The C++ operator of an integer comparison.
-StringRef cmpiSymbol(arith::CmpIPredicate p) {
+/// The C++ operator of an integer comparison (i1 is signed with true = -1:
+/// its signed order is the reverse of bool's).
+StringRef cmpiSymbol(arith::CmpIPredicate p, bool isBool) {
   static const char *syms[] = {"==", "!=", "<",  "<=", ">",
                                ">=", "<",  "<=", ">",  ">="};
-  return syms[static_cast<int>(p)];
+  static const char *boolSyms[] = {"==", "!=", ">",  ">=", "<",
+                                   "<=", "<",  "<=", ">",  ">="};
+  return (isBool ? boolSyms : syms)[static_cast<int>(p)];
 }
 
-/// The C++ operator of an ordered or unordered float comparison, or "".
-StringRef cmpfSymbol(arith::CmpFPredicate p) {
+bool isUnsignedPredicate(arith::CmpIPredicate p) {
+  using P = arith::CmpIPredicate;
+  return p == P::ult || p == P::ule || p == P::ugt || p == P::uge;
+}
+
+/// A float comparison exactly as MLIR defines it: ordered predicates are
+/// false on NaN (as C++'s operators, except !=), unordered ones true.
+std::string cmpfExpr(arith::CmpFPredicate p, const std::string &a,
+                     const std::string &b) {
   using P = arith::CmpFPredicate;
+  auto bin = [&](StringRef sym) { return "(" + a + " " + sym.str() + " " + b + ")"; };
+  auto neg = [&](StringRef sym) { return "!" + bin(sym); };
+  std::string ordered_ne = "((" + a + " < " + b + ") || (" + a + " > " + b + "))";
   switch (p) {
+  case P::AlwaysFalse:
+    return "false";
+  case P::AlwaysTrue:
+    return "true";
   case P::OEQ:
-  case P::UEQ:
-    return "==";
-  case P::ONE:
-  case P::UNE:
-    return "!=";
-  case P::OLT:
-  case P::ULT:
-    return "<";
-  case P::OLE:
-  case P::ULE:
-    return "<=";
+    return bin("==");
   case P::OGT:
-  case P::UGT:
-    return ">";
+    return bin(">");
   case P::OGE:
+    return bin(">=");
+  case P::OLT:
+    return bin("<");
+  case P::OLE:
+    return bin("<=");
+  case P::ONE:
+    return ordered_ne;
+  case P::UEQ:
+    return "!" + ordered_ne;
+  case P::UGT:
+    return neg("<=");
   case P::UGE:
-    return ">=";
-  default:
-    return "";
+    return neg("<");
+  case P::ULT:
+    return neg(">=");
+  case P::ULE:
+    return neg(">");
+  case P::UNE:
+    return bin("!=");
+  case P::ORD:
+    return "(!isnan(" + a + ") && !isnan(" + b + "))";
+  case P::UNO:
+    return "(isnan(" + a + ") || isnan(" + b + "))";
   }
+  llvm_unreachable("all predicates handled");
+}
+
+/// The unsigned C++ type of the same width as integer type `t`.
+std::string unsignedType(Type t) {
+  return t.isInteger(64) ? "uint64_t" : "uint32_t";
 }
 
 } // namespace
+
+std::string mlir::cuir::deviceHelpersUsedBy(StringRef text) {
+  std::string out;
+  for (const DeviceHelper &h : kDeviceHelpers)
+    if (text.contains((Twine(h.name) + "(").str()))
+      out += h.text;
+  return out;
+}
+
+bool CppEmitter::isNoOpCast(Operation *op) {
+  if (!isa<CastOpInterface>(op) || op->getNumOperands() != 1 ||
+      op->getNumResults() != 1 || isa<arith::TruncFOp>(op))
+    return false;
+  Type from = op->getOperand(0).getType(), to = op->getResult(0).getType();
+  if (from.isInteger(1) != to.isInteger(1))
+    return false;
+  if (isa<arith::FPToSIOp, arith::FPToUIOp, arith::SIToFPOp,
+          arith::UIToFPOp>(op))
+    return false;
+  FailureOr<std::string> a = type(from), b = type(to);
+  return succeeded(a) && succeeded(b) && *a == *b;
+}
+
+/// The C++ of cast `op` of `x` (see isNoOpCast for those written as `x`).
+static FailureOr<std::string> castExpr(Operation *op, const std::string &x,
+                                       std::string &why) {
+  Type from = op->getOperand(0).getType(), to = op->getResult(0).getType();
+  FailureOr<std::string> toC = CppEmitter::type(to);
+  if (failed(toC) || failed(CppEmitter::type(from))) {
+    why = "a cast between types without a C++ form";
+    return failure();
+  }
+  if (CppEmitter::isNoOpCast(op))
+    return x;
+  auto sc = [](StringRef t, const std::string &e) {
+    return "static_cast<" + t.str() + ">(" + e + ")";
+  };
+  bool fromBool = from.isInteger(1);
+  if (auto t = dyn_cast<arith::TruncFOp>(op)) {
+    if (to.isBF16() || to.isF16())
+      return std::string(to.isBF16() ? "cuir_round_bf16(" : "cuir_round_f16(") +
+             x + ")";
+    return x;
+  }
+  if (isa<arith::SIToFPOp>(op))
+    return fromBool ? "(" + x + " ? -1.0f : 0.0f)" : sc("float", x);
+  if (isa<arith::UIToFPOp>(op))
+    return sc("float", isWideInt(from) ? sc(unsignedType(from), x) : x);
+  if (isa<arith::FPToSIOp>(op)) {
+    // cvt.rzi: toward zero, saturating, NaN -> 0 (MLIR: poison when out of
+    // range; the interpreter saturates alike).
+    if (to.isInteger(1))
+      return "(" + x + " <= -1.0f)";
+    return (to.isInteger(64) ? "__float2ll_rz(" : "__float2int_rz(") + x + ")";
+  }
+  if (to.isInteger(1))
+    return sc("bool", "(" + x + " & 1)");
+  // Sign extension of i1 (true is -1); zero extension of i32 to i64.
+  if (fromBool && isa<arith::ExtSIOp, arith::IndexCastOp>(op))
+    return "(-" + sc(*toC, x) + ")";
+  if (from.isInteger(32) && isa<arith::ExtUIOp, arith::IndexCastUIOp>(op))
+    return sc(*toC, sc("uint32_t", x));
+  if (isa<arith::FPToUIOp>(op)) {
+    why = "'arith.fptoui' has no C++ form in the lowering";
+    return failure();
+  }
+  return sc(*toC, x);
+}
 
 FailureOr<std::string> CppEmitter::argument(BlockArgument arg,
                                             std::string &why) {
@@ -167,14 +422,68 @@ FailureOr<SmallVector<std::string>> CppEmitter::operands(Operation *op,
 FailureOr<std::string> CppEmitter::constant(arith::ConstantOp c,
                                             std::string &why) {
   if (auto f = dyn_cast<FloatAttr>(c.getValue()))
-    return floatLiteral(f.getValueAsDouble());
-  if (auto i = dyn_cast<IntegerAttr>(c.getValue())) {
-    if (c.getType().isInteger(1))
-      return std::string(i.getInt() ? "true" : "false");
-    return std::to_string(i.getInt());
+    return floatLiteral(f.getValue());
+  auto i = dyn_cast<IntegerAttr>(c.getValue());
+  if (!i) {
+    why = "a non-scalar constant";
+    return failure();
   }
-  why = "a non-scalar constant";
-  return failure();
+  Type t = c.getType();
+  if (t.isInteger(1))
+    return std::string(i.getValue().isZero() ? "false" : "true");
+  int64_t v = i.getValue().getSExtValue();
+  bool fitsInt = v >= INT32_MIN && v <= INT32_MAX;
+  if (t.isIndex() && !fitsInt) {
+    why = "the index constant " + std::to_string(v) +
+          ", which a C++ int (the lowering's index) cannot hold";
+    return failure();
+  }
+  // The most negative values have no literal: 2147483648 is not an int.
+  if (v == INT32_MIN && !t.isInteger(64))
+    return std::string("(-2147483647 - 1)");
+  if (v == INT64_MIN)
+    return std::string("(-9223372036854775807LL - 1)");
+  return std::to_string(v) + (fitsInt ? "" : "LL");
+}
+
+/// `load` of a parameter: a 1-D array as `a[i]`, a captured tensor as
+/// `a[i0 * s0 + ... + in]` with its row-major strides as constants; f16 and
+/// bf16 elements are converted to float.
+static FailureOr<std::string> loadExpr(memref::LoadOp load,
+                                       ArrayRef<std::string> a,
+                                       std::string &why) {
+  MemRefType type = load.getMemRefType();
+  std::string flat;
+  if (type.getRank() == 1) {
+    flat = a[1];
+  } else if (!type.hasStaticShape() || !type.getLayout().isIdentity()) {
+    why = "a load from something other than a 1-D parameter or a captured "
+          "tensor (static shape, row-major)";
+    return failure();
+  } else {
+    int64_t stride = 1;
+    SmallVector<std::string> terms;
+    for (int64_t d = type.getRank() - 1; d >= 0; --d) {
+      terms.push_back(stride == 1 ? a[d + 1]
+                                  : a[d + 1] + " * " + std::to_string(stride));
+      std::optional<int64_t> next =
+          llvm::checkedMul(stride, type.getDimSize(d));
+      if (!next || *next > INT32_MAX) {
+        why = "a load from a tensor of more than 2^31 - 1 elements";
+        return failure();
+      }
+      stride = *next;
+    }
+    std::reverse(terms.begin(), terms.end());
+    flat = llvm::join(terms, " + ");
+  }
+  std::string elem = a[0] + "[" + flat + "]";
+  Type et = type.getElementType();
+  if (et.isBF16())
+    return "cuir_bf16_bits_to_float(" + elem + ")";
+  if (et.isF16())
+    return "cuir_f16_bits_to_float(" + elem + ")";
+  return elem;
 }
 
 FailureOr<std::string> CppEmitter::special(Operation *op, std::string &why) {
@@ -183,24 +492,22 @@ FailureOr<std::string> CppEmitter::special(Operation *op, std::string &why) {
   FailureOr<SmallVector<std::string>> a = operands(op, why);
   if (failed(a))
     return failure();
-  StringRef sym;
-  if (auto c = dyn_cast<arith::CmpIOp>(op))
-    sym = cmpiSymbol(c.getPredicate());
-  else if (auto c = dyn_cast<arith::CmpFOp>(op))
-    if ((sym = cmpfSymbol(c.getPredicate())).empty()) {
-      why = "an unordered float comparison";
-      return failure();
+  if (auto c = dyn_cast<arith::CmpIOp>(op)) {
+    Type t = c.getLhs().getType();
+    std::string x = (*a)[0], y = (*a)[1];
+    if (isUnsignedPredicate(c.getPredicate()) && isWideInt(t)) {
+      x = "static_cast<" + unsignedType(t) + ">(" + x + ")";
+      y = "static_cast<" + unsignedType(t) + ">(" + y + ")";
     }
-  if (!sym.empty())
-    return "(" + (*a)[0] + " " + sym.str() + " " + (*a)[1] + ")";
+    return "(" + x + " " +
+           cmpiSymbol(c.getPredicate(), t.isInteger(1)).str() + " " + y + ")";
+  }
+  if (auto c = dyn_cast<arith::CmpFOp>(op))
+    return cmpfExpr(c.getPredicate(), (*a)[0], (*a)[1]);
   if (isa<arith::SelectOp>(op))
     return "(" + (*a)[0] + " ? " + (*a)[1] + " : " + (*a)[2] + ")";
-  if (auto load = dyn_cast<memref::LoadOp>(op)) {
-    if (load.getIndices().size() == 1)
-      return (*a)[0] + "[" + (*a)[1] + "]";
-    why = "a load from something other than a 1-D parameter";
-    return failure();
-  }
+  if (auto load = dyn_cast<memref::LoadOp>(op))
+    return loadExpr(load, *a, why);
   why = "'" + op->getName().getStringRef().str() +
         "' has no C++ form in the lowering";
   return failure();
@@ -216,6 +523,17 @@ FailureOr<std::string> CppEmitter::expr(Value v, std::string &why) {
   if (!getEnclosingChange(op))
     if (auto name = sourceNameOf(op->getLoc()))
       return *name;
+  // f16/bf16 values are floats in C++: only ops that round (or keep) them
+  // at their precision have a form.
+  Type rt = op->getNumResults() == 1 ? op->getResult(0).getType() : Type();
+  if (rt && (rt.isF16() || rt.isBF16()) &&
+      !isa<memref::LoadOp, arith::TruncFOp, arith::ConstantOp,
+           arith::SelectOp>(op)) {
+    why = "'" + op->getName().getStringRef().str() + "' on " +
+          (rt.isF16() ? "f16" : "bf16") +
+          " (extend to f32 first: the lowering computes in f32)";
+    return failure();
+  }
   CppForm form = formOf(op);
   if (form.kind == CppForm::None)
     return special(op, why);
@@ -225,20 +543,15 @@ FailureOr<std::string> CppEmitter::expr(Value v, std::string &why) {
   SmallVector<std::string> &x = *a;
   switch (form.kind) {
   case CppForm::Infix:
-    return "(" + x[0] + " " + form.text.str() + " " + x[1] + ")";
+    return "(" + x[0] + " " + form.text + " " + x[1] + ")";
   case CppForm::CeilDiv:
     return "((" + x[0] + " + " + x[1] + " - 1) / " + x[1] + ")";
   case CppForm::Negate:
     return "(-" + x[0] + ")";
   case CppForm::Call:
-    return form.text.str() + "(" + llvm::join(x, ", ") + ")";
-  case CppForm::Cast: {
-    // index <-> i32 and friends are the same C++ int: no cast to write.
-    FailureOr<std::string> from = type(op->getOperand(0).getType());
-    if (succeeded(from) && *from == form.text)
-      return x[0];
-    return "static_cast<" + form.text.str() + ">(" + x[0] + ")";
-  }
+    return form.text + "(" + llvm::join(x, ", ") + ")";
+  case CppForm::Cast:
+    return castExpr(op, x[0], why);
   case CppForm::None:
     break;
   }

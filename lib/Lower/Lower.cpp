@@ -12,6 +12,8 @@
 
 #include "Patcher.h"
 
+#include "cuir/Lower/CppEmitter.h"
+
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -48,6 +50,13 @@ void PatchContext::addHelper(const std::string &key, const std::string &text) {
 }
 
 LogicalResult PatchContext::finish(unsigned helperLine, Location loc) {
+  // The device helpers that the helpers and the edits call come first.
+  std::string calls = llvm::join(helpers, "\n") + patch.render();
+  std::string primitives = deviceHelpersUsedBy(calls);
+  if (!primitives.empty())
+    helpers.insert(helpers.begin(), "// ---- cuir: integer and float ops as "
+                                    "MLIR defines them ----\n" +
+                                        primitives);
   if (!helpers.empty()) {
     if (firstCallLine)
       helperLine = std::min(helperLine, src.topLevelStart(firstCallLine));
@@ -181,6 +190,14 @@ std::string Lowerer::manifest() const {
         {"name", f.name}, {"type", f.pytype}, {"extent", f.extent}};
     if (!f.defaultValue.empty())
       field["default"] = f.defaultValue;
+    if (!f.dtype.empty()) {
+      field["dtype"] = f.dtype;
+      field["shape"] = std::vector<int64_t>(f.shape.begin(), f.shape.end());
+      field["strides"] =
+          std::vector<int64_t>(f.strides.begin(), f.strides.end());
+      if (f.tensorDefault)
+        field["default"] = *f.tensorDefault;
+    }
     m["fields"].push_back(field);
   }
   return m.dump() + "\n";
@@ -220,9 +237,19 @@ LogicalResult Lowerer::patchHeader(LoweredKernel &out, Location loc) const {
                           << " has no variant parameter section";
   std::string text =
       "  /* cuir: parameters of the variant '" + ctx->variantSpec + "' */";
-  for (const ParamField &f : ctx->fields)
+  for (const ParamField &f : ctx->fields) {
+    std::string note = f.extent;
+    if (!f.dtype.empty()) {
+      note = f.dtype;
+      for (auto [k, d] : llvm::enumerate(f.shape))
+        note += (k ? ", " : " [") + std::to_string(d);
+      note += "], row-major";
+    }
     text += "\n  " + f.ctype + f.name + ";" +
-            (f.extent.empty() ? "" : "  /* [" + f.extent + "] */");
+            (note.empty() ? ""
+             : f.dtype.empty() ? "  /* [" + note + "] */"
+                               : "  /* " + note + " */");
+  }
   std::string conflict;
   hp.add({SourceEdit::InsertAfter, end, end, text, "", ""}, conflict);
   out.headerPatched = hp.render();

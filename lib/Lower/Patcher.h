@@ -16,6 +16,8 @@
 
 #include "llvm/ADT/DenseSet.h"
 
+#include <nlohmann/json.hpp>
+
 #include <memory>
 #include <set>
 
@@ -24,6 +26,11 @@ namespace mlir::cuir {
 /// A field of the params struct for a new kernel parameter.
 struct ParamField {
   std::string name, ctype, pytype, extent, defaultValue;
+  /// A captured tensor's: torch dtype, shape, row-major strides (elements)
+  /// and its default, row-major (non-finite floats as "nan", "inf", "-inf").
+  std::string dtype;
+  SmallVector<int64_t> shape, strides;
+  std::optional<nlohmann::ordered_json> tensorDefault;
 };
 
 /// The file range a location names (through NameLoc; the callee or, with

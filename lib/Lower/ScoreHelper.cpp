@@ -26,6 +26,8 @@
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/ScopeExit.h"
 
+#include <climits>
+
 using namespace mlir;
 using namespace mlir::cuir;
 
@@ -44,9 +46,16 @@ bool decomposeIndex(Value v, Value qIdx, Value kvIdx,
     (v == qIdx ? out.q : out.kv) += sign;
     return true;
   }
+  // Positions are sums in C++ int: i64 values and constants beyond int take
+  // the general path, which writes (or refuses) them at their width.
+  if (!v.getType().isIndex() && !v.getType().isInteger(32))
+    return false;
   APInt c;
   if (matchPattern(v, m_ConstantInt(&c))) {
-    out.cst += sign * c.getSExtValue();
+    int64_t x = c.getSExtValue();
+    if (x < INT32_MIN || x > INT32_MAX)
+      return false;
+    out.cst += sign * x;
     return true;
   }
   if (!perElement.contains(v)) {
@@ -336,7 +345,8 @@ LogicalResult BodyPrinter::declare(Operation &op) {
   bool named = from && ((isa<BlockArgument>(from) &&
                          from.getParentBlock() == &body) ||
                         declOf.count(from) || unneededCasts.count(from));
-  if (isa<CastOpInterface>(op) && named && succeeded(fromTy) && *fromTy == *ty) {
+  if (CppEmitter::isNoOpCast(&op) && named && succeeded(fromTy) &&
+      *fromTy == *ty) {
     unneededCasts.insert(result);
     return success();
   }

@@ -6,7 +6,9 @@
 
 q is [B, Hq, Nq, d], k and v [B, Hkv, Nkv, d] (PyTorch's layout; layout="bnhd"
 takes [B, N, H, d]). Variant parameters are keyword arguments: CUDA tensors
-for arrays (int32 or float32, contiguous), numbers for scalars. The lowering's
+for arrays (int32 or float32, contiguous), numbers for scalars; captured tensors
+("type": "tensor") take a tensor of the manifest's "shape" and "dtype" on q's
+device (made contiguous), else a ValueError names the field. The lowering's
 manifest (<stem>.json) lists them; the params struct gets them appended after
 the base fields, as the patched cuir/attention_params.h declares.
 """
@@ -17,8 +19,8 @@ import pathlib
 
 from .kernel_lib import AttentionParams, KernelError, bind_views, make_params
 
-_CTYPES = {"float": ctypes.c_float, "int32": ctypes.c_int32,
-           "float_ptr": ctypes.c_void_p, "int32_ptr": ctypes.c_void_p}
+_CTYPES = {"float": ctypes.c_float, "int32": ctypes.c_int32, "int64": ctypes.c_int64,
+           "float_ptr": ctypes.c_void_p, "int32_ptr": ctypes.c_void_p, "tensor": ctypes.c_void_p}
 _ENTRY_POINTS = ("cuir_flash_fwd_sm80", "cuir_flash_fwd_sm90")
 
 
@@ -59,7 +61,11 @@ class VariantKernel:
                 value = self._default(f, q.device)
             else:
                 raise TypeError(f"variant '{self.variant}' needs the parameter {f['name']!r}")
-            if f["type"].endswith("_ptr"):
+            if f["type"] == "tensor":  # a captured tensor: shape, dtype and strides from the manifest
+                value = _bind_tensor(f, value, q.device)
+                keep.append(value)
+                setattr(p, f["name"], value.data_ptr())
+            elif f["type"].endswith("_ptr"):
                 dtype = torch.float32 if f["type"] == "float_ptr" else torch.int32
                 if not (torch.is_tensor(value) and value.is_cuda and value.dtype == dtype and value.is_contiguous()):
                     raise TypeError(f"{f['name']}: a contiguous CUDA {dtype} tensor")
@@ -76,6 +82,13 @@ class VariantKernel:
 
     def _default(self, f, device):
         import torch
+        if f["type"] == "tensor":
+            key = (f["name"], str(device))
+            if key not in self._defaults:
+                data = [float(x) if isinstance(x, str) else x for x in f["default"]]
+                self._defaults[key] = torch.tensor(data, dtype=_torch_dtype(f["dtype"]),
+                                                   device=device).reshape(f["shape"])
+            return self._defaults[key]
         values = [float(x) for x in f["default"].split(",")]
         if not f["type"].endswith("_ptr"):
             return values[0]
@@ -84,6 +97,30 @@ class VariantKernel:
             dtype = torch.float32 if f["type"] == "float_ptr" else torch.int32
             self._defaults[key] = torch.tensor(values, dtype=dtype, device=device)
         return self._defaults[key]
+
+
+def _torch_dtype(name):
+    import torch
+    return getattr(torch, name)  # the manifest's dtypes are torch's names: float32, int64, bool, ...
+
+
+def _bind_tensor(f, value, device):
+    """A captured tensor's argument: of the manifest's shape and dtype, on the
+    kernel's device, contiguous (the kernel indexes it with the manifest's
+    row-major strides)."""
+    import torch
+    want_dtype, want_shape = _torch_dtype(f["dtype"]), tuple(f["shape"])
+    name = f["name"]
+    if not torch.is_tensor(value):
+        raise ValueError(f"{name}: expected a torch tensor of shape {list(want_shape)} and dtype {f['dtype']}, "
+                         f"got {type(value).__name__}")
+    if tuple(value.shape) != want_shape:
+        raise ValueError(f"{name}: expected shape {list(want_shape)}, got {list(value.shape)}")
+    if value.dtype != want_dtype:
+        raise ValueError(f"{name}: expected dtype {want_dtype}, got {value.dtype}")
+    if value.device != device:
+        raise ValueError(f"{name}: expected a tensor on {device}, got one on {value.device}")
+    return value.contiguous()
 
 
 def load_variant(library, manifest=None):

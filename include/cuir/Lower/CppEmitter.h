@@ -25,6 +25,10 @@ namespace mlir::cuir {
 inline constexpr const char *kTanhApproxName = "cuir_tanh_approx";
 extern const char *const kTanhApproxHelper;
 
+/// The definitions of the lowering's device helpers (cuir_floordivsi_i32,
+/// cuir_round_bf16, ...) that `text` calls, in a fixed order; "" if none.
+std::string deviceHelpersUsedBy(llvm::StringRef text);
+
 /// The source name a location gives a value, if any.
 std::optional<std::string> sourceNameOf(Location loc);
 
@@ -38,8 +42,12 @@ public:
 
   /// The C++ expression of `v`, or failure with `why` set.
   FailureOr<std::string> expr(Value v, std::string &why);
-  /// The C++ type of `t` (int for index, float for f32, bool for i1).
+  /// The C++ type of `t`: int for index and i32, int64_t for i64, bool for
+  /// i1, float for f32 (and for f16/bf16 values, held in floats).
   static FailureOr<std::string> type(Type t);
+  /// Whether cast `op` is written as its operand: both sides are the same
+  /// C++ type and the value does not change (index <-> i32, extf).
+  static bool isNoOpCast(Operation *op);
 
 private:
   FailureOr<std::string> argument(BlockArgument arg, std::string &why);
