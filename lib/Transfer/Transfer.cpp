@@ -37,6 +37,9 @@ private:
   LogicalResult foldScale();
   void insertScores(ScoreSite &site);
   void inlineMods(OpBuilder &eb, Block *body);
+  SmallVector<Value> clampedCoordinates(OpBuilder &eb, Block *body);
+  Value inlineMod(OpBuilder &eb, Block *body, Operation *mod, ValueRange args,
+                  IRMapping &map, SmallVector<Value> &clamped);
   LogicalResult useSigmoidWeights(ScoreSite &site);
   void dropRowNormalizers();
   void dropLogSumExp();
@@ -141,6 +144,83 @@ LogicalResult Transfer::foldScale() {
   return success();
 }
 
+/// The loads of a variant function's body and the ops whose values reach
+/// their indices (top-level ops, standing for what they contain).
+static llvm::DenseSet<Operation *> loadIndexSlice(Block &body) {
+  llvm::DenseSet<Operation *> slice;
+  SmallVector<Value> work;
+  body.walk([&](memref::LoadOp load) {
+    slice.insert(body.findAncestorOpInBlock(*load));
+    llvm::append_range(work, load.getIndices());
+  });
+  while (!work.empty()) {
+    Operation *def = work.pop_back_val().getDefiningOp();
+    if (!def)
+      continue;
+    def = body.findAncestorOpInBlock(*def);
+    if (def && slice.insert(def).second)
+      llvm::append_range(work, def->getOperands());
+  }
+  return slice;
+}
+
+/// The coordinates (b, h, q_idx, kv_idx) with q_idx and kv_idx clamped to
+/// the last row and key. A score tile covers rows and keys past the
+/// sequences (padding, whose scores are never used): the loads of captured
+/// tensors see those positions clamped, so that no load leaves its tensor.
+/// Visible positions are unchanged. Empty if the kernel has no sizes.
+SmallVector<Value> Transfer::clampedCoordinates(OpBuilder &eb, Block *body) {
+  auto nq = as.params.find("Nq"), nkv = as.params.find("Nkv");
+  if (nq == as.params.end() || nkv == as.params.end())
+    return {};
+  SmallVector<Value> coords(body->getArguments().drop_front());
+  Location loc = body->getParentOp()->getLoc();
+  Value one = arith::ConstantIndexOp::create(eb, loc, 1);
+  auto clampToLast = [&](Value v, Value size) -> Value {
+    Value last = arith::SubIOp::create(eb, loc, size, one);
+    return arith::MinSIOp::create(eb, loc, v, last);
+  };
+  coords[2] = clampToLast(coords[2], nq->second);
+  coords[3] = clampToLast(coords[3], nkv->second);
+  return coords;
+}
+
+/// One of the variant's functions (`mod`), inlined at the end of `body` with
+/// `args` for its arguments. Each inlined op is located where the variant
+/// wrote it, called from the op it stands for, so that diagnostics name the
+/// user's line. The loads' indices see clamped coordinates (`clamped`, made
+/// on first need).
+Value Transfer::inlineMod(OpBuilder &eb, Block *body, Operation *mod,
+                          ValueRange args, IRMapping &map,
+                          SmallVector<Value> &clamped) {
+  Location loc = body->getParentOp()->getLoc();
+  Block &src = mod->getRegion(0).front();
+  llvm::DenseSet<Operation *> indexing = loadIndexSlice(src);
+  auto indexes = [&](Value coordinate) {
+    return llvm::any_of(coordinate.getUsers(), [&](Operation *user) {
+      return indexing.contains(src.findAncestorOpInBlock(*user));
+    });
+  };
+  auto qk = src.getArguments().take_back(2);
+  if (clamped.empty() && (indexes(qk[0]) || indexes(qk[1])))
+    clamped = clampedCoordinates(eb, body);
+  for (auto [from, to] : llvm::zip(src.getArguments(), args))
+    map.map(from, to);
+  auto bindCoordinates = [&](ValueRange to) {
+    for (auto [from, v] : llvm::zip(src.getArguments().take_back(4), to))
+      map.map(from, v);
+  };
+  for (Operation &op : src.without_terminator()) {
+    bool clamp = indexing.contains(&op) && !clamped.empty();
+    bindCoordinates(clamp ? ValueRange(clamped) : args.take_back(4));
+    Location at = isa<UnknownLoc>(op.getLoc())
+                      ? loc
+                      : Location(CallSiteLoc::get(op.getLoc(), loc));
+    eb.clone(op, map)->setLoc(at);
+  }
+  return map.lookup(src.getTerminator()->getOperand(0));
+}
+
 /// The variant's score function and mask, inlined into `body` (the score and
 /// the coordinates b, h, q_idx, kv_idx as arguments).
 void Transfer::inlineMods(OpBuilder &eb, Block *body) {
@@ -152,22 +232,15 @@ void Transfer::inlineMods(OpBuilder &eb, Block *body) {
   Block &vbody = variant.getBody().front();
   for (unsigned i = 0, e = vbody.getNumArguments(); i < e; ++i)
     map.map(vbody.getArgument(i), paramValues[i]);
-  auto inlineMod = [&](Operation *mod, ValueRange args) {
-    Block &src = mod->getRegion(0).front();
-    for (auto [from, to] : llvm::zip(src.getArguments(), args))
-      map.map(from, to);
-    for (Operation &op : src.without_terminator())
-      eb.clone(op, map)->setLoc(loc);
-    return map.lookup(src.getTerminator()->getOperand(0));
-  };
+  SmallVector<Value> clamped;
   ValueRange coords = body->getArguments().drop_front();
   if (ScoreModOp s = variant.getScoreMod()) {
     SmallVector<Value> args = {x};
     args.append(coords.begin(), coords.end());
-    x = inlineMod(s, args);
+    x = inlineMod(eb, body, s, args, map, clamped);
   }
   if (MaskModOp m = variant.getMaskMod()) {
-    Value visible = inlineMod(m, coords);
+    Value visible = inlineMod(eb, body, m, coords, map, clamped);
     Value ninf = arith::ConstantOp::create(
         eb, loc, eb.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
     x = arith::SelectOp::create(eb, loc, visible, x, ninf);
