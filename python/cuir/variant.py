@@ -16,7 +16,7 @@ capture become parameters named after their variables, with static shapes;
 `.values`). Anything unsupported is a VariantError naming the user's
 file:line. docs/Tracing.md lists what is supported.
 
-Command line: python3 -m cuir.variant spec.py -o variant.mlir
+Command line: python3 -m cuir.trace spec.py -o variant.mlir
 (spec.py defines score_mod and/or mask_mod, optionally NORMALIZER and NAME).
 """
 import argparse
@@ -36,7 +36,7 @@ def trace_variant(score_mod=None, mask_mod=None, normalizer="softmax", name="tra
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(
+    ap = argparse.ArgumentParser(prog="python -m cuir.trace", 
         description="Trace score_mod/mask_mod of a Python file into a cuir.variant")
     ap.add_argument("spec", help="file defining score_mod and/or mask_mod "
                                  "(optional NORMALIZER, NAME)")

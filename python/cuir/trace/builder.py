@@ -1,8 +1,8 @@
 """The lines of one mod body, and conversions between IR types."""
 import torch
 
-from .errors import located
-from .literals import IR_TYPE, constant_op, int_fits, literal, round_float
+from .errors import current_location, located
+from .literals import IR_TYPE, constant_op, int_fits, literal, location, round_float
 
 
 class Builder:
@@ -13,8 +13,12 @@ class Builder:
         self._constants = {}
 
     def emit(self, op):
+        """Appends `op`, located at the user's line that produced it (so that
+        cuir-opt's diagnostics name that line)."""
         name = f"%{next(self.counter)}"
-        self.lines.append(f"{self.indent}{name} = {op}")
+        where = current_location()
+        loc = f" {location(where)}" if where else ""
+        self.lines.append(f"{self.indent}{name} = {op}{loc}")
         return name
 
     def constant(self, value, ty):

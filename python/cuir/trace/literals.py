@@ -1,5 +1,6 @@
 """MLIR text for literals, types and names: the one place that writes them."""
 import keyword
+import os
 import math
 import re
 import struct
@@ -158,3 +159,23 @@ class NameTable:
             name, n = f"{base}_{n}", n + 1
         self.used.add(name)
         return name
+
+
+def string_literal(text):
+    """`text` as an MLIR string literal (quotes, backslashes and control
+    characters escaped as two hex digits)."""
+    out = []
+    for byte in text.encode("utf-8"):
+        ch = chr(byte)
+        if ch in '"\\' or byte < 0x20 or byte >= 0x7F:
+            out.append(f"\\{byte:02X}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+def location(where):
+    """The MLIR location of 'file:line' (the user's line, column 1)."""
+    path, _, line = where.rpartition(":")
+    return f"loc({string_literal(os.path.abspath(path))}:{int(line)}:1)"
+

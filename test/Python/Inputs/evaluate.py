@@ -92,7 +92,7 @@ def regions(text):
             out[kind] = (body, line.split()[1])
             kind = None
         elif kind and line.startswith("%"):
-            body.append(line)
+            body.append(re.sub(r'\s+loc\(.*\)$', "", line))  # the user's line: not evaluated
     return out
 
 
