@@ -54,6 +54,15 @@ def strip_defaults(variant_text):
     return text.replace("{, ", "{").replace("{ ", "{")
 
 
+# The tracer's ` loc("file.py":12:1)`: where the user wrote an op, which the generated code does not depend on.
+_LOCATION = re.compile(r' loc\("(?:[^"\\]|\\.)*":\d+:\d+\)')
+
+
+def strip_locations(variant_text):
+    """The variant text without the user's source locations (so that a key does not depend on paths)."""
+    return _LOCATION.sub("", variant_text)
+
+
 # ---- toolchain identity -------------------------------------------------------------------------------
 
 def _first_line(cmd):

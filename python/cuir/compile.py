@@ -95,7 +95,7 @@ def build_cached(kernel, spec_text, name, archs, split=True, builtin=False, cach
     cache = cache or _cache.KernelCache()
     opt = cuir_opt()
     parts = {"kernel": kernel, "sources": _cache.kernel_sources_identity(KERNELS[kernel]),
-             "variant": spec_text if not builtin else None, "spec": spec_text if builtin else None,
+             "variant": _cache.strip_locations(spec_text) if not builtin else None, "spec": spec_text if builtin else None,
              "name": name, "archs": list(archs), "split": split, "toolchain": _cache.toolchain_identity(opt)}
     key = _cache.make_key(parts)
 

@@ -40,38 +40,70 @@ TOLERANCE = {"bf16": {"max": 3 * 2 ** -8, "rel": 1e-2, "lse": 2e-3},
              "fp16": {"max": 8 * 2 ** -11, "rel": 3e-3, "lse": 2e-3}}
 
 
-def stage(out, names, kernels, opt):
+def _trace_jobs(out, chosen, kernels):
+    """The kernels to build: (entry, kernel, shape tag, directory, variant text), and the failures."""
+    from cuir.catalogue.check import first_error, trace_entry
+    jobs, failed = [], []
+    for entry in chosen:
+        for kernel in kernels:
+            for tag, (B, Hq, Hkv, Nq, Nkv, D) in SHAPES.items():
+                try:
+                    text, _ = trace_entry(entry, B, Hq, Nq, Nkv)
+                except Exception as e:  # one entry's failure is reported, the others are staged
+                    failed.append({"entry": entry.name, "kernel": kernel, "shape": tag,
+                                   "error": first_error(str(e)) or type(e).__name__})
+                    break  # the other shapes would fail the same way
+                jobs.append((entry, kernel, tag, out / kernel / entry.name / tag, text))
+    return jobs, failed
+
+
+def stage(out, names, kernels, opt, workers):
+    """Trace every entry at every shape, then build each distinct variant text once per kernel (a shape
+    whose text differs only in the captured values reuses the library: values are passed at each call)."""
+    import concurrent.futures
     import importlib
     from cuir import cache, catalogue
-    from cuir.catalogue.check import first_error, trace_entry
+    from cuir.catalogue.check import first_error
     comp = importlib.import_module("cuir.compile")
     out.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("CUIR_OPT", opt)
     chosen = [catalogue.get(n) for n in names] if names else catalogue.entries()
-    staged, failed = [], []
-    for entry in chosen:
-        for kernel in kernels:
-            for tag, (B, Hq, Hkv, Nq, Nkv, D) in SHAPES.items():
-                where = out / kernel / entry.name / tag
-                try:
-                    text, _ = trace_entry(entry, B, Hq, Nq, Nkv)
-                    where.mkdir(parents=True, exist_ok=True)
-                    (where / "variant.mlir").write_text(text)
-                    cmd = comp.lower_command(kernel, where / "variant.mlir", where / f"{entry.name}.cu",
-                                             ARCHS[kernel])
-                    cache.run_with_progress(cmd, f"{entry.name} on {kernel} ({tag})")
-                    staged.append({"entry": entry.name, "kernel": kernel, "shape": tag,
-                                   "library": str((where / f"lib{entry.name}.so").relative_to(out))})
-                except Exception as e:  # one entry's failure is reported, the others are staged
-                    failed.append({"entry": entry.name, "kernel": kernel, "shape": tag,
-                                   "error": first_error(str(e)) or type(e).__name__})
-                    print(f"FAIL {entry.name} {kernel} {tag}: {failed[-1]['error']}", file=sys.stderr)
-                    break  # the other shapes of this entry and kernel would fail the same way
+    jobs, failed = _trace_jobs(out, chosen, kernels)
+    builds = {}  # (kernel, text without values or locations) -> the job that builds it
+    for job in jobs:
+        builds.setdefault((job[1], cache.strip_locations(cache.strip_defaults(job[4]))), job)
+
+    def build(job):
+        entry, kernel, tag, where, text = job
+        where.mkdir(parents=True, exist_ok=True)
+        (where / "variant.mlir").write_text(text)
+        cmd = comp.lower_command(kernel, where / "variant.mlir", where / f"{entry.name}.cu", ARCHS[kernel])
+        cache.run_with_progress(cmd, f"{entry.name} on {kernel} ({tag})")
+
+    print(f"{len(jobs)} kernels of {len(chosen)} entries: {len(builds)} distinct builds, {workers} at a time",
+          file=sys.stderr)
+    with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+        results = {key: pool.submit(build, job) for key, job in builds.items()}
+    staged, broken = [], set()
+    for key, future in results.items():
+        if future.exception() is not None:
+            entry, kernel, tag = builds[key][:3]
+            broken.add(key)
+            failed.append({"entry": entry.name, "kernel": kernel, "shape": tag,
+                           "error": first_error(str(future.exception())) or type(future.exception()).__name__})
+            print(f"FAIL {entry.name} {kernel} {tag}: {failed[-1]['error']}", file=sys.stderr)
+    for entry, kernel, tag, where, text in jobs:
+        key = (kernel, cache.strip_locations(cache.strip_defaults(text)))
+        if key not in broken:
+            built = builds[key]
+            staged.append({"entry": entry.name, "kernel": kernel, "shape": tag,
+                           "library": str((built[3] / f"lib{entry.name}.so").relative_to(out))})
     for p in out.rglob("*"):  # the GPU machine needs the libraries and manifests only
         if p.is_file() and p.suffix in (".ptx", ".cubin", ".o") or p.name.endswith(".ptxas.log"):
             p.unlink()
     (out / "stage.json").write_text(json.dumps({"shapes": SHAPES, "staged": staged, "failed": failed}, indent=1))
-    print(f"staged {len(staged)} kernels into {out}, {len(failed)} entries failed")
+    print(f"staged {len(staged)} kernels ({len(builds) - len(broken)} libraries) into {out}, "
+          f"{len(failed)} failed")
     return 0 if not failed else 1
 
 
@@ -139,12 +171,14 @@ def _flex_time(entry, tensors, q, k, v):
     return _time(lambda: compiled(q, k, v, score_mod=score_mod, block_mask=bm, enable_gqa=gqa)), None
 
 
-def run(stage_dir, json_path, bench, checks_only):
+def run(stage_dir, json_path, bench, checks_only, names=()):
     import torch
     from cuir import catalogue
     info = json.loads((stage_dir / "stage.json").read_text())
-    rows = []
+    rows, flex_times = [], {}  # FlexAttention is timed (and compiled) once per entry, not per kernel
     for item in info["staged"]:
+        if names and item["entry"] not in names:
+            continue
         entry, tag = catalogue.get(item["entry"]), item["shape"]
         B, Hq, Hkv, Nq, Nkv, D = info["shapes"][tag]
         tensors = {n: t.cuda() for n, t in entry.make(B, Hq, Nq, Nkv, "cpu").items()}
@@ -165,10 +199,12 @@ def run(stage_dir, json_path, bench, checks_only):
             elif bench and not checks_only:
                 q, k, v = _inputs(B, Hq, Hkv, Nq, Nkv, D, torch.bfloat16, seed=1)
                 row["cuir_ms"] = _time(lambda: call(q, k, v, False))
-                try:
-                    row["flex_ms"], row["flex_note"] = _flex_time(entry, tensors, q, k, v)
-                except Exception as e:  # FlexAttention's own failure is a row note, not a crash
-                    row["flex_ms"], row["flex_note"] = None, f"{type(e).__name__}: {str(e)[:200]}"
+                if entry.name not in flex_times:
+                    try:
+                        flex_times[entry.name] = _flex_time(entry, tensors, q, k, v)
+                    except Exception as e:  # FlexAttention's own failure is a row note, not a crash
+                        flex_times[entry.name] = None, f"{type(e).__name__}: {str(e)[:200]}"
+                row["flex_ms"], row["flex_note"] = flex_times[entry.name]
         except Exception as e:
             row["error"] = f"{type(e).__name__}: {str(e)[:300]}"
         rows.append(row)
@@ -202,21 +238,24 @@ def main():
     ap.add_argument("--kernels", default="sm80,sm90")
     ap.add_argument("--opt", default=str(ROOT / "build" / "bin" / "cuir-opt"))
     ap.add_argument("--json", type=pathlib.Path)
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="--stage: builds at a time")
     ap.add_argument("--memcheck", action="store_true", help="first run the checks under compute-sanitizer")
     ap.add_argument("--no-bench", action="store_true")
     ap.add_argument("--checks-only", action="store_true", help=argparse.SUPPRESS)
-    ap.add_argument("names", nargs="*")
+    ap.add_argument("names", nargs="*", help="catalogue entries (default: all), for --stage and --run")
     args = ap.parse_args()
     if args.stage:
-        return stage(args.stage, args.names, args.kernels.split(","), args.opt)
+        return stage(args.stage, args.names, args.kernels.split(","), args.opt, args.jobs)
     rc = 0
     if args.memcheck:
         sanitizer = os.environ.get("COMPUTE_SANITIZER", "/usr/local/cuda/bin/compute-sanitizer")
         r = subprocess.run([sanitizer, "--tool", "memcheck", "--error-exitcode", "3", sys.executable, __file__,
-                            "--run", str(args.run), "--checks-only", "--json", str(args.run / "memcheck.json")])
+                            "--run", str(args.run), "--checks-only", "--json", str(args.run / "memcheck.json"),
+                            *args.names])
         print(f"compute-sanitizer memcheck: exit {r.returncode}" + (" (clean)" if r.returncode == 0 else ""))
         rc = r.returncode
-    return run(args.run, args.json or args.run / "results.json", not args.no_bench, args.checks_only) or rc
+    return run(args.run, args.json or args.run / "results.json", not args.no_bench, args.checks_only,
+               args.names) or rc
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ tensors, and the combinations torch refuses, are exactly torch's), converts
 its operands to that dtype and writes the op at its IR type."""
 import functools
 import operator
+import threading
 
 import numpy as np
 import torch
@@ -15,8 +16,8 @@ from .errors import located
 from .literals import IR_TYPE, int_fits
 
 
-class _Active:
-    """The builder and the captured tensors of the mod being traced."""
+class _Active(threading.local):
+    """The builder and the captured tensors of the mod being traced (per thread: threads may trace at once)."""
     builder = None
     captures = None
 
