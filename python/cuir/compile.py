@@ -66,20 +66,11 @@ def _functions_tensors(fn, found, seen, depth=0):
                 _functions_tensors(item, found, seen, depth + 1)
 
 
-def trace(score_mod, mask_mod, normalizer, name):
-    """(variant text with defaults, {param name: tensor}) of score_mod/mask_mod.
-
-    Uses helper "trace"'s `cuir.variant.trace(...)` (an object with .text and .values) where it exists;
-    otherwise trace_variant and the tensors found in the functions' closures and globals, by name."""
-    if hasattr(_variant, "trace"):
-        traced = _variant.trace(score_mod, mask_mod, normalizer, name=name)
-        text = traced.text if isinstance(traced.text, str) else traced.text()
-        return text, dict(traced.values)
-    text = _variant.trace_variant(score_mod, mask_mod, normalizer, name=name)
-    found, seen = {}, set()
-    for fn in (score_mod, mask_mod):
-        _functions_tensors(fn, found, seen)
-    return text, found
+def trace(score_mod, mask_mod, normalizer, name, defaults=True):
+    """(variant text, {param name: tensor}) of score_mod/mask_mod; with `defaults`, the text carries the
+    captured values (a library built from it runs without being passed them)."""
+    traced = _variant.trace(score_mod, mask_mod, normalizer, name=name, defaults=defaults)
+    return traced.text, dict(traced.values)
 
 
 def lower_command(kernel, spec, out_cu, archs, split=True):
@@ -165,12 +156,14 @@ def compile(spec=None, score_mod=None, mask_mod=None, normalizer="softmax", kern
         raise ValueError("give a built-in spec, or score_mod/mask_mod/normalizer (not both)")
     cache = (out_dir is None) if cache is None else cache
     name = name or (spec.split("{")[0].replace(",", "_").replace("-", "_") if spec else "traced")
-    text, values = (None, {}) if spec is not None else trace(score_mod, mask_mod, normalizer, name)
+    # Cached kernels take the captured values at each call; a library built into out_dir keeps them.
+    text, values = (None, {}) if spec is not None else trace(score_mod, mask_mod, normalizer, name,
+                                                             defaults=not cache)
     if cache:
         if spec is not None:
             library = build_cached(kernel, spec, name, archs, split, builtin=True)
         else:
-            library = build_cached(kernel, _cache.strip_defaults(text), name, archs, split)
+            library = build_cached(kernel, text, name, archs, split)
     else:
         library = _build_in(pathlib.Path(out_dir or tempfile.mkdtemp(prefix="cuir-")), kernel, spec, text, name,
                             archs, split)

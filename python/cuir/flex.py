@@ -163,8 +163,7 @@ def _traced(score_mod, mask_mod, normalizer):
     except TypeError:  # an unhashable captured value: trace every time
         hit, memo = None, None
     if hit is None:
-        text, values = _compile.trace(score_mod, mask_mod, normalizer, "flex")
-        hit = (_cache.strip_defaults(text), values)
+        hit = _compile.trace(score_mod, mask_mod, normalizer, "flex", defaults=False)
         if memo is not None:
             _TRACED[memo] = hit
     # the tensors themselves are looked up again: a rebound variable holds a new tensor of the same shape

@@ -48,7 +48,7 @@ def _trace_jobs(out, chosen, kernels):
         for kernel in kernels:
             for tag, (B, Hq, Hkv, Nq, Nkv, D) in SHAPES.items():
                 try:
-                    text, _ = trace_entry(entry, B, Hq, Nq, Nkv)
+                    text, _ = trace_entry(entry, B, Hq, Nq, Nkv, defaults=False)  # values: at each call
                 except Exception as e:  # one entry's failure is reported, the others are staged
                     failed.append({"entry": entry.name, "kernel": kernel, "shape": tag,
                                    "error": first_error(str(e)) or type(e).__name__})
@@ -137,9 +137,35 @@ def _kernel_call(library, entry, tensors):
     comp = importlib.import_module("cuir.compile")
     kern = comp.load_once(library)
     score_mod, mask_mod = entry.mods(tensors)
-    values = comp.trace(score_mod, mask_mod, entry.normalizer, entry.name)[1] if tensors else {}
+    values = comp.trace(score_mod, mask_mod, entry.normalizer, entry.name, defaults=False)[1] if tensors else {}
     return lambda q, k, v, lse: kern(q, k, v, layout="bhnd", return_lse=lse, **{
         n: comp.tensor_for(kern, n, t, q.device) for n, t in values.items()})
+
+
+def _through_flex_attention(library, kernel, entry, tensors, q, k, v):
+    """(out, lse) of cuir.flex_attention, FlexAttention's drop-in, with the entry's score_mod and a
+    create_block_mask BlockMask of its mask_mod. The GPU machine has no cuir-opt, so the one step that
+    compiles (cuir.compile.build_cached) is answered with the staged library; the rest (tracing, the
+    BlockMask, argument checks, captured tensors as parameters, kernel choice, scale, lse) runs as a user's
+    call does."""
+    import importlib
+    import cuir
+    from torch.nn.attention.flex_attention import create_block_mask
+    comp = importlib.import_module("cuir.compile")
+    score_mod, mask_mod = entry.mods(tensors)
+    real = comp.build_cached
+    comp.build_cached = lambda *args, **kwargs: library
+    try:
+        B, Hq, Nq, _ = q.shape
+        if entry.normalizer == "softmax":
+            bm = create_block_mask(mask_mod, B, Hq, Nq, k.shape[2], device="cuda") if mask_mod else None
+            return cuir.flex_attention(q, k, v, score_mod=score_mod, block_mask=bm, enable_gqa=Hq != k.shape[1],
+                                       return_lse=True, kernel=kernel)
+        out = cuir.flex_attention(q, k, v, score_mod=score_mod, block_mask=mask_mod, enable_gqa=Hq != k.shape[1],
+                                  kernel=kernel, normalizer=entry.normalizer)
+        return out, None
+    finally:
+        comp.build_cached = real
 
 
 def _time(fn, warmup=5, reps=20):
@@ -171,7 +197,7 @@ def _flex_time(entry, tensors, q, k, v):
     return _time(lambda: compiled(q, k, v, score_mod=score_mod, block_mask=bm, enable_gqa=gqa)), None
 
 
-def run(stage_dir, json_path, bench, checks_only, names=()):
+def run(stage_dir, json_path, bench, checks_only, names=(), md_path=None):
     import torch
     from cuir import catalogue
     info = json.loads((stage_dir / "stage.json").read_text())
@@ -196,6 +222,11 @@ def run(stage_dir, json_path, bench, checks_only, names=()):
                     ref, ref_lse = ref if isinstance(ref, tuple) else (ref, None)
                     ok, errs = _compare(out, ref, lse, ref_lse, TOLERANCE[name])
                     row[name] = {"ok": ok, **errs}
+                    if tag == "ragged" and not checks_only:  # and once through the drop-in API
+                        out, lse = _through_flex_attention(stage_dir / item["library"], item["kernel"], entry,
+                                                           tensors, q, k, v)
+                        ok, errs = _compare(out, ref, lse, ref_lse, TOLERANCE[name])
+                        row[f"api_{name}"] = {"ok": ok, **errs}
             elif bench and not checks_only:
                 q, k, v = _inputs(B, Hq, Hkv, Nq, Nkv, D, torch.bfloat16, seed=1)
                 row["cuir_ms"] = _time(lambda: call(q, k, v, False))
@@ -211,9 +242,32 @@ def run(stage_dir, json_path, bench, checks_only, names=()):
         print(_line(row), flush=True)
     json_path.write_text(json.dumps({"rows": rows, "failed_to_stage": info["failed"],
                                      "device": torch.cuda.get_device_name()}, indent=1))
-    bad = [r for r in rows if "error" in r or any(not r[d]["ok"] for d in ("bf16", "fp16") if d in r)]
+    if md_path:
+        md_path.write_text(markdown(rows, torch.cuda.get_device_name()))
+    bad = [r for r in rows if "error" in r or any(not r[d]["ok"] for d in ("bf16", "fp16", "api_bf16", "api_fp16")
+                                                    if d in r)]
     print(f"{len(rows)} runs, {len(bad)} failed, {len(info['failed'])} entries not staged; wrote {json_path}")
     return 1 if bad or info["failed"] else 0
+
+
+def markdown(rows, device):
+    """The benchmark table (bench shape, bf16) and the checks' summary, as docs/benchmarks shows them."""
+    B, Hq, Hkv, Nq, Nkv, D = SHAPES["bench"]
+    out = [f"CuIR against torch.compile(flex_attention) with a create_block_mask BlockMask, {device}, "
+           f"{time.strftime('%Y-%m-%d')}: bf16, B={B}, H={Hq}, N={Nq}, d={D} (median of 20 after 5 warm-up "
+           f"runs, CUDA events).", "", "| entry | kernel | CuIR ms | FlexAttention ms | Flex / CuIR |",
+           "|---|---|---|---|---|"]
+    for r in rows:
+        if "cuir_ms" in r:
+            flex = f"{r['flex_ms']:.3f}" if r.get("flex_ms") else f"– ({r.get('flex_note')})"
+            ratio = f"{r['flex_ms'] / r['cuir_ms']:.2f}" if r.get("flex_ms") else "–"
+            out.append(f"| {r['entry']} | {r['kernel']} | {r['cuir_ms']:.3f} | {flex} | {ratio} |")
+    checks = [r for r in rows if "bf16" in r]
+    bad = [r for r in checks if any(not r[d]["ok"] for d in ("bf16", "fp16", "api_bf16", "api_fp16") if d in r)]
+    out += ["", f"Checks against each entry's float64 reference (ragged {SHAPES['ragged']}, GQA {SHAPES['gqa']}; "
+            f"bf16 and fp16; the ragged shape also through cuir.flex_attention): {len(checks) - len(bad)} of "
+            f"{len(checks)} (entry, kernel, shape) runs pass."]
+    return "\n".join(out) + "\n"
 
 
 def _line(r):
@@ -222,7 +276,8 @@ def _line(r):
         return f"{head} ERROR {r['error']}"
     if "bf16" in r:
         return head + "  ".join(f" {d} {'ok ' if r[d]['ok'] else 'BAD'} max {r[d]['max_err']:.2e} rel "
-                                f"{r[d]['rel_err']:.2e} lse {r[d]['lse_err']:.1e}" for d in ("bf16", "fp16"))
+                                f"{r[d]['rel_err']:.2e} lse {r[d]['lse_err']:.1e}"
+                                for d in ("bf16", "fp16", "api_bf16", "api_fp16") if d in r)
     if "cuir_ms" in r:
         flex = f"{r['flex_ms']:.3f} ms" if r.get("flex_ms") else f"- ({r.get('flex_note')})"
         speed = f"  x{r['flex_ms'] / r['cuir_ms']:.2f}" if r.get("flex_ms") else ""
@@ -238,6 +293,7 @@ def main():
     ap.add_argument("--kernels", default="sm80,sm90")
     ap.add_argument("--opt", default=str(ROOT / "build" / "bin" / "cuir-opt"))
     ap.add_argument("--json", type=pathlib.Path)
+    ap.add_argument("--md", type=pathlib.Path, help="--run: also write the tables in markdown here")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="--stage: builds at a time")
     ap.add_argument("--memcheck", action="store_true", help="first run the checks under compute-sanitizer")
     ap.add_argument("--no-bench", action="store_true")
@@ -255,7 +311,7 @@ def main():
         print(f"compute-sanitizer memcheck: exit {r.returncode}" + (" (clean)" if r.returncode == 0 else ""))
         rc = r.returncode
     return run(args.run, args.json or args.run / "results.json", not args.no_bench, args.checks_only,
-               args.names) or rc
+               args.names, args.md) or rc
 
 
 if __name__ == "__main__":

@@ -15,15 +15,12 @@ SOURCE_CUIR = {k: p.with_name("flash_fwd.cuir.mlir") for k, p in SOURCES.items()
 KERNEL_PREFIX = {"sm80": "flash_fwd", "sm90": "flash_fwd_sm90"}
 
 
-def trace_entry(entry, B, H, Nq, Nkv, device="cpu"):
-    """(variant text with the captured values as defaults, {name: tensor}) of an entry at one shape."""
+def trace_entry(entry, B, H, Nq, Nkv, device="cpu", defaults=True):
+    """(variant text, {name: tensor}) of an entry at one shape; with `defaults`, the text carries the
+    captured values (the interpreter's checks need them; a kernel takes them at each call)."""
     tensors = entry.make(B, H, Nq, Nkv, device)
     score_mod, mask_mod = entry.mods(tensors)
-    if hasattr(_variant, "trace"):  # helper "trace": a traced object carrying .text (with defaults)
-        traced = _variant.trace(score_mod, mask_mod, entry.normalizer, name=entry.name)
-        text = traced.text if isinstance(getattr(traced, "text", None), str) else traced.text()
-    else:
-        text = _variant.trace_variant(score_mod, mask_mod, entry.normalizer, name=entry.name)
+    text = _variant.trace(score_mod, mask_mod, entry.normalizer, name=entry.name, defaults=defaults).text
     return text, tensors
 
 
