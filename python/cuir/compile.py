@@ -21,6 +21,7 @@ import pathlib
 import shutil
 import subprocess
 import tempfile
+import weakref
 
 from . import cache as _cache
 from . import variant as _variant
@@ -134,12 +135,14 @@ def tensor_for(kernel, pname, tensor, device):
     dtype = {"float_ptr": torch.float32, "int32_ptr": torch.int32}.get(field.get("type"), tensor.dtype)
     if tensor.device == device and tensor.dtype == dtype and tensor.is_contiguous():
         return tensor
-    memo = (id(tensor), tensor._version, str(device), dtype)
+    # Keyed by id(), which a new tensor may reuse once the old one is freed: the entry also holds a weak
+    # reference to its tensor, and is used only while that is still this tensor.
+    memo = (tensor._version, str(device), dtype)
     hit = _DEVICE_COPIES.get(id(tensor))
-    if hit is None or hit[0] != memo:
-        hit = (memo, tensor.detach().to(device=device, dtype=dtype).contiguous())
+    if hit is None or hit[0]() is not tensor or hit[1] != memo:
+        hit = (weakref.ref(tensor), memo, tensor.detach().to(device=device, dtype=dtype).contiguous())
         _DEVICE_COPIES[id(tensor)] = hit
-    return hit[1]
+    return hit[2]
 
 
 def compile(spec=None, score_mod=None, mask_mod=None, normalizer="softmax", kernel="sm80", out_dir=None,
