@@ -22,8 +22,50 @@ bool dependsOn(Value v, Value x, int depth = 0) {
   return false;
 }
 
+/// `v` without an index-to-i32 cast (the tracer computes FlexAttention's
+/// int32 coordinates so). Exact for the coordinates: they fit int32.
+Value throughIndexCast(Value v) {
+  if (auto cast = v.getDefiningOp<arith::IndexCastOp>())
+    if (cast.getIn().getType().isIndex() && cast.getType().isInteger(32))
+      return cast.getIn();
+  return v;
+}
+
+/// Whether i32 arithmetic on `b` cannot wrap: q plus a constant below 2^30
+/// in magnitude, and no terms of unknown range. Rows are below 2^30: a
+/// sequence of 2^30 queries of the smallest head (64 x 2 bytes) is 128 GiB
+/// for Q alone.
+bool fitsInt32(const AffineBound &b) {
+  return std::abs(b.constant) < (int64_t(1) << 30) &&
+         llvm::all_of(b.terms, [](auto t) {
+           return t.first.getType().isIndex();
+         });
+}
+
 /// Parses an index expression into coefQ * q + terms + constant.
+std::optional<AffineBound> parseAffine(Value v, Value q, Value k);
+
+/// The same for an i32 expression (index operands cast to i32): the bound it
+/// stands for when the i32 arithmetic cannot wrap. A lone i32 term (a
+/// loaded value compared with a key) is exact as it is.
+std::optional<AffineBound> parseAffineI32(Value v, Value q, Value k) {
+  if (!v.getType().isInteger(32))
+    return parseAffine(v, q, k);
+  if (!v.getDefiningOp<arith::AddIOp>() && !v.getDefiningOp<arith::SubIOp>() &&
+      !v.getDefiningOp<arith::IndexCastOp>() &&
+      !matchPattern(v, m_Constant()) && !dependsOn(v, q) && !dependsOn(v, k)) {
+    AffineBound lone;
+    lone.terms.push_back({v, 1});
+    return lone;
+  }
+  std::optional<AffineBound> b = parseAffine(v, q, k);
+  if (!b || !fitsInt32(*b))
+    return std::nullopt;
+  return b;
+}
+
 std::optional<AffineBound> parseAffine(Value v, Value q, Value k) {
+  v = throughIndexCast(v);
   AffineBound r;
   if (v == q) {
     r.coefQ = 1;
@@ -87,13 +129,13 @@ std::optional<KeyInterval> fromCompare(arith::CmpIOp cmp, Value q, Value k) {
   using P = arith::CmpIPredicate;
   P pred = cmp.getPredicate();
   Value lhs = cmp.getLhs(), rhs = cmp.getRhs();
-  if (rhs == k) {
+  if (throughIndexCast(rhs) == k) {
     std::swap(lhs, rhs);
     pred = swapSides(pred);
   }
-  if (lhs != k)
+  if (throughIndexCast(lhs) != k)
     return std::nullopt;
-  auto x = parseAffine(rhs, q, k);
+  auto x = parseAffineI32(rhs, q, k);
   if (!x)
     return std::nullopt;
   KeyInterval r;
@@ -168,6 +210,8 @@ Value mlir::cuir::materializeBound(OpBuilder &b, Location loc,
     acc = arith::AddIOp::create(b, loc, acc, qValue);
   for (auto [term, sign] : bound.terms) {
     Value t = clone(term);
+    if (!t.getType().isIndex()) // a lone i32 term, compared with keys
+      t = arith::IndexCastOp::create(b, loc, b.getIndexType(), t);
     for (int64_t i = 0; i < std::abs(sign); ++i)
       acc = sign > 0 ? arith::AddIOp::create(b, loc, acc, t).getResult()
                      : arith::SubIOp::create(b, loc, acc, t).getResult();
