@@ -31,15 +31,16 @@ Value throughIndexCast(Value v) {
   return v;
 }
 
-/// Whether i32 arithmetic on `b` cannot wrap: q plus a constant below 2^30
-/// in magnitude, and no terms of unknown range. Rows are below 2^30: a
-/// sequence of 2^30 queries of the smallest head (64 x 2 bytes) is 128 GiB
-/// for Q alone.
+/// Whether i32 arithmetic on `b` cannot wrap: one coordinate or size (q, or
+/// one index term) plus a constant below 2^30 in magnitude. Coordinates and
+/// sizes are below 2^30: a sequence of 2^30 tokens of the smallest head
+/// (64 x 2 bytes) is 128 GiB for Q alone. Terms of i32 type have unknown
+/// range.
 bool fitsInt32(const AffineBound &b) {
-  return std::abs(b.constant) < (int64_t(1) << 30) &&
-         llvm::all_of(b.terms, [](auto t) {
-           return t.first.getType().isIndex();
-         });
+  bool indexTerms = llvm::all_of(
+      b.terms, [](auto t) { return t.first.getType().isIndex(); });
+  return indexTerms && b.terms.size() + b.coefQ <= 1 &&
+         std::abs(b.constant) < (int64_t(1) << 30);
 }
 
 /// Parses an index expression into coefQ * q + terms + constant.
