@@ -136,6 +136,11 @@ std::optional<KeyInterval> fromCompare(arith::CmpIOp cmp, Value q, Value k) {
   }
   if (throughIndexCast(lhs) != k)
     return std::nullopt;
+  // An unsigned order agrees with the signed one for non-negative bounds
+  // only; the tracer writes torch's comparisons, all signed.
+  if (!lhs.getType().isIndex() &&
+      llvm::is_contained({P::ult, P::ule, P::ugt, P::uge}, pred))
+    return std::nullopt;
   auto x = parseAffineI32(rhs, q, k);
   if (!x)
     return std::nullopt;
