@@ -450,6 +450,8 @@ private:
   LogicalResult bindArgument(BlockArgument arg);
   LogicalResult checkShape(BlockArgument arg, StringRef role,
                            ArrayRef<int64_t> want);
+  /// A buffer of the problem's shape for the tensor argument `role`.
+  FailureOr<View> problemBuffer(BlockArgument arg, StringRef role);
   LogicalResult bindInput(BlockArgument arg, StringRef role);
   LogicalResult bindOutput(BlockArgument arg, StringRef role);
   LogicalResult bindVariantParam(BlockArgument arg, StringRef name);
@@ -563,12 +565,18 @@ LogicalResult KernelRun::checkShape(BlockArgument arg, StringRef role,
   return success();
 }
 
-LogicalResult KernelRun::bindInput(BlockArgument arg, StringRef role) {
+FailureOr<View> KernelRun::problemBuffer(BlockArgument arg, StringRef role) {
   SmallVector<int64_t> shape = *globalShape(role, opt);
   if (failed(checkShape(arg, role, shape)))
     return failure();
-  View v =
-      globalBuffer(cast<MemRefType>(arg.getType()).getElementType(), shape);
+  return globalBuffer(cast<MemRefType>(arg.getType()).getElementType(), shape);
+}
+
+LogicalResult KernelRun::bindInput(BlockArgument arg, StringRef role) {
+  FailureOr<View> buffer = problemBuffer(arg, role);
+  if (failed(buffer))
+    return failure();
+  View v = *buffer;
   std::vector<float> &dst = role == "q"   ? prob.q
                             : role == "k" ? prob.k
                                           : prob.v;
@@ -580,11 +588,10 @@ LogicalResult KernelRun::bindInput(BlockArgument arg, StringRef role) {
 }
 
 LogicalResult KernelRun::bindOutput(BlockArgument arg, StringRef role) {
-  SmallVector<int64_t> shape = *globalShape(role, opt);
-  if (failed(checkShape(arg, role, shape)))
+  FailureOr<View> buffer = problemBuffer(arg, role);
+  if (failed(buffer))
     return failure();
-  View v =
-      globalBuffer(cast<MemRefType>(arg.getType()).getElementType(), shape);
+  View v = *buffer;
   // NaN until written, and every write marked: unwritten elements show.
   std::fill(v.buffer->f.begin(), v.buffer->f.end(), NAN);
   v.buffer->trackWrites = true;

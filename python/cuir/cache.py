@@ -5,8 +5,8 @@ manifest, the patched .cu, ...) and `entry.json` (the key's parts and every file
 <root> is $XDG_CACHE_HOME/cuir (default ~/.cache/cuir, where cuir-opt also keeps its lift cache).
 
 The key is the SHA-256 of: the kernel's sources (the CUDA file, its Source CuIR, the lift cache and the
-headers the lowering copies), the variant text without its captured values (`strip_defaults`: values are
-kernel parameters, passed at each call, so new values reuse the kernel), the archs, the other pipeline
+headers the lowering copies), the variant text traced without its captured values (`defaults=False`:
+values are kernel parameters, passed at each call, so new values reuse the kernel) or locations, the archs, the other pipeline
 options, and the toolchain: cuir-opt's bytes and `--version`, clang's and ptxas's `--version`.
 
 An entry is built in a temporary directory beside the entries and renamed into place, so another process
@@ -42,16 +42,6 @@ def sha256_file(path):
         for chunk in iter(lambda: f.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
-
-
-# `cuir.default = "1,2,3"` (today's tracer) or `cuir.default = dense<...> : tensor<...>` (MLIR's form).
-_DEFAULT = re.compile(r',?\s*cuir\.default\s*=\s*(?:"(?:[^"\\]|\\.)*"|dense<[^>]*>\s*:\s*tensor<[^>]*>)')
-
-
-def strip_defaults(variant_text):
-    """The variant text without the captured tensors' values (their `cuir.default` attributes)."""
-    text = _DEFAULT.sub("", variant_text)
-    return text.replace("{, ", "{").replace("{ ", "{")
 
 
 # The tracer's ` loc("file.py":12:1)`: where the user wrote an op, which the generated code does not depend on.

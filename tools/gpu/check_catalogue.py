@@ -69,9 +69,11 @@ def stage(out, names, kernels, opt, workers):
     os.environ.setdefault("CUIR_OPT", opt)
     chosen = [catalogue.get(n) for n in names] if names else catalogue.entries()
     jobs, failed = _trace_jobs(out, chosen, kernels)
-    builds = {}  # (kernel, text without values or locations) -> the job that builds it
-    for job in jobs:
-        builds.setdefault((job[1], cache.strip_locations(cache.strip_defaults(job[4]))), job)
+    # (kernel, text without locations; traced without values) -> the job that builds it
+    keys = [(job[1], cache.strip_locations(job[4])) for job in jobs]
+    builds = {}
+    for key, job in zip(keys, jobs):
+        builds.setdefault(key, job)
 
     def build(job):
         entry, kernel, tag, where, text = job
@@ -92,8 +94,7 @@ def stage(out, names, kernels, opt, workers):
             failed.append({"entry": entry.name, "kernel": kernel, "shape": tag,
                            "error": first_error(str(future.exception())) or type(future.exception()).__name__})
             print(f"FAIL {entry.name} {kernel} {tag}: {failed[-1]['error']}", file=sys.stderr)
-    for entry, kernel, tag, where, text in jobs:
-        key = (kernel, cache.strip_locations(cache.strip_defaults(text)))
+    for key, (entry, kernel, tag, where, text) in zip(keys, jobs):
         if key not in broken:
             built = builds[key]
             staged.append({"entry": entry.name, "kernel": kernel, "shape": tag,
