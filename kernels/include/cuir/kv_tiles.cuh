@@ -1,0 +1,53 @@
+// cuir/kv_tiles.cuh: the block-iteration point of CuIR's forward kernels.
+//
+// A kernel's KV steps count virtual blocks n from n_block_max - 1 down to n_block_min; the masking steps take
+// [n_unmasked_blocks, n_block_max), the unmasked ones the rest. Every virtual block that becomes a KV coordinate
+// goes through the kernel's `kv_tiles(n)`. The expert kernels declare the dense schedule (virtual block n is KV
+// tile n); a variant with a runtime block mask replaces that one declaration by a ListedKvTiles and takes its
+// bounds from it, so the loops, the pipeline and the barriers stay the expert's.
+#pragma once
+
+#include <stdint.h>
+
+namespace cuir_kernels {
+
+// The dense schedule: virtual block n is KV tile n.
+struct DenseKvTiles {
+  __device__ __forceinline__ int operator()(int n) const { return n; }
+};
+
+// One query block's row of a block mask in FlexAttention's layout (kv_num_blocks / kv_indices for the partial
+// tiles, full_kv_num_blocks / full_kv_indices for the full ones; rows of kv_blocks entries). Virtual blocks
+// [num_full, num_full + num_partial) are the partial tiles, visited first, from the top down in list order;
+// [0, num_full) the full ones, which need no mask.
+struct ListedKvTiles {
+  const int32_t *partial;
+  const int32_t *full;
+  int num_partial;
+  int num_full;
+
+  __device__ __forceinline__ ListedKvTiles(const int32_t *kv_num_blocks, const int32_t *kv_indices,
+                                           const int32_t *full_kv_num_blocks, const int32_t *full_kv_indices,
+                                           int64_t row, int kv_blocks)
+      : partial(kv_indices + row * kv_blocks),
+        full(full_kv_indices + row * kv_blocks),
+        num_partial(kv_num_blocks[row]),
+        num_full(full_kv_num_blocks[row]) {}
+
+  // The row of query block m_block of (batch, head) in a mask of B' x H' rows per query block, where a mask that
+  // reads neither b nor h has one row for all (broadcast, as FlexAttention's B = 1 or H = 1).
+  __device__ __forceinline__ static int64_t row_of(int batch, int head, int m_block, bool per_batch, bool per_head,
+                                                   int num_heads, int q_blocks) {
+    const int64_t b = per_batch ? batch : 0;
+    const int64_t h = per_head ? head : 0;
+    return (b * (per_head ? num_heads : 1) + h) * q_blocks + m_block;
+  }
+
+  __device__ __forceinline__ int operator()(int n) const {
+    return n >= num_full ? partial[num_full + num_partial - 1 - n] : full[num_full - 1 - n];
+  }
+  __device__ __forceinline__ int num_blocks() const { return num_full + num_partial; }
+};
+
+}  // namespace cuir_kernels
+
