@@ -108,6 +108,7 @@ std::unique_ptr<Patcher> createConstantPatcher();
 std::unique_ptr<Patcher> createScoresPatcher();
 std::unique_ptr<Patcher> createNormalizerPatcher();
 std::unique_ptr<Patcher> createSplitPatcher();
+std::unique_ptr<Patcher> createBlockListPatcher();
 
 /// An inserted op a patcher did not write: an error, unless it is unused or
 /// a constant (written as a literal where used).
