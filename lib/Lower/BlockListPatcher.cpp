@@ -91,17 +91,25 @@ LogicalResult BlockListPatcher::readSource(PatchContext &ctx) {
 }
 
 /// Every tile the lists give replaces a key coordinate that the source
-/// computes through kv_tiles(...); otherwise the patch would miss it.
+/// computes through its block-iteration point: a statement of the
+/// coordinate's location (the callee's or a call site's) names kv_tiles or
+/// a kv_tile taken from it. Otherwise the patch would miss that coordinate.
 LogicalResult
 BlockListPatcher::checkTilesRouted(ArrayRef<Difference> differences,
                                    PatchContext &ctx) {
   for (const Difference &d : differences) {
     if (d.kind != Difference::Kind::Inserted || !isa<scf::IfOp>(d.target))
       continue;
-    auto [first, last] = ctx.src.statement(ctx.lineOf(d.target->getLoc()));
     bool routed = false;
-    for (unsigned l = first; first && l <= last && !routed; ++l)
-      routed = ctx.src.line(l).contains("kv_tiles(");
+    d.target->getLoc()->walk([&](Location l) {
+      auto range = dyn_cast<FileLineColRange>(l);
+      if (!range || routed)
+        return WalkResult::advance();
+      auto [first, last] = ctx.src.statement(range.getStartLine());
+      for (unsigned line = first; first && line <= last; ++line)
+        routed |= ctx.src.line(line).contains("kv_tile");
+      return WalkResult::advance();
+    });
     if (!routed)
       return d.target->emitError()
              << "reads a listed key/value tile where the source computes a "
