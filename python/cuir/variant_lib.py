@@ -124,8 +124,10 @@ class VariantKernel:
         b.batch, b.num_heads_q, b.num_heads_kv, b.seqlen_q, b.seqlen_kv = B, H, max(H, 1), Nq, Nkv
         # the parameters the mask reads (others, of the scores, may be given and are ignored)
         read = set(self.block_mask_info.get("params", ()))
-        keep = self._bind_fields(p, params, device, only=read)  # noqa: F841 (alive while the entry reads them)
-        return self._compute_block_mask(p, device)
+        keep = self._bind_fields(p, params, device, only=read)
+        mask = self._compute_block_mask(p, device)
+        del keep  # the parameter tensors, alive until the entry has queued its work
+        return mask
 
     def _compute_block_mask(self, p, device):
         """The eight lists of p's problem, by the library's classification (queued on device's stream)."""
