@@ -80,6 +80,17 @@ def CuIR_ReduceKind : I32EnumAttr<"ReduceKind", "row reduction", [
   let cppNamespace = "::mlir::cuir";
 }
 
+// The attention dimensions a runtime block mask reads besides (q, kv): the
+// lists are broadcast over the others.
+def CuIR_MaskDims : I32BitEnumAttr<"MaskDims",
+    "batch and head dimensions a block mask depends on", [
+    I32BitEnumAttrCaseNone<"None", "none">,
+    I32BitEnumAttrCaseBit<"Batch", 0, "batch">,
+    I32BitEnumAttrCaseBit<"Heads", 1, "heads">]> {
+  let cppNamespace = "::mlir::cuir";
+  let genSpecializedAttr = 0;
+}
+
 //===----------------------------------------------------------------------===//
 // Attributes
 //===----------------------------------------------------------------------===//
@@ -188,6 +199,16 @@ def CuIR_RemovedAttr : CuIR_Attr<"Removed", "removed"> {
                         "::mlir::StringAttr":$opName,
                         "::mlir::LocationAttr":$opLoc);
   let assemblyFormat = "`<` $rewrite `,` $opName `,` $opLoc `>`";
+}
+
+def CuIR_MaskDimsAttr : EnumAttr<CuIR_Dialect, CuIR_MaskDims, "mask_dims"> {
+  let summary = "the batch and head dimensions a block mask depends on";
+  let description = [{
+    The `depends` of a `cuir.block_mask`: `batch`, `heads`, both
+    (`#cuir.mask_dims<batch|heads>`) or `none`. The op prints it as
+    `depends [batch, heads]`.
+  }];
+  let assemblyFormat = "`<` $value `>`";
 }
 
 #endif // CUIR_ATTRS_TD

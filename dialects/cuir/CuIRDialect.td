@@ -51,6 +51,8 @@ def CuIR_Dialect : Dialect {
     "::mlir::StringAttr":$variant,
     "::mlir::StringAttr":$variant_scores,
     "::mlir::cuir::NormalizerAttr":$normalizer,
+    // Kernel: the cuir.block_mask whose lists its KV loops walk.
+    "::mlir::FlatSymbolRefAttr":$block_mask,
     // What transforms changed (see ChangeAttr and RemovedAttr).
     "::mlir::cuir::ChangeAttr":$change,
     "::mlir::ArrayAttr":$removed

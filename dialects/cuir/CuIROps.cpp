@@ -298,7 +298,7 @@ LogicalResult WorkerIdOp::verify() {
 
 LogicalResult YieldOp::verify() {
   Operation *parent = (*this)->getParentOp();
-  if (isa<ScoreModOp, MaskModOp>(parent)) {
+  if (isa<ScoreModOp, MaskModOp, BlockMaskOp>(parent)) {
     Type expected = isa<ScoreModOp>(parent)
                         ? Type(Float32Type::get(getContext()))
                         : Type(IntegerType::get(getContext(), 1));
@@ -1030,6 +1030,319 @@ LogicalResult ScoreModOp::verify() {
 
 LogicalResult MaskModOp::verify() {
   return verifyModArgs(*this, getBody().front(), /*score=*/false);
+}
+
+//===----------------------------------------------------------------------===//
+// Block masks
+//===----------------------------------------------------------------------===//
+
+void BlockMaskOp::build(OpBuilder &builder, OperationState &state,
+                        StringRef name, ArrayRef<Type> argTypes,
+                        ArrayRef<DictionaryAttr> argAttrs, int64_t blockM,
+                        int64_t blockN, MaskDims depends) {
+  state.addAttribute(SymbolTable::getSymbolAttrName(),
+                     builder.getStringAttr(name));
+  state.addAttribute(getFunctionTypeAttrName(state.name),
+                     TypeAttr::get(builder.getFunctionType(argTypes, {})));
+  state.addAttribute(getBlockMAttrName(state.name),
+                     builder.getI64IntegerAttr(blockM));
+  state.addAttribute(getBlockNAttrName(state.name),
+                     builder.getI64IntegerAttr(blockN));
+  state.addAttribute(getDependsAttrName(state.name),
+                     MaskDimsAttr::get(builder.getContext(), depends));
+  if (!argAttrs.empty())
+    state.addAttribute(getArgAttrsAttrName(state.name),
+                       builder.getArrayAttr(SmallVector<Attribute>(
+                           argAttrs.begin(), argAttrs.end())));
+  // The entry block: (b, h, q, kv), then the arguments. The caller adds the
+  // body and its cuir.yield.
+  Region *body = state.addRegion();
+  Block *entry = new Block();
+  for (int i = 0; i < 4; ++i)
+    entry->addArgument(builder.getIndexType(), state.location);
+  for (Type t : argTypes)
+    entry->addArgument(t, state.location);
+  body->push_back(entry);
+}
+
+StringRef BlockMaskOp::getArgRole(unsigned i) {
+  if (ArrayAttr all = getArgAttrsAttr())
+    if (auto dict = dyn_cast_or_null<DictionaryAttr>(all[i]))
+      if (auto role =
+              dict.getAs<StringAttr>(CuIRDialect::ArgAttrHelper::getNameStr()))
+        return role.getValue();
+  return "";
+}
+
+Value BlockMaskOp::getVisible() {
+  auto yield = cast<YieldOp>(getBody().front().getTerminator());
+  return yield.getValues().empty() ? Value() : yield.getValues()[0];
+}
+
+/// `depends [batch, heads]`; absent means none.
+static ParseResult parseMaskDims(OpAsmParser &parser, MaskDims &dims) {
+  dims = MaskDims::None;
+  if (failed(parser.parseOptionalKeyword("depends")))
+    return success();
+  return parser.parseCommaSeparatedList(
+      OpAsmParser::Delimiter::Square, [&]() -> ParseResult {
+        SMLoc loc = parser.getCurrentLocation();
+        StringRef word;
+        if (parser.parseKeyword(&word))
+          return failure();
+        MaskDims dim = word == "batch"   ? MaskDims::Batch
+                       : word == "heads" ? MaskDims::Heads
+                                         : MaskDims::None;
+        if (dim == MaskDims::None)
+          return parser.emitError(loc, "a block mask depends on batch or "
+                                       "heads, not '")
+                 << word << "'";
+        if (bitEnumContainsAny(dims, dim))
+          return parser.emitError(loc, "'") << word << "' is listed twice";
+        dims = dims | dim;
+        return success();
+      });
+}
+
+ParseResult BlockMaskOp::parse(OpAsmParser &parser, OperationState &result) {
+  SmallVector<OpAsmParser::Argument> args;
+  if (parseSymbolAndSignature(parser, result, args,
+                              getFunctionTypeAttrName(result.name),
+                              getArgAttrsAttrName(result.name),
+                              /*resAttrsName=*/StringAttr()))
+    return failure();
+  Builder &b = parser.getBuilder();
+  int64_t blockM, blockN;
+  MaskDims dims;
+  if (parser.parseKeyword("tiles") || parser.parseInteger(blockM) ||
+      parser.parseKeyword("x") || parser.parseInteger(blockN) ||
+      parseMaskDims(parser, dims))
+    return failure();
+  result.addAttribute(getBlockMAttrName(result.name),
+                      b.getI64IntegerAttr(blockM));
+  result.addAttribute(getBlockNAttrName(result.name),
+                      b.getI64IntegerAttr(blockN));
+  result.addAttribute(getDependsAttrName(result.name),
+                      MaskDimsAttr::get(b.getContext(), dims));
+  SmallVector<OpAsmParser::Argument> all;
+  SMLoc coordsLoc = parser.getCurrentLocation();
+  if (parser.parseKeyword("coords") ||
+      parser.parseArgumentList(all, OpAsmParser::Delimiter::Paren,
+                               /*allowType=*/false))
+    return failure();
+  if (all.size() != 4)
+    return parser.emitError(coordsLoc, "expected the four coordinates "
+                                       "(b, h, q, kv), got ")
+           << all.size();
+  for (OpAsmParser::Argument &coord : all)
+    coord.type = b.getIndexType();
+  all.append(args.begin(), args.end());
+  if (parser.parseOptionalAttrDictWithKeyword(result.attributes))
+    return failure();
+  Region *body = result.addRegion();
+  SMLoc bodyLoc = parser.getCurrentLocation();
+  if (parser.parseRegion(*body, all))
+    return failure();
+  if (body->empty())
+    return parser.emitError(bodyLoc, "a block mask needs a body that yields "
+                                     "the visibility of (b, h, q, kv)");
+  BlockMaskOp::ensureTerminator(*body, b, result.location);
+  return success();
+}
+
+void BlockMaskOp::print(OpAsmPrinter &p) {
+  p << ' ';
+  p.printSymbolName(getSymName());
+  p << '(';
+  ArrayAttr attrs = getArgAttrsAttr();
+  llvm::interleaveComma(llvm::enumerate(getMaskArgs()), p, [&](auto it) {
+    ArrayRef<NamedAttribute> argAttrs;
+    if (attrs)
+      if (auto dict = dyn_cast_or_null<DictionaryAttr>(attrs[it.index()]))
+        argAttrs = dict.getValue();
+    p.printRegionArgument(it.value(), argAttrs);
+  });
+  p << ") tiles " << getBlockM() << " x " << getBlockN();
+  if (getDepends() != MaskDims::None) {
+    SmallVector<StringRef, 2> dims;
+    if (dependsOnBatch())
+      dims.push_back("batch");
+    if (dependsOnHeads())
+      dims.push_back("heads");
+    p << " depends [" << llvm::join(dims, ", ") << ']';
+  }
+  p << " coords(";
+  llvm::interleaveComma(getBody().getArguments().take_front(4), p,
+                        [&](BlockArgument a) { p.printOperand(a); });
+  p << ')';
+  p.printOptionalAttrDictWithKeyword(
+      (*this)->getAttrs(),
+      {getSymNameAttrName(), getFunctionTypeAttrName(), getBlockMAttrName(),
+       getBlockNAttrName(), getDependsAttrName(), getArgAttrsAttrName()});
+  p << ' ';
+  p.printRegion(getBody(), /*printEntryBlockArgs=*/false);
+}
+
+/// Argument `i`, of type `type`: it names a kernel argument once, and is a
+/// scalar or a global array as kernel arguments are.
+static LogicalResult verifyMaskArg(BlockMaskOp op, unsigned i, Type type,
+                                   llvm::SmallSet<StringRef, 8> &roles) {
+  StringRef role = op.getArgRole(i);
+  if (role.empty())
+    return op.emitOpError() << "argument #" << i
+                            << " needs the kernel argument it stands for: "
+                               "{cuir.arg = \"...\"}";
+  if (role.starts_with("block_mask:"))
+    return op.emitOpError() << "argument '" << role
+                            << "' is one of the block lists; a block mask "
+                               "cannot read the lists it defines";
+  if (!roles.insert(role).second)
+    return op.emitOpError() << "argument '" << role << "' is declared twice";
+  auto dict = cast<DictionaryAttr>(op.getArgAttrsAttr()[i]);
+  Attribute extent = dict.get(CuIRDialect::ExtentAttrHelper::getNameStr());
+  if (auto memref = dyn_cast<MemRefType>(type)) {
+    std::optional<MemorySpace> space = getMemorySpace(memref);
+    if (!space || *space != MemorySpace::Global)
+      return op.emitOpError()
+             << "argument '" << role << "' is a memref in " << spaceName(space)
+             << " memory; kernel buffers are in "
+                "#cuir.mem<global>";
+    if (extent && !isa<StringAttr>(extent))
+      return op.emitOpError()
+             << "argument '" << role
+             << "' has a cuir.extent that is not a string: " << extent;
+    return success();
+  }
+  if (!type.isIndex() && !type.isInteger(32) && !type.isInteger(64) &&
+      !type.isF32())
+    return op.emitOpError() << "argument '" << role
+                            << "' must be index, i32, i64, f32 or a memref "
+                               "in #cuir.mem<global>, not "
+                            << type;
+  if (extent)
+    return op.emitOpError() << "argument '" << role
+                            << "' is a scalar; cuir.extent is only for arrays";
+  return success();
+}
+
+/// `depends` lists every dimension whose coordinate the region reads.
+static LogicalResult verifyDepends(BlockMaskOp op) {
+  auto check = [&](unsigned coord, bool listed, StringRef dim) {
+    Value arg = op.getCoordArg(coord);
+    if (listed || arg.use_empty())
+      return success();
+    InFlightDiagnostic diag = op.emitOpError()
+                              << "reads coordinate #" << coord << " ("
+                              << (coord == 0 ? "b" : "h")
+                              << ") but `depends` does not list " << dim
+                              << "; the lists would be broadcast over it";
+    diag.attachNote((*arg.getUsers().begin())->getLoc()) << "read here";
+    return failure();
+  };
+  return failure(failed(check(0, op.dependsOnBatch(), "batch")) ||
+                 failed(check(1, op.dependsOnHeads(), "heads")));
+}
+
+LogicalResult BlockMaskOp::verify() {
+  if (getBlockM() <= 0 || getBlockN() <= 0)
+    return emitOpError() << "tile sizes must be positive, got " << getBlockM()
+                         << " x " << getBlockN();
+  FunctionType type = getFunctionType();
+  if (!type.getResults().empty())
+    return emitOpError() << "a block mask returns nothing; its region yields "
+                            "the visibility of a pair";
+  unsigned n = type.getNumInputs();
+  ArrayAttr attrs = getArgAttrsAttr();
+  if (n != 0 && (!attrs || attrs.size() != n))
+    return emitOpError() << "needs the attributes of its " << n
+                         << " argument(s), got " << (attrs ? attrs.size() : 0);
+  Block &body = getBody().front();
+  if (body.getNumArguments() != n + 4)
+    return emitOpError() << "region must take the coordinates (b, h, q, kv) "
+                            "and the "
+                         << n << " argument(s), " << n + 4
+                         << " block arguments, got " << body.getNumArguments();
+  static constexpr StringLiteral names[] = {"b", "h", "q", "kv"};
+  for (unsigned i = 0; i < 4; ++i)
+    if (!body.getArgument(i).getType().isIndex())
+      return emitOpError() << "coordinate #" << i << " (" << names[i]
+                           << ") must be index, got "
+                           << body.getArgument(i).getType();
+  llvm::SmallSet<StringRef, 8> roles;
+  for (unsigned i = 0; i < n; ++i) {
+    if (body.getArgument(i + 4).getType() != type.getInput(i))
+      return emitOpError() << "region argument #" << i + 4 << " has type "
+                           << body.getArgument(i + 4).getType()
+                           << " but argument #" << i << " is declared "
+                           << type.getInput(i);
+    if (failed(verifyMaskArg(*this, i, type.getInput(i), roles)))
+      return failure();
+  }
+  return verifyDepends(*this);
+}
+
+//===----------------------------------------------------------------------===//
+// The kernel's block mask
+//===----------------------------------------------------------------------===//
+
+/// The kernel argument whose role is `role`, or null.
+static BlockArgument findArgByRole(KernelOp kernel, StringRef role) {
+  for (BlockArgument arg : kernel.getBody().getArguments())
+    if (argRole(kernel, arg.getArgNumber()) == role)
+      return arg;
+  return {};
+}
+
+LogicalResult KernelOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  StringRef attrName = CuIRDialect::BlockMaskAttrHelper::getNameStr();
+  Attribute attr = (*this)->getAttr(attrName);
+  if (!attr)
+    return success();
+  auto ref = dyn_cast<FlatSymbolRefAttr>(attr);
+  if (!ref)
+    return emitOpError() << attrName
+                         << " must name a cuir.block_mask (@sym), not " << attr;
+  Operation *target = symbols.lookupNearestSymbolFrom(*this, ref.getAttr());
+  auto mask = dyn_cast_or_null<BlockMaskOp>(target);
+  if (!mask)
+    return emitOpError() << attrName << " names " << ref << ", which is "
+                         << (target ? "not a cuir.block_mask"
+                                    : "not defined in the module");
+  Type list = MemRefType::get(
+      {ShapedType::kDynamic}, IntegerType::get(getContext(), 32),
+      MemRefLayoutAttrInterface{},
+      MemorySpaceAttr::get(getContext(), MemorySpace::Global));
+  for (StringRef role : kBlockMaskListRoles) {
+    BlockArgument arg = findArgByRole(*this, role);
+    if (!arg)
+      return emitOpError() << "walks the block mask " << ref
+                           << " but has no argument {cuir.arg = \"" << role
+                           << "\"} of type " << list;
+    if (arg.getType() != list)
+      return emitOpError() << "argument '" << role << "' must be " << list
+                           << ", got " << arg.getType();
+  }
+  for (unsigned i = 0, e = mask.getNumMaskArgs(); i < e; ++i) {
+    StringRef role = mask.getArgRole(i);
+    BlockArgument arg = findArgByRole(*this, role);
+    Type want = mask.getFunctionType().getInput(i);
+    if (!arg || arg.getType() != want)
+      return emitOpError() << "walks the block mask " << ref
+                           << ", which reads '" << role << "' (" << want
+                           << "), but the kernel has "
+                           << (arg ? "it with type " : "no such argument")
+                           << (arg ? arg.getType() : Type());
+  }
+  return success();
+}
+
+BlockMaskOp mlir::cuir::getBlockMask(KernelOp kernel) {
+  auto ref = kernel->getAttrOfType<FlatSymbolRefAttr>(
+      CuIRDialect::BlockMaskAttrHelper::getNameStr());
+  if (!ref)
+    return {};
+  return dyn_cast_or_null<BlockMaskOp>(
+      SymbolTable::lookupNearestSymbolFrom(kernel, ref.getAttr()));
 }
 
 #define GET_OP_CLASSES

@@ -23,7 +23,8 @@ def CuIR_RegisterTile : RankedTensorOf<[AnyFloat, AnyInteger, Index]>;
 
 def CuIR_KernelOp : CuIR_Op<"kernel", [
     AutomaticAllocationScope, FunctionOpInterface, IsolatedFromAbove,
-    SingleBlockImplicitTerminator<"ReturnOp">]> {
+    SingleBlockImplicitTerminator<"ReturnOp">,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "a GPU kernel: its parameters, launch grid, block size and arch";
   let description = [{
     A kernel launched over a grid of thread blocks. Its body is executed by
@@ -43,6 +44,15 @@ def CuIR_KernelOp : CuIR_Op<"kernel", [
       ...
     }
     ```
+
+    A kernel whose KV loops walk a runtime block mask names it with the
+    attribute `cuir.block_mask = @sym`, a `cuir.block_mask` op of the same
+    module, and has its four lists as arguments of type
+    `memref<?xi32, #cuir.mem<global>>` whose `cuir.arg` is
+    `block_mask:kv_num_blocks`, `block_mask:kv_indices`,
+    `block_mask:full_kv_num_blocks` and `block_mask:full_kv_indices`. Every
+    argument of the block mask names an argument of the kernel of the same
+    type.
   }];
   let arguments = (ins SymbolNameAttr:$sym_name,
                        TypeAttrOf<FunctionType>:$function_type,
@@ -168,8 +178,9 @@ def CuIR_WorkerIdOp : CuIR_Op<"worker_id", [Pure]> {
 }
 
 def CuIR_YieldOp : CuIR_Op<"yield", [Pure, ReturnLike, Terminator,
-    ParentOneOf<["BindOp", "ElementwiseOp", "ScoreModOp", "MaskModOp"]>]> {
-  let summary = "terminates a bind or element-wise region";
+    ParentOneOf<["BindOp", "ElementwiseOp", "ScoreModOp", "MaskModOp",
+                 "BlockMaskOp"]>]> {
+  let summary = "terminates a bind, element-wise, mod or block-mask region";
   let arguments = (ins Variadic<AnyType>:$values);
   let builders = [OpBuilder<(ins), [{ /* nothing to yield */ }]>];
   let assemblyFormat = "($values^ `:` type($values))? attr-dict";
@@ -610,6 +621,94 @@ def CuIR_MaskModOp : CuIR_Op<"mask_mod", [HasParent<"VariantOp">,
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "$body attr-dict";
   let hasVerifier = 1;
+}
+
+def CuIR_BlockMaskOp : CuIR_Op<"block_mask", [
+    Symbol, IsolatedFromAbove, SingleBlockImplicitTerminator<"YieldOp">]> {
+  let summary = "a runtime block mask: the mask predicate, tile sizes, broadcast";
+  let description = [{
+    Defines the block lists of a kernel whose mask is classified at run time
+    (FlexAttention's BlockMask layout, int32, flat row-major). For a problem
+    of `B` batches, `Hq` query heads, `Nq` queries and `Nkv` keys, with
+    `QB = ceil(Nq / block_m)` query tiles and `KB = ceil(Nkv / block_n)` KV
+    tiles, `B' = B` if `depends` lists `batch` (else 1) and `H' = Hq` if it
+    lists `heads` (else 1):
+
+    - `kv_num_blocks [B', H', QB]`, `kv_indices [B', H', QB, KB]`: the
+      partial KV tiles of each query tile, `full_kv_num_blocks`,
+      `full_kv_indices`: its full ones;
+    - `q_num_blocks [B', H', KB]`, `q_indices [B', H', KB, QB]`,
+      `full_q_*`: the transposed lists (query tiles per KV tile).
+
+    A tile is EMPTY if its region yields false for every in-range pair
+    (`q < Nq`, `kv < Nkv`), FULL if all of its `block_m x block_n` pairs are
+    in range and visible (so a ragged last tile is never full), else
+    PARTIAL. CuIR writes the indices of a row in descending tile order; the
+    first `*_num_blocks` entries of a row are valid.
+
+    The op's arguments stand for kernel arguments: each carries the
+    `cuir.arg` of the kernel argument it is (`"Nkv"`, `"param:doc_ids"`,
+    ...) and, for a variant's array, its `cuir.extent`. Scalars are index,
+    i32, i64 or f32; arrays are memrefs in `#cuir.mem<global>`. The region
+    receives the pair's coordinates `(b, h, q, kv)` (listed after `coords`)
+    followed by the arguments, and yields whether the pair is visible (i1).
+    It is evaluated only for in-range coordinates.
+
+    `depends` must list `batch` if the region reads `b` and `heads` if it
+    reads `h` (any use counts). Listing one the region does not read is
+    allowed: the lists are then not broadcast over that dimension, which is
+    correct but larger; transformations that drop a use keep the op valid.
+
+    ```mlir
+    cuir.block_mask @attention_blocks(
+        %ids: memref<?xi32, #cuir.mem<global>>
+              {cuir.arg = "param:doc_ids", cuir.extent = "batch*kv"},
+        %Nkv: index {cuir.arg = "Nkv"})
+        tiles 128 x 128 depends [batch] coords(%b, %h, %q, %kv) {
+      %row = arith.muli %b, %Nkv : index
+      ...
+      cuir.yield %visible : i1
+    }
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name,
+                       TypeAttrOf<FunctionType>:$function_type,
+                       I64Attr:$block_m,
+                       I64Attr:$block_n,
+                       DefaultValuedAttr<CuIR_MaskDimsAttr,
+                                         "::mlir::cuir::MaskDims::None">:$depends,
+                       OptionalAttr<DictArrayAttr>:$arg_attrs);
+  let regions = (region SizedRegion<1>:$body);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+  let skipDefaultBuilders = 1;
+  let builders = [OpBuilder<(ins "::llvm::StringRef":$name,
+      "::llvm::ArrayRef<::mlir::Type>":$argTypes,
+      "::llvm::ArrayRef<::mlir::DictionaryAttr>":$argAttrs,
+      "int64_t":$blockM, "int64_t":$blockN, "::mlir::cuir::MaskDims":$depends)>];
+  let extraClassDeclaration = [{
+    /// Coordinate `i` of the region: 0 = b, 1 = h, 2 = q, 3 = kv.
+    ::mlir::BlockArgument getCoordArg(unsigned i) {
+      return getBody().getArgument(i);
+    }
+    /// The arguments (kernel arguments) as the region sees them.
+    ::mlir::Block::BlockArgListType getMaskArgs() {
+      return getBody().getArguments().drop_front(4);
+    }
+    unsigned getNumMaskArgs() { return getFunctionType().getNumInputs(); }
+    /// The `cuir.arg` of argument `i`, or "".
+    ::llvm::StringRef getArgRole(unsigned i);
+    /// The yielded visibility.
+    ::mlir::Value getVisible();
+    bool dependsOnBatch() {
+      return ::mlir::cuir::bitEnumContainsAll(getDepends(),
+                                              ::mlir::cuir::MaskDims::Batch);
+    }
+    bool dependsOnHeads() {
+      return ::mlir::cuir::bitEnumContainsAll(getDepends(),
+                                              ::mlir::cuir::MaskDims::Heads);
+    }
+  }];
 }
 
 #endif // CUIR_OPS_TD

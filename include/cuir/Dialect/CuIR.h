@@ -56,6 +56,16 @@ std::optional<llvm::StringRef> variantParamName(llvm::StringRef role);
 /// The role of `kernel`'s argument `index` (its `cuir.arg`), or "".
 llvm::StringRef argRole(KernelOp kernel, unsigned index);
 
+/// The `cuir.arg` roles of a runtime block mask's lists, kernel arguments
+/// of type memref<?xi32, #cuir.mem<global>> (FlexAttention's layout).
+inline constexpr llvm::StringLiteral kBlockMaskListRoles[] = {
+    "block_mask:kv_num_blocks", "block_mask:kv_indices",
+    "block_mask:full_kv_num_blocks", "block_mask:full_kv_indices"};
+
+/// The cuir.block_mask that `kernel`'s `cuir.block_mask` attribute names,
+/// or null.
+BlockMaskOp getBlockMask(KernelOp kernel);
+
 /// The change record (`cuir.change`) of an op, or of the kernel argument
 /// `value` is, if any.
 ChangeAttr getChange(Operation *op);
