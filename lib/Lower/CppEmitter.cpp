@@ -401,7 +401,7 @@ FailureOr<std::string> CppEmitter::argument(BlockArgument arg,
   if (auto kernel = dyn_cast<KernelOp>(owner))
     if (auto name = variantParamName(argRole(kernel, arg.getArgNumber())))
       return paramsName + "." + name->str();
-  if (auto name = sourceNameOf(arg.getLoc()))
+  if (auto name = sourceNameOf(arg.getLoc()); name && sourceNames)
     return *name;
   why = "a block argument without a source name";
   return failure();
@@ -520,7 +520,7 @@ FailureOr<std::string> CppEmitter::expr(Value v, std::string &why) {
     return argument(arg, why);
   Operation *op = v.getDefiningOp();
   // An inserted op stands for a Source op: its location is not its name.
-  if (!getEnclosingChange(op))
+  if (sourceNames && !getEnclosingChange(op))
     if (auto name = sourceNameOf(op->getLoc()))
       return *name;
   // f16/bf16 values are floats in C++: only ops that round (or keep) them

@@ -175,7 +175,7 @@ LogicalResult Lowerer::lowerKernel(KernelOp t, KernelOp s) {
     if (failed(p->patch(diff->of(p->getRewrite()), *ctx)))
       return failure();
   ctx->diff = nullptr;
-  return success();
+  return lowerBlockMask(t, *ctx);
 }
 
 std::string Lowerer::manifest() const {
@@ -189,6 +189,8 @@ std::string Lowerer::manifest() const {
   for (const ParamField &f : ctx->fields) {
     nlohmann::ordered_json field = {
         {"name", f.name}, {"type", f.pytype}, {"extent", f.extent}};
+    if (!f.blockMaskList.empty())
+      field["list"] = f.blockMaskList;
     if (!f.defaultValue.empty())
       field["default"] = f.defaultValue;
     if (!f.dtype.empty()) {
@@ -200,6 +202,24 @@ std::string Lowerer::manifest() const {
         field["default"] = *f.tensorDefault;
     }
     m["fields"].push_back(field);
+  }
+  if (const std::optional<BlockMaskInfo> &bm = ctx->blockMask) {
+    nlohmann::ordered_json depends = nlohmann::ordered_json::array();
+    if (bm->perBatch)
+      depends.push_back("batch");
+    if (bm->perHead)
+      depends.push_back("heads");
+    nlohmann::ordered_json fields = nlohmann::ordered_json::object();
+    for (const auto &[list, field] : bm->fields)
+      fields[list] = field;
+    m["block_mask"] = {{"entry", bm->entry},
+                       {"dims_entry", bm->dimsEntry},
+                       {"attention_entry", bm->attentionEntry},
+                       {"block_m", bm->blockM},
+                       {"block_n", bm->blockN},
+                       {"depends", depends},
+                       {"params", bm->params},
+                       {"fields", fields}};
   }
   return m.dump() + "\n";
 }
@@ -240,6 +260,8 @@ LogicalResult Lowerer::patchHeader(LoweredKernel &out, Location loc) const {
       "  /* cuir: parameters of the variant '" + ctx->variantSpec + "' */";
   for (const ParamField &f : ctx->fields) {
     std::string note = f.extent;
+    if (!f.blockMaskList.empty())
+      note = "block mask: " + f.blockMaskList + ", see cuir/block_mask.h";
     if (!f.dtype.empty()) {
       note = f.dtype;
       for (auto [k, d] : llvm::enumerate(f.shape))
@@ -248,8 +270,9 @@ LogicalResult Lowerer::patchHeader(LoweredKernel &out, Location loc) const {
     }
     text += "\n  " + f.ctype + f.name + ";" +
             (note.empty() ? ""
-             : f.dtype.empty() ? "  /* [" + note + "] */"
-                               : "  /* " + note + " */");
+             : f.dtype.empty() && f.blockMaskList.empty()
+                 ? "  /* [" + note + "] */"
+                 : "  /* " + note + " */");
   }
   std::string conflict;
   hp.add({SourceEdit::InsertAfter, end, end, text, "", ""}, conflict);

@@ -139,6 +139,10 @@ public:
         return emitError(d.getLoc())
                << "is recorded as a new parameter, but only kernel "
                   "arguments are";
+      // A block mask's lists: fields that lowerBlockMask adds.
+      if (argRole(ctx.diff->target, d.argument.getArgNumber())
+              .starts_with(kBlockMaskRolePrefix))
+        continue;
       FailureOr<ParamField> f = fieldOf(ctx.diff->target, d.argument);
       if (failed(f))
         return failure();

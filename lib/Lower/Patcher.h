@@ -31,7 +31,31 @@ struct ParamField {
   std::string dtype;
   SmallVector<int64_t> shape, strides;
   std::optional<nlohmann::ordered_json> tensorDefault;
+  /// A block mask's list ("kv_indices", ...): the field is its device
+  /// pointer (type "block_mask"), bound from a block mask, not by name.
+  std::string blockMaskList;
 };
+
+/// The runtime block mask of a variant library, for its manifest.
+struct BlockMaskInfo {
+  /// The cuir.block_mask op's symbol, its tiles and what it reads.
+  std::string symbol;
+  int64_t blockM = 0, blockN = 0;
+  bool perBatch = false, perHead = false;
+  /// The library's attention entry point and the two block-mask entries
+  /// named after it (cuir/block_mask.h).
+  std::string attentionEntry, entry, dimsEntry;
+  /// (list, params field) of the kernel's list arguments: ("kv_indices",
+  /// "cuir_kv_indices"), ...
+  std::vector<std::pair<std::string, std::string>> fields;
+  /// The variant parameters the mask reads.
+  std::vector<std::string> params;
+};
+
+/// The role prefix of a block mask's list arguments ("block_mask:<list>").
+inline constexpr llvm::StringLiteral kBlockMaskRolePrefix = "block_mask:";
+/// The params field of the list argument of role `role`: "cuir_<list>".
+std::string blockMaskFieldName(llvm::StringRef role);
 
 /// The file range a location names (through NameLoc; the callee or, with
 /// `caller`, the call site of a CallSiteLoc; the first range of a FusedLoc).
@@ -81,6 +105,8 @@ public:
   Normalizer normalizer = Normalizer::Softmax;
   std::vector<ParamField> fields;
   std::set<std::string> fieldNames;
+  /// The block mask the module's kernels walk, once lowered.
+  std::optional<BlockMaskInfo> blockMask;
   /// Score tiles whose variant scores are written as s / 2 for the sigmoid
   /// weights, in the current kernel.
   unsigned halvedScoreSites = 0;
@@ -109,6 +135,12 @@ std::unique_ptr<Patcher> createScoresPatcher();
 std::unique_ptr<Patcher> createNormalizerPatcher();
 std::unique_ptr<Patcher> createSplitPatcher();
 std::unique_ptr<Patcher> createBlockListPatcher();
+
+/// For a kernel that walks a runtime block mask (its `cuir.block_mask`):
+/// appends the mask and its classification's entry points to the source and
+/// adds the params fields of the kernel's list arguments (`block_mask:`
+/// roles, whichever rewrite recorded them). Nothing for other kernels.
+LogicalResult lowerBlockMask(KernelOp kernel, PatchContext &ctx);
 
 /// An inserted op a patcher did not write: an error, unless it is unused or
 /// a constant (written as a literal where used).

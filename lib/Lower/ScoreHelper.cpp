@@ -139,10 +139,11 @@ llvm::DenseSet<Value> perElementValues(Block &body) {
   return perElement;
 }
 
-/// MLIR's clean-up of the copy's body: CSE, arith canonicalisation (folded
-/// constants stay inside the body), region DCE.
-void cleanUp(ElementwiseOp work) {
-  MLIRContext *ctx = work.getContext();
+/// MLIR's clean-up of the body of a copy (an op with one region): CSE, arith
+/// canonicalisation (folded constants stay inside the body), region DCE.
+void cleanUp(Operation *work) {
+  MLIRContext *ctx = work->getContext();
+  Region &body = work->getRegion(0);
   IRRewriter rewriter(ctx);
   DominanceInfo dom(work);
   eliminateCommonSubExpressions(rewriter, dom, work);
@@ -151,9 +152,9 @@ void cleanUp(ElementwiseOp work) {
     if (name.getDialectNamespace() == "arith")
       name.getCanonicalizationPatterns(patterns, ctx);
   GreedyRewriteConfig config;
-  config.setScope(&work.getBody());
+  config.setScope(&body);
   config.enableConstantCSE(false);
-  (void)applyPatternsGreedily(work.getBody(), std::move(patterns), config);
+  (void)applyPatternsGreedily(body, std::move(patterns), config);
   (void)runRegionDCE(rewriter, work->getRegions());
 }
 
@@ -175,16 +176,28 @@ struct Decl {
 /// Prints a cleaned-up body.
 class BodyPrinter {
 public:
+  /// The body of a score helper: (s, b, h, q_idx, kv_idx).
   explicit BodyPrinter(Block &body)
-      : body(body), perElement(perElementValues(body)) {
+      : body(body), perElement(perElementValues(body)), scoreForms(true) {
     em.names[body.getArgument(0)] = "s";
     em.names[body.getArgument(1)] = "b";
     em.names[body.getArgument(2)] = "h";
     em.names[body.getArgument(3)] = "q_idx";
     em.names[body.getArgument(4)] = "kv_idx";
   }
+  /// The body of a function of its arguments, named `names`: every statement
+  /// in order, none of the score helper's forms.
+  BodyPrinter(Block &body, ArrayRef<std::string> names)
+      : body(body), scoreForms(false) {
+    for (auto [arg, name] : llvm::zip_equal(body.getArguments(), names))
+      em.names[arg] = name;
+    for (Operation &op : body)
+      perElement.insert(op.getResults().begin(), op.getResults().end());
+    em.sourceNames = false;
+  }
 
   FailureOr<ScoreBody> print(StringRef hoistIndent, StringRef elementIndent);
+  FailureOr<FunctionBody> printFunction(StringRef indent, StringRef what);
 
 private:
   LogicalResult declare(Operation &op);
@@ -198,8 +211,16 @@ private:
     return decls.size() - 1;
   }
 
+  /// Renders the live statements; the per-element ones at `elementIndent`.
+  LogicalResult render(StringRef hoistIndent, StringRef elementIndent,
+                       ScoreBody &out);
+
   Block &body;
   llvm::DenseSet<Value> perElement;
+  /// The score helper's forms that save work per element (declareSpecial).
+  bool scoreForms;
+  /// What the body computes, for diagnostics.
+  std::string what = "the variant's scores";
   CppEmitter em;
   std::string why;
   std::vector<Decl> decls;
@@ -216,8 +237,7 @@ private:
 FailureOr<std::string> BodyPrinter::expr(Value v) {
   FailureOr<std::string> e = em.expr(v, why);
   if (failed(e))
-    return emitError(v.getLoc())
-           << "cannot write the variant's scores in C++: " << why;
+    return emitError(v.getLoc()) << "cannot write " << what << " in C++: " << why;
   return e;
 }
 
@@ -334,9 +354,9 @@ LogicalResult BodyPrinter::declare(Operation &op) {
   Value result = op.getResult(0);
   FailureOr<std::string> ty = CppEmitter::type(result.getType());
   if (failed(ty))
-    return emitError(op.getLoc())
-           << "cannot write the variant's scores in C++: a value of type "
-           << result.getType();
+    return emitError(op.getLoc()) << "cannot write " << what
+                                  << " in C++: a value of type "
+                                  << result.getType();
   // A cast C++ does not need of a value the body names: the value is
   // written as its operand (a value from outside is read once, ahead).
   Value from = op.getNumOperands() == 1 ? op.getOperand(0) : Value();
@@ -350,7 +370,7 @@ LogicalResult BodyPrinter::declare(Operation &op) {
     unneededCasts.insert(result);
     return success();
   }
-  if (declareSpecial(op, *ty))
+  if (scoreForms && declareSpecial(op, *ty))
     return success();
   declOf[result] = add({*ty, 'v', perElement.contains(result),
                         SmallVector<Value>(op.getOperands()), {},
@@ -381,6 +401,25 @@ FailureOr<ScoreBody> BodyPrinter::print(StringRef hoistIndent,
   markLive(score);
   if (visible)
     markLive(visible);
+  if (failed(render(hoistIndent, elementIndent, out)))
+    return failure();
+  FailureOr<std::string> scoreE = expr(score);
+  if (failed(scoreE))
+    return failure();
+  out.masked = bool(visible);
+  out.assign = *scoreE;
+  if (visible) {
+    FailureOr<std::string> visE = expr(visible);
+    if (failed(visE))
+      return failure();
+    out.assign =
+        "MASK ? (" + *visE + " ? " + *scoreE + " : -INFINITY) : " + *scoreE;
+  }
+  return out;
+}
+
+LogicalResult BodyPrinter::render(StringRef hoistIndent,
+                                  StringRef elementIndent, ScoreBody &out) {
   // Statements numbered in order, each rendered once those it reads are.
   int n = 0;
   for (size_t i = 0; i < decls.size(); ++i) {
@@ -399,22 +438,40 @@ FailureOr<ScoreBody> BodyPrinter::print(StringRef hoistIndent,
     if (decls[i].value)
       em.names[decls[i].value] = decls[i].name;
   }
-  FailureOr<std::string> scoreE = expr(score);
-  if (failed(scoreE))
-    return failure();
-  out.masked = bool(visible);
-  out.assign = *scoreE;
-  if (visible) {
-    FailureOr<std::string> visE = expr(visible);
-    if (failed(visE))
+  return success();
+}
+
+FailureOr<FunctionBody> BodyPrinter::printFunction(StringRef indent,
+                                                   StringRef what) {
+  this->what = what.str();
+  Value result = body.getTerminator()->getOperand(0);
+  for (Operation &op : body.without_terminator())
+    if (op.getNumResults() == 1 && !isa<arith::ConstantOp>(op) &&
+        failed(declare(op)))
       return failure();
-    out.assign =
-        "MASK ? (" + *visE + " ? " + *scoreE + " : -INFINITY) : " + *scoreE;
-  }
-  return out;
+  live.assign(decls.size(), false);
+  markLive(result);
+  ScoreBody stmts;
+  if (failed(render(indent, indent, stmts)))
+    return failure();
+  FailureOr<std::string> e = expr(result);
+  if (failed(e))
+    return failure();
+  return FunctionBody{stmts.stmts, *e};
 }
 
 } // namespace
+
+FailureOr<FunctionBody>
+mlir::cuir::printFunctionBody(Operation *op, ArrayRef<std::string> argNames,
+                              StringRef indent, StringRef what) {
+  OpBuilder builder(op);
+  Operation *work = builder.clone(*op);
+  llvm::scope_exit erase([&] { work->erase(); });
+  cleanUp(work);
+  return BodyPrinter(work->getRegion(0).front(), argNames)
+      .printFunction(indent, what);
+}
 
 FailureOr<ScoreBody> mlir::cuir::printScoreBody(ElementwiseOp ew, bool halve,
                                                 StringRef hoistIndent,

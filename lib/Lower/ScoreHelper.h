@@ -26,6 +26,20 @@ FailureOr<ScoreBody> printScoreBody(ElementwiseOp ew, bool halve,
                                     llvm::StringRef hoistIndent,
                                     llvm::StringRef elementIndent);
 
+/// The statements of a function's body and the expression it returns.
+struct FunctionBody {
+  std::string stmts, result;
+};
+
+/// Prints the body of `op`'s region (one block, ending in a terminator that
+/// yields one value) after MLIR's clean-up of a copy, as the statements of a
+/// C++ function whose parameters are the block's arguments, named
+/// `argNames`; `what` names what it computes in diagnostics.
+FailureOr<FunctionBody> printFunctionBody(Operation *op,
+                                          llvm::ArrayRef<std::string> argNames,
+                                          llvm::StringRef indent,
+                                          llvm::StringRef what);
+
 } // namespace mlir::cuir
 
 #endif // CUIR_LIB_LOWER_SCOREHELPER_H

@@ -116,11 +116,22 @@ class BoundVariant:
     def __init__(self, kernel, values):
         self.kernel, self.values = kernel, values
         self.manifest = kernel.manifest
+        self.block_mask_info = kernel.block_mask_info
 
     def __call__(self, q, k, v, *args, **params):
         for pname, tensor in self.values.items():
             params.setdefault(pname, tensor_for(self.kernel, pname, tensor, q.device))
         return self.kernel(q, k, v, *args, **params)
+
+    def block_mask(self, B, H, Nq, Nkv, device=None, **params):
+        """VariantKernel.block_mask, with the captured tensors' values at the `compile` call by default."""
+        import torch
+        device = torch.device(device if device is not None else "cuda")
+        if device.type == "cuda" and device.index is None:
+            device = torch.device("cuda", torch.cuda.current_device())
+        for pname, tensor in self.values.items():
+            params.setdefault(pname, tensor_for(self.kernel, pname, tensor, device))
+        return self.kernel.block_mask(B, H, Nq, Nkv, device=device, **params)
 
 
 _DEVICE_COPIES = {}

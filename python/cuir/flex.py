@@ -20,7 +20,9 @@ and dtype) does not recompile; Python numbers and 0-d tensors they capture are c
 """
 import importlib
 import math
+import weakref
 
+from . import block_mask as _block_mask
 from . import cache as _cache
 from . import kernel_lib
 
@@ -29,6 +31,7 @@ _compile = importlib.import_module(__package__ + ".compile")  # the module (cuir
 _NEEDS = ("4-D", "bf16/fp16", "head dim 64 or 128", "CUDA")
 _MAX_GRID = 65535  # batch, heads and query blocks of 128 rows: the kernels' grid limits
 _TRACED = {}       # (functions, captured non-tensor values, normaliser) -> (variant text, {name: tensor})
+_OWN_MASKS = {}    # id(FlexAttention BlockMask) -> (weak reference to it, problem, CuIR's cuir.BlockMask)
 
 
 def _check_tensors(query, key, value, enable_gqa):
@@ -89,7 +92,11 @@ def _mask_mod_of(block_mask, Nq, Nkv):
     """The mask_mod of a BlockMask (checking the lengths it was made for), of a callable, or None."""
     if block_mask is None:
         return None
-    if hasattr(block_mask, "mask_mod") and hasattr(block_mask, "kv_num_blocks"):  # FlexAttention's BlockMask
+    if isinstance(block_mask, _block_mask.BlockMask) and block_mask.mask_mod is None:
+        raise TypeError("flex_attention: this cuir.BlockMask (from attn.block_mask) does not carry its mask_mod; "
+                        "pass it to that attn(..., block_mask=...), or give flex_attention FlexAttention's "
+                        "BlockMask or the mask_mod")
+    if _is_flex_block_mask(block_mask):  # FlexAttention's BlockMask
         lengths = getattr(block_mask, "seq_lengths", None)
         if lengths is not None and tuple(lengths) != (Nq, Nkv):
             raise ValueError(f"flex_attention: block_mask was made for (Nq, Nkv) = {tuple(lengths)}, the "
@@ -177,6 +184,36 @@ def _current_tensors(score_mod, mask_mod, traced_values):
     return {name: found.get(name, tensor) for name, tensor in traced_values.items()}
 
 
+def _is_flex_block_mask(block_mask):
+    return hasattr(block_mask, "mask_mod") and hasattr(block_mask, "kv_num_blocks")
+
+
+def _runtime_block_mask(variant, block_mask, params, query, key):
+    """The lists a variant with a runtime block mask walks: a FlexAttention BlockMask's own where the kernel
+    can walk them (block_mask.from_flex says when), else CuIR's, computed once per BlockMask object and problem
+    (reused across layers, as FlexAttention's lists are) from the captured values of that first call. None
+    for a bare mask_mod: the variant then computes them at each call."""
+    if not _is_flex_block_mask(block_mask):
+        return None
+    B, Hq, Nq, Nkv = query.shape[0], query.shape[1], query.shape[2], key.shape[2]
+    own, _ = _block_mask.from_flex(block_mask, variant.block_mask_info, B, Hq, Nq, Nkv, query.device)
+    if own is not None:
+        return own
+    problem = (id(variant), B, Hq, Nq, Nkv, str(query.device))
+    hit = _OWN_MASKS.get(id(block_mask))
+    if hit is not None and hit[0]() is block_mask and hit[1] == problem:
+        return hit[2]
+    own = variant.block_mask(B, Hq, Nq, Nkv, device=query.device, **params)
+    try:
+        ref = weakref.ref(block_mask)
+    except TypeError:  # not weakly referenceable: computed at every call
+        return own
+    for k in [k for k, v in _OWN_MASKS.items() if v[0]() is None]:
+        del _OWN_MASKS[k]
+    _OWN_MASKS[id(block_mask)] = (ref, problem, own)
+    return own
+
+
 def _ready(t):
     """t as the kernels take it: head dim contiguous, strides multiples of 8, 16-byte aligned."""
     ok = t.stride(-1) == 1 and all(s % 8 == 0 for s in t.stride()[:-1]) and t.data_ptr() % 16 == 0
@@ -189,8 +226,11 @@ def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=Non
 
     query [B, Hq, Nq, D], key/value [B, Hkv, Nkv, D]: CUDA, bfloat16 or float16, D 64 or 128, Hq a multiple
     of Hkv (enable_gqa=True when they differ, as torch requires).
-    score_mod(score, b, h, q_idx, kv_idx) -> score; block_mask: FlexAttention's BlockMask (its mask_mod is
-    used; its block lists are not read yet: block sparsity is issue 16) or a mask_mod(b, h, q_idx, kv_idx).
+    score_mod(score, b, h, q_idx, kv_idx) -> score; block_mask: FlexAttention's BlockMask or a
+    mask_mod(b, h, q_idx, kv_idx). The variant is traced from the mask_mod (a BlockMask's own). Tiles the
+    mask decides statically need no lists; for a mask decided at run time, a BlockMask's lists are walked
+    where its BLOCK_SIZE is the kernel's tiles and Nkv a multiple of its KV tile, else CuIR computes its own
+    once per BlockMask (see docs/Python.md); a bare mask_mod's are computed at each call.
     scale: the score scale, default 1/sqrt(D). return_lse: also return the log-sum-exp (float32 [B, Hq, Nq],
     natural log, as FlexAttention's).
     kernel: "auto" (sm90 on compute capability 9.x, sm80 elsewhere), "sm80" or "sm90".
@@ -216,5 +256,7 @@ def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=Non
     library = _compile.build_cached(chosen, text, "flex", _compile.DEFAULT_ARCHS[chosen])
     variant = _compile.load_once(library)
     params = {name: _compile.tensor_for(variant, name, t, query.device) for name, t in values.items()}
+    if variant.block_mask_info:
+        params["block_mask"] = _runtime_block_mask(variant, block_mask, params, query, key)
     with torch.no_grad():
         return variant(q, k, v, softmax_scale=scale, layout="bhnd", return_lse=return_lse, **params)

@@ -11,21 +11,42 @@ for arrays (int32 or float32, contiguous), numbers for scalars; captured tensors
 device (made contiguous), else a ValueError names the field. The lowering's
 manifest (<stem>.json) lists them; the params struct gets them appended after
 the base fields, as the patched cuir/attention_params.h declares.
+
+A variant lowered with a runtime block mask (its manifest's "block_mask") also exports the classification of
+its tiles: attn.block_mask(B, H, Nq, Nkv, **params) returns a cuir.BlockMask (cuir/block_mask.py) that
+attn(q, k, v, ..., block_mask=bm) reuses; without one, each call computes it first (on the same stream).
 """
+import contextlib
 import ctypes
 import json
-import math
 import pathlib
 
+from . import block_mask as _bm
 from .kernel_lib import AttentionParams, KernelError, bind_views, make_params
 
 _CTYPES = {"float": ctypes.c_float, "int32": ctypes.c_int32, "int64": ctypes.c_int64,
-           "float_ptr": ctypes.c_void_p, "int32_ptr": ctypes.c_void_p, "tensor": ctypes.c_void_p}
+           "float_ptr": ctypes.c_void_p, "int32_ptr": ctypes.c_void_p, "tensor": ctypes.c_void_p,
+           "block_mask": ctypes.c_void_p}
 _ENTRY_POINTS = ("cuir_flash_fwd_sm80", "cuir_flash_fwd_sm90")
 
 
+class BlockMaskStruct(ctypes.Structure):
+    """Mirror of struct cuir_block_mask (kernels/include/cuir/block_mask.h)."""
+    _fields_ = [(name, ctypes.c_void_p) for name in _bm.LISTS] + [
+        (name, ctypes.c_int32) for name in ("batch", "heads", "q_blocks", "kv_blocks", "block_m", "block_n")]
+
+
+def _launch_context(device):
+    """(context, stream) to call a library entry for tensors on `device`: that device current and its
+    current stream (no context and the NULL stream elsewhere: test doubles of a library on the CPU)."""
+    import torch
+    if device.type != "cuda":
+        return contextlib.nullcontext(), None
+    return torch.cuda.device(device), torch.cuda.current_stream(device).cuda_stream
+
+
 class VariantKernel:
-    def __init__(self, library, manifest=None):
+    def __init__(self, library, manifest=None, lib=None):
         library = pathlib.Path(library)
         stem = library.name[3:-3] if library.name.startswith("lib") else library.stem
         manifest = pathlib.Path(manifest) if manifest else library.with_name(stem + ".json")
@@ -34,7 +55,8 @@ class VariantKernel:
         self.fields = self.manifest["fields"]
         self.params_type = type(f"Params_{stem}", (ctypes.Structure,), {
             "_fields_": [("base", AttentionParams)] + [(f["name"], _CTYPES[f["type"]]) for f in self.fields]})
-        self.lib = ctypes.CDLL(str(library))
+        # lib: the library, or a test double with the same functions
+        self.lib = lib if lib is not None else ctypes.CDLL(str(library))
         self.lib.cuir_attention_params_sizeof.restype = ctypes.c_int
         size = self.lib.cuir_attention_params_sizeof()
         if size != ctypes.sizeof(self.params_type):
@@ -47,38 +69,116 @@ class VariantKernel:
         self.entry.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
         self.sigmoid = self.manifest.get("normalizer") == "sigmoid"
         self._defaults = {}
+        self.block_mask_info = self.manifest.get("block_mask")
+        if self.block_mask_info:
+            names = (self.block_mask_info["dims_entry"], self.block_mask_info["entry"])
+            if not all(hasattr(self.lib, n) for n in names):
+                raise RuntimeError(f"{library}: its manifest has a block mask, but it exports none of {names}")
+            self._bm_dims, self._bm_entry = (getattr(self.lib, n) for n in names)
+            self._bm_dims.restype = self._bm_entry.restype = ctypes.c_int
+            self._bm_dims.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+            self._bm_entry.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
 
-    def __call__(self, q, k, v, softmax_scale=None, layout="bhnd", out=None, return_lse=False, **params):
-        import torch
+    def __call__(self, q, k, v, softmax_scale=None, layout="bhnd", out=None, return_lse=False, block_mask=None,
+                 **params):
         out, lse, (qv, kv, vv, ov) = bind_views(q, k, v, out, None, return_lse and not self.sigmoid, layout)
         p = self.params_type()
         p.base = make_params(qv, kv, vv, ov, lse, causal=False, softmax_scale=softmax_scale)
-        keep = []
-        for f in self.fields:
-            if f["name"] in params:
-                value = params[f["name"]]
-            elif "default" in f:  # a value captured from the traced score_mod/mask_mod
-                value = self._default(f, q.device)
+        keep = self._bind_fields(p, params, q.device)
+        if self.block_mask_info:
+            if block_mask is None:  # computed for this call, on the stream the attention runs on
+                block_mask = self._compute_block_mask(p, q.device)
             else:
-                raise TypeError(f"variant '{self.variant}' needs the parameter {f['name']!r}")
-            if f["type"] == "tensor":  # a captured tensor: shape, dtype and strides from the manifest
-                value = _bind_tensor(f, value, q.device)
-                keep.append(value)
-                setattr(p, f["name"], value.data_ptr())
-            elif f["type"].endswith("_ptr"):
-                dtype = torch.float32 if f["type"] == "float_ptr" else torch.int32
-                if not (torch.is_tensor(value) and value.is_cuda and value.dtype == dtype and value.is_contiguous()):
-                    raise TypeError(f"{f['name']}: a contiguous CUDA {dtype} tensor")
-                keep.append(value)
-                setattr(p, f["name"], value.data_ptr())
-            else:
-                setattr(p, f["name"], float(value) if f["type"] == "float" else int(value))
-        with torch.cuda.device(q.device):
-            rc = self.entry(ctypes.byref(p), ctypes.c_void_p(torch.cuda.current_stream().cuda_stream))
+                b = p.base
+                _bm.check_block_mask(block_mask, self.block_mask_info, b.batch, b.num_heads_q, b.seqlen_q,
+                                     b.seqlen_kv, q.device)
+            keep.append(block_mask)
+            for name, field in self.block_mask_info["fields"].items():
+                setattr(p, field, getattr(block_mask, name).data_ptr())
+        elif block_mask is not None:
+            raise ValueError(f"variant '{self.variant}' has no runtime block mask (its tiles are decided when it "
+                             f"is compiled): call it without block_mask")
+        context, stream = _launch_context(q.device)
+        with context:
+            rc = self.entry(ctypes.byref(p), ctypes.c_void_p(stream))
         if rc != 0:
             raise KernelError(rc, f"variant '{self.variant}'")
         return (out, lse) if return_lse else out
 
+    def block_mask(self, B, H, Nq, Nkv, device=None, **params):
+        """The cuir.BlockMask of a problem of B batches, H query heads, Nq queries and Nkv keys, with the
+        variant's parameters (as for a call; captured values by default), computed on `device` (default: the
+        current CUDA device) on its current stream. Reusable for every call of that problem."""
+        import torch
+        if not self.block_mask_info:
+            raise ValueError(f"variant '{self.variant}' has no runtime block mask (its tiles are decided when it "
+                             f"is compiled)")
+        for name, x in (("B", B), ("H", H), ("Nq", Nq), ("Nkv", Nkv)):
+            if not isinstance(x, int) or isinstance(x, bool) or not 0 <= x < 2 ** 31:
+                raise ValueError(f"block_mask: {name} must be an int in [0, 2^31), got {x!r}")
+        device = torch.device(device if device is not None else "cuda")
+        if device.type == "cuda" and device.index is None:
+            device = torch.device("cuda", torch.cuda.current_device())
+        p = self.params_type()
+        b = p.base
+        b.batch, b.num_heads_q, b.num_heads_kv, b.seqlen_q, b.seqlen_kv = B, H, max(H, 1), Nq, Nkv
+        # the parameters the mask reads (others, of the scores, may be given and are ignored)
+        read = set(self.block_mask_info.get("params", ()))
+        keep = self._bind_fields(p, params, device, only=read)
+        mask = self._compute_block_mask(p, device)
+        del keep  # the parameter tensors, alive until the entry has queued its work
+        return mask
+
+    def _compute_block_mask(self, p, device):
+        """The eight lists of p's problem, by the library's classification (queued on device's stream)."""
+        import torch
+        info = self.block_mask_info
+        dims = (ctypes.c_int32 * 4)()
+        rc = self._bm_dims(ctypes.byref(p), dims)
+        if rc != 0:
+            raise KernelError(rc, info["dims_entry"])
+        B_, H_, QB, KB = dims
+        shapes = {"kv_num_blocks": (B_, H_, QB), "kv_indices": (B_, H_, QB, KB),
+                  "q_num_blocks": (B_, H_, KB), "q_indices": (B_, H_, KB, QB)}
+        lists = {name: torch.empty(shapes[name.replace("full_", "")], dtype=torch.int32, device=device)
+                 for name in _bm.LISTS}
+        mask = BlockMaskStruct(*(lists[n].data_ptr() for n in _bm.LISTS), B_, H_, QB, KB, info["block_m"],
+                               info["block_n"])
+        context, stream = _launch_context(device)
+        with context:
+            rc = self._bm_entry(ctypes.byref(p), ctypes.byref(mask), ctypes.c_void_p(stream))
+        if rc != 0:
+            raise KernelError(rc, info["entry"])
+        return _bm.BlockMask(lists, (info["block_m"], info["block_n"]), (p.base.seqlen_q, p.base.seqlen_kv))
+
+    def _bind_fields(self, p, params, device, only=None):
+        """Sets p's variant fields (those named in `only`, if given) from `params` or their defaults; returns
+        the tensors they point into."""
+        import torch
+        keep = []
+        for f in self.fields:
+            if f["type"] == "block_mask" or (only is not None and f["name"] not in only):
+                continue  # lists are bound from a BlockMask
+            if f["name"] in params:
+                value = params[f["name"]]
+            elif "default" in f:  # a value captured from the traced score_mod/mask_mod
+                value = self._default(f, device)
+            else:
+                raise TypeError(f"variant '{self.variant}' needs the parameter {f['name']!r}")
+            if f["type"] == "tensor":  # a captured tensor: shape, dtype and strides from the manifest
+                value = _bind_tensor(f, value, device)
+                keep.append(value)
+                setattr(p, f["name"], value.data_ptr())
+            elif f["type"].endswith("_ptr"):
+                dtype = torch.float32 if f["type"] == "float_ptr" else torch.int32
+                if not (torch.is_tensor(value) and value.device == device and value.dtype == dtype and
+                        value.is_contiguous()):
+                    raise TypeError(f"{f['name']}: a contiguous {dtype} tensor on {device}")
+                keep.append(value)
+                setattr(p, f["name"], value.data_ptr())
+            else:
+                setattr(p, f["name"], float(value) if f["type"] == "float" else int(value))
+        return keep
 
     def _default(self, f, device):
         import torch

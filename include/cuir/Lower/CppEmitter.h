@@ -39,6 +39,9 @@ public:
   llvm::DenseMap<Value, std::string> names;
   /// Kernel parameters of role param:<x> are written `params.<x>`.
   std::string paramsName = "params";
+  /// Whether a value the lift named (its NameLoc) is written by that name;
+  /// off for code outside the kernel, which sees none of the kernel's names.
+  bool sourceNames = true;
 
   /// The C++ expression of `v`, or failure with `why` set.
   FailureOr<std::string> expr(Value v, std::string &why);

@@ -1,0 +1,85 @@
+/*
+ * cuir/block_mask.h: the runtime block mask of a variant library (C interface).
+ *
+ * A variant whose mask CuIR cannot decide per tile at compile time (documents, lookups in captured tensors, any
+ * mask_mod) is lowered with a classification of its tiles at run time: a library entry point that writes, for a
+ * problem (the sizes and variant parameters of a cuir_attention_params), FlexAttention's BlockMask lists for tiles
+ * of block_m query rows x block_n keys (the attention kernel's tiles), all int32, row-major:
+ *
+ *   kv_num_blocks      [B', H', QB]       the partial KV tiles of query block m: how many
+ *   kv_indices         [B', H', QB, KB]   their KV tile numbers, the first kv_num_blocks entries
+ *   full_kv_num_blocks [B', H', QB]       the full KV tiles of query block m
+ *   full_kv_indices    [B', H', QB, KB]
+ *   q_num_blocks       [B', H', KB]       the transposed lists: the partial query tiles of KV block n
+ *   q_indices          [B', H', KB, QB]
+ *   full_q_num_blocks  [B', H', KB]       the full query tiles of KV block n
+ *   full_q_indices     [B', H', KB, QB]
+ *
+ * QB = ceil(Nq / block_m), KB = ceil(Nkv / block_n). B' = B when the mask reads the batch index, else 1; H' = Hq
+ * when it reads the head, else 1 (one row for all, broadcast). A tile is EMPTY when no pair (q, kv) of it with
+ * q < Nq and kv < Nkv is visible, FULL when every pair of the tile is in range and visible (a ragged last tile is
+ * never full), else PARTIAL. Lists are in descending tile order; the entries after a list's count are 0. The result
+ * does not depend on how the GPU schedules the work (no atomics).
+ *
+ * The mask's predicate is evaluated only at in-range pairs, with the variant's parameters of *params (the fields of
+ * the variant section of cuir/attention_params.h that the mask reads); q, k, v, o, lse, the strides, head_dim and
+ * dtype are not read.
+ */
+#ifndef CUIR_BLOCK_MASK_H
+#define CUIR_BLOCK_MASK_H
+
+#include <stdint.h>
+
+#include "cuir/attention_params.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct cuir_block_mask {
+  /* ---- the lists (device pointers, 4-byte aligned; shapes above) ---- */
+  int32_t *kv_num_blocks;
+  int32_t *kv_indices;
+  int32_t *full_kv_num_blocks;
+  int32_t *full_kv_indices;
+  int32_t *q_num_blocks;
+  int32_t *q_indices;
+  int32_t *full_q_num_blocks;
+  int32_t *full_q_indices;
+  /* ---- their sizes: what <entry>_block_mask_dims returns, and the library's tiles ---- */
+  int32_t batch;     /* B' */
+  int32_t heads;     /* H' */
+  int32_t q_blocks;  /* QB */
+  int32_t kv_blocks; /* KB */
+  int32_t block_m;   /* query rows of a tile */
+  int32_t block_n;   /* keys of a tile */
+} cuir_block_mask;
+
+/*
+ * A variant library with a runtime block mask exports two functions named after its attention entry point (for
+ * cuir_flash_fwd_sm80 and cuir_flash_fwd_sm90, below); its manifest (<stem>.json, "block_mask") names them.
+ *
+ * <entry>_block_mask_dims: dims = {B', H', QB, KB} of params' problem (batch, num_heads_q, seqlen_q, seqlen_kv).
+ * Returns a cudaError_t value: 0, or 1 (cudaErrorInvalidValue) for a NULL params or dims, or a negative size.
+ *
+ * <entry>_block_mask: computes the eight lists of params' problem into mask's buffers, on stream (a cudaStream_t,
+ * NULL for the legacy default stream), asynchronously. mask's sizes must be those <entry>_block_mask_dims gives
+ * and its block_m, block_n the library's tiles (so that the buffers hold the lists and the attention entry reads
+ * them with its tiles). Returns 0 when the work was launched (or there is none: an empty problem), or
+ *   1   (cudaErrorInvalidValue) for a NULL params or mask, a negative size, sizes or tiles other than the
+ *       library's, a NULL or misaligned list buffer of a non-empty list, or a NULL parameter array that the mask
+ *       reads;
+ *   or the launch's own error.
+ */
+CUIR_KERNEL_API int cuir_flash_fwd_sm80_block_mask_dims(const cuir_attention_params *params, int32_t dims[4]);
+CUIR_KERNEL_API int cuir_flash_fwd_sm80_block_mask(const cuir_attention_params *params, cuir_block_mask *mask,
+                                                   void *stream);
+CUIR_KERNEL_API int cuir_flash_fwd_sm90_block_mask_dims(const cuir_attention_params *params, int32_t dims[4]);
+CUIR_KERNEL_API int cuir_flash_fwd_sm90_block_mask(const cuir_attention_params *params, cuir_block_mask *mask,
+                                                   void *stream);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* CUIR_BLOCK_MASK_H */

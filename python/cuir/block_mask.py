@@ -1,0 +1,141 @@
+"""Runtime block masks: which tiles of the attention matrix a variant kernel visits, and how.
+
+    attn = cuir.compile(mask_mod=document, kernel="sm90")   # a mask that needs a runtime block mask
+    bm = attn.block_mask(B, H, Nq, Nkv, doc_ids=ids)         # computed on the GPU, once
+    out = attn(q, k, v, doc_ids=ids, block_mask=bm)          # reused across calls and layers
+    out = attn(q, k, v, doc_ids=ids)                         # or computed at each call
+
+A BlockMask holds FlexAttention's lists (int32 CUDA tensors) for tiles of block_m x block_n, the kernel's:
+kv_num_blocks [B', H', QB] and kv_indices [B', H', QB, KB] (the partial KV tiles of each query tile),
+full_kv_num_blocks / full_kv_indices (the full ones), and the transposed q_* lists [B', H', KB] /
+[B', H', KB, QB]. QB = ceil(Nq / block_m), KB = ceil(Nkv / block_n); B' is B if the mask reads the batch
+index, else 1, and H' is Hq if it reads the head, else 1 (the rows broadcast). A tile is empty if no in-range
+pair of it is visible, full if all its pairs are in range and visible (a ragged last tile never is), else
+partial. CuIR's lists are in descending tile order, the entries after a row's count 0.
+"""
+
+LISTS = ("kv_num_blocks", "kv_indices", "full_kv_num_blocks", "full_kv_indices",
+         "q_num_blocks", "q_indices", "full_q_num_blocks", "full_q_indices")
+KV_LISTS = LISTS[:4]
+
+# Tile classes of BlockMask.to_dense().
+EMPTY, PARTIAL, FULL = 0, 1, 2
+
+
+class BlockMask:
+    """The block lists of one problem (see the module's docstring). Attributes: the eight lists (q_* may be
+    None for a mask converted from FlexAttention without them), block_size = (block_m, block_n),
+    seq_lengths = (Nq, Nkv), batch and heads (B', H'), and mask_mod (the function it was made from, if
+    known)."""
+
+    def __init__(self, lists, block_size, seq_lengths, mask_mod=None):
+        missing = [name for name in KV_LISTS if lists.get(name) is None]
+        if missing:
+            raise ValueError(f"BlockMask: the lists {', '.join(missing)} are needed")
+        for name in LISTS:
+            setattr(self, name, lists.get(name))
+        self.block_size = tuple(int(x) for x in block_size)
+        self.seq_lengths = tuple(int(x) for x in seq_lengths)
+        self.mask_mod = mask_mod
+        self.batch, self.heads, self.q_blocks = (int(x) for x in self.kv_num_blocks.shape)
+        self.kv_blocks = int(self.kv_indices.shape[-1])
+
+    @property
+    def BLOCK_SIZE(self):  # FlexAttention's name
+        return self.block_size
+
+    @property
+    def device(self):
+        return self.kv_num_blocks.device
+
+    @property
+    def dims(self):
+        """(B', H', QB, KB)."""
+        return self.batch, self.heads, self.q_blocks, self.kv_blocks
+
+    def to_dense(self):
+        """The tile classes, int32 [B', H', QB, KB]: 0 empty, 1 partial, 2 full (FlexAttention's to_dense()
+        is `to_dense() > 0`). For debugging: it reads the lists only."""
+        import torch
+        dense = torch.zeros(self.dims, dtype=torch.int32, device=self.device)
+        for num, idx, cls in (("kv_num_blocks", "kv_indices", PARTIAL),
+                              ("full_kv_num_blocks", "full_kv_indices", FULL)):
+            counts, indices = getattr(self, num), getattr(self, idx)
+            valid = torch.arange(self.kv_blocks, device=self.device) < counts.unsqueeze(-1)
+            # scatter_add: the entries past a row's count (all pointing somewhere) add 0
+            dense.scatter_add_(-1, indices.long() * valid, valid.int() * cls)
+        return dense
+
+    def __repr__(self):
+        B, H, QB, KB = self.dims
+        return (f"cuir.BlockMask(B'={B}, H'={H}, QB={QB}, KB={KB}, block_size={self.block_size}, "
+                f"seq_lengths={self.seq_lengths}, device={self.device})")
+
+
+def expected_dims(info, B, H, Nq, Nkv):
+    """(B', H', QB, KB) of a problem for a library's block mask (its manifest's "block_mask")."""
+    bm, bn = info["block_m"], info["block_n"]
+    return (B if "batch" in info["depends"] else 1, H if "heads" in info["depends"] else 1,
+            -(-Nq // bm), -(-Nkv // bn))
+
+
+def check_block_mask(bm, info, B, H, Nq, Nkv, device):
+    """A ValueError (what differs) unless `bm` is a BlockMask whose kv lists the kernel of `info` can walk
+    for this problem: its tiles, lengths, dims, device and int32 contiguous lists."""
+    import torch
+    if not isinstance(bm, BlockMask):
+        raise TypeError(f"block_mask must be a cuir.BlockMask (attn.block_mask(...)), not {type(bm).__name__}")
+    tiles = (info["block_m"], info["block_n"])
+    if bm.block_size != tiles:
+        raise ValueError(f"block_mask has tiles of {bm.block_size[0]} x {bm.block_size[1]}, the kernel's are "
+                         f"{tiles[0]} x {tiles[1]}")
+    if bm.seq_lengths != (Nq, Nkv):
+        raise ValueError(f"block_mask was made for (Nq, Nkv) = {bm.seq_lengths}, the inputs have ({Nq}, {Nkv})")
+    want = expected_dims(info, B, H, Nq, Nkv)
+    if bm.dims != want:
+        raise ValueError(f"block_mask has (B', H', QB, KB) = {bm.dims}, this problem needs {want} (B={B}, "
+                         f"Hq={H}; the mask depends on {', '.join(info['depends']) or 'neither batch nor heads'})")
+    B_, H_, QB, KB = want
+    for name in KV_LISTS:
+        t = getattr(bm, name)
+        shape = (B_, H_, QB) if "num_blocks" in name else (B_, H_, QB, KB)
+        if tuple(t.shape) != shape or t.dtype != torch.int32 or not t.is_contiguous():
+            raise ValueError(f"block_mask.{name}: expected a contiguous int32 tensor of shape {list(shape)}, "
+                             f"got {t.dtype} {list(t.shape)}")
+        if t.device != device:
+            raise ValueError(f"block_mask.{name} is on {t.device}, the inputs on {device}")
+
+
+def from_flex(fbm, info, B, H, Nq, Nkv, device):
+    """FlexAttention's BlockMask as the kernel of `info` walks it, or None (with the reason) where it cannot
+    be: its BLOCK_SIZE must be the kernel's tiles, Nkv a multiple of block_n (FlexAttention may call a ragged
+    last KV tile full; CuIR's kernels must mask it), and its lists of this problem's QB x KB tiles with a batch
+    and head dimension of 1 or B (Hq). Rows are broadcast or taken as the kernel's B', H' need (a mask that
+    reads neither b nor h has equal rows)."""
+    import torch
+    tiles = (info["block_m"], info["block_n"])
+    size = getattr(fbm, "BLOCK_SIZE", None)
+    size = tuple(size) if isinstance(size, (tuple, list)) else (size, size)
+    if size != tiles:
+        return None, f"its BLOCK_SIZE {size} is not the kernel's tiles {tiles}"
+    if Nkv % tiles[1]:
+        return None, f"Nkv = {Nkv} is not a multiple of the kernel's {tiles[1]} keys per tile"
+    B_, H_, QB, KB = expected_dims(info, B, H, Nq, Nkv)
+    num = fbm.kv_num_blocks
+    if num.dim() != 3 or num.shape[0] not in (1, B) or num.shape[1] not in (1, H) or num.shape[2] != QB or \
+            tuple(fbm.kv_indices.shape) != (*num.shape, KB):
+        return None, (f"its lists have shape {list(num.shape)} / {list(fbm.kv_indices.shape)}, not [1 or {B}, "
+                      f"1 or {H}, {QB}(, {KB})]")
+
+    def fit(t):
+        t = t.to(device=device, dtype=torch.int32)
+        t = t[:1] if B_ == 1 else t.expand(B_, *t.shape[1:])
+        t = t[:, :1] if H_ == 1 else t.expand(t.shape[0], H_, *t.shape[2:])
+        return t.contiguous()
+
+    full_num, full_idx = fbm.full_kv_num_blocks, fbm.full_kv_indices
+    if full_num is None:  # no full tiles: every listed tile is masked
+        full_num, full_idx = torch.zeros_like(num), torch.zeros_like(fbm.kv_indices)
+    lists = {"kv_num_blocks": fit(num), "kv_indices": fit(fbm.kv_indices),
+             "full_kv_num_blocks": fit(full_num), "full_kv_indices": fit(full_idx)}
+    return BlockMask(lists, tiles, (Nq, Nkv), getattr(fbm, "mask_mod", None)), None
