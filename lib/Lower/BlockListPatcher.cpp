@@ -148,10 +148,10 @@ LogicalResult BlockListPatcher::writeLists(PatchContext &ctx, unsigned line) {
   std::string kvBlocks =
       "(params.seqlen_kv + " + blockN + " - 1) / " + blockN;
   std::string code =
-      in + "// ---- cuir: the tiles of the runtime block mask @" +
-      mask.getSymName().str() +
-      ": masked steps visit this query block's partial tiles, unmasked\n" +
-      in + "//      steps its full ones, nobody the rest ----\n" + in +
+      in + "// ---- cuir: the tiles of the runtime block mask: masked steps "
+           "visit this query block's\n" +
+      in + "//      partial tiles, unmasked steps its full ones, nobody the "
+           "rest ----\n" + in +
       "const cuir_kernels::ListedKvTiles kv_tiles(\n" + in +
       "    params.cuir_kv_num_blocks, params.cuir_kv_indices, "
       "params.cuir_full_kv_num_blocks, params.cuir_full_kv_indices,\n" +
@@ -164,8 +164,9 @@ LogicalResult BlockListPatcher::writeLists(PatchContext &ctx, unsigned line) {
     code += in + lowest + " = 0;\n";
   code += in + unmaskedTop + " = kv_tiles.num_full;\n";
   code += in + top + " = kv_tiles.num_blocks();";
-  auto [first, last] = ctx.src.statement(line);
-  return ctx.edit({SourceEdit::ReplaceLines, first, last, code, "", ""},
+  // The declaration is one line (its braces are the initializer, not a
+  // block: no statement scan).
+  return ctx.edit({SourceEdit::ReplaceLines, line, line, code, "", ""},
                   ctx.diff->target.getLoc());
 }
 

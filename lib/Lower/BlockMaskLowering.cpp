@@ -15,6 +15,10 @@
 #include "Patcher.h"
 #include "ScoreHelper.h"
 
+#include "cuir/Transfer/BlockMask.h"
+
+#include "mlir/IR/SymbolTable.h"
+
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/Regex.h"
 
@@ -202,7 +206,13 @@ LogicalResult mlir::cuir::lowerBlockMask(KernelOp kernel, PatchContext &ctx) {
     return success();
   }
   if (ctx.blockMask) {
-    if (ctx.blockMask->symbol == op.getSymName())
+    // Instantiations of other tiles (head dims) share the predicate; the
+    // classification takes each call's tiles from its kernel.
+    auto first = SymbolTable::lookupNearestSymbolFrom<BlockMaskOp>(
+        kernel, StringAttr::get(kernel.getContext(), ctx.blockMask->symbol));
+    if (ctx.blockMask->symbol == op.getSymName() ||
+        (first && first.getDepends() == op.getDepends() &&
+         haveSamePredicate(first, op)))
       return addListFields(kernel, ctx, *ctx.blockMask);
     return kernel.emitError()
            << "walks the block mask @" << op.getSymName()

@@ -3,6 +3,7 @@
 #include "cuir/Transfer/BlockMask.h"
 
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/OperationSupport.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
@@ -51,7 +52,26 @@ bool reads(const MaskSlice &slice, Value coord) {
   });
 }
 
+/// An existing block mask of the module that is `mask` under another name.
+BlockMaskOp findTwin(BlockMaskOp mask) {
+  for (auto other : mask->getParentOp()->getRegion(0).getOps<BlockMaskOp>())
+    if (other != mask && other.getBlockM() == mask.getBlockM() &&
+        other.getBlockN() == mask.getBlockN() &&
+        other.getDepends() == mask.getDepends() &&
+        haveSamePredicate(other, mask))
+      return other;
+  return {};
+}
+
 } // namespace
+
+bool mlir::cuir::haveSamePredicate(BlockMaskOp a, BlockMaskOp b) {
+  return a.getFunctionType() == b.getFunctionType() &&
+         a.getArgAttrsAttr() == b.getArgAttrsAttr() &&
+         OperationEquivalence::isRegionEquivalentTo(
+             &a.getBody(), &b.getBody(),
+             OperationEquivalence::IgnoreLocations);
+}
 
 FailureOr<BlockMaskOp> mlir::cuir::buildBlockMask(KernelOp kernel,
                                                   Value visible, Value b,
@@ -100,6 +120,10 @@ FailureOr<BlockMaskOp> mlir::cuir::buildBlockMask(KernelOp kernel,
     copy->removeAttr(CuIRDialect::ChangeAttrHelper::getNameStr());
   }
   YieldOp::create(builder, visible.getLoc(), map.lookup(visible));
+  if (BlockMaskOp twin = findTwin(mask)) {
+    mask.erase();
+    mask = twin;
+  }
   kernel->setAttr("cuir.block_mask",
                   FlatSymbolRefAttr::get(mask.getSymNameAttr()));
   return mask;
