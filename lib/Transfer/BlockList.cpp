@@ -237,7 +237,7 @@ LogicalResult BlockLister::run(ElementwiseOp scores, Value visible,
   Block &body = scores.getBody().front();
   unsigned n = scores.getInputs().size();
   FailureOr<BlockMaskOp> mask = buildBlockMask(
-      kernel, visible, body.getArgument(n), body.getArgument(n + 1),
+      rewriter, kernel, visible, body.getArgument(n), body.getArgument(n + 1),
       body.getArgument(n + 2), body.getArgument(n + 3), s.blockM, s.blockN);
   if (failed(mask) || failed(addListArguments()))
     return failure();

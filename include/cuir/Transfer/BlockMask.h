@@ -1,8 +1,9 @@
-//===- BlockMask.h - A kernel's runtime block mask --------------*- C++ -*-===//
+//===- BlockMask.h - A kernel's mask as a cuir.block_mask -------*- C++ -*-===//
 //
-// Builds the cuir.block_mask of a kernel from the mask condition of its
-// variant's scores: the predicate whose tiles a runtime classification
-// sorts into empty, partial and full.
+// A runtime block mask (cuir.block_mask) is the variant's mask predicate as a
+// function of the kernel's arguments and the coordinates (b, h, q, kv). The
+// transform that makes a kernel walk block lists builds it from the mask
+// condition of the kernel's variant scores.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,15 +16,25 @@
 
 namespace mlir::cuir {
 
-/// The cuir.block_mask of `visible`, an i1 inside `kernel`'s variant scores
-/// whose coordinates are `b`, `h`, `q`, `kv`: its slice becomes the op's
-/// region, the kernel arguments it reads the op's arguments (same cuir.arg
-/// and cuir.extent), pure ops outside the region over them and constants
-/// are cloned. Inserted after the kernel as `<kernel>_blocks`, named by the
-/// kernel's `cuir.block_mask`; a block mask of the module with the same
-/// predicate, tiles and depends (another instantiation's) is reused. Fails, at the value, if the mask reads what
-/// is neither (a loop value, a score).
-FailureOr<BlockMaskOp> buildBlockMask(KernelOp kernel, Value visible, Value b, Value h, Value q,
+/// Builds the cuir.block_mask of `kernel` from `visible`, the i1 mask
+/// condition inside the kernel's variant-scores cuir.elementwise, whose
+/// coordinate block arguments are `b`, `h`, `q` and `kv`. The op reads the
+/// backward slice of `visible`: its ops in the region, the kernel arguments
+/// it reaches (which become the op's arguments, with their cuir.arg and
+/// cuir.extent) and the side-effect-free ops outside the region that compute
+/// from kernel arguments and constants only. It depends on batch or heads if
+/// the slice reads b or h. It is inserted after the kernel as
+/// `@<kernel>_blocks` (made unique), and the kernel's `cuir.block_mask`
+/// names it; a block mask of the module with the same predicate, tiles and
+/// depends (another instantiation's) is named instead. The kernel's
+/// block_mask:* arguments are not added.
+///
+/// Fails, with an error at the op that reads it, if the slice reads any
+/// other value (a score, a loop's induction variable, a block id, memory
+/// outside the region) or a kernel argument without a cuir.arg or of a type
+/// a block mask cannot take.
+FailureOr<BlockMaskOp> buildBlockMask(RewriterBase &rewriter, KernelOp kernel,
+                                      Value visible, Value b, Value h, Value q,
                                       Value kv, int64_t blockM, int64_t blockN);
 
 /// Whether `a` and `b` classify pairs alike: the same arguments (types and
