@@ -486,6 +486,9 @@ public:
                           ArrayRef<int64_t> order, InterpreterReport &report);
   /// Writes the inputs, outputs and meta.json to the dump directory.
   LogicalResult writeDump();
+  /// Writes the block mask's lists there, as int32 .npy files of their
+  /// [B', H', ...] shapes.
+  LogicalResult writeBlockLists(function_ref<std::string(StringRef)> file);
   FailureOr<Output> runReference();
   void compareOutput(const Output &ref, bool sampled,
                      InterpreterReport &report);
@@ -1068,7 +1071,34 @@ LogicalResult KernelRun::writeDump() {
       {"causal", p.causal},
       {"scale", jsonNumber(p.scale)},
       {"dtype", outView->buffer->kind == ElemKind::F16 ? "fp16" : "bf16"}};
+  if (blockMask) {
+    if (failed(writeBlockLists(file)))
+      return failure();
+    BlockMaskOp mask = getBlockMask(kernel);
+    info["block_mask"] = {{"block_m", mask.getBlockM()},
+                          {"block_n", mask.getBlockN()},
+                          {"batches", blockMask->batches},
+                          {"heads", blockMask->heads}};
+  }
   meta << dumpJson(info) << "\n";
+  return success();
+}
+
+LogicalResult
+KernelRun::writeBlockLists(function_ref<std::string(StringRef)> file) {
+  BlockMaskLists &l = *blockMask;
+  int64_t B = l.batches, H = l.heads, QB = l.qBlocks, KB = l.kvBlocks;
+  for (StringRef name :
+       {"kv_num_blocks", "full_kv_num_blocks", "kv_indices", "full_kv_indices",
+        "q_num_blocks", "full_q_num_blocks", "q_indices", "full_q_indices"}) {
+    bool kv = name.contains("kv_");
+    SmallVector<int64_t, 4> shape = {B, H, kv ? QB : KB};
+    if (name.ends_with("indices"))
+      shape.push_back(kv ? KB : QB);
+    if (!writeNpy(file((name + ".npy").str()), shape, *l.getList(name)))
+      return emitError(loc) << "cannot write the block list '" << name
+                            << "' to '" << opt.dumpDir << "'";
+  }
   return success();
 }
 
@@ -1179,11 +1209,11 @@ mlir::cuir::interpretKernel(KernelOp kernel, const InterpreterOptions &opt) {
 
   InterpreterReport report;
   report.blocksTotal = *product(*grid);
-  report.blockMask = std::move(run.blockMask);
   Machine machine(kernel);
   if (failed(run.runBlocks(machine, *grid, *order, report)) ||
       (!opt.dumpDir.empty() && failed(run.writeDump())))
     return failure();
+  report.blockMask = std::move(run.blockMask);
 
   FailureOr<Output> ref = run.runReference();
   if (failed(ref))

@@ -9,11 +9,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "cuir/Transfer/BlockMask.h"
+#include "cuir/Transfer/Transfer.h"
+#include "cuir/Variants/Variants.h"
 #include "cuir/Interpreter/Interpreter.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/IR/OwningOpRef.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
@@ -488,6 +491,106 @@ TEST_F(BuildBlockMaskTest, BlockIdIsNotAKernelArgument) {
             std::string::npos)
       << error;
   EXPECT_NE(error.find("note: defined here"), std::string::npos) << error;
+}
+
+//===----------------------------------------------------------------------===//
+// buildBlockMask on kernels that transfer gave a variant
+//===----------------------------------------------------------------------===//
+
+class TransferredMaskTest : public BlockMaskTest {
+protected:
+  /// The pass tests' FA2 kernel (64 x 32 tiles) transferred to `spec`, and
+  /// the block mask of its first variant-scores op.
+  FailureOr<BlockMaskOp> transferAndBuild(StringRef spec) {
+    module = parseSourceFile<ModuleOp>(
+        CUIR_TEST_DIR "/Passes/transfer/Inputs/attention.mlir", &context);
+    if (!module)
+      return failure();
+    auto kernel = *module->getOps<KernelOp>().begin();
+    FailureOr<VariantOp> variant =
+        buildVariantFromSpec(spec, *module, kernel.getLoc());
+    if (failed(variant) || failed(transferKernel(kernel, *variant, spec)))
+      return failure();
+    ElementwiseOp scores;
+    kernel.walk([&](ElementwiseOp ew) {
+      if (!scores && ew->hasAttr("cuir.variant_scores"))
+        scores = ew;
+    });
+    if (!scores)
+      return failure();
+    // The mask is the select of a score to -inf (what the split reads).
+    Value y = scores.getBody().front().getTerminator()->getOperand(0);
+    auto sel = y.getDefiningOp<arith::SelectOp>();
+    if (!sel)
+      return failure();
+    IRRewriter rewriter(&context);
+    return buildBlockMask(rewriter, kernel, sel.getCondition(),
+                          scores.getCoordArg(0), scores.getCoordArg(1),
+                          scores.getCoordArg(2), scores.getCoordArg(3), 64,
+                          32);
+  }
+};
+
+std::string join(const std::vector<int> &values) {
+  std::string text;
+  for (int v : values)
+    text += (text.empty() ? "" : ",") + std::to_string(v);
+  return text;
+}
+
+// Documents, Nq != Nkv: query q stands at key position q + Nkv - Nq.
+TEST_F(TransferredMaskTest, Document) {
+  FailureOr<BlockMaskOp> mask = transferAndBuild("document");
+  ASSERT_TRUE(succeeded(mask));
+  EXPECT_TRUE(mask->dependsOnBatch());
+  EXPECT_FALSE(mask->dependsOnHeads());
+  EXPECT_TRUE(succeeded(verify(*mask)));
+  const int64_t B = 2, Nq = 90, Nkv = 150;
+  std::vector<int> ids;
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t kv = 0; kv < Nkv; ++kv)
+      ids.push_back(b == 0 ? kv / 40 : (kv < 7 ? 0 : kv < 140 ? 1 : 2));
+  FailureOr<BlockMaskLists> l =
+      lists(*mask, B, 2, Nq, Nkv, {{"doc_ids", join(ids)}});
+  ASSERT_TRUE(succeeded(l));
+  Pred same = [&](int64_t b, int64_t, int64_t q, int64_t kv) {
+    return ids[b * Nkv + q + Nkv - Nq] == ids[b * Nkv + kv];
+  };
+  expectSame(*l, bruteForce(same, B, 1, Nq, Nkv, 64, 32));
+  EXPECT_GT(l->fullTiles, 0);
+  EXPECT_GT(l->emptyTiles, 0);
+}
+
+TEST_F(TransferredMaskTest, PrefixLM) {
+  FailureOr<BlockMaskOp> mask = transferAndBuild("prefixlm");
+  ASSERT_TRUE(succeeded(mask));
+  const int64_t Nq = 100, Nkv = 130;
+  FailureOr<BlockMaskLists> l =
+      lists(*mask, 3, 1, Nq, Nkv, {{"prefix_len", "0,50,129"}});
+  ASSERT_TRUE(succeeded(l));
+  int prefix[] = {0, 50, 129};
+  Pred visible = [&](int64_t b, int64_t, int64_t q, int64_t kv) {
+    return kv < prefix[b] || kv <= q + Nkv - Nq;
+  };
+  expectSame(*l, bruteForce(visible, 3, 1, Nq, Nkv, 64, 32));
+}
+
+// Neither b nor h: the lists broadcast.
+TEST_F(TransferredMaskTest, GlobalWindow) {
+  FailureOr<BlockMaskOp> mask = transferAndBuild("global-window");
+  ASSERT_TRUE(succeeded(mask));
+  EXPECT_FALSE(mask->dependsOnBatch());
+  EXPECT_FALSE(mask->dependsOnHeads());
+  const int64_t Nq = 200, Nkv = 200;
+  FailureOr<BlockMaskLists> l =
+      lists(*mask, 2, 2, Nq, Nkv,
+            {{"global_tokens", "8"}, {"window_left", "40"},
+             {"window_right", "0"}});
+  ASSERT_TRUE(succeeded(l));
+  Pred visible = [&](int64_t, int64_t, int64_t q, int64_t kv) {
+    return kv < 8 || q < 8 || (kv >= q - 40 && kv <= q);
+  };
+  expectSame(*l, bruteForce(visible, 1, 1, Nq, Nkv, 64, 32));
 }
 
 } // namespace
