@@ -1,23 +1,20 @@
 //===- BlockMaskLowering.cpp - The runtime block mask's classification ----===//
 //
-// A kernel whose KV loops walk a runtime block mask (`cuir.block_mask =
-// @sym`) gets, in its variant library, the classification of its tiles:
+// Kernels whose KV loops walk a runtime block mask (`cuir.block_mask =
+// @sym`) get, in their variant library, the classification of their tiles:
 // the mask at in-range pairs (`cuir_block_mask_visible`, printed from the
 // cuir.block_mask op's region) and two C entry points named after the
 // library's attention entry (cuir/block_mask.h), which instantiate the GPU
-// classification of cuir/block_mask_classify.cuh. The kernel's list
-// arguments (`block_mask:<list>`) become fields `cuir_<list>` of the params
-// struct; the kernel side of the lists (its block-iteration point) is the
-// block-list patcher's.
+// classification of cuir/block_mask_classify.cuh with the tiles of the
+// kernels of the call's head dim (the sm_80 kernel's KV tiles differ by head
+// dim). The kernels' list arguments (`block_mask:<list>`) become fields
+// `cuir_<list>` of the params struct; the kernel side of the lists (the
+// block-iteration point) is the block-list patcher's.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Patcher.h"
 #include "ScoreHelper.h"
-
-#include "cuir/Transfer/BlockMask.h"
-
-#include "mlir/IR/SymbolTable.h"
 
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/Regex.h"
@@ -66,15 +63,36 @@ FailureOr<std::string> attentionEntry(const SourceText &src, StringRef path,
   return found.front();
 }
 
-/// `cuir_block_mask_visible`: the op's region with its coordinates as the
-/// parameters b, h, q, kv and its arguments as fields of params.
-FailureOr<std::string> visibleFunction(BlockMaskOp op, BlockMaskInfo &info,
-                                       SmallVector<std::string> &arrays) {
+/// The head dim a kernel is instantiated for: the static last dimension of
+/// its q argument.
+FailureOr<int64_t> headDimOf(KernelOp kernel) {
+  for (BlockArgument arg : kernel.getArguments()) {
+    if (argRole(kernel, arg.getArgNumber()) != "q")
+      continue;
+    auto m = dyn_cast<MemRefType>(arg.getType());
+    if (m && m.getRank() > 0 && !m.isDynamicDim(m.getRank() - 1))
+      return m.getDimSize(m.getRank() - 1);
+  }
+  return kernel.emitError()
+         << "walks a runtime block mask, but has no q argument of a static "
+            "head dim: the classification's tiles are chosen by head dim";
+}
+
+/// The mask's C++: the body of `cuir_block_mask_visible`, the parameter
+/// arrays it reads (`params.x`) and the variant parameters.
+struct VisibleBody {
+  std::string text;
+  SmallVector<std::string> arrays;
+  std::vector<std::string> params;
+};
+
+/// The op's region with its coordinates as the parameters b, h, q, kv and
+/// its arguments as fields of params.
+FailureOr<VisibleBody> printVisible(BlockMaskOp op) {
+  VisibleBody out;
   SmallVector<std::string> names = {"b", "h", "q", "kv"};
   for (auto [i, arg] : llvm::enumerate(op.getMaskArgs())) {
     StringRef role = op.getArgRole(i);
-    if (std::optional<StringRef> param = variantParamName(role))
-      info.params.push_back(param->str());
     std::optional<std::string> e = paramsExprOf(role);
     if (!e)
       return emitError(op.getLoc())
@@ -82,51 +100,87 @@ FailureOr<std::string> visibleFunction(BlockMaskOp op, BlockMaskInfo &info,
              << role
              << "', which its classification cannot read (it reads the "
                 "sizes B, Hq, Hkv, Nq, Nkv and the variant's parameters)";
+    if (std::optional<StringRef> param = variantParamName(role))
+      out.params.push_back(param->str());
     if (isa<MemRefType>(arg.getType()))
-      arrays.push_back(*e);
+      out.arrays.push_back(e->substr(strlen("params.")));
     names.push_back(*e);
   }
   FailureOr<FunctionBody> body = printFunctionBody(
       op, names, "  ", "the block mask @" + op.getSymName().str());
   if (failed(body))
     return failure();
-  return "// The mask at the in-range pair (q, kv) of batch b and query head h "
-         "(cuir.block_mask @" +
-         op.getSymName().str() +
+  out.text = body->stmts + "  return " + body->result + ";\n";
+  return out;
+}
+
+/// One head dim's classification.
+std::string tilesArgs(const BlockMaskInfo::Tiles &t) {
+  return std::to_string(t.blockM) + ", " + std::to_string(t.blockN);
+}
+
+std::string dependsOf(const BlockMaskInfo::Tiles &t) {
+  return std::string("cuir_kernels::BlockMaskDepends{") +
+         (t.perBatch ? "true" : "false") + ", " +
+         (t.perHead ? "true" : "false") + "}";
+}
+
+/// `switch (params->head_dim)` over the tiles, each case returning `call(t)`.
+std::string switchOnHeadDim(const BlockMaskInfo &info,
+                            llvm::function_ref<std::string(
+                                const BlockMaskInfo::Tiles &)> call) {
+  std::string s = "  if (params == nullptr)\n"
+                  "    return cudaErrorInvalidValue;\n"
+                  "  switch (params->head_dim) {\n";
+  for (const BlockMaskInfo::Tiles &t : info.tiles)
+    s += "  case " + std::to_string(t.headDim) + ":\n    return " + call(t) +
+         ";\n";
+  return s + "  default:\n    return cudaErrorNotSupported;\n  }\n";
+}
+
+/// The section appended to the source: the mask, the classification's
+/// instantiations and the entry points.
+std::string sectionText(const BlockMaskInfo &info, const VisibleBody &body,
+                        StringRef variant) {
+  std::string paramsSet = "params != nullptr";
+  for (const std::string &a : body.arrays)
+    paramsSet += " && params->" + a + " != nullptr";
+  std::string tiles;
+  for (const BlockMaskInfo::Tiles &t : info.tiles)
+    tiles += "\n//        " + std::to_string(t.blockM) + " x " +
+             std::to_string(t.blockN) + " at head dim " +
+             std::to_string(t.headDim);
+  std::string dims = switchOnHeadDim(info, [](const BlockMaskInfo::Tiles &t) {
+    return "cuir_kernels::block_mask_dims(params, " + tilesArgs(t) + ", " +
+           dependsOf(t) + ", dims)";
+  });
+  std::string classify =
+      switchOnHeadDim(info, [](const BlockMaskInfo::Tiles &t) {
+        return "cuir_kernels::compute_block_mask<cuir_block_mask_predicate, " +
+               tilesArgs(t) + ">(\n        params, " + dependsOf(t) +
+               ", set, mask, cu_stream)";
+      });
+  return "\n// ---- cuir: the runtime block mask of the variant '" +
+         variant.str() +
+         "' (generated from the Target CuIR): the mask,\n"
+         "//      and the entry points of cuir/block_mask.h that classify "
+         "the kernels' tiles\n"
+         "//      (cuir/block_mask_classify.cuh), by head dim:" +
+         tiles + " ----\n"
+         "#include \"cuir/block_mask.h\"\n"
+         "#include \"cuir/block_mask_classify.cuh\"\n\n"
+         "// The mask at the in-range pair (q, kv) of batch b and query head "
+         "h (cuir.block_mask @" +
+         info.symbol +
          ").\n"
          "__device__ __forceinline__ bool cuir_block_mask_visible(const "
          "cuir_attention_params &params, int b, int h,\n"
          "                                                        int q, int "
          "kv) {\n"
          "  (void)params, (void)b, (void)h, (void)q, (void)kv;\n" +
-         body->stmts + "  return " + body->result + ";\n}\n";
-}
-
-/// The section appended to the source: the mask, the classification's
-/// instantiation and the entry points.
-std::string sectionText(const BlockMaskInfo &info,
-                        StringRef visible, ArrayRef<std::string> arrays,
-                        StringRef variant) {
-  std::string bm = std::to_string(info.blockM), bn = std::to_string(info.blockN);
-  std::string paramsSet = "params != nullptr";
-  for (const std::string &a : arrays)
-    paramsSet += " && params->" +
-                 StringRef(a).drop_front(strlen("params.")).str() +
-                 " != nullptr";
-  std::string depends = std::string("{") +
-                        (info.perBatch ? "true" : "false") + ", " +
-                        (info.perHead ? "true" : "false") + "}";
-  return "\n// ---- cuir: the runtime block mask of the variant '" +
-         variant.str() +
-         "' (generated from the Target CuIR): the mask, and the\n"
-         "//      entry points of cuir/block_mask.h that classify its tiles "
-         "of " +
-         bm + " x " + bn +
-         " (cuir/block_mask_classify.cuh) ----\n"
-         "#include \"cuir/block_mask.h\"\n"
-         "#include \"cuir/block_mask_classify.cuh\"\n\n" +
-         visible.str() +
-         "\nnamespace {\n"
+         body.text +
+         "}\n\n"
+         "namespace {\n"
          "struct cuir_block_mask_predicate {\n"
          "  __device__ __forceinline__ bool operator()(const "
          "cuir_attention_params &params, int b, int h, int q, int kv) const "
@@ -134,42 +188,23 @@ std::string sectionText(const BlockMaskInfo &info,
          "    return cuir_block_mask_visible(params, b, h, q, kv);\n"
          "  }\n"
          "};\n"
-         "// Whether the mask reads the batch index and the head (else one row "
-         "of lists for all).\n"
-         "constexpr cuir_kernels::BlockMaskDepends cuir_block_mask_depends" +
-         depends +
-         ";\n"
-         "// The parameter arrays the mask reads are set.\n"
-         "bool cuir_block_mask_params_set(const cuir_attention_params "
-         "*params) {\n"
-         "  return " +
-         paramsSet +
-         ";\n"
-         "}\n"
          "}  // namespace\n\n"
          "extern \"C\" int " +
          info.dimsEntry +
-         "(const cuir_attention_params *params, int32_t dims[4]) {\n"
-         "  return cuir_kernels::block_mask_dims(params, " +
-         bm + ", " + bn +
-         ", cuir_block_mask_depends, dims);\n"
+         "(const cuir_attention_params *params, int32_t dims[4]) {\n" + dims +
          "}\n\n"
          "extern \"C\" int " +
          info.entry +
-         "(const cuir_attention_params *params, cuir_block_mask *mask, void "
-         "*stream) {\n"
-         "  return cuir_kernels::compute_block_mask<cuir_block_mask_predicate, " +
-         bm + ", " + bn +
-         ">(\n"
-         "      params, cuir_block_mask_depends, "
-         "cuir_block_mask_params_set(params), mask,\n"
-         "      static_cast<cudaStream_t>(stream));\n"
-         "}";
+         "(const cuir_attention_params *params, cuir_block_mask *mask,\n"
+         "                                void *stream) {\n"
+         "  const cudaStream_t cu_stream = static_cast<cudaStream_t>(stream);\n"
+         "  // the parameter arrays the mask reads are set\n"
+         "  const bool set = " +
+         paramsSet + ";\n" + classify + "}";
 }
 
 /// The fields of the kernel's list arguments.
-LogicalResult addListFields(KernelOp kernel, PatchContext &ctx,
-                            BlockMaskInfo &info) {
+LogicalResult addListFields(KernelOp kernel, PatchContext &ctx) {
   for (BlockArgument arg : kernel.getArguments()) {
     StringRef role = argRole(kernel, arg.getArgNumber());
     if (!role.starts_with(kBlockMaskRolePrefix))
@@ -184,7 +219,6 @@ LogicalResult addListFields(KernelOp kernel, PatchContext &ctx,
     f.ctype = "const int32_t *";
     f.pytype = "block_mask";
     f.blockMaskList = role.drop_front(kBlockMaskRolePrefix.size()).str();
-    info.fields.push_back({f.blockMaskList, f.name});
     if (ctx.fieldNames.insert(f.name).second)
       ctx.fields.push_back(f);
   }
@@ -195,51 +229,82 @@ LogicalResult addListFields(KernelOp kernel, PatchContext &ctx,
 
 LogicalResult mlir::cuir::lowerBlockMask(KernelOp kernel, PatchContext &ctx) {
   BlockMaskOp op = getBlockMask(kernel);
-  bool hasLists = llvm::any_of(kernel.getArguments(), [&](BlockArgument a) {
-    return argRole(kernel, a.getArgNumber()).starts_with(kBlockMaskRolePrefix);
-  });
   if (!op) {
-    if (hasLists)
+    if (llvm::any_of(kernel.getArguments(), [&](BlockArgument a) {
+          return argRole(kernel, a.getArgNumber())
+              .starts_with(kBlockMaskRolePrefix);
+        }))
       return kernel.emitError()
              << "has block-mask list arguments but no cuir.block_mask "
                 "attribute naming the mask that defines them";
     return success();
   }
-  if (ctx.blockMask) {
-    // Instantiations of other tiles (head dims) share the predicate; the
-    // classification takes each call's tiles from its kernel.
-    auto first = SymbolTable::lookupNearestSymbolFrom<BlockMaskOp>(
-        kernel, StringAttr::get(kernel.getContext(), ctx.blockMask->symbol));
-    if (ctx.blockMask->symbol == op.getSymName() ||
-        (first && first.getDepends() == op.getDepends() &&
-         haveSamePredicate(first, op)))
-      return addListFields(kernel, ctx, *ctx.blockMask);
-    return kernel.emitError()
-           << "walks the block mask @" << op.getSymName()
-           << ", another kernel of the module @" << ctx.blockMask->symbol
-           << ": a variant library classifies one block mask";
-  }
-  FailureOr<std::string> entry =
-      attentionEntry(ctx.src, ctx.sourcePath, kernel.getLoc());
+  FailureOr<int64_t> headDim = headDimOf(kernel);
+  if (failed(headDim) || failed(addListFields(kernel, ctx)))
+    return failure();
+  ctx.blockMaskKernels.push_back({kernel, op, *headDim});
+  return success();
+}
+
+LogicalResult mlir::cuir::finishBlockMasks(PatchContext &ctx, Location loc) {
+  if (ctx.blockMaskKernels.empty())
+    return success();
+  FailureOr<std::string> entry = attentionEntry(ctx.src, ctx.sourcePath, loc);
   if (failed(entry))
     return failure();
   BlockMaskInfo info;
-  info.symbol = op.getSymName().str();
-  info.blockM = op.getBlockM();
-  info.blockN = op.getBlockN();
-  info.perBatch = op.dependsOnBatch();
-  info.perHead = op.dependsOnHeads();
   info.attentionEntry = *entry;
   info.entry = *entry + "_block_mask";
   info.dimsEntry = *entry + "_block_mask_dims";
-  SmallVector<std::string> arrays;
-  FailureOr<std::string> visible = visibleFunction(op, info, arrays);
-  if (failed(visible) || failed(addListFields(kernel, ctx, info)))
-    return failure();
-  std::string text = sectionText(info, *visible, arrays, ctx.variantSpec);
+  std::optional<VisibleBody> visible;
+  BlockMaskOp first;
+  for (const BlockMaskKernel &k : ctx.blockMaskKernels) {
+    KernelOp kernel = k.kernel;
+    BlockMaskOp op = k.op;
+    int64_t headDim = k.headDim;
+    FailureOr<VisibleBody> body = printVisible(op);
+    if (failed(body))
+      return failure();
+    // One mask for all the library's kernels, with each head dim's tiles.
+    if (visible && body->text != visible->text)
+      return kernel.emitError()
+             << "walks the block mask @" << op.getSymName()
+             << ", whose mask differs from that of @" << first.getSymName()
+             << ", which another kernel of the module walks: a variant "
+                "library classifies one mask";
+    if (!visible) {
+      visible = *body;
+      first = op;
+    }
+    BlockMaskInfo::Tiles t{headDim, static_cast<int64_t>(op.getBlockM()),
+                           static_cast<int64_t>(op.getBlockN()),
+                           op.dependsOnBatch(), op.dependsOnHeads()};
+    auto same = llvm::find_if(info.tiles, [&](const BlockMaskInfo::Tiles &o) {
+      return o.headDim == headDim;
+    });
+    if (same == info.tiles.end()) {
+      info.tiles.push_back(t);
+      continue;
+    }
+    if (same->blockM != t.blockM || same->blockN != t.blockN ||
+        same->perBatch != t.perBatch || same->perHead != t.perHead)
+      return kernel.emitError()
+             << "walks the block mask @" << op.getSymName() << " (tiles "
+             << t.blockM << " x " << t.blockN
+             << "), but another kernel of head dim " << headDim
+             << " walks one of other tiles or depends (" << same->blockM
+             << " x " << same->blockN
+             << "): the classification picks its tiles by head dim";
+  }
+  info.symbol = first.getSymName().str();
+  info.params = visible->params;
+  for (const ParamField &f : ctx.fields)
+    if (!f.blockMaskList.empty())
+      info.fields.push_back({f.blockMaskList, f.name});
+  std::string text = sectionText(info, *visible, ctx.variantSpec);
   unsigned last = ctx.src.numLines();
   if (failed(ctx.edit({SourceEdit::InsertAfter, last, last, text, "", ""},
-                      op.getLoc())))
+                      first.getLoc())))
     return failure();
   ctx.blockMask = std::move(info);
   return success();

@@ -178,6 +178,30 @@ LogicalResult Lowerer::lowerKernel(KernelOp t, KernelOp s) {
   return lowerBlockMask(t, *ctx);
 }
 
+/// The manifest's "block_mask": the entries, the tiles and broadcast per
+/// head dim, the parameters the mask reads and the list fields.
+static nlohmann::ordered_json blockMaskManifest(const BlockMaskInfo &bm) {
+  nlohmann::ordered_json tiles = nlohmann::ordered_json::array();
+  for (const BlockMaskInfo::Tiles &t : bm.tiles) {
+    nlohmann::ordered_json depends = nlohmann::ordered_json::array();
+    if (t.perBatch)
+      depends.push_back("batch");
+    if (t.perHead)
+      depends.push_back("heads");
+    tiles.push_back({{"head_dim", t.headDim},
+                     {"block_m", t.blockM},
+                     {"block_n", t.blockN},
+                     {"depends", depends}});
+  }
+  nlohmann::ordered_json fields = nlohmann::ordered_json::object();
+  for (const auto &[list, field] : bm.fields)
+    fields[list] = field;
+  return {{"entry", bm.entry},           {"dims_entry", bm.dimsEntry},
+          {"attention_entry", bm.attentionEntry},
+          {"mask", bm.symbol},           {"tiles", tiles},
+          {"params", bm.params},         {"fields", fields}};
+}
+
 std::string Lowerer::manifest() const {
   // The loaders bind each field by its name, type, extent and, for values
   // captured from Python, its default.
@@ -203,24 +227,8 @@ std::string Lowerer::manifest() const {
     }
     m["fields"].push_back(field);
   }
-  if (const std::optional<BlockMaskInfo> &bm = ctx->blockMask) {
-    nlohmann::ordered_json depends = nlohmann::ordered_json::array();
-    if (bm->perBatch)
-      depends.push_back("batch");
-    if (bm->perHead)
-      depends.push_back("heads");
-    nlohmann::ordered_json fields = nlohmann::ordered_json::object();
-    for (const auto &[list, field] : bm->fields)
-      fields[list] = field;
-    m["block_mask"] = {{"entry", bm->entry},
-                       {"dims_entry", bm->dimsEntry},
-                       {"attention_entry", bm->attentionEntry},
-                       {"block_m", bm->blockM},
-                       {"block_n", bm->blockN},
-                       {"depends", depends},
-                       {"params", bm->params},
-                       {"fields", fields}};
-  }
+  if (const std::optional<BlockMaskInfo> &bm = ctx->blockMask)
+    m["block_mask"] = blockMaskManifest(*bm);
   return m.dump() + "\n";
 }
 
@@ -294,7 +302,8 @@ FailureOr<LoweredKernel> Lowerer::run(ModuleOp target, ModuleOp source) {
   if (!any)
     return emitError(target.getLoc())
            << "the module has no cuir.kernel to lower";
-  if (failed(ctx->finish(helperLine, target.getLoc())))
+  if (failed(finishBlockMasks(*ctx, target.getLoc())) ||
+      failed(ctx->finish(helperLine, target.getLoc())))
     return failure();
   LoweredKernel out;
   out.sourcePath = sourcePath;

@@ -38,18 +38,29 @@ struct ParamField {
 
 /// The runtime block mask of a variant library, for its manifest.
 struct BlockMaskInfo {
-  /// The cuir.block_mask op's symbol, its tiles and what it reads.
+  /// The tiles and broadcast of the kernels of one head dim.
+  struct Tiles {
+    int64_t headDim, blockM, blockN;
+    bool perBatch, perHead;
+  };
+  /// The cuir.block_mask op whose mask the library classifies.
   std::string symbol;
-  int64_t blockM = 0, blockN = 0;
-  bool perBatch = false, perHead = false;
+  std::vector<Tiles> tiles;
   /// The library's attention entry point and the two block-mask entries
   /// named after it (cuir/block_mask.h).
   std::string attentionEntry, entry, dimsEntry;
-  /// (list, params field) of the kernel's list arguments: ("kv_indices",
+  /// (list, params field) of the kernels' list arguments: ("kv_indices",
   /// "cuir_kv_indices"), ...
   std::vector<std::pair<std::string, std::string>> fields;
   /// The variant parameters the mask reads.
   std::vector<std::string> params;
+};
+
+/// A kernel that walks a runtime block mask, and its head dim.
+struct BlockMaskKernel {
+  KernelOp kernel;
+  BlockMaskOp op;
+  int64_t headDim;
 };
 
 /// The role prefix of a block mask's list arguments ("block_mask:<list>").
@@ -105,7 +116,8 @@ public:
   Normalizer normalizer = Normalizer::Softmax;
   std::vector<ParamField> fields;
   std::set<std::string> fieldNames;
-  /// The block mask the module's kernels walk, once lowered.
+  /// The kernels that walk a runtime block mask; the mask once lowered.
+  std::vector<BlockMaskKernel> blockMaskKernels;
   std::optional<BlockMaskInfo> blockMask;
   /// Score tiles whose variant scores are written as s / 2 for the sigmoid
   /// weights, in the current kernel.
@@ -137,10 +149,14 @@ std::unique_ptr<Patcher> createSplitPatcher();
 std::unique_ptr<Patcher> createBlockListPatcher();
 
 /// For a kernel that walks a runtime block mask (its `cuir.block_mask`):
-/// appends the mask and its classification's entry points to the source and
-/// adds the params fields of the kernel's list arguments (`block_mask:`
-/// roles, whichever rewrite recorded them). Nothing for other kernels.
+/// adds the params fields of its list arguments (`block_mask:` roles,
+/// whichever rewrite recorded them) and notes it for finishBlockMasks.
+/// Nothing for other kernels.
 LogicalResult lowerBlockMask(KernelOp kernel, PatchContext &ctx);
+/// Once every kernel is lowered: appends the mask of the noted kernels (one
+/// for the module) and its classification's entry points, with the tiles of
+/// each head dim, to the source.
+LogicalResult finishBlockMasks(PatchContext &ctx, Location loc);
 
 /// An inserted op a patcher did not write: an error, unless it is unused or
 /// a constant (written as a literal where used).

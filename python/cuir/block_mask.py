@@ -72,16 +72,36 @@ class BlockMask:
                 f"seq_lengths={self.seq_lengths}, device={self.device})")
 
 
+def tiles_for(info, head_dim=None):
+    """The tiles entry of a library's block mask (its manifest's "block_mask") for kernels of `head_dim`:
+    {"head_dim", "block_m", "block_n", "depends"}. Without a head dim, the one entry, or the first where all
+    have the same tiles and depends; else a ValueError asks for it."""
+    tiles = info["tiles"]
+    if head_dim is None:
+        same = {(t["block_m"], t["block_n"], tuple(t["depends"])) for t in tiles}
+        if len(same) == 1:
+            return tiles[0]
+        raise ValueError("this library's tiles depend on the head dim (" +
+                         ", ".join(f"{t['head_dim']}: {t['block_m']} x {t['block_n']}" for t in tiles) +
+                         "): give head_dim")
+    for t in tiles:
+        if t["head_dim"] == head_dim:
+            return t
+    raise ValueError(f"this library has no kernel for head dim {head_dim} (it has "
+                     f"{', '.join(str(t['head_dim']) for t in tiles)})")
+
+
 def expected_dims(info, B, H, Nq, Nkv):
-    """(B', H', QB, KB) of a problem for a library's block mask (its manifest's "block_mask")."""
+    """(B', H', QB, KB) of a problem for the tiles entry `info` of a library's block mask (tiles_for)."""
     bm, bn = info["block_m"], info["block_n"]
     return (B if "batch" in info["depends"] else 1, H if "heads" in info["depends"] else 1,
             -(-Nq // bm), -(-Nkv // bn))
 
 
 def check_block_mask(bm, info, B, H, Nq, Nkv, device):
-    """A ValueError (what differs) unless `bm` is a BlockMask whose kv lists the kernel of `info` can walk
-    for this problem: its tiles, lengths, dims, device and int32 contiguous lists."""
+    """A ValueError (what differs) unless `bm` is a BlockMask whose kv lists the kernels of the tiles entry
+    `info` (tiles_for) can walk for this problem: its tiles, lengths, dims, device and int32 contiguous
+    lists."""
     import torch
     if not isinstance(bm, BlockMask):
         raise TypeError(f"block_mask must be a cuir.BlockMask (attn.block_mask(...)), not {type(bm).__name__}")
@@ -107,7 +127,8 @@ def check_block_mask(bm, info, B, H, Nq, Nkv, device):
 
 
 def from_flex(fbm, info, B, H, Nq, Nkv, device):
-    """FlexAttention's BlockMask as the kernel of `info` walks it, or None (with the reason) where it cannot
+    """FlexAttention's BlockMask as the kernels of the tiles entry `info` (tiles_for) walk it, or None (with
+    the reason) where it cannot
     be: its BLOCK_SIZE must be the kernel's tiles, Nkv a multiple of block_n (FlexAttention may call a ragged
     last KV tile full; CuIR's kernels must mask it), and its lists of this problem's QB x KB tiles with a batch
     and head dimension of 1 or B (Hq). Rows are broadcast or taken as the kernel's B', H' need (a mask that

@@ -123,7 +123,7 @@ class BoundVariant:
             params.setdefault(pname, tensor_for(self.kernel, pname, tensor, q.device))
         return self.kernel(q, k, v, *args, **params)
 
-    def block_mask(self, B, H, Nq, Nkv, device=None, **params):
+    def block_mask(self, B, H, Nq, Nkv, head_dim=None, device=None, **params):
         """VariantKernel.block_mask, with the captured tensors' values at the `compile` call by default."""
         import torch
         device = torch.device(device if device is not None else "cuda")
@@ -131,7 +131,7 @@ class BoundVariant:
             device = torch.device("cuda", torch.cuda.current_device())
         for pname, tensor in self.values.items():
             params.setdefault(pname, tensor_for(self.kernel, pname, tensor, device))
-        return self.kernel.block_mask(B, H, Nq, Nkv, device=device, **params)
+        return self.kernel.block_mask(B, H, Nq, Nkv, head_dim=head_dim, device=device, **params)
 
 
 _DEVICE_COPIES = {}

@@ -195,15 +195,17 @@ def _runtime_block_mask(variant, block_mask, params, query, key):
     for a bare mask_mod: the variant then computes them at each call."""
     if not _is_flex_block_mask(block_mask):
         return None
-    B, Hq, Nq, Nkv = query.shape[0], query.shape[1], query.shape[2], key.shape[2]
-    own, _ = _block_mask.from_flex(block_mask, variant.block_mask_info, B, Hq, Nq, Nkv, query.device)
+    B, Hq, Nq, D = query.shape
+    Nkv = key.shape[2]
+    tiles = _block_mask.tiles_for(variant.block_mask_info, D)
+    own, _ = _block_mask.from_flex(block_mask, tiles, B, Hq, Nq, Nkv, query.device)
     if own is not None:
         return own
-    problem = (id(variant), B, Hq, Nq, Nkv, str(query.device))
+    problem = (id(variant), B, Hq, Nq, Nkv, D, str(query.device))
     hit = _OWN_MASKS.get(id(block_mask))
     if hit is not None and hit[0]() is block_mask and hit[1] == problem:
         return hit[2]
-    own = variant.block_mask(B, Hq, Nq, Nkv, device=query.device, **params)
+    own = variant.block_mask(B, Hq, Nq, Nkv, head_dim=D, device=query.device, **params)
     try:
         ref = weakref.ref(block_mask)
     except TypeError:  # not weakly referenceable: computed at every call

@@ -90,8 +90,8 @@ class VariantKernel:
                 block_mask = self._compute_block_mask(p, q.device)
             else:
                 b = p.base
-                _bm.check_block_mask(block_mask, self.block_mask_info, b.batch, b.num_heads_q, b.seqlen_q,
-                                     b.seqlen_kv, q.device)
+                _bm.check_block_mask(block_mask, _bm.tiles_for(self.block_mask_info, b.head_dim), b.batch,
+                                     b.num_heads_q, b.seqlen_q, b.seqlen_kv, q.device)
             keep.append(block_mask)
             for name, field in self.block_mask_info["fields"].items():
                 setattr(p, field, getattr(block_mask, name).data_ptr())
@@ -105,10 +105,11 @@ class VariantKernel:
             raise KernelError(rc, f"variant '{self.variant}'")
         return (out, lse) if return_lse else out
 
-    def block_mask(self, B, H, Nq, Nkv, device=None, **params):
+    def block_mask(self, B, H, Nq, Nkv, head_dim=None, device=None, **params):
         """The cuir.BlockMask of a problem of B batches, H query heads, Nq queries and Nkv keys, with the
-        variant's parameters (as for a call; captured values by default), computed on `device` (default: the
-        current CUDA device) on its current stream. Reusable for every call of that problem."""
+        variant's parameters that the mask reads (as for a call; captured values by default), computed on
+        `device` (default: the current CUDA device) on its current stream. Reusable for every call of that
+        problem. head_dim: needed only where the library's tiles depend on it (the sm_80 kernel's)."""
         import torch
         if not self.block_mask_info:
             raise ValueError(f"variant '{self.variant}' has no runtime block mask (its tiles are decided when it "
@@ -119,9 +120,11 @@ class VariantKernel:
         device = torch.device(device if device is not None else "cuda")
         if device.type == "cuda" and device.index is None:
             device = torch.device("cuda", torch.cuda.current_device())
+        tiles = _bm.tiles_for(self.block_mask_info, head_dim)
         p = self.params_type()
         b = p.base
         b.batch, b.num_heads_q, b.num_heads_kv, b.seqlen_q, b.seqlen_kv = B, H, max(H, 1), Nq, Nkv
+        b.head_dim = tiles["head_dim"]
         # the parameters the mask reads (others, of the scores, may be given and are ignored)
         read = set(self.block_mask_info.get("params", ()))
         keep = self._bind_fields(p, params, device, only=read)
@@ -133,6 +136,7 @@ class VariantKernel:
         """The eight lists of p's problem, by the library's classification (queued on device's stream)."""
         import torch
         info = self.block_mask_info
+        tiles = _bm.tiles_for(info, p.base.head_dim)
         dims = (ctypes.c_int32 * 4)()
         rc = self._bm_dims(ctypes.byref(p), dims)
         if rc != 0:
@@ -142,14 +146,14 @@ class VariantKernel:
                   "q_num_blocks": (B_, H_, KB), "q_indices": (B_, H_, KB, QB)}
         lists = {name: torch.empty(shapes[name.replace("full_", "")], dtype=torch.int32, device=device)
                  for name in _bm.LISTS}
-        mask = BlockMaskStruct(*(lists[n].data_ptr() for n in _bm.LISTS), B_, H_, QB, KB, info["block_m"],
-                               info["block_n"])
+        mask = BlockMaskStruct(*(lists[n].data_ptr() for n in _bm.LISTS), B_, H_, QB, KB, tiles["block_m"],
+                               tiles["block_n"])
         context, stream = _launch_context(device)
         with context:
             rc = self._bm_entry(ctypes.byref(p), ctypes.byref(mask), ctypes.c_void_p(stream))
         if rc != 0:
             raise KernelError(rc, info["entry"])
-        return _bm.BlockMask(lists, (info["block_m"], info["block_n"]), (p.base.seqlen_q, p.base.seqlen_kv))
+        return _bm.BlockMask(lists, (tiles["block_m"], tiles["block_n"]), (p.base.seqlen_q, p.base.seqlen_kv))
 
     def _bind_fields(self, p, params, device, only=None):
         """Sets p's variant fields (those named in `only`, if given) from `params` or their defaults; returns

@@ -200,27 +200,29 @@ def compare_lists(bm, want):
 
 # ---- the entry points ----------------------------------------------------------------------------------------
 
-def _params_struct(kern, B, H, Nq, Nkv, params, device):
+def _params_struct(kern, B, H, Nq, Nkv, D, params, device):
     p = kern.params_type()
     b = p.base
-    b.batch, b.num_heads_q, b.num_heads_kv, b.seqlen_q, b.seqlen_kv = B, H, H, Nq, Nkv
+    b.batch, b.num_heads_q, b.num_heads_kv, b.seqlen_q, b.seqlen_kv, b.head_dim = B, H, H, Nq, Nkv, D
     keep = kern._bind_fields(p, params, device, only=set(kern.block_mask_info.get("params", ())))
     return p, keep
 
 
-def argument_checks(kern, B, H, Nq, Nkv, params, device):
-    """The return codes of the classification entry for refused arguments (all must be 1) and a good one."""
+def argument_checks(kern, B, H, Nq, Nkv, D, params, device):
+    """The return codes of the entries for refused arguments: 1 (cudaErrorInvalidValue), 801 for a head dim
+    without a kernel. None when all are those, else what differs."""
     import torch
     from cuir import block_mask as bml
     from cuir.variant_lib import BlockMaskStruct
     info = kern.block_mask_info
-    p, keep = _params_struct(kern, B, H, Nq, Nkv, params, device)
-    good = kern.block_mask(B, H, Nq, Nkv, device=device, **params)
+    tiles = bml.tiles_for(info, D)
+    p, keep = _params_struct(kern, B, H, Nq, Nkv, D, params, device)
+    good = kern.block_mask(B, H, Nq, Nkv, head_dim=D, device=device, **params)
     ptrs = [getattr(good, n).data_ptr() for n in bml.LISTS]
 
     def struct(**change):
-        dims = dict(zip(("batch", "heads", "q_blocks", "kv_blocks"), good.dims), block_m=info["block_m"],
-                    block_n=info["block_n"])
+        dims = dict(zip(("batch", "heads", "q_blocks", "kv_blocks"), good.dims), block_m=tiles["block_m"],
+                    block_n=tiles["block_n"])
         s = BlockMaskStruct(*ptrs, *dims.values())
         for k, v in change.items():
             setattr(s, k, v)
@@ -230,7 +232,7 @@ def argument_checks(kern, B, H, Nq, Nkv, params, device):
     call = lambda pp, s: kern._bm_entry(pp, s, stream)  # noqa: E731
     codes = {"NULL params": call(None, ctypes.byref(struct())), "NULL mask": call(ctypes.byref(p), None),
              "dims off by one": call(ctypes.byref(p), ctypes.byref(struct(q_blocks=good.q_blocks + 1))),
-             "other tiles": call(ctypes.byref(p), ctypes.byref(struct(block_n=info["block_n"] * 2))),
+             "other tiles": call(ctypes.byref(p), ctypes.byref(struct(block_n=tiles["block_n"] * 2))),
              "NULL list": call(ctypes.byref(p), ctypes.byref(struct(kv_indices=None))),
              "misaligned list": call(ctypes.byref(p), ctypes.byref(struct(kv_indices=ptrs[1] + 2)))}
     arrays = [f["name"] for f in kern.fields if f["name"] in info.get("params", ()) and
@@ -242,12 +244,17 @@ def argument_checks(kern, B, H, Nq, Nkv, params, device):
         setattr(p, arrays[0], saved)
     dims = (ctypes.c_int32 * 4)()
     codes["dims: NULL dims"] = kern._bm_dims(ctypes.byref(p), None)
+    p.base.head_dim = 96
+    unsupported = {"head dim 96": call(ctypes.byref(p), ctypes.byref(struct())),
+                   "dims: head dim 96": kern._bm_dims(ctypes.byref(p), dims)}
+    p.base.head_dim = D
     p.base.seqlen_kv = -1
     codes["dims: negative Nkv"] = kern._bm_dims(ctypes.byref(p), dims)
     torch.cuda.synchronize()
     del keep
     bad = {k: v for k, v in codes.items() if v != 1}
-    return None if not bad else f"codes other than 1: {bad}"
+    bad.update({k: v for k, v in unsupported.items() if v != 801})
+    return None if not bad else f"codes other than 1 (801 for head dim 96): {bad}"
 
 
 # ---- running (GPU) ---------------------------------------------------------------------------------------------
@@ -264,7 +271,7 @@ def _kernel_and_params(library, entry, tensors):
     return kern, params, mask_mod
 
 
-def _entry_time(kern, bm, B, H, Nq, Nkv, params):
+def _entry_time(kern, bm, B, H, Nq, Nkv, D, params):
     """Median ms of the classification entry alone, into the buffers of `bm` (no allocation, no Python
     binding work beyond the call)."""
     import torch
@@ -272,9 +279,8 @@ def _entry_time(kern, bm, B, H, Nq, Nkv, params):
     from cuir.variant_lib import BlockMaskStruct
     from check_catalogue import _time
     info = kern.block_mask_info
-    p, keep = _params_struct(kern, B, H, Nq, Nkv, params, torch.device("cuda", torch.cuda.current_device()))
-    s = BlockMaskStruct(*(getattr(bm, n).data_ptr() for n in bml.LISTS), *bm.dims, info["block_m"],
-                        info["block_n"])
+    p, keep = _params_struct(kern, B, H, Nq, Nkv, D, params, torch.device("cuda", torch.cuda.current_device()))
+    s = BlockMaskStruct(*(getattr(bm, n).data_ptr() for n in bml.LISTS), *bm.dims, *bm.block_size)
     stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
 
     def call():
@@ -300,14 +306,15 @@ def run_item(stage_dir, item, entry, shape, timing):
     B, Hq, Hkv, Nq, Nkv, D = shape
     tensors = {n: t.cuda() for n, t in entry.make(B, Hq, Nq, Nkv, "cpu").items()}
     kern, params, mask_mod = _kernel_and_params(stage_dir / item["library"], entry, tensors)
-    info = kern.block_mask_info
     row = {"case": item["case"], "kernel": item["kernel"], "shape": item["shape"]}
-    if not info:
+    if not kern.block_mask_info:
         row["error"] = "the library has no runtime block mask (its manifest has no \"block_mask\")"
         return row
+    from cuir import block_mask as bml
+    info = bml.tiles_for(kern.block_mask_info, D)
     row["tiles"] = f"{info['block_m']}x{info['block_n']}"
     row["depends"] = ",".join(info["depends"]) or "-"
-    bm = kern.block_mask(B, Hq, Nq, Nkv, device="cuda", **params)
+    bm = kern.block_mask(B, Hq, Nq, Nkv, head_dim=D, device="cuda", **params)
     small = item["shape"] in CHECKS
     classes, broadcast = expected_classes(mask_mod, info, B, Hq, Nq, Nkv, "cuda", small)
     row["lists"] = broadcast or compare_lists(bm, lists_of(classes)) or "ok"
@@ -316,7 +323,8 @@ def run_item(stage_dir, item, entry, shape, timing):
     row["skipped"] = (classes == 0).sum().item() / total
     row["full"] = (classes == 2).sum().item() / total
     if small:
-        row["args"] = argument_checks(kern, B, Hq, Nq, Nkv, params, torch.device("cuda")) or "ok"
+        row["args"] = argument_checks(kern, B, Hq, Nq, Nkv, D, params,
+                                      torch.device("cuda", torch.cuda.current_device())) or "ok"
         for dtype, name in ((torch.bfloat16, "bf16"), (torch.float16, "fp16")):
             q, k, v = _inputs(B, Hq, Hkv, Nq, Nkv, D, dtype, seed=hash((entry.name, item["shape"])) & 0xFFFF)
             softmax = entry.normalizer == "softmax"
@@ -328,8 +336,8 @@ def run_item(stage_dir, item, entry, shape, timing):
                 ok, errs = _compare(out, ref, lse, ref_lse, TOLERANCE[name])
                 row[f"{name}_{how}"] = {"ok": ok, **errs}
     elif timing:
-        row["classify_ms"] = _time(lambda: kern.block_mask(B, Hq, Nq, Nkv, device="cuda", **params))
-        row["entry_ms"] = _entry_time(kern, bm, B, Hq, Nq, Nkv, params)
+        row["classify_ms"] = _time(lambda: kern.block_mask(B, Hq, Nq, Nkv, head_dim=D, device="cuda", **params))
+        row["entry_ms"] = _entry_time(kern, bm, B, Hq, Nq, Nkv, D, params)
         q, k, v = _inputs(B, Hq, Hkv, Nq, Nkv, D, torch.bfloat16, seed=1)
         row["attention_ms"] = _time(lambda: kern(q, k, v, layout="bhnd", block_mask=bm, **params))
         row["attention_auto_ms"] = _time(lambda: kern(q, k, v, layout="bhnd", **params))

@@ -21,9 +21,10 @@
  * never full), else PARTIAL. Lists are in descending tile order; the entries after a list's count are 0. The result
  * does not depend on how the GPU schedules the work (no atomics).
  *
+ * The tiles are those of the library's kernels for params->head_dim (the sm_80 kernel's KV tiles depend on it).
  * The mask's predicate is evaluated only at in-range pairs, with the variant's parameters of *params (the fields of
- * the variant section of cuir/attention_params.h that the mask reads); q, k, v, o, lse, the strides, head_dim and
- * dtype are not read.
+ * the variant section of cuir/attention_params.h that the mask reads); q, k, v, o, lse, the strides and dtype are
+ * not read.
  */
 #ifndef CUIR_BLOCK_MASK_H
 #define CUIR_BLOCK_MASK_H
@@ -51,7 +52,7 @@ typedef struct cuir_block_mask {
   int32_t heads;     /* H' */
   int32_t q_blocks;  /* QB */
   int32_t kv_blocks; /* KB */
-  int32_t block_m;   /* query rows of a tile */
+  int32_t block_m;   /* query rows of a tile (the library's, at the problem's head dim) */
   int32_t block_n;   /* keys of a tile */
 } cuir_block_mask;
 
@@ -59,16 +60,18 @@ typedef struct cuir_block_mask {
  * A variant library with a runtime block mask exports two functions named after its attention entry point (for
  * cuir_flash_fwd_sm80 and cuir_flash_fwd_sm90, below); its manifest (<stem>.json, "block_mask") names them.
  *
- * <entry>_block_mask_dims: dims = {B', H', QB, KB} of params' problem (batch, num_heads_q, seqlen_q, seqlen_kv).
- * Returns a cudaError_t value: 0, or 1 (cudaErrorInvalidValue) for a NULL params or dims, or a negative size.
+ * <entry>_block_mask_dims: dims = {B', H', QB, KB} of params' problem (batch, num_heads_q, seqlen_q, seqlen_kv,
+ * head_dim). Returns a cudaError_t value: 0, or 1 (cudaErrorInvalidValue) for a NULL params or dims, or a negative
+ * size; 801 (cudaErrorNotSupported) for a head dim the library has no kernel for.
  *
  * <entry>_block_mask: computes the eight lists of params' problem into mask's buffers, on stream (a cudaStream_t,
  * NULL for the legacy default stream), asynchronously. mask's sizes must be those <entry>_block_mask_dims gives
- * and its block_m, block_n the library's tiles (so that the buffers hold the lists and the attention entry reads
- * them with its tiles). Returns 0 when the work was launched (or there is none: an empty problem), or
+ * and its block_m, block_n the library's tiles at params->head_dim (so that the buffers hold the lists and the
+ * attention entry reads them with its tiles). Returns 0 when the work was launched (or there is none: an empty problem), or
  *   1   (cudaErrorInvalidValue) for a NULL params or mask, a negative size, sizes or tiles other than the
  *       library's, a NULL or misaligned list buffer of a non-empty list, or a NULL parameter array that the mask
  *       reads;
+ *   801 (cudaErrorNotSupported) for a head dim the library has no kernel for;
  *   or the launch's own error.
  */
 CUIR_KERNEL_API int cuir_flash_fwd_sm80_block_mask_dims(const cuir_attention_params *params, int32_t dims[4]);

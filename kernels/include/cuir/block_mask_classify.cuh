@@ -67,7 +67,9 @@ inline cudaError_t block_mask_dims(const cuir_attention_params *p, int block_m, 
 
 // The class of the tile of rows [q0, q0 + rows) and keys [kv0, kv0 + cols) (the in-range part of a
 // BLOCK_M x BLOCK_N tile), by the whole warp; lane l evaluates the columns l, l + 32, ... of each row.
-template <class Visible, int BLOCK_M, int BLOCK_N>
+// ALL_COLS: cols == BLOCK_N, a multiple of 32 (no lane has a column out of range, so what the mask reads of
+// the row once, the compiler reads once for all of the lane's columns).
+template <class Visible, int BLOCK_M, int BLOCK_N, bool ALL_COLS>
 __device__ __forceinline__ TileClass classify_tile(const cuir_attention_params &params, int b, int h, int q0,
                                                    int kv0, int rows, int cols, int lane) {
   constexpr int COLS_PER_LANE = (BLOCK_N + 31) / 32;
@@ -79,7 +81,7 @@ __device__ __forceinline__ TileClass classify_tile(const cuir_attention_params &
 #pragma unroll
     for (int j = 0; j < COLS_PER_LANE; ++j) {
       const int c = j * 32 + lane;
-      if (c < cols)
+      if (ALL_COLS || c < cols)
         seen |= visible(params, b, h, q0 + r, kv0 + c) ? 1u : 2u;
     }
     seen = __reduce_or_sync(0xffffffffu, seen);
@@ -106,8 +108,12 @@ __global__ void __launch_bounds__(kBlockMaskWarps * 32)
     const int64_t q0 = int64_t(m) * BLOCK_M, kv0 = int64_t(n) * BLOCK_N;
     const int rows = static_cast<int>(min(int64_t(BLOCK_M), params.seqlen_q - q0));
     const int cols = static_cast<int>(min(int64_t(BLOCK_N), params.seqlen_kv - kv0));
-    const TileClass c = classify_tile<Visible, BLOCK_M, BLOCK_N>(params, b, h, static_cast<int>(q0),
-                                                                 static_cast<int>(kv0), rows, cols, lane);
+    const TileClass c =
+        BLOCK_N % 32 == 0 && cols == BLOCK_N
+            ? classify_tile<Visible, BLOCK_M, BLOCK_N, true>(params, b, h, static_cast<int>(q0),
+                                                             static_cast<int>(kv0), rows, cols, lane)
+            : classify_tile<Visible, BLOCK_M, BLOCK_N, false>(params, b, h, static_cast<int>(q0),
+                                                              static_cast<int>(kv0), rows, cols, lane);
     if (lane == 0)
       classes[(bh * d.kv_blocks + n) * d.q_blocks + (d.q_blocks - 1 - m)] = c;
   }

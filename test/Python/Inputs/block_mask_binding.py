@@ -19,7 +19,8 @@ from cuir import flex
 from cuir.kernel_lib import AttentionParams
 from cuir.variant_lib import VariantKernel
 
-BM, BN = 4, 2  # tiles of the test double's kernel
+BM, BN = 4, 2  # tiles of the test double's kernels at head dim 64 (4 x 4 at 128)
+TILES = {64: (BM, BN), 128: (BM, 2 * BN)}
 LISTS = {name: "cuir_" + name for name in bml.KV_LISTS}
 MANIFEST = {
     "variant": "document_test", "normalizer": "softmax", "is_causal": 0,
@@ -27,7 +28,9 @@ MANIFEST = {
               [{"name": f, "type": "block_mask", "extent": "", "list": n} for n, f in LISTS.items()] +
               [{"name": "scale2", "type": "float", "extent": ""}],
     "block_mask": {"entry": "cuir_flash_fwd_sm80_block_mask", "dims_entry": "cuir_flash_fwd_sm80_block_mask_dims",
-                   "attention_entry": "cuir_flash_fwd_sm80", "block_m": BM, "block_n": BN, "depends": ["batch"],
+                   "attention_entry": "cuir_flash_fwd_sm80", "mask": "blocks",
+                   "tiles": [{"head_dim": d, "block_m": m, "block_n": n, "depends": ["batch"]}
+                             for d, (m, n) in TILES.items()],
                    "params": ["doc_ids"], "fields": LISTS}}
 
 
@@ -77,7 +80,9 @@ class FakeLibrary:
 
         def dims(params_ref, dims_out):
             b = params_ref._obj.base
-            self.calls.append(("dims", b.batch, b.num_heads_q, b.seqlen_q, b.seqlen_kv))
+            self.calls.append(("dims", b.batch, b.num_heads_q, b.seqlen_q, b.seqlen_kv, b.head_dim))
+            if TILES.get(b.head_dim) != (BM, BN):  # the reference below has the tiles of head dim 64
+                return 801
             dims_out[0], dims_out[1] = b.batch, 1
             dims_out[2], dims_out[3] = -(-b.seqlen_q // BM), -(-b.seqlen_kv // BN)
             return 0
@@ -85,7 +90,7 @@ class FakeLibrary:
         def classify(params_ref, mask_ref, stream):
             p, mask = params_ref._obj, mask_ref._obj
             b = p.base
-            if (mask.block_m, mask.block_n) != (BM, BN):
+            if (mask.block_m, mask.block_n) != TILES.get(b.head_dim):
                 return 1
             doc = list(ints(p.doc_ids, b.batch * b.seqlen_kv))
             self.calls.append(("classify", mask.batch, mask.heads, mask.q_blocks, mask.kv_blocks))
@@ -124,7 +129,9 @@ print("struct size", ctypes.sizeof(attn.params_type) == ctypes.sizeof(Header),
 B, H, Nq, Nkv, d = 2, 3, 10, 7, 64
 doc = torch.tensor([[0, 0, 0, 1, 1, 1, 1], [0, 1, 1, 1, 1, 1, 2]], dtype=torch.int32).reshape(-1)
 doc_q = torch.tensor([[0, 0, 0, 1, 1, 1, 1, 1, 1, 1], [0, 1, 1, 1, 1, 1, 2, 2, 2, 2]], dtype=torch.int32)
-bm = attn.block_mask(B, H, Nq, Nkv, device="cpu", doc_ids=doc)
+show("no head_dim", lambda: attn.block_mask(B, H, Nq, Nkv, device="cpu", doc_ids=doc))
+show("head_dim 96", lambda: attn.block_mask(B, H, Nq, Nkv, head_dim=96, device="cpu", doc_ids=doc))
+bm = attn.block_mask(B, H, Nq, Nkv, head_dim=64, device="cpu", doc_ids=doc)
 print(repr(bm))
 print("calls", lib.calls)
 print("shapes", {n: list(getattr(bm, n).shape) for n in bml.LISTS})
@@ -153,8 +160,11 @@ bm64 = bml.BlockMask({**{n: getattr(bm, n) for n in bml.LISTS}, "kv_indices": bm
                      (Nq, Nkv))
 show("int64 list", lambda: attn(q, k, k, doc_ids=doc, scale2=0, block_mask=bm64))
 show("not a BlockMask", lambda: attn(q, k, k, doc_ids=doc, scale2=0, block_mask=object()))
-show("doc_ids int64", lambda: attn.block_mask(B, H, Nq, Nkv, device="cpu", doc_ids=doc.long()))
-show("negative size", lambda: attn.block_mask(B, H, -1, Nkv, device="cpu", doc_ids=doc))
+show("doc_ids int64", lambda: attn.block_mask(B, H, Nq, Nkv, head_dim=64, device="cpu", doc_ids=doc.long()))
+show("negative size", lambda: attn.block_mask(B, H, -1, Nkv, head_dim=64, device="cpu", doc_ids=doc))
+q128 = torch.zeros(B, H, Nq, 128, dtype=torch.bfloat16)
+show("mask of head dim 64 at 128", lambda: attn(q128, k.new_zeros(B, H, Nkv, 128), k.new_zeros(B, H, Nkv, 128),
+                                               doc_ids=doc, scale2=0, block_mask=bm))
 show("missing list", lambda: bml.BlockMask({"kv_num_blocks": bm.kv_num_blocks}, (BM, BN), (Nq, Nkv)))
 
 # FlexAttention's BlockMask (torch 1.13 has none: a duck-typed one with its attributes).
@@ -173,10 +183,10 @@ class FlexBlockMask:
         return doc_q[b, q_idx] == doc_q[b, kv_idx]
 
 
-info = attn.block_mask_info
+info = bml.tiles_for(attn.block_mask_info, 64)
 Nkv8 = 8
 doc8 = torch.tensor([[0, 0, 0, 1, 1, 1, 1, 1], [0, 1, 1, 1, 1, 1, 2, 2]], dtype=torch.int32).reshape(-1)
-own8 = attn.block_mask(B, H, Nq, Nkv8, device="cpu", doc_ids=doc8)
+own8 = attn.block_mask(B, H, Nq, Nkv8, head_dim=64, device="cpu", doc_ids=doc8)
 lists8 = {n: getattr(own8, n) for n in bml.KV_LISTS}
 fbm = FlexBlockMask((BM, BN), lists8, (Nq, Nkv8))
 conv, why = bml.from_flex(fbm, info, B, H, Nq, Nkv8, torch.device("cpu"))
