@@ -74,21 +74,24 @@ def trace(score_mod, mask_mod, normalizer, name, defaults=True):
     return traced.text, dict(traced.values)
 
 
-def lower_command(kernel, spec, out_cu, archs, split=True):
+def lower_command(kernel, spec, out_cu, archs, split=True, block_mask="auto"):
+    """cuir-opt's pipeline for a variant; block_mask: the split's treatment of masks it cannot bound
+    ("auto": a runtime block mask, "runtime": one for every mask, "dense": every tile masked)."""
     cmd = [cuir_opt(), str(KERNELS[kernel]), "--lift", f"--transfer={spec}"]
     if split:
-        cmd.append("--cuir-split-full-partial")
+        cmd.append("--cuir-split-full-partial" + ("" if block_mask == "auto" else f"=block-mask={block_mask}"))
     return cmd + [f"--lower=archs={','.join(archs)}", "-o", str(out_cu)]
 
 
-def build_cached(kernel, spec_text, name, archs, split=True, builtin=False, cache=None):
+def build_cached(kernel, spec_text, name, archs, split=True, builtin=False, cache=None, block_mask="auto"):
     """The library of a variant (a cuir.variant text without values, or a built-in spec) from the cache,
     compiled into it first if needed."""
     cache = cache or _cache.KernelCache()
     opt = cuir_opt()
     parts = {"kernel": kernel, "sources": _cache.kernel_sources_identity(KERNELS[kernel]),
              "variant": _cache.strip_locations(spec_text) if not builtin else None, "spec": spec_text if builtin else None,
-             "name": name, "archs": list(archs), "split": split, "toolchain": _cache.toolchain_identity(opt)}
+             "name": name, "archs": list(archs), "split": split, "block_mask": block_mask,
+             "toolchain": _cache.toolchain_identity(opt)}
     key = _cache.make_key(parts)
 
     def build(tmp):
@@ -96,7 +99,7 @@ def build_cached(kernel, spec_text, name, archs, split=True, builtin=False, cach
         if not builtin:
             spec = str(tmp / f"{name}.variant.mlir")
             pathlib.Path(spec).write_text(spec_text)
-        _cache.run_with_progress(lower_command(kernel, spec, tmp / f"{name}.cu", archs, split),
+        _cache.run_with_progress(lower_command(kernel, spec, tmp / f"{name}.cu", archs, split, block_mask),
                                  f"variant '{name}' on the {kernel} kernel ({','.join(archs)})")
     entry = cache.get_or_build(key, parts, build)
     return entry / f"lib{name}.so"

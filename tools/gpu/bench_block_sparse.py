@@ -99,9 +99,7 @@ def builtin_mods(name, B, H, N, doc=None):
 
 def _lower(kernel, spec, out_cu, dense):
     from cuir import compile as comp
-    split = "--cuir-split-full-partial" + ("=block-mask=dense" if dense else "")
-    return [comp.cuir_opt(), str(comp.KERNELS[kernel]), "--lift", f"--transfer={spec}", split,
-            f"--lower=archs={ARCHS[kernel]}", "-o", str(out_cu)]
+    return comp.lower_command(kernel, spec, out_cu, (ARCHS[kernel],), block_mask="dense" if dense else "auto")
 
 
 def stage(out, kernels, jobs):
@@ -195,7 +193,7 @@ class Library:
         return {n: self.comp.tensor_for(self.kern, n, t, device) for n, t in values.items()}
 
     def block_mask(self, B, H, N, params):
-        return self.kern.block_mask(B, H, N, N, **params)
+        return self.kern.block_mask(B, H, N, N, head_dim=D, **params)
 
     def __call__(self, q, k, v, params, block_mask=None):
         kw = {"block_mask": block_mask} if block_mask is not None else {}
@@ -288,7 +286,7 @@ def bench_one(libs, name, base, kernel, cname, B, Hq, N, doc, q, k, v, flex, cre
     lib = Library(libs[(name, False)], traced)
     params = lib.params(base if traced else name, B, Hq, N, doc, "cuda")
     score_mod, mask_mod = _mods_for(name, B, Hq, N, doc)
-    bm = lib.block_mask(B, Hq, N, params) if hasattr(lib.kern, "block_mask") and lib.kern.block_mask_info else None
+    bm = lib.block_mask(B, Hq, N, params) if lib.kern.block_mask_info else None
     row = {"kernel": kernel, "config": cname, "N": N, "B": B, "mask": name, "means": TRACED.get(base)}
     dense = mask_mod(torch.arange(B, device="cuda").view(B, 1, 1, 1), torch.zeros(1, 1, 1, 1, device="cuda",
                      dtype=torch.long), torch.arange(N, device="cuda").view(1, 1, N, 1),
@@ -297,7 +295,8 @@ def bench_one(libs, name, base, kernel, cname, B, Hq, N, doc, q, k, v, flex, cre
     tf = lambda ms: 4 * B * Hq * pairs * D / ms / 1e9  # noqa: E731
     if bm is not None:
         row["classify_ms"] = _med(lambda: lib.block_mask(B, Hq, N, params))
-        row["visited_tiles"] = float(bm.visited_fraction()) if hasattr(bm, "visited_fraction") else None
+        dense_tiles = bm.to_dense()
+        row["visited_tiles"] = (dense_tiles > 0).float().mean().item()
     row["cuir_ms"] = _med(lambda: lib(q, k, v, params, bm))
     row["cuir_tflops"] = tf(row["cuir_ms"])
     if (name, True) in libs:

@@ -8,7 +8,7 @@ Cases: the catalogue's masks (python/cuir/catalogue, families mask and compositi
 (packed documents of random lengths 128-2048, a fresh draw at each --run: the library takes the ids as a
 parameter). Two modes, as tools/gpu/check_catalogue.py (the GPU machine has neither clang nor cuir-opt):
   --stage DIR  (here): trace each case at each shape, lower it with a runtime block mask
-               (--transfer="<variant> <--transfer-option>", default block-mask=runtime) into
+               (--cuir-split-full-partial=block-mask=<--block-mask>, default runtime) into
                DIR/<kernel>/<case>/<shape>/, write DIR/stage.json.
   --run DIR    (the GPU machine): load the staged libraries, check, time, print the table, write
                DIR/block_mask.json (or --json) and, with --md, the markdown table. --memcheck first runs the
@@ -96,8 +96,8 @@ def stage(out, names, kernels, opt, option, workers):
         name, kernel, tag, where, text = job
         where.mkdir(parents=True, exist_ok=True)
         (where / "variant.mlir").write_text(text)
-        cmd = comp.lower_command(kernel, where / "variant.mlir", where / f"{name}.cu", ARCHS[kernel])
-        cmd = [f"{c} {option}" if c.startswith("--transfer=") and option else c for c in cmd]
+        cmd = comp.lower_command(kernel, where / "variant.mlir", where / f"{name}.cu", ARCHS[kernel],
+                                 block_mask=option)
         cache.run_with_progress(cmd, f"{name} on {kernel} ({tag}, {option or 'default'})")
 
     with concurrent.futures.ThreadPoolExecutor(workers) as pool:
@@ -431,8 +431,8 @@ def main():
     mode.add_argument("--run", type=pathlib.Path)
     ap.add_argument("--kernels", default="sm80,sm90")
     ap.add_argument("--opt", default=str(ROOT / "build" / "bin" / "cuir-opt"))
-    ap.add_argument("--transfer-option", default="block-mask=runtime",
-                    help="--stage: appended to --transfer's value (the transform's block-mask option)")
+    ap.add_argument("--block-mask", default="runtime", choices=("auto", "runtime", "dense"),
+                    help="--stage: the split's block-mask option (--cuir-split-full-partial=block-mask=...)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--json", type=pathlib.Path)
     ap.add_argument("--md", type=pathlib.Path)
@@ -442,7 +442,7 @@ def main():
     ap.add_argument("names", nargs="*", help="cases (default: all)")
     args = ap.parse_args()
     if args.stage:
-        return stage(args.stage, args.names, args.kernels.split(","), args.opt, args.transfer_option, args.jobs)
+        return stage(args.stage, args.names, args.kernels.split(","), args.opt, args.block_mask, args.jobs)
     rc = 0
     json_path = args.json or args.run / "block_mask.json"
     if args.memcheck:
