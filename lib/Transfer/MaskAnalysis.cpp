@@ -36,6 +36,9 @@ namespace {
 /// Index block arguments (coordinates, sizes) are in [0, 2^30): a sequence
 /// of 2^30 tokens of the smallest head (64 x 2 bytes) is 128 GiB for Q alone.
 constexpr int64_t kSizeLimit = int64_t(1) << 30;
+/// Coefficients read from the sets are below 2^62 in magnitude, so that
+/// negating them and adding 1 stays in int64.
+constexpr int64_t kCoefLimit = int64_t(1) << 62;
 /// A set or value of more pieces is left to the runtime block mask.
 constexpr unsigned kMaxPieces = 64;
 
@@ -156,10 +159,9 @@ private:
   FailureOr<Pieces> integer(Value v);
   void noteIndexValue(Value v, const Pieces &pieces);
   FailureOr<Pieces> integerOp(Operation *op);
-  FailureOr<Pieces> cross(Operation *op, Value a, Value b,
-                          function_ref<std::optional<Lin>(const Lin &,
-                                                          const Lin &)>
-                              f);
+  FailureOr<Pieces>
+  cross(Operation *op, Value a, Value b,
+        function_ref<std::optional<Lin>(const Lin &, const Lin &)> f);
   FailureOr<Pieces> cast(Operation *op);
   FailureOr<Pieces> select(arith::SelectOp op);
   FailureOr<Pieces> minMax(Operation *op, P pred);
@@ -231,9 +233,7 @@ std::pair<Value, Range> Translator::leaf(Value v) {
       return {root, r};
   }
   if (v.getType().isIndex())
-    return {v, isa<BlockArgument>(v)
-                   ? Range{0, kSizeLimit - 1}
-                   : Range{}};
+    return {v, isa<BlockArgument>(v) ? Range{0, kSizeLimit - 1} : Range{}};
   if (v.getType().isInteger(1))
     return {v, Range{0, 1}};
   return {v, bitRange(v.getType().getIntOrFloatBitWidth())};
@@ -260,7 +260,7 @@ Range Translator::range(const Lin &l) const {
            v.lo ? std::optional<Int>(-*v.lo) : std::nullopt};
     Int m = l.c[i] < 0 ? -Int(l.c[i]) : Int(l.c[i]);
     auto add = [&](std::optional<Int> &acc, std::optional<Int> x) {
-      if (acc && x && *x < cap && *x > -cap)
+      if (acc && x && -cap < *x && *x < cap)
         acc = *acc + m * *x;
       else
         acc = std::nullopt;
@@ -343,7 +343,7 @@ FailureOr<Pieces> Translator::integer(Value v) {
   // Values independent of q and kv are sums of symbols where that is exact,
   // else symbols themselves.
   if (def && (dependent || isa<arith::AddIOp, arith::SubIOp, arith::MulIOp,
-                                arith::IndexCastOp, arith::ExtSIOp>(def)))
+                               arith::IndexCastOp, arith::ExtSIOp>(def)))
     r = integerOp(def);
   if (failed(r) && dependent)
     return failure();
@@ -366,8 +366,11 @@ void Translator::noteIndexValue(Value v, const Pieces &pieces) {
   if (llvm::range_size(nonZero) != 1)
     return;
   unsigned i = *nonZero.begin();
-  if (i >= 2 && l.c[i] == 1 && !symbols[i - 2].indexValue)
-    symbols[i - 2].indexValue = v;
+  if (i < 2 || l.c[i] != 1)
+    return;
+  Symbol &s = symbols[i - 2];
+  if (!s.indexValue && !s.root.getType().isIndex())
+    s.indexValue = v;
 }
 
 FailureOr<Pieces> Translator::integerOp(Operation *op) {
@@ -436,8 +439,8 @@ FailureOr<Pieces> Translator::cross(
       std::optional<Lin> v = f(x.value, y.value);
       if (!v)
         return fail(op, isa<arith::MulIOp>(op)
-                                ? notLinearReason(op)
-                                : "has a coefficient beyond 64 bits");
+                            ? notLinearReason(op)
+                            : "has a coefficient beyond 64 bits");
       r.push_back({w, *v});
     }
   }
@@ -457,8 +460,6 @@ FailureOr<Pieces> Translator::cast(Operation *op) {
       in.getType().isIndex())
     return r;
   unsigned width = in.getType().getIntOrFloatBitWidth();
-  if (width >= 63)
-    return fail(op, "zero-extends a value of unknown sign");
   Pieces out;
   for (const Piece &p : *r) {
     Range pr = range(p.value);
@@ -466,6 +467,8 @@ FailureOr<Pieces> Translator::cast(Operation *op) {
       out.push_back(p);
       continue;
     }
+    if (width >= 63)
+      return fail(op, "zero-extends a value that may be negative");
     PresburgerSet nonNeg = constraint(p.value);
     out.push_back({p.where.intersect(nonNeg), p.value});
     Lin wrapped = p.value;
@@ -562,8 +565,8 @@ FailureOr<PresburgerSet> Translator::boolean(Value v) {
     return failure();
   if (failed(r)) {
     failedOp = nullptr; // an opaque flag: a 0/1 symbol
-    r = constraint(*combine(varLin(symbol(v, /*boolean=*/true) + 2), 1,
-                            Lin(), 0, -1));
+    r = constraint(
+        *combine(varLin(symbol(v, /*boolean=*/true) + 2), 1, Lin(), 0, -1));
   }
   if (failed(bounded(*r, v.getDefiningOp())))
     return failure();
@@ -586,8 +589,7 @@ FailureOr<PresburgerSet> Translator::booleanOp(Operation *op) {
     if (failed(f))
       return failure();
     PresburgerSet yes = aligned(*c);
-    return aligned(*t).intersect(yes).unionSet(
-        aligned(*f).subtract(yes));
+    return aligned(*t).intersect(yes).unionSet(aligned(*f).subtract(yes));
   }
   if (!isa<arith::AndIOp, arith::OrIOp, arith::XOrIOp>(op) ||
       !op->getResult(0).getType().isInteger(1))
@@ -617,12 +619,22 @@ FailureOr<PresburgerSet> Translator::compareBools(arith::CmpIOp op) {
   PresburgerSet x = aligned(*a), y = aligned(*b);
   PresburgerSet nx = x.complement(), ny = y.complement();
   switch (op.getPredicate()) {
-  case P::eq: return x.intersect(y).unionSet(nx.intersect(ny));
-  case P::ne: return x.intersect(ny).unionSet(nx.intersect(y));
-  case P::ult: case P::sgt: return nx.intersect(y);
-  case P::ule: case P::sge: return nx.unionSet(y);
-  case P::ugt: case P::slt: return x.intersect(ny);
-  case P::uge: case P::sle: return x.unionSet(ny);
+  case P::eq:
+    return x.intersect(y).unionSet(nx.intersect(ny));
+  case P::ne:
+    return x.intersect(ny).unionSet(nx.intersect(y));
+  case P::ult:
+  case P::sgt:
+    return nx.intersect(y);
+  case P::ule:
+  case P::sge:
+    return nx.unionSet(y);
+  case P::ugt:
+  case P::slt:
+    return x.intersect(ny);
+  case P::uge:
+  case P::sle:
+    return x.unionSet(ny);
   }
   llvm_unreachable("unknown predicate");
 }
@@ -661,18 +673,26 @@ FailureOr<PresburgerSet> Translator::compareLins(P pred, const Lin &a,
   if (!ba || !ba1 || !ab1)
     return failure();
   switch (pred) {
-  case P::eq: return constraint(*ba, /*equality=*/true);
-  case P::ne: return constraint(*ba1).unionSet(constraint(*ab1));
-  case P::slt: return constraint(*ba1);
-  case P::sle: return constraint(*ba);
-  case P::sgt: return constraint(*ab1);
-  case P::sge: return constraint(*diff(b, a, 0));
-  default: break;
+  case P::eq:
+    return constraint(*ba, /*equality=*/true);
+  case P::ne:
+    return constraint(*ba1).unionSet(constraint(*ab1));
+  case P::slt:
+    return constraint(*ba1);
+  case P::sle:
+    return constraint(*ba);
+  case P::sgt:
+    return constraint(*ab1);
+  case P::sge:
+    return constraint(*diff(b, a, 0));
+  default:
+    break;
   }
   bool swap = pred == P::ugt || pred == P::uge;
   const Lin &x = swap ? b : a, &y = swap ? a : b;
   bool strict = pred == P::ult || pred == P::ugt;
-  FailureOr<PresburgerSet> ordered = compareLins(strict ? P::slt : P::sle, x, y);
+  FailureOr<PresburgerSet> ordered =
+      compareLins(strict ? P::slt : P::sle, x, y);
   if (failed(ordered))
     return failure();
   Range rx = range(x), ry = range(y);
@@ -681,8 +701,7 @@ FailureOr<PresburgerSet> Translator::compareLins(P pred, const Lin &a,
   PresburgerSet xNonNeg = constraint(x), yNonNeg = constraint(y);
   PresburgerSet sameSign = xNonNeg.intersect(yNonNeg).unionSet(
       xNonNeg.complement().intersect(yNonNeg.complement()));
-  return ordered->intersect(sameSign).unionSet(
-      xNonNeg.subtract(yNonNeg));
+  return ordered->intersect(sameSign).unionSet(xNonNeg.subtract(yNonNeg));
 }
 
 //===----------------------------------------------------------------------===//
@@ -734,8 +753,7 @@ std::optional<Conjunction> readPiece(IntegerRelation rel, const Translator &t) {
     row.equality = i >= rel.getNumInequalities();
     for (unsigned j = 0, n = rel.getNumCols(); j < n; ++j) {
       DynamicAPInt v = rel.atConstraint(i, j);
-      if (v > std::numeric_limits<int64_t>::max() ||
-          v < std::numeric_limits<int64_t>::min())
+      if (v >= kCoefLimit || v <= -kCoefLimit)
         return std::nullopt;
       row.c.push_back(int64_t(v));
     }
@@ -764,7 +782,7 @@ std::optional<LinearSet> translate(Translator &t, Value visible,
     std::optional<Conjunction> piece = readPiece(rel, t);
     if (!piece) {
       if (why)
-        why->reason = "has a coefficient beyond 64 bits";
+        why->reason = "has a coefficient beyond 62 bits";
       return std::nullopt;
     }
     r.pieces.push_back(std::move(*piece));
@@ -819,9 +837,8 @@ SmallVector<unsigned> symbolOrder(const Translator &t) {
 
 /// The terms of a row's symbol coefficients (from index 2 of `c`): sizes
 /// added before sizes subtracted, then the rest, in `order`.
-SmallVector<std::pair<Value, int64_t>> terms(const Translator &t,
-                                             ArrayRef<int64_t> c,
-                                             ArrayRef<unsigned> order) {
+SmallVector<std::pair<Value, int64_t>>
+terms(const Translator &t, ArrayRef<int64_t> c, ArrayRef<unsigned> order) {
   SmallVector<std::pair<Value, int64_t>> r;
   for (int pass = 0; pass < 3; ++pass)
     for (unsigned i : order) {
@@ -835,8 +852,8 @@ SmallVector<std::pair<Value, int64_t>> terms(const Translator &t,
 
 } // namespace
 
-std::optional<LinearMask> mlir::cuir::analyzeLinearMask(Value visible,
-                                                        Value q, Value k,
+std::optional<LinearMask> mlir::cuir::analyzeLinearMask(Value visible, Value q,
+                                                        Value k,
                                                         MaskDiagnosis *why) {
   Translator t(q, k);
   std::optional<LinearSet> s = translate(t, visible, why);
@@ -1017,8 +1034,8 @@ void canonicalize(Groups &groups, ArrayRef<unsigned> order) {
     llvm::sort(g, less);
   auto contains = [](const SmallVector<BoundRow> &big,
                      const SmallVector<BoundRow> &small) {
-    return llvm::all_of(small,
-                        [&](const BoundRow &b) { return llvm::is_contained(big, b); });
+    return llvm::all_of(
+        small, [&](const BoundRow &b) { return llvm::is_contained(big, b); });
   };
   Groups kept;
   for (unsigned i = 0; i < groups.size(); ++i) {
@@ -1110,7 +1127,8 @@ std::optional<KeyInterval> mlir::cuir::analyzeKeyInterval(Value visible,
   if (!intervalSet(t, lo, hi).intersect(t.domain()).isEqual(s->set))
     return notOne();
   KeyInterval r;
-  for (const auto &[groups, out] : {std::pair(&lo, &r.lo), std::pair(&hi, &r.hi)})
+  for (const auto &[groups, out] :
+       {std::pair(&lo, &r.lo), std::pair(&hi, &r.hi)})
     for (const SmallVector<BoundRow> &g : *groups) {
       SmallVector<AffineBound, 2> &o = out->emplace_back();
       for (const BoundRow &b : g)
@@ -1148,9 +1166,11 @@ Value mlir::cuir::materializeBound(OpBuilder &b, Location loc,
       }
       t = cast;
     }
-    for (int64_t i = 0; i < std::abs(sign); ++i)
-      acc = sign > 0 ? arith::AddIOp::create(b, loc, acc, t).getResult()
-                     : arith::SubIOp::create(b, loc, acc, t).getResult();
+    if (std::abs(sign) != 1)
+      t = arith::MulIOp::create(
+          b, loc, t, arith::ConstantIndexOp::create(b, loc, std::abs(sign)));
+    acc = sign > 0 ? arith::AddIOp::create(b, loc, acc, t).getResult()
+                   : arith::SubIOp::create(b, loc, acc, t).getResult();
   }
   return acc;
 }

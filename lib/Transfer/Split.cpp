@@ -301,8 +301,7 @@ void Splitter::unmaskFullBlocks(ElementwiseOp v1) {
 /// Names a term of a linear mask: a kernel argument by its role, an
 /// argument of the variant's body by the coordinate it is, an op by name.
 static void nameTerm(raw_ostream &os, Value v, ElementwiseOp v0) {
-  while (isa_and_nonnull<arith::IndexCastOp, arith::ExtSIOp>(
-      v.getDefiningOp()))
+  while (isa_and_nonnull<arith::IndexCastOp, arith::ExtSIOp>(v.getDefiningOp()))
     v = v.getDefiningOp()->getOperand(0);
   auto arg = dyn_cast<BlockArgument>(v);
   if (!arg) {
@@ -310,8 +309,8 @@ static void nameTerm(raw_ostream &os, Value v, ElementwiseOp v0) {
     return;
   }
   if (auto fn = dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp()))
-    if (auto role = fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                    "cuir.arg")) {
+    if (auto role =
+            fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "cuir.arg")) {
       os << role.getValue();
       return;
     }

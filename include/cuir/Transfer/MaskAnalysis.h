@@ -29,8 +29,9 @@
 namespace mlir::cuir {
 
 /// coefQ * q + coefKv * kv + sum(coef_i * term_i) + constant >= 0, or == 0
-/// when `isEquality`. Terms are values independent of q and kv (index, or
-/// integers whose value is the term's).
+/// when `isEquality`. Terms are values independent of q and kv: index or
+/// integer values standing for their (signed) value, i1 values for 1 when
+/// true and 0 when false.
 struct LinearConstraint {
   int64_t coefQ = 0, coefKv = 0;
   SmallVector<std::pair<Value, int64_t>> terms;
@@ -70,7 +71,7 @@ std::optional<LinearMask> analyzeLinearMask(Value visible, Value q, Value k,
 void printLinearMask(raw_ostream &os, const LinearMask &mask,
                      function_ref<void(raw_ostream &, Value)> name);
 
-/// coefQ * q + sum(sign_i * term_i) + constant.
+/// coefQ * q + sum(coef_i * term_i) + constant.
 struct AffineBound {
   int64_t coefQ = 0;
   SmallVector<std::pair<Value, int64_t>> terms;
