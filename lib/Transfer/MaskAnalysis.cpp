@@ -147,6 +147,7 @@ public:
   SmallVector<Symbol> symbols;
   Operation *failedOp = nullptr;
   std::string reason;
+  bool large = false; // the failure is the size of the sets, not an op
 
 private:
   bool depends(Value v);
@@ -154,7 +155,10 @@ private:
   unsigned symbol(Value v, bool boolean);
   Range range(const Lin &l) const;
   LogicalResult fail(Operation *op, const Twine &why);
+  LogicalResult tooLarge(Operation *op, const Twine &why);
   LogicalResult bounded(PresburgerSet &s, Operation *op);
+  FailureOr<PresburgerSet> minus(const PresburgerSet &a,
+                                 const PresburgerSet &b, Operation *op);
 
   FailureOr<Pieces> integer(Value v);
   void noteIndexValue(Value v, const Pieces &pieces);
@@ -310,13 +314,34 @@ LogicalResult Translator::fail(Operation *op, const Twine &why) {
   return failure();
 }
 
+LogicalResult Translator::tooLarge(Operation *op, const Twine &why) {
+  if (!failedOp)
+    large = true;
+  return fail(op, why);
+}
+
 /// Keeps `s` small: coalesced when it grows, a failure past kMaxPieces.
 LogicalResult Translator::bounded(PresburgerSet &s, Operation *op) {
   if (s.getNumDisjuncts() > 8)
     s = s.coalesce();
   if (s.getNumDisjuncts() > kMaxPieces)
-    return fail(op, "has more than " + Twine(kMaxPieces) + " linear pieces");
+    return tooLarge(op, "has more than " + Twine(kMaxPieces) + " linear pieces");
   return success();
+}
+
+/// a \ b, unless it may cost too much: subtracting a union of pieces
+/// splits every piece of `a` along every constraint of every piece of `b`.
+FailureOr<PresburgerSet> Translator::minus(const PresburgerSet &a,
+                                           const PresburgerSet &b,
+                                           Operation *op) {
+  Int cost = a.getNumDisjuncts();
+  for (const IntegerRelation &piece : b.getAllDisjuncts()) {
+    cost *= std::max(1u, piece.getNumInequalities() +
+                             2 * piece.getNumEqualities());
+    if (cost > Int(kMaxPieces) * kMaxPieces)
+      return tooLarge(op, "has too many linear pieces to negate");
+  }
+  return a.subtract(b);
 }
 
 //===----------------------------------------------------------------------===//
@@ -349,6 +374,7 @@ FailureOr<Pieces> Translator::integer(Value v) {
     return failure();
   if (failed(r)) {
     failedOp = nullptr;
+    large = false;
     r = single(varLin(symbol(v, /*boolean=*/false) + 2));
   }
   noteIndexValue(v, *r);
@@ -445,7 +471,7 @@ FailureOr<Pieces> Translator::cross(
     }
   }
   if (r.size() > kMaxPieces)
-    return fail(op, "has more than " + Twine(kMaxPieces) + " linear pieces");
+    return tooLarge(op, "has more than " + Twine(kMaxPieces) + " linear pieces");
   return r;
 }
 
@@ -484,8 +510,10 @@ FailureOr<Pieces> Translator::fromBoolean(Operation *op, int64_t trueValue) {
   if (failed(s))
     return failure();
   PresburgerSet yes = aligned(*s);
-  return Pieces{{yes, constantLin(trueValue)},
-                {yes.complement(), constantLin(0)}};
+  FailureOr<PresburgerSet> no = minus(universe(), yes, op);
+  if (failed(no))
+    return failure();
+  return Pieces{{yes, constantLin(trueValue)}, {*no, constantLin(0)}};
 }
 
 FailureOr<Pieces> Translator::select(arith::SelectOp op) {
@@ -498,12 +526,15 @@ FailureOr<Pieces> Translator::select(arith::SelectOp op) {
   FailureOr<Pieces> f = integer(op.getFalseValue());
   if (failed(f))
     return failure();
-  PresburgerSet yes = aligned(*c), no = yes.complement();
+  PresburgerSet yes = aligned(*c);
+  FailureOr<PresburgerSet> no = minus(universe(), yes, op);
+  if (failed(no))
+    return failure();
   Pieces r;
   for (const Piece &p : *t)
     r.push_back({aligned(p.where).intersect(yes), p.value});
   for (const Piece &p : *f)
-    r.push_back({aligned(p.where).intersect(no), p.value});
+    r.push_back({aligned(p.where).intersect(*no), p.value});
   return r;
 }
 
@@ -565,6 +596,7 @@ FailureOr<PresburgerSet> Translator::boolean(Value v) {
     return failure();
   if (failed(r)) {
     failedOp = nullptr; // an opaque flag: a 0/1 symbol
+    large = false;
     r = constraint(
         *combine(varLin(symbol(v, /*boolean=*/true) + 2), 1, Lin(), 0, -1));
   }
@@ -589,7 +621,10 @@ FailureOr<PresburgerSet> Translator::booleanOp(Operation *op) {
     if (failed(f))
       return failure();
     PresburgerSet yes = aligned(*c);
-    return aligned(*t).intersect(yes).unionSet(aligned(*f).subtract(yes));
+    FailureOr<PresburgerSet> no = minus(aligned(*f), yes, op);
+    if (failed(no))
+      return failure();
+    return aligned(*t).intersect(yes).unionSet(*no);
   }
   if (!isa<arith::AndIOp, arith::OrIOp, arith::XOrIOp>(op) ||
       !op->getResult(0).getType().isInteger(1))
@@ -605,7 +640,13 @@ FailureOr<PresburgerSet> Translator::booleanOp(Operation *op) {
     return x.intersect(y);
   if (isa<arith::OrIOp>(op))
     return x.unionSet(y);
-  return x.subtract(y).unionSet(y.subtract(x));
+  FailureOr<PresburgerSet> xOnly = minus(x, y, op);
+  if (failed(xOnly))
+    return failure();
+  FailureOr<PresburgerSet> yOnly = minus(y, x, op);
+  if (failed(yOnly))
+    return failure();
+  return xOnly->unionSet(*yOnly);
 }
 
 /// i1 operands: true is 1 unsigned, -1 signed.
@@ -617,7 +658,13 @@ FailureOr<PresburgerSet> Translator::compareBools(arith::CmpIOp op) {
   if (failed(b))
     return failure();
   PresburgerSet x = aligned(*a), y = aligned(*b);
-  PresburgerSet nx = x.complement(), ny = y.complement();
+  FailureOr<PresburgerSet> notX = minus(universe(), x, op);
+  if (failed(notX))
+    return failure();
+  FailureOr<PresburgerSet> notY = minus(universe(), y, op);
+  if (failed(notY))
+    return failure();
+  const PresburgerSet &nx = *notX, &ny = *notY;
   switch (op.getPredicate()) {
   case P::eq:
     return x.intersect(y).unionSet(nx.intersect(ny));
@@ -771,6 +818,7 @@ std::optional<LinearSet> translate(Translator &t, Value visible,
     if (why) {
       why->nonLinearOp = t.failedOp;
       why->reason = t.reason;
+      why->tooLarge = t.large;
     }
     return std::nullopt;
   }

@@ -327,8 +327,10 @@ static void remarkNotAnInterval(ElementwiseOp v0, Value visible, Value q,
                                 Value k, const MaskDiagnosis &why) {
   InFlightDiagnostic d = mlir::emitRemark(v0.getLoc());
   if (why.nonLinearOp) {
-    d << "the variant's mask is not linear in (q_idx, kv_idx): '"
-      << why.nonLinearOp->getName() << "' " << why.reason;
+    d << "the variant's mask is "
+      << (why.tooLarge ? "too large to read as linear constraints"
+                       : "not linear in (q_idx, kv_idx)")
+      << ": '" << why.nonLinearOp->getName() << "' " << why.reason;
   } else {
     d << "the variant's mask is linear in (q_idx, kv_idx) but not one "
          "interval of keys per query row with bounds q_idx + c or c: "

@@ -39,10 +39,10 @@ struct LinearConstraint {
   bool isEquality = false;
 };
 
-/// A mask as a union of convex pieces, each a conjunction of constraints,
-/// over in-range coordinates (q >= 0, kv >= 0: constraints implied by them
-/// are left out). No pieces: nothing is visible; a piece without
-/// constraints: everything is.
+/// A mask as a union of convex pieces, each a conjunction of constraints:
+/// on in-range coordinates (q >= 0, kv >= 0, which the pieces leave out) the
+/// mask holds exactly where some piece does. No pieces: nothing is visible;
+/// a piece without constraints: everything is.
 struct LinearMask {
   SmallVector<SmallVector<LinearConstraint>> pieces;
 };
@@ -53,6 +53,9 @@ struct MaskDiagnosis {
   /// (q, kv), with why; null when the mask is linear.
   Operation *nonLinearOp = nullptr;
   std::string reason;
+  /// Whether that op's value may be linear, but as more pieces than the
+  /// analysis keeps.
+  bool tooLarge = false;
   /// For a linear mask: how many convex pieces it has after coalescing.
   unsigned numPieces = 0;
 };
