@@ -308,9 +308,11 @@ def SplitFullPartial : Pass<"cuir-split-full-partial", "::mlir::ModuleOp"> {
   let summary = "Masks only the key/value blocks that need it and skips the blocks nobody sees";
   let description = [{
     After `--transfer`, the variant's mask runs in every key/value block.
-    This pass analyses the mask: when every query row sees one interval of
-    keys [lo(q), hi(q)) with bounds q + c or c (causal, prefix-LM, sliding
-    windows, their intersections, and unions that share an end), it derives
+    This pass analyses the mask by its meaning, as a Presburger set over
+    (q_idx, kv_idx) and the parameters (docs/MaskAnalysis.md), so that any
+    spelling of a mask splits alike: when every query row sees one interval
+    of keys [lo(q), hi(q)) with bounds q + c or c (causal, prefix-LM, sliding
+    windows, their intersections, and unions whose intervals touch), it derives
     for each block of query rows, at run time from sizes and parameters,
     which key/value blocks are full (no mask), partial (mask) and empty
     (skipped), and rewrites the kernel's loops of masking steps and unmasked
@@ -319,19 +321,22 @@ def SplitFullPartial : Pass<"cuir-split-full-partial", "::mlir::ModuleOp"> {
     over the partial blocks below them when the mask has a left edge. Blocks
     outside them are never loaded or computed.
 
-    Masks that are not one interval per row (documents, global tokens with a
-    window, lookups in captured tensors, any mask_mod) are classified at run
-    time (`block-mask=auto`, the default): the kernel gets a
-    `cuir.block_mask` (the mask predicate, whose tiles a classification
-    kernel sorts into empty, partial and full), four list arguments in
-    FlexAttention's BlockMask layout (`block_mask:kv_num_blocks`,
-    `block_mask:kv_indices`, `block_mask:full_kv_num_blocks`,
-    `block_mask:full_kv_indices`), and its loops visit the listed tiles:
-    masked steps over the partial ones, unmasked steps over the full ones.
+    Other masks are classified at run time (`block-mask=auto`, the
+    default), with a remark that says why they are not bounded statically:
+    not linear in (q_idx, kv_idx) (documents, lookups, integer division and
+    modulo: the remark names the operation), or linear but not one such
+    interval a row (global tokens with a window: the remark lists the convex
+    pieces). The kernel gets a `cuir.block_mask` (the mask predicate, whose
+    tiles a classification kernel sorts into empty, partial and full), four
+    list arguments in FlexAttention's BlockMask layout
+    (`block_mask:kv_num_blocks`, `block_mask:kv_indices`,
+    `block_mask:full_kv_num_blocks`, `block_mask:full_kv_indices`), and its
+    loops visit the listed tiles: masked steps over the partial ones,
+    unmasked steps over the full ones (docs/BlockSparsity.md).
     `block-mask=runtime` does so for every mask, `block-mask=dense` keeps
-    the mask in every block instead (a remark says so). The new bounds and
-    the copied loop carry `cuir.change = #cuir.change<split>`, the list
-    reads `#cuir.change<blocks>`.
+    the mask in every block instead. The new bounds and the copied loop
+    carry `cuir.change = #cuir.change<split>`, the list reads
+    `#cuir.change<blocks>`.
   }];
   let options = [
     Option<"blockMask", "block-mask", "std::string", /*default=*/"\"auto\"",

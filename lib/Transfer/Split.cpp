@@ -98,6 +98,8 @@ private:
   BlockMaskMode mode;
   AttentionStructure as;
   RecordingRewriter rewriter;
+  /// The index casts of the bounds' integer terms, one per term.
+  DenseMap<Value, Value> indexCasts;
 };
 
 } // namespace
@@ -133,7 +135,8 @@ Value Splitter::bound(Location loc,
   for (auto &group : groups) {
     Value g;
     for (const AffineBound &a : group) {
-      Value v = materializeBound(rewriter, loc, a, q, outside, &v0.getBody());
+      Value v = materializeBound(rewriter, loc, a, q, outside, &v0.getBody(),
+                                 &indexCasts);
       g = !g    ? v
           : isLo ? arith::MinSIOp::create(rewriter, loc, g, v).getResult()
                  : arith::MaxSIOp::create(rewriter, loc, g, v).getResult();
@@ -299,6 +302,60 @@ void Splitter::unmaskFullBlocks(ElementwiseOp v1) {
     rewriter.replaceOp(v1, v1.getInputs()[0]);
 }
 
+/// Names a term of a linear mask: a kernel argument by its role, an
+/// argument of the variant's body by the coordinate it is, an op by name.
+static void nameTerm(raw_ostream &os, Value v, ElementwiseOp v0) {
+  while (isa_and_nonnull<arith::IndexCastOp, arith::ExtSIOp>(v.getDefiningOp()))
+    v = v.getDefiningOp()->getOperand(0);
+  auto arg = dyn_cast<BlockArgument>(v);
+  if (!arg) {
+    os << "'" << v.getDefiningOp()->getName() << "'";
+    return;
+  }
+  if (auto fn = dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp()))
+    if (auto role =
+            fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "cuir.arg")) {
+      os << role.getValue();
+      return;
+    }
+  unsigned coordinate = arg.getArgNumber() - v0.getInputs().size();
+  if (arg.getOwner() == &v0.getBody().front() && coordinate < 2)
+    os << (coordinate == 0 ? "b" : "h");
+  else
+    os << "arg" << arg.getArgNumber();
+}
+
+/// Says why the mask stays in every block: not linear (which op), or linear
+/// but not one interval of keys per row (its pieces).
+static void remarkNotAnInterval(ElementwiseOp v0, Value visible, Value q,
+                                Value k, const MaskDiagnosis &why,
+                                StringRef outcome) {
+  InFlightDiagnostic d = mlir::emitRemark(v0.getLoc());
+  if (why.nonLinearOp) {
+    d << "the variant's mask is "
+      << (why.tooLarge ? "too large to read as linear constraints"
+                       : "not linear in (q_idx, kv_idx)")
+      << ": '" << why.nonLinearOp->getName() << "' " << why.reason;
+  } else {
+    d << "the variant's mask is linear in (q_idx, kv_idx) but not one "
+         "interval of keys per query row with bounds q_idx + c or c: "
+      << why.reason << " (" << why.numPieces << " convex piece"
+      << (why.numPieces == 1 ? "" : "s");
+    if (std::optional<LinearMask> mask = analyzeLinearMask(visible, q, k)) {
+      d << ": ";
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      printLinearMask(os, *mask,
+                      [&](raw_ostream &o, Value v) { nameTerm(o, v, v0); });
+      d << text;
+    }
+    d << ")";
+  }
+  d << "; " << outcome;
+  if (why.nonLinearOp)
+    d.attachNote(why.nonLinearOp->getLoc()) << "this operation";
+}
+
 LogicalResult Splitter::run() {
   FailureOr<AttentionStructure> analysis = analyzeAttention(kernel);
   if (failed(analysis))
@@ -327,8 +384,14 @@ LogicalResult Splitter::run() {
   Block &body = v0.getBody().front();
   Value qArg = body.getArgument(v0.getInputs().size() + 2);
   Value kArg = body.getArgument(v0.getInputs().size() + 3);
+  MaskDiagnosis why;
   std::optional<KeyInterval> interval =
-      analyzeKeyInterval(sel0.getCondition(), qArg, kArg);
+      analyzeKeyInterval(sel0.getCondition(), qArg, kArg, &why);
+  if (!interval && mode != BlockMaskMode::Runtime)
+    remarkNotAnInterval(v0, sel0.getCondition(), qArg, kArg, why,
+                        mode == BlockMaskMode::Auto
+                            ? "its tiles come from a runtime block mask"
+                            : "every block stays masked (block-mask=dense)");
   if (mode == BlockMaskMode::Runtime ||
       (!interval && mode == BlockMaskMode::Auto)) {
     if (failed(visitListedBlocks(v0, sel0, X, Y)))
@@ -338,12 +401,8 @@ LogicalResult Splitter::run() {
     rewriter.eraseDeadOps();
     return success();
   }
-  if (!interval) {
-    mlir::emitRemark(v0.getLoc())
-        << "the variant's mask is not one interval of keys per query row "
-           "with affine bounds; every block stays masked";
+  if (!interval)
     return success();
-  }
   Operation *xDef = X.getDefiningOp(), *yDef = Y.getDefiningOp();
   if (!xDef || !yDef || xDef->getBlock() != yDef->getBlock())
     return kernel.emitError() << "computes its key/value block bounds in a "
@@ -376,9 +435,11 @@ LogicalResult Splitter::visitListedBlocks(ElementwiseOp v0,
                                      sel0.getCondition(), bounds)))
     return failure();
   rewriter.getRecorder().setRewrite(Rewrite::Split);
-  mlir::emitRemark(v0.getLoc())
-      << "the key/value tiles come from a runtime block mask ("
-      << kernel->getAttr("cuir.block_mask") << ")";
+  if (mode == BlockMaskMode::Runtime)
+    mlir::emitRemark(v0.getLoc())
+        << "block-mask=runtime: the key/value tiles come from a runtime "
+           "block mask ("
+        << kernel->getAttr("cuir.block_mask") << ")";
   return success();
 }
 

@@ -19,6 +19,7 @@ Usage: PYTHONPATH=python /usr/bin/python3 tools/gpu/bench_block_sparse.py --stag
        PYTHONPATH=python python3 tools/gpu/bench_block_sparse.py --run build/sparse --json out.json
 """
 import argparse
+import importlib
 import json
 import math
 import os
@@ -98,7 +99,7 @@ def builtin_mods(name, B, H, N, doc=None):
 # ---------------------------------------------------------------------------------------------------------
 
 def _lower(kernel, spec, out_cu, dense):
-    from cuir import compile as comp
+    comp = importlib.import_module("cuir.compile")
     return comp.lower_command(kernel, spec, out_cu, (ARCHS[kernel],), block_mask="dense" if dense else "auto")
 
 
@@ -106,7 +107,7 @@ def stage(out, kernels, jobs):
     import concurrent.futures
     import torch
     from cuir import cache
-    from cuir import compile as comp
+    comp = importlib.import_module("cuir.compile")
     builds = []  # (kernel, name, spec, dense)
     for kernel in kernels:
         for name, (spec, _) in BUILTINS.items():
@@ -182,7 +183,7 @@ class Library:
     """A staged library and how to call it: built-in parameters, or a traced variant's captured tensors."""
 
     def __init__(self, path, traced):
-        from cuir import compile as comp
+        comp = importlib.import_module("cuir.compile")
         self.comp, self.kern, self.traced = comp, comp.load_once(str(path)), traced
 
     def params(self, name, B, H, N, doc, device):

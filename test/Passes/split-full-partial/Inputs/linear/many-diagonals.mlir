@@ -1,0 +1,89 @@
+// Keys off 20 diagonals, ~(kv == q | kv == q - 5 | ... | kv == q - 95):
+// linear, but its negation splits into more pieces than the analysis keeps.
+cuir.variant @many_diagonals() normalizer softmax {
+  cuir.mask_mod {
+  ^bb0(%b: index, %h: index, %q: index, %k: index):
+    %true = arith.constant true
+    %c0 = arith.constant 0 : index
+    %d0 = arith.subi %q, %c0 : index
+    %on0 = arith.cmpi eq, %k, %d0 : index
+    %c1 = arith.constant 5 : index
+    %d1 = arith.subi %q, %c1 : index
+    %on1 = arith.cmpi eq, %k, %d1 : index
+    %any1 = arith.ori %on0, %on1 : i1
+    %c2 = arith.constant 10 : index
+    %d2 = arith.subi %q, %c2 : index
+    %on2 = arith.cmpi eq, %k, %d2 : index
+    %any2 = arith.ori %any1, %on2 : i1
+    %c3 = arith.constant 15 : index
+    %d3 = arith.subi %q, %c3 : index
+    %on3 = arith.cmpi eq, %k, %d3 : index
+    %any3 = arith.ori %any2, %on3 : i1
+    %c4 = arith.constant 20 : index
+    %d4 = arith.subi %q, %c4 : index
+    %on4 = arith.cmpi eq, %k, %d4 : index
+    %any4 = arith.ori %any3, %on4 : i1
+    %c5 = arith.constant 25 : index
+    %d5 = arith.subi %q, %c5 : index
+    %on5 = arith.cmpi eq, %k, %d5 : index
+    %any5 = arith.ori %any4, %on5 : i1
+    %c6 = arith.constant 30 : index
+    %d6 = arith.subi %q, %c6 : index
+    %on6 = arith.cmpi eq, %k, %d6 : index
+    %any6 = arith.ori %any5, %on6 : i1
+    %c7 = arith.constant 35 : index
+    %d7 = arith.subi %q, %c7 : index
+    %on7 = arith.cmpi eq, %k, %d7 : index
+    %any7 = arith.ori %any6, %on7 : i1
+    %c8 = arith.constant 40 : index
+    %d8 = arith.subi %q, %c8 : index
+    %on8 = arith.cmpi eq, %k, %d8 : index
+    %any8 = arith.ori %any7, %on8 : i1
+    %c9 = arith.constant 45 : index
+    %d9 = arith.subi %q, %c9 : index
+    %on9 = arith.cmpi eq, %k, %d9 : index
+    %any9 = arith.ori %any8, %on9 : i1
+    %c10 = arith.constant 50 : index
+    %d10 = arith.subi %q, %c10 : index
+    %on10 = arith.cmpi eq, %k, %d10 : index
+    %any10 = arith.ori %any9, %on10 : i1
+    %c11 = arith.constant 55 : index
+    %d11 = arith.subi %q, %c11 : index
+    %on11 = arith.cmpi eq, %k, %d11 : index
+    %any11 = arith.ori %any10, %on11 : i1
+    %c12 = arith.constant 60 : index
+    %d12 = arith.subi %q, %c12 : index
+    %on12 = arith.cmpi eq, %k, %d12 : index
+    %any12 = arith.ori %any11, %on12 : i1
+    %c13 = arith.constant 65 : index
+    %d13 = arith.subi %q, %c13 : index
+    %on13 = arith.cmpi eq, %k, %d13 : index
+    %any13 = arith.ori %any12, %on13 : i1
+    %c14 = arith.constant 70 : index
+    %d14 = arith.subi %q, %c14 : index
+    %on14 = arith.cmpi eq, %k, %d14 : index
+    %any14 = arith.ori %any13, %on14 : i1
+    %c15 = arith.constant 75 : index
+    %d15 = arith.subi %q, %c15 : index
+    %on15 = arith.cmpi eq, %k, %d15 : index
+    %any15 = arith.ori %any14, %on15 : i1
+    %c16 = arith.constant 80 : index
+    %d16 = arith.subi %q, %c16 : index
+    %on16 = arith.cmpi eq, %k, %d16 : index
+    %any16 = arith.ori %any15, %on16 : i1
+    %c17 = arith.constant 85 : index
+    %d17 = arith.subi %q, %c17 : index
+    %on17 = arith.cmpi eq, %k, %d17 : index
+    %any17 = arith.ori %any16, %on17 : i1
+    %c18 = arith.constant 90 : index
+    %d18 = arith.subi %q, %c18 : index
+    %on18 = arith.cmpi eq, %k, %d18 : index
+    %any18 = arith.ori %any17, %on18 : i1
+    %c19 = arith.constant 95 : index
+    %d19 = arith.subi %q, %c19 : index
+    %on19 = arith.cmpi eq, %k, %d19 : index
+    %any19 = arith.ori %any18, %on19 : i1
+    %ok = arith.xori %any19, %true : i1
+    cuir.yield %ok : i1
+  }
+}

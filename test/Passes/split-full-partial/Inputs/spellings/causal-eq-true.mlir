@@ -1,0 +1,12 @@
+// Causal as (kv <= q + off) == True (torch compares bools unsigned).
+cuir.variant @causal(%Nq: index {cuir.param = "Nq"}, %Nkv: index {cuir.param = "Nkv"}) normalizer softmax {
+  cuir.mask_mod {
+  ^bb0(%b: index, %h: index, %q: index, %k: index):
+    %off = arith.subi %Nkv, %Nq : index
+    %diag = arith.addi %q, %off : index
+    %true = arith.constant true
+    %c = arith.cmpi sle, %k, %diag : index
+    %ok = arith.cmpi eq, %c, %true : i1
+    cuir.yield %ok : i1
+  }
+}
