@@ -16,6 +16,8 @@
 #include "Patcher.h"
 #include "ScoreHelper.h"
 
+#include "cuir/Lower/CppEmitter.h"
+
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/Regex.h"
 
@@ -169,6 +171,11 @@ std::string sectionText(const BlockMaskInfo &info, const VisibleBody &body,
          tiles + " ----\n"
          "#include \"cuir/block_mask.h\"\n"
          "#include \"cuir/block_mask_classify.cuh\"\n\n"
+         "namespace cuir_block_mask_ops {\n"
+         "// The kernel's copies of these live in its own namespace.\n" +
+         deviceHelpersUsedBy(body.text) +
+         "}  // namespace cuir_block_mask_ops\n"
+         "using namespace cuir_block_mask_ops;\n\n"
          "// The mask at the in-range pair (q, kv) of batch b and query head "
          "h (cuir.block_mask @" +
          info.symbol +
