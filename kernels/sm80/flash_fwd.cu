@@ -18,8 +18,8 @@
 // XOR-swizzled at 16-byte-chunk granularity (chunk c of row r is stored at chunk c ^ (r % 8)) so that both
 // the cp.async writes and the ldmatrix reads of 8 rows hit 8 distinct groups of 4 banks.
 //
-// Pipeline (cp.async groups, two stages for K and for V; KV tile n lives in stage n % 2). The KV loop runs
-// n_block from the last tile down to 0; while it computes on K[n], V[n], the tiles V[n-1] and K[n-1], K[n-2]
+// Pipeline (cp.async groups, two stages for K and for V; block n lives in stage n % 2). The KV loop runs
+// n_block from the last block down to 0; while it computes on K[n], V[n], the tiles V[n-1] and K[n-1], K[n-2]
 // are in flight:
 //   top of the step:    wait K[n]; __syncthreads; issue V[n-1] into the other V stage
 //   middle of the step: wait V[n]; __syncthreads; issue K[n-2] into the K stage just read
@@ -30,6 +30,11 @@
 // diagonal) are the highest-numbered ones, so the KV loop runs them first as "masking steps", then the
 // remaining full tiles as "unmasked steps" with no mask arithmetic at all.
 //
+// The block numbers n that the loops, stages and prefetch conditions count are virtual: the block-iteration
+// point kv_tiles (cuir/kv_tiles.cuh) maps each to the KV tile it loads and masks, the identity here. A runtime
+// block mask lists its partial tiles there (the masking steps, in any order, so that virtual n - 1 need not be
+// the tile next to n), then its full ones.
+//
 // Grid: (Hq, query blocks, B), the heaviest query blocks of every head first (see block_index). ptxas -v: 255
 // registers, no spills, for every instantiation (the build checks).
 #include <cuda_runtime.h>
@@ -37,6 +42,7 @@
 
 #include "cuir/attention_params.h"
 #include "cuir/attention_params_check.h"
+#include "cuir/kv_tiles.cuh"
 #include "sm80_primitives.cuh"
 
 namespace cuir_sm80 {
@@ -303,13 +309,14 @@ __device__ __forceinline__ void online_softmax_rescale(float (&acc_s)[T::M_TILES
   }
 }
 
-// One KV step of the block: KV tile n_block, in stage n_block % 2 of the K and V buffers. Once acc_s holds the
-// complete score tile, score_hook(acc_s, n_block) runs (score code before the mask, as FlashAttention-3's
-// score_mod; none in this kernel), then the mask of a masking step (IS_MASKED). Tiles prefetched by a masking step
-// may be the ragged last one (row bound checks); by an unmasked step, always full ones.
-template <class T, bool IS_MASKED, class KHead, class VHead, class ScoreHook>
+// One KV step of the block: virtual block n_block (KV tile kv_tiles(n_block)), in stage n_block % 2 of the K and
+// V buffers. Once acc_s holds the complete score tile, score_hook(acc_s, kv_tile) runs (score code before the
+// mask, as FlashAttention-3's score_mod; none in this kernel), then the mask of a masking step (IS_MASKED). Tiles
+// prefetched by a masking step may be the ragged last one (row bound checks); by an unmasked step, always full
+// ones.
+template <class T, bool IS_MASKED, class KHead, class VHead, class KvTiles, class ScoreHook>
 __device__ __forceinline__ void fwd_step(const cuir_attention_params &params, uint32_t smem_base, int n_block,
-                                         const KHead &k_head, const VHead &v_head,
+                                         const KHead &k_head, const VHead &v_head, const KvTiles &kv_tiles,
                                          float (&acc_o)[T::M_TILES][T::O_N_TILES][4], float (&row_max)[T::M_TILES][2],
                                          float (&row_sum)[T::M_TILES][2], float scale_log2, int last_key_offset,
                                          const ScoreHook &score_hook) {
@@ -328,9 +335,10 @@ __device__ __forceinline__ void fwd_step(const cuir_attention_params &params, ui
   cp_async_wait_group<2>();  // K[n_block] (and Q) landed
   __syncthreads();           // ... for every thread; and every warp is done with the previous step's V stage
   if (n_block >= 1) {        // prefetch V[n_block - 1] into the other V stage
+    const int v_tile = kv_tiles(n_block - 1);
     load_tile_async<T, BLOCK_N, IS_MASKED>(step_smem + T::SV_OFFSET + next_stage_offset,
-                                           v_head() + (n_block - 1) * BLOCK_N * params.v_row_stride,
-                                           params.v_row_stride, seqlen_kv - (n_block - 1) * BLOCK_N, step_tid);
+                                           v_head() + v_tile * BLOCK_N * params.v_row_stride,
+                                           params.v_row_stride, seqlen_kv - v_tile * BLOCK_N, step_tid);
   }
   cp_async_commit_group();
 
@@ -345,10 +353,11 @@ __device__ __forceinline__ void fwd_step(const cuir_attention_params &params, ui
              sK_stage + k_lane_offset<T>(lane));
 
   // ------- score tile complete: acc_s = Q K^T (unscaled) of rows m_start + warp_row_in_block + ...,
-  //         keys n_block * BLOCK_N + ...; the variant's scores, then the mask of a masking step -------
-  score_hook(acc_s, n_block);
+  //         keys kv_tile * BLOCK_N + ...; the variant's scores, then the mask of a masking step -------
+  const int kv_tile = kv_tiles(n_block);
+  score_hook(acc_s, kv_tile);
   if constexpr (IS_MASKED)
-    apply_mask<T>(acc_s, block_index().m_block * T::BLOCK_M + warp_row_in_block, n_block, lane, seqlen_kv,
+    apply_mask<T>(acc_s, block_index().m_block * T::BLOCK_M + warp_row_in_block, kv_tile, lane, seqlen_kv,
                   last_key_offset);
 
   // ------- online softmax: update row_max / row_sum, rescale acc_o, acc_s <- probabilities -------
@@ -359,8 +368,9 @@ __device__ __forceinline__ void fwd_step(const cuir_attention_params &params, ui
   cp_async_wait_group<2>();  // V[n_block] landed
   __syncthreads();           // ... for every thread; and every warp is done reading K[n_block]'s stage
   if (n_block >= 2) {        // prefetch K[n_block - 2] into the K stage just read
-    load_tile_async<T, BLOCK_N, IS_MASKED>(sK_stage, k_head() + (n_block - 2) * BLOCK_N * params.k_row_stride,
-                                           params.k_row_stride, seqlen_kv - (n_block - 2) * BLOCK_N, step_tid);
+    const int k_tile = kv_tiles(n_block - 2);
+    load_tile_async<T, BLOCK_N, IS_MASKED>(sK_stage, k_head() + k_tile * BLOCK_N * params.k_row_stride,
+                                           params.k_row_stride, seqlen_kv - k_tile * BLOCK_N, step_tid);
   }
   cp_async_commit_group();
 
@@ -413,6 +423,9 @@ __global__ void __launch_bounds__(FlashFwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS
     n_block_max = min(n_block_max, last_key_of_last_row < 0 ? 0 : last_key_of_last_row / BLOCK_N + 1);
     n_unmasked_blocks = min(n_unmasked_blocks, last_key_of_first_row < 0 ? 0 : (last_key_of_first_row + 1) / BLOCK_N);
   }
+  // Virtual block n of those is KV tile kv_tiles(n) (cuir/kv_tiles.cuh); a runtime block mask replaces this
+  // statement by its listed tiles and takes the bounds from them.
+  const cuir_kernels::DenseKvTiles kv_tiles{};  // block-iteration point
   if (n_block_max <= 0) {
     // No row of this block sees any key: O = 0, LSE = -inf.
     uint16_t *o_head =
@@ -430,26 +443,28 @@ __global__ void __launch_bounds__(FlashFwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS
   }
 
   // ---- prologue: Q and the first K tile (one group), the first V tile, the second K tile ----
-  // KV tile n_block lives in stage n_block % 2 of the K and V buffers.
+  // Virtual block n_block lives in stage n_block % 2 of the K and V buffers.
   {
     const uint16_t *q_head = static_cast<const uint16_t *>(params.q) + block.batch * params.q_batch_stride +
                              block.head_q * params.q_head_stride;
     load_tile_async<T, BLOCK_M, true>(smem_base + T::SQ_OFFSET, q_head + m_start * params.q_row_stride, params.q_row_stride,
                                 seqlen_q - m_start, tid);
     const int n_block = n_block_max - 1;
+    const int kv_tile = kv_tiles(n_block);
     const uint32_t stage_offset = (n_block % T::KV_STAGES) * T::KV_TILE_BYTES;
-    load_tile_async<T, BLOCK_N, true>(smem_base + T::SK_OFFSET + stage_offset, k_head() + n_block * BLOCK_N * params.k_row_stride,
-                                params.k_row_stride, seqlen_kv - n_block * BLOCK_N, tid);
+    load_tile_async<T, BLOCK_N, true>(smem_base + T::SK_OFFSET + stage_offset, k_head() + kv_tile * BLOCK_N * params.k_row_stride,
+                                params.k_row_stride, seqlen_kv - kv_tile * BLOCK_N, tid);
     cp_async_commit_group();
-    load_tile_async<T, BLOCK_N, true>(smem_base + T::SV_OFFSET + stage_offset, v_head() + n_block * BLOCK_N * params.v_row_stride,
-                                params.v_row_stride, seqlen_kv - n_block * BLOCK_N, tid);
+    load_tile_async<T, BLOCK_N, true>(smem_base + T::SV_OFFSET + stage_offset, v_head() + kv_tile * BLOCK_N * params.v_row_stride,
+                                params.v_row_stride, seqlen_kv - kv_tile * BLOCK_N, tid);
     cp_async_commit_group();
   }
   if (n_block_max >= 2) {
     const int n_block = n_block_max - 2;
+    const int kv_tile = kv_tiles(n_block);
     load_tile_async<T, BLOCK_N, true>(smem_base + T::SK_OFFSET + (n_block % T::KV_STAGES) * T::KV_TILE_BYTES,
-                                k_head() + n_block * BLOCK_N * params.k_row_stride, params.k_row_stride,
-                                seqlen_kv - n_block * BLOCK_N, tid);
+                                k_head() + kv_tile * BLOCK_N * params.k_row_stride, params.k_row_stride,
+                                seqlen_kv - kv_tile * BLOCK_N, tid);
   }
   cp_async_commit_group();
 
@@ -478,17 +493,18 @@ __global__ void __launch_bounds__(FlashFwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS
   };
 
   // =============================== masking steps ===============================
-  // KV tiles n_block_max-1 down to n_unmasked_blocks: the ragged last tile and, for causal, the diagonal.
+  // Virtual blocks n_block_max-1 down to n_unmasked_blocks: the ragged last tile and, for causal, the diagonal
+  // (a block mask's partial tiles, in any order).
   int n_block = n_block_max - 1;
   for (; n_block >= n_unmasked_blocks; --n_block)
-    fwd_step<T, true>(params, smem_base, n_block, k_head, v_head, acc_o, row_max, row_sum, scale_log2,
+    fwd_step<T, true>(params, smem_base, n_block, k_head, v_head, kv_tiles, acc_o, row_max, row_sum, scale_log2,
                       last_key_offset, masking_scores);
 
   // =============================== unmasked steps ===============================
-  // KV tiles n_unmasked_blocks-1 down to 0: every score visible, no mask arithmetic; every tile prefetched
-  // from here on is a full one (no row bound checks).
+  // Virtual blocks n_unmasked_blocks-1 down to 0: full tiles, every score visible, no mask arithmetic; every tile
+  // prefetched from here on is a full one (no row bound checks).
   for (; n_block >= 0; --n_block)
-    fwd_step<T, false>(params, smem_base, n_block, k_head, v_head, acc_o, row_max, row_sum, scale_log2,
+    fwd_step<T, false>(params, smem_base, n_block, k_head, v_head, kv_tiles, acc_o, row_max, row_sum, scale_log2,
                        last_key_offset, unmasked_scores);
   cp_async_wait_group<0>();
 
