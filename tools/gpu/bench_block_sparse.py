@@ -103,7 +103,7 @@ def _lower(kernel, spec, out_cu, dense):
     return comp.lower_command(kernel, spec, out_cu, (ARCHS[kernel],), block_mask="dense" if dense else "auto")
 
 
-def stage(out, kernels, jobs):
+def stage(out, kernels, jobs, names=None):
     import concurrent.futures
     import torch
     from cuir import cache
@@ -111,10 +111,14 @@ def stage(out, kernels, jobs):
     builds = []  # (kernel, name, spec, dense)
     for kernel in kernels:
         for name, (spec, _) in BUILTINS.items():
+            if names and name not in names:
+                continue
             builds.append((kernel, name, spec, False))
             if kernel == "sm80":
                 builds.append((kernel, name, spec, True))
         for name in TRACED:
+            if names and name not in names:
+                continue
             for N in (2048, 8192):
                 B = TOKENS // N
                 score_mod, mask_mod = traced_mods(name, doc_ids(B, N))
@@ -218,7 +222,7 @@ def _mods_for(name, B, H, N, doc):
     return score_mod, mask_mod
 
 
-def check(root, kernel):
+def check(root, kernel, only=None):
     """Each library against float64 at a ragged-ish shape (Nq = Nkv = 1000, not a tile multiple) and a GQA
     one, bf16."""
     import torch
@@ -226,7 +230,7 @@ def check(root, kernel):
     libs = _libraries(root, kernel)
     for (name, dense), path in sorted(libs.items()):
         base = name.rsplit("-", 1)[0]
-        if base in TRACED and not name.endswith("-2048"):
+        if (base in TRACED and not name.endswith("-2048")) or (only and base not in only):
             continue
         for (B, Hq, Hkv, N) in ((2, 4, 4, 1000), (2, 8, 2, 777)):
             if base in TRACED:
@@ -338,7 +342,7 @@ def run(root, args):
     bad = 0
     for kernel in args.kernels.split(","):
         if not args.no_check:
-            rows, b = check(root, kernel)
+            rows, b = check(root, kernel, args.names and args.names.split(","))
             result["checks"] += rows
             bad += b
         if not args.no_bench:
@@ -355,6 +359,7 @@ def main():
     ap.add_argument("--run", type=pathlib.Path)
     ap.add_argument("--kernels", default="sm90,sm80")
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--names", help="--stage: only these masks (comma-separated)")
     ap.add_argument("--n", type=int, nargs="+", default=[2048, 8192])
     ap.add_argument("--configs", default=",".join(CONFIGS))
     ap.add_argument("--no-check", action="store_true")
@@ -362,7 +367,7 @@ def main():
     ap.add_argument("--json")
     args = ap.parse_args()
     if args.stage:
-        return stage(args.stage, args.kernels.split(","), args.jobs)
+        return stage(args.stage, args.kernels.split(","), args.jobs, args.names and args.names.split(","))
     if args.run:
         return run(args.run, args)
     ap.error("give --stage DIR or --run DIR")
