@@ -162,7 +162,7 @@ cuir.kernel @flash_fwd_bf16_d128(
       %n_block = arith.subi %top, %i : index loc("n_block"("flash_fwd.cu":499:3 to 499:50))
       %stage = arith.remui %n_block, %c2 : index loc(callsite("stage_offset"("flash_fwd.cu":325:3 to 325:77) at "flash_fwd.cu":500:5 to 500:23))
       %other = arith.subi %c1, %stage : index loc(callsite("next_stage_offset"("flash_fwd.cu":326:18 to 326:69) at "flash_fwd.cu":500:5 to 500:23))
-      %kv0 = arith.muli %n_block, %cBN : index loc("n_block"("flash_fwd.cu":249:24 to 249:44))
+      %kv0 = arith.muli %n_block, %cBN : index loc(callsite("n_block"("flash_fwd.cu":249:24 to 249:44) at "flash_fwd.cu":360:5 to 360:24))
       %sK_stage = memref.subview %sK[%stage, 0, 0] [1, 64, 128] [1, 1, 1]
           : memref<2x64x128xbf16, #S> to memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sK_stage"("flash_fwd.cu":332:18 to 332:68) at "flash_fwd.cu":500:5 to 500:23))
       %sV_stage = memref.subview %sV[%stage, 0, 0] [1, 64, 128] [1, 1, 1]
@@ -474,7 +474,7 @@ cuir.kernel @flash_fwd_bf16_d64(
       %n_block = arith.subi %top, %i : index loc("n_block"("flash_fwd.cu":499:3 to 499:50))
       %stage = arith.remui %n_block, %c2 : index loc(callsite("stage_offset"("flash_fwd.cu":325:3 to 325:77) at "flash_fwd.cu":500:5 to 500:23))
       %other = arith.subi %c1, %stage : index loc(callsite("next_stage_offset"("flash_fwd.cu":326:18 to 326:69) at "flash_fwd.cu":500:5 to 500:23))
-      %kv0 = arith.muli %n_block, %cBN : index loc("n_block"("flash_fwd.cu":249:24 to 249:44))
+      %kv0 = arith.muli %n_block, %cBN : index loc(callsite("n_block"("flash_fwd.cu":249:24 to 249:44) at "flash_fwd.cu":360:5 to 360:24))
       %sK_stage = memref.subview %sK[%stage, 0, 0] [1, 128, 64] [1, 1, 1]
           : memref<2x128x64xbf16, #S> to memref<128x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sK_stage"("flash_fwd.cu":332:18 to 332:68) at "flash_fwd.cu":500:5 to 500:23))
       %sV_stage = memref.subview %sV[%stage, 0, 0] [1, 128, 64] [1, 1, 1]
@@ -786,7 +786,7 @@ cuir.kernel @flash_fwd_f16_d128(
       %n_block = arith.subi %top, %i : index loc("n_block"("flash_fwd.cu":499:3 to 499:50))
       %stage = arith.remui %n_block, %c2 : index loc(callsite("stage_offset"("flash_fwd.cu":325:3 to 325:77) at "flash_fwd.cu":500:5 to 500:23))
       %other = arith.subi %c1, %stage : index loc(callsite("next_stage_offset"("flash_fwd.cu":326:18 to 326:69) at "flash_fwd.cu":500:5 to 500:23))
-      %kv0 = arith.muli %n_block, %cBN : index loc("n_block"("flash_fwd.cu":249:24 to 249:44))
+      %kv0 = arith.muli %n_block, %cBN : index loc(callsite("n_block"("flash_fwd.cu":249:24 to 249:44) at "flash_fwd.cu":360:5 to 360:24))
       %sK_stage = memref.subview %sK[%stage, 0, 0] [1, 64, 128] [1, 1, 1]
           : memref<2x64x128xf16, #S> to memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sK_stage"("flash_fwd.cu":332:18 to 332:68) at "flash_fwd.cu":500:5 to 500:23))
       %sV_stage = memref.subview %sV[%stage, 0, 0] [1, 64, 128] [1, 1, 1]
@@ -1098,7 +1098,7 @@ cuir.kernel @flash_fwd_f16_d64(
       %n_block = arith.subi %top, %i : index loc("n_block"("flash_fwd.cu":499:3 to 499:50))
       %stage = arith.remui %n_block, %c2 : index loc(callsite("stage_offset"("flash_fwd.cu":325:3 to 325:77) at "flash_fwd.cu":500:5 to 500:23))
       %other = arith.subi %c1, %stage : index loc(callsite("next_stage_offset"("flash_fwd.cu":326:18 to 326:69) at "flash_fwd.cu":500:5 to 500:23))
-      %kv0 = arith.muli %n_block, %cBN : index loc("n_block"("flash_fwd.cu":249:24 to 249:44))
+      %kv0 = arith.muli %n_block, %cBN : index loc(callsite("n_block"("flash_fwd.cu":249:24 to 249:44) at "flash_fwd.cu":360:5 to 360:24))
       %sK_stage = memref.subview %sK[%stage, 0, 0] [1, 128, 64] [1, 1, 1]
           : memref<2x128x64xf16, #S> to memref<128x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sK_stage"("flash_fwd.cu":332:18 to 332:68) at "flash_fwd.cu":500:5 to 500:23))
       %sV_stage = memref.subview %sV[%stage, 0, 0] [1, 128, 64] [1, 1, 1]

@@ -17,6 +17,7 @@
 
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/Support/Regex.h"
 
 using namespace mlir;
 using namespace mlir::cuir;
@@ -93,21 +94,30 @@ LogicalResult BlockListPatcher::readSource(PatchContext &ctx) {
 /// Every tile the lists give replaces a key coordinate that the source
 /// computes through its block-iteration point: a statement of the
 /// coordinate's location (the callee's or a call site's) names kv_tiles or
-/// a kv_tile taken from it. Otherwise the patch would miss that coordinate.
+/// a tile variable taken from it, or the tile is the variant scores' (the
+/// score hook's argument). Otherwise the patch would miss that coordinate.
 LogicalResult
 BlockListPatcher::checkTilesRouted(ArrayRef<Difference> differences,
                                    PatchContext &ctx) {
+  // kv_tiles(...) itself, or a tile variable the source takes from it
+  // (kv_tile, k_tile, v_tile).
+  llvm::Regex tileVariable("kv_tiles\\(|_tile([^A-Za-z0-9_]|$)");
   for (const Difference &d : differences) {
     if (d.kind != Difference::Kind::Inserted || !isa<scf::IfOp>(d.target))
       continue;
-    bool routed = false;
+    // The variant's scores take the tile from the score hook's argument,
+    // which the kernels pass as kv_tiles(n) (the scores patcher's).
+    bool routed = llvm::all_of(d.target->getUsers(), [](Operation *user) {
+      ChangeAttr change = getChange(user);
+      return change && change.getRewrite() == Rewrite::Scores;
+    });
     d.target->getLoc()->walk([&](Location l) {
       auto range = dyn_cast<FileLineColRange>(l);
       if (!range || routed)
         return WalkResult::advance();
       auto [first, last] = ctx.src.statement(range.getStartLine());
       for (unsigned line = first; first && line <= last; ++line)
-        routed |= ctx.src.line(line).contains("kv_tile");
+        routed |= tileVariable.match(ctx.src.line(line));
       return WalkResult::advance();
     });
     if (!routed)
