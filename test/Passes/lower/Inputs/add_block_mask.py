@@ -6,7 +6,8 @@ usage: add_block_mask.py IN OUT MASK TILES [TILES...]
   MASK: document (doc_ids[b * Nkv + q] == doc_ids[b * Nkv + kv], depends [batch]),
         heads (kv <= q or alibi_slopes[h] > 0.5, depends [heads]),
         plain (kv % 3 != q % 5, depends nothing; reads the kernels' Nq and Nkv),
-        mixed (document at head dim 128, plain at 64: two masks, which lowering refuses)
+        mixed (document at head dim 128, plain at 64: two masks, which lowering refuses),
+        scale (softmax_scale > 0: an argument the classification does not have, which lowering refuses)
   TILES: <head dim>:<block_m>x<block_n>, e.g. 128:128x64
 The kernel arguments the mask reads must exist (the document and alibi transfers add doc_ids, alibi_slopes)."""
 import re
@@ -38,6 +39,10 @@ MASKS = {
     %a = arith.remsi %kv, %c3 : index
     %c = arith.remsi %q, %c5 : index
     %v = arith.cmpi ne, %a, %c : index
+    cuir.yield %v : i1"""),
+    "scale": ('%s: f32 {{cuir.arg = "softmax_scale"}}', "", """
+    %zero = arith.constant 0.000000e+00 : f32
+    %v = arith.cmpf ogt, %s, %zero : f32
     cuir.yield %v : i1"""),
 }
 
