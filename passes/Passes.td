@@ -320,9 +320,27 @@ def SplitFullPartial : Pass<"cuir-split-full-partial", "::mlir::ModuleOp"> {
     outside them are never loaded or computed.
 
     Masks that are not one interval per row (documents, global tokens with a
-    window) keep the mask in every block; a remark says so. The new bounds
-    and the copied loop carry `cuir.change = #cuir.change<split>`.
+    window, lookups in captured tensors, any mask_mod) are classified at run
+    time (`block-mask=auto`, the default): the kernel gets a
+    `cuir.block_mask` (the mask predicate, whose tiles a classification
+    kernel sorts into empty, partial and full), four list arguments in
+    FlexAttention's BlockMask layout (`block_mask:kv_num_blocks`,
+    `block_mask:kv_indices`, `block_mask:full_kv_num_blocks`,
+    `block_mask:full_kv_indices`), and its loops visit the listed tiles:
+    masked steps over the partial ones, unmasked steps over the full ones.
+    `block-mask=runtime` does so for every mask, `block-mask=dense` keeps
+    the mask in every block instead (a remark says so). The new bounds and
+    the copied loop carry `cuir.change = #cuir.change<split>`, the list
+    reads `#cuir.change<blocks>`.
   }];
+  let options = [
+    Option<"blockMask", "block-mask", "std::string", /*default=*/"\"auto\"",
+           "Masks the static analysis cannot bound: 'auto' (runtime block "
+           "mask), 'runtime' (a runtime block mask for every mask) or "
+           "'dense' (every block masked)">
+  ];
+  let dependentDialects = ["::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
 }
 
 def Lower : Pass<"cuir-lower", "::mlir::ModuleOp"> {

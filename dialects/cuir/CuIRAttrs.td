@@ -69,7 +69,8 @@ def CuIR_Rewrite : I32EnumAttr<"Rewrite",
     I32EnumAttrCase<"Parameter", 1, "parameter">,
     I32EnumAttrCase<"Constant", 2, "constant">,
     I32EnumAttrCase<"Normalizer", 3, "normalizer">,
-    I32EnumAttrCase<"Split", 4, "split">]> {
+    I32EnumAttrCase<"Split", 4, "split">,
+    I32EnumAttrCase<"Blocks", 5, "blocks">]> {
   let cppNamespace = "::mlir::cuir";
   let genSpecializedAttr = 0;
 }

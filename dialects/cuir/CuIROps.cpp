@@ -1066,12 +1066,30 @@ void BlockMaskOp::build(OpBuilder &builder, OperationState &state,
 }
 
 StringRef BlockMaskOp::getArgRole(unsigned i) {
-  if (ArrayAttr all = getArgAttrsAttr())
+  if (ArrayAttr all = getArgAttrsAttr(); all && i < all.size())
     if (auto dict = dyn_cast_or_null<DictionaryAttr>(all[i]))
       if (auto role =
               dict.getAs<StringAttr>(CuIRDialect::ArgAttrHelper::getNameStr()))
         return role.getValue();
   return "";
+}
+
+/// %b, %h, %q, %kv, and the arguments by the kernel arguments they stand
+/// for (%Nkv, %doc_ids for "param:doc_ids").
+void BlockMaskOp::getAsmBlockArgumentNames(Region &region,
+                                           OpAsmSetValueNameFn setName) {
+  static constexpr StringLiteral coords[] = {"b", "h", "q", "kv"};
+  for (auto [i, arg] : llvm::enumerate(region.front().getArguments())) {
+    if (i < 4) {
+      setName(arg, coords[i]);
+      continue;
+    }
+    StringRef role = getArgRole(i - 4);
+    if (std::optional<StringRef> param = variantParamName(role))
+      role = *param;
+    if (!role.empty())
+      setName(arg, role);
+  }
 }
 
 Value BlockMaskOp::getVisible() {
@@ -1162,7 +1180,8 @@ void BlockMaskOp::print(OpAsmPrinter &p) {
         argAttrs = dict.getValue();
     p.printRegionArgument(it.value(), argAttrs);
   });
-  p << ") tiles " << getBlockM() << " x " << getBlockN();
+  p << ") tiles " << getBlockMAttr().getInt() << " x "
+    << getBlockNAttr().getInt();
   if (getDepends() != MaskDims::None) {
     SmallVector<StringRef, 2> dims;
     if (dependsOnBatch())
@@ -1198,6 +1217,7 @@ static LogicalResult verifyMaskArg(BlockMaskOp op, unsigned i, Type type,
                                "cannot read the lists it defines";
   if (!roles.insert(role).second)
     return op.emitOpError() << "argument '" << role << "' is declared twice";
+  // getArgRole found the attributes.
   auto dict = cast<DictionaryAttr>(op.getArgAttrsAttr()[i]);
   Attribute extent = dict.get(CuIRDialect::ExtentAttrHelper::getNameStr());
   if (auto memref = dyn_cast<MemRefType>(type)) {
@@ -1244,18 +1264,20 @@ static LogicalResult verifyDepends(BlockMaskOp op) {
 }
 
 LogicalResult BlockMaskOp::verify() {
-  if (getBlockM() <= 0 || getBlockN() <= 0)
-    return emitOpError() << "tile sizes must be positive, got " << getBlockM()
-                         << " x " << getBlockN();
+  // The accessors are unsigned; the attributes may hold any i64.
+  int64_t blockM = getBlockMAttr().getInt(), blockN = getBlockNAttr().getInt();
+  if (blockM <= 0 || blockN <= 0)
+    return emitOpError() << "tile sizes must be positive, got " << blockM
+                         << " x " << blockN;
   FunctionType type = getFunctionType();
   if (!type.getResults().empty())
     return emitOpError() << "a block mask returns nothing; its region yields "
                             "the visibility of a pair";
   unsigned n = type.getNumInputs();
   ArrayAttr attrs = getArgAttrsAttr();
-  if (n != 0 && (!attrs || attrs.size() != n))
-    return emitOpError() << "needs the attributes of its " << n
-                         << " argument(s), got " << (attrs ? attrs.size() : 0);
+  if (attrs && attrs.size() != n)
+    return emitOpError() << "has attributes for " << attrs.size()
+                         << " argument(s) but " << n << " argument(s)";
   Block &body = getBody().front();
   if (body.getNumArguments() != n + 4)
     return emitOpError() << "region must take the coordinates (b, h, q, kv) "

@@ -624,7 +624,8 @@ def CuIR_MaskModOp : CuIR_Op<"mask_mod", [HasParent<"VariantOp">,
 }
 
 def CuIR_BlockMaskOp : CuIR_Op<"block_mask", [
-    Symbol, IsolatedFromAbove, SingleBlockImplicitTerminator<"YieldOp">]> {
+    Symbol, IsolatedFromAbove, SingleBlockImplicitTerminator<"YieldOp">,
+    DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmBlockArgumentNames"]>]> {
   let summary = "a runtime block mask: the mask predicate, tile sizes, broadcast";
   let description = [{
     Defines the block lists of a kernel whose mask is classified at run time

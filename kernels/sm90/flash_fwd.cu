@@ -24,7 +24,9 @@
 // need a mask (the ragged last tile, and for causal the tiles that cross the diagonal) come first as "masking
 // steps", then the rest as "unmasked steps" with no mask arithmetic; a step's mask is a score hook that the
 // step calls once the score tile is complete. Visit i (0, 1, ...) of a block uses ring
-// stage i % STAGES with phase parity (i / STAGES) % 2, for K and V alike.
+// stage i % STAGES with phase parity (i / STAGES) % 2, for K and V alike. The block numbers the loops count are
+// virtual: the block-iteration point kv_tiles (cuir/kv_tiles.cuh) maps each to the KV tile it loads and masks,
+// the identity here; a runtime block mask lists the partial tiles there (its masking steps), then the full ones.
 //
 // Shared memory: every tile is stored as TMA writes it with 128-byte swizzle, in slabs of 64 columns
 // (128 bytes): Q [HEAD_DIM/64][BLOCK_M][64], K and V [STAGES][HEAD_DIM/64][BLOCK_N][64] (see
@@ -41,6 +43,7 @@
 
 #include "cuir/attention_params.h"
 #include "cuir/attention_params_check.h"
+#include "cuir/kv_tiles.cuh"
 #include "sm90_primitives.cuh"
 
 // Tuning knobs (compile-time; the defaults are the shipped configuration).
@@ -136,27 +139,27 @@ __device__ __forceinline__ BlockIndex block_index(const cuir_attention_params &p
 // Producer: one thread issues every TMA copy of the block.
 // ---------------------------------------------------------------------------------------------------
 
-// Load the K or V tile of visit i (KV tile n_block_max - 1 - i) into ring stage i % STAGES, once every
-// consumer thread has released that stage's previous contents.
-template <class T>
+// Load the K or V tile of visit i (virtual block n_block_max - 1 - i, KV tile kv_tiles(n_block_max - 1 - i))
+// into ring stage i % STAGES, once every consumer thread has released that stage's previous contents.
+template <class T, class KvTiles>
 __device__ __forceinline__ void producer_load_kv(const CUtensorMap *tensor_map, uint32_t tile_offset,
                                                  unsigned char *smem, uint64_t *full, uint64_t *empty, int i,
-                                                 int n_block_max, int head_kv, int batch) {
+                                                 int n_block_max, int head_kv, int batch, const KvTiles &kv_tiles) {
   const int stage = i % T::STAGES;
   const uint32_t phase = (i / T::STAGES) % 2;
   mbarrier_wait(&empty[stage], phase ^ 1);  // the first round passes at once (fresh barrier)
   mbarrier_arrive_expect_tx(&full[stage], T::KV_TILE_BYTES);
-  const int row = (n_block_max - 1 - i) * T::BLOCK_N;
+  const int row = kv_tiles(n_block_max - 1 - i) * T::BLOCK_N;
 #pragma unroll
   for (int slab = 0; slab < T::SLABS; ++slab)
     tma_load_4d(smem + tile_offset + stage * T::KV_TILE_BYTES + slab * T::KV_SLAB_BYTES, tensor_map, slab * 64, row,
                 head_kv, batch, &full[stage]);
 }
 
-template <class T>
+template <class T, class KvTiles>
 __device__ __forceinline__ void producer(const CUtensorMap *tma_q, const CUtensorMap *tma_k, const CUtensorMap *tma_v,
                                          unsigned char *smem, Barriers<T::STAGES> *bars, const BlockIndex &block,
-                                         int head_kv, int n_block_max, int n_block_min) {
+                                         int head_kv, int n_block_max, int n_block_min, const KvTiles &kv_tiles) {
   // Q: once.
   mbarrier_arrive_expect_tx(&bars->q_full, T::Q_TILE_BYTES);
 #pragma unroll
@@ -167,10 +170,11 @@ __device__ __forceinline__ void producer(const CUtensorMap *tma_q, const CUtenso
   const int n_visits = n_block_max - n_block_min;
   for (int i = 0; i <= n_visits; ++i) {
     if (i < n_visits)
-      producer_load_kv<T>(tma_k, T::SK_OFFSET, smem, bars->k_full, bars->k_empty, i, n_block_max, head_kv, block.batch);
+      producer_load_kv<T>(tma_k, T::SK_OFFSET, smem, bars->k_full, bars->k_empty, i, n_block_max, head_kv, block.batch,
+                          kv_tiles);
     if (i >= 1)
       producer_load_kv<T>(tma_v, T::SV_OFFSET, smem, bars->v_full, bars->v_empty, i - 1, n_block_max, head_kv,
-                          block.batch);
+                          block.batch, kv_tiles);
   }
 }
 
@@ -327,15 +331,17 @@ __device__ __forceinline__ void issue_pv(const ConsumerContext &ctx, Barriers<T:
   gemm_pv<T>(acc_o, p_frag, ctx.sv + stage * T::KV_TILE_BYTES);
 }
 
-// One KV step of a consumer warpgroup: KV tile n_block, visit i = n_block_max - 1 - n_block. Every visit but the
-// FIRST also multiplies P_{i-1} (in p_frag) by the V tile of visit i - 1, issued right after S_i so that the
-// softmax of S_i overlaps it. Once acc_s holds the complete score tile, score_hook(n_block) runs (score code
-// before the mask, as FlashAttention-3's score_mod; none in this kernel), then the mask of a masking step.
-template <class T, bool FIRST, bool IS_MASKED, class ScoreHook>
+// One KV step of a consumer warpgroup: virtual block n_block (KV tile kv_tiles(n_block)), visit
+// i = n_block_max - 1 - n_block. Every visit but the FIRST also multiplies P_{i-1} (in p_frag) by the V tile of
+// visit i - 1, issued right after S_i so that the softmax of S_i overlaps it. Once acc_s holds the complete score
+// tile, score_hook(kv_tile) runs (score code before the mask, as FlashAttention-3's score_mod; none in this
+// kernel), then the mask of a masking step.
+template <class T, bool FIRST, bool IS_MASKED, class KvTiles, class ScoreHook>
 __device__ __forceinline__ void consumer_step(const ConsumerContext &ctx, Barriers<T::STAGES> *bars, int n_block,
                                               int n_block_max, float (&acc_o)[T::O_REGS], float (&acc_s)[T::S_REGS],
                                               uint32_t (&p_frag)[T::P_REGS], float (&row_max)[2], float (&row_sum)[2],
-                                              float (&o_rescale)[2], const ScoreHook &score_hook) {
+                                              float (&o_rescale)[2], const KvTiles &kv_tiles,
+                                              const ScoreHook &score_hook) {
   const int i = n_block_max - 1 - n_block;
   const int stage = i % T::STAGES;
 
@@ -349,10 +355,11 @@ __device__ __forceinline__ void consumer_step(const ConsumerContext &ctx, Barrie
   fence_operands(acc_s);
   mbarrier_arrive(&bars->k_empty[stage]);
 
-  // ------- score tile complete: acc_s = Q K^T (unscaled) of KV tile n_block -------
-  score_hook(n_block);
+  // ------- score tile complete: acc_s = Q K^T (unscaled) of KV tile kv_tile -------
+  const int kv_tile = kv_tiles(n_block);  // the keys of this step: [kv_tile * BLOCK_N, +BLOCK_N)
+  score_hook(kv_tile);
   if constexpr (IS_MASKED)
-    apply_mask<T>(acc_s, ctx.row0, n_block, ctx.lane, ctx.seqlen_kv, ctx.last_key_offset);
+    apply_mask<T>(acc_s, ctx.row0, kv_tile, ctx.lane, ctx.seqlen_kv, ctx.last_key_offset);
 
   // ------- online softmax: row_max / row_sum, acc_s <- probabilities, o_rescale for the next P V -------
   online_softmax<T>(acc_s, row_max, row_sum, o_rescale, ctx.scale_log2);
@@ -471,6 +478,9 @@ __global__ void __launch_bounds__(FlashFwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS
     n_block_max = min(n_block_max, last_key_of_last_row < 0 ? 0 : last_key_of_last_row / T::BLOCK_N + 1);
     n_unmasked_blocks = min(n_unmasked_blocks, last_key_of_first_row < 0 ? 0 : (last_key_of_first_row + 1) / T::BLOCK_N);
   }
+  // Virtual block n of those is KV tile kv_tiles(n) (cuir/kv_tiles.cuh); a runtime block mask replaces this
+  // statement by its listed tiles and takes the three bounds from them.
+  const cuir_kernels::DenseKvTiles kv_tiles{};  // block-iteration point
   if (n_block_max <= 0) {
     write_empty_block<T>(params, block);
     return;
@@ -495,7 +505,7 @@ __global__ void __launch_bounds__(FlashFwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS
     // =============================== producer warpgroup ===============================
     setmaxnreg_dec<T::PRODUCER_REGS>();
     if (threadIdx.x / 32 == 0 && elect_one_sync())
-      producer<T>(&tma_q, &tma_k, &tma_v, smem, bars, block, head_kv, n_block_max, n_block_min);
+      producer<T>(&tma_q, &tma_k, &tma_v, smem, bars, block, head_kv, n_block_max, n_block_min, kv_tiles);
   } else {
     // =============================== consumer warpgroups ===============================
     setmaxnreg_inc<T::CONSUMER_REGS>();
@@ -541,21 +551,21 @@ __global__ void __launch_bounds__(FlashFwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS
     };
 
     // =============================== masking steps ===============================
-    // KV tiles n_block_max-1 down to n_unmasked_blocks: the ragged tail and, for causal, the diagonal. The first
-    // visit (always a masking step) has no P V yet.
+    // Virtual blocks n_block_max-1 down to n_unmasked_blocks: the ragged tail and, for causal, the diagonal (a
+    // block mask's partial tiles, in any order). The first visit (always a masking step) has no P V yet.
     int n_block = n_block_max - 1;
     consumer_step<T, true, true>(ctx, bars, n_block, n_block_max, acc_o, acc_s, p_frag, row_max, row_sum, o_rescale,
-                                 masking_scores);
+                                 kv_tiles, masking_scores);
     --n_block;
     for (; n_block >= n_unmasked_blocks; --n_block)
       consumer_step<T, false, true>(ctx, bars, n_block, n_block_max, acc_o, acc_s, p_frag, row_max, row_sum, o_rescale,
-                                    masking_scores);
+                                    kv_tiles, masking_scores);
 
     // =============================== unmasked steps ===============================
-    // KV tiles n_unmasked_blocks-1 down to n_block_min: every score visible, no mask arithmetic.
+    // Virtual blocks n_unmasked_blocks-1 down to n_block_min: full tiles, every score visible, no mask arithmetic.
     for (; n_block >= n_block_min; --n_block)
       consumer_step<T, false, false>(ctx, bars, n_block, n_block_max, acc_o, acc_s, p_frag, row_max, row_sum,
-                                     o_rescale, unmasked_scores);
+                                     o_rescale, kv_tiles, unmasked_scores);
 
     // =============================== last P V ===============================
     pingpong_wait_turn<T>(consumer_index);

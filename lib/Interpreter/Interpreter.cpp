@@ -2,6 +2,7 @@
 
 #include "cuir/Interpreter/Interpreter.h"
 
+#include "BlockMask.h"
 #include "Machine.h"
 #include "Reference.h"
 
@@ -349,11 +350,14 @@ std::string mlir::cuir::describeRun(KernelOp kernel,
   std::string summary;
   llvm::raw_string_ostream os(summary);
   os << "@" << kernel.getSymName() << " " << describeSizes(opt)
-     << (opt.causal ? " causal" : "") << ", "
-     << report.blocksRun << "/" << report.blocksTotal << " blocks, "
-     << report.gemms << " GEMMs, reference " << opt.reference
-     << ": max abs error " << llvm::format("%.3g", report.maxAbsError)
-     << ", relative error " << llvm::format("%.3g", report.relError);
+     << (opt.causal ? " causal" : "") << ", " << report.blocksRun << "/"
+     << report.blocksTotal << " blocks, " << report.gemms << " GEMMs, ";
+  if (const std::optional<BlockMaskLists> &mask = report.blockMask)
+    os << "block mask " << mask->partialTiles << " partial, " << mask->fullTiles
+       << " full, " << mask->emptyTiles << " empty tiles, ";
+  os << "reference " << opt.reference << ": max abs error "
+     << llvm::format("%.3g", report.maxAbsError) << ", relative error "
+     << llvm::format("%.3g", report.relError);
   if (report.lseCompared)
     os << ", lse max abs error " << llvm::format("%.3g", report.lseMaxAbsError);
   os << " (tolerance " << llvm::format("%g", opt.tolerance) << ")";
@@ -407,14 +411,28 @@ mlir::cuir::checkOptions(const InterpreterOptions &opt) {
 
 namespace {
 
+/// The role prefix of a block mask's lists (`block_mask:kv_indices`).
+constexpr StringLiteral kBlockListPrefix = "block_mask:";
+
 /// How the interpreter binds a kernel parameter, by its role.
-enum class Role { Input, Output, Size, Scale, Causal, Param, Unknown };
+enum class Role {
+  Input,
+  Output,
+  Size,
+  Scale,
+  Causal,
+  Param,
+  BlockList,
+  Unknown
+};
 
 Role classifyRole(StringRef role, const InterpreterOptions &opt) {
   if (problemSize(role, opt))
     return Role::Size;
   if (variantParamName(role))
     return Role::Param;
+  if (role.starts_with(kBlockListPrefix))
+    return Role::BlockList;
   return llvm::StringSwitch<Role>(role)
       .Cases({"q", "k", "v"}, Role::Input)
       .Cases({"o", "lse"}, Role::Output)
@@ -422,6 +440,33 @@ Role classifyRole(StringRef role, const InterpreterOptions &opt) {
       .Case("causal", Role::Causal)
       .Default(Role::Unknown);
 }
+
+/// Binds variant parameters (`param:<name>`) from params= or their
+/// cuir.default, and records the values the reference sees.
+class ParamBinder {
+public:
+  ParamBinder(const InterpreterOptions &opt, Location loc, MemoryBudget &budget,
+              Problem &prob)
+      : opt(opt), loc(loc), budget(budget), prob(prob) {}
+
+  /// The value of the parameter `name` of `type`, whose argument attributes
+  /// (cuir.extent, cuir.default) are `attrs` (may be null).
+  FailureOr<RtValue> bind(StringRef name, Type type, DictionaryAttr attrs);
+
+private:
+  /// A captured tensor: a static N-D parameter, from params= or its dense
+  /// cuir.default.
+  FailureOr<RtValue> bindTensor(StringRef name, MemRefType memref,
+                                DictionaryAttr attrs);
+  /// The elements of the array parameter `name`, from its cuir.extent.
+  FailureOr<std::optional<int64_t>> extent(StringRef name, Type type,
+                                           DictionaryAttr attrs);
+
+  const InterpreterOptions &opt;
+  Location loc;
+  MemoryBudget &budget;
+  Problem &prob;
+};
 
 /// One run of a kernel on the problem of the options: its random inputs,
 /// the kernel's arguments, the blocks run and the comparison with the
@@ -441,6 +486,9 @@ public:
                           ArrayRef<int64_t> order, InterpreterReport &report);
   /// Writes the inputs, outputs and meta.json to the dump directory.
   LogicalResult writeDump();
+  /// Writes the block mask's lists there, as int32 .npy files of their
+  /// [B', H', ...] shapes.
+  LogicalResult writeBlockLists(function_ref<std::string(StringRef)> file);
   FailureOr<Output> runReference();
   void compareOutput(const Output &ref, bool sampled,
                      InterpreterReport &report);
@@ -455,13 +503,10 @@ private:
   LogicalResult bindInput(BlockArgument arg, StringRef role);
   LogicalResult bindOutput(BlockArgument arg, StringRef role);
   LogicalResult bindVariantParam(BlockArgument arg, StringRef name);
-  /// A captured tensor: a static N-D parameter, from params= or its dense
-  /// cuir.default.
-  LogicalResult bindTensorParam(BlockArgument arg, StringRef name,
-                                MemRefType memref);
-  /// The elements of the array parameter `name`, from its cuir.extent.
-  FailureOr<std::optional<int64_t>> paramExtent(BlockArgument arg,
-                                                StringRef name);
+  /// The kernel's block lists, from its cuir.block_mask on the bound
+  /// arguments (or from params=, to plant a list).
+  LogicalResult bindBlockLists();
+  LogicalResult bindBlockList(unsigned i, BlockMaskLists &lists);
   void fillMissingInputs();
 
   KernelOp kernel;
@@ -471,10 +516,17 @@ private:
   std::mt19937_64 rng;
   std::normal_distribution<float> normal{0.0f, 1.0f};
   Problem prob;
+  ParamBinder params{opt, loc, budget, prob};
   SmallVector<RtValue> args;
   std::optional<View> outView, lseView;
   /// The index parameters' values, in order: the grid's dimensions.
   SmallVector<int64_t> indexArgs;
+  /// The arguments that are block lists, bound once the others are.
+  SmallVector<unsigned> listArgs;
+
+public:
+  /// The block mask's lists, if the kernel has block-list arguments.
+  std::optional<BlockMaskLists> blockMask;
 };
 
 KernelRun::KernelRun(KernelOp kernel, const InterpreterOptions &opt,
@@ -502,6 +554,8 @@ LogicalResult KernelRun::bindArguments() {
     if (arg.getType().isIndex())
       indexArgs.push_back(std::get<Tile>(args.back()).getI(0));
   }
+  if (failed(bindBlockLists()))
+    return failure();
   if (!outView)
     return emitError(loc) << "the kernel has no parameter with role 'o': "
                              "there is no output to check";
@@ -542,6 +596,10 @@ LogicalResult KernelRun::bindArgument(BlockArgument arg) {
     return success();
   case Role::Param:
     return bindVariantParam(arg, *variantParamName(r));
+  case Role::BlockList:
+    listArgs.push_back(i);
+    args.emplace_back();
+    return success();
   case Role::Unknown:
     break;
   }
@@ -601,13 +659,15 @@ LogicalResult KernelRun::bindOutput(BlockArgument arg, StringRef role) {
   return success();
 }
 
-FailureOr<std::optional<int64_t>> KernelRun::paramExtent(BlockArgument arg,
-                                                         StringRef name) {
-  auto memref = dyn_cast<MemRefType>(arg.getType());
+FailureOr<std::optional<int64_t>> ParamBinder::extent(StringRef name, Type type,
+                                                      DictionaryAttr attrs) {
+  auto memref = dyn_cast<MemRefType>(type);
   if (!memref)
     return std::optional<int64_t>(1);
   auto ext =
-      kernel.getArgAttrOfType<StringAttr>(arg.getArgNumber(), CuIRDialect::ExtentAttrHelper::getNameStr());
+      attrs
+          ? attrs.getAs<StringAttr>(CuIRDialect::ExtentAttrHelper::getNameStr())
+          : StringAttr();
   // std::nullopt: the extent overflows.
   std::optional<int64_t> extent =
       llvm::StringSwitch<std::optional<int64_t>>(ext ? ext.getValue() : "")
@@ -622,47 +682,55 @@ FailureOr<std::optional<int64_t>> KernelRun::paramExtent(BlockArgument arg,
   return extent;
 }
 
-LogicalResult KernelRun::bindVariantParam(BlockArgument arg, StringRef name) {
-  unsigned i = arg.getArgNumber();
-  Type type = arg.getType();
-  if (auto memref = dyn_cast<MemRefType>(type); memref && memref.hasStaticShape())
-    return bindTensorParam(arg, name, memref);
+FailureOr<RtValue> ParamBinder::bind(StringRef name, Type type,
+                                     DictionaryAttr attrs) {
+  if (auto memref = dyn_cast<MemRefType>(type);
+      memref && memref.hasStaticShape())
+    return bindTensor(name, memref, attrs);
   std::string text;
+  StringRef defaultName = CuIRDialect::DefaultAttrHelper::getNameStr();
   if (auto it = opt.params.find(name.str()); it != opt.params.end())
     text = it->second;
-  else if (auto def = kernel.getArgAttrOfType<StringAttr>(i, CuIRDialect::DefaultAttrHelper::getNameStr()))
+  else if (auto def =
+               attrs ? attrs.getAs<StringAttr>(defaultName) : StringAttr())
     text = def.getValue().str();
   else
     return emitError(loc) << "kernel parameter '" << name
                           << "' needs a value: pass params=" << name
                           << "=<number or comma-separated list>";
-  FailureOr<std::optional<int64_t>> extent = paramExtent(arg, name);
-  if (failed(extent) ||
-      failed(
-          budget.take(*extent ? product({**extent, kParamBytes}) : std::nullopt,
-                      "parameter '" + name + "'", loc)))
+  FailureOr<std::optional<int64_t>> n = extent(name, type, attrs);
+  if (failed(n) ||
+      failed(budget.take(*n ? product({**n, kParamBytes}) : std::nullopt,
+                         "parameter '" + name + "'", loc)))
     return failure();
   FailureOr<SmallVector<double>> values =
-      expandParam(name, text, type, **extent, opt.seqKV, loc);
+      expandParam(name, text, type, **n, opt.seqKV, loc);
   if (failed(values))
     return failure();
   auto memref = dyn_cast<MemRefType>(type);
   // The reference sees the values the kernel sees.
   prob.params[name.str()] = referenceNumbers(*values, /*asList=*/!!memref);
   if (memref) {
-    View v = globalBuffer(memref.getElementType(), {**extent});
-    for (int64_t e = 0; e < **extent; ++e) {
+    View v = globalBuffer(memref.getElementType(), {**n});
+    for (int64_t e = 0; e < **n; ++e) {
       if (v.buffer->kind == ElemKind::Int)
         v.buffer->i[e] = static_cast<int64_t>((*values)[e]);
       else
         v.buffer->f[e] = roundTo(v.buffer->kind, (*values)[e]);
     }
-    args.push_back(v);
-  } else if (getElemKind(type) == ElemKind::Int) {
-    args.push_back(Tile::scalarI(getIntWidth(type), int64_t((*values)[0])));
-  } else {
-    args.push_back(Tile::scalarF(getElemKind(type), (*values)[0]));
+    return RtValue(v);
   }
+  if (getElemKind(type) == ElemKind::Int)
+    return RtValue(Tile::scalarI(getIntWidth(type), int64_t((*values)[0])));
+  return RtValue(Tile::scalarF(getElemKind(type), (*values)[0]));
+}
+
+LogicalResult KernelRun::bindVariantParam(BlockArgument arg, StringRef name) {
+  FailureOr<RtValue> value = params.bind(
+      name, arg.getType(), kernel.getArgAttrDict(arg.getArgNumber()));
+  if (failed(value))
+    return failure();
+  args.push_back(*value);
   return success();
 }
 
@@ -775,9 +843,8 @@ void fillFromDense(DenseElementsAttr dense, Buffer &buf) {
 
 } // namespace
 
-LogicalResult KernelRun::bindTensorParam(BlockArgument arg, StringRef name,
-                                         MemRefType memref) {
-  unsigned i = arg.getArgNumber();
+FailureOr<RtValue> ParamBinder::bindTensor(StringRef name, MemRefType memref,
+                                           DictionaryAttr attrs) {
   StringRef defaultName = CuIRDialect::DefaultAttrHelper::getNameStr();
   std::optional<int64_t> bytes =
       product({memref.getNumElements(), kParamBytes});
@@ -788,7 +855,7 @@ LogicalResult KernelRun::bindTensorParam(BlockArgument arg, StringRef name,
   std::optional<std::string> text;
   if (auto it = opt.params.find(name.str()); it != opt.params.end())
     text = it->second;
-  else if (auto s = kernel.getArgAttrOfType<StringAttr>(i, defaultName))
+  else if (auto s = attrs ? attrs.getAs<StringAttr>(defaultName) : StringAttr())
     text = s.getValue().str();
   if (text) {
     FailureOr<SmallVector<double>> values =
@@ -801,8 +868,8 @@ LogicalResult KernelRun::bindTensorParam(BlockArgument arg, StringRef name,
       else
         buf.f[e] = roundTo(buf.kind, x);
     }
-  } else if (auto dense =
-                 kernel.getArgAttrOfType<DenseElementsAttr>(i, defaultName)) {
+  } else if (auto dense = attrs ? attrs.getAs<DenseElementsAttr>(defaultName)
+                                : DenseElementsAttr()) {
     if (dense.getType().getShape() != memref.getShape() ||
         dense.getElementType() != memref.getElementType())
       return emitError(loc) << "parameter '" << name << "': its cuir.default "
@@ -819,7 +886,81 @@ LogicalResult KernelRun::bindTensorParam(BlockArgument arg, StringRef name,
   }
   prob.params.erase(name.str());
   prob.tensors[name.str()] = referenceTensor(memref, buf);
-  args.push_back(v);
+  return RtValue(v);
+}
+
+/// The kernel argument whose role is `role`, or null.
+static BlockArgument argWithRole(KernelOp kernel, StringRef role) {
+  for (BlockArgument arg : kernel.getBody().getArguments())
+    if (argRole(kernel, arg.getArgNumber()) == role)
+      return arg;
+  return {};
+}
+
+LogicalResult KernelRun::bindBlockLists() {
+  if (listArgs.empty())
+    return success();
+  BlockMaskOp mask = getBlockMask(kernel);
+  if (!mask)
+    return emitError(loc) << "kernel parameter '"
+                          << argRole(kernel, listArgs.front())
+                          << "' is a block list, but the kernel names no "
+                             "cuir.block_mask that defines it";
+  // The mask sees the values the kernel sees.
+  SmallVector<RtValue> maskArgs;
+  for (unsigned i = 0, e = mask.getNumMaskArgs(); i < e; ++i) {
+    BlockArgument arg = argWithRole(kernel, mask.getArgRole(i));
+    if (!arg || llvm::is_contained(listArgs, arg.getArgNumber()))
+      return mask.emitError() << "reads '" << mask.getArgRole(i)
+                              << "', which the kernel cannot give it";
+    maskArgs.push_back(args[arg.getArgNumber()]);
+  }
+  MaskProblem p{prob.B, prob.Hq, prob.Nq, prob.Nkv};
+  if (failed(budget.take(blockMaskBytes(mask, p), "the block mask's lists",
+                         mask.getLoc())))
+    return failure();
+  FailureOr<BlockMaskLists> lists = classifyBlockMask(mask, maskArgs, p);
+  if (failed(lists))
+    return failure();
+  for (unsigned i : listArgs)
+    if (failed(bindBlockList(i, *lists)))
+      return failure();
+  blockMask = std::move(*lists);
+  return success();
+}
+
+LogicalResult KernelRun::bindBlockList(unsigned i, BlockMaskLists &lists) {
+  StringRef role = argRole(kernel, i);
+  StringRef name = role.drop_front(kBlockListPrefix.size());
+  std::vector<int32_t> *list = lists.getList(name);
+  if (!list)
+    return emitError(loc) << "kernel parameter '" << role
+                          << "' is no block list: expected block_mask: and "
+                             "kv_num_blocks, kv_indices, full_kv_num_blocks, "
+                             "full_kv_indices or their q_ transposes";
+  int64_t n = list->size();
+  auto memref = dyn_cast<MemRefType>(kernel.getArgument(i).getType());
+  if (!memref || memref.getRank() != 1 ||
+      !memref.getElementType().isInteger(32) ||
+      (!memref.isDynamicDim(0) && memref.getDimSize(0) != n))
+    return emitError(loc) << "kernel parameter '" << role
+                          << "' must be a memref<?xi32> (of " << n
+                          << " elements for this problem)";
+  View v = globalBuffer(memref.getElementType(), {n});
+  auto it = opt.params.find(name.str());
+  if (it == opt.params.end()) {
+    llvm::copy(*list, v.buffer->i.begin());
+  } else {
+    // A planted list: the kernel walks it, the reference does not.
+    FailureOr<SmallVector<double>> values =
+        expandParam(name, it->second, memref, n, opt.seqKV, loc);
+    if (failed(values))
+      return failure();
+    for (int64_t e = 0; e < n; ++e)
+      (*list)[e] = v.buffer->i[e] = static_cast<int64_t>((*values)[e]);
+    prob.params.erase(name.str());
+  }
+  args[i] = v;
   return success();
 }
 
@@ -930,7 +1071,34 @@ LogicalResult KernelRun::writeDump() {
       {"causal", p.causal},
       {"scale", jsonNumber(p.scale)},
       {"dtype", outView->buffer->kind == ElemKind::F16 ? "fp16" : "bf16"}};
+  if (blockMask) {
+    if (failed(writeBlockLists(file)))
+      return failure();
+    BlockMaskOp mask = getBlockMask(kernel);
+    info["block_mask"] = {{"block_m", mask.getBlockM()},
+                          {"block_n", mask.getBlockN()},
+                          {"batches", blockMask->batches},
+                          {"heads", blockMask->heads}};
+  }
   meta << dumpJson(info) << "\n";
+  return success();
+}
+
+LogicalResult
+KernelRun::writeBlockLists(function_ref<std::string(StringRef)> file) {
+  BlockMaskLists &l = *blockMask;
+  int64_t B = l.batches, H = l.heads, QB = l.qBlocks, KB = l.kvBlocks;
+  for (StringRef name :
+       {"kv_num_blocks", "full_kv_num_blocks", "kv_indices", "full_kv_indices",
+        "q_num_blocks", "full_q_num_blocks", "q_indices", "full_q_indices"}) {
+    bool kv = name.contains("kv_");
+    SmallVector<int64_t, 4> shape = {B, H, kv ? QB : KB};
+    if (name.ends_with("indices"))
+      shape.push_back(kv ? KB : QB);
+    if (!writeNpy(file((name + ".npy").str()), shape, *l.getList(name)))
+      return emitError(loc) << "cannot write the block list '" << name
+                            << "' to '" << opt.dumpDir << "'";
+  }
   return success();
 }
 
@@ -1045,6 +1213,7 @@ mlir::cuir::interpretKernel(KernelOp kernel, const InterpreterOptions &opt) {
   if (failed(run.runBlocks(machine, *grid, *order, report)) ||
       (!opt.dumpDir.empty() && failed(run.writeDump())))
     return failure();
+  report.blockMask = std::move(run.blockMask);
 
   FailureOr<Output> ref = run.runReference();
   if (failed(ref))
@@ -1053,4 +1222,44 @@ mlir::cuir::interpretKernel(KernelOp kernel, const InterpreterOptions &opt) {
   run.compareOutput(*ref, sampled, report);
   run.compareLse(*ref, report);
   return report;
+}
+
+FailureOr<BlockMaskLists>
+mlir::cuir::computeBlockMaskLists(BlockMaskOp mask,
+                                  const InterpreterOptions &opt) {
+  Location loc = mask.getLoc();
+  if (std::optional<OptionProblem> problem = checkOptions(opt))
+    return emitError(loc) << problem->message;
+  MemoryBudget budget(opt.memoryLimitMiB * kMiB, opt.memoryLimitMiB);
+  Problem prob{};
+  prob.params = nlohmann::json::object();
+  prob.tensors = nlohmann::json::object();
+  ParamBinder params(opt, loc, budget, prob);
+  ArrayAttr attrs = mask.getArgAttrsAttr();
+  SmallVector<RtValue> args;
+  for (unsigned i = 0, e = mask.getNumMaskArgs(); i < e; ++i) {
+    StringRef role = mask.getArgRole(i);
+    Type type = mask.getFunctionType().getInput(i);
+    if (std::optional<int64_t> size = problemSize(role, opt);
+        size && type.isIntOrIndex()) {
+      args.push_back(Tile::scalarI(getIntWidth(type), *size));
+      continue;
+    }
+    std::optional<StringRef> name = variantParamName(role);
+    if (!name)
+      return emitError(loc) << "block mask argument '" << role
+                            << "' is neither an integer size (B, Hq, Hkv, "
+                               "Nq, Nkv, d) nor a variant parameter "
+                               "(param:<name>); the interpreter cannot bind it";
+    FailureOr<RtValue> value =
+        params.bind(*name, type, cast<DictionaryAttr>(attrs[i]));
+    if (failed(value))
+      return failure();
+    args.push_back(*value);
+  }
+  MaskProblem p{opt.batch, opt.headsQ, opt.seqQ, opt.seqKV};
+  if (failed(
+          budget.take(blockMaskBytes(mask, p), "the block mask's lists", loc)))
+    return failure();
+  return classifyBlockMask(mask, args, p);
 }

@@ -97,9 +97,11 @@ std::string mlir::cuir::interp::referenceMetaJson(const Problem &p) {
   return dumpJson(meta);
 }
 
-bool mlir::cuir::interp::writeNpy(StringRef path, ArrayRef<int64_t> shape,
-                                  ArrayRef<float> data) {
-  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (";
+/// A .npy file of 4-byte elements of the numpy type `descr`.
+static bool writeNpy4(StringRef path, StringRef descr, ArrayRef<int64_t> shape,
+                      const void *data, size_t count) {
+  std::string header =
+      "{'descr': '" + descr.str() + "', 'fortran_order': False, 'shape': (";
   for (int64_t d : shape)
     header += std::to_string(d) + ", ";
   header += "), }";
@@ -114,8 +116,18 @@ bool mlir::cuir::interp::writeNpy(StringRef path, ArrayRef<int64_t> shape,
   os << "\x93NUMPY" << char(1) << char(0);
   uint16_t len = header.size();
   os << char(len & 0xff) << char(len >> 8) << header;
-  os.write(reinterpret_cast<const char *>(data.data()), data.size() * 4);
+  os.write(reinterpret_cast<const char *>(data), count * 4);
   return !os.has_error();
+}
+
+bool mlir::cuir::interp::writeNpy(StringRef path, ArrayRef<int64_t> shape,
+                                  ArrayRef<float> data) {
+  return writeNpy4(path, "<f4", shape, data.data(), data.size());
+}
+
+bool mlir::cuir::interp::writeNpy(StringRef path, ArrayRef<int64_t> shape,
+                                  ArrayRef<int32_t> data) {
+  return writeNpy4(path, "<i4", shape, data.data(), data.size());
 }
 
 namespace {

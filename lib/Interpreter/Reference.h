@@ -51,9 +51,11 @@ std::string dumpJson(const nlohmann::ordered_json &value);
 /// arguments (`causal` and the problem's parameters).
 std::string referenceMetaJson(const Problem &p);
 
-/// Writes a float32 .npy file (format 1.0, C order).
+/// Writes a float32 (or int32) .npy file (format 1.0, C order).
 bool writeNpy(llvm::StringRef path, llvm::ArrayRef<int64_t> shape,
               llvm::ArrayRef<float> data);
+bool writeNpy(llvm::StringRef path, llvm::ArrayRef<int64_t> shape,
+              llvm::ArrayRef<int32_t> data);
 
 /// Standard softmax attention (GQA; causal masks are bottom-right aligned:
 /// query i sees key j iff j <= i + Nkv - Nq), in double precision. Rows that

@@ -109,6 +109,7 @@ SmallVector<std::unique_ptr<Patcher>> createPatchers() {
   all.push_back(createScoresPatcher());
   all.push_back(createNormalizerPatcher());
   all.push_back(createSplitPatcher());
+  all.push_back(createBlockListPatcher());
   return all;
 }
 

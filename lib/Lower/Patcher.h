@@ -146,6 +146,7 @@ std::unique_ptr<Patcher> createConstantPatcher();
 std::unique_ptr<Patcher> createScoresPatcher();
 std::unique_ptr<Patcher> createNormalizerPatcher();
 std::unique_ptr<Patcher> createSplitPatcher();
+std::unique_ptr<Patcher> createBlockListPatcher();
 
 /// For a kernel that walks a runtime block mask (its `cuir.block_mask`):
 /// adds the params fields of its list arguments (`block_mask:` roles,

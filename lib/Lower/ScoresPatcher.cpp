@@ -61,9 +61,33 @@ void ScoresPatcher::markWritten(Value v) {
     markWritten(operand);
 }
 
+/// A KV tile read from a runtime block mask's lists (the block list's
+/// scf.if) is, at the scores' call, the source's own block variable: the
+/// kernels pass their score hooks kv_tiles(n), the listed tile.
+static void nameListedTiles(Value v, CppEmitter &em) {
+  Operation *def = v.getDefiningOp();
+  if (!def || em.names.count(v))
+    return;
+  auto tile = dyn_cast<scf::IfOp>(def);
+  auto partial = tile ? tile.getCondition().getDefiningOp<arith::CmpIOp>()
+                      : arith::CmpIOp();
+  if (tile && getChange(tile) &&
+      getChange(tile).getRewrite() == Rewrite::Blocks && partial) {
+    std::string why;
+    if (FailureOr<std::string> n = em.expr(partial.getLhs(), why);
+        succeeded(n))
+      em.names[v] = *n;
+    return;
+  }
+  for (Value operand : def->getOperands())
+    nameListedTiles(operand, em);
+}
+
 FailureOr<std::string> ScoresPatcher::expr(Value v, Location loc) {
   std::string why;
-  FailureOr<std::string> e = CppEmitter().expr(v, why);
+  CppEmitter em;
+  nameListedTiles(v, em);
+  FailureOr<std::string> e = em.expr(v, why);
   if (failed(e))
     return emitError(loc) << "cannot write " << why << " in the source";
   markWritten(v);

@@ -15,6 +15,7 @@
 #include "cuir/Transfer/Split.h"
 
 #include "cuir/Transfer/AttentionAnalysis.h"
+#include "cuir/Transfer/BlockList.h"
 #include "cuir/Transfer/MaskAnalysis.h"
 #include "cuir/Transfer/ChangeRecorder.h"
 
@@ -75,8 +76,8 @@ struct SplitBounds {
 /// recorded as the split's.
 class Splitter {
 public:
-  explicit Splitter(KernelOp kernel)
-      : kernel(kernel), rewriter(kernel, Rewrite::Split) {}
+  Splitter(KernelOp kernel, BlockMaskMode mode)
+      : kernel(kernel), mode(mode), rewriter(kernel, Rewrite::Split) {}
   LogicalResult run();
 
 private:
@@ -90,8 +91,11 @@ private:
   LogicalResult visitOnlyNeededBlocks(const SplitBounds &bounds, Value X,
                                       Value Y, bool leftEdge);
   void unmaskFullBlocks(ElementwiseOp v1);
+  LogicalResult visitListedBlocks(ElementwiseOp v0, arith::SelectOp sel0,
+                                  Value X, Value Y);
 
   KernelOp kernel;
+  BlockMaskMode mode;
   AttentionStructure as;
   RecordingRewriter rewriter;
 };
@@ -325,6 +329,15 @@ LogicalResult Splitter::run() {
   Value kArg = body.getArgument(v0.getInputs().size() + 3);
   std::optional<KeyInterval> interval =
       analyzeKeyInterval(sel0.getCondition(), qArg, kArg);
+  if (mode == BlockMaskMode::Runtime ||
+      (!interval && mode == BlockMaskMode::Auto)) {
+    if (failed(visitListedBlocks(v0, sel0, X, Y)))
+      return failure();
+    unmaskFullBlocks(v1);
+    rewriter.getRecorder().setRewrite(Rewrite::Blocks);
+    rewriter.eraseDeadOps();
+    return success();
+  }
   if (!interval) {
     mlir::emitRemark(v0.getLoc())
         << "the variant's mask is not one interval of keys per query row "
@@ -347,6 +360,29 @@ LogicalResult Splitter::run() {
   return success();
 }
 
-LogicalResult mlir::cuir::splitFullPartial(KernelOp kernel) {
-  return Splitter(kernel).run();
+/// The steps visit the tiles of a runtime block mask (BlockList.cpp).
+LogicalResult Splitter::visitListedBlocks(ElementwiseOp v0,
+                                          arith::SelectOp sel0, Value X,
+                                          Value Y) {
+  Operation *xDef = X.getDefiningOp(), *yDef = Y.getDefiningOp();
+  if (!xDef || !yDef || xDef->getBlock() != yDef->getBlock())
+    return kernel.emitError() << "computes its key/value block bounds in a "
+                                 "form the block list does not know";
+  ListedBounds bounds{X, Y, {}, xDef->isBeforeInBlock(yDef) ? yDef : xDef};
+  if (auto sub = as.sites[1].loop.getUpperBound().getDefiningOp<arith::SubIOp>())
+    bounds.lowest = sub.getRhs();
+  rewriter.getRecorder().setRewrite(Rewrite::Blocks);
+  if (failed(cuir::visitListedBlocks(kernel, as, rewriter, v0,
+                                     sel0.getCondition(), bounds)))
+    return failure();
+  rewriter.getRecorder().setRewrite(Rewrite::Split);
+  mlir::emitRemark(v0.getLoc())
+      << "the key/value tiles come from a runtime block mask ("
+      << kernel->getAttr("cuir.block_mask") << ")";
+  return success();
+}
+
+LogicalResult mlir::cuir::splitFullPartial(KernelOp kernel,
+                                           BlockMaskMode mode) {
+  return Splitter(kernel, mode).run();
 }

@@ -14,6 +14,8 @@
 //   softmax_scale, softmax_scale_log2   f32 scales (1/sqrt(d), times log2 e)
 //   causal        i1/index flag
 //   param:<name>  a variant parameter, from InterpreterOptions::params
+//   block_mask:<list>  a list of the kernel's cuir.block_mask, computed by
+//                 classifying its tiles (or from params=<list>, to plant one)
 //
 //===----------------------------------------------------------------------===//
 
@@ -71,6 +73,31 @@ struct OptionProblem {
 /// and that the problem's data fits the memory limit (checked arithmetic).
 std::optional<OptionProblem> checkOptions(const InterpreterOptions &options);
 
+/// The block lists a cuir.block_mask defines for one problem (DESIGN §9,
+/// FlexAttention's BlockMask layout): int32, flat row-major, each row in
+/// descending tile order, entries past a row's count 0.
+struct BlockMaskLists {
+  /// B' and H' (1 where the mask broadcasts), query tiles QB and KV tiles KB.
+  int64_t batches = 1, heads = 1, qBlocks = 0, kvBlocks = 0;
+  /// [B', H', QB] and [B', H', QB, KB]: the KV tiles of each query tile.
+  std::vector<int32_t> kvNumBlocks, kvIndices, fullKvNumBlocks, fullKvIndices;
+  /// [B', H', KB] and [B', H', KB, QB]: the query tiles of each KV tile.
+  std::vector<int32_t> qNumBlocks, qIndices, fullQNumBlocks, fullQIndices;
+  /// Tiles of each class over [B', H', QB, KB].
+  int64_t emptyTiles = 0, partialTiles = 0, fullTiles = 0;
+
+  /// The list called `name` ("kv_num_blocks", "full_q_indices", ...: the
+  /// kernel argument's role without "block_mask:"), or null.
+  std::vector<int32_t> *getList(llvm::StringRef name);
+};
+
+/// Classifies the tiles of `mask` for the problem of `options` (B, Hq, Nq,
+/// Nkv; its variant parameters from params=) by running its region on every
+/// in-range pair, as a kernel run does. Errors (a parameter without a value,
+/// a load out of bounds, the memory limit) are diagnostics.
+FailureOr<BlockMaskLists>
+computeBlockMaskLists(BlockMaskOp mask, const InterpreterOptions &options);
+
 /// Comparison of the kernel's output with the reference.
 struct InterpreterReport {
   int64_t blocksRun = 0, blocksTotal = 0;
@@ -86,6 +113,8 @@ struct InterpreterReport {
   /// Largest |lse - reference| over rows whose reference is finite; the
   /// log-sum-exp passes when it is at most the tolerance.
   double lseMaxAbsError = 0;
+  /// The classes of the tiles of the kernel's block mask, if it has one.
+  std::optional<BlockMaskLists> blockMask;
 };
 
 /// Whether `kernel` can run the problem of `options`: the static sizes of its

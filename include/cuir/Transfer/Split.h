@@ -10,7 +10,13 @@ namespace mlir::cuir {
 /// Restricts the variant mask of `kernel` (inserted by transfer) to the
 /// key/value blocks that need it and skips the blocks nobody sees. See the
 /// cuir-split-full-partial pass.
-LogicalResult splitFullPartial(KernelOp kernel);
+/// How the split treats masks it cannot bound statically: `Auto` visits the
+/// tiles of a runtime block mask, `Runtime` does so for every mask, `Dense`
+/// keeps the mask in every block.
+enum class BlockMaskMode { Auto, Runtime, Dense };
+
+LogicalResult splitFullPartial(KernelOp kernel,
+                               BlockMaskMode mode = BlockMaskMode::Auto);
 
 } // namespace mlir::cuir
 

@@ -1,0 +1,264 @@
+//===- BlockList.cpp - Key/value loops over a runtime block mask ----------===//
+//
+// For a mask whose visible keys the static analysis cannot bound, the KV
+// steps visit the tiles a runtime block mask lists (FlexAttention's layout,
+// computed by the kernel's cuir.block_mask): the masking steps the partial
+// tiles, the unmasked steps the full ones, nobody the empty ones. The kernel
+// keeps its loops, its pipeline and its barriers. Its block bounds become the
+// list lengths, virtual blocks [nf, nf + np) being the partial tiles and
+// [0, nf) the full ones, and every virtual block that becomes a key
+// coordinate (n * BLOCK_N) reads its tile from the lists. Ring stages and
+// visit counts stay virtual.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cuir/Transfer/BlockList.h"
+
+#include "cuir/Transfer/AttentionAnalysis.h"
+#include "cuir/Transfer/BlockMask.h"
+#include "cuir/Transfer/ChangeRecorder.h"
+
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/SetVector.h"
+
+using namespace mlir;
+using namespace mlir::cuir;
+
+namespace {
+
+/// The kernel arguments of the lists (cuir/block_mask.h): partial tiles
+/// per query block and their indices, full tiles and theirs.
+constexpr StringLiteral kListNames[] = {
+    "block_mask:kv_num_blocks", "block_mask:kv_indices",
+    "block_mask:full_kv_num_blocks", "block_mask:full_kv_indices"};
+
+class BlockLister {
+public:
+  BlockLister(KernelOp kernel, AttentionStructure &as,
+              RecordingRewriter &rewriter)
+      : kernel(kernel), as(as), rewriter(rewriter) {}
+
+  LogicalResult run(ElementwiseOp scores, Value visible,
+                    const ListedBounds &bounds);
+
+private:
+  LogicalResult addListArguments();
+  Value listRow(Location loc, BlockMaskOp mask);
+  void readListLengths(Location loc, BlockMaskOp mask);
+  void replaceBounds(const ListedBounds &bounds);
+  llvm::SetVector<Value> virtualBlocks();
+  LogicalResult mapKeyCoordinates(const llvm::SetVector<Value> &blocks);
+  Value tileOf(Value n, Location loc);
+  Value index(Location loc, int64_t c) {
+    return arith::ConstantIndexOp::create(rewriter, loc, c);
+  }
+  bool isNew(Operation *op) const { return newOps.contains(op); }
+
+  KernelOp kernel;
+  AttentionStructure &as;
+  RecordingRewriter &rewriter;
+  /// partial count, partial indices, full count, full indices.
+  Value lists[4];
+  /// The lists' row offset of this query block, the list lengths.
+  Value rowOffset, numPartial, numFull, total;
+  llvm::SmallPtrSet<Operation *, 16> newOps;
+};
+
+} // namespace
+
+/// The four list arguments, recorded as new kernel parameters (their params
+/// fields are the parameter patcher's).
+LogicalResult BlockLister::addListArguments() {
+  MLIRContext *ctx = kernel.getContext();
+  auto type = MemRefType::get({ShapedType::kDynamic},
+                              IntegerType::get(ctx, 32),
+                              MemRefLayoutAttrInterface(),
+                              MemorySpaceAttr::get(ctx, MemorySpace::Global));
+  for (auto [i, name] : llvm::enumerate(kListNames)) {
+    if (as.params.count(name))
+      return kernel.emitError() << "already iterates a block mask ('" << name
+                                << "'): split a kernel once";
+    NamedAttrList attrs;
+    attrs.set(CuIRDialect::ArgAttrHelper::getNameStr(),
+              StringAttr::get(ctx, name));
+    attrs.set(CuIRDialect::ChangeAttrHelper::getNameStr(),
+              ChangeAttr::get(ctx, Rewrite::Parameter));
+    unsigned pos = kernel.getNumArguments();
+    if (failed(kernel.insertArgument(pos, type, attrs.getDictionary(ctx),
+                                     kernel.getLoc())))
+      return kernel.emitError() << "cannot add the argument '" << name << "'";
+    lists[i] = kernel.getArgument(pos);
+  }
+  return success();
+}
+
+/// The lists' row of this thread block's query block:
+/// (b' * H' + h') * ceil(Nq / BLOCK_M) + m, where b' and h' are 0 (and H'
+/// 1) when the mask reads no batch or no head.
+Value BlockLister::listRow(Location loc, BlockMaskOp mask) {
+  const ScoreSite &s = as.sites.front();
+  Value zero = index(loc, 0), one = index(loc, 1);
+  Value bm = findBlockMConstant(s);
+  if (!bm)
+    bm = index(loc, s.blockM);
+  Value qBlocks =
+      arith::CeilDivUIOp::create(rewriter, loc, as.params.lookup("Nq"), bm);
+  Value m = arith::DivUIOp::create(rewriter, loc, s.qBlockBase, bm);
+  Value b = mask.dependsOnBatch() ? s.batch : zero;
+  Value h = mask.dependsOnHeads() ? s.head : zero;
+  Value heads = mask.dependsOnHeads() ? Value(as.params.lookup("Hq")) : one;
+  Value bh = arith::AddIOp::create(
+      rewriter, loc, arith::MulIOp::create(rewriter, loc, b, heads), h);
+  return arith::AddIOp::create(
+      rewriter, loc, arith::MulIOp::create(rewriter, loc, bh, qBlocks), m);
+}
+
+/// The list lengths of this query block and its rows' offset in the index
+/// lists (rows of ceil(Nkv / BLOCK_N) entries).
+void BlockLister::readListLengths(Location loc, BlockMaskOp mask) {
+  Value row = listRow(loc, mask);
+  auto length = [&](Value list) -> Value {
+    Value n = memref::LoadOp::create(rewriter, loc, list, ValueRange{row});
+    return arith::IndexCastOp::create(rewriter, loc, rewriter.getIndexType(),
+                                      n);
+  };
+  numPartial = length(lists[0]);
+  numFull = length(lists[2]);
+  total = arith::AddIOp::create(rewriter, loc, numPartial, numFull);
+  const ScoreSite &s = as.sites.front();
+  Value bn = findBlockNConstant(s);
+  if (!bn)
+    bn = index(loc, s.blockN);
+  Value kvBlocks =
+      arith::CeilDivUIOp::create(rewriter, loc, as.params.lookup("Nkv"), bn);
+  rowOffset = arith::MulIOp::create(rewriter, loc, row, kvBlocks);
+}
+
+/// Every use of the kernel's own bounds reads the lists' lengths instead;
+/// what only computed the kernel's bounds dies.
+void BlockLister::replaceBounds(const ListedBounds &bounds) {
+  auto notNew = [&](OpOperand &use) { return !isNew(use.getOwner()); };
+  rewriter.replaceUsesWithIf(bounds.top, total, notNew);
+  rewriter.replaceUsesWithIf(bounds.unmaskedTop, numFull, notNew);
+  if (bounds.lowest && !matchPattern(bounds.lowest, m_Zero()))
+    rewriter.replaceUsesWithIf(bounds.lowest,
+                               index(total.getLoc(), 0), notNew);
+}
+
+/// Virtual block numbers: the bounds, the induction variables of loops up to
+/// them, and sums and differences of those with constants or each other.
+llvm::SetVector<Value> BlockLister::virtualBlocks() {
+  llvm::SetVector<Value> blocks;
+  blocks.insert(total);
+  blocks.insert(numFull);
+  auto isBlockOrConstant = [&](Value v) {
+    return blocks.contains(v) || matchPattern(v, m_Constant());
+  };
+  for (bool grew = true; grew;) {
+    size_t before = blocks.size();
+    kernel.walk([&](Operation *op) {
+      if (isNew(op))
+        return;
+      if (auto loop = dyn_cast<scf::ForOp>(op)) {
+        if (blocks.contains(loop.getUpperBound()))
+          blocks.insert(loop.getInductionVar());
+        return;
+      }
+      if (!isa<arith::AddIOp, arith::SubIOp>(op))
+        return;
+      if (llvm::all_of(op->getOperands(), isBlockOrConstant) &&
+          llvm::any_of(op->getOperands(),
+                       [&](Value v) { return blocks.contains(v); }))
+        blocks.insert(op->getResult(0));
+    });
+    grew = blocks.size() != before;
+  }
+  return blocks;
+}
+
+/// The KV tile of virtual block n: partial tile (np + nf - 1) - n for
+/// n >= nf (the partial list from its first entry down), else full tile
+/// (nf - 1) - n.
+Value BlockLister::tileOf(Value n, Location loc) {
+  Value partial = arith::CmpIOp::create(rewriter, loc,
+                                        arith::CmpIPredicate::sge, n, numFull);
+  auto read = [&](Value top, Value list) {
+    return [&, top, list](OpBuilder &b, Location l) {
+      Value last = arith::SubIOp::create(b, l, top, index(l, 1));
+      Value pos = arith::SubIOp::create(b, l, last, n);
+      Value at = arith::AddIOp::create(b, l, rowOffset, pos);
+      Value t = memref::LoadOp::create(b, l, list, ValueRange{at});
+      scf::YieldOp::create(
+          b, l,
+          arith::IndexCastOp::create(b, l, b.getIndexType(), t).getResult());
+    };
+  };
+  auto select = scf::IfOp::create(rewriter, loc, partial,
+                                  read(total, lists[1]),
+                                  read(numFull, lists[3]));
+  return select.getResult(0);
+}
+
+/// Each n * BLOCK_N of a virtual block n becomes tile(n) * BLOCK_N.
+LogicalResult
+BlockLister::mapKeyCoordinates(const llvm::SetVector<Value> &blocks) {
+  int64_t blockN = as.sites.front().blockN;
+  SmallVector<std::pair<Operation *, unsigned>> coordinates;
+  kernel.walk([&](arith::MulIOp mul) {
+    if (isNew(mul))
+      return;
+    for (unsigned i : {0u, 1u}) {
+      APInt c;
+      if (blocks.contains(mul->getOperand(i)) &&
+          matchPattern(mul->getOperand(1 - i), m_ConstantInt(&c)) &&
+          c.getSExtValue() == blockN)
+        coordinates.push_back({mul, i});
+    }
+  });
+  if (coordinates.empty())
+    return kernel.emitError()
+           << "computes no key coordinate n * " << blockN
+           << " from its key/value block numbers: the block list has nothing "
+              "to map";
+  for (auto [op, operand] : coordinates) {
+    Operation *mul = op;
+    unsigned i = operand;
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPoint(mul);
+    Value tile = tileOf(mul->getOperand(i), mul->getLoc());
+    rewriter.modifyOpInPlace(mul, [&] { mul->setOperand(i, tile); });
+  }
+  return success();
+}
+
+LogicalResult BlockLister::run(ElementwiseOp scores, Value visible,
+                               const ListedBounds &bounds) {
+  const ScoreSite &s = as.sites.front();
+  Block &body = scores.getBody().front();
+  unsigned n = scores.getInputs().size();
+  FailureOr<BlockMaskOp> mask = buildBlockMask(
+      rewriter, kernel, visible, body.getArgument(n), body.getArgument(n + 1),
+      body.getArgument(n + 2), body.getArgument(n + 3), s.blockM, s.blockN);
+  if (failed(mask) || failed(addListArguments()))
+    return failure();
+  Operation *after = bounds.after;
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPointAfter(after);
+  readListLengths(after->getLoc(), *mask);
+  for (Operation *op = after->getNextNode(); op; op = op->getNextNode()) {
+    newOps.insert(op);
+    if (op == rowOffset.getDefiningOp())
+      break;
+  }
+  replaceBounds(bounds);
+  return mapKeyCoordinates(virtualBlocks());
+}
+
+LogicalResult mlir::cuir::visitListedBlocks(KernelOp kernel,
+                                            AttentionStructure &as,
+                                            RecordingRewriter &rewriter,
+                                            ElementwiseOp scores,
+                                            Value visible,
+                                            const ListedBounds &bounds) {
+  return BlockLister(kernel, as, rewriter).run(scores, visible, bounds);
+}
