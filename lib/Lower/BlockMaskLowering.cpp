@@ -16,6 +16,7 @@
 #include "Patcher.h"
 #include "ScoreHelper.h"
 
+#include "mlir/IR/Matchers.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/Regex.h"
 
@@ -78,6 +79,28 @@ FailureOr<int64_t> headDimOf(KernelOp kernel) {
             "head dim: the classification's tiles are chosen by head dim";
 }
 
+/// Whether `v` is `n - 1` (index or i32) for the block argument `n`.
+bool isSizeMinusOne(Value v, Value n) {
+  auto sub = v.getDefiningOp<arith::SubIOp>();
+  return sub && sub.getLhs() == n && matchPattern(sub.getRhs(), m_One());
+}
+
+/// The block mask is evaluated at in-range pairs only (q < Nq, kv < Nkv):
+/// the padding clamps that the kernel's loads need (`min(q, Nq - 1)`, see
+/// docs/Lowering.md) are q itself there, and are dropped.
+void dropInRangeClamps(Block &body, Value nq, Value nkv) {
+  Value q = body.getArgument(2), kv = body.getArgument(3);
+  body.walk([&](arith::MinSIOp min) {
+    for (auto [coord, size] : {std::pair(q, nq), std::pair(kv, nkv)}) {
+      if (!size)
+        continue;
+      if ((min.getLhs() == coord && isSizeMinusOne(min.getRhs(), size)) ||
+          (min.getRhs() == coord && isSizeMinusOne(min.getLhs(), size)))
+        min.getResult().replaceAllUsesWith(coord);
+    }
+  });
+}
+
 /// The mask's C++: the body of `cuir_block_mask_visible`, the parameter
 /// arrays it reads (`params.x`) and the variant parameters.
 struct VisibleBody {
@@ -106,8 +129,17 @@ FailureOr<VisibleBody> printVisible(BlockMaskOp op) {
       out.arrays.push_back(e->substr(strlen("params.")));
     names.push_back(*e);
   }
+  auto simplify = [&](Block &body) {
+    Value nq, nkv;
+    for (unsigned i = 0, e = op.getNumMaskArgs(); i < e; ++i) {
+      StringRef role = op.getArgRole(i);
+      if (role == "Nq" || role == "Nkv")
+        (role == "Nq" ? nq : nkv) = body.getArgument(4 + i);
+    }
+    dropInRangeClamps(body, nq, nkv);
+  };
   FailureOr<FunctionBody> body = printFunctionBody(
-      op, names, "  ", "the block mask @" + op.getSymName().str());
+      op, names, "  ", "the block mask @" + op.getSymName().str(), simplify);
   if (failed(body))
     return failure();
   out.text = body->stmts + "  return " + body->result + ";\n";

@@ -195,7 +195,7 @@ class Library:
         return {n: self.comp.tensor_for(self.kern, n, t, device) for n, t in values.items()}
 
     def block_mask(self, B, H, N, params):
-        return self.kern.block_mask(B, H, N, N, **params)
+        return self.kern.block_mask(B, H, N, N, head_dim=D, **params)  # the sm_80 kernel's tiles depend on d
 
     def __call__(self, q, k, v, params, block_mask=None):
         kw = {"block_mask": block_mask} if block_mask is not None else {}

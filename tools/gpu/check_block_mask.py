@@ -10,8 +10,8 @@ parameter), and builtin_document: the built-in document variant given a block ma
 (test/Passes/lower/Inputs/add_block_mask.py), staged without the transform's option, so that the
 classification is checked and timed even where the kernels do not walk the lists yet. Two modes, as tools/gpu/check_catalogue.py (the GPU machine has neither clang nor cuir-opt):
   --stage DIR  (here): trace each case at each shape, lower it with a runtime block mask
-               (--transfer="<variant> <--transfer-option>", default block-mask=runtime) into
-               DIR/<kernel>/<case>/<shape>/, write DIR/stage.json.
+               (--cuir-split-full-partial=block-mask=<--block-mask>, default runtime: also the masks the
+               static analysis splits) into DIR/<kernel>/<case>/<shape>/, write DIR/stage.json.
   --run DIR    (the GPU machine): load the staged libraries, check, time, print the table, write
                DIR/block_mask.json (or --json) and, with --md, the markdown table. --memcheck first runs the
                list and output checks under compute-sanitizer memcheck.
@@ -59,9 +59,9 @@ def _documents_random():
                  lambda B, H, Nq, Nkv, device: make(B, H, Nq, Nkv, device))
 
 
-# Cases staged without the transform's block-mask option: a built-in variant's Target CuIR given a block mask by
+# Cases staged without the split's block-mask option: a built-in variant's Target CuIR given a block mask by
 # test/Passes/lower/Inputs/add_block_mask.py (the lists are classified, the kernel's loops stay dense), so that
-# the classification can be checked and timed before the kernels walk the lists. case -> (built-in, its mask).
+# the classification is checked and timed apart from the kernels' walk of the lists. case -> (built-in, its mask).
 HANDMADE = {"builtin_document": ("document", "document")}
 # The kernels' tiles by head dim (kernels/sm80: BLOCK_N 64 at d = 128; kernels/sm90: 128 x 128).
 TILES = {"sm80": ("128:128x64", "64:128x128"), "sm90": ("128:128x128", "64:128x128")}
@@ -116,7 +116,7 @@ def cases(names=()):
 
 # ---- staging (CPU) ----------------------------------------------------------------------------------------
 
-def stage(out, names, kernels, opt, option, workers):
+def stage(out, names, kernels, opt, mode, workers):
     import concurrent.futures
     import importlib
     from cuir import cache
@@ -144,8 +144,8 @@ def stage(out, names, kernels, opt, option, workers):
             return build_handmade(name, kernel, where, opt)
         (where / "variant.mlir").write_text(text)
         cmd = comp.lower_command(kernel, where / "variant.mlir", where / f"{name}.cu", ARCHS[kernel])
-        cmd = [f"{c} {option}" if c.startswith("--transfer=") and option else c for c in cmd]
-        cache.run_with_progress(cmd, f"{name} on {kernel} ({tag}, {option or 'default'})")
+        cmd = [f"{c}=block-mask={mode}" if c == "--cuir-split-full-partial" else c for c in cmd]
+        cache.run_with_progress(cmd, f"{name} on {kernel} ({tag}, block-mask={mode})")
 
     with concurrent.futures.ThreadPoolExecutor(workers) as pool:
         by_dir = {}
@@ -165,7 +165,7 @@ def stage(out, names, kernels, opt, option, workers):
     for p in out.rglob("*"):  # the GPU machine needs the libraries and manifests only
         if p.is_file() and (p.suffix in (".ptx", ".cubin", ".o") or p.name.endswith(".ptxas.log")):
             p.unlink()
-    (out / "stage.json").write_text(json.dumps({"shapes": SHAPES, "option": option, "staged": staged,
+    (out / "stage.json").write_text(json.dumps({"shapes": SHAPES, "block_mask": mode, "staged": staged,
                                                 "failed": failed}, indent=1))
     print(f"staged {len(staged)} libraries into {out}, {len(failed)} failed")
     for f in failed:
@@ -500,8 +500,9 @@ def main():
     mode.add_argument("--run", type=pathlib.Path)
     ap.add_argument("--kernels", default="sm80,sm90")
     ap.add_argument("--opt", default=str(ROOT / "build" / "bin" / "cuir-opt"))
-    ap.add_argument("--transfer-option", default="block-mask=runtime",
-                    help="--stage: appended to --transfer's value (the transform's block-mask option)")
+    ap.add_argument("--block-mask", default="runtime", choices=("runtime", "auto"),
+                    help="--stage: the split's block-mask option (auto: masks it splits statically have no lists "
+                         "and are reported as such)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--json", type=pathlib.Path)
     ap.add_argument("--md", type=pathlib.Path)
@@ -511,7 +512,7 @@ def main():
     ap.add_argument("names", nargs="*", help="cases (default: all)")
     args = ap.parse_args()
     if args.stage:
-        return stage(args.stage, args.names, args.kernels.split(","), args.opt, args.transfer_option, args.jobs)
+        return stage(args.stage, args.names, args.kernels.split(","), args.opt, args.block_mask, args.jobs)
     rc = 0
     json_path = args.json or args.run / "block_mask.json"
     if args.memcheck:
