@@ -16,6 +16,8 @@
 #include "Patcher.h"
 #include "ScoreHelper.h"
 
+#include "cuir/Lower/CppEmitter.h"
+
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/Regex.h"
@@ -174,6 +176,15 @@ std::string switchOnHeadDim(const BlockMaskInfo &info,
 /// instantiations and the entry points.
 std::string sectionText(const BlockMaskInfo &info, const VisibleBody &body,
                         StringRef variant) {
+  // The section is outside the kernel's namespace, where the lowering's
+  // other helpers are: it has its own copies of those the mask calls.
+  std::string primitives = deviceHelpersUsedBy(body.text);
+  if (StringRef(body.text).contains(std::string(kTanhApproxName) + "("))
+    primitives += kTanhApproxHelper;
+  if (!primitives.empty())
+    primitives = "// ---- cuir: integer and float ops as MLIR defines them, "
+                 "for the mask ----\n" +
+                 primitives + "\n";
   std::string paramsSet = "params != nullptr";
   for (const std::string &a : body.arrays)
     paramsSet += " && params->" + a + " != nullptr";
@@ -201,6 +212,8 @@ std::string sectionText(const BlockMaskInfo &info, const VisibleBody &body,
          tiles + " ----\n"
          "#include \"cuir/block_mask.h\"\n"
          "#include \"cuir/block_mask_classify.cuh\"\n\n"
+         "namespace {\n" +
+         primitives +
          "// The mask at the in-range pair (q, kv) of batch b and query head "
          "h (cuir.block_mask @" +
          info.symbol +
@@ -212,7 +225,6 @@ std::string sectionText(const BlockMaskInfo &info, const VisibleBody &body,
          "  (void)params, (void)b, (void)h, (void)q, (void)kv;\n" +
          body.text +
          "}\n\n"
-         "namespace {\n"
          "struct cuir_block_mask_predicate {\n"
          "  __device__ __forceinline__ bool operator()(const "
          "cuir_attention_params &params, int b, int h, int q, int kv) const "
