@@ -18,6 +18,7 @@
 
 #include "cuir/Lower/CppEmitter.h"
 
+#include "mlir/IR/Matchers.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/Regex.h"
 
@@ -80,6 +81,28 @@ FailureOr<int64_t> headDimOf(KernelOp kernel) {
             "head dim: the classification's tiles are chosen by head dim";
 }
 
+/// Whether `v` is `n - 1` (index or i32) for the block argument `n`.
+bool isSizeMinusOne(Value v, Value n) {
+  auto sub = v.getDefiningOp<arith::SubIOp>();
+  return sub && sub.getLhs() == n && matchPattern(sub.getRhs(), m_One());
+}
+
+/// The block mask is evaluated at in-range pairs only (q < Nq, kv < Nkv):
+/// the padding clamps that the kernel's loads need (`min(q, Nq - 1)`, see
+/// docs/Lowering.md) are q itself there, and are dropped.
+void dropInRangeClamps(Block &body, Value nq, Value nkv) {
+  Value q = body.getArgument(2), kv = body.getArgument(3);
+  body.walk([&](arith::MinSIOp min) {
+    for (auto [coord, size] : {std::pair(q, nq), std::pair(kv, nkv)}) {
+      if (!size)
+        continue;
+      if ((min.getLhs() == coord && isSizeMinusOne(min.getRhs(), size)) ||
+          (min.getRhs() == coord && isSizeMinusOne(min.getLhs(), size)))
+        min.getResult().replaceAllUsesWith(coord);
+    }
+  });
+}
+
 /// The mask's C++: the body of `cuir_block_mask_visible`, the parameter
 /// arrays it reads (`params.x`) and the variant parameters.
 struct VisibleBody {
@@ -108,8 +131,17 @@ FailureOr<VisibleBody> printVisible(BlockMaskOp op) {
       out.arrays.push_back(e->substr(strlen("params.")));
     names.push_back(*e);
   }
+  auto simplify = [&](Block &body) {
+    Value nq, nkv;
+    for (unsigned i = 0, e = op.getNumMaskArgs(); i < e; ++i) {
+      StringRef role = op.getArgRole(i);
+      if (role == "Nq" || role == "Nkv")
+        (role == "Nq" ? nq : nkv) = body.getArgument(4 + i);
+    }
+    dropInRangeClamps(body, nq, nkv);
+  };
   FailureOr<FunctionBody> body = printFunctionBody(
-      op, names, "  ", "the block mask @" + op.getSymName().str());
+      op, names, "  ", "the block mask @" + op.getSymName().str(), simplify);
   if (failed(body))
     return failure();
   out.text = body->stmts + "  return " + body->result + ";\n";
@@ -144,6 +176,15 @@ std::string switchOnHeadDim(const BlockMaskInfo &info,
 /// instantiations and the entry points.
 std::string sectionText(const BlockMaskInfo &info, const VisibleBody &body,
                         StringRef variant) {
+  // The section is outside the kernel's namespace, where the lowering's
+  // other helpers are: it has its own copies of those the mask calls.
+  std::string primitives = deviceHelpersUsedBy(body.text);
+  if (StringRef(body.text).contains(std::string(kTanhApproxName) + "("))
+    primitives += kTanhApproxHelper;
+  if (!primitives.empty())
+    primitives = "// ---- cuir: integer and float ops as MLIR defines them, "
+                 "for the mask ----\n" +
+                 primitives + "\n";
   std::string paramsSet = "params != nullptr";
   for (const std::string &a : body.arrays)
     paramsSet += " && params->" + a + " != nullptr";
@@ -171,11 +212,8 @@ std::string sectionText(const BlockMaskInfo &info, const VisibleBody &body,
          tiles + " ----\n"
          "#include \"cuir/block_mask.h\"\n"
          "#include \"cuir/block_mask_classify.cuh\"\n\n"
-         "namespace cuir_block_mask_ops {\n"
-         "// The kernel's copies of these live in its own namespace.\n" +
-         deviceHelpersUsedBy(body.text) +
-         "}  // namespace cuir_block_mask_ops\n"
-         "using namespace cuir_block_mask_ops;\n\n"
+         "namespace {\n" +
+         primitives +
          "// The mask at the in-range pair (q, kv) of batch b and query head "
          "h (cuir.block_mask @" +
          info.symbol +
@@ -187,7 +225,6 @@ std::string sectionText(const BlockMaskInfo &info, const VisibleBody &body,
          "  (void)params, (void)b, (void)h, (void)q, (void)kv;\n" +
          body.text +
          "}\n\n"
-         "namespace {\n"
          "struct cuir_block_mask_predicate {\n"
          "  __device__ __forceinline__ bool operator()(const "
          "cuir_attention_params &params, int b, int h, int q, int kv) const "

@@ -302,8 +302,9 @@ FailureOr<LoweredKernel> Lowerer::run(ModuleOp target, ModuleOp source) {
   if (!any)
     return emitError(target.getLoc())
            << "the module has no cuir.kernel to lower";
-  if (failed(finishBlockMasks(*ctx, target.getLoc())) ||
-      failed(ctx->finish(helperLine, target.getLoc())))
+  // The block mask's section brings its own device helpers: after finish.
+  if (failed(ctx->finish(helperLine, target.getLoc())) ||
+      failed(finishBlockMasks(*ctx, target.getLoc())))
     return failure();
   LoweredKernel out;
   out.sourcePath = sourcePath;

@@ -464,10 +464,13 @@ FailureOr<FunctionBody> BodyPrinter::printFunction(StringRef indent,
 
 FailureOr<FunctionBody>
 mlir::cuir::printFunctionBody(Operation *op, ArrayRef<std::string> argNames,
-                              StringRef indent, StringRef what) {
+                              StringRef indent, StringRef what,
+                              function_ref<void(Block &)> simplify) {
   OpBuilder builder(op);
   Operation *work = builder.clone(*op);
   llvm::scope_exit erase([&] { work->erase(); });
+  if (simplify)
+    simplify(work->getRegion(0).front());
   cleanUp(work);
   return BodyPrinter(work->getRegion(0).front(), argNames)
       .printFunction(indent, what);

@@ -34,11 +34,13 @@ struct FunctionBody {
 /// Prints the body of `op`'s region (one block, ending in a terminator that
 /// yields one value) after MLIR's clean-up of a copy, as the statements of a
 /// C++ function whose parameters are the block's arguments, named
-/// `argNames`; `what` names what it computes in diagnostics.
-FailureOr<FunctionBody> printFunctionBody(Operation *op,
-                                          llvm::ArrayRef<std::string> argNames,
-                                          llvm::StringRef indent,
-                                          llvm::StringRef what);
+/// `argNames`; `what` names what it computes in diagnostics. `simplify`, if
+/// given, rewrites the copy's body first (what the caller knows of the
+/// arguments that MLIR does not).
+FailureOr<FunctionBody>
+printFunctionBody(Operation *op, llvm::ArrayRef<std::string> argNames,
+                  llvm::StringRef indent, llvm::StringRef what,
+                  llvm::function_ref<void(Block &)> simplify = nullptr);
 
 } // namespace mlir::cuir
 

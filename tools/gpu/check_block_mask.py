@@ -4,12 +4,14 @@ attention outputs with those lists against float64 (ragged and GQA shapes, bf16 
 computed per call), the entry points' argument checks, and the classification's own time (CUDA events) against
 FlexAttention's create_block_mask(..., _compile=True) for the same mask, in one table.
 
-Cases: the catalogue's masks (python/cuir/catalogue, families mask and composition) and documents_random
+Cases: the catalogue's masks (python/cuir/catalogue, families mask and composition), documents_random
 (packed documents of random lengths 128-2048, a fresh draw at each --run: the library takes the ids as a
-parameter). Two modes, as tools/gpu/check_catalogue.py (the GPU machine has neither clang nor cuir-opt):
+parameter), and builtin_document: the built-in document variant given a block mask by hand
+(test/Passes/lower/Inputs/add_block_mask.py), staged without the transform's option, so that the
+classification is checked and timed even where the kernels do not walk the lists yet. Two modes, as tools/gpu/check_catalogue.py (the GPU machine has neither clang nor cuir-opt):
   --stage DIR  (here): trace each case at each shape, lower it with a runtime block mask
-               (--cuir-split-full-partial=block-mask=<--block-mask>, default runtime) into
-               DIR/<kernel>/<case>/<shape>/, write DIR/stage.json.
+               (--cuir-split-full-partial=block-mask=<--block-mask>, default runtime: also the masks the
+               static analysis splits) into DIR/<kernel>/<case>/<shape>/, write DIR/stage.json.
   --run DIR    (the GPU machine): load the staged libraries, check, time, print the table, write
                DIR/block_mask.json (or --json) and, with --md, the markdown table. --memcheck first runs the
                list and output checks under compute-sanitizer memcheck.
@@ -54,13 +56,54 @@ def _documents_random():
 
     return Entry("documents_random", "mask", "packed documents, random lengths 128-2048 (fresh each run)",
                  lambda t: (None, masks.document_mods(t)), masks._ref_document,
-                 lambda B, H, Nq, Nkv, device: make(B, H, Nq, Nkv, device, seed=0))
+                 lambda B, H, Nq, Nkv, device: make(B, H, Nq, Nkv, device))
+
+
+# Cases staged without the split's block-mask option: a built-in variant's Target CuIR given a block mask by
+# test/Passes/lower/Inputs/add_block_mask.py (the lists are classified, the kernel's loops stay dense), so that
+# the classification is checked and timed apart from the kernels' walk of the lists. case -> (built-in, its mask).
+HANDMADE = {"builtin_document": ("document", "document")}
+# The kernels' tiles by head dim (kernels/sm80: BLOCK_N 64 at d = 128; kernels/sm90: 128 x 128).
+TILES = {"sm80": ("128:128x64", "64:128x128"), "sm90": ("128:128x128", "64:128x128")}
+
+
+def _builtin_document():
+    """The built-in document variant's mask, doc_ids[b * Nkv + q] == doc_ids[b * Nkv + kv] (int32 [B * Nkv],
+    here a contiguous [B, Nkv] tensor: documents of random lengths 128-2048 in each batch row; needs
+    Nq <= Nkv)."""
+    import torch
+    from cuir.catalogue.dense import attend, grids, scores
+    from cuir.catalogue.entry import Entry
+
+    def make(B, H, Nq, Nkv, device):
+        g = torch.Generator().manual_seed(int(time.time_ns() % 2 ** 31))
+        rows = []
+        for _ in range(B):
+            lengths = torch.randint(128, 2049, (Nkv // 128 + 1,), generator=g)
+            rows.append(torch.repeat_interleave(torch.arange(len(lengths)), lengths)[:Nkv])
+        return {"doc_ids": torch.stack(rows).to(torch.int32).to(device)}
+
+    def mods(t):
+        doc_ids = t["doc_ids"]
+
+        def document(b, h, q_idx, kv_idx):
+            return doc_ids[b, q_idx] == doc_ids[b, kv_idx]
+        return None, document
+
+    def reference(q, k, v, scale, t):
+        b, _, qi, ki = grids(q.shape[0], q.shape[1], q.shape[2], k.shape[2])
+        ids = t["doc_ids"].cpu().long()
+        return attend(scores(q, k, scale), v, ids[b, qi] == ids[b, ki])
+
+    return Entry("builtin_document", "mask", "the built-in document variant (doc_ids per batch row), random "
+                 "lengths 128-2048", mods, reference, make)
 
 
 def cases(names=()):
     from cuir import catalogue
     all_cases = {e.name: e for e in catalogue.entries() if e.family in ("mask", "composition")}
     all_cases["documents_random"] = _documents_random()
+    all_cases["builtin_document"] = _builtin_document()
     all_cases = {n: e for n, e in all_cases.items() if e.mods({n2: t for n2, t in
                                                                e.make(2, 4, 256, 256, "cpu").items()})[1]}
     if names:
@@ -73,7 +116,7 @@ def cases(names=()):
 
 # ---- staging (CPU) ----------------------------------------------------------------------------------------
 
-def stage(out, names, kernels, opt, option, workers):
+def stage(out, names, kernels, opt, mode, workers):
     import concurrent.futures
     import importlib
     from cuir import cache
@@ -90,18 +133,26 @@ def stage(out, names, kernels, opt, option, workers):
                 except Exception as e:  # reported; the other cases are staged
                     failed.append({"case": name, "kernel": kernel, "shape": tag, "error": first_error(str(e))})
                     break
-                jobs.append((name, kernel, tag, out / kernel / name / tag, text))
+                # a HANDMADE case's library does not depend on the shape: built once per kernel
+                where = out / kernel / name / ("any" if name in HANDMADE else tag)
+                jobs.append((name, kernel, tag, where, text))
 
     def build(job):
         name, kernel, tag, where, text = job
         where.mkdir(parents=True, exist_ok=True)
+        if name in HANDMADE:
+            return build_handmade(name, kernel, where, opt)
         (where / "variant.mlir").write_text(text)
-        cmd = comp.lower_command(kernel, where / "variant.mlir", where / f"{name}.cu", ARCHS[kernel],
-                                 block_mask=option)
-        cache.run_with_progress(cmd, f"{name} on {kernel} ({tag}, {option or 'default'})")
+        cmd = comp.lower_command(kernel, where / "variant.mlir", where / f"{name}.cu", ARCHS[kernel])
+        cmd = [f"{c}=block-mask={mode}" if c == "--cuir-split-full-partial" else c for c in cmd]
+        cache.run_with_progress(cmd, f"{name} on {kernel} ({tag}, block-mask={mode})")
 
     with concurrent.futures.ThreadPoolExecutor(workers) as pool:
-        futures = [(job, pool.submit(build, job)) for job in jobs]
+        by_dir = {}
+        for job in jobs:
+            if job[3] not in by_dir:
+                by_dir[job[3]] = pool.submit(build, job)
+        futures = [(job, by_dir[job[3]]) for job in jobs]
     staged = []
     for job, future in futures:
         name, kernel, tag, where, _ = job
@@ -114,12 +165,30 @@ def stage(out, names, kernels, opt, option, workers):
     for p in out.rglob("*"):  # the GPU machine needs the libraries and manifests only
         if p.is_file() and (p.suffix in (".ptx", ".cubin", ".o") or p.name.endswith(".ptxas.log")):
             p.unlink()
-    (out / "stage.json").write_text(json.dumps({"shapes": SHAPES, "option": option, "staged": staged,
+    (out / "stage.json").write_text(json.dumps({"shapes": SHAPES, "block_mask": mode, "staged": staged,
                                                 "failed": failed}, indent=1))
     print(f"staged {len(staged)} libraries into {out}, {len(failed)} failed")
     for f in failed:
         print(f"FAIL {f['case']} {f['kernel']} {f['shape']}: {f['error']}", file=sys.stderr)
     return 0 if not failed else 1
+
+
+def build_handmade(name, kernel, where, opt):
+    """A HANDMADE case: the built-in's Target CuIR, a block mask added, lowered and compiled."""
+    import importlib
+    comp = importlib.import_module("cuir.compile")
+    builtin, mask = HANDMADE[name]
+    source = comp.KERNELS[kernel]
+    steps = [[opt, str(source), "--lift", f"--transfer={builtin}", "--lower=compile=false", "-o",
+              str(where / "plain" / f"{name}.cu")],
+             [sys.executable, str(ROOT / "test" / "Passes" / "lower" / "Inputs" / "add_block_mask.py"),
+              str(where / "plain" / f"{name}.target.cuir.mlir"), str(where / "bm.mlir"), mask, *TILES[kernel]],
+             [opt, str(where / "bm.mlir"), f"--lower=archs={','.join(ARCHS[kernel])} source-root={source.parent}",
+              "-o", str(where / f"{name}.cu")]]
+    for cmd in steps:
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError(f"{' '.join(cmd[:2])} failed:\n{r.stderr[-3000:]}")
 
 
 # ---- the expected lists (torch, on the GPU) ---------------------------------------------------------------
@@ -431,8 +500,9 @@ def main():
     mode.add_argument("--run", type=pathlib.Path)
     ap.add_argument("--kernels", default="sm80,sm90")
     ap.add_argument("--opt", default=str(ROOT / "build" / "bin" / "cuir-opt"))
-    ap.add_argument("--block-mask", default="runtime", choices=("auto", "runtime", "dense"),
-                    help="--stage: the split's block-mask option (--cuir-split-full-partial=block-mask=...)")
+    ap.add_argument("--block-mask", default="runtime", choices=("runtime", "auto"),
+                    help="--stage: the split's block-mask option (auto: masks it splits statically have no lists "
+                         "and are reported as such)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--json", type=pathlib.Path)
     ap.add_argument("--md", type=pathlib.Path)

@@ -6,7 +6,10 @@ usage: add_block_mask.py IN OUT MASK TILES [TILES...]
   MASK: document (doc_ids[b * Nkv + q] == doc_ids[b * Nkv + kv], depends [batch]),
         heads (kv <= q or alibi_slopes[h] > 0.5, depends [heads]),
         plain (kv % 3 != q % 5, depends nothing; reads the kernels' Nq and Nkv),
-        mixed (document at head dim 128, plain at 64: two masks, which lowering refuses)
+        mixed (document at head dim 128, plain at 64: two masks, which lowering refuses),
+        clamped (document with the padding clamps min(q, Nq - 1), min(Nkv - 1, kv), and min(q, Nkv - 1)),
+        window32 (q - kv <= 48 in i32: a device helper, cuir_subi_i32),
+        scale (softmax_scale > 0: an argument the classification does not have, which lowering refuses)
   TILES: <head dim>:<block_m>x<block_n>, e.g. 128:128x64
 The kernel arguments the mask reads must exist (the document and alibi transfers add doc_ids, alibi_slopes)."""
 import re
@@ -38,6 +41,36 @@ MASKS = {
     %a = arith.remsi %kv, %c3 : index
     %c = arith.remsi %q, %c5 : index
     %v = arith.cmpi ne, %a, %c : index
+    cuir.yield %v : i1"""),
+    "clamped": ('%ids: {m} {{cuir.arg = "param:doc_ids", cuir.extent = "batch*kv"}}, %Nq: index {{cuir.arg = "Nq"}}, '
+                '%Nkv: index {{cuir.arg = "Nkv"}}', "depends [batch]", """
+    %c1 = arith.constant 1 : index
+    %lq = arith.subi %Nq, %c1 : index
+    %qc = arith.minsi %q, %lq : index
+    %lk = arith.subi %Nkv, %c1 : index
+    %kc = arith.minsi %lk, %kv : index
+    %qk = arith.minsi %q, %lk : index
+    %row = arith.muli %b, %Nkv : index
+    %iq = arith.addi %row, %qc : index
+    %ik = arith.addi %row, %kc : index
+    %iqk = arith.addi %row, %qk : index
+    %dq = memref.load %ids[%iq] : {m}
+    %dk = memref.load %ids[%ik] : {m}
+    %dqk = memref.load %ids[%iqk] : {m}
+    %same = arith.cmpi eq, %dq, %dk : i32
+    %also = arith.cmpi eq, %dqk, %dk : i32
+    %v = arith.andi %same, %also : i1
+    cuir.yield %v : i1"""),
+    "window32": ('%Nq: index {{cuir.arg = "Nq"}}', "", """
+    %q32 = arith.index_cast %q : index to i32
+    %k32 = arith.index_cast %kv : index to i32
+    %d = arith.subi %q32, %k32 : i32
+    %w = arith.constant 48 : i32
+    %v = arith.cmpi sle, %d, %w : i32
+    cuir.yield %v : i1"""),
+    "scale": ('%s: f32 {{cuir.arg = "softmax_scale"}}', "", """
+    %zero = arith.constant 0.000000e+00 : f32
+    %v = arith.cmpf ogt, %s, %zero : f32
     cuir.yield %v : i1"""),
 }
 
