@@ -1088,10 +1088,9 @@ LogicalResult
 KernelRun::writeBlockLists(function_ref<std::string(StringRef)> file) {
   BlockMaskLists &l = *blockMask;
   int64_t B = l.batches, H = l.heads, QB = l.qBlocks, KB = l.kvBlocks;
-  for (StringRef name :
-       {"kv_num_blocks", "full_kv_num_blocks", "kv_indices", "full_kv_indices",
-        "q_num_blocks", "full_q_num_blocks", "q_indices", "full_q_indices",
-        "q_order"}) {
+  for (StringRef name : {"kv_num_blocks", "full_kv_num_blocks", "kv_indices",
+                         "full_kv_indices", "q_num_blocks", "full_q_num_blocks",
+                         "q_indices", "full_q_indices", "q_order"}) {
     bool kv = name.contains("kv_") || name == "q_order";
     SmallVector<int64_t, 4> shape = {B, H, kv ? QB : KB};
     if (name.ends_with("indices"))

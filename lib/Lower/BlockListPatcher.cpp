@@ -200,8 +200,9 @@ LogicalResult BlockListPatcher::writeQueryOrder(PatchContext &ctx) {
   std::string in = ctx.src.indent(*line).str();
   auto flag = [](bool b) { return std::string(b ? "true" : "false"); };
   std::string code =
-      in + "// ---- cuir: the runtime block mask's order: the query blocks "
-           "with the most tiles first ----\n" +
+      in +
+      "// ---- cuir: the runtime block mask's order: the query blocks "
+      "with the most tiles first ----\n" +
       in + "const cuir_kernels::ListedQueryOrder query_order{params." +
       blockMaskFieldName(kBlockMaskOrderRole) + ", " +
       flag(mask.dependsOnBatch()) + ", " + flag(mask.dependsOnHeads()) + "};";

@@ -137,8 +137,8 @@ LogicalResult BlockLister::orderQueryBlocks(BlockMaskOp mask) {
     bm = index(loc, s.blockM);
   Value qBlocks =
       arith::CeilDivUIOp::create(rewriter, loc, as.params.lookup("Nq"), bm);
-  Value at = arith::AddIOp::create(rewriter, loc,
-                                   rowBase(loc, mask, qBlocks), rank);
+  Value at =
+      arith::AddIOp::create(rewriter, loc, rowBase(loc, mask, qBlocks), rank);
   Value m = memref::LoadOp::create(rewriter, loc, lists[4], ValueRange{at});
   Value ordered =
       arith::IndexCastOp::create(rewriter, loc, rewriter.getIndexType(), m);
@@ -147,9 +147,8 @@ LogicalResult BlockLister::orderQueryBlocks(BlockMaskOp mask) {
     if (op == ordered.getDefiningOp())
       break;
   }
-  rewriter.replaceUsesWithIf(rank, ordered, [&](OpOperand &use) {
-    return !isNew(use.getOwner());
-  });
+  rewriter.replaceUsesWithIf(
+      rank, ordered, [&](OpOperand &use) { return !isNew(use.getOwner()); });
   return success();
 }
 
@@ -162,8 +161,7 @@ Value BlockLister::listRow(Location loc, BlockMaskOp mask) {
   Value qBlocks =
       arith::CeilDivUIOp::create(rewriter, loc, as.params.lookup("Nq"), bm);
   Value m = arith::DivUIOp::create(rewriter, loc, s.qBlockBase, bm);
-  return arith::AddIOp::create(rewriter, loc, rowBase(loc, mask, qBlocks),
-                               m);
+  return arith::AddIOp::create(rewriter, loc, rowBase(loc, mask, qBlocks), m);
 }
 
 /// The list lengths of this query block and its rows' offset in the index

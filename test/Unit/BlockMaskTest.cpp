@@ -92,7 +92,8 @@ BlockMaskLists bruteForce(const Pred &visible, int64_t B, int64_t H, int64_t Nq,
       for (int64_t rank = 0; rank < QB; ++rank) {
         int64_t best = -1, bestTiles = -1;
         for (int64_t m = QB - 1; m >= 0; --m) {
-          int64_t t = l.kvNumBlocks[bh * QB + m] + l.fullKvNumBlocks[bh * QB + m];
+          int64_t t =
+              l.kvNumBlocks[bh * QB + m] + l.fullKvNumBlocks[bh * QB + m];
           if (!taken[m] && t > bestTiles) {
             best = m;
             bestTiles = t;

@@ -65,8 +65,7 @@ inline constexpr llvm::StringLiteral kBlockMaskListRoles[] = {
 /// The role of a block mask's optional list of the query blocks of each
 /// (b', h') from the most listed tiles to the fewest: the order in which a
 /// kernel that has it takes its query blocks (heavy-first).
-inline constexpr llvm::StringLiteral kBlockMaskOrderRole =
-    "block_mask:q_order";
+inline constexpr llvm::StringLiteral kBlockMaskOrderRole = "block_mask:q_order";
 
 /// The cuir.block_mask that `kernel`'s `cuir.block_mask` attribute names,
 /// or null.
