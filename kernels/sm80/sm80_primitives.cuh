@@ -17,6 +17,7 @@ using cuir_kernels::fast_exp2;
 using cuir_kernels::fast_log2;
 using cuir_kernels::pack_float2;
 using cuir_kernels::smem_u32addr;
+using cuir_kernels::unpack_float2;
 
 // ---- cp.async (global -> shared, 16 bytes, bypassing L1) ----
 // When in_bounds is false no byte is read from global memory (src-size operand 0: ptxas turns it into the
@@ -68,6 +69,25 @@ __device__ __forceinline__ void mma_m16n8k16(float (&acc)[4], const uint32_t (&a
         : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
   }
+}
+
+// ---- global fp32 reductions and the deterministic mode's counter ----
+// *addr += a, *(addr + 1) += b, without a result (RED); one vector reduction on sm_90, two scalar ones before.
+// addr is 8-byte aligned.
+__device__ __forceinline__ void red_add_f32x2(float *addr, float a, float b) {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("red.global.add.v2.f32 [%0], {%1, %2};\n" ::"l"(addr), "f"(a), "f"(b) : "memory");
+#else
+  asm volatile("red.global.add.f32 [%0], %1;\n" ::"l"(addr), "f"(a) : "memory");
+  asm volatile("red.global.add.f32 [%0], %1;\n" ::"l"(addr + 1), "f"(b) : "memory");
+#endif
+}
+
+// A load with acquire semantics at GPU scope (the reads after it see what the releasing writer wrote before).
+__device__ __forceinline__ int ld_acquire_gpu(const int *addr) {
+  int value;
+  asm volatile("ld.acquire.gpu.global.s32 %0, [%1];\n" : "=r"(value) : "l"(addr) : "memory");
+  return value;
 }
 
 }  // namespace cuir_sm80
