@@ -29,7 +29,7 @@
 // that becomes a Q / dO / LSE / D coordinate goes through the block-iteration point q_tiles (cuir/kv_tiles.cuh),
 // the identity here.
 //
-// dQ: every KV block adds its dS K into the fp32 accumulator with atomics. In deterministic mode the KV blocks of a
+// dQ: every KV block adds its dS K into the fp32 accumulator with vector reductions (RED, fragment order). In deterministic mode the KV blocks of a
 // query block add in the order of their index (KV block n waits until a per-(query block, head) counter reads n:
 // the KV blocks that see a query block are always 0 .. n_last, under the causal mask too), so the sums are
 // bitwise reproducible. Grid: (KV blocks, Hkv, B), the KV blocks of a head in x, so that lower blocks start first
@@ -82,7 +82,8 @@ struct FlashBwdTraits {
   static_assert(SMEM_BYTES <= 227 * 1024, "one block per SM");
 };
 
-// The workspace: fp32 dQ accumulator [B][Hq][rows][d], LSE * log2e and D [B][Hq][rows], and the deterministic
+// The workspace: fp32 dQ accumulator [B][Hq][rows / BLOCK_M][BLOCK_M * d] (each query tile in fragment order,
+// see dq_fragment_index), LSE * log2e and D [B][Hq][rows], and the deterministic
 // mode's counters [B][Hq][query blocks], where rows = seqlen_q rounded up to BLOCK_M (each part 256-byte aligned).
 struct BwdWorkspace {
   float *dq_accum;
@@ -293,20 +294,26 @@ __device__ __forceinline__ void probs_to_dscores(float (&acc_dp)[T::SDP_M_TILES]
     }
 }
 
-// dq_rows[row][col] += acc_dq (fp32 reductions into the workspace; rows row0 + ..., columns col0 + ...).
+// The dQ accumulator of a query tile (BLOCK_M x d fp32, contiguous) is stored in fragment order: the float4 of
+// (warp, m16 tile mi, n8 tile ni, lane) -- the lane's four accumulator elements -- is float4 number
+// ((warp * DQ_M_TILES + mi) * DQ_N_TILES + ni) * 32 + lane, so that each reduction instruction of a warp covers
+// 512 contiguous bytes (whole cache lines) instead of 8 rows' scattered 32-byte pieces.
 template <class T>
-__device__ __forceinline__ void add_dq(float *dq_rows, const float (&acc_dq)[T::DQ_M_TILES][T::DQ_N_TILES][4],
-                                       int row0, int col0, int lane) {
+__device__ __forceinline__ int dq_fragment_index(int warp, int mi, int ni, int lane) {
+  return ((warp * T::DQ_M_TILES + mi) * T::DQ_N_TILES + ni) * 32 + lane;
+}
+
+// dq_tile += acc_dq (fp32 reductions into the workspace, fragment order).
+template <class T>
+__device__ __forceinline__ void add_dq(float *dq_tile, const float (&acc_dq)[T::DQ_M_TILES][T::DQ_N_TILES][4],
+                                       int warp, int lane) {
+  float4 *tile = reinterpret_cast<float4 *>(dq_tile);
 #pragma unroll
   for (int mi = 0; mi < T::DQ_M_TILES; ++mi)
 #pragma unroll
     for (int ni = 0; ni < T::DQ_N_TILES; ++ni)
-#pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        const int row = row0 + 16 * mi + 8 * half + lane / 4;
-        const int col = col0 + 8 * ni + 2 * (lane % 4);
-        red_add_f32x2(dq_rows + row * T::HEAD_DIM + col, acc_dq[mi][ni][2 * half], acc_dq[mi][ni][2 * half + 1]);
-      }
+      red_add_f32x4(reinterpret_cast<float *>(tile + dq_fragment_index<T>(warp, mi, ni, lane)),
+                    make_float4(acc_dq[mi][ni][0], acc_dq[mi][ni][1], acc_dq[mi][ni][2], acc_dq[mi][ni][3]));
 }
 
 // Deterministic mode: wait until the counter of this (query block, head) reads n_block (every lower KV block has
@@ -400,7 +407,7 @@ __device__ __forceinline__ void bwd_step(const cuir_attention_bwd_params &params
   const int64_t head_rows = ws.head_rows(params, block.batch, head_q);
   int *semaphore = ws.dq_semaphore + head_rows / T::BLOCK_M + q_tile;
   if (params.deterministic) wait_dq_turn(semaphore, block.n_block, tid);
-  add_dq<T>(ws.dq_accum + (head_rows + q_tile * T::BLOCK_M) * T::HEAD_DIM, acc_dq, dq_row0, dq_col0, lane);
+  add_dq<T>(ws.dq_accum + (head_rows + q_tile * T::BLOCK_M) * T::HEAD_DIM, acc_dq, warp, lane);
   if (params.deterministic) pass_dq_turn(semaphore, tid);
 }
 
@@ -485,21 +492,27 @@ __global__ void __launch_bounds__(FlashBwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS
 // ---------------------------------------------------------------------------------------------------
 template <Element ELEMENT, int HEAD_DIM>
 __global__ void __launch_bounds__(256) flash_bwd_convert_dq(const cuir_attention_bwd_params params, BwdWorkspace ws) {
-  constexpr int BLOCK_M = BwdWorkspace::BLOCK_M;
-  constexpr int CHUNKS_PER_ROW = HEAD_DIM / 8;
+  using T = FlashBwdTraits<ELEMENT, HEAD_DIM>;
+  constexpr int FRAGMENTS = T::BLOCK_M * HEAD_DIM / 4;  // float4s of a query tile (see dq_fragment_index)
   const int m_block = blockIdx.x, head_q = blockIdx.y, batch = blockIdx.z;
-  const float *accum = ws.dq_accum + ws.head_rows(params, batch, head_q) * HEAD_DIM;
+  const float4 *tile = reinterpret_cast<const float4 *>(
+      ws.dq_accum + (ws.head_rows(params, batch, head_q) + m_block * T::BLOCK_M) * HEAD_DIM);
   uint16_t *dq = static_cast<uint16_t *>(params.dq) + batch * params.dq_batch_stride + head_q * params.dq_head_stride;
-  for (int id = threadIdx.x; id < BLOCK_M * CHUNKS_PER_ROW; id += 256) {
-    const int row = m_block * BLOCK_M + id / CHUNKS_PER_ROW;
-    const int chunk = id % CHUNKS_PER_ROW;
-    if (row >= params.seqlen_q) continue;
-    const float4 lo = *reinterpret_cast<const float4 *>(accum + row * HEAD_DIM + chunk * 8);
-    const float4 hi = *reinterpret_cast<const float4 *>(accum + row * HEAD_DIM + chunk * 8 + 4);
-    const float s = params.softmax_scale;
-    const uint4 packed = make_uint4(pack_float2<ELEMENT>(lo.x * s, lo.y * s), pack_float2<ELEMENT>(lo.z * s, lo.w * s),
-                                    pack_float2<ELEMENT>(hi.x * s, hi.y * s), pack_float2<ELEMENT>(hi.z * s, hi.w * s));
-    *reinterpret_cast<uint4 *>(dq + row * params.dq_row_stride + chunk * 8) = packed;
+  const float s = params.softmax_scale;
+#pragma unroll
+  for (int pass = 0; pass < FRAGMENTS / 256; ++pass) {
+    const int id = pass * 256 + threadIdx.x;  // = dq_fragment_index(warp, mi, ni, lane)
+    const int lane = id % 32, ni = id / 32 % T::DQ_N_TILES, mi = id / 32 / T::DQ_N_TILES % T::DQ_M_TILES;
+    const int warp = id / 32 / T::DQ_N_TILES / T::DQ_M_TILES;
+    // the accumulator element layout of mma.m16n8k16 (sm80_primitives.cuh), at the warp's dQ sub-tile
+    const int row = m_block * T::BLOCK_M + 32 * (warp / 4) + 16 * mi + lane / 4;
+    const int col = HEAD_DIM / 4 * (warp % 4) + 8 * ni + 2 * (lane % 4);
+    const float4 acc = tile[id];
+    if (row < params.seqlen_q)
+      *reinterpret_cast<uint32_t *>(dq + row * params.dq_row_stride + col) = pack_float2<ELEMENT>(acc.x * s, acc.y * s);
+    if (row + 8 < params.seqlen_q)
+      *reinterpret_cast<uint32_t *>(dq + (row + 8) * params.dq_row_stride + col) =
+          pack_float2<ELEMENT>(acc.z * s, acc.w * s);
   }
 }
 

@@ -72,14 +72,17 @@ __device__ __forceinline__ void mma_m16n8k16(float (&acc)[4], const uint32_t (&a
 }
 
 // ---- global fp32 reductions and the deterministic mode's counter ----
-// *addr += a, *(addr + 1) += b, without a result (RED); one vector reduction on sm_90, two scalar ones before.
-// addr is 8-byte aligned.
-__device__ __forceinline__ void red_add_f32x2(float *addr, float a, float b) {
+// addr[i] += v.i (i = x, y, z, w), without a result (RED); one vector reduction on sm_90, four scalar ones before.
+// addr is 16-byte aligned.
+__device__ __forceinline__ void red_add_f32x4(float *addr, float4 v) {
 #if __CUDA_ARCH__ >= 900
-  asm volatile("red.global.add.v2.f32 [%0], {%1, %2};\n" ::"l"(addr), "f"(a), "f"(b) : "memory");
+  asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(addr), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w)
+               : "memory");
 #else
-  asm volatile("red.global.add.f32 [%0], %1;\n" ::"l"(addr), "f"(a) : "memory");
-  asm volatile("red.global.add.f32 [%0], %1;\n" ::"l"(addr + 1), "f"(b) : "memory");
+  asm volatile("red.global.add.f32 [%0], %1;\n" ::"l"(addr), "f"(v.x) : "memory");
+  asm volatile("red.global.add.f32 [%0], %1;\n" ::"l"(addr + 1), "f"(v.y) : "memory");
+  asm volatile("red.global.add.f32 [%0], %1;\n" ::"l"(addr + 2), "f"(v.z) : "memory");
+  asm volatile("red.global.add.f32 [%0], %1;\n" ::"l"(addr + 3), "f"(v.w) : "memory");
 #endif
 }
 
