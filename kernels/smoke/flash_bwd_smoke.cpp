@@ -32,13 +32,13 @@ using launch_fn = int (*)(const cuir_attention_bwd_params *, void *);
 using workspace_fn = size_t (*)(const cuir_attention_bwd_params *);
 using sizeof_fn = int (*)(void);
 
-#define CHECK_CUDA(call)                                                                            \
-  do {                                                                                              \
-    cudaError_t e_ = (call);                                                                        \
-    if (e_ != cudaSuccess) {                                                                        \
+#define CHECK_CUDA(call)                                                                          \
+  do {                                                                                            \
+    cudaError_t e_ = (call);                                                                      \
+    if (e_ != cudaSuccess) {                                                                      \
       std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                                 \
-    }                                                                                               \
+      std::exit(1);                                                                               \
+    }                                                                                             \
   } while (0)
 
 // Random 16-bit values: bf16 by truncation of an fp32 in [-2, 2); fp16 with a random mantissa and exponents of
