@@ -35,7 +35,7 @@
 // causal mask too), so the sums are bitwise reproducible.
 //
 // Grid: (KV blocks, Hkv, B), the KV blocks of a head in x, so that lower blocks start first (heavier under a causal
-// mask, and never waiting on a later one in deterministic mode). ptxas -v: 255 registers at d = 128, 216-222 at
+// mask, and never waiting on a later one in deterministic mode). ptxas -v: 255 registers at d = 128, 216-223 at
 // d = 64, no spills (the build checks).
 #include <cuda_runtime.h>
 #include <stdint.h>
