@@ -1,4 +1,5 @@
-// cuir/kv_tiles.cuh: the block-iteration and query-order points of CuIR's forward kernels.
+// cuir/kv_tiles.cuh: the block-iteration and query-order points of CuIR's kernels (KV tiles of the forward,
+// query tiles of the backward, the forward's order of its query blocks).
 //
 // A kernel's KV steps count virtual blocks n from n_block_max - 1 down to n_block_min; the masking steps take
 // [n_unmasked_blocks, n_block_max), the unmasked ones the rest. Every virtual block that becomes a KV coordinate
@@ -14,6 +15,13 @@ namespace cuir_kernels {
 // The dense schedule: virtual block n is KV tile n.
 struct DenseKvTiles {
   __device__ __forceinline__ int operator()(int n) const { return n; }
+};
+
+// The backward's dense schedule: virtual query block m is query tile m. A backward kernel's steps count virtual
+// query blocks of one KV block, and every one that becomes a Q / dO / LSE / D coordinate goes through the
+// kernel's `q_tiles(m)`; a block mask replaces that declaration by the transposed (KV-block-major) lists.
+struct DenseQTiles {
+  __device__ __forceinline__ int operator()(int m) const { return m; }
 };
 
 // One query block's row of a block mask in FlexAttention's layout (kv_num_blocks / kv_indices for the partial
