@@ -6,9 +6,11 @@
     cuir.load_variant("out/libprefixlm.so")               ->  the same, for a built library
     attn.block_mask(B, H, Nq, Nkv, **params)             ->  a cuir.BlockMask, for attn(..., block_mask=bm)
     cuir.catalogue                                        ->  FlexAttention-style variants with references
+    cuir.attention(q, k, v, causal=True)                  ->  differentiable attention on CuIR's kernels
 """
 from .variant import VariantError, trace_variant  # noqa: F401
 from .variant_lib import load_variant  # noqa: F401
 from .block_mask import BlockMask  # noqa: F401
 from .compile import compile  # noqa: F401,A001
 from .flex import flex_attention  # noqa: F401
+from .attention_op import attention  # noqa: F401

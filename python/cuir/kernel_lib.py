@@ -9,6 +9,7 @@ one in $CUIR_FLASH_FWD_SM90_LIB, then in <repo>/build/kernels/sm90/. Tensors are
 CUDA tensors (bf16 or fp16, head dim contiguous, any other strides that are multiples of 8 elements); the kernel
 runs on torch's current stream. ctypes and torch are imported lazily so that this module imports anywhere.
 """
+import contextlib
 import ctypes
 import math
 import os
@@ -202,3 +203,100 @@ def flash_fwd_sm90(q, k, v, causal=False, softmax_scale=None, out=None, lse=None
                    lib=None):
     """Attention forward through the sm_90a kernel (Hopper); arguments and results as flash_fwd_sm80."""
     return _flash_fwd("sm90", q, k, v, causal, softmax_scale, out, lse, return_lse, layout, lib)
+
+
+# ---- the backward kernels (kernels/include/cuir/attention_bwd_params.h) ----------------------------------
+
+BWD_ENTRY_POINTS = {"sm80": "cuir_flash_bwd_sm80", "sm90": "cuir_flash_bwd_sm90"}
+BWD_LIBRARY_ENV = {"sm80": "CUIR_FLASH_BWD_SM80_LIB", "sm90": "CUIR_FLASH_BWD_SM90_LIB"}
+_BWD_TENSORS = ("q", "k", "v", "o", "d_o", "dq", "dk", "dv")
+
+
+class AttentionBwdParams(ctypes.Structure):
+    """Mirror of struct cuir_attention_bwd_params (same order, same C types)."""
+
+    _fields_ = ([(n, ctypes.c_void_p) for n in ("q", "k", "v", "o", "d_o", "lse", "dq", "dk", "dv", "workspace")] +
+                [(f"{t}_{s}_stride", ctypes.c_int64) for t in ("q", "k", "v", "o", "do", "dq", "dk", "dv")
+                 for s in ("batch", "row", "head")] +
+                [(n, ctypes.c_int32) for n in ("batch", "num_heads_q", "num_heads_kv", "seqlen_q", "seqlen_kv",
+                                               "head_dim", "dtype")] +
+                [("softmax_scale", ctypes.c_float), ("is_causal", ctypes.c_int32), ("deterministic", ctypes.c_int32)])
+
+
+def load_bwd_library(path=None, kernel="sm80"):
+    """Load (once) a backward kernel library (default: $CUIR_FLASH_BWD_<KERNEL>_LIB, then
+    <repo>/build/kernels/<kernel>/libcuir_flash_bwd_<kernel>.so) and check its params struct."""
+    if path is None:
+        env = os.environ.get(BWD_LIBRARY_ENV[kernel])
+        path = env or _repo_root() / "build" / "kernels" / kernel / f"libcuir_flash_bwd_{kernel}.so"
+    path = pathlib.Path(path)
+    key = str(path)
+    if key not in _LIBS:
+        if not path.exists():
+            raise FileNotFoundError(f"{path} not found: build it with `cmake --build build --target "
+                                    f"cuir_flash_bwd_{kernel}`")
+        lib = ctypes.CDLL(key)
+        lib.cuir_attention_bwd_params_sizeof.restype = ctypes.c_int
+        lib.cuir_attention_bwd_params_sizeof.argtypes = []
+        size = lib.cuir_attention_bwd_params_sizeof()
+        if size != ctypes.sizeof(AttentionBwdParams):
+            raise RuntimeError(f"{path}: sizeof(cuir_attention_bwd_params) is {size}, the binding has "
+                               f"{ctypes.sizeof(AttentionBwdParams)}")
+        entry = BWD_ENTRY_POINTS[kernel]
+        getattr(lib, entry).restype = ctypes.c_int
+        getattr(lib, entry).argtypes = [ctypes.POINTER(AttentionBwdParams), ctypes.c_void_p]
+        getattr(lib, entry + "_workspace_size").restype = ctypes.c_size_t
+        getattr(lib, entry + "_workspace_size").argtypes = [ctypes.POINTER(AttentionBwdParams)]
+        _LIBS[key] = lib
+    return _LIBS[key]
+
+
+def make_bwd_params(q, k, v, o, d_o, lse, dq, dk, dv, causal=False, softmax_scale=None, deterministic=False):
+    """Fill an AttentionBwdParams from [B, N, H, d]-indexed tensors (head dim contiguous; the library checks
+    the rest and returns an error code rather than launching on bad arguments)."""
+    B, Nq, Hq, d = q.shape
+    Nkv, Hkv = k.shape[1], k.shape[2]
+    tensors = dict(zip(_BWD_TENSORS, (q, k, v, o, d_o, dq, dk, dv)))
+    for name, t in tensors.items():
+        like = q if name in ("q", "o", "d_o", "dq") else k
+        if tuple(t.shape) != tuple(like.shape) or t.dtype != q.dtype:
+            raise ValueError(f"{name}: {t.dtype} {tuple(t.shape)}, expected {q.dtype} {tuple(like.shape)}")
+    if tuple(lse.shape) != (B, Hq, Nq) or not lse.is_contiguous():
+        raise ValueError("lse must be the forward's contiguous float32 tensor [B, Hq, Nq]")
+    p = AttentionBwdParams()
+    for name, t in tensors.items():
+        setattr(p, name, t.data_ptr())
+        stride = "do" if name == "d_o" else name
+        for i, s in enumerate(("batch", "row", "head")):
+            setattr(p, f"{stride}_{s}_stride", t.stride(i))
+    p.lse = lse.data_ptr()
+    p.batch, p.num_heads_q, p.num_heads_kv, p.seqlen_q, p.seqlen_kv, p.head_dim = B, Hq, Hkv, Nq, Nkv, d
+    p.dtype = _dtype_code(q)
+    p.softmax_scale = softmax_scale if softmax_scale is not None else 1.0 / math.sqrt(d)
+    p.is_causal = 1 if causal else 0
+    p.deterministic = 1 if deterministic else 0
+    return p
+
+
+def flash_bwd(kernel, q, k, v, o, d_o, lse, causal=False, softmax_scale=None, deterministic=False, layout="bnhd",
+              lib=None):
+    """dQ, dK, dV of attention through a backward kernel ("sm80" or "sm90"), from the forward's o and lse (as
+    flash_fwd_* returns them) and the upstream gradient d_o; layouts as flash_fwd_sm80. The scratch memory the
+    kernel asks for (<entry>_workspace_size) comes from torch's caching allocator."""
+    import torch
+    view = (lambda t: t.transpose(1, 2)) if layout == "bhnd" else (lambda t: t)
+    grads = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+    p = make_bwd_params(*(view(t) for t in (q, k, v, o, d_o)), lse, *(view(g) for g in grads),
+                        causal=causal, softmax_scale=softmax_scale, deterministic=deterministic)
+    lib = lib if isinstance(lib, ctypes.CDLL) else load_bwd_library(lib, kernel)
+    entry = BWD_ENTRY_POINTS[kernel]
+    workspace = torch.empty(getattr(lib, entry + "_workspace_size")(ctypes.byref(p)), dtype=torch.uint8,
+                            device=q.device)
+    p.workspace = workspace.data_ptr()
+    on_gpu = q.device.type == "cuda"  # test doubles of a library run on the CPU, on the NULL stream
+    with torch.cuda.device(q.device) if on_gpu else contextlib.nullcontext():
+        stream = torch.cuda.current_stream().cuda_stream if on_gpu else None
+        rc = getattr(lib, entry)(ctypes.byref(p), ctypes.c_void_p(stream))
+    if rc != 0:
+        raise KernelError(rc, entry)
+    return grads

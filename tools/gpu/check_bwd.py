@@ -24,20 +24,12 @@ import time
 
 import torch
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "python"))
+from cuir.kernel_lib import AttentionBwdParams, make_bwd_params  # noqa: E402
+
 CUIR_DTYPE = {torch.bfloat16: 0, torch.float16: 1}
 REL_TOL = {torch.bfloat16: 2e-2, torch.float16: 1e-2}
 ENTRY = {"sm80": "cuir_flash_bwd_sm80", "sm90": "cuir_flash_bwd_sm90"}
-
-
-class AttentionBwdParams(ctypes.Structure):
-    """Mirror of struct cuir_attention_bwd_params (same order, same C types)."""
-
-    _fields_ = ([(n, ctypes.c_void_p) for n in ("q", "k", "v", "o", "d_o", "lse", "dq", "dk", "dv", "workspace")] +
-                [(f"{t}_{s}_stride", ctypes.c_int64) for t in ("q", "k", "v", "o", "do", "dq", "dk", "dv")
-                 for s in ("batch", "row", "head")] +
-                [(n, ctypes.c_int32) for n in ("batch", "num_heads_q", "num_heads_kv", "seqlen_q", "seqlen_kv",
-                                               "head_dim", "dtype")] +
-                [("softmax_scale", ctypes.c_float), ("is_causal", ctypes.c_int32), ("deterministic", ctypes.c_int32)])
 
 
 def load(path, kernel):
@@ -54,21 +46,8 @@ def load(path, kernel):
 
 def make_params(q, k, v, o, do, lse, dq, dk, dv, causal, scale, deterministic=False):
     """Parameters over [B, N, H, d] views (any strides with a contiguous head dim)."""
-    p = AttentionBwdParams()
-    for name, t in (("q", q), ("k", k), ("v", v), ("o", o), ("d_o", do), ("dq", dq), ("dk", dk), ("dv", dv)):
-        setattr(p, name, t.data_ptr())
-        sname = "do" if name == "d_o" else name
-        setattr(p, f"{sname}_batch_stride", t.stride(0))
-        setattr(p, f"{sname}_row_stride", t.stride(1))
-        setattr(p, f"{sname}_head_stride", t.stride(2))
-    p.lse = lse.data_ptr()
-    p.batch, p.seqlen_q, p.num_heads_q, p.head_dim = q.shape
-    p.seqlen_kv, p.num_heads_kv = k.shape[1], k.shape[2]
-    p.dtype = CUIR_DTYPE[q.dtype]
-    p.softmax_scale = scale
-    p.is_causal = int(causal)
-    p.deterministic = int(deterministic)
-    return p
+    return make_bwd_params(q, k, v, o, do, lse, dq, dk, dv, causal=causal, softmax_scale=scale,
+                           deterministic=deterministic)
 
 
 class Backward:
