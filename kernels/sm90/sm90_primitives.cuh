@@ -59,6 +59,17 @@ __device__ __forceinline__ void tma_load_4d(void *smem_dst, const void *tensor_m
                                   bar);
 }
 
+// ---- bulk copy (cp.async.bulk, no tensor map): `bytes` contiguous bytes (a multiple of 16, both addresses
+//      16-byte aligned) global -> shared memory, completing on `bar` ----
+__device__ __forceinline__ void bulk_load(void *smem_dst, const void *src, uint32_t bytes, uint64_t *bar) {
+  cuda::ptx::cp_async_bulk(cuda::ptx::space_cluster, cuda::ptx::space_global, smem_dst, src, bytes, bar);
+}
+
+// ---- red.global.add.v2.f32: two adjacent fp32 values added in global memory, no return (the backward's dQ) ----
+__device__ __forceinline__ void red_add_f32x2(float *dst, float a, float b) {
+  asm volatile("red.global.add.v2.f32 [%0], {%1, %2};\n" ::"l"(dst), "f"(a), "f"(b) : "memory");
+}
+
 // fence.proxy.async.shared::cta: orders this thread's generic-proxy shared-memory accesses with later
 // async-proxy (TMA, wgmma) accesses.
 __device__ __forceinline__ void fence_proxy_async_shared() { cuda::ptx::fence_proxy_async(cuda::ptx::space_shared); }
@@ -133,7 +144,7 @@ __device__ __forceinline__ uint64_t desc_mn_major(uint32_t smem_addr, uint32_t s
   return make_smem_desc_sw128(smem_addr, slab_bytes, 1024);
 }
 
-// ---- the two GEMM shapes ----
+// ---- the GEMM shapes ----
 // acc (64 x N) = A (64 x 16) * B (16 x N) [+ acc]: Q K^T k-step, both operands K-major in shared memory.
 template <Element ELEMENT, int N, bool ZERO_INIT>
 __device__ __forceinline__ void wgmma_ss(float (&acc)[N / 2], uint64_t desc_a, uint64_t desc_b) {
@@ -153,6 +164,20 @@ __device__ __forceinline__ void wgmma_ss(float (&acc)[N / 2], uint64_t desc_a, u
   CUIR_SS_CASE(176)
   CUIR_SS_CASE(192)
 #undef CUIR_SS_CASE
+}
+
+// acc (64 x N) = A (64 x 16) * B (16 x N) [+ acc], both operands MN-major in shared memory (the backward's
+// dQ = dS K: dS stored key-major, K stored key-major).
+template <Element ELEMENT, int N, bool ZERO_INIT>
+__device__ __forceinline__ void wgmma_ss_tt(float (&acc)[N / 2], uint64_t desc_a, uint64_t desc_b) {
+  static_assert(N == 64, "generated shapes: see gen_wgmma.py");
+  if constexpr (ZERO_INIT) {
+    if constexpr (ELEMENT == Element::kBF16) CUIR_WGMMA_SS_ZERO_TT_64("bf16", acc, desc_a, desc_b);
+    else CUIR_WGMMA_SS_ZERO_TT_64("f16", acc, desc_a, desc_b);
+  } else {
+    if constexpr (ELEMENT == Element::kBF16) CUIR_WGMMA_SS_TT_64("bf16", acc, desc_a, desc_b, 1);
+    else CUIR_WGMMA_SS_TT_64("f16", acc, desc_a, desc_b, 1);
+  }
 }
 
 // acc (64 x N) += A (64 x 16, registers) * B (16 x N): P V k-step, B MN-major in shared memory.

@@ -16,6 +16,12 @@ struct DenseKvTiles {
   __device__ __forceinline__ int operator()(int n) const { return n; }
 };
 
+// The backward kernels' dense schedule over query blocks (each thread block owns a KV tile and visits the
+// query blocks that see it): virtual query block m is query tile m.
+struct DenseQTiles {
+  __device__ __forceinline__ int operator()(int m) const { return m; }
+};
+
 // One query block's row of a block mask in FlexAttention's layout (kv_num_blocks / kv_indices for the partial
 // tiles, full_kv_num_blocks / full_kv_indices for the full ones; rows of kv_blocks entries). Virtual blocks
 // [num_full, num_full + num_partial) are the partial tiles, visited first, from the top down in list order;
