@@ -445,14 +445,15 @@ __device__ __forceinline__ void to_frag(uint32_t (&frag)[T::P_REGS], const float
 template <class T>
 __device__ __forceinline__ void store_dscores(unsigned char *ds, const uint32_t (&ds_frag)[T::P_REGS],
                                               const ConsumerContext &ctx) {
-  const int row0 = ctx.consumer * T::WG_KEYS + ctx.warp * 16 + ctx.lane / 4;
+  uint32_t lane = ctx.lane;
+  fence_operand(lane);  // opaque: the 8 swizzled chunk offsets are recomputed, not hoisted into live registers
+  const int row0 = ctx.consumer * T::WG_KEYS + ctx.warp * 16 + lane / 4;
+  unsigned char *rows = ds + row0 * 128 + (lane % 4) * 4;
 #pragma unroll
   for (int j = 0; j < T::BLOCK_M / 8; ++j) {
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
-      const int row = row0 + half * 8;
-      *reinterpret_cast<uint32_t *>(ds + row * 128 + ((j ^ (row % 8)) << 4) + (ctx.lane % 4) * 4) =
-          ds_frag[2 * j + half];
+      *reinterpret_cast<uint32_t *>(rows + half * 8 * 128 + ((j ^ (lane / 4 % 8)) << 4)) = ds_frag[2 * j + half];
     }
   }
 }
@@ -473,17 +474,21 @@ __device__ __forceinline__ void add_dq(float *dq_rows, const float (&acc_dq)[T::
 
 // Deterministic mode: the KV tiles add into a query block's dQ in tile order (KV tile n is the n-th to visit
 // any query block it visits: the tiles that see a query block are a prefix). The consumers wait for their turn
-// on the block's semaphore, add (at head dim 64 warpgroup 0 before 1), then pass the turn on.
+// on the block's semaphore (wait_dq_turn), add (at head dim 64 warpgroup 0 before 1), then pass the turn on
+// (add_dq_in_order).
 template <class T>
-__device__ __forceinline__ void add_dq_in_order(float *dq_rows, int *semaphore, const float (&acc_dq)[T::DQ_REGS],
-                                                const ConsumerContext &ctx) {
-  const bool leader = ctx.consumer == 0 && ctx.warp == 0 && ctx.lane == 0;
-  if (leader) {
+__device__ __forceinline__ void wait_dq_turn(int *semaphore, const ConsumerContext &ctx) {
+  if (ctx.consumer == 0 && ctx.warp == 0 && ctx.lane == 0) {
     while (cuda::atomic_ref<int, cuda::thread_scope_device>(*semaphore).load(cuda::memory_order_acquire) !=
            ctx.n_block) {
     }
   }
   named_barrier_sync(DETERMINISTIC_BARRIER, T::NUM_CONSUMER_THREADS);
+}
+
+template <class T>
+__device__ __forceinline__ void add_dq_in_order(float *dq_rows, int *semaphore, const float (&acc_dq)[T::DQ_REGS],
+                                                const ConsumerContext &ctx) {
   if constexpr (T::DQ_SPLIT_COLUMNS) {
     add_dq<T>(dq_rows, acc_dq, ctx);
   } else {
@@ -494,7 +499,8 @@ __device__ __forceinline__ void add_dq_in_order(float *dq_rows, int *semaphore, 
   }
   __threadfence();
   named_barrier_sync(DETERMINISTIC_BARRIER, T::NUM_CONSUMER_THREADS);
-  if (leader) cuda::atomic_ref<int, cuda::thread_scope_device>(*semaphore).store(ctx.n_block + 1, cuda::memory_order_release);
+  if (ctx.consumer == 0 && ctx.warp == 0 && ctx.lane == 0)
+    cuda::atomic_ref<int, cuda::thread_scope_device>(*semaphore).store(ctx.n_block + 1, cuda::memory_order_release);
 }
 
 // One step of a consumer warpgroup: visit i (ring stage i % STAGES), query tile m_tile of head_q.
@@ -553,6 +559,8 @@ __device__ __forceinline__ void consumer_step(const cuir_attention_bwd_params &p
   const int dq_slab = T::DQ_SPLIT_COLUMNS ? ctx.consumer : 0;
   gemm_dq<T>(acc_dq, smem_u32addr(ds) + dq_key0 * 128,
              smem_base + T::SK_OFFSET + dq_slab * T::KV_SLAB_BYTES + dq_key0 * 128);
+  const int64_t row_at = ws_row(p, ws, batch, head_q, m_tile * T::BLOCK_M);
+  if constexpr (DETERMINISTIC) wait_dq_turn<T>(ws.semaphore + row_at / T::BLOCK_M, ctx);  // while dQ is in flight
   wgmma_wait_group<0>();
   fence_operands(acc_dv);
   fence_operands(acc_dk);
@@ -561,7 +569,6 @@ __device__ __forceinline__ void consumer_step(const cuir_attention_bwd_params &p
   fence_operands(acc_dq);
   mbarrier_arrive(&bars->q_empty[stage]);
 
-  const int64_t row_at = ws_row(p, ws, batch, head_q, m_tile * T::BLOCK_M);
   float *dq_rows = ws.dq_accum + row_at * T::HEAD_DIM;
   if constexpr (DETERMINISTIC)
     add_dq_in_order<T>(dq_rows, ws.semaphore + row_at / T::BLOCK_M, acc_dq, ctx);
