@@ -86,13 +86,16 @@ struct FlashBwdTraits {
   static constexpr int DQ_REGS = DQ_COLS / 2;
   static constexpr bool DQ_SPLIT_COLUMNS = HEAD_DIM == 2 * DQ_COLS;  // see the header comment
   static constexpr int DQ_KEYS = DQ_SPLIT_COLUMNS ? BLOCK_N : WG_KEYS;
+  static constexpr int DQ_WG_FLOATS = DQ_REGS * 128;          // a warpgroup's dQ tile (64 x 64 fp32)
+  static constexpr int DQ_WG_BYTES = DQ_WG_FLOATS * 4;
   // Shared memory, as offsets from a 1024-byte aligned base.
   static constexpr int SK_OFFSET = 0;
   static constexpr int SV_OFFSET = SK_OFFSET + KV_TILE_BYTES;
   static constexpr int SQ_OFFSET = SV_OFFSET + KV_TILE_BYTES;
   static constexpr int SDO_OFFSET = SQ_OFFSET + STAGES * Q_TILE_BYTES;
   static constexpr int SDS_OFFSET = SDO_OFFSET + STAGES * Q_TILE_BYTES;
-  static constexpr int SLSE_OFFSET = SDS_OFFSET + 2 * DS_TILE_BYTES;
+  static constexpr int SDQ_OFFSET = SDS_OFFSET + 2 * DS_TILE_BYTES;
+  static constexpr int SLSE_OFFSET = SDQ_OFFSET + NUM_CONSUMERS * DQ_WG_BYTES;
   static constexpr int SDPSUM_OFFSET = SLSE_OFFSET + STAGES * ROW_BYTES;
   static constexpr int BAR_OFFSET = SDPSUM_OFFSET + STAGES * ROW_BYTES;
   static constexpr int SMEM_BYTES = BAR_OFFSET + 8 * (1 + 3 * STAGES) + 1024;  // + 1 KB for the alignment
@@ -111,13 +114,19 @@ struct Barriers {
 };
 
 // Named barriers (id 0 is __syncthreads).
-constexpr int DS_BARRIER = 1;             // both consumer warpgroups stored dS (head dim 128)
-constexpr int DS_WG_BARRIER = 2;          // + consumer: its warpgroup stored dS (head dim 64)
-constexpr int DETERMINISTIC_BARRIER = 4;  // the consumers' turn on a query block's dQ
+constexpr int DS_BARRIER = 1;        // both consumer warpgroups stored dS (head dim 128)
+constexpr int DS_WG_BARRIER = 2;     // + consumer: its warpgroup stored dS (head dim 64)
+constexpr int DQ_EMPTY_BARRIER = 4;  // + consumer: the dQ writer has read the consumer's dQ tile
+constexpr int DQ_FULL_BARRIER = 6;   // + consumer: the consumer stored its dQ tile
+constexpr int DQ_BARRIER_THREADS = 128 + 32;  // a consumer warpgroup and the dQ writer warp
 
 // The workspace, as the kernels see it: rows padded to whole query blocks (rows_pad = roundup(Nq, kBlockM)).
+// dq_accum holds each 64-row query block as the consumers' accumulator fragments, not row-major: the dQ tile of
+// consumer c (or, at head dim 64, the one both add into) at float c * DQ_WG_FLOATS of the block, float4 q of thread
+// tid at (q * 128 + tid) * 4 (dq_fragment_index), so that the warpgroups' shared-memory stores and the bulk
+// reductions are contiguous; the convert kernel reads it back in rows.
 struct Workspace {
-  float *dq_accum;  // [B][Hq][rows_pad][d]
+  float *dq_accum;  // [B][Hq][rows_pad / 64][64 * d], fragment order
   float *lse_log2;  // [B][Hq][rows_pad]  LSE * log2(e); +inf for rows that see no key and padded rows
   float *dpsum;     // [B][Hq][rows_pad]  D = rowsum(dO * O); 0 for padded rows
   int *semaphore;   // [B][Hq][rows_pad / kBlockM]  deterministic mode: KV tiles done with the query block
@@ -207,6 +216,17 @@ __global__ void __launch_bounds__(kRowKernelThreads)
   }
 }
 
+// Index in a query block of dq_accum (see Workspace) of element (row, col), col even: consumer c = col / 64 (head dim
+// 128; 0 at 64), thread tid = 32 w + 4 g + t and register r = 4 j + 2 half + col % 2 of the 64 x 64 accumulator
+// layout (see sm90_primitives.cuh) for row = 16 w + 8 half + g, col % 64 = 8 j + 2 t + col % 2.
+template <int HEAD_DIM>
+__host__ __device__ __forceinline__ int dq_fragment_index(int row, int col) {
+  const int c = col / 64, cc = col % 64;
+  const int tid = 32 * (row / 16) + 4 * (row % 8) + (cc % 8) / 2;
+  const int r = 4 * (cc / 8) + 2 * ((row % 16) / 8) + cc % 2;
+  return c * 64 * 64 + ((r / 4) * 128 + tid) * 4 + r % 4;
+}
+
 // dQ = softmax_scale * accumulator, in the element type. Grid: (rows / rows per block, Hq, B).
 template <Element ELEMENT, int HEAD_DIM>
 __global__ void __launch_bounds__(kRowKernelThreads)
@@ -216,12 +236,15 @@ __global__ void __launch_bounds__(kRowKernelThreads)
   const int row = blockIdx.x * (kRowKernelThreads / THREADS_PER_ROW) + threadIdx.x / THREADS_PER_ROW;
   const int chunk = threadIdx.x % THREADS_PER_ROW;
   if (row >= p.seqlen_q) return;
-  const float4 *acc = reinterpret_cast<const float4 *>(ws.dq_accum + ws_row(p, ws, batch, head_q, row) * HEAD_DIM +
-                                                       chunk * 8);
-  const float4 a = acc[0], b = acc[1];
+  const float *block = ws.dq_accum + ws_row(p, ws, batch, head_q, row - row % kBlockM) * HEAD_DIM;
   const float s = p.softmax_scale;
-  const uint4 out = make_uint4(pack_float2<ELEMENT>(a.x * s, a.y * s), pack_float2<ELEMENT>(a.z * s, a.w * s),
-                               pack_float2<ELEMENT>(b.x * s, b.y * s), pack_float2<ELEMENT>(b.z * s, b.w * s));
+  uint32_t packed[4];
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {  // columns chunk * 8 + 2k, +1: one float2 of the fragment order
+    const float2 a = *reinterpret_cast<const float2 *>(block + dq_fragment_index<HEAD_DIM>(row % kBlockM, chunk * 8 + 2 * k));
+    packed[k] = pack_float2<ELEMENT>(a.x * s, a.y * s);
+  }
+  const uint4 out = make_uint4(packed[0], packed[1], packed[2], packed[3]);
   *reinterpret_cast<uint4 *>(static_cast<uint16_t *>(p.dq) + batch * p.dq_batch_stride + row * p.dq_row_stride +
                              head_q * p.dq_head_stride + chunk * 8) = out;
 }
@@ -315,6 +338,62 @@ __device__ __forceinline__ void producer(const cuir_attention_bwd_params &p, con
   for (int head_q = head_kv * group; head_q < (head_kv + 1) * group; ++head_q)
     for (int m = range.m_min; m < range.m_max; ++m, ++i)
       producer_load_step<T>(p, ws, maps, smem, bars, i, q_tiles(m), head_q, batch);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// dQ writer: one warp of the producer warpgroup adds each step's dQ tiles (in shared memory) into the workspace
+// with bulk reductions, off the consumers' path.
+// ---------------------------------------------------------------------------------------------------
+
+// Deterministic mode: the KV tiles add into a query block's dQ in tile order (tile n is the n-th to visit any
+// query block it visits: the tiles that see a query block are a prefix), each waiting on the block's semaphore
+// for its turn and passing it on once its reductions have completed; at head dim 64 consumer 0's tile is added
+// before consumer 1's.
+__device__ __forceinline__ void wait_dq_turn(int *semaphore, int n_block) {
+  while (cuda::atomic_ref<int, cuda::thread_scope_device>(*semaphore).load(cuda::memory_order_acquire) != n_block) {
+  }
+  fence_proxy_async_global();  // the bulk reductions that follow, after the acquire
+}
+__device__ __forceinline__ void pass_dq_turn(int *semaphore, int n_block) {
+  bulk_wait_group_all();
+  fence_proxy_async_global();
+  cuda::atomic_ref<int, cuda::thread_scope_device>(*semaphore).store(n_block + 1, cuda::memory_order_release);
+}
+
+// The whole warp runs this (it takes part in the named barriers); `leader` issues the reductions.
+template <class T, bool DETERMINISTIC, class QTiles>
+__device__ __forceinline__ void dq_writer(const cuir_attention_bwd_params &p, const Workspace &ws, unsigned char *smem,
+                                          int n_block, int head_kv, int batch, const QueryBlocks &range,
+                                          const QTiles &q_tiles, bool leader) {
+  const int group = p.num_heads_q / p.num_heads_kv;
+  const int steps = group * (range.m_max - range.m_min);
+  int i = 0;
+  for (int head_q = head_kv * group; head_q < (head_kv + 1) * group; ++head_q) {
+    for (int m = range.m_min; m < range.m_max; ++m, ++i) {
+      const int64_t row_at = ws_row(p, ws, batch, head_q, q_tiles(m) * T::BLOCK_M);
+      float *dq_block = ws.dq_accum + row_at * T::HEAD_DIM;
+      int *semaphore = ws.semaphore + row_at / T::BLOCK_M;
+      if (DETERMINISTIC && leader) wait_dq_turn(semaphore, n_block);
+#pragma unroll
+      for (int c = 0; c < T::NUM_CONSUMERS; ++c) {
+        named_barrier_sync(DQ_FULL_BARRIER + c, DQ_BARRIER_THREADS);
+        if (leader) {
+          bulk_reduce_add_f32(dq_block + (T::DQ_SPLIT_COLUMNS ? c * T::DQ_WG_FLOATS : 0),
+                              reinterpret_cast<const float *>(smem + T::SDQ_OFFSET + c * T::DQ_WG_BYTES),
+                              T::DQ_WG_BYTES);
+          bulk_commit_group();
+          if (DETERMINISTIC && !T::DQ_SPLIT_COLUMNS)
+            bulk_wait_group_all();  // consumer 0's tile lands before consumer 1's is added
+          else
+            bulk_wait_group_read_all();
+        }
+        __syncwarp();
+        if (i + 1 < steps) named_barrier_arrive(DQ_EMPTY_BARRIER + c, DQ_BARRIER_THREADS);
+      }
+      if (DETERMINISTIC && leader) pass_dq_turn(semaphore, n_block);
+    }
+  }
+  if (leader) bulk_wait_group_all();
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -458,56 +537,21 @@ __device__ __forceinline__ void store_dscores(unsigned char *ds, const uint32_t 
   }
 }
 
-// This warpgroup's dQ columns of the step added into the fp32 accumulator (rows: the step's query block).
+// This warpgroup's dQ tile into its shared-memory buffer, in the fragment order of the workspace (float4 q of
+// thread tid at (q * 128 + tid) * 4: conflict-free), for the dQ writer to add into the workspace.
 template <class T>
-__device__ __forceinline__ void add_dq(float *dq_rows, const float (&acc_dq)[T::DQ_REGS], const ConsumerContext &ctx) {
-  const int col0 = (T::DQ_SPLIT_COLUMNS ? ctx.consumer * T::DQ_COLS : 0) + (ctx.lane % 4) * 2;
+__device__ __forceinline__ void store_dq(const float (&acc_dq)[T::DQ_REGS], const ConsumerContext &ctx) {
+  const int tid = ctx.warp * 32 + ctx.lane;
+  float4 *dst = reinterpret_cast<float4 *>(ctx.smem + T::SDQ_OFFSET + ctx.consumer * T::DQ_WG_BYTES) + tid;
 #pragma unroll
-  for (int j = 0; j < T::DQ_COLS / 8; ++j) {
-#pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      const int row = ctx.warp * 16 + ctx.lane / 4 + half * 8;
-      red_add_f32x2(dq_rows + row * T::HEAD_DIM + col0 + 8 * j, acc_dq[4 * j + 2 * half], acc_dq[4 * j + 2 * half + 1]);
-    }
-  }
+  for (int q = 0; q < T::DQ_REGS / 4; ++q)
+    dst[q * 128] = make_float4(acc_dq[4 * q], acc_dq[4 * q + 1], acc_dq[4 * q + 2], acc_dq[4 * q + 3]);
 }
 
-// Deterministic mode: the KV tiles add into a query block's dQ in tile order (KV tile n is the n-th to visit
-// any query block it visits: the tiles that see a query block are a prefix). The consumers wait for their turn
-// on the block's semaphore (wait_dq_turn), add (at head dim 64 warpgroup 0 before 1), then pass the turn on
-// (add_dq_in_order).
-template <class T>
-__device__ __forceinline__ void wait_dq_turn(int *semaphore, const ConsumerContext &ctx) {
-  if (ctx.consumer == 0 && ctx.warp == 0 && ctx.lane == 0) {
-    while (cuda::atomic_ref<int, cuda::thread_scope_device>(*semaphore).load(cuda::memory_order_acquire) !=
-           ctx.n_block) {
-    }
-  }
-  named_barrier_sync(DETERMINISTIC_BARRIER, T::NUM_CONSUMER_THREADS);
-}
-
-template <class T>
-__device__ __forceinline__ void add_dq_in_order(float *dq_rows, int *semaphore, const float (&acc_dq)[T::DQ_REGS],
-                                                const ConsumerContext &ctx) {
-  if constexpr (T::DQ_SPLIT_COLUMNS) {
-    add_dq<T>(dq_rows, acc_dq, ctx);
-  } else {
-    if (ctx.consumer == 0) add_dq<T>(dq_rows, acc_dq, ctx);
-    __threadfence();
-    named_barrier_sync(DETERMINISTIC_BARRIER, T::NUM_CONSUMER_THREADS);
-    if (ctx.consumer == 1) add_dq<T>(dq_rows, acc_dq, ctx);
-  }
-  __threadfence();
-  named_barrier_sync(DETERMINISTIC_BARRIER, T::NUM_CONSUMER_THREADS);
-  if (ctx.consumer == 0 && ctx.warp == 0 && ctx.lane == 0)
-    cuda::atomic_ref<int, cuda::thread_scope_device>(*semaphore).store(ctx.n_block + 1, cuda::memory_order_release);
-}
-
-// One step of a consumer warpgroup: visit i (ring stage i % STAGES), query tile m_tile of head_q.
-template <class T, bool IS_MASKED, bool DETERMINISTIC>
-__device__ __forceinline__ void consumer_step(const cuir_attention_bwd_params &p, const Workspace &ws,
-                                              const ConsumerContext &ctx, Barriers<T::STAGES> *bars, int i,
-                                              int m_tile, int head_q, int batch, float (&acc_dk)[T::DKV_REGS],
+// One step of a consumer warpgroup: visit i (ring stage i % STAGES), query tile m_tile (of the step's head).
+template <class T, bool IS_MASKED>
+__device__ __forceinline__ void consumer_step(const ConsumerContext &ctx, Barriers<T::STAGES> *bars, int i,
+                                              int m_tile, float (&acc_dk)[T::DKV_REGS],
                                               float (&acc_dv)[T::DKV_REGS]) {
   const int stage = i % T::STAGES;
   const uint32_t phase = (i / T::STAGES) % 2;
@@ -559,8 +603,6 @@ __device__ __forceinline__ void consumer_step(const cuir_attention_bwd_params &p
   const int dq_slab = T::DQ_SPLIT_COLUMNS ? ctx.consumer : 0;
   gemm_dq<T>(acc_dq, smem_u32addr(ds) + dq_key0 * 128,
              smem_base + T::SK_OFFSET + dq_slab * T::KV_SLAB_BYTES + dq_key0 * 128);
-  const int64_t row_at = ws_row(p, ws, batch, head_q, m_tile * T::BLOCK_M);
-  if constexpr (DETERMINISTIC) wait_dq_turn<T>(ws.semaphore + row_at / T::BLOCK_M, ctx);  // while dQ is in flight
   wgmma_wait_group<0>();
   fence_operands(acc_dv);
   fence_operands(acc_dk);
@@ -569,11 +611,11 @@ __device__ __forceinline__ void consumer_step(const cuir_attention_bwd_params &p
   fence_operands(acc_dq);
   mbarrier_arrive(&bars->q_empty[stage]);
 
-  float *dq_rows = ws.dq_accum + row_at * T::HEAD_DIM;
-  if constexpr (DETERMINISTIC)
-    add_dq_in_order<T>(dq_rows, ws.semaphore + row_at / T::BLOCK_M, acc_dq, ctx);
-  else
-    add_dq<T>(dq_rows, acc_dq, ctx);
+  // ---- dQ to shared memory, for the dQ writer (once it has read the previous step's) ----
+  if (i > 0) named_barrier_sync(DQ_EMPTY_BARRIER + ctx.consumer, DQ_BARRIER_THREADS);
+  store_dq<T>(acc_dq, ctx);
+  fence_proxy_async_shared();  // the generic stores above, before the bulk reduction (async proxy) reads them
+  named_barrier_arrive(DQ_FULL_BARRIER + ctx.consumer, DQ_BARRIER_THREADS);
 }
 
 // dK (times softmax_scale) and dV of this thread's keys, rounded to 16 bits; keys past Nkv are dropped.
@@ -600,9 +642,8 @@ __device__ __forceinline__ void write_dkv(const cuir_attention_bwd_params &p, co
 }
 
 // The consumer warpgroups' loop: every query head of the group, every query block that sees the tile.
-template <class T, bool DETERMINISTIC, class QTiles>
-__device__ __forceinline__ void consumer(const cuir_attention_bwd_params &p, const Workspace &ws,
-                                         const ConsumerContext &ctx, Barriers<T::STAGES> *bars, int head_kv,
+template <class T, class QTiles>
+__device__ __forceinline__ void consumer(const cuir_attention_bwd_params &p, const ConsumerContext &ctx, Barriers<T::STAGES> *bars, int head_kv,
                                          int batch, const QueryBlocks &range, const QTiles &q_tiles) {
   float acc_dk[T::DKV_REGS], acc_dv[T::DKV_REGS];
 #pragma unroll
@@ -613,9 +654,9 @@ __device__ __forceinline__ void consumer(const cuir_attention_bwd_params &p, con
   for (int head_q = head_kv * group; head_q < (head_kv + 1) * group; ++head_q) {
     int m = range.m_min;
     for (; m < range.m_unmasked; ++m, ++i)  // masking steps: the ragged tile, the causal diagonal
-      consumer_step<T, true, DETERMINISTIC>(p, ws, ctx, bars, i, q_tiles(m), head_q, batch, acc_dk, acc_dv);
+      consumer_step<T, true>(ctx, bars, i, q_tiles(m), acc_dk, acc_dv);
     for (; m < range.m_max; ++m, ++i)  // unmasked steps
-      consumer_step<T, false, DETERMINISTIC>(p, ws, ctx, bars, i, q_tiles(m), head_q, batch, acc_dk, acc_dv);
+      consumer_step<T, false>(ctx, bars, i, q_tiles(m), acc_dk, acc_dv);
   }
   write_dkv<T>(p, ctx, head_kv, batch, acc_dk, acc_dv);
 }
@@ -654,6 +695,8 @@ __global__ void __launch_bounds__(FlashBwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS
     setmaxnreg_dec<T::PRODUCER_REGS>();
     if (threadIdx.x / 32 == 0 && elect_one_sync())
       producer<T>(p, ws, maps, smem, bars, n_block, head_kv, batch, range, q_tiles);
+    else if (threadIdx.x / 32 == 1)
+      dq_writer<T, DETERMINISTIC>(p, ws, smem, n_block, head_kv, batch, range, q_tiles, elect_one_sync());
   } else {
     setmaxnreg_inc<T::CONSUMER_REGS>();
     const int tid = static_cast<int>(threadIdx.x) - 128;
@@ -668,7 +711,7 @@ __global__ void __launch_bounds__(FlashBwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS
     ctx.seqlen_kv = p.seqlen_kv;
     ctx.last_key_offset = IS_CAUSAL ? p.seqlen_kv - p.seqlen_q : p.seqlen_kv;
     ctx.scale_log2 = p.softmax_scale * kLog2e;
-    consumer<T, DETERMINISTIC>(p, ws, ctx, bars, head_kv, batch, range, q_tiles);
+    consumer<T>(p, ctx, bars, head_kv, batch, range, q_tiles);
   }
 }
 

@@ -65,10 +65,19 @@ __device__ __forceinline__ void bulk_load(void *smem_dst, const void *src, uint3
   cuda::ptx::cp_async_bulk(cuda::ptx::space_cluster, cuda::ptx::space_global, smem_dst, src, bytes, bar);
 }
 
-// ---- red.global.add.v2.f32: two adjacent fp32 values added in global memory, no return (the backward's dQ) ----
-__device__ __forceinline__ void red_add_f32x2(float *dst, float a, float b) {
-  asm volatile("red.global.add.v2.f32 [%0], {%1, %2};\n" ::"l"(dst), "f"(a), "f"(b) : "memory");
+// ---- bulk reduction (cp.reduce.async.bulk .add.f32): `bytes` contiguous fp32 values of shared memory added
+//      into global memory, element-wise atomically, as one bulk async-group of this thread ----
+__device__ __forceinline__ void bulk_reduce_add_f32(float *dst, const float *smem_src, uint32_t bytes) {
+  cuda::ptx::cp_reduce_async_bulk(cuda::ptx::space_global, cuda::ptx::space_shared, cuda::ptx::op_add, dst, smem_src,
+                                  bytes);
 }
+__device__ __forceinline__ void bulk_commit_group() { cuda::ptx::cp_async_bulk_commit_group(); }
+// Waits until this thread's bulk async-groups have finished reading their shared-memory sources.
+__device__ __forceinline__ void bulk_wait_group_read_all() { cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<0>{}); }
+// Waits until this thread's bulk async-groups have completed (their global writes are done).
+__device__ __forceinline__ void bulk_wait_group_all() { cuda::ptx::cp_async_bulk_wait_group(cuda::ptx::n32_t<0>{}); }
+// fence.proxy.async.global: orders this thread's generic-proxy global accesses with its async-proxy ones.
+__device__ __forceinline__ void fence_proxy_async_global() { cuda::ptx::fence_proxy_async(cuda::ptx::space_global); }
 
 // fence.proxy.async.shared::cta: orders this thread's generic-proxy shared-memory accesses with later
 // async-proxy (TMA, wgmma) accesses.
