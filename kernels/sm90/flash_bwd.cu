@@ -50,6 +50,12 @@
 #ifndef CUIR_SM90_BWD_STAGES
 #define CUIR_SM90_BWD_STAGES 2  // ring stages of Q / dO / LSE / D
 #endif
+#ifndef CUIR_SM90_BWD_HEAVY_FIRST
+#define CUIR_SM90_BWD_HEAVY_FIRST 0  // 1: thread blocks ordered KV tile slowest (see block_index); 0: KV tile fastest
+#endif
+#ifndef CUIR_SM90_BWD_ROTATE
+#define CUIR_SM90_BWD_ROTATE 1  // 1: each KV tile starts its unmasked query blocks at its own offset (not deterministic mode)
+#endif
 
 namespace cuir_sm90 {
 
@@ -70,7 +76,7 @@ struct FlashBwdTraits {
   static constexpr int STAGES = CUIR_SM90_BWD_STAGES;
   static constexpr int NUM_CONSUMER_THREADS = NUM_CONSUMERS * 128;
   static constexpr int NUM_THREADS = 128 + NUM_CONSUMER_THREADS;
-  static constexpr int PRODUCER_REGS = 24;  // setmaxnreg: 128 x 24 + 256 x 240 <= 65536
+  static constexpr int PRODUCER_REGS = 32;  // setmaxnreg: 128 x 32 + 256 x 240 <= 65536 (the dQ writer needs 32)
   static constexpr int CONSUMER_REGS = 240;
   static constexpr int SLABS = HEAD_DIM / 64;
   static constexpr int Q_SLAB_BYTES = BLOCK_M * 128;  // Q and dO
@@ -265,9 +271,20 @@ __global__ void __launch_bounds__(kRowKernelThreads)
 // The query blocks a KV tile's thread block visits.
 // ---------------------------------------------------------------------------------------------------
 
-// Virtual query blocks [m_min, m_max) see some key of the tile; [m_min, m_unmasked) need the mask.
+// Virtual query blocks [m_min, m_max) see some key of the tile; [m_min, m_unmasked) need the mask. A head's steps
+// visit the masking blocks in order, then the unmasked ones from m_unmasked + rotation (mod their count) on, so
+// that the KV tiles of a head running together do not all add into the same dQ block at once.
 struct QueryBlocks {
   int m_min, m_unmasked, m_max;
+  int rotation;
+
+  __device__ __forceinline__ int num_steps() const { return m_max - m_min; }
+  __device__ __forceinline__ int num_masking_steps() const { return m_unmasked - m_min; }
+  // The virtual query block of a head's step k.
+  __device__ __forceinline__ int block_of_step(int k) const {
+    const int unmasked = k - num_masking_steps();
+    return unmasked < 0 ? m_min + k : m_unmasked + (unmasked + rotation) % (m_max - m_unmasked);
+  }
 };
 
 // Row i sees key j iff j < Nkv and (causal) j <= i + Nkv - Nq. Padded query rows need no mask (their P is 0).
@@ -277,14 +294,14 @@ __device__ __forceinline__ QueryBlocks query_blocks(const cuir_attention_bwd_par
   const int key0 = n_block * T::BLOCK_N;
   const int key_last = min(key0 + T::BLOCK_N, p.seqlen_kv) - 1;
   const bool ragged = key0 + T::BLOCK_N > p.seqlen_kv;
-  if constexpr (!IS_CAUSAL) return QueryBlocks{0, ragged ? m_blocks : 0, m_blocks};
+  if constexpr (!IS_CAUSAL) return QueryBlocks{0, ragged ? m_blocks : 0, m_blocks, 0};
   const int offset = p.seqlen_kv - p.seqlen_q;
   const int first_row = key0 - offset;  // the first row that sees key0
-  if (first_row > p.seqlen_q - 1) return QueryBlocks{0, 0, 0};
+  if (first_row > p.seqlen_q - 1) return QueryBlocks{0, 0, 0, 0};
   const int m_min = max(first_row, 0) / T::BLOCK_M;
   const int all_keys_row = max(key_last - offset, 0);  // rows from here on see every key of the tile
   const int m_unmasked = ragged ? m_blocks : min(max((all_keys_row + T::BLOCK_M - 1) / T::BLOCK_M, m_min), m_blocks);
-  return QueryBlocks{m_min, m_unmasked, m_blocks};
+  return QueryBlocks{m_min, m_unmasked, m_blocks, 0};
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -336,8 +353,8 @@ __device__ __forceinline__ void producer(const cuir_attention_bwd_params &p, con
   const int group = p.num_heads_q / p.num_heads_kv;
   int i = 0;
   for (int head_q = head_kv * group; head_q < (head_kv + 1) * group; ++head_q)
-    for (int m = range.m_min; m < range.m_max; ++m, ++i)
-      producer_load_step<T>(p, ws, maps, smem, bars, i, q_tiles(m), head_q, batch);
+    for (int k = 0; k < range.num_steps(); ++k, ++i)
+      producer_load_step<T>(p, ws, maps, smem, bars, i, q_tiles(range.block_of_step(k)), head_q, batch);
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -366,11 +383,11 @@ __device__ __forceinline__ void dq_writer(const cuir_attention_bwd_params &p, co
                                           int n_block, int head_kv, int batch, const QueryBlocks &range,
                                           const QTiles &q_tiles, bool leader) {
   const int group = p.num_heads_q / p.num_heads_kv;
-  const int steps = group * (range.m_max - range.m_min);
+  const int steps = group * range.num_steps();
   int i = 0;
   for (int head_q = head_kv * group; head_q < (head_kv + 1) * group; ++head_q) {
-    for (int m = range.m_min; m < range.m_max; ++m, ++i) {
-      const int64_t row_at = ws_row(p, ws, batch, head_q, q_tiles(m) * T::BLOCK_M);
+    for (int k = 0; k < range.num_steps(); ++k, ++i) {
+      const int64_t row_at = ws_row(p, ws, batch, head_q, q_tiles(range.block_of_step(k)) * T::BLOCK_M);
       float *dq_block = ws.dq_accum + row_at * T::HEAD_DIM;
       int *semaphore = ws.semaphore + row_at / T::BLOCK_M;
       if (DETERMINISTIC && leader) wait_dq_turn(semaphore, n_block);
@@ -618,27 +635,53 @@ __device__ __forceinline__ void consumer_step(const ConsumerContext &ctx, Barrie
   named_barrier_arrive(DQ_FULL_BARRIER + ctx.consumer, DQ_BARRIER_THREADS);
 }
 
-// dK (times softmax_scale) and dV of this thread's keys, rounded to 16 bits; keys past Nkv are dropped.
+// One gradient tile of this warp's 16 keys (acc times `scale`, rounded to 16 bits) to global memory: staged through
+// `stage` (a free ring buffer, in the swizzled layout of a KV tile: chunk c of block row r at slab c / 8, chunk
+// position (c % 8) ^ (r % 8); conflict-free) for 16-byte coalesced stores; keys past Nkv are dropped. Only this
+// warp touches its rows of the stage.
+template <class T>
+__device__ __forceinline__ void write_gradient(unsigned char *stage, uint16_t *grad, int64_t row_stride,
+                                               const float (&acc)[T::DKV_REGS], float scale,
+                                               const ConsumerContext &ctx) {
+  constexpr int CHUNKS_PER_ROW = T::HEAD_DIM / 8;
+  auto chunk_offset = [](int row, int chunk) {
+    return (chunk / 8) * T::KV_SLAB_BYTES + row * 128 + (((chunk % 8) ^ (row % 8)) << 4);
+  };
+  const int warp_row = ctx.consumer * T::WG_KEYS + ctx.warp * 16;  // within the KV tile
+#pragma unroll
+  for (int j = 0; j < CHUNKS_PER_ROW; ++j) {
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int row = warp_row + half * 8 + ctx.lane / 4;
+      *reinterpret_cast<uint32_t *>(stage + chunk_offset(row, j) + (ctx.lane % 4) * 4) =
+          pack_float2<T::ELEMENT>(acc[4 * j + 2 * half] * scale, acc[4 * j + 2 * half + 1] * scale);
+    }
+  }
+  __syncwarp();
+  const int key0 = ctx.n_block * T::BLOCK_N + warp_row;
+#pragma unroll
+  for (int pass = 0; pass < 16 * CHUNKS_PER_ROW / 32; ++pass) {
+    const int chunk_id = pass * 32 + ctx.lane;
+    const int row = chunk_id / CHUNKS_PER_ROW, chunk = chunk_id % CHUNKS_PER_ROW;
+    const uint4 data = *reinterpret_cast<const uint4 *>(stage + chunk_offset(warp_row + row, chunk));
+    if (key0 + row < ctx.seqlen_kv) *reinterpret_cast<uint4 *>(grad + (key0 + row) * row_stride + chunk * 8) = data;
+  }
+}
+
+// dK (times softmax_scale) and dV of the block, through the Q and dO stages once every consumer is done with them.
 template <class T>
 __device__ __forceinline__ void write_dkv(const cuir_attention_bwd_params &p, const ConsumerContext &ctx, int head_kv,
                                           int batch, const float (&acc_dk)[T::DKV_REGS],
                                           const float (&acc_dv)[T::DKV_REGS]) {
-  uint16_t *dk = static_cast<uint16_t *>(p.dk) + batch * p.dk_batch_stride + head_kv * p.dk_head_stride;
-  uint16_t *dv = static_cast<uint16_t *>(p.dv) + batch * p.dv_batch_stride + head_kv * p.dv_head_stride;
-  const float scale = p.softmax_scale;
-#pragma unroll
-  for (int half = 0; half < 2; ++half) {
-    const int key = ctx.key_row0 + half * 8;
-    if (key >= p.seqlen_kv) continue;
-#pragma unroll
-    for (int j = 0; j < T::HEAD_DIM / 8; ++j) {
-      const int col = 8 * j + (ctx.lane % 4) * 2;
-      const int r = 4 * j + 2 * half;
-      *reinterpret_cast<uint32_t *>(dk + key * p.dk_row_stride + col) =
-          pack_float2<T::ELEMENT>(acc_dk[r] * scale, acc_dk[r + 1] * scale);
-      *reinterpret_cast<uint32_t *>(dv + key * p.dv_row_stride + col) = pack_float2<T::ELEMENT>(acc_dv[r], acc_dv[r + 1]);
-    }
-  }
+  static_assert(T::STAGES * T::Q_TILE_BYTES >= T::KV_TILE_BYTES, "a gradient tile fits in the Q (dO) stages");
+  named_barrier_sync(DS_BARRIER, T::NUM_CONSUMER_THREADS);  // the other warpgroup's last wgmmas have read them
+  fence_proxy_async_shared();  // generic writes below, after the async-proxy (TMA, wgmma) accesses
+  write_gradient<T>(ctx.smem + T::SQ_OFFSET,
+                    static_cast<uint16_t *>(p.dk) + batch * p.dk_batch_stride + head_kv * p.dk_head_stride,
+                    p.dk_row_stride, acc_dk, p.softmax_scale, ctx);
+  write_gradient<T>(ctx.smem + T::SDO_OFFSET,
+                    static_cast<uint16_t *>(p.dv) + batch * p.dv_batch_stride + head_kv * p.dv_head_stride,
+                    p.dv_row_stride, acc_dv, 1.f, ctx);
 }
 
 // The consumer warpgroups' loop: every query head of the group, every query block that sees the tile.
@@ -652,17 +695,31 @@ __device__ __forceinline__ void consumer(const cuir_attention_bwd_params &p, con
   const int group = p.num_heads_q / p.num_heads_kv;
   int i = 0;
   for (int head_q = head_kv * group; head_q < (head_kv + 1) * group; ++head_q) {
-    int m = range.m_min;
-    for (; m < range.m_unmasked; ++m, ++i)  // masking steps: the ragged tile, the causal diagonal
-      consumer_step<T, true>(ctx, bars, i, q_tiles(m), acc_dk, acc_dv);
-    for (; m < range.m_max; ++m, ++i)  // unmasked steps
-      consumer_step<T, false>(ctx, bars, i, q_tiles(m), acc_dk, acc_dv);
+    int k = 0;
+    for (; k < range.num_masking_steps(); ++k, ++i)  // masking steps: the ragged tile, the causal diagonal
+      consumer_step<T, true>(ctx, bars, i, q_tiles(range.block_of_step(k)), acc_dk, acc_dv);
+    for (; k < range.num_steps(); ++k, ++i)  // unmasked steps
+      consumer_step<T, false>(ctx, bars, i, q_tiles(range.block_of_step(k)), acc_dk, acc_dv);
   }
   write_dkv<T>(p, ctx, head_kv, batch, acc_dk, acc_dv);
 }
 
-// Grid: (KV tiles, Hkv, B), KV tiles fastest (the deterministic mode's semaphores rely on tile n - 1 being
-// resident or done when tile n waits; under causal the low tiles are also the heavy ones).
+// The (KV tile, KV head, batch) of this thread block. Grid: (KV tiles x Hkv x B). HEAVY_FIRST: KV tile slowest,
+// so that under causal (where tile 0 sees every query block) the heavy blocks go first and the light ones fill
+// the tail, and blocks in flight together belong to different heads (their dQ reductions do not collide);
+// otherwise KV tile fastest. Either way tile n - 1 of a head is dispatched before tile n, which the deterministic
+// mode's semaphores rely on (tile n waits for n - 1, resident or done).
+struct BlockIndex {
+  int n_block, head_kv, batch;
+};
+__device__ __forceinline__ BlockIndex block_index(const cuir_attention_bwd_params &p) {
+  const int x = blockIdx.x;
+  const int heads = p.num_heads_kv * p.batch;
+  if (CUIR_SM90_BWD_HEAVY_FIRST) return BlockIndex{x / heads, x % p.num_heads_kv, (x % heads) / p.num_heads_kv};
+  const int n_blocks = static_cast<int>(gridDim.x) / heads;
+  return BlockIndex{x % n_blocks, (x / n_blocks) % p.num_heads_kv, x / (n_blocks * p.num_heads_kv)};
+}
+
 template <Element ELEMENT, int HEAD_DIM, bool IS_CAUSAL, bool DETERMINISTIC>
 __global__ void __launch_bounds__(FlashBwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS, 1)
     flash_bwd_sm90_kernel(const __grid_constant__ cuir_attention_bwd_params p, const Workspace ws,
@@ -671,9 +728,12 @@ __global__ void __launch_bounds__(FlashBwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   unsigned char *smem = smem_raw + ((1024u - (smem_u32addr(smem_raw) & 1023u)) & 1023u);
   Barriers<T::STAGES> *bars = reinterpret_cast<Barriers<T::STAGES> *>(smem + T::BAR_OFFSET);
-  const int n_block = blockIdx.x, head_kv = blockIdx.y, batch = blockIdx.z;
+  const BlockIndex block = block_index(p);
+  const int n_block = block.n_block, head_kv = block.head_kv, batch = block.batch;
 
-  const QueryBlocks range = query_blocks<T, IS_CAUSAL>(p, n_block);
+  QueryBlocks range = query_blocks<T, IS_CAUSAL>(p, n_block);
+  if (CUIR_SM90_BWD_ROTATE && !DETERMINISTIC && range.m_max > range.m_unmasked)
+    range.rotation = n_block % (range.m_max - range.m_unmasked);
   // Virtual query block m is query tile q_tiles(m); a runtime block mask replaces this statement by its listed
   // tiles and takes the range from them.
   const cuir_kernels::DenseQTiles q_tiles{};  // block-iteration point
@@ -738,7 +798,7 @@ static cudaError_t launch_main(const cuir_attention_bwd_params &p, const Workspa
   auto kernel = flash_bwd_sm90_kernel<ELEMENT, HEAD_DIM, IS_CAUSAL, DETERMINISTIC>;
   err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::SMEM_BYTES);
   if (err != cudaSuccess) return err;
-  const dim3 grid((p.seqlen_kv + T::BLOCK_N - 1) / T::BLOCK_N, p.num_heads_kv, p.batch);
+  const dim3 grid(static_cast<unsigned>((p.seqlen_kv + T::BLOCK_N - 1) / T::BLOCK_N) * p.num_heads_kv * p.batch);
   kernel<<<grid, T::NUM_THREADS, T::SMEM_BYTES, stream>>>(p, ws, maps);
   return cudaGetLastError();
 }
@@ -814,6 +874,9 @@ extern "C" int cuir_flash_bwd_sm90(const cuir_attention_bwd_params *params, void
   if (const cudaError_t err = cuir_kernels::check_attention_bwd_params(params, &nothing_to_do);
       err != cudaSuccess || nothing_to_do)
     return err;
+  // the main kernel's one-dimensional grid: KV tiles x Hkv x B blocks
+  if ((static_cast<int64_t>(params->seqlen_kv) + 127) / 128 * params->num_heads_kv * params->batch > INT32_MAX)
+    return cudaErrorInvalidValue;
   cudaStream_t cu_stream = static_cast<cudaStream_t>(stream);
   return params->head_dim == 128 ? dispatch_dtype<128>(*params, cu_stream) : dispatch_dtype<64>(*params, cu_stream);
 }

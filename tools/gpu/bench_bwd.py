@@ -7,7 +7,9 @@ TF/s = 2.5 x 4 B H pairs d / time over the visible (query, key) pairs.
 The tensors are the peers' [B, H, N, d] ones; the kernel reads them as strided [B, N, H, d] views. O and LSE come
 from SDPA's flash forward. CuIR's time covers its three kernels (preprocess, main, dQ conversion).
 
-usage: python3 tools/gpu/bench_bwd.py --lib build/kernels/sm90/libcuir_flash_bwd_sm90.so --kernel sm90 [--json f]
+usage: python3 tools/gpu/bench_bwd.py --lib build/kernels/sm90/libcuir_flash_bwd_sm90.so --kernel sm90
+           [--lib other.so ...] [--deterministic] [--json f]
+(several --lib: variants of the kernel timed on the same inputs, labelled by file name; the first is "cuir")
 """
 import argparse
 import json
@@ -31,16 +33,18 @@ def med(fn):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--lib", required=True)
+    ap.add_argument("--lib", required=True, action="append")
     ap.add_argument("--kernel", choices=("sm80", "sm90"), required=True)
     ap.add_argument("--json")
     ap.add_argument("--deterministic", action="store_true", help="also time the deterministic mode")
     args = ap.parse_args()
-    lib = load(pathlib.Path(args.lib).resolve(), args.kernel)
+    libs = {("cuir" if n == 0 else pathlib.Path(path).stem): load(pathlib.Path(path).resolve(), args.kernel)
+            for n, path in enumerate(args.lib)}
     H, d = 32, 128
     scale = 1.0 / math.sqrt(d)
     results = {"device": torch.cuda.get_device_name(), "torch": torch.__version__}
-    print(f"{'N':>5} {'mask':6} {'cuir':>7} {'cuir det':>8} {'cudnn':>7} {'fa2':>7}   TF/s (backward)", flush=True)
+    names = list(libs) + (["cuir det"] if args.deterministic else []) + ["cudnn", "fa2"]
+    print(f"{'N':>5} {'mask':6} " + " ".join(f"{n:>12}" for n in names) + "   TF/s (backward)", flush=True)
     for N in (2048, 8192):
         B = 16384 // N
         q, k, v = (torch.randn(B, H, N, d, device="cuda", dtype=torch.bfloat16, requires_grad=True) for _ in range(3))
@@ -58,14 +62,16 @@ def main():
                                                                             scale=scale)[:2]
             grads = [torch.empty_like(t) for t in (q, k, v)]
             view = lambda t: t.detach().transpose(1, 2)
-            for det in (False, True) if args.deterministic else (False,):
+            runs = [(name, lib, False) for name, lib in libs.items()]
+            runs += [("cuir det", libs["cuir"], True)] if args.deterministic else []
+            for name, lib, det in runs:
                 call = Backward(lib, args.kernel, view(q), view(k), view(v), view(o), view(do), lse.contiguous(),
                                 *(view(g) for g in grads), scale, causal, det)
                 assert call() == 0
-                row["cuir det" if det else "cuir"] = tfs(med(call))
+                row[name] = tfs(med(call))
             results[f"N{N} {'causal' if causal else 'full'}"] = row
-            print(f"{N:>5} {'causal' if causal else 'full':6} {row['cuir']:7.1f} {row.get('cuir det', float('nan')):8.1f} "
-                  f"{row['cudnn']:7.1f} {row['fa2']:7.1f}", flush=True)
+            print(f"{N:>5} {'causal' if causal else 'full':6} " + " ".join(f"{row[n]:12.1f}" for n in names),
+                  flush=True)
         del q, k, v, do
         torch.cuda.empty_cache()
     if args.json:
