@@ -76,8 +76,11 @@ struct FlashBwdTraits {
   static constexpr int STAGES = CUIR_SM90_BWD_STAGES;
   static constexpr int NUM_CONSUMER_THREADS = NUM_CONSUMERS * 128;
   static constexpr int NUM_THREADS = 128 + NUM_CONSUMER_THREADS;
-  static constexpr int PRODUCER_REGS = 32;  // setmaxnreg: 128 x 32 + 256 x 240 <= 65536 (the dQ writer needs 32)
-  static constexpr int CONSUMER_REGS = 240;
+  static constexpr int PRODUCER_REGS = 32;  // setmaxnreg: the dQ writer needs 32; the consumers take what the
+  static constexpr int CONSUMER_REGS = 232;  // producers give up (168 at launch: 128 x 136 >= 256 x 64)
+  static constexpr int REGS_AT_LAUNCH = 65536 / NUM_THREADS / 8 * 8;  // __launch_bounds__(NUM_THREADS, 1)
+  static_assert(128 * (REGS_AT_LAUNCH - PRODUCER_REGS) >= NUM_CONSUMER_THREADS * (CONSUMER_REGS - REGS_AT_LAUNCH),
+                "setmaxnreg.inc blocks until the producers have released the registers it takes");
   static constexpr int SLABS = HEAD_DIM / 64;
   static constexpr int Q_SLAB_BYTES = BLOCK_M * 128;  // Q and dO
   static constexpr int KV_SLAB_BYTES = BLOCK_N * 128;
