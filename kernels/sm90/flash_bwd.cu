@@ -50,12 +50,10 @@
 #ifndef CUIR_SM90_BWD_STAGES
 #define CUIR_SM90_BWD_STAGES 2  // ring stages of Q / dO / LSE / D
 #endif
-#ifndef CUIR_SM90_BWD_HEAVY_FIRST
-#define CUIR_SM90_BWD_HEAVY_FIRST 0  // 1: thread blocks ordered KV tile slowest (see block_index); 0: KV tile fastest
+#ifndef CUIR_SM90_BWD_EARLY_SCORES
+#define CUIR_SM90_BWD_EARLY_SCORES 1  // 1: a step issues the next step's S = K Q^T before handing its dQ off
 #endif
-#ifndef CUIR_SM90_BWD_ROTATE
-#define CUIR_SM90_BWD_ROTATE 1  // 1: each KV tile starts its unmasked query blocks at its own offset (not deterministic mode)
-#endif
+
 
 namespace cuir_sm90 {
 
@@ -275,19 +273,15 @@ __global__ void __launch_bounds__(kRowKernelThreads)
 // ---------------------------------------------------------------------------------------------------
 
 // Virtual query blocks [m_min, m_max) see some key of the tile; [m_min, m_unmasked) need the mask. A head's steps
-// visit the masking blocks in order, then the unmasked ones from m_unmasked + rotation (mod their count) on, so
-// that the KV tiles of a head running together do not all add into the same dQ block at once.
+// visit them in order, the masking ones first. (Starting each KV tile's unmasked blocks at its own offset, so
+// that the tiles of a head do not add into the same dQ block at once, measured 1-2% slower on the H200.)
 struct QueryBlocks {
   int m_min, m_unmasked, m_max;
-  int rotation;
 
   __device__ __forceinline__ int num_steps() const { return m_max - m_min; }
   __device__ __forceinline__ int num_masking_steps() const { return m_unmasked - m_min; }
   // The virtual query block of a head's step k.
-  __device__ __forceinline__ int block_of_step(int k) const {
-    const int unmasked = k - num_masking_steps();
-    return unmasked < 0 ? m_min + k : m_unmasked + (unmasked + rotation) % (m_max - m_unmasked);
-  }
+  __device__ __forceinline__ int block_of_step(int k) const { return m_min + k; }
 };
 
 // Row i sees key j iff j < Nkv and (causal) j <= i + Nkv - Nq. Padded query rows need no mask (their P is 0).
@@ -297,14 +291,14 @@ __device__ __forceinline__ QueryBlocks query_blocks(const cuir_attention_bwd_par
   const int key0 = n_block * T::BLOCK_N;
   const int key_last = min(key0 + T::BLOCK_N, p.seqlen_kv) - 1;
   const bool ragged = key0 + T::BLOCK_N > p.seqlen_kv;
-  if constexpr (!IS_CAUSAL) return QueryBlocks{0, ragged ? m_blocks : 0, m_blocks, 0};
+  if constexpr (!IS_CAUSAL) return QueryBlocks{0, ragged ? m_blocks : 0, m_blocks};
   const int offset = p.seqlen_kv - p.seqlen_q;
   const int first_row = key0 - offset;  // the first row that sees key0
-  if (first_row > p.seqlen_q - 1) return QueryBlocks{0, 0, 0, 0};
+  if (first_row > p.seqlen_q - 1) return QueryBlocks{0, 0, 0};
   const int m_min = max(first_row, 0) / T::BLOCK_M;
   const int all_keys_row = max(key_last - offset, 0);  // rows from here on see every key of the tile
   const int m_unmasked = ragged ? m_blocks : min(max((all_keys_row + T::BLOCK_M - 1) / T::BLOCK_M, m_min), m_blocks);
-  return QueryBlocks{m_min, m_unmasked, m_blocks, 0};
+  return QueryBlocks{m_min, m_unmasked, m_blocks};
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -568,29 +562,37 @@ __device__ __forceinline__ void store_dq(const float (&acc_dq)[T::DQ_REGS], cons
     dst[q * 128] = make_float4(acc_dq[4 * q], acc_dq[4 * q + 1], acc_dq[4 * q + 2], acc_dq[4 * q + 3]);
 }
 
+// Issue S^T = K Q^T of visit i (async; one wgmma-group) once its Q has landed. smem_base: made opaque by the caller,
+// so that the wgmma descriptors of the K and V tiles (the same every step) are recomputed each step rather than
+// hoisted out of the loops into ~50 live registers.
+template <class T>
+__device__ __forceinline__ void issue_scores(const ConsumerContext &ctx, Barriers<T::STAGES> *bars, uint32_t smem_base,
+                                             int i, float (&acc_s)[T::S_REGS]) {
+  const int stage = i % T::STAGES;
+  mbarrier_wait(&bars->q_full[stage], (i / T::STAGES) % 2);
+  gemm_key_query<T>(acc_s, smem_base + T::SK_OFFSET + ctx.consumer * T::WG_KEYS * 128,
+                    smem_base + T::SQ_OFFSET + stage * T::Q_TILE_BYTES);
+}
+
 // One step of a consumer warpgroup: visit i (ring stage i % STAGES), query tile m_tile (of the step's head).
+// S^T of the visit is in flight in acc_s on entry (issue_scores); with EARLY_SCORES the step issues the next
+// visit's (when has_next) before its dQ hand-off, so that the tensor cores do not wait for it.
 template <class T, bool IS_MASKED>
 __device__ __forceinline__ void consumer_step(const ConsumerContext &ctx, Barriers<T::STAGES> *bars, int i,
-                                              int m_tile, float (&acc_dk)[T::DKV_REGS],
-                                              float (&acc_dv)[T::DKV_REGS]) {
+                                              int m_tile, bool has_next, float (&acc_s)[T::S_REGS],
+                                              float (&acc_dk)[T::DKV_REGS], float (&acc_dv)[T::DKV_REGS]) {
   const int stage = i % T::STAGES;
-  const uint32_t phase = (i / T::STAGES) % 2;
-  // Opaque to the compiler, so that the wgmma descriptors of the K and V tiles (the same every step) are
-  // recomputed each step rather than hoisted out of the loops into ~50 live registers.
   uint32_t smem_base = ctx.smem_base;
-  fence_operand(smem_base);
-  const uint32_t kv_rows = ctx.consumer * T::WG_KEYS * 128;  // this warpgroup's first K / V row, slab 0
+  fence_operand(smem_base);  // see issue_scores
   const uint32_t sq = smem_base + T::SQ_OFFSET + stage * T::Q_TILE_BYTES;
   const uint32_t sdo = smem_base + T::SDO_OFFSET + stage * T::Q_TILE_BYTES;
   const float *lse_log2 = reinterpret_cast<const float *>(ctx.smem + T::SLSE_OFFSET + stage * T::ROW_BYTES);
   const float *dpsum = reinterpret_cast<const float *>(ctx.smem + T::SDPSUM_OFFSET + stage * T::ROW_BYTES);
 
-  // ---- S^T = K Q^T and dP^T = V dO^T, in flight together ----
-  float acc_s[T::S_REGS], acc_dp[T::S_REGS];
-  mbarrier_wait(&bars->q_full[stage], phase);
-  gemm_key_query<T>(acc_s, smem_base + T::SK_OFFSET + kv_rows, sq);
-  mbarrier_wait(&bars->do_full[stage], phase);
-  gemm_key_query<T>(acc_dp, smem_base + T::SV_OFFSET + kv_rows, sdo);
+  // ---- dP^T = V dO^T, in flight with S^T ----
+  float acc_dp[T::S_REGS];
+  mbarrier_wait(&bars->do_full[stage], (i / T::STAGES) % 2);
+  gemm_key_query<T>(acc_dp, smem_base + T::SV_OFFSET + ctx.consumer * T::WG_KEYS * 128, sdo);
   wgmma_wait_group<1>();
   fence_operands(acc_s);
 
@@ -630,12 +632,14 @@ __device__ __forceinline__ void consumer_step(const ConsumerContext &ctx, Barrie
   fence_operands(ds_frag);
   fence_operands(acc_dq);
   mbarrier_arrive(&bars->q_empty[stage]);
+  if (CUIR_SM90_BWD_EARLY_SCORES && has_next) issue_scores<T>(ctx, bars, smem_base, i + 1, acc_s);
 
   // ---- dQ to shared memory, for the dQ writer (once it has read the previous step's) ----
   if (i > 0) named_barrier_sync(DQ_EMPTY_BARRIER + ctx.consumer, DQ_BARRIER_THREADS);
   store_dq<T>(acc_dq, ctx);
   fence_proxy_async_shared();  // the generic stores above, before the bulk reduction (async proxy) reads them
   named_barrier_arrive(DQ_FULL_BARRIER + ctx.consumer, DQ_BARRIER_THREADS);
+  if (!CUIR_SM90_BWD_EARLY_SCORES && has_next) issue_scores<T>(ctx, bars, smem_base, i + 1, acc_s);
 }
 
 // One gradient tile of this warp's 16 keys (acc times `scale`, rounded to 16 bits) to global memory: staged through
@@ -696,30 +700,31 @@ __device__ __forceinline__ void consumer(const cuir_attention_bwd_params &p, con
   for (int r = 0; r < T::DKV_REGS; ++r) acc_dk[r] = acc_dv[r] = 0.f;
   mbarrier_wait(&bars->kv_full, 0);
   const int group = p.num_heads_q / p.num_heads_kv;
+  const int steps = group * range.num_steps();
+  float acc_s[T::S_REGS];
+  if (steps > 0) issue_scores<T>(ctx, bars, ctx.smem_base, 0, acc_s);
   int i = 0;
   for (int head_q = head_kv * group; head_q < (head_kv + 1) * group; ++head_q) {
     int k = 0;
     for (; k < range.num_masking_steps(); ++k, ++i)  // masking steps: the ragged tile, the causal diagonal
-      consumer_step<T, true>(ctx, bars, i, q_tiles(range.block_of_step(k)), acc_dk, acc_dv);
+      consumer_step<T, true>(ctx, bars, i, q_tiles(range.block_of_step(k)), i + 1 < steps, acc_s, acc_dk, acc_dv);
     for (; k < range.num_steps(); ++k, ++i)  // unmasked steps
-      consumer_step<T, false>(ctx, bars, i, q_tiles(range.block_of_step(k)), acc_dk, acc_dv);
+      consumer_step<T, false>(ctx, bars, i, q_tiles(range.block_of_step(k)), i + 1 < steps, acc_s, acc_dk, acc_dv);
   }
   write_dkv<T>(p, ctx, head_kv, batch, acc_dk, acc_dv);
 }
 
-// The (KV tile, KV head, batch) of this thread block. Grid: (KV tiles x Hkv x B). HEAVY_FIRST: KV tile slowest,
-// so that under causal (where tile 0 sees every query block) the heavy blocks go first and the light ones fill
-// the tail, and blocks in flight together belong to different heads (their dQ reductions do not collide);
-// otherwise KV tile fastest. Either way tile n - 1 of a head is dispatched before tile n, which the deterministic
+// The (KV tile, KV head, batch) of this thread block. Grid: KV tiles x Hkv x B, KV tile fastest: the blocks in
+// flight together share their head's Q, dO and dQ accumulator in L2 (KV tile slowest, which would put the heavy
+// causal tiles first, measured 10-30% slower for that reason), and under causal tile 0, which sees every query
+// block, goes first within its head. Tile n - 1 of a head is dispatched before tile n, which the deterministic
 // mode's semaphores rely on (tile n waits for n - 1, resident or done).
 struct BlockIndex {
   int n_block, head_kv, batch;
 };
 __device__ __forceinline__ BlockIndex block_index(const cuir_attention_bwd_params &p) {
   const int x = blockIdx.x;
-  const int heads = p.num_heads_kv * p.batch;
-  if (CUIR_SM90_BWD_HEAVY_FIRST) return BlockIndex{x / heads, x % p.num_heads_kv, (x % heads) / p.num_heads_kv};
-  const int n_blocks = static_cast<int>(gridDim.x) / heads;
+  const int n_blocks = static_cast<int>(gridDim.x) / (p.num_heads_kv * p.batch);
   return BlockIndex{x % n_blocks, (x / n_blocks) % p.num_heads_kv, x / (n_blocks * p.num_heads_kv)};
 }
 
@@ -734,9 +739,7 @@ __global__ void __launch_bounds__(FlashBwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS
   const BlockIndex block = block_index(p);
   const int n_block = block.n_block, head_kv = block.head_kv, batch = block.batch;
 
-  QueryBlocks range = query_blocks<T, IS_CAUSAL>(p, n_block);
-  if (CUIR_SM90_BWD_ROTATE && !DETERMINISTIC && range.m_max > range.m_unmasked)
-    range.rotation = n_block % (range.m_max - range.m_unmasked);
+  const QueryBlocks range = query_blocks<T, IS_CAUSAL>(p, n_block);
   // Virtual query block m is query tile q_tiles(m); a runtime block mask replaces this statement by its listed
   // tiles and takes the range from them.
   const cuir_kernels::DenseQTiles q_tiles{};  // block-iteration point
