@@ -13,21 +13,24 @@
 //                 dS^T = P^T * (dP^T - D)
 //                 dV  += P^T dO,  dK += dS^T Q wgmma, P^T and dS^T from registers (the accumulator layout is
 //                                              the A-fragment layout), dO and Q from shared memory
-//                 dQ   = dS K                  wgmma, dS^T stored to shared memory and read transposed, added
-//                                              into the fp32 accumulator with red.global.add (deterministic
-//                                              mode: in KV-tile order, behind a per-query-block semaphore)
+//                 dQ   = dS K                  wgmma, dS^T stored to shared memory and read transposed; the
+//                                              fp32 result staged in shared memory and added into the
+//                                              workspace's accumulator by bulk reductions (cp.reduce.async.bulk)
+//                                              of a writer warp (deterministic mode: in KV-tile order, behind
+//                                              a per-query-block semaphore)
 //   convert     dQ = softmax_scale * accumulator, rounded to the element type.
 //
 // Computing the transposed scores (keys as the wgmma M dimension) puts P^T and dS^T in registers in exactly
 // the A-operand layout of dV += P^T dO and dK += dS^T Q, so only dS goes through shared memory (for dQ).
 //
-// Warp specialization: warpgroup 0 is the producer (one elected thread issues every TMA copy: K and V once,
-// then Q + LSE and dO + D of each step into a ring of STAGES stages, each half completing on its own "full"
-// mbarrier, reused once every consumer thread has arrived on the stage's "empty" mbarrier); warpgroups 1 and 2
-// are consumers, each owning 64 of the block's 128 keys (the M = 64 of wgmma). setmaxnreg moves the producer's
+// Warp specialization: warpgroup 0 is the producer: in warp 0 one elected thread issues every TMA copy (K and V
+// once, then Q + LSE and dO + D of each step into a ring of STAGES stages, each half completing on its own "full"
+// mbarrier, reused once every consumer thread has arrived on the stage's "empty" mbarrier); warp 1 is the dQ
+// writer (named barriers hand it each consumer's dQ tile and hand the buffer back). Warpgroups 1 and 2 are
+// consumers, each owning 64 of the block's 128 keys (the M = 64 of wgmma). setmaxnreg moves the producer's
 // registers to the consumers. dQ: at head dim 128 consumer c computes dQ columns [64c, 64c + 64) over all 128
 // keys (both warpgroups' dS, one named barrier per step); at head dim 64 each computes all columns over its own
-// 64 keys (and both add theirs).
+// 64 keys (and both tiles are added). dK and dV leave through the Q and dO stages, for coalesced stores.
 //
 // Block iteration: a step's query block is virtual; `q_tiles(m)` (cuir/kv_tiles.cuh) maps it to the query tile
 // it loads and masks, the identity here. The masking steps (a ragged last KV tile, or for causal the query
@@ -35,11 +38,16 @@
 //
 // Shared memory (128-byte swizzle everywhere, slabs of 64 columns as TMA writes them, see sm90_primitives.cuh):
 // K, V [HEAD_DIM/64][BLOCK_N][64]; Q, dO [STAGES][HEAD_DIM/64][BLOCK_M][64]; dS^T [2][BLOCK_N][BLOCK_M] (double
-// buffered across steps); LSE, D [STAGES][BLOCK_M] fp32; the mbarriers.
+// buffered across steps); dQ [2 consumers][64 x 64] fp32; LSE, D [STAGES][BLOCK_M] fp32; the mbarriers: 194 KB
+// at head dim 128.
+//
+// ptxas -v: 168 registers at launch (setmaxnreg: producer warpgroup 32, consumers 232), no spills, for every
+// instantiation (the build checks). Correctness (tools/gpu/check_bwd.py), sanitizers (flash_bwd_sm90_smoke) and
+// speed against SDPA cuDNN (tools/gpu/bench_bwd.py) on the H200: see the branch's report.
 #include <cuda.h>
-#include <cuda/atomic>
 #include <cuda_runtime.h>
 #include <stdint.h>
+#include <cuda/atomic>
 
 #include "cuir/attention_bwd_params.h"
 #include "cuir/attention_bwd_params_check.h"
@@ -48,12 +56,8 @@
 #include "sm90_tma_host.h"
 
 #ifndef CUIR_SM90_BWD_STAGES
-#define CUIR_SM90_BWD_STAGES 2  // ring stages of Q / dO / LSE / D
+#define CUIR_SM90_BWD_STAGES 2  // ring stages of Q / dO / LSE / D (3 do not fit at head dim 128)
 #endif
-#ifndef CUIR_SM90_BWD_EARLY_SCORES
-#define CUIR_SM90_BWD_EARLY_SCORES 1  // 1: a step issues the next step's S = K Q^T before handing its dQ off
-#endif
-
 
 namespace cuir_sm90 {
 
@@ -74,7 +78,7 @@ struct FlashBwdTraits {
   static constexpr int STAGES = CUIR_SM90_BWD_STAGES;
   static constexpr int NUM_CONSUMER_THREADS = NUM_CONSUMERS * 128;
   static constexpr int NUM_THREADS = 128 + NUM_CONSUMER_THREADS;
-  static constexpr int PRODUCER_REGS = 32;  // setmaxnreg: the dQ writer needs 32; the consumers take what the
+  static constexpr int PRODUCER_REGS = 32;   // setmaxnreg: the dQ writer needs 32; the consumers take what the
   static constexpr int CONSUMER_REGS = 232;  // producers give up (168 at launch: 128 x 136 >= 256 x 64)
   static constexpr int REGS_AT_LAUNCH = 65536 / NUM_THREADS / 8 * 8;  // __launch_bounds__(NUM_THREADS, 1)
   static_assert(128 * (REGS_AT_LAUNCH - PRODUCER_REGS) >= NUM_CONSUMER_THREADS * (CONSUMER_REGS - REGS_AT_LAUNCH),
@@ -93,7 +97,7 @@ struct FlashBwdTraits {
   static constexpr int DQ_REGS = DQ_COLS / 2;
   static constexpr bool DQ_SPLIT_COLUMNS = HEAD_DIM == 2 * DQ_COLS;  // see the header comment
   static constexpr int DQ_KEYS = DQ_SPLIT_COLUMNS ? BLOCK_N : WG_KEYS;
-  static constexpr int DQ_WG_FLOATS = DQ_REGS * 128;          // a warpgroup's dQ tile (64 x 64 fp32)
+  static constexpr int DQ_WG_FLOATS = DQ_REGS * 128;  // a warpgroup's dQ tile (64 x 64 fp32)
   static constexpr int DQ_WG_BYTES = DQ_WG_FLOATS * 4;
   // Shared memory, as offsets from a 1024-byte aligned base.
   static constexpr int SK_OFFSET = 0;
@@ -114,17 +118,17 @@ struct FlashBwdTraits {
 // The mbarriers, in shared memory after the tiles.
 template <int STAGES>
 struct Barriers {
-  uint64_t kv_full;           // K and V landed
-  uint64_t q_full[STAGES];    // Q and LSE of the stage landed
-  uint64_t do_full[STAGES];   // dO and D of the stage landed
-  uint64_t q_empty[STAGES];   // every consumer thread is done with the stage
+  uint64_t kv_full;          // K and V landed
+  uint64_t q_full[STAGES];   // Q and LSE of the stage landed
+  uint64_t do_full[STAGES];  // dO and D of the stage landed
+  uint64_t q_empty[STAGES];  // every consumer thread is done with the stage
 };
 
 // Named barriers (id 0 is __syncthreads).
-constexpr int DS_BARRIER = 1;        // both consumer warpgroups stored dS (head dim 128)
-constexpr int DS_WG_BARRIER = 2;     // + consumer: its warpgroup stored dS (head dim 64)
-constexpr int DQ_EMPTY_BARRIER = 4;  // + consumer: the dQ writer has read the consumer's dQ tile
-constexpr int DQ_FULL_BARRIER = 6;   // + consumer: the consumer stored its dQ tile
+constexpr int DS_BARRIER = 1;                 // both consumer warpgroups stored dS (head dim 128)
+constexpr int DS_WG_BARRIER = 2;              // + consumer: its warpgroup stored dS (head dim 64)
+constexpr int DQ_EMPTY_BARRIER = 4;           // + consumer: the dQ writer has read the consumer's dQ tile
+constexpr int DQ_FULL_BARRIER = 6;            // + consumer: the consumer stored its dQ tile
 constexpr int DQ_BARRIER_THREADS = 128 + 32;  // a consumer warpgroup and the dQ writer warp
 
 // The workspace, as the kernels see it: rows padded to whole query blocks (rows_pad = roundup(Nq, kBlockM)).
@@ -215,8 +219,8 @@ __global__ void __launch_bounds__(kRowKernelThreads)
   float4 *dq = reinterpret_cast<float4 *>(ws.dq_accum + at * HEAD_DIM + chunk * 8);
   dq[0] = dq[1] = make_float4(0.f, 0.f, 0.f, 0.f);
   if (chunk == 0) {
-    const float lse = row < p.seqlen_q ? p.lse[(static_cast<int64_t>(batch) * p.num_heads_q + head_q) * p.seqlen_q + row]
-                                       : -kInf;
+    const float lse =
+        row < p.seqlen_q ? p.lse[(static_cast<int64_t>(batch) * p.num_heads_q + head_q) * p.seqlen_q + row] : -kInf;
     ws.dpsum[at] = dot;
     ws.lse_log2[at] = lse == -kInf ? kInf : lse * kLog2e;  // exp2(s - inf) = 0: the row contributes nothing
     if (row % kBlockM == 0) ws.semaphore[at / kBlockM] = 0;
@@ -248,7 +252,8 @@ __global__ void __launch_bounds__(kRowKernelThreads)
   uint32_t packed[4];
 #pragma unroll
   for (int k = 0; k < 4; ++k) {  // columns chunk * 8 + 2k, +1: one float2 of the fragment order
-    const float2 a = *reinterpret_cast<const float2 *>(block + dq_fragment_index<HEAD_DIM>(row % kBlockM, chunk * 8 + 2 * k));
+    const float2 a =
+        *reinterpret_cast<const float2 *>(block + dq_fragment_index<HEAD_DIM>(row % kBlockM, chunk * 8 + 2 * k));
     packed[k] = pack_float2<ELEMENT>(a.x * s, a.y * s);
   }
   const uint4 out = make_uint4(packed[0], packed[1], packed[2], packed[3]);
@@ -323,8 +328,8 @@ __device__ __forceinline__ void producer_load_step(const cuir_attention_bwd_para
   mbarrier_arrive_expect_tx(&bars->q_full[stage], T::Q_TILE_BYTES + T::ROW_BYTES);
 #pragma unroll
   for (int slab = 0; slab < T::SLABS; ++slab)
-    tma_load_4d(smem + T::SQ_OFFSET + stage * T::Q_TILE_BYTES + slab * T::Q_SLAB_BYTES, &maps.q, slab * 64, row,
-                head_q, batch, &bars->q_full[stage]);
+    tma_load_4d(smem + T::SQ_OFFSET + stage * T::Q_TILE_BYTES + slab * T::Q_SLAB_BYTES, &maps.q, slab * 64, row, head_q,
+                batch, &bars->q_full[stage]);
   bulk_load(smem + T::SLSE_OFFSET + stage * T::ROW_BYTES, ws.lse_log2 + at, T::ROW_BYTES, &bars->q_full[stage]);
   mbarrier_arrive_expect_tx(&bars->do_full[stage], T::Q_TILE_BYTES + T::ROW_BYTES);
 #pragma unroll
@@ -342,10 +347,10 @@ __device__ __forceinline__ void producer(const cuir_attention_bwd_params &p, con
   mbarrier_arrive_expect_tx(&bars->kv_full, 2 * T::KV_TILE_BYTES);
 #pragma unroll
   for (int slab = 0; slab < T::SLABS; ++slab) {
-    tma_load_4d(smem + T::SK_OFFSET + slab * T::KV_SLAB_BYTES, &maps.k, slab * 64, n_block * T::BLOCK_N, head_kv,
-                batch, &bars->kv_full);
-    tma_load_4d(smem + T::SV_OFFSET + slab * T::KV_SLAB_BYTES, &maps.v, slab * 64, n_block * T::BLOCK_N, head_kv,
-                batch, &bars->kv_full);
+    tma_load_4d(smem + T::SK_OFFSET + slab * T::KV_SLAB_BYTES, &maps.k, slab * 64, n_block * T::BLOCK_N, head_kv, batch,
+                &bars->kv_full);
+    tma_load_4d(smem + T::SV_OFFSET + slab * T::KV_SLAB_BYTES, &maps.v, slab * 64, n_block * T::BLOCK_N, head_kv, batch,
+                &bars->kv_full);
   }
   const int group = p.num_heads_q / p.num_heads_kv;
   int i = 0;
@@ -438,8 +443,7 @@ __device__ __forceinline__ void gemm_key_query(float (&acc)[T::S_REGS], uint32_t
 // or dO tile as an MN-major B operand); k-step kk reads queries 16kk .. 16kk+15 (2048 bytes further in every slab).
 // Not committed: the caller groups dV and dK.
 template <class T>
-__device__ __forceinline__ void gemm_grad_kv(float (&acc)[T::DKV_REGS], uint32_t (&frag)[T::P_REGS],
-                                             uint32_t q_tile) {
+__device__ __forceinline__ void gemm_grad_kv(float (&acc)[T::DKV_REGS], uint32_t (&frag)[T::P_REGS], uint32_t q_tile) {
   fence_operands(acc);
   fence_operands(frag);
 #pragma unroll
@@ -477,7 +481,7 @@ struct ConsumerContext {
   int consumer;        // 0 or 1
   int warp;            // within the warpgroup
   int lane;
-  int key_row0;        // absolute key of this thread's accumulator row g
+  int key_row0;  // absolute key of this thread's accumulator row g
   int n_block;
   int seqlen_kv;
   int last_key_offset;  // row i sees key j < seqlen_kv iff j <= i + last_key_offset
@@ -509,7 +513,8 @@ __device__ __forceinline__ void scores_to_probs(float (&acc_s)[T::S_REGS], const
   for (int j = 0; j < T::BLOCK_M / 8; ++j) {
     const float2 lse = *reinterpret_cast<const float2 *>(lse_log2 + 8 * j + 2 * (lane % 4));
 #pragma unroll
-    for (int e = 0; e < 4; ++e) acc_s[4 * j + e] = fast_exp2(fmaf(acc_s[4 * j + e], scale_log2, -(e % 2 ? lse.y : lse.x)));
+    for (int e = 0; e < 4; ++e)
+      acc_s[4 * j + e] = fast_exp2(fmaf(acc_s[4 * j + e], scale_log2, -(e % 2 ? lse.y : lse.x)));
   }
 }
 
@@ -562,37 +567,29 @@ __device__ __forceinline__ void store_dq(const float (&acc_dq)[T::DQ_REGS], cons
     dst[q * 128] = make_float4(acc_dq[4 * q], acc_dq[4 * q + 1], acc_dq[4 * q + 2], acc_dq[4 * q + 3]);
 }
 
-// Issue S^T = K Q^T of visit i (async; one wgmma-group) once its Q has landed. smem_base: made opaque by the caller,
-// so that the wgmma descriptors of the K and V tiles (the same every step) are recomputed each step rather than
-// hoisted out of the loops into ~50 live registers.
-template <class T>
-__device__ __forceinline__ void issue_scores(const ConsumerContext &ctx, Barriers<T::STAGES> *bars, uint32_t smem_base,
-                                             int i, float (&acc_s)[T::S_REGS]) {
-  const int stage = i % T::STAGES;
-  mbarrier_wait(&bars->q_full[stage], (i / T::STAGES) % 2);
-  gemm_key_query<T>(acc_s, smem_base + T::SK_OFFSET + ctx.consumer * T::WG_KEYS * 128,
-                    smem_base + T::SQ_OFFSET + stage * T::Q_TILE_BYTES);
-}
-
 // One step of a consumer warpgroup: visit i (ring stage i % STAGES), query tile m_tile (of the step's head).
-// S^T of the visit is in flight in acc_s on entry (issue_scores); with EARLY_SCORES the step issues the next
-// visit's (when has_next) before its dQ hand-off, so that the tensor cores do not wait for it.
+// (Issuing the next step's S = K Q^T before this step's dQ hand-off measured 10% slower on the H200.)
 template <class T, bool IS_MASKED>
-__device__ __forceinline__ void consumer_step(const ConsumerContext &ctx, Barriers<T::STAGES> *bars, int i,
-                                              int m_tile, bool has_next, float (&acc_s)[T::S_REGS],
+__device__ __forceinline__ void consumer_step(const ConsumerContext &ctx, Barriers<T::STAGES> *bars, int i, int m_tile,
                                               float (&acc_dk)[T::DKV_REGS], float (&acc_dv)[T::DKV_REGS]) {
   const int stage = i % T::STAGES;
+  const uint32_t phase = (i / T::STAGES) % 2;
+  // Opaque to the compiler, so that the wgmma descriptors of the K and V tiles (the same every step) are
+  // recomputed each step rather than hoisted out of the loops into ~50 live registers.
   uint32_t smem_base = ctx.smem_base;
-  fence_operand(smem_base);  // see issue_scores
+  fence_operand(smem_base);
+  const uint32_t kv_rows = ctx.consumer * T::WG_KEYS * 128;  // this warpgroup's first K / V row, slab 0
   const uint32_t sq = smem_base + T::SQ_OFFSET + stage * T::Q_TILE_BYTES;
   const uint32_t sdo = smem_base + T::SDO_OFFSET + stage * T::Q_TILE_BYTES;
   const float *lse_log2 = reinterpret_cast<const float *>(ctx.smem + T::SLSE_OFFSET + stage * T::ROW_BYTES);
   const float *dpsum = reinterpret_cast<const float *>(ctx.smem + T::SDPSUM_OFFSET + stage * T::ROW_BYTES);
 
-  // ---- dP^T = V dO^T, in flight with S^T ----
-  float acc_dp[T::S_REGS];
-  mbarrier_wait(&bars->do_full[stage], (i / T::STAGES) % 2);
-  gemm_key_query<T>(acc_dp, smem_base + T::SV_OFFSET + ctx.consumer * T::WG_KEYS * 128, sdo);
+  // ---- S^T = K Q^T and dP^T = V dO^T, in flight together ----
+  float acc_s[T::S_REGS], acc_dp[T::S_REGS];
+  mbarrier_wait(&bars->q_full[stage], phase);
+  gemm_key_query<T>(acc_s, smem_base + T::SK_OFFSET + kv_rows, sq);
+  mbarrier_wait(&bars->do_full[stage], phase);
+  gemm_key_query<T>(acc_dp, smem_base + T::SV_OFFSET + kv_rows, sdo);
   wgmma_wait_group<1>();
   fence_operands(acc_s);
 
@@ -632,14 +629,12 @@ __device__ __forceinline__ void consumer_step(const ConsumerContext &ctx, Barrie
   fence_operands(ds_frag);
   fence_operands(acc_dq);
   mbarrier_arrive(&bars->q_empty[stage]);
-  if (CUIR_SM90_BWD_EARLY_SCORES && has_next) issue_scores<T>(ctx, bars, smem_base, i + 1, acc_s);
 
   // ---- dQ to shared memory, for the dQ writer (once it has read the previous step's) ----
   if (i > 0) named_barrier_sync(DQ_EMPTY_BARRIER + ctx.consumer, DQ_BARRIER_THREADS);
   store_dq<T>(acc_dq, ctx);
   fence_proxy_async_shared();  // the generic stores above, before the bulk reduction (async proxy) reads them
   named_barrier_arrive(DQ_FULL_BARRIER + ctx.consumer, DQ_BARRIER_THREADS);
-  if (!CUIR_SM90_BWD_EARLY_SCORES && has_next) issue_scores<T>(ctx, bars, smem_base, i + 1, acc_s);
 }
 
 // One gradient tile of this warp's 16 keys (acc times `scale`, rounded to 16 bits) to global memory: staged through
@@ -693,32 +688,30 @@ __device__ __forceinline__ void write_dkv(const cuir_attention_bwd_params &p, co
 
 // The consumer warpgroups' loop: every query head of the group, every query block that sees the tile.
 template <class T, class QTiles>
-__device__ __forceinline__ void consumer(const cuir_attention_bwd_params &p, const ConsumerContext &ctx, Barriers<T::STAGES> *bars, int head_kv,
-                                         int batch, const QueryBlocks &range, const QTiles &q_tiles) {
+__device__ __forceinline__ void consumer(const cuir_attention_bwd_params &p, const ConsumerContext &ctx,
+                                         Barriers<T::STAGES> *bars, int head_kv, int batch, const QueryBlocks &range,
+                                         const QTiles &q_tiles) {
   float acc_dk[T::DKV_REGS], acc_dv[T::DKV_REGS];
 #pragma unroll
   for (int r = 0; r < T::DKV_REGS; ++r) acc_dk[r] = acc_dv[r] = 0.f;
   mbarrier_wait(&bars->kv_full, 0);
   const int group = p.num_heads_q / p.num_heads_kv;
-  const int steps = group * range.num_steps();
-  float acc_s[T::S_REGS];
-  if (steps > 0) issue_scores<T>(ctx, bars, ctx.smem_base, 0, acc_s);
   int i = 0;
   for (int head_q = head_kv * group; head_q < (head_kv + 1) * group; ++head_q) {
     int k = 0;
     for (; k < range.num_masking_steps(); ++k, ++i)  // masking steps: the ragged tile, the causal diagonal
-      consumer_step<T, true>(ctx, bars, i, q_tiles(range.block_of_step(k)), i + 1 < steps, acc_s, acc_dk, acc_dv);
+      consumer_step<T, true>(ctx, bars, i, q_tiles(range.block_of_step(k)), acc_dk, acc_dv);
     for (; k < range.num_steps(); ++k, ++i)  // unmasked steps
-      consumer_step<T, false>(ctx, bars, i, q_tiles(range.block_of_step(k)), i + 1 < steps, acc_s, acc_dk, acc_dv);
+      consumer_step<T, false>(ctx, bars, i, q_tiles(range.block_of_step(k)), acc_dk, acc_dv);
   }
   write_dkv<T>(p, ctx, head_kv, batch, acc_dk, acc_dv);
 }
 
 // The (KV tile, KV head, batch) of this thread block. Grid: KV tiles x Hkv x B, KV tile fastest: the blocks in
 // flight together share their head's Q, dO and dQ accumulator in L2 (KV tile slowest, which would put the heavy
-// causal tiles first, measured 10-30% slower for that reason), and under causal tile 0, which sees every query
-// block, goes first within its head. Tile n - 1 of a head is dispatched before tile n, which the deterministic
-// mode's semaphores rely on (tile n waits for n - 1, resident or done).
+// causal tiles first, measured 10-30% slower on the H200, presumably for that reason), and under causal tile 0, which
+// sees every query block, goes first within its head. Tile n - 1 of a head is dispatched before tile n, which the
+// deterministic mode's semaphores rely on (tile n waits for n - 1, resident or done).
 struct BlockIndex {
   int n_block, head_kv, batch;
 };
@@ -867,8 +860,7 @@ static cudaError_t dispatch_dtype(const cuir_attention_bwd_params &p, cudaStream
 extern "C" int cuir_attention_bwd_params_sizeof(void) { return static_cast<int>(sizeof(cuir_attention_bwd_params)); }
 
 extern "C" size_t cuir_flash_bwd_sm90_workspace_size(const cuir_attention_bwd_params *params) {
-  if (params == nullptr || params->batch < 0 || params->num_heads_q < 0 || params->seqlen_q < 0 ||
-      params->head_dim < 0)
+  if (params == nullptr || params->batch < 0 || params->num_heads_q < 0 || params->seqlen_q < 0 || params->head_dim < 0)
     return 0;
   return cuir_sm90::bwd::carve_workspace(*params, nullptr, nullptr);
 }

@@ -31,13 +31,13 @@ using launch_fn = int (*)(const cuir_attention_bwd_params *, void *);
 using workspace_fn = size_t (*)(const cuir_attention_bwd_params *);
 using sizeof_fn = int (*)(void);
 
-#define CHECK_CUDA(call)                                                                           \
-  do {                                                                                             \
-    cudaError_t e_ = (call);                                                                       \
-    if (e_ != cudaSuccess) {                                                                       \
+#define CHECK_CUDA(call)                                                                          \
+  do {                                                                                            \
+    cudaError_t e_ = (call);                                                                      \
+    if (e_ != cudaSuccess) {                                                                      \
       std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                                \
-    }                                                                                              \
+      std::exit(1);                                                                               \
+    }                                                                                             \
   } while (0)
 
 // Small normal values as 16-bit patterns: bf16 by truncation, fp16 through the exponent (no subnormals).
@@ -94,7 +94,8 @@ static int run_case(const Case &c, launch_fn launch, workspace_fn workspace_size
   p.q_batch_stride = p.o_batch_stride = p.do_batch_stride = p.dq_batch_stride = static_cast<int64_t>(c.Nq) * c.Hq * c.d;
   p.k_row_stride = p.v_row_stride = p.dk_row_stride = p.dv_row_stride = static_cast<int64_t>(c.Hkv) * c.d;
   p.k_head_stride = p.v_head_stride = p.dk_head_stride = p.dv_head_stride = c.d;
-  p.k_batch_stride = p.v_batch_stride = p.dk_batch_stride = p.dv_batch_stride = static_cast<int64_t>(c.Nkv) * c.Hkv * c.d;
+  p.k_batch_stride = p.v_batch_stride = p.dk_batch_stride = p.dv_batch_stride =
+      static_cast<int64_t>(c.Nkv) * c.Hkv * c.d;
   p.batch = c.B, p.num_heads_q = c.Hq, p.num_heads_kv = c.Hkv, p.seqlen_q = c.Nq, p.seqlen_kv = c.Nkv;
   p.head_dim = c.d, p.dtype = c.dtype, p.softmax_scale = 1.f / std::sqrt(static_cast<float>(c.d));
   p.is_causal = c.causal, p.deterministic = c.deterministic;

@@ -41,12 +41,11 @@ inline cudaError_t check_attention_bwd_params(const cuir_attention_bwd_params *p
   for (const void *t : tensors)
     if (!aligned(t, 16)) return cudaErrorInvalidValue;
   if (!aligned(p.lse, 4) || !aligned(p.workspace, 256)) return cudaErrorInvalidValue;
-  const int64_t strides[] = {p.q_batch_stride,  p.q_row_stride,  p.q_head_stride,  p.k_batch_stride,
-                             p.k_row_stride,    p.k_head_stride, p.v_batch_stride, p.v_row_stride,
-                             p.v_head_stride,   p.o_batch_stride, p.o_row_stride,  p.o_head_stride,
-                             p.do_batch_stride, p.do_row_stride, p.do_head_stride, p.dq_batch_stride,
-                             p.dq_row_stride,   p.dq_head_stride, p.dk_batch_stride, p.dk_row_stride,
-                             p.dk_head_stride,  p.dv_batch_stride, p.dv_row_stride, p.dv_head_stride};
+  const int64_t strides[] = {
+      p.q_batch_stride,  p.q_row_stride,  p.q_head_stride,  p.k_batch_stride,  p.k_row_stride,  p.k_head_stride,
+      p.v_batch_stride,  p.v_row_stride,  p.v_head_stride,  p.o_batch_stride,  p.o_row_stride,  p.o_head_stride,
+      p.do_batch_stride, p.do_row_stride, p.do_head_stride, p.dq_batch_stride, p.dq_row_stride, p.dq_head_stride,
+      p.dk_batch_stride, p.dk_row_stride, p.dk_head_stride, p.dv_batch_stride, p.dv_row_stride, p.dv_head_stride};
   for (int64_t s : strides)
     if (s % 8 != 0) return cudaErrorInvalidValue;  // 16-byte rows, heads and batches
   return cudaSuccess;
