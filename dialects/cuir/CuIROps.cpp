@@ -1334,8 +1334,13 @@ LogicalResult KernelOp::verifySymbolUses(SymbolTableCollection &symbols) {
       {ShapedType::kDynamic}, IntegerType::get(getContext(), 32),
       MemRefLayoutAttrInterface{},
       MemorySpaceAttr::get(getContext(), MemorySpace::Global));
-  for (StringRef role : kBlockMaskListRoles) {
+  SmallVector<StringRef, 5> roles(std::begin(kBlockMaskListRoles),
+                                  std::end(kBlockMaskListRoles));
+  roles.push_back(kBlockMaskOrderRole);
+  for (StringRef role : roles) {
     BlockArgument arg = findArgByRole(*this, role);
+    if (!arg && role == kBlockMaskOrderRole)
+      continue; // optional: the kernel keeps the grid's order
     if (!arg)
       return emitOpError() << "walks the block mask " << ref
                            << " but has no argument {cuir.arg = \"" << role

@@ -127,7 +127,10 @@ struct BlockIndex {
 // variants, which launch as full attention. (On the H200, against running a head's query blocks side by side:
 // variants +1.6% at N = 2k, full attention -1.8% at 8k; docs/benchmarks/sm80.md.) The indices are read with mov
 // from the special registers each time, so that no register holds them.
-__device__ __forceinline__ BlockIndex block_index() {
+__device__ __forceinline__ BlockIndex block_index(const cuir_attention_params &params) {
+  // A runtime block mask replaces this statement by its heavy-first order (cuir/kv_tiles.cuh).
+  const cuir_kernels::ExpertQueryOrder query_order{};  // query-order point
+  if (BlockIndex listed; query_order.block(listed, params.num_heads_q, static_cast<int>(gridDim.y))) return listed;
   uint32_t x, y, ny, z;
   asm volatile("mov.u32 %0, %%ctaid.x;\n" : "=r"(x));
   asm volatile("mov.u32 %0, %%ctaid.y;\n" : "=r"(y));
@@ -357,7 +360,7 @@ __device__ __forceinline__ void fwd_step(const cuir_attention_params &params, ui
   const int kv_tile = kv_tiles(n_block);
   score_hook(acc_s, kv_tile);
   if constexpr (IS_MASKED)
-    apply_mask<T>(acc_s, block_index().m_block * T::BLOCK_M + warp_row_in_block, kv_tile, lane, seqlen_kv,
+    apply_mask<T>(acc_s, block_index(params).m_block * T::BLOCK_M + warp_row_in_block, kv_tile, lane, seqlen_kv,
                   last_key_offset);
 
   // ------- online softmax: update row_max / row_sum, rescale acc_o, acc_s <- probabilities -------
@@ -394,7 +397,7 @@ __global__ void __launch_bounds__(FlashFwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS
   const uint32_t smem_base = (smem_u32addr(smem_raw) + 1023u) & ~1023u;
 
   const int tid = thread_index();
-  const BlockIndex block = block_index();
+  const BlockIndex block = block_index(params);
   const int seqlen_q = params.seqlen_q;
   const int seqlen_kv = params.seqlen_kv;
   const int causal_offset = seqlen_kv - seqlen_q;  // causal: row i sees key j iff j <= i + causal_offset
@@ -405,11 +408,11 @@ __global__ void __launch_bounds__(FlashFwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS
   // Row 0 of this block's K or V sequence, formed where it is used (with the batch index read afresh, see
   // thread_index), so that no 64-bit pointer is held across the KV loop.
   auto k_head = [&]() {
-    return static_cast<const uint16_t *>(params.k) + block_index().batch * params.k_batch_stride +
+    return static_cast<const uint16_t *>(params.k) + block_index(params).batch * params.k_batch_stride +
            head_kv * params.k_head_stride;
   };
   auto v_head = [&]() {
-    return static_cast<const uint16_t *>(params.v) + block_index().batch * params.v_batch_stride +
+    return static_cast<const uint16_t *>(params.v) + block_index(params).batch * params.v_batch_stride +
            head_kv * params.v_head_stride;
   };
 
@@ -511,7 +514,7 @@ __global__ void __launch_bounds__(FlashFwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS
   // =============================== epilogue ===============================
   // Finish the row sums across the quad, normalise, write LSE, and stage O (16-bit) through this warp's
   // own rows of the Q tile (only this warp ever read them) for 16-byte coalesced stores.
-  const BlockIndex block_e = block_index();
+  const BlockIndex block_e = block_index(params);
   const int lane = thread_index() % 32;
   const int warp_row_in_block = (thread_index() / 32) * T::ROWS_PER_WARP;
   const int m_start_e = block_e.m_block * BLOCK_M;

@@ -17,6 +17,7 @@ using cuir_kernels::fast_exp2;
 using cuir_kernels::fast_log2;
 using cuir_kernels::pack_float2;
 using cuir_kernels::smem_u32addr;
+using cuir_kernels::unpack_float2;
 
 // ---- cp.async (global -> shared, 16 bytes, bypassing L1) ----
 // When in_bounds is false no byte is read from global memory (src-size operand 0: ptxas turns it into the
@@ -68,6 +69,28 @@ __device__ __forceinline__ void mma_m16n8k16(float (&acc)[4], const uint32_t (&a
         : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
   }
+}
+
+// ---- global fp32 reductions and the deterministic mode's counter ----
+// addr[i] += v.i (i = x, y, z, w), without a result (RED); one vector reduction on sm_90, four scalar ones before.
+// addr is 16-byte aligned.
+__device__ __forceinline__ void red_add_f32x4(float *addr, float4 v) {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(addr), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w)
+               : "memory");
+#else
+  asm volatile("red.global.add.f32 [%0], %1;\n" ::"l"(addr), "f"(v.x) : "memory");
+  asm volatile("red.global.add.f32 [%0], %1;\n" ::"l"(addr + 1), "f"(v.y) : "memory");
+  asm volatile("red.global.add.f32 [%0], %1;\n" ::"l"(addr + 2), "f"(v.z) : "memory");
+  asm volatile("red.global.add.f32 [%0], %1;\n" ::"l"(addr + 3), "f"(v.w) : "memory");
+#endif
+}
+
+// A load with acquire semantics at GPU scope (the reads after it see what the releasing writer wrote before).
+__device__ __forceinline__ int ld_acquire_gpu(const int *addr) {
+  int value;
+  asm volatile("ld.acquire.gpu.global.s32 %0, [%1];\n" : "=r"(value) : "l"(addr) : "memory");
+  return value;
 }
 
 }  // namespace cuir_sm80

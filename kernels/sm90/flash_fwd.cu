@@ -127,6 +127,9 @@ struct BlockIndex {
 // query block sees the most keys) the heavy blocks go first and the light ones fill the tail; variants launch as
 // full attention and keep that order.
 __device__ __forceinline__ BlockIndex block_index(const cuir_attention_params &params) {
+  // A runtime block mask replaces this statement by its heavy-first order (cuir/kv_tiles.cuh).
+  const cuir_kernels::ExpertQueryOrder query_order{};  // query-order point
+  if (BlockIndex listed; query_order.block(listed, params.num_heads_q, static_cast<int>(gridDim.x))) return listed;
   const int group = params.num_heads_q / params.num_heads_kv;  // query heads per KV head
   const int num_m_blocks = static_cast<int>(gridDim.x);
   const int linear = static_cast<int>(blockIdx.y) * num_m_blocks + static_cast<int>(blockIdx.x);

@@ -14,6 +14,8 @@
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/CheckedArithmetic.h"
 
+#include <numeric>
+
 using namespace mlir;
 using namespace mlir::cuir;
 using namespace mlir::cuir::interp;
@@ -28,6 +30,7 @@ std::vector<int32_t> *BlockMaskLists::getList(StringRef name) {
       .Case("q_indices", &qIndices)
       .Case("full_q_num_blocks", &fullQNumBlocks)
       .Case("full_q_indices", &fullQIndices)
+      .Case("q_order", &qOrder)
       .Default(nullptr);
 }
 
@@ -110,6 +113,20 @@ void writeRow(int64_t row, int64_t count, F classOf, TileClass cls,
   num[row] = n;
 }
 
+/// Row `bh` of q_order: the query tiles by descending count of listed KV
+/// tiles, ties by descending tile (the kernels' dense order).
+void writeOrder(int64_t bh, BlockMaskLists &lists) {
+  int64_t QB = lists.qBlocks;
+  auto begin = lists.qOrder.begin() + bh * QB;
+  std::iota(begin, begin + QB, 0);
+  auto tiles = [&](int32_t m) {
+    return lists.kvNumBlocks[bh * QB + m] + lists.fullKvNumBlocks[bh * QB + m];
+  };
+  std::stable_sort(begin, begin + QB, [&](int32_t a, int32_t b) {
+    return std::make_pair(tiles(a), a) > std::make_pair(tiles(b), b);
+  });
+}
+
 } // namespace
 
 std::optional<int64_t> interp::blockMaskBytes(BlockMaskOp mask,
@@ -126,8 +143,12 @@ std::optional<int64_t> interp::blockMaskBytes(BlockMaskOp mask,
       mul({int64_t(mask.getBlockM()), p.Nkv, ops, 8});
   if (!tiles || !rows || !region)
     return std::nullopt;
-  // Lists: 4 bytes each and 8 in the kernel's buffer; classes: 1 byte.
-  std::optional<int64_t> lists = mul({2 * *tiles + *rows, 2, 12});
+  // Lists (with q_order, a row per query tile): 4 bytes each and 8 in the
+  // kernel's buffer; classes: 1 byte.
+  std::optional<int64_t> order = mul({s.batches, s.heads, s.qBlocks});
+  if (!order)
+    return std::nullopt;
+  std::optional<int64_t> lists = mul({2 * *tiles + *rows + *order, 2, 12});
   if (!lists)
     return std::nullopt;
   std::optional<int64_t> sum = llvm::checkedAdd(*lists, *tiles);
@@ -156,7 +177,7 @@ FailureOr<BlockMaskLists> interp::classifyBlockMask(BlockMaskOp mask,
         return failure();
 
   auto resize = [](std::vector<int32_t> &v, int64_t n) { v.assign(n, 0); };
-  for (auto *v : {&lists.kvNumBlocks, &lists.fullKvNumBlocks})
+  for (auto *v : {&lists.kvNumBlocks, &lists.fullKvNumBlocks, &lists.qOrder})
     resize(*v, BH * QB);
   for (auto *v : {&lists.qNumBlocks, &lists.fullQNumBlocks})
     resize(*v, BH * KB);
@@ -179,6 +200,7 @@ FailureOr<BlockMaskLists> interp::classifyBlockMask(BlockMaskOp mask,
       writeRow(bh * KB + n, QB, qClass, TileClass::Full, lists.fullQNumBlocks,
                lists.fullQIndices);
     }
+    writeOrder(bh, lists);
   }
   for (TileClass c : classes)
     ++(c == TileClass::Empty     ? lists.emptyTiles

@@ -937,7 +937,7 @@ LogicalResult KernelRun::bindBlockList(unsigned i, BlockMaskLists &lists) {
     return emitError(loc) << "kernel parameter '" << role
                           << "' is no block list: expected block_mask: and "
                              "kv_num_blocks, kv_indices, full_kv_num_blocks, "
-                             "full_kv_indices or their q_ transposes";
+                             "full_kv_indices, their q_ transposes or q_order";
   int64_t n = list->size();
   auto memref = dyn_cast<MemRefType>(kernel.getArgument(i).getType());
   if (!memref || memref.getRank() != 1 ||
@@ -1088,10 +1088,10 @@ LogicalResult
 KernelRun::writeBlockLists(function_ref<std::string(StringRef)> file) {
   BlockMaskLists &l = *blockMask;
   int64_t B = l.batches, H = l.heads, QB = l.qBlocks, KB = l.kvBlocks;
-  for (StringRef name :
-       {"kv_num_blocks", "full_kv_num_blocks", "kv_indices", "full_kv_indices",
-        "q_num_blocks", "full_q_num_blocks", "q_indices", "full_q_indices"}) {
-    bool kv = name.contains("kv_");
+  for (StringRef name : {"kv_num_blocks", "full_kv_num_blocks", "kv_indices",
+                         "full_kv_indices", "q_num_blocks", "full_q_num_blocks",
+                         "q_indices", "full_q_indices", "q_order"}) {
+    bool kv = name.contains("kv_") || name == "q_order";
     SmallVector<int64_t, 4> shape = {B, H, kv ? QB : KB};
     if (name.ends_with("indices"))
       shape.push_back(kv ? KB : QB);

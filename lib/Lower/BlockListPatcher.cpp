@@ -6,7 +6,10 @@
 // coordinate through their block-iteration point (cuir/kv_tiles.cuh):
 //   const cuir_kernels::DenseKvTiles kv_tiles{};
 // so the patch is that one statement: a ListedKvTiles over this query
-// block's lists, and the bounds assigned from it.
+// block's lists, and the bounds assigned from it. A kernel that takes its
+// query blocks in the mask's q_order has its query-order point
+//   const cuir_kernels::ExpertQueryOrder query_order{};
+// replaced by a ListedQueryOrder over that list.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,6 +28,8 @@ using namespace mlir::cuir;
 namespace {
 
 constexpr StringLiteral kIterationPoint = "cuir_kernels::DenseKvTiles kv_tiles";
+constexpr StringLiteral kQueryOrderPoint =
+    "cuir_kernels::ExpertQueryOrder query_order";
 
 class BlockListPatcher : public Patcher {
 public:
@@ -36,8 +41,9 @@ private:
   LogicalResult readSource(PatchContext &ctx);
   LogicalResult checkTilesRouted(ArrayRef<Difference> differences,
                                  PatchContext &ctx);
-  FailureOr<unsigned> findIterationPoint(PatchContext &ctx);
+  FailureOr<unsigned> findPoint(PatchContext &ctx, StringRef point);
   LogicalResult writeLists(PatchContext &ctx, unsigned line);
+  LogicalResult writeQueryOrder(PatchContext &ctx);
   LogicalResult checkCovered(ArrayRef<Difference> differences);
 
   BlockMaskOp mask;
@@ -129,23 +135,24 @@ BlockListPatcher::checkTilesRouted(ArrayRef<Difference> differences,
   return success();
 }
 
-/// The line of the kernel's one `const cuir_kernels::DenseKvTiles kv_tiles`.
-FailureOr<unsigned> BlockListPatcher::findIterationPoint(PatchContext &ctx) {
+/// The line of the kernel's one declaration `point` (its block-iteration or
+/// query-order point).
+FailureOr<unsigned> BlockListPatcher::findPoint(PatchContext &ctx,
+                                                StringRef point) {
   unsigned found = 0;
   for (unsigned l = 1; l <= ctx.src.numLines(); ++l) {
-    if (!ctx.src.line(l).contains(kIterationPoint))
+    if (!ctx.src.line(l).contains(point))
       continue;
     if (found)
       return ctx.diff->source.emitError()
-             << "has two block-iteration points ('" << kIterationPoint
-             << "', lines " << found << " and " << l << ")";
+             << "has two declarations '" << point << "' (lines " << found
+             << " and " << l << ")";
     found = l;
   }
   if (!found)
     return ctx.diff->source.emitError()
-           << "has no block-iteration point: the block list replaces the "
-              "kernel's '"
-           << kIterationPoint << "{};' (cuir/kv_tiles.cuh)";
+           << "has no '" << point
+           << "{};', which the block list replaces (cuir/kv_tiles.cuh)";
   return found;
 }
 
@@ -180,6 +187,29 @@ LogicalResult BlockListPatcher::writeLists(PatchContext &ctx, unsigned line) {
                   ctx.diff->target.getLoc());
 }
 
+/// The heavy-first order of a kernel that reads the mask's q_order.
+LogicalResult BlockListPatcher::writeQueryOrder(PatchContext &ctx) {
+  KernelOp target = ctx.diff->target;
+  if (llvm::none_of(target.getArguments(), [&](BlockArgument a) {
+        return argRole(target, a.getArgNumber()) == kBlockMaskOrderRole;
+      }))
+    return success();
+  FailureOr<unsigned> line = findPoint(ctx, kQueryOrderPoint);
+  if (failed(line))
+    return failure();
+  std::string in = ctx.src.indent(*line).str();
+  auto flag = [](bool b) { return std::string(b ? "true" : "false"); };
+  std::string code =
+      in +
+      "// ---- cuir: the runtime block mask's order: the query blocks "
+      "with the most tiles first ----\n" +
+      in + "const cuir_kernels::ListedQueryOrder query_order{params." +
+      blockMaskFieldName(kBlockMaskOrderRole) + ", " +
+      flag(mask.dependsOnBatch()) + ", " + flag(mask.dependsOnHeads()) + "};";
+  return ctx.edit({SourceEdit::ReplaceLines, *line, *line, code, "", ""},
+                  ctx.diff->target.getLoc());
+}
+
 /// The rewrite's differences are its reads of the lists, the kernel's
 /// bounds and coordinates reading them, and the dense bounds no longer
 /// computed: all expressed by the one statement.
@@ -204,10 +234,10 @@ LogicalResult BlockListPatcher::patch(ArrayRef<Difference> differences,
   if (failed(readSource(ctx)) || failed(checkTilesRouted(differences, ctx)) ||
       failed(checkCovered(differences)))
     return failure();
-  FailureOr<unsigned> line = findIterationPoint(ctx);
-  if (failed(line))
+  FailureOr<unsigned> line = findPoint(ctx, kIterationPoint);
+  if (failed(line) || failed(writeLists(ctx, *line)))
     return failure();
-  return writeLists(ctx, *line);
+  return writeQueryOrder(ctx);
 }
 
 } // namespace

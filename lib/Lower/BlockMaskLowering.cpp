@@ -253,11 +253,12 @@ LogicalResult addListFields(KernelOp kernel, PatchContext &ctx) {
     StringRef role = argRole(kernel, arg.getArgNumber());
     if (!role.starts_with(kBlockMaskRolePrefix))
       continue;
-    if (!llvm::is_contained(kBlockMaskListRoles, role))
+    if (!llvm::is_contained(kBlockMaskListRoles, role) &&
+        role != kBlockMaskOrderRole)
       return emitError(arg.getLoc())
              << "is a block-mask argument '" << role
              << "', which is none of the lists of a block mask (kv_num_blocks, "
-                "kv_indices, full_kv_num_blocks, full_kv_indices)";
+                "kv_indices, full_kv_num_blocks, full_kv_indices, q_order)";
     ParamField f;
     f.name = blockMaskFieldName(role);
     f.ctype = "const int32_t *";

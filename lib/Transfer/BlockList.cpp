@@ -8,7 +8,8 @@
 // list lengths, virtual blocks [nf, nf + np) being the partial tiles and
 // [0, nf) the full ones, and every virtual block that becomes a key
 // coordinate (n * BLOCK_N) reads its tile from the lists. Ring stages and
-// visit counts stay virtual.
+// visit counts stay virtual. The query blocks run heavy-first: the grid's
+// query block coordinate becomes a rank in the mask's q_order list.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,12 +27,6 @@ using namespace mlir::cuir;
 
 namespace {
 
-/// The kernel arguments of the lists (cuir/block_mask.h): partial tiles
-/// per query block and their indices, full tiles and theirs.
-constexpr StringLiteral kListNames[] = {
-    "block_mask:kv_num_blocks", "block_mask:kv_indices",
-    "block_mask:full_kv_num_blocks", "block_mask:full_kv_indices"};
-
 class BlockLister {
 public:
   BlockLister(KernelOp kernel, AttentionStructure &as,
@@ -43,6 +38,8 @@ public:
 
 private:
   LogicalResult addListArguments();
+  Value rowBase(Location loc, BlockMaskOp mask, Value qBlocks);
+  LogicalResult orderQueryBlocks(BlockMaskOp mask);
   Value listRow(Location loc, BlockMaskOp mask);
   void readListLengths(Location loc, BlockMaskOp mask);
   void replaceBounds(const ListedBounds &bounds);
@@ -57,8 +54,8 @@ private:
   KernelOp kernel;
   AttentionStructure &as;
   RecordingRewriter &rewriter;
-  /// partial count, partial indices, full count, full indices.
-  Value lists[4];
+  /// partial count, partial indices, full count, full indices, q_order.
+  Value lists[std::size(kBlockMaskListRoles) + 1];
   /// The lists' row offset of this query block, the list lengths.
   Value rowOffset, numPartial, numFull, total;
   llvm::SmallPtrSet<Operation *, 16> newOps;
@@ -66,7 +63,7 @@ private:
 
 } // namespace
 
-/// The four list arguments, recorded as new kernel parameters (their params
+/// The list arguments, recorded as new kernel parameters (their params
 /// fields are the parameter patcher's).
 LogicalResult BlockLister::addListArguments() {
   MLIRContext *ctx = kernel.getContext();
@@ -74,7 +71,10 @@ LogicalResult BlockLister::addListArguments() {
                               IntegerType::get(ctx, 32),
                               MemRefLayoutAttrInterface(),
                               MemorySpaceAttr::get(ctx, MemorySpace::Global));
-  for (auto [i, name] : llvm::enumerate(kListNames)) {
+  SmallVector<StringRef, 5> roles(std::begin(kBlockMaskListRoles),
+                                  std::end(kBlockMaskListRoles));
+  roles.push_back(kBlockMaskOrderRole);
+  for (auto [i, name] : llvm::enumerate(roles)) {
     if (as.params.count(name))
       return kernel.emitError() << "already iterates a block mask ('" << name
                                 << "'): split a kernel once";
@@ -92,25 +92,76 @@ LogicalResult BlockLister::addListArguments() {
   return success();
 }
 
-/// The lists' row of this thread block's query block:
-/// (b' * H' + h') * ceil(Nq / BLOCK_M) + m, where b' and h' are 0 (and H'
-/// 1) when the mask reads no batch or no head.
-Value BlockLister::listRow(Location loc, BlockMaskOp mask) {
+/// The first row of this thread block's (b', h') in lists of `qBlocks`
+/// rows per (b', h'): (b' * H' + h') * qBlocks, where b' and h' are 0 (and
+/// H' 1) when the mask reads no batch or no head.
+Value BlockLister::rowBase(Location loc, BlockMaskOp mask, Value qBlocks) {
   const ScoreSite &s = as.sites.front();
   Value zero = index(loc, 0), one = index(loc, 1);
+  Value b = mask.dependsOnBatch() ? s.batch : zero;
+  Value h = mask.dependsOnHeads() ? s.head : zero;
+  Value heads = mask.dependsOnHeads() ? Value(as.params.lookup("Hq")) : one;
+  Value bh = arith::AddIOp::create(
+      rewriter, loc, arith::MulIOp::create(rewriter, loc, b, heads), h);
+  return arith::MulIOp::create(rewriter, loc, bh, qBlocks);
+}
+
+/// The grid's query block coordinate m (cuir.block_id, with the tile base
+/// m * BLOCK_M) becomes a rank: the block computes query block
+/// q_order[row(b', h') + m], so that the blocks seeing the most tiles run
+/// first. Any order computes the same output.
+LogicalResult BlockLister::orderQueryBlocks(BlockMaskOp mask) {
+  const ScoreSite &s = as.sites.front();
+  auto base = s.qBlockBase.getDefiningOp<arith::MulIOp>();
+  BlockIdOp rank;
+  for (Value v : base ? base->getOperands() : ValueRange())
+    if (auto id = v.getDefiningOp<BlockIdOp>())
+      rank = id;
+  if (!rank)
+    return kernel.emitError()
+           << "computes its query tile's first row other than as a "
+              "cuir.block_id times BLOCK_M: its query blocks cannot be "
+              "ordered heavy-first";
+  // After the block's coordinates, which the row reads.
+  Operation *after = rank;
+  for (Value v : {s.batch, s.head})
+    if (Operation *def = v.getDefiningOp();
+        def && def->getBlock() == after->getBlock() &&
+        after->isBeforeInBlock(def))
+      after = def;
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPointAfter(after);
+  Location loc = rank.getLoc();
+  Value bm = findBlockMConstant(s);
+  if (!bm)
+    bm = index(loc, s.blockM);
+  Value qBlocks =
+      arith::CeilDivUIOp::create(rewriter, loc, as.params.lookup("Nq"), bm);
+  Value at =
+      arith::AddIOp::create(rewriter, loc, rowBase(loc, mask, qBlocks), rank);
+  Value m = memref::LoadOp::create(rewriter, loc, lists[4], ValueRange{at});
+  Value ordered =
+      arith::IndexCastOp::create(rewriter, loc, rewriter.getIndexType(), m);
+  for (Operation *op = after->getNextNode(); op; op = op->getNextNode()) {
+    newOps.insert(op);
+    if (op == ordered.getDefiningOp())
+      break;
+  }
+  rewriter.replaceUsesWithIf(
+      rank, ordered, [&](OpOperand &use) { return !isNew(use.getOwner()); });
+  return success();
+}
+
+/// The lists' row of this thread block's query block: rowBase + m.
+Value BlockLister::listRow(Location loc, BlockMaskOp mask) {
+  const ScoreSite &s = as.sites.front();
   Value bm = findBlockMConstant(s);
   if (!bm)
     bm = index(loc, s.blockM);
   Value qBlocks =
       arith::CeilDivUIOp::create(rewriter, loc, as.params.lookup("Nq"), bm);
   Value m = arith::DivUIOp::create(rewriter, loc, s.qBlockBase, bm);
-  Value b = mask.dependsOnBatch() ? s.batch : zero;
-  Value h = mask.dependsOnHeads() ? s.head : zero;
-  Value heads = mask.dependsOnHeads() ? Value(as.params.lookup("Hq")) : one;
-  Value bh = arith::AddIOp::create(
-      rewriter, loc, arith::MulIOp::create(rewriter, loc, b, heads), h);
-  return arith::AddIOp::create(
-      rewriter, loc, arith::MulIOp::create(rewriter, loc, bh, qBlocks), m);
+  return arith::AddIOp::create(rewriter, loc, rowBase(loc, mask, qBlocks), m);
 }
 
 /// The list lengths of this query block and its rows' offset in the index
@@ -239,7 +290,8 @@ LogicalResult BlockLister::run(ElementwiseOp scores, Value visible,
   FailureOr<BlockMaskOp> mask = buildBlockMask(
       rewriter, kernel, visible, body.getArgument(n), body.getArgument(n + 1),
       body.getArgument(n + 2), body.getArgument(n + 3), s.blockM, s.blockN);
-  if (failed(mask) || failed(addListArguments()))
+  if (failed(mask) || failed(addListArguments()) ||
+      failed(orderQueryBlocks(*mask)))
     return failure();
   Operation *after = bounds.after;
   OpBuilder::InsertionGuard guard(rewriter);

@@ -8,23 +8,27 @@
 A BlockMask holds FlexAttention's lists (int32 CUDA tensors) for tiles of block_m x block_n, the kernel's:
 kv_num_blocks [B', H', QB] and kv_indices [B', H', QB, KB] (the partial KV tiles of each query tile),
 full_kv_num_blocks / full_kv_indices (the full ones), and the transposed q_* lists [B', H', KB] /
-[B', H', KB, QB]. QB = ceil(Nq / block_m), KB = ceil(Nkv / block_n); B' is B if the mask reads the batch
+[B', H', KB, QB], and q_order [B', H', QB] (the query tiles from the most listed KV tiles to the fewest, ties
+from the last one down: the kernels take them in that order). QB = ceil(Nq / block_m), KB = ceil(Nkv / block_n); B' is B if the mask reads the batch
 index, else 1, and H' is Hq if it reads the head, else 1 (the rows broadcast). A tile is empty if no in-range
 pair of it is visible, full if all its pairs are in range and visible (a ragged last tile never is), else
 partial. CuIR's lists are in descending tile order, the entries after a row's count 0.
 """
 
 LISTS = ("kv_num_blocks", "kv_indices", "full_kv_num_blocks", "full_kv_indices",
-         "q_num_blocks", "q_indices", "full_q_num_blocks", "full_q_indices")
+         "q_num_blocks", "q_indices", "full_q_num_blocks", "full_q_indices", "q_order")
 KV_LISTS = LISTS[:4]
+# What the kernels read: the kv lists and the order of the query tiles.
+WALKED_LISTS = KV_LISTS + ("q_order",)
 
 # Tile classes of BlockMask.to_dense().
 EMPTY, PARTIAL, FULL = 0, 1, 2
 
 
 class BlockMask:
-    """The block lists of one problem (see the module's docstring). Attributes: the eight lists (q_* may be
-    None for a mask converted from FlexAttention without them), block_size = (block_m, block_n),
+    """The block lists of one problem (see the module's docstring). Attributes: the nine lists (the
+    transposed q_* lists may be None for a mask converted from FlexAttention without them; q_order is computed
+    from the kv lists when not given), block_size = (block_m, block_n),
     seq_lengths = (Nq, Nkv), batch and heads (B', H'), and mask_mod (the function it was made from, if
     known)."""
 
@@ -39,6 +43,8 @@ class BlockMask:
         self.mask_mod = mask_mod
         self.batch, self.heads, self.q_blocks = (int(x) for x in self.kv_num_blocks.shape)
         self.kv_blocks = int(self.kv_indices.shape[-1])
+        if self.q_order is None:
+            self.q_order = heavy_first(self.kv_num_blocks, self.full_kv_num_blocks)
 
     @property
     def BLOCK_SIZE(self):  # FlexAttention's name
@@ -70,6 +76,16 @@ class BlockMask:
         B, H, QB, KB = self.dims
         return (f"cuir.BlockMask(B'={B}, H'={H}, QB={QB}, KB={KB}, block_size={self.block_size}, "
                 f"seq_lengths={self.seq_lengths}, device={self.device})")
+
+
+def heavy_first(kv_num_blocks, full_kv_num_blocks):
+    """q_order of the kv lists' counts: each row's query tiles by descending listed tiles, ties by descending
+    tile (as the library's classification writes it), int32 [B', H', QB]."""
+    import torch
+    qb = kv_num_blocks.shape[-1]
+    tiles = kv_num_blocks.long() + full_kv_num_blocks.long()
+    key = tiles * qb + torch.arange(qb, device=tiles.device)
+    return torch.argsort(key, dim=-1, descending=True).to(torch.int32).contiguous()
 
 
 def tiles_for(info, head_dim=None):
@@ -116,9 +132,9 @@ def check_block_mask(bm, info, B, H, Nq, Nkv, device):
         raise ValueError(f"block_mask has (B', H', QB, KB) = {bm.dims}, this problem needs {want} (B={B}, "
                          f"Hq={H}; the mask depends on {', '.join(info['depends']) or 'neither batch nor heads'})")
     B_, H_, QB, KB = want
-    for name in KV_LISTS:
+    for name in WALKED_LISTS:
         t = getattr(bm, name)
-        shape = (B_, H_, QB) if "num_blocks" in name else (B_, H_, QB, KB)
+        shape = (B_, H_, QB, KB) if name.endswith("indices") else (B_, H_, QB)
         if tuple(t.shape) != shape or t.dtype != torch.int32 or not t.is_contiguous():
             raise ValueError(f"block_mask.{name}: expected a contiguous int32 tensor of shape {list(shape)}, "
                              f"got {t.dtype} {list(t.shape)}")

@@ -133,7 +133,7 @@ class VariantKernel:
         return mask
 
     def _compute_block_mask(self, p, device):
-        """The eight lists of p's problem, by the library's classification (queued on device's stream)."""
+        """The nine lists of p's problem, by the library's classification (queued on device's stream)."""
         import torch
         info = self.block_mask_info
         tiles = _bm.tiles_for(info, p.base.head_dim)
@@ -143,7 +143,7 @@ class VariantKernel:
             raise KernelError(rc, info["dims_entry"])
         B_, H_, QB, KB = dims
         shapes = {"kv_num_blocks": (B_, H_, QB), "kv_indices": (B_, H_, QB, KB),
-                  "q_num_blocks": (B_, H_, KB), "q_indices": (B_, H_, KB, QB)}
+                  "q_num_blocks": (B_, H_, KB), "q_indices": (B_, H_, KB, QB), "q_order": (B_, H_, QB)}
         lists = {name: torch.empty(shapes[name.replace("full_", "")], dtype=torch.int32, device=device)
                  for name in _bm.LISTS}
         mask = BlockMaskStruct(*(lists[n].data_ptr() for n in _bm.LISTS), B_, H_, QB, KB, tiles["block_m"],

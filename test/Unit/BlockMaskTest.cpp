@@ -87,6 +87,21 @@ BlockMaskLists bruteForce(const Pred &visible, int64_t B, int64_t H, int64_t Nq,
           if (c == 2)
             l.fullQIndices[r * QB + l.fullQNumBlocks[r]++] = m;
         }
+      // q_order: selection of the heaviest remaining tile, the last on ties.
+      std::vector<bool> taken(QB, false);
+      for (int64_t rank = 0; rank < QB; ++rank) {
+        int64_t best = -1, bestTiles = -1;
+        for (int64_t m = QB - 1; m >= 0; --m) {
+          int64_t t =
+              l.kvNumBlocks[bh * QB + m] + l.fullKvNumBlocks[bh * QB + m];
+          if (!taken[m] && t > bestTiles) {
+            best = m;
+            bestTiles = t;
+          }
+        }
+        taken[best] = true;
+        l.qOrder.push_back(static_cast<int32_t>(best));
+      }
     }
   return l;
 }
@@ -104,6 +119,7 @@ void expectSame(const BlockMaskLists &got, const BlockMaskLists &want) {
   EXPECT_EQ(got.qIndices, want.qIndices);
   EXPECT_EQ(got.fullQNumBlocks, want.fullQNumBlocks);
   EXPECT_EQ(got.fullQIndices, want.fullQIndices);
+  EXPECT_EQ(got.qOrder, want.qOrder);
   EXPECT_EQ(got.emptyTiles, want.emptyTiles);
   EXPECT_EQ(got.partialTiles, want.partialTiles);
   EXPECT_EQ(got.fullTiles, want.fullTiles);
@@ -166,6 +182,8 @@ TEST_F(BlockMaskTest, CausalByHand) {
   EXPECT_EQ(l->qIndices, (std::vector<int32_t>{0, 0, 1, 0}));
   EXPECT_EQ(l->fullQNumBlocks, (std::vector<int32_t>{1, 0}));
   EXPECT_EQ(l->fullQIndices, (std::vector<int32_t>{1, 0, 0, 0}));
+  // Query tile 1 sees two tiles, tile 0 one.
+  EXPECT_EQ(l->qOrder, (std::vector<int32_t>{1, 0}));
   EXPECT_EQ(l->partialTiles, 2);
   EXPECT_EQ(l->fullTiles, 1);
   EXPECT_EQ(l->emptyTiles, 1);

@@ -256,6 +256,42 @@ def check(root, kernel, only=None):
     return rows, bad
 
 
+def check_flex_block_mask(root, kernel):
+    """The documents library walking FlexAttention's own BlockMask (create_block_mask at the kernel's tiles,
+    converted as cuir.flex_attention does, its q_order computed by torch) against float64, and the converted
+    lists against the library's classification."""
+    import torch
+    from torch.nn.attention.flex_attention import create_block_mask
+    from cuir import block_mask as bml
+    path = _libraries(root, kernel).get(("documents", False))
+    if path is None:
+        return [], 0
+    lib = Library(path, False)
+    B, Hq, Hkv, N = 2, 8, 2, 2048
+    info = bml.tiles_for(lib.kern.block_mask_info, D)
+    g = torch.Generator(device="cuda").manual_seed(2)
+    q, k, v = (torch.randn(B, H, N, D, generator=g, device="cuda").to(torch.bfloat16) for H in (Hq, Hkv, Hkv))
+    doc = doc_ids(B, N, device="cuda")
+    params = lib.params("documents", B, Hq, N, doc, "cuda")
+    _, mask_mod = _mods_for("documents", B, Hq, N, doc)
+    fbm = create_block_mask(mask_mod, B, None, N, N, device="cuda", BLOCK_SIZE=(info["block_m"], info["block_n"]))
+    own, why = bml.from_flex(fbm, info, B, Hq, N, N, q.device)
+    if own is None:
+        print(f"check {kernel} flex BlockMask: refused ({why}) FAIL", flush=True)
+        return [{"kernel": kernel, "name": "documents flex BlockMask", "ok": False, "why": why}], 1
+    mine = lib.block_mask(B, Hq, N, params)
+    same = all(torch.equal(getattr(own, n), getattr(mine, n)) for n in ("kv_num_blocks", "full_kv_num_blocks",
+                                                                          "q_order"))
+    out = lib(q, k, v, params, block_mask=own)
+    ref = _reference(q, k, v, None, mask_mod)
+    err = ((out.double() - ref).norm() / ref.norm()).item()
+    ok = bool(torch.isfinite(out).all()) and err < 1e-2
+    print(f"check {kernel} documents with FlexAttention's BlockMask B{B} H{Hq}/{Hkv} N{N}: {err:.2e}, counts and "
+          f"q_order {'equal' if same else 'DIFFER from'} the library's: {'ok' if ok else 'FAIL'}", flush=True)
+    return [{"kernel": kernel, "name": "documents flex BlockMask", "shape": f"B{B} H{Hq}/{Hkv} N{N}",
+             "rel_err": err, "lists_equal": same, "ok": ok}], int(not ok)
+
+
 def bench(root, kernel, ns, configs):
     import torch
     from torch import _dynamo
@@ -343,8 +379,9 @@ def run(root, args):
     for kernel in args.kernels.split(","):
         if not args.no_check:
             rows, b = check(root, kernel, args.names and args.names.split(","))
-            result["checks"] += rows
-            bad += b
+            flex_rows, fb = check_flex_block_mask(root, kernel)
+            result["checks"] += rows + flex_rows
+            bad += b + fb
         if not args.no_bench:
             result["bench"] += bench(root, kernel, args.n, args.configs.split(","))
     print(table(result["bench"]))

@@ -215,7 +215,7 @@ def tile_classes(mask_mod, b, h, Nq, Nkv, bm, bn, device):
 
 
 def lists_of(classes):
-    """The eight lists of a [B', H', QB, KB] class tensor, CuIR's order (descending; zeros after a count)."""
+    """The nine lists of a [B', H', QB, KB] class tensor, CuIR's order (descending; zeros after a count)."""
     import torch
 
     def compact(c, cls):  # rows of the last dimension, descending tile order
@@ -232,6 +232,10 @@ def lists_of(classes):
     for prefix, c in (("kv", classes), ("q", classes.transpose(-1, -2))):
         out[f"{prefix}_num_blocks"], out[f"{prefix}_indices"] = compact(c, 1)
         out[f"full_{prefix}_num_blocks"], out[f"full_{prefix}_indices"] = compact(c, 2)
+    # heavy-first: most listed tiles first, ties from the last query tile down
+    qb = classes.shape[-2]
+    key = (classes > 0).sum(-1).long() * qb + torch.arange(qb, device=classes.device)
+    out["q_order"] = torch.sort(key, dim=-1, descending=True).indices.int()
     return out
 
 

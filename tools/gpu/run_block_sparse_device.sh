@@ -18,7 +18,7 @@ for k in sm90 sm80; do
   if [[ " $STEPS " == *" sanitize "* ]]; then
     for tool in memcheck racecheck; do
       compute-sanitizer --tool "$tool" --print-limit 5 python3 tools/gpu/bench_block_sparse.py --run "$dir" \
-        --kernels "$k" --no-bench --names documents 2>&1 | grep -E "ERROR SUMMARY|RACECHECK SUMMARY|check .*(ok|FAIL)" | tail -6
+        --kernels "$k" --no-bench --names documents,global_window 2>&1 | grep -E "ERROR SUMMARY|RACECHECK SUMMARY|check .*(ok|FAIL)" | tail -6
     done
   fi
   if [[ " $STEPS " == *" bench "* ]]; then

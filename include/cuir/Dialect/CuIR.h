@@ -62,6 +62,11 @@ inline constexpr llvm::StringLiteral kBlockMaskListRoles[] = {
     "block_mask:kv_num_blocks", "block_mask:kv_indices",
     "block_mask:full_kv_num_blocks", "block_mask:full_kv_indices"};
 
+/// The role of a block mask's optional list of the query blocks of each
+/// (b', h') from the most listed tiles to the fewest: the order in which a
+/// kernel that has it takes its query blocks (heavy-first).
+inline constexpr llvm::StringLiteral kBlockMaskOrderRole = "block_mask:q_order";
+
 /// The cuir.block_mask that `kernel`'s `cuir.block_mask` attribute names,
 /// or null.
 BlockMaskOp getBlockMask(KernelOp kernel);

@@ -83,6 +83,9 @@ struct BlockMaskLists {
   std::vector<int32_t> kvNumBlocks, kvIndices, fullKvNumBlocks, fullKvIndices;
   /// [B', H', KB] and [B', H', KB, QB]: the query tiles of each KV tile.
   std::vector<int32_t> qNumBlocks, qIndices, fullQNumBlocks, fullQIndices;
+  /// [B', H', QB]: the query tiles of each (b', h') from the most listed KV
+  /// tiles to the fewest, ties from the last query tile down.
+  std::vector<int32_t> qOrder;
   /// Tiles of each class over [B', H', QB, KB].
   int64_t emptyTiles = 0, partialTiles = 0, fullTiles = 0;
 

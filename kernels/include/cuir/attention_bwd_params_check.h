@@ -1,5 +1,6 @@
-// cuir/attention_bwd_params_check.h: the argument checks of the backward kernels' C entry points, with the error
-// codes documented in cuir/attention_bwd_params.h. Host C++ (CUDA runtime error codes).
+// cuir/attention_bwd_params_check.h: the argument checks every backward kernel's C entry point makes before
+// launching, with the error codes documented in cuir/attention_bwd_params.h (the forward's checks, extended to
+// the gradients and the workspace). Host C++ (CUDA runtime error codes).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -9,9 +10,9 @@
 
 namespace cuir_kernels {
 
-// cudaSuccess when the kernels may run on `params`; `nothing_to_do` is then set when there is nothing to launch
-// at all (no batch, no query head, or neither a query row nor a key). Otherwise cudaErrorNotSupported (head dim,
-// dtype) or cudaErrorInvalidValue.
+// cudaSuccess when the kernels may run on `params`; `nothing_to_do` is then set when there is nothing to write
+// (no batch, no query head, or neither a query row nor a key: success without a launch). Otherwise
+// cudaErrorNotSupported (head dim, dtype) or cudaErrorInvalidValue.
 inline cudaError_t check_attention_bwd_params(const cuir_attention_bwd_params *params, bool *nothing_to_do) {
   *nothing_to_do = false;
   if (params == nullptr) return cudaErrorInvalidValue;
@@ -21,7 +22,7 @@ inline cudaError_t check_attention_bwd_params(const cuir_attention_bwd_params *p
   if (p.batch < 0 || p.num_heads_q < 0 || p.num_heads_kv <= 0 || p.seqlen_q < 0 || p.seqlen_kv < 0)
     return cudaErrorInvalidValue;
   if (p.num_heads_q % p.num_heads_kv != 0) return cudaErrorInvalidValue;
-  // grid limits: y and z at most 65535 (heads and batch; the KV or query blocks go in x)
+  // grid limits: y and z at most 65535 (heads and batch; the blocks of a sequence go in x)
   if (p.batch > 65535 || p.num_heads_q > 65535) return cudaErrorInvalidValue;
   if (!(p.softmax_scale > 0.f) || p.softmax_scale > 3.0e38f) return cudaErrorInvalidValue;  // also rejects NaN
   if (p.is_causal != 0 && p.is_causal != 1) return cudaErrorInvalidValue;
@@ -30,17 +31,16 @@ inline cudaError_t check_attention_bwd_params(const cuir_attention_bwd_params *p
     *nothing_to_do = true;
     return cudaSuccess;
   }
-  const bool has_q = p.seqlen_q > 0, has_kv = p.seqlen_kv > 0;
-  if (has_q && (p.dq == nullptr || (has_kv && (p.q == nullptr || p.o == nullptr || p.d_o == nullptr ||
-                                               p.lse == nullptr || p.workspace == nullptr))))
-    return cudaErrorInvalidValue;
-  if (has_kv && (p.dk == nullptr || p.dv == nullptr || (has_q && (p.k == nullptr || p.v == nullptr))))
-    return cudaErrorInvalidValue;
   auto aligned = [](const void *ptr, uintptr_t bytes) { return (reinterpret_cast<uintptr_t>(ptr) & (bytes - 1)) == 0; };
-  const void *tensors[] = {p.q, p.k, p.v, p.o, p.d_o, p.dq, p.dk, p.dv};
-  for (const void *t : tensors)
-    if (!aligned(t, 16)) return cudaErrorInvalidValue;
-  if (!aligned(p.lse, 4) || !aligned(p.workspace, 256)) return cudaErrorInvalidValue;
+  auto tensor_ok = [&](const void *ptr) { return ptr != nullptr && aligned(ptr, 16); };
+  if (p.seqlen_q > 0) {  // the query side is read (and dQ written) only when there are query rows
+    if (!tensor_ok(p.q) || !tensor_ok(p.o) || !tensor_ok(p.d_o) || !tensor_ok(p.dq)) return cudaErrorInvalidValue;
+    if (p.lse == nullptr || !aligned(p.lse, 4)) return cudaErrorInvalidValue;
+  }
+  if (p.seqlen_kv > 0) {
+    if (!tensor_ok(p.k) || !tensor_ok(p.v) || !tensor_ok(p.dk) || !tensor_ok(p.dv)) return cudaErrorInvalidValue;
+  }
+  if (p.workspace == nullptr || !aligned(p.workspace, 256)) return cudaErrorInvalidValue;
   const int64_t strides[] = {
       p.q_batch_stride,  p.q_row_stride,  p.q_head_stride,  p.k_batch_stride,  p.k_row_stride,  p.k_head_stride,
       p.v_batch_stride,  p.v_row_stride,  p.v_head_stride,  p.o_batch_stride,  p.o_row_stride,  p.o_head_stride,

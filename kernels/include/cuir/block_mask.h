@@ -14,6 +14,9 @@
  *   q_indices          [B', H', KB, QB]
  *   full_q_num_blocks  [B', H', KB]       the full query tiles of KV block n
  *   full_q_indices     [B', H', KB, QB]
+ *   q_order            [B', H', QB]       the query blocks from the most listed KV tiles (partial and full) to
+ *                                         the fewest, ties from the last query block down: the order in which
+ *                                         the attention kernels take them (heavy-first)
  *
  * QB = ceil(Nq / block_m), KB = ceil(Nkv / block_n). B' = B when the mask reads the batch index, else 1; H' = Hq
  * when it reads the head, else 1 (one row for all, broadcast). A tile is EMPTY when no pair (q, kv) of it with
@@ -47,6 +50,7 @@ typedef struct cuir_block_mask {
   int32_t *q_indices;
   int32_t *full_q_num_blocks;
   int32_t *full_q_indices;
+  int32_t *q_order;
   /* ---- their sizes: what <entry>_block_mask_dims returns, and the library's tiles ---- */
   int32_t batch;     /* B' */
   int32_t heads;     /* H' */
@@ -64,7 +68,7 @@ typedef struct cuir_block_mask {
  * head_dim). Returns a cudaError_t value: 0, or 1 (cudaErrorInvalidValue) for a NULL params or dims, or a negative
  * size; 801 (cudaErrorNotSupported) for a head dim the library has no kernel for.
  *
- * <entry>_block_mask: computes the eight lists of params' problem into mask's buffers, on stream (a cudaStream_t,
+ * <entry>_block_mask: computes the nine lists of params' problem into mask's buffers, on stream (a cudaStream_t,
  * NULL for the legacy default stream), asynchronously. mask's sizes must be those <entry>_block_mask_dims gives
  * and its block_m, block_n the library's tiles at params->head_dim (so that the buffers hold the lists and the
  * attention entry reads them with its tiles). Returns 0 when the work was launched (or there is none: an empty problem), or

@@ -11,7 +11,9 @@
 //   2. compact_kv_lists: one warp per query block (b', h', m): the row's classes from KV tile KB - 1 down to 0,
 //      32 at a time, appended to the partial and full lists in that order (ballot and prefix popcount: the lists
 //      do not depend on scheduling), the rest of each list zeroed, the counts written.
-//   3. compact_q_lists: one warp per KV tile (b', h', n): the column of classes q_indices[b', h', n, :] holds the
+//   3. order_query_blocks: one thread per query block (b', h', m): its rank among the row's query blocks by
+//      descending listed tiles (ties: the higher block first), the place where q_order lists it.
+//   4. compact_q_lists: one warp per KV tile (b', h', n): the column of classes q_indices[b', h', n, :] holds the
 //      query blocks in descending order already; compacted in place (an entry is written at or before the place
 //      it was read from, after the whole warp has read its 32), the full list into full_q_indices.
 #pragma once
@@ -37,7 +39,7 @@ struct BlockMaskDims {
 
 enum TileClass : int32_t { kTileEmpty = 0, kTilePartial = 1, kTileFull = 2 };
 
-inline constexpr int kBlockMaskWarps = 8;  // warps of a thread block of the three kernels
+inline constexpr int kBlockMaskWarps = 8;  // warps of a thread block of the four kernels
 inline constexpr int kBlockMaskMaxGrid = 1 << 16;  // thread blocks at most (grid-stride loops beyond)
 
 // The dims of `p`'s problem for tiles of block_m x block_n; cudaErrorInvalidValue for a NULL p or a negative size.
@@ -158,6 +160,23 @@ __global__ void __launch_bounds__(kBlockMaskWarps * 32)
   }
 }
 
+__global__ void __launch_bounds__(kBlockMaskWarps * 32) order_query_blocks(const BlockMaskDims d, cuir_block_mask mask) {
+  const int64_t blocks = d.bh() * d.q_blocks;
+  const int64_t step = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t at = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; at < blocks; at += step) {
+    const int64_t row = at - at % d.q_blocks;
+    const int m = static_cast<int>(at % d.q_blocks);
+    auto tiles = [&](int j) { return mask.kv_num_blocks[row + j] + mask.full_kv_num_blocks[row + j]; };
+    const int mine = tiles(m);
+    int rank = 0;
+    for (int j = 0; j < d.q_blocks; ++j) {
+      const int t = tiles(j);
+      rank += t > mine || (t == mine && j > m);
+    }
+    mask.q_order[row + rank] = m;
+  }
+}
+
 __global__ void __launch_bounds__(kBlockMaskWarps * 32) compact_q_lists(const BlockMaskDims d, cuir_block_mask mask) {
   const int lane = threadIdx.x % 32;
   const int64_t lists = d.bh() * d.kv_blocks;
@@ -196,7 +215,8 @@ inline cudaError_t check_block_mask(const cuir_block_mask &mask, const BlockMask
   const bool ok = list_buffer_ok(mask.kv_num_blocks, rows) && list_buffer_ok(mask.full_kv_num_blocks, rows) &&
                   list_buffer_ok(mask.kv_indices, tiles) && list_buffer_ok(mask.full_kv_indices, tiles) &&
                   list_buffer_ok(mask.q_num_blocks, cols) && list_buffer_ok(mask.full_q_num_blocks, cols) &&
-                  list_buffer_ok(mask.q_indices, tiles) && list_buffer_ok(mask.full_q_indices, tiles);
+                  list_buffer_ok(mask.q_indices, tiles) && list_buffer_ok(mask.full_q_indices, tiles) &&
+                  list_buffer_ok(mask.q_order, rows);
   return ok ? cudaSuccess : cudaErrorInvalidValue;
 }
 
@@ -206,7 +226,7 @@ inline unsigned block_mask_grid(int64_t work) {
   return static_cast<unsigned>(blocks < kBlockMaskMaxGrid ? blocks : kBlockMaskMaxGrid);
 }
 
-// The eight lists of `params`' problem (see cuir/block_mask.h for the contract and the error codes).
+// The nine lists of `params`' problem (see cuir/block_mask.h for the contract and the error codes).
 // `params_set`: the parameter arrays the mask reads are not NULL.
 template <class Visible, int BLOCK_M, int BLOCK_N>
 cudaError_t compute_block_mask(const cuir_attention_params *params, BlockMaskDepends dep, bool params_set,
@@ -225,6 +245,10 @@ cudaError_t compute_block_mask(const cuir_attention_params *params, BlockMaskDep
   }
   if (rows > 0) {
     compact_kv_lists<<<block_mask_grid(rows), threads, 0, stream>>>(d, mask->q_indices, *mask);
+    if (const cudaError_t err = cudaGetLastError(); err != cudaSuccess) return err;
+  }
+  if (rows > 0) {
+    order_query_blocks<<<block_mask_grid((rows + 31) / 32), threads, 0, stream>>>(d, *mask);
     if (const cudaError_t err = cudaGetLastError(); err != cudaSuccess) return err;
   }
   if (cols > 0) {

@@ -29,6 +29,20 @@ __device__ __forceinline__ uint32_t pack_float2(float lo, float hi) {
   return packed;
 }
 
+// ---- one register of two 16-bit elements -> two fp32 values (exact) ----
+template <Element ELEMENT>
+__device__ __forceinline__ float2 unpack_float2(uint32_t packed) {
+  if constexpr (ELEMENT == Element::kBF16) {
+    return make_float2(__uint_as_float(packed << 16), __uint_as_float(packed & 0xffff0000u));
+  } else {
+    float lo, hi;
+    asm("{\n .reg .f16 l, h;\n mov.b32 {l, h}, %2;\n cvt.f32.f16 %0, l;\n cvt.f32.f16 %1, h;\n}\n"
+        : "=f"(lo), "=f"(hi)
+        : "r"(packed));
+    return make_float2(lo, hi);
+  }
+}
+
 // ---- special functions: base-2 exponential and logarithm (MUFU.EX2 / MUFU.LG2) ----
 // ex2.approx.ftz maps -inf to +0, which the online softmax relies on for masked scores.
 __device__ __forceinline__ float fast_exp2(float x) {

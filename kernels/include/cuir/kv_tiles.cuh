@@ -1,4 +1,5 @@
-// cuir/kv_tiles.cuh: the block-iteration point of CuIR's forward kernels.
+// cuir/kv_tiles.cuh: the block-iteration and query-order points of CuIR's kernels (KV tiles of the forward,
+// query tiles of the backward, the forward's order of its query blocks).
 //
 // A kernel's KV steps count virtual blocks n from n_block_max - 1 down to n_block_min; the masking steps take
 // [n_unmasked_blocks, n_block_max), the unmasked ones the rest. Every virtual block that becomes a KV coordinate
@@ -16,8 +17,9 @@ struct DenseKvTiles {
   __device__ __forceinline__ int operator()(int n) const { return n; }
 };
 
-// The backward kernels' dense schedule over query blocks (each thread block owns a KV tile and visits the
-// query blocks that see it): virtual query block m is query tile m.
+// The backward's dense schedule: virtual query block m is query tile m. A backward kernel's steps count virtual
+// query blocks of one KV block, and every one that becomes a Q / dO / LSE / D coordinate goes through the
+// kernel's `q_tiles(m)`; a block mask replaces that declaration by the transposed (KV-block-major) lists.
 struct DenseQTiles {
   __device__ __forceinline__ int operator()(int m) const { return m; }
 };
@@ -53,6 +55,39 @@ struct ListedKvTiles {
     return n >= num_full ? partial[num_full + num_partial - 1 - n] : full[num_full - 1 - n];
   }
   __device__ __forceinline__ int num_blocks() const { return num_full + num_partial; }
+};
+
+// The query-order point. A kernel's block_index declares
+//     const cuir_kernels::ExpertQueryOrder query_order{};  // query-order point
+// and keeps its own grid mapping where `query_order.block(...)` gives none. A runtime block mask replaces that
+// declaration by a ListedQueryOrder: the block mask knows which query blocks see the most tiles (global tokens,
+// the last blocks of a causal mask, long documents), and the heaviest go first so that the light ones fill the
+// tail of the grid.
+struct ExpertQueryOrder {
+  template <class BlockIndex>
+  __device__ __forceinline__ bool block(BlockIndex &, int, int) const { return false; }
+};
+
+// Heavy-first dispatch over the grid's blocks, in launch order (x fastest, then y, then z; the grid has
+// Hq x QB x B blocks in any shape): the query heads fastest, so that the heads of a GQA group run side by side,
+// then the rank of the query block in its row of q_order (query blocks from the most listed tiles to the
+// fewest), then the batch: every head's heaviest query block starts first.
+struct ListedQueryOrder {
+  const int32_t *q_order;  // [B', H', QB]
+  bool per_batch, per_head;
+
+  template <class BlockIndex>
+  __device__ __forceinline__ bool block(BlockIndex &out, int num_heads, int q_blocks) const {
+    const int64_t linear =
+        (int64_t(blockIdx.z) * gridDim.y + blockIdx.y) * int64_t(gridDim.x) + blockIdx.x;
+    const int head = static_cast<int>(linear % num_heads);
+    const int rank = static_cast<int>(linear / num_heads % q_blocks);
+    const int batch = static_cast<int>(linear / (int64_t(num_heads) * q_blocks));
+    const int m_block =
+        q_order[ListedKvTiles::row_of(batch, head, rank, per_batch, per_head, num_heads, q_blocks)];
+    out = BlockIndex{m_block, head, batch};
+    return true;
+  }
 };
 
 }  // namespace cuir_kernels

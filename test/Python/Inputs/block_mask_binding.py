@@ -21,7 +21,7 @@ from cuir.variant_lib import VariantKernel
 
 BM, BN = 4, 2  # tiles of the test double's kernels at head dim 64 (4 x 4 at 128)
 TILES = {64: (BM, BN), 128: (BM, 2 * BN)}
-LISTS = {name: "cuir_" + name for name in bml.KV_LISTS}
+LISTS = {name: "cuir_" + name for name in bml.WALKED_LISTS}
 MANIFEST = {
     "variant": "document_test", "normalizer": "softmax", "is_causal": 0,
     "fields": [{"name": "doc_ids", "type": "int32_ptr", "extent": "batch*kv"}] +
@@ -44,7 +44,7 @@ def ints(ptr, n):
 
 
 def reference_lists(doc, B, Nq, Nkv):
-    """The eight lists of the mask doc[b, min(q, Nkv - 1)] == doc[b, kv] (B' = B, H' = 1), descending."""
+    """The nine lists of the mask doc[b, min(q, Nkv - 1)] == doc[b, kv] (B' = B, H' = 1), descending."""
     QB, KB = -(-Nq // BM), -(-Nkv // BN)
     cls = [[[0] * KB for _ in range(QB)] for _ in range(B)]
     for b in range(B):
@@ -66,6 +66,8 @@ def reference_lists(doc, B, Nq, Nkv):
                 col = [m for m in reversed(range(QB)) if cls[b][m][n] == c]
                 out[num].append(len(col))
                 out[idx] += col + [0] * (QB - len(col))
+        tiles = out["kv_num_blocks"][-QB:], out["full_kv_num_blocks"][-QB:]
+        out["q_order"] += sorted(range(QB), key=lambda m: (tiles[0][m] + tiles[1][m], m), reverse=True)
     return out
 
 
@@ -191,7 +193,7 @@ lists8 = {n: getattr(own8, n) for n in bml.KV_LISTS}
 fbm = FlexBlockMask((BM, BN), lists8, (Nq, Nkv8))
 conv, why = bml.from_flex(fbm, info, B, H, Nq, Nkv8, torch.device("cpu"))
 print("flex converted", why, conv.dims, all(torch.equal(getattr(conv, n), lists8[n]) for n in bml.KV_LISTS),
-      conv.mask_mod is fbm.mask_mod)
+      conv.mask_mod is fbm.mask_mod, "q_order as the library's", torch.equal(conv.q_order, own8.q_order))
 one = FlexBlockMask((BM, BN), {n: t[:1] for n, t in lists8.items()}, (Nq, Nkv8))
 conv, why = bml.from_flex(one, info, B, H, Nq, Nkv8, torch.device("cpu"))
 print("flex B=1 broadcast to", conv.dims, torch.equal(conv.kv_indices[1], lists8["kv_indices"][0]))

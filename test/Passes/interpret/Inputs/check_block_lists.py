@@ -38,6 +38,10 @@ for b in range(B):
             col = [m for m in reversed(range(QB)) if cls[m, n]]
             want[kind + "q_num_blocks"][b, 0, n] = len(col)
             want[kind + "q_indices"][b, 0, n, :len(col)] = col
+    # heavy-first: most listed tiles first, ties from the last query tile down
+    listed = want["kv_num_blocks"][b, 0] + want["full_kv_num_blocks"][b, 0]
+    want.setdefault("q_order", np.zeros((B, 1, QB), dtype=np.int32))
+    want["q_order"][b, 0] = sorted(range(QB), key=lambda m: (listed[m], m), reverse=True)
 
 for name, expected in want.items():
     got = np.load(d + "/" + name + ".npy")
