@@ -43,7 +43,7 @@
 //
 // ptxas -v: 168 registers at launch (setmaxnreg: producer warpgroup 32, consumers 232), no spills, for every
 // instantiation (the build checks). Correctness (tools/gpu/check_bwd.py), sanitizers (flash_bwd_sm90_smoke) and
-// speed against SDPA cuDNN (tools/gpu/bench_bwd.py) on the H200: see the branch's report.
+// speed against SDPA cuDNN (tools/gpu/bench_bwd.py) on the H200: docs/benchmarks/sm90-bwd.md.
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
