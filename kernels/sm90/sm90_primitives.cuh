@@ -59,6 +59,26 @@ __device__ __forceinline__ void tma_load_4d(void *smem_dst, const void *tensor_m
                                   bar);
 }
 
+// ---- bulk copy (cp.async.bulk, no tensor map): `bytes` contiguous bytes (a multiple of 16, both addresses
+//      16-byte aligned) global -> shared memory, completing on `bar` ----
+__device__ __forceinline__ void bulk_load(void *smem_dst, const void *src, uint32_t bytes, uint64_t *bar) {
+  cuda::ptx::cp_async_bulk(cuda::ptx::space_cluster, cuda::ptx::space_global, smem_dst, src, bytes, bar);
+}
+
+// ---- bulk reduction (cp.reduce.async.bulk .add.f32): `bytes` contiguous fp32 values of shared memory added
+//      into global memory, element-wise atomically, as one bulk async-group of this thread ----
+__device__ __forceinline__ void bulk_reduce_add_f32(float *dst, const float *smem_src, uint32_t bytes) {
+  cuda::ptx::cp_reduce_async_bulk(cuda::ptx::space_global, cuda::ptx::space_shared, cuda::ptx::op_add, dst, smem_src,
+                                  bytes);
+}
+__device__ __forceinline__ void bulk_commit_group() { cuda::ptx::cp_async_bulk_commit_group(); }
+// Waits until this thread's bulk async-groups have finished reading their shared-memory sources.
+__device__ __forceinline__ void bulk_wait_group_read_all() { cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<0>{}); }
+// Waits until this thread's bulk async-groups have completed (their global writes are done).
+__device__ __forceinline__ void bulk_wait_group_all() { cuda::ptx::cp_async_bulk_wait_group(cuda::ptx::n32_t<0>{}); }
+// fence.proxy.async.global: orders this thread's generic-proxy global accesses with its async-proxy ones.
+__device__ __forceinline__ void fence_proxy_async_global() { cuda::ptx::fence_proxy_async(cuda::ptx::space_global); }
+
 // fence.proxy.async.shared::cta: orders this thread's generic-proxy shared-memory accesses with later
 // async-proxy (TMA, wgmma) accesses.
 __device__ __forceinline__ void fence_proxy_async_shared() { cuda::ptx::fence_proxy_async(cuda::ptx::space_shared); }
@@ -133,7 +153,7 @@ __device__ __forceinline__ uint64_t desc_mn_major(uint32_t smem_addr, uint32_t s
   return make_smem_desc_sw128(smem_addr, slab_bytes, 1024);
 }
 
-// ---- the two GEMM shapes ----
+// ---- the GEMM shapes ----
 // acc (64 x N) = A (64 x 16) * B (16 x N) [+ acc]: Q K^T k-step, both operands K-major in shared memory.
 template <Element ELEMENT, int N, bool ZERO_INIT>
 __device__ __forceinline__ void wgmma_ss(float (&acc)[N / 2], uint64_t desc_a, uint64_t desc_b) {
@@ -153,6 +173,20 @@ __device__ __forceinline__ void wgmma_ss(float (&acc)[N / 2], uint64_t desc_a, u
   CUIR_SS_CASE(176)
   CUIR_SS_CASE(192)
 #undef CUIR_SS_CASE
+}
+
+// acc (64 x N) = A (64 x 16) * B (16 x N) [+ acc], both operands MN-major in shared memory (the backward's
+// dQ = dS K: dS stored key-major, K stored key-major).
+template <Element ELEMENT, int N, bool ZERO_INIT>
+__device__ __forceinline__ void wgmma_ss_tt(float (&acc)[N / 2], uint64_t desc_a, uint64_t desc_b) {
+  static_assert(N == 64, "generated shapes: see gen_wgmma.py");
+  if constexpr (ZERO_INIT) {
+    if constexpr (ELEMENT == Element::kBF16) CUIR_WGMMA_SS_ZERO_TT_64("bf16", acc, desc_a, desc_b);
+    else CUIR_WGMMA_SS_ZERO_TT_64("f16", acc, desc_a, desc_b);
+  } else {
+    if constexpr (ELEMENT == Element::kBF16) CUIR_WGMMA_SS_TT_64("bf16", acc, desc_a, desc_b, 1);
+    else CUIR_WGMMA_SS_TT_64("f16", acc, desc_a, desc_b, 1);
+  }
 }
 
 // acc (64 x N) += A (64 x 16, registers) * B (16 x N): P V k-step, B MN-major in shared memory.
