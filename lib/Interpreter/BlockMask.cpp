@@ -50,17 +50,6 @@ BlockMaskLists shapeOf(BlockMaskOp mask, const MaskProblem &p) {
   return lists;
 }
 
-std::optional<int64_t> mul(std::initializer_list<int64_t> factors) {
-  int64_t n = 1;
-  for (int64_t f : factors) {
-    std::optional<int64_t> next = llvm::checkedMul(n, f);
-    if (!next)
-      return std::nullopt;
-    n = *next;
-  }
-  return n;
-}
-
 /// Classifies the KV tiles of query tile `m` of (b, h): runs the region on
 /// the tile's rows and every key.
 LogicalResult classifyRow(Worker &worker, BlockMaskOp mask,
@@ -133,22 +122,22 @@ std::optional<int64_t> interp::blockMaskBytes(BlockMaskOp mask,
                                               const MaskProblem &p) {
   BlockMaskLists s = shapeOf(mask, p);
   std::optional<int64_t> tiles =
-      mul({s.batches, s.heads, s.qBlocks, s.kvBlocks});
+      product({s.batches, s.heads, s.qBlocks, s.kvBlocks});
   std::optional<int64_t> rows =
-      mul({s.batches, s.heads, s.qBlocks + s.kvBlocks});
+      product({s.batches, s.heads, s.qBlocks + s.kvBlocks});
   // Every op of the region keeps a value per pair of one query tile.
   int64_t ops = 4;
   mask.getBody().walk([&](Operation *) { ++ops; });
   std::optional<int64_t> region =
-      mul({int64_t(mask.getBlockM()), p.Nkv, ops, 8});
+      product({int64_t(mask.getBlockM()), p.Nkv, ops, 8});
   if (!tiles || !rows || !region)
     return std::nullopt;
   // Lists (with q_order, a row per query tile): 4 bytes each and 8 in the
   // kernel's buffer; classes: 1 byte.
-  std::optional<int64_t> order = mul({s.batches, s.heads, s.qBlocks});
+  std::optional<int64_t> order = product({s.batches, s.heads, s.qBlocks});
   if (!order)
     return std::nullopt;
-  std::optional<int64_t> lists = mul({2 * *tiles + *rows + *order, 2, 12});
+  std::optional<int64_t> lists = product({2 * *tiles + *rows + *order, 2, 12});
   if (!lists)
     return std::nullopt;
   std::optional<int64_t> sum = llvm::checkedAdd(*lists, *tiles);

@@ -35,18 +35,6 @@ constexpr int64_t kMiB = int64_t(1) << 20;
 /// the buffer and the text the reference gets).
 constexpr int64_t kInputBytes = 8, kOutputBytes = 24, kParamBytes = 40;
 
-/// The product of `factors`, or std::nullopt when it overflows.
-std::optional<int64_t> product(ArrayRef<int64_t> factors) {
-  int64_t n = 1;
-  for (int64_t f : factors) {
-    std::optional<int64_t> next = llvm::checkedMul(n, f);
-    if (!next)
-      return std::nullopt;
-    n = *next;
-  }
-  return n;
-}
-
 std::optional<int64_t> sum(ArrayRef<std::optional<int64_t>> terms) {
   int64_t n = 0;
   for (std::optional<int64_t> t : terms) {

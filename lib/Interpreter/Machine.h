@@ -16,6 +16,7 @@
 #include "cuir/Dialect/CuIR.h"
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 #include <condition_variable>
 #include <functional>
@@ -23,6 +24,19 @@
 #include <mutex>
 
 namespace mlir::cuir::interp {
+
+/// The product of `factors`, or std::nullopt when it overflows (sizes of
+/// buffers the interpreter budgets before allocating them).
+inline std::optional<int64_t> product(llvm::ArrayRef<int64_t> factors) {
+  int64_t n = 1;
+  for (int64_t f : factors) {
+    std::optional<int64_t> next = llvm::checkedMul(n, f);
+    if (!next)
+      return std::nullopt;
+    n = *next;
+  }
+  return n;
+}
 
 class Machine;
 struct Section;

@@ -31,6 +31,7 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "python"))
 sys.path.insert(0, str(ROOT / "tools" / "gpu"))
+from timing import median_ms  # noqa: E402
 
 ARCHS = {"sm80": "sm_90", "sm90": "sm_90a"}  # the H200 runs both: sm_80 code compiled for sm_90
 CONFIGS = {"llama2-7b": (32, 32), "qwen2.5-72b": (64, 8), "llama3.1-405b": (128, 8)}
@@ -150,21 +151,6 @@ def stage(out, kernels, jobs, names=None):
 # ---------------------------------------------------------------------------------------------------------
 # Run (GPU)
 # ---------------------------------------------------------------------------------------------------------
-
-def _med(fn, warmup=5, reps=30):
-    import torch
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        torch.cuda.synchronize()
-        times.append(a.elapsed_time(b))
-    return sorted(times)[len(times) // 2]
-
 
 def _reference(q, k, v, score_mod, mask_mod):
     """float64 attention with the mods (Nq = Nkv alignment), rows that see nothing give 0."""
@@ -335,14 +321,14 @@ def bench_one(libs, name, base, kernel, cname, B, Hq, N, doc, q, k, v, flex, cre
     pairs = dense.expand(B, 1, N, N).sum().item() / B
     tf = lambda ms: 4 * B * Hq * pairs * D / ms / 1e9  # noqa: E731
     if bm is not None:
-        row["classify_ms"] = _med(lambda: lib.block_mask(B, Hq, N, params))
+        row["classify_ms"] = median_ms(lambda: lib.block_mask(B, Hq, N, params), reps=30)
         dense_tiles = bm.to_dense()
         row["visited_tiles"] = (dense_tiles > 0).float().mean().item()
-    row["cuir_ms"] = _med(lambda: lib(q, k, v, params, bm))
+    row["cuir_ms"] = median_ms(lambda: lib(q, k, v, params, bm), reps=30)
     row["cuir_tflops"] = tf(row["cuir_ms"])
     if (name, True) in libs:
         dlib = Library(libs[(name, True)], traced)
-        row["dense_ms"] = _med(lambda: dlib(q, k, v, params))
+        row["dense_ms"] = median_ms(lambda: dlib(q, k, v, params), reps=30)
         row["vs_dense"] = row["dense_ms"] / row["cuir_ms"]
     try:
         fbm = create_block_mask(mask_mod, B if "doc" in name else None, None, N, N, device="cuda", _compile=True)
@@ -351,7 +337,7 @@ def bench_one(libs, name, base, kernel, cname, B, Hq, N, doc, q, k, v, flex, cre
             create_block_mask(mask_mod, B if "doc" in name else None, None, N, N, device="cuda", _compile=True)
         torch.cuda.synchronize()
         row["create_block_mask_ms"] = (time.perf_counter() - t0) / 5 * 1e3
-        row["flex_ms"] = _med(lambda: flex(q, k, v, score_mod=score_mod, block_mask=fbm, enable_gqa=Hq != k.shape[1]))
+        row["flex_ms"] = median_ms(lambda: flex(q, k, v, score_mod=score_mod, block_mask=fbm, enable_gqa=Hq != k.shape[1]), reps=30)
         row["flex_tflops"] = tf(row["flex_ms"])
         row["vs_flex"] = row["flex_ms"] / row["cuir_ms"]
     except Exception as e:  # reported, not hidden

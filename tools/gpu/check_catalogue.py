@@ -21,6 +21,8 @@ import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "python"))
+sys.path.insert(0, str(ROOT / "tools" / "gpu"))
+from timing import median_ms  # noqa: E402
 
 # (B, Hq, Hkv, Nq, Nkv, D): ragged lengths (not multiples of the 128/64/176-row tiles), grouped-query heads,
 # and the benchmark's shape. The captured tensors depend on the shape, so each is a staged kernel.
@@ -169,24 +171,6 @@ def _through_flex_attention(library, kernel, entry, tensors, q, k, v):
         comp.build_cached = real
 
 
-def _time(fn, warmup=5, reps=20):
-    import torch
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        torch.cuda.synchronize()
-        times.append(a.elapsed_time(b))
-    return sorted(times)[len(times) // 2]
-
-
-_FLEX = None  # torch.compile(flex_attention), made once
-
-
 def _flex_time(entry, tensors, q, k, v):
     """Median ms of torch.compile(flex_attention) with the entry's functions and a create_block_mask mask."""
     import torch
@@ -207,7 +191,7 @@ def _flex_time(entry, tensors, q, k, v):
         _FLEX = torch.compile(flex_attention, dynamic=False)
     compiled = _FLEX
     gqa = q.shape[1] != k.shape[1]
-    return _time(lambda: compiled(q, k, v, score_mod=score_mod, block_mask=bm, enable_gqa=gqa)), None
+    return median_ms(lambda: compiled(q, k, v, score_mod=score_mod, block_mask=bm, enable_gqa=gqa)), None
 
 
 def run(stage_dir, json_path, bench, checks_only, names=(), md_path=None):
@@ -242,7 +226,7 @@ def run(stage_dir, json_path, bench, checks_only, names=(), md_path=None):
                         row[f"api_{name}"] = {"ok": ok, **errs}
             elif bench and not checks_only:
                 q, k, v = _inputs(B, Hq, Hkv, Nq, Nkv, D, torch.bfloat16, seed=1)
-                row["cuir_ms"] = _time(lambda: call(q, k, v, False))
+                row["cuir_ms"] = median_ms(lambda: call(q, k, v, False))
                 if entry.name not in flex_times:
                     try:
                         flex_times[entry.name] = _flex_time(entry, tensors, q, k, v)

@@ -1,0 +1,17 @@
+"""Timing for the GPU benches: the median of CUDA-event times of `fn` after a warmup (torch imported lazily, so
+that the benches' staging runs without a GPU)."""
+
+
+def median_ms(fn, warmup=5, reps=20):
+    import torch
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(reps):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn()
+        b.record()
+        torch.cuda.synchronize()
+        times.append(a.elapsed_time(b))
+    return sorted(times)[len(times) // 2]
