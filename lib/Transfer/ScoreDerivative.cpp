@@ -48,9 +48,9 @@ public:
   Value neg(Value x) {
     return x ? b.createOrFold<arith::NegFOp>(loc, x) : Value();
   }
-  /// `t * x`, for a tangent `t`.
+  /// `x * t`, for a tangent `t`: on the right, where `x * 1` folds to `x`.
   Value mul(Value t, Value x) {
-    return t && x ? b.createOrFold<arith::MulFOp>(loc, t, x) : Value();
+    return t && x ? b.createOrFold<arith::MulFOp>(loc, x, t) : Value();
   }
   Value mul(Value t, double c) {
     return t ? mul(t, constant(t.getType(), c)) : Value();
@@ -168,8 +168,10 @@ static Value selectedTangent(OpTy op, Value tl, Value tr, TangentBuilder &tb) {
 
 Rule Sweep::arithRule(Operation *op, TangentBuilder &tb) {
   return llvm::TypeSwitch<Operation *, Rule>(op)
-      .Case([&](arith::AddFOp o) { return tb.add(t(o.getLhs()), t(o.getRhs())); })
-      .Case([&](arith::SubFOp o) { return tb.sub(t(o.getLhs()), t(o.getRhs())); })
+      .Case(
+          [&](arith::AddFOp o) { return tb.add(t(o.getLhs()), t(o.getRhs())); })
+      .Case(
+          [&](arith::SubFOp o) { return tb.sub(t(o.getLhs()), t(o.getRhs())); })
       .Case([&](arith::NegFOp o) { return tb.neg(t(o.getOperand())); })
       .Case([&](arith::MulFOp o) {
         return tb.add(tb.mul(t(o.getLhs()), o.getRhs()),
@@ -184,9 +186,7 @@ Rule Sweep::arithRule(Operation *op, TangentBuilder &tb) {
             arith::MinNumFOp>([&](auto o) -> Value {
         return selectedTangent(o, t(o.getLhs()), t(o.getRhs()), tb);
       })
-      .Case([&](arith::SelectOp o) -> Rule {
-        if (!isa<FloatType>(o.getType()))
-          return refuse(o, "an integer select of the value");
+      .Case([&](arith::SelectOp o) {
         return tb.select(o.getCondition(), t(o.getTrueValue()),
                          t(o.getFalseValue()), o.getType());
       })
@@ -214,11 +214,15 @@ Rule Sweep::mathRule(Operation *op, TangentBuilder &tb) {
         return tb.mul(t(o.getOperand()),
                       tb.op<arith::SubFOp>(one(r), tb.op<arith::MulFOp>(r, r)));
       })
-      .Case([&](math::ExpOp o) { return tb.mul(t(o.getOperand()), o.getResult()); })
+      .Case([&](math::ExpOp o) {
+        return tb.mul(t(o.getOperand()), o.getResult());
+      })
       .Case([&](math::Exp2Op o) {
         return tb.mul(tb.mul(t(o.getOperand()), o.getResult()), M_LN2);
       })
-      .Case([&](math::LogOp o) { return tb.div(t(o.getOperand()), o.getOperand()); })
+      .Case([&](math::LogOp o) {
+        return tb.div(t(o.getOperand()), o.getOperand());
+      })
       .Case([&](math::Log2Op o) {
         return tb.div(t(o.getOperand()), tb.mul(o.getOperand(), M_LN2));
       })
@@ -315,8 +319,7 @@ Rule Sweep::powRule(math::PowFOp o, TangentBuilder &tb) {
   // y x^(y-1), and 0 where y == 0 (x^0 is 1 even at x = 0).
   Value ym1 = tb.op<arith::SubFOp>(y, tb.constant(type, 1.0));
   Value d = tb.op<arith::MulFOp>(y, tb.op<math::PowFOp>(x, ym1));
-  Value isZero =
-      tb.cmp(arith::CmpFPredicate::OEQ, y, tb.constant(type, 0.0));
+  Value isZero = tb.cmp(arith::CmpFPredicate::OEQ, y, tb.constant(type, 0.0));
   return tb.add(tb.mul(tx, tb.select(isZero, Value(), d, type)), dy);
 }
 
@@ -351,9 +354,9 @@ static LogicalResult deriveBody(ScoreGradOp grad, VariantOp variant) {
     FailureOr<Value> d = sweep.run(primal, out);
     if (failed(d))
       return failure();
-    derivatives.push_back(*d ? *d
-                             : TangentBuilder(b, yield.getLoc())
-                                   .constant(out.getType(), 0.0));
+    derivatives.push_back(
+        *d ? *d
+           : TangentBuilder(b, yield.getLoc()).constant(out.getType(), 0.0));
   }
   GradYieldOp::create(b, yield.getLoc(), out, derivatives.front(),
                       ArrayRef(seeds).drop_front(),

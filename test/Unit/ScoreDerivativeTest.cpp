@@ -163,13 +163,12 @@ std::optional<double> Evaluator::intOp(Operation *op, ArrayRef<double> x) {
             arith::TruncIOp>([&](Operation *) { return x[0]; })
       .Case([&](arith::FPToSIOp) { return std::trunc(x[0]); })
       .Case([&](arith::CmpIOp c) {
-        return double(arith::applyCmpPredicate(c.getPredicate(),
-                                               APInt(64, i(0), true),
-                                               APInt(64, i(1), true)));
+        return double(arith::applyCmpPredicate(
+            c.getPredicate(), APInt(64, i(0), true), APInt(64, i(1), true)));
       })
       .Case([&](arith::CmpFOp c) {
-        return double(arith::applyCmpPredicate(c.getPredicate(),
-                                               APFloat(x[0]), APFloat(x[1])));
+        return double(arith::applyCmpPredicate(c.getPredicate(), APFloat(x[0]),
+                                               APFloat(x[1])));
       })
       .Default([](Operation *) { return R(); });
 }
@@ -348,7 +347,7 @@ TEST_F(ScoreDerivativeTest, BuiltinVariants) {
 /// The catalogue's score_mods as the tracer emits them (softcap, ALiBi,
 /// relative-bias, T5 and bias tables in bf16 / f16, -inf masking).
 TEST_F(ScoreDerivativeTest, CatalogueVariants) {
-  EXPECT_EQ(checkAll(readTestFile("/Unit/Inputs/catalogue-scores.mlir"),
-                     "catalogue"),
-            13);
+  EXPECT_EQ(
+      checkAll(readTestFile("/Unit/Inputs/catalogue-scores.mlir"), "catalogue"),
+      13);
 }

@@ -2,7 +2,6 @@
 //
 // cuir.score_grad and cuir.grad_yield: one case per verifier branch.
 
-#G = #cuir.mem<global>
 
 // expected-error @below {{has a cuir.score_grad but no cuir.score_mod for it to differentiate}}
 cuir.variant @alone() normalizer softmax {
@@ -61,10 +60,10 @@ cuir.variant @terminator() normalizer softmax {
 
 // -----
 
-cuir.variant @unlisted(%t: memref<4xf32, #G> {cuir.param = "t"}) normalizer softmax {
+cuir.variant @unlisted(%t: memref<4xf32, #cuir.mem<global>> {cuir.param = "t"}) normalizer softmax {
   cuir.score_mod {
   ^bb0(%s: f32, %b: index, %h: index, %q: index, %kv: index):
-    %e = memref.load %t[%h] : memref<4xf32, #G>
+    %e = memref.load %t[%h] : memref<4xf32, #cuir.mem<global>>
     %r = arith.addf %s, %e : f32
     cuir.yield %r : f32
   }
@@ -72,7 +71,7 @@ cuir.variant @unlisted(%t: memref<4xf32, #G> {cuir.param = "t"}) normalizer soft
   cuir.score_grad {
   ^bb0(%s: f32, %b: index, %h: index, %q: index, %kv: index):
     // expected-note @below {{loaded here}}
-    %e = memref.load %t[%h] : memref<4xf32, #G>
+    %e = memref.load %t[%h] : memref<4xf32, #cuir.mem<global>>
     %r = arith.addf %s, %e : f32
     cuir.grad_yield %r, %s
   }
@@ -80,16 +79,16 @@ cuir.variant @unlisted(%t: memref<4xf32, #G> {cuir.param = "t"}) normalizer soft
 
 // -----
 
-cuir.variant @counts(%t: memref<4xf32, #G> {cuir.param = "t"}) normalizer softmax {
+cuir.variant @counts(%t: memref<4xf32, #cuir.mem<global>> {cuir.param = "t"}) normalizer softmax {
   cuir.score_mod {
   ^bb0(%s: f32, %b: index, %h: index, %q: index, %kv: index):
-    %e = memref.load %t[%h] : memref<4xf32, #G>
+    %e = memref.load %t[%h] : memref<4xf32, #cuir.mem<global>>
     %r = arith.addf %s, %e : f32
     cuir.yield %r : f32
   }
   cuir.score_grad {
   ^bb0(%s: f32, %b: index, %h: index, %q: index, %kv: index):
-    %e = memref.load %t[%h] : memref<4xf32, #G>
+    %e = memref.load %t[%h] : memref<4xf32, #cuir.mem<global>>
     %r = arith.addf %s, %e : f32
     // expected-error @below {{lists 1 elements but 2 partial derivatives}}
     cuir.grad_yield %r, %s partials(%e : f32) = (%s, %s : f32, f32)
@@ -98,7 +97,7 @@ cuir.variant @counts(%t: memref<4xf32, #G> {cuir.param = "t"}) normalizer softma
 
 // -----
 
-cuir.variant @not_a_load(%t: memref<4xf32, #G> {cuir.param = "t"}) normalizer softmax {
+cuir.variant @not_a_load(%t: memref<4xf32, #cuir.mem<global>> {cuir.param = "t"}) normalizer softmax {
   cuir.score_mod {
   ^bb0(%s: f32, %b: index, %h: index, %q: index, %kv: index):
     cuir.yield %s : f32
