@@ -365,3 +365,23 @@ cuir.variant @fma(%k: f32 {cuir.param = "k"}) normalizer softmax {
     cuir.yield %r : f32
   }
 }
+
+// -----
+
+// log10: 1 / (x ln 10).
+// CHECK-LABEL: cuir.variant @log10
+// CHECK: cuir.score_grad {
+// CHECK: %[[X:.*]] = math.exp
+// CHECK-NEXT: %[[R:.*]] = math.log10 %[[X]]
+// CHECK-NEXT: %[[LN10:.*]] = arith.constant 2.30258512
+// CHECK-NEXT: %[[XL:.*]] = arith.mulf %[[X]], %[[LN10]]
+// CHECK-NEXT: %[[D:.*]] = arith.divf %[[X]], %[[XL]]
+// CHECK-NEXT: cuir.grad_yield %[[R]], %[[D]]
+cuir.variant @log10() normalizer softmax {
+  cuir.score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %q: index, %kv: index):
+    %x = math.exp %s : f32
+    %r = math.log10 %x : f32
+    cuir.yield %r : f32
+  }
+}
