@@ -348,7 +348,19 @@ TEST_F(ScoreDerivativeTest, BuiltinVariants) {
   int checked = 0;
   for (const BuiltinVariantInfo &info : getBuiltinVariants())
     checked += checkAll(info.text, info.name);
-  EXPECT_GE(checked, 2); // softcap and alibi at least
+  EXPECT_EQ(checked, 3); // softcap, sigmoid (its bias) and alibi
+}
+
+/// A composition chains score functions: the chain rule across them.
+TEST_F(ScoreDerivativeTest, ComposedVariant) {
+  OwningOpRef<ModuleOp> module = ModuleOp::create(UnknownLoc::get(&context));
+  FailureOr<VariantOp> v =
+      buildVariantFromSpec("prefixlm,softcap{softcap=20},alibi,sigmoid",
+                           *module, UnknownLoc::get(&context));
+  ASSERT_TRUE(succeeded(v));
+  ASSERT_TRUE(succeeded(differentiateScoreMod(*v)));
+  ASSERT_TRUE(succeeded(verify(*v)));
+  EXPECT_GT(checkVariant(*v, rng, 200), 50);
 }
 
 /// The catalogue's score_mods as the tracer emits them (softcap, ALiBi,
@@ -357,4 +369,36 @@ TEST_F(ScoreDerivativeTest, CatalogueVariants) {
   EXPECT_EQ(
       checkAll(readTestFile("/Unit/Inputs/catalogue-scores.mlir"), "catalogue"),
       13);
+}
+
+/// A refusal leaves the variant as it was: the earlier score_grad stays, no
+/// new one is added, and the error names the op.
+TEST_F(ScoreDerivativeTest, RefusalLeavesTheVariantUnchanged) {
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(R"(
+    cuir.variant @v() normalizer softmax {
+      cuir.score_mod {
+      ^bb0(%s: f32, %b: index, %h: index, %q: index, %kv: index):
+        %r = math.floor %s : f32
+        cuir.yield %r : f32
+      }
+      cuir.score_grad {
+      ^bb0(%s: f32, %b: index, %h: index, %q: index, %kv: index):
+        %zero = arith.constant 0.0 : f32
+        cuir.grad_yield %s, %zero
+      }
+    })",
+                                                             &context);
+  ASSERT_TRUE(module);
+  VariantOp v = *module->getOps<VariantOp>().begin();
+  ScoreGradOp before = v.getScoreGrad();
+  std::string message;
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {
+    message = d.str();
+    return success();
+  });
+  EXPECT_TRUE(failed(differentiateScoreMod(v)));
+  EXPECT_EQ(v.getScoreGrad(), before);
+  EXPECT_EQ(llvm::range_size(v.getBody().front().getOps<ScoreGradOp>()), 1u);
+  EXPECT_NE(message.find("cannot differentiate math.floor"), std::string::npos)
+      << message;
 }
