@@ -1091,9 +1091,8 @@ LogicalResult ScoreGradOp::verify() {
 
 LogicalResult GradYieldOp::verify() {
   if (getElements().size() != getPartials().size())
-    return emitOpError() << "lists " << getElements().size()
-                         << " elements but " << getPartials().size()
-                         << " partial derivatives";
+    return emitOpError() << "lists " << getElements().size() << " elements but "
+                         << getPartials().size() << " partial derivatives";
   auto grad = (*this)->getParentOfType<ScoreGradOp>();
   auto variant = grad->getParentOfType<VariantOp>();
   for (auto [i, element] : llvm::enumerate(getElements())) {
