@@ -348,6 +348,31 @@ def SplitFullPartial : Pass<"cuir-split-full-partial", "::mlir::ModuleOp"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def DifferentiateScores : Pass<"cuir-differentiate-scores", "::mlir::ModuleOp"> {
+  let summary = "Derives the derivatives of every variant's score function for the backward";
+  let description = [{
+    Adds to every `cuir.variant` with a `cuir.score_mod` a
+    `cuir.score_grad`: the score function together with d score_mod /
+    d score and, for each element the score_mod loads from a float array
+    parameter (a captured tensor, a bias table, ALiBi slopes), the partial
+    derivative with respect to that element, which a backward kernel
+    accumulates in fp32. An existing `cuir.score_grad` is derived again.
+
+    The derivatives are built by the chain rule (forward mode, one sweep per
+    seed) over the arith and math ops the tracer and the built-ins emit,
+    reading the forward values rather than recomputing them: softcap's
+    `cap * tanh(s / cap)` gives `1 - t * t` of the forward `t`, an additive
+    bias gives 1. Ops the score and the elements do not reach (coordinates,
+    integer index math) are kept as they are. An op on a differentiated path
+    without an exact rule is refused with an error at its location
+    (`cannot differentiate ...`); the rules and the conventions at
+    non-differentiable points (ties of max/min go to the first operand, the
+    derivative of |x| at 0 is 0) are listed in docs/ScoreDerivative.md.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
+}
+
 def Lower : Pass<"cuir-lower", "::mlir::ModuleOp"> {
   let summary = "Patches the expert CUDA kernel to the Target CuIR and compiles it through NVPTX";
   let description = [{

@@ -7,6 +7,7 @@
 #include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/FunctionImplementation.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/SmallSet.h"
 
 using namespace mlir;
@@ -890,6 +891,11 @@ MaskModOp VariantOp::getMaskMod() {
   return ops.empty() ? MaskModOp() : *ops.begin();
 }
 
+ScoreGradOp VariantOp::getScoreGrad() {
+  auto ops = getBody().front().getOps<ScoreGradOp>();
+  return ops.empty() ? ScoreGradOp() : *ops.begin();
+}
+
 StringRef VariantOp::getParamName(unsigned i) {
   if (auto dict = getArgAttrsAttr())
     if (auto d = dyn_cast<DictionaryAttr>(dict[i]))
@@ -991,19 +997,25 @@ LogicalResult VariantOp::verify() {
                            << t;
     }
   }
-  int scores = 0, masks = 0;
+  int scores = 0, masks = 0, grads = 0;
   for (Operation &op : body) {
     if (isa<ScoreModOp>(op))
       ++scores;
     else if (isa<MaskModOp>(op))
       ++masks;
+    else if (isa<ScoreGradOp>(op))
+      ++grads;
     else
       return op.emitOpError() << "is not allowed directly in a cuir.variant; "
-                                 "only cuir.score_mod and cuir.mask_mod";
+                                 "only cuir.score_mod, cuir.mask_mod and "
+                                 "cuir.score_grad";
   }
-  if (scores > 1 || masks > 1)
-    return emitOpError() << "has at most one cuir.score_mod and one "
-                            "cuir.mask_mod";
+  if (scores > 1 || masks > 1 || grads > 1)
+    return emitOpError() << "has at most one cuir.score_mod, one "
+                            "cuir.mask_mod and one cuir.score_grad";
+  if (grads && !scores)
+    return emitOpError() << "has a cuir.score_grad but no cuir.score_mod "
+                            "for it to differentiate";
   return success();
 }
 
@@ -1030,6 +1042,68 @@ LogicalResult ScoreModOp::verify() {
 
 LogicalResult MaskModOp::verify() {
   return verifyModArgs(*this, getBody().front(), /*score=*/false);
+}
+
+GradYieldOp ScoreGradOp::getYield() {
+  return dyn_cast<GradYieldOp>(getBody().front().getTerminator());
+}
+
+/// The float array parameter of the enclosing variant that `load` reads, or
+/// null.
+static BlockArgument getFloatParam(memref::LoadOp load, VariantOp variant) {
+  auto arg = dyn_cast<BlockArgument>(load.getMemRef());
+  if (!arg || arg.getOwner() != &variant.getBody().front() ||
+      !isa<FloatType>(load.getType()))
+    return {};
+  return arg;
+}
+
+SmallVector<memref::LoadOp> ScoreGradOp::getParamLoads() {
+  auto variant = (*this)->getParentOfType<VariantOp>();
+  SmallVector<memref::LoadOp> loads;
+  getBody().walk([&](memref::LoadOp load) {
+    if (getFloatParam(load, variant))
+      loads.push_back(load);
+  });
+  return loads;
+}
+
+LogicalResult ScoreGradOp::verify() {
+  if (failed(verifyModArgs(*this, getBody().front(), /*score=*/true)))
+    return failure();
+  Block &body = getBody().front();
+  if (body.empty() || !isa<GradYieldOp>(body.back()))
+    return emitOpError() << "body must end in a cuir.grad_yield";
+  llvm::SmallPtrSet<Value, 8> listed(getYield().getElements().begin(),
+                                     getYield().getElements().end());
+  for (memref::LoadOp load : getParamLoads()) {
+    if (listed.contains(load.getResult()))
+      continue;
+    InFlightDiagnostic diag =
+        emitOpError() << "has no partial derivative for an element of a float "
+                         "parameter (its cuir.grad_yield lists every load of "
+                         "one)";
+    diag.attachNote(load.getLoc()) << "loaded here";
+    return diag;
+  }
+  return success();
+}
+
+LogicalResult GradYieldOp::verify() {
+  if (getElements().size() != getPartials().size())
+    return emitOpError() << "lists " << getElements().size() << " elements but "
+                         << getPartials().size() << " partial derivatives";
+  auto grad = (*this)->getParentOfType<ScoreGradOp>();
+  auto variant = grad->getParentOfType<VariantOp>();
+  for (auto [i, element] : llvm::enumerate(getElements())) {
+    auto load = element.getDefiningOp<memref::LoadOp>();
+    if (!load || !getFloatParam(load, variant) ||
+        !grad.getBody().isAncestor(load->getParentRegion()))
+      return emitOpError() << "element #" << i
+                           << " must be a memref.load of a float parameter "
+                              "of the variant in this cuir.score_grad";
+  }
+  return success();
 }
 
 //===----------------------------------------------------------------------===//

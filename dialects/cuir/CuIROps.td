@@ -595,6 +595,8 @@ def CuIR_VariantOp : CuIR_Op<"variant", [
     ScoreModOp getScoreMod();
     /// The mask, or null if every pair is visible.
     MaskModOp getMaskMod();
+    /// The derivative of the score function, or null if not derived.
+    ScoreGradOp getScoreGrad();
     /// Name of parameter `i` (its `cuir.param` attribute).
     ::llvm::StringRef getParamName(unsigned i);
   }];
@@ -609,6 +611,64 @@ def CuIR_ScoreModOp : CuIR_Op<"score_mod", [HasParent<"VariantOp">,
   }];
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "$body attr-dict";
+  let hasVerifier = 1;
+}
+
+def CuIR_ScoreGradOp : CuIR_Op<"score_grad", [HasParent<"VariantOp">,
+    SingleBlock]> {
+  let summary = "the score function with its derivatives, for the backward";
+  let description = [{
+    The variant's `cuir.score_mod` together with its derivatives, derived by
+    `--cuir-differentiate-scores` (docs/ScoreDerivative.md). The body takes
+    the arguments of the score_mod, `(score: f32, b, h, q_idx, kv_idx:
+    index)`, computes the score function as the score_mod does, and ends in
+    a `cuir.grad_yield` of the modified score, its derivative with respect
+    to `score` and, for each element loaded from a float array parameter of
+    the variant (`memref.load`), the partial derivative of the modified
+    score with respect to that element. A backward kernel accumulates
+    `dS * partial` into the element's gradient; an element listed twice
+    (one load reached twice) accumulates both.
+
+    ```mlir
+    cuir.score_grad {
+    ^bb0(%s: f32, %b: index, %h: index, %q: index, %kv: index):
+      %slope = memref.load %slopes[%h] : memref<?xf32, #cuir.mem<global>>
+      ...
+      %r = arith.addf %s, %bias : f32
+      %one = arith.constant 1.0 : f32
+      cuir.grad_yield %r, %one partials(%slope : f32) = (%dist : f32)
+    }
+    ```
+  }];
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$body attr-dict";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    GradYieldOp getYield();
+    /// The loads of the body (nested ones too) from the variant's float
+    /// parameters, in order: the elements that need a partial derivative.
+    ::llvm::SmallVector<::mlir::memref::LoadOp> getParamLoads();
+  }];
+}
+
+def CuIR_GradYieldOp : CuIR_Op<"grad_yield", [Pure, ReturnLike, Terminator,
+    HasParent<"ScoreGradOp">, AttrSizedOperandSegments]> {
+  let summary = "yields a score, its derivative and the parameters' partials";
+  let description = [{
+    Terminates a `cuir.score_grad`: `score` is the modified score,
+    `dscore` its derivative with respect to the score argument and
+    `partials[i]` its partial derivative with respect to `elements[i]`, a
+    value the body loads from a float array parameter of the variant. Every
+    such load of the body is listed. Derivatives are f32.
+  }];
+  let arguments = (ins F32:$score, F32:$dscore,
+                       Variadic<AnyTypeOf<[F16, BF16, F32]>>:$elements,
+                       Variadic<F32>:$partials);
+  let assemblyFormat = [{
+    $score `,` $dscore
+    (`partials` `(` $elements^ `:` type($elements) `)` `=`
+     `(` $partials `:` type($partials) `)`)? attr-dict
+  }];
   let hasVerifier = 1;
 }
 
