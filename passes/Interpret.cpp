@@ -52,7 +52,8 @@ public:
       if (!kernelName.empty() && seq.getSymName() != kernelName)
         continue;
       SmallVector<KernelOp> kernels = seq.getKernelOps();
-      if (kernelName.empty() && !allFit(seq.getSymName(), kernels, *opt, notRun))
+      if (kernelName.empty() &&
+          !allFit(seq.getSymName(), kernels, *opt, notRun))
         continue;
       ran = true;
       if (failed(runBackward(seq.getSymName(), seq.getLoc(), kernels, *opt)))
@@ -72,13 +73,12 @@ public:
         return signalPassFailure();
       }
       SmallVector<KernelOp> one = {kernel};
-      if (kernelName.empty() &&
-          !allFit(kernel.getSymName(), one, *opt, notRun))
+      if (kernelName.empty() && !allFit(kernel.getSymName(), one, *opt, notRun))
         continue;
       ran = true;
       if (isBackwardKernel(kernel)) {
-        if (failed(runBackward(kernel.getSymName(), kernel.getLoc(), one,
-                               *opt)))
+        if (failed(
+                runBackward(kernel.getSymName(), kernel.getLoc(), one, *opt)))
           return signalPassFailure();
         continue;
       }
@@ -151,7 +151,7 @@ private:
     for (KernelOp kernel : kernels)
       if (failed(checkParams(kernel)))
         return failure();
-    FailureOr<InterpreterReport> report = interpretBackward(kernels, opt);
+    FailureOr<InterpreterReport> report = interpretBackward(loc, kernels, opt);
     if (failed(report))
       return failure();
     return reportRun(loc, describeBackwardRun(name, kernels, opt, *report),

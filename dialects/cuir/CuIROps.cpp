@@ -559,8 +559,8 @@ LogicalResult StoreOp::verify() {
 
 LogicalResult AtomicAddOp::verify() {
   if (failed(verifyFragment(*this, getValue().getType(), "added value")) ||
-      failed(verifySpace(*this, getDst(), "destination",
-                         {MemorySpace::Global})))
+      failed(
+          verifySpace(*this, getDst(), "destination", {MemorySpace::Global})))
     return failure();
   auto dst = cast<MemRefType>(getDst().getType());
   auto val = getValue().getType();
@@ -1456,8 +1456,7 @@ SmallVector<KernelOp> LaunchSequenceOp::getKernelOps() {
 
 /// The type and attributes that define a shared buffer: a role's argument
 /// type and, for a workspace, its shape.
-static std::pair<Type, Attribute> sharedBufferKey(KernelOp kernel,
-                                                  unsigned i) {
+static std::pair<Type, Attribute> sharedBufferKey(KernelOp kernel, unsigned i) {
   return {kernel.getArgumentTypes()[i],
           kernel.getArgAttr(i, CuIRDialect::ShapeAttrHelper::getNameStr())};
 }
@@ -1482,11 +1481,11 @@ LaunchSequenceOp::verifySymbolUses(SymbolTableCollection &symbols) {
       auto [it, inserted] = buffers.try_emplace(role, kernel, key);
       if (inserted || it->second.second == key)
         continue;
-      InFlightDiagnostic diag =
-          emitOpError() << "shares '" << role << "' between @"
-                        << it->second.first.getSymName() << " and @"
-                        << kernel.getSymName()
-                        << ", which declare it differently (";
+      InFlightDiagnostic diag = emitOpError()
+                                << "shares '" << role << "' between @"
+                                << it->second.first.getSymName() << " and @"
+                                << kernel.getSymName()
+                                << ", which declare it differently (";
       auto print = [&](std::pair<Type, Attribute> k) {
         diag << k.first;
         if (k.second)
@@ -1496,9 +1495,8 @@ LaunchSequenceOp::verifySymbolUses(SymbolTableCollection &symbols) {
       diag << " vs ";
       print(key);
       return diag << "); kernels of a sequence must agree on a buffer's type"
-                  << (role.starts_with(kWorkspaceRolePrefix)
-                          ? " and cuir.shape"
-                          : "");
+                  << (role.starts_with(kWorkspaceRolePrefix) ? " and cuir.shape"
+                                                             : "");
     }
   }
   for (StringRef role : kBackwardOutputRoles)

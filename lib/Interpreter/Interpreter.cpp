@@ -223,9 +223,9 @@ std::optional<SmallVector<int64_t>> globalShape(StringRef role,
   return llvm::StringSwitch<Shape>(role)
       .Cases({"q", "o", "d_o", "dq"},
              SmallVector<int64_t>{opt.batch, opt.seqQ, opt.headsQ, opt.headDim})
-      .Cases({"k", "v", "dk", "dv"},
-             SmallVector<int64_t>{opt.batch, opt.seqKV, opt.headsKV,
-                                  opt.headDim})
+      .Cases(
+          {"k", "v", "dk", "dv"},
+          SmallVector<int64_t>{opt.batch, opt.seqKV, opt.headsKV, opt.headDim})
       .Case("lse", SmallVector<int64_t>{opt.batch, opt.headsQ, opt.seqQ})
       .Default(std::nullopt);
 }
@@ -319,11 +319,13 @@ std::string tensorCoords(int64_t e, int64_t N, int64_t H, int64_t d,
 /// * max(1, max |ref|)` (16-bit probabilities put errors of about 2^-8 *
 /// max |v| on any element, so an element-relative bound would flag correct
 /// low-precision kernels), no NaN, and, unless `sampled`, every element
-/// written. `what` names the output in messages.
+/// written. `what` names the output in messages, and in the elements'
+/// positions if `namePositions`.
 OutputComparison compareBuffer(StringRef what, const Buffer &out,
                                ArrayRef<double> ref,
                                function_ref<std::string(int64_t)> coords,
-                               double tolerance, bool sampled) {
+                               double tolerance, bool sampled,
+                               bool namePositions) {
   OutputComparison r;
   r.name = what.str();
   double diff2 = 0, ref2 = 0, refMax = 0;
@@ -338,8 +340,8 @@ OutputComparison compareBuffer(StringRef what, const Buffer &out,
   for (int64_t e = 0, n = out.f.size(); e < n; ++e) {
     if (!out.written[e]) {
       if (!sampled && r.firstMismatch.empty())
-        r.firstMismatch = what.str() + " element " + coords(e) +
-                          " was never written";
+        r.firstMismatch =
+            what.str() + " element " + coords(e) + " was never written";
       continue;
     }
     double got = out.f[e], want = ref[e];
@@ -351,7 +353,8 @@ OutputComparison compareBuffer(StringRef what, const Buffer &out,
       continue;
     std::string where;
     llvm::raw_string_ostream(where)
-        << coords(e) << ": got " << llvm::format("%.6g", got) << ", expected "
+        << (namePositions ? what.str() + " " : "") << coords(e) << ": got "
+        << llvm::format("%.6g", got) << ", expected "
         << llvm::format("%.6g", want);
     if (bad && r.firstMismatch.empty())
       r.firstMismatch = where;
@@ -1197,10 +1200,8 @@ void KernelRun::compareOutput(const Output &ref, bool sampled,
                               InterpreterReport &report) {
   OutputComparison r = compareBuffer(
       "output", *outView->buffer, ref.o,
-      [&](int64_t e) {
-        return tensorCoords(e, prob.Nq, prob.Hq, prob.d, "q");
-      },
-      opt.tolerance, sampled);
+      [&](int64_t e) { return tensorCoords(e, prob.Nq, prob.Hq, prob.d, "q"); },
+      opt.tolerance, sampled, /*namePositions=*/false);
   report.elementsCompared = r.elementsCompared;
   report.maxAbsError = r.maxAbsError;
   report.relError = r.relError;
@@ -1329,8 +1330,8 @@ bool isBackwardInput(StringRef role) {
 /// role, and the comparison of dq, dk and dv with the reference.
 class BackwardRun {
 public:
-  BackwardRun(ArrayRef<KernelOp> kernels, const InterpreterOptions &opt,
-              MemoryBudget &budget);
+  BackwardRun(Location loc, ArrayRef<KernelOp> kernels,
+              const InterpreterOptions &opt, MemoryBudget &budget);
 
   /// Allocates every buffer a kernel declares (the first declaration of a
   /// role fixes its type) and draws q, k, v and d_o.
@@ -1365,10 +1366,9 @@ private:
   BackwardOutput ref;
 };
 
-BackwardRun::BackwardRun(ArrayRef<KernelOp> kernels,
+BackwardRun::BackwardRun(Location loc, ArrayRef<KernelOp> kernels,
                          const InterpreterOptions &opt, MemoryBudget &budget)
-    : kernels(kernels), opt(opt), budget(budget),
-      loc(kernels.front().getLoc()) {
+    : kernels(kernels), opt(opt), budget(budget), loc(loc) {
   prob.B = opt.batch;
   prob.Hq = opt.headsQ;
   prob.Hkv = opt.headsKV;
@@ -1446,8 +1446,8 @@ LogicalResult BackwardRun::declareBuffers() {
   for (KernelOp kernel : kernels)
     for (unsigned i = 0, e = kernel.getNumArguments(); i < e; ++i) {
       StringRef role = argRole(kernel, i);
-      bool tensor = globalShape(role, opt) ||
-                    role.starts_with(kWorkspaceRolePrefix);
+      bool tensor =
+          globalShape(role, opt) || role.starts_with(kWorkspaceRolePrefix);
       if (!tensor || buffers.count(role) ||
           !isa<MemRefType>(kernel.getArgumentTypes()[i]))
         continue;
@@ -1464,8 +1464,8 @@ LogicalResult BackwardRun::declareBuffers() {
   std::normal_distribution<float> normal(0.0f, 1.0f);
   for (StringRef role : {"q", "k", "v", "d_o"}) {
     auto it = buffers.find(role);
-    ElemKind kind = it == buffers.end() ? ElemKind::BF16
-                                        : it->second.buffer->kind;
+    ElemKind kind =
+        it == buffers.end() ? ElemKind::BF16 : it->second.buffer->kind;
     std::vector<float> &dst = *problemInput(role);
     dst.resize(*product(*globalShape(role, opt)));
     for (float &x : dst)
@@ -1560,10 +1560,9 @@ void BackwardRun::compare(InterpreterReport &report) {
     OutputComparison r = compareBuffer(
         name, *buffers[name].buffer, *output.second,
         [&](int64_t e) {
-          return name.str() + " " +
-                 tensorCoords(e, N, H, prob.d, isQ ? "q" : "kv");
+          return tensorCoords(e, N, H, prob.d, isQ ? "q" : "kv");
         },
-        opt.tolerance, /*sampled=*/false);
+        opt.tolerance, /*sampled=*/false, /*namePositions=*/true);
     if (!r.passed && report.passed) {
       report.passed = false;
       report.firstMismatch = r.firstMismatch;
@@ -1576,9 +1575,8 @@ void BackwardRun::compare(InterpreterReport &report) {
 } // namespace
 
 FailureOr<InterpreterReport>
-mlir::cuir::interpretBackward(ArrayRef<KernelOp> kernels,
+mlir::cuir::interpretBackward(Location loc, ArrayRef<KernelOp> kernels,
                               const InterpreterOptions &opt) {
-  Location loc = kernels.front().getLoc();
   if (std::optional<OptionProblem> problem = checkOptions(opt))
     return emitError(loc) << problem->message;
   if (opt.sampleBlocks > 0)
@@ -1587,7 +1585,7 @@ mlir::cuir::interpretBackward(ArrayRef<KernelOp> kernels,
                              "runs every block, as its later kernels read "
                              "what the earlier ones wrote";
   MemoryBudget budget(opt.memoryLimitMiB * kMiB, opt.memoryLimitMiB);
-  BackwardRun run(kernels, opt, budget);
+  BackwardRun run(loc, kernels, opt, budget);
   InterpreterReport report;
   if (failed(run.declareBuffers()) || failed(run.bindKernels()) ||
       failed(run.runReference()) || failed(run.runKernels(report)))
@@ -1615,9 +1613,8 @@ std::string mlir::cuir::describeBackwardRun(StringRef name,
   llvm::interleave(
       report.outputs, os,
       [&](const OutputComparison &r) {
-        os << r.name << " max abs error "
-           << llvm::format("%.3g", r.maxAbsError) << ", relative error "
-           << llvm::format("%.3g", r.relError);
+        os << r.name << " max abs error " << llvm::format("%.3g", r.maxAbsError)
+           << ", relative error " << llvm::format("%.3g", r.relError);
       },
       "; ");
   os << " (tolerance " << llvm::format("%g", opt.tolerance) << ")";

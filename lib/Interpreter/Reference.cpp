@@ -329,11 +329,10 @@ std::string summarizePythonError(StringRef stderrText, StringRef path) {
 
 /// Runs the runner on `p` in a temporary directory, then `readResults`
 /// with the directory's file names, before the directory is removed.
-static LogicalResult
-runReferenceProcess(const Problem &p, StringRef path, StringRef python,
-                    Location loc,
-                    function_ref<LogicalResult(
-                        function_ref<std::string(StringRef)>)> readResults) {
+static LogicalResult runReferenceProcess(
+    const Problem &p, StringRef path, StringRef python, Location loc,
+    function_ref<LogicalResult(function_ref<std::string(StringRef)>)>
+        readResults) {
   SmallString<128> dir;
   if (std::error_code ec =
           llvm::sys::fs::createUniqueDirectory("cuir-reference", dir))
@@ -409,9 +408,10 @@ readForwardOutput(const Problem &p, function_ref<std::string(StringRef)> file,
   return result;
 }
 
-FailureOr<Output>
-mlir::cuir::interp::pytorchReference(const Problem &p, StringRef path,
-                                     StringRef python, Location loc) {
+FailureOr<Output> mlir::cuir::interp::pytorchReference(const Problem &p,
+                                                       StringRef path,
+                                                       StringRef python,
+                                                       Location loc) {
   Output result;
   if (failed(runReferenceProcess(p, path, python, loc, [&](auto file) {
         FailureOr<Output> o = readForwardOutput(p, file, loc);
@@ -423,9 +423,10 @@ mlir::cuir::interp::pytorchReference(const Problem &p, StringRef path,
   return result;
 }
 
-FailureOr<BackwardOutput>
-mlir::cuir::interp::pytorchBackward(const Problem &p, StringRef path,
-                                    StringRef python, Location loc) {
+FailureOr<BackwardOutput> mlir::cuir::interp::pytorchBackward(const Problem &p,
+                                                              StringRef path,
+                                                              StringRef python,
+                                                              Location loc) {
   BackwardOutput result;
   auto read = [&](function_ref<std::string(StringRef)> file) -> LogicalResult {
     FailureOr<Output> o = readForwardOutput(p, file, loc);
@@ -434,17 +435,18 @@ mlir::cuir::interp::pytorchBackward(const Problem &p, StringRef path,
     result.forward = std::move(*o);
     int64_t nq = p.B * p.Nq * p.Hq * p.d, nkv = p.B * p.Nkv * p.Hkv * p.d;
     std::pair<StringRef, std::vector<double> *> grads[] = {
-        {"dq", &result.grads.dq}, {"dk", &result.grads.dk},
+        {"dq", &result.grads.dq},
+        {"dk", &result.grads.dk},
         {"dv", &result.grads.dv}};
     for (auto [name, dst] : grads) {
       std::string error;
-      auto g = readNpy(file((name + ".npy").str()), name == "dq" ? nq : nkv,
-                       error);
+      auto g =
+          readNpy(file((name + ".npy").str()), name == "dq" ? nq : nkv, error);
       if (failed(g))
-        return emitError(loc) << "the PyTorch reference's " << name << ": "
-                              << error << " (expected the shape of "
-                              << (name == "dq" ? "q" : name.drop_front())
-                              << ")";
+        return emitError(loc)
+               << "the PyTorch reference's " << name << ": " << error
+               << " (expected the shape of "
+               << (name == "dq" ? "q" : name.drop_front()) << ")";
       *dst = std::move(*g);
     }
     return success();

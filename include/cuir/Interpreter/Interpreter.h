@@ -161,8 +161,10 @@ FailureOr<InterpreterReport> interpretKernel(KernelOp kernel,
 /// runs; a plain access to an element of an output or workspace that
 /// another block of the same launch wrote or added to is a race. dq, dk
 /// and dv are compared with the reference's gradients.
+/// Errors that concern the whole pass are reported at `loc` (the launch
+/// sequence's).
 FailureOr<InterpreterReport>
-interpretBackward(llvm::ArrayRef<KernelOp> kernels,
+interpretBackward(Location loc, llvm::ArrayRef<KernelOp> kernels,
                   const InterpreterOptions &options);
 
 /// One line describing a backward run named `name`: its kernels, the

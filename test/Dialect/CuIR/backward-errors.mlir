@@ -65,7 +65,7 @@ cuir.kernel @k(%w: memref<?xf32, #cuir.mem<global>> {cuir.arg = "workspace:acc"}
 // -----
 
 // expected-error @below {{workspace 'workspace:acc' has a cuir.shape of 2 dimension(s) and 0 symbol(s); it takes the 6 sizes (B, Hq, Hkv, Nq, Nkv, d) and no symbols}}
-cuir.kernel @k(%w: memref<?xf32, #cuir.mem<global>> {cuir.arg = "workspace:acc", cuir.shape = affine_map<(b, n) -> (b * n)>}) grid () -> (1) threads 128 arch "sm_80" {
+cuir.kernel @k(%w: memref<?xf32, #cuir.mem<global>> {cuir.arg = "workspace:acc", cuir.shape = affine_map<(b, n) -> (b * 2 + n)>}) grid () -> (1) threads 128 arch "sm_80" {
 }
 
 // -----

@@ -13,7 +13,7 @@
 cuir.launch_sequence @bwd [@acc, @acc]
 
 // CHECK-LABEL: cuir.kernel @acc
-// CHECK-SAME: cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d3 ceildiv 64 * 64, d1, d5)>
+// CHECK-SAME: cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, (d3 ceildiv 64) * 64, d1, d5)>
 cuir.kernel @acc(%ws: !acc {cuir.arg = "workspace:dq_accum",
                             cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, (nq ceildiv 64) * 64, hq, d)>},
                  %dq: !seq {cuir.arg = "dq"}, %dk: !seq {cuir.arg = "dk"},
@@ -22,9 +22,9 @@ cuir.kernel @acc(%ws: !acc {cuir.arg = "workspace:dq_accum",
   %c0 = arith.constant 0 : index
   %t = arith.constant dense<1.0> : tensor<64x16xf32, #ACC>
   %rows = memref.subview %ws[0, 0, 0, 0] [1, %n, 1, 16] [1, 1, 1, 1]
-      : !acc to memref<?x16xf32, strided<[?, 1], offset: ?>, #cuir.mem<global>>
-  // CHECK: cuir.atomic_add %{{.*}} -> %{{.*}}[%{{.*}}, %{{.*}}] : tensor<64x16xf32, #{{.*}}> -> memref<?x16xf32, strided<[?, 1], offset: ?>, #cuir.mem<global>>
+      : !acc to memref<?x16xf32, strided<[?, 1]>, #cuir.mem<global>>
+  // CHECK: cuir.atomic_add %{{.*}} -> %{{.*}}[%{{.*}}, %{{.*}}] : tensor<64x16xf32, #{{.*}}> -> memref<?x16xf32, strided<[?, 1]>, #{{.*}}>
   cuir.atomic_add %t -> %rows[%c0, %c0]
-      : tensor<64x16xf32, #ACC> -> memref<?x16xf32, strided<[?, 1], offset: ?>, #cuir.mem<global>>
+      : tensor<64x16xf32, #ACC> -> memref<?x16xf32, strided<[?, 1]>, #cuir.mem<global>>
   cuir.return
 }
