@@ -117,11 +117,12 @@ LogicalResult Worker::checkBlockRace(Operation *op, Buffer &buf, int64_t addr,
     StringRef verb = access == Access::Read    ? "reads"
                      : access == Access::Write ? "writes"
                                                : "adds to";
+    std::string who = other > 0
+                          ? "thread block " + blockName(machine.grid, other)
+                          : std::string("several thread blocks");
     InFlightDiagnostic diag =
         op->emitError()
-        << verb << " global memory that thread block "
-        << (other > 0 ? blockName(machine.grid, other)
-                      : std::string("of several"))
+        << verb << " global memory that " << who
         << (otherWriter ? " wrote" : " added to")
         << " in the same launch: the blocks of a launch run in no fixed "
            "order, so this is a race (accumulate across blocks with "
