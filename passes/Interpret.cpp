@@ -41,34 +41,54 @@ public:
 
     // Without a kernel name, run the instantiations that fit the problem
     // (head dim, causal), as the source kernel's dispatch would pick them.
+    // A launch sequence runs as a whole; its kernels do not run alone.
     bool ran = false;
     std::string notRun;
+    llvm::DenseMap<Operation *, LaunchSequenceOp> inSequence;
+    for (auto seq : getOperation().getOps<LaunchSequenceOp>())
+      for (KernelOp kernel : seq.getKernelOps())
+        inSequence.try_emplace(kernel, seq);
+    for (auto seq : getOperation().getOps<LaunchSequenceOp>()) {
+      if (!kernelName.empty() && seq.getSymName() != kernelName)
+        continue;
+      SmallVector<KernelOp> kernels = seq.getKernelOps();
+      if (kernelName.empty() &&
+          !allFit(seq.getSymName(), kernels, *opt, notRun))
+        continue;
+      ran = true;
+      if (failed(runBackward(seq.getSymName(), seq.getLoc(), kernels, *opt)))
+        return signalPassFailure();
+    }
     for (KernelOp kernel : getOperation().getOps<KernelOp>()) {
       if (!kernelName.empty() && kernel.getSymName() != kernelName)
         continue;
-      std::string why;
-      if (kernelName.empty() && !kernelFits(kernel, *opt, why)) {
-        notRun += "; @" + kernel.getSymName().str() + ": " + why;
+      if (auto it = inSequence.find(kernel); it != inSequence.end()) {
+        if (kernelName.empty())
+          continue;
+        mlir::emitError(optionLoc(&getContext(), "kernel"))
+            << "@" << kernelName << " is a kernel of the launch sequence @"
+            << it->second.getSymName()
+            << ", which runs as a whole: pass kernel="
+            << it->second.getSymName();
+        return signalPassFailure();
+      }
+      SmallVector<KernelOp> one = {kernel};
+      if (kernelName.empty() && !allFit(kernel.getSymName(), one, *opt, notRun))
+        continue;
+      ran = true;
+      if (isBackwardKernel(kernel)) {
+        if (failed(
+                runBackward(kernel.getSymName(), kernel.getLoc(), one, *opt)))
+          return signalPassFailure();
         continue;
       }
-      ran = true;
       if (failed(checkParams(kernel)))
         return signalPassFailure();
       FailureOr<InterpreterReport> report = interpretKernel(kernel, *opt);
-      if (failed(report))
+      if (failed(report) ||
+          failed(reportRun(kernel.getLoc(), describeRun(kernel, *opt, *report),
+                           *report)))
         return signalPassFailure();
-      std::string summary = describeRun(kernel, *opt, *report);
-      if (!report->passed) {
-        InFlightDiagnostic diag = mlir::emitError(kernel.getLoc())
-                                  << "output mismatch: " << summary;
-        if (!report->firstMismatch.empty())
-          diag << "; first mismatch at " << report->firstMismatch;
-        if (!report->worstMismatch.empty())
-          diag << "; largest error at " << report->worstMismatch;
-        return signalPassFailure();
-      }
-      mlir::emitRemark(kernel.getLoc())
-          << "matches the reference: " << summary;
     }
     if (!ran) {
       // A kernel named by the option that the module lacks is the option's
@@ -91,6 +111,53 @@ public:
   }
 
 private:
+  /// Whether every kernel of `kernels` (of the run `name`) fits the
+  /// problem; if not, why is appended to `notRun`.
+  static bool allFit(StringRef name, ArrayRef<KernelOp> kernels,
+                     const InterpreterOptions &opt, std::string &notRun) {
+    for (KernelOp kernel : kernels) {
+      std::string why;
+      if (kernelFits(kernel, opt, why))
+        continue;
+      notRun += "; @" + name.str();
+      if (name != kernel.getSymName())
+        notRun += " (@" + kernel.getSymName().str() + ")";
+      notRun += ": " + why;
+      return false;
+    }
+    return true;
+  }
+
+  /// A match as a remark at `loc`, a mismatch as an error there.
+  static LogicalResult reportRun(Location loc, StringRef summary,
+                                 const InterpreterReport &report) {
+    if (report.passed) {
+      mlir::emitRemark(loc) << "matches the reference: " << summary;
+      return success();
+    }
+    InFlightDiagnostic diag = mlir::emitError(loc)
+                              << "output mismatch: " << summary;
+    if (!report.firstMismatch.empty())
+      diag << "; first mismatch at " << report.firstMismatch;
+    if (!report.worstMismatch.empty())
+      diag << "; largest error at " << report.worstMismatch;
+    return failure();
+  }
+
+  /// Runs the backward pass `kernels` (named `name`, at `loc`).
+  LogicalResult runBackward(StringRef name, Location loc,
+                            ArrayRef<KernelOp> kernels,
+                            const InterpreterOptions &opt) {
+    for (KernelOp kernel : kernels)
+      if (failed(checkParams(kernel)))
+        return failure();
+    FailureOr<InterpreterReport> report = interpretBackward(loc, kernels, opt);
+    if (failed(report))
+      return failure();
+    return reportRun(loc, describeBackwardRun(name, kernels, opt, *report),
+                     *report);
+  }
+
   /// The location of byte `offset` of the value of option `key`.
   Location optionLoc(MLIRContext *context, StringRef key, size_t offset = 0) {
     std::optional<size_t> value = findOptionValue(optionsText, key);

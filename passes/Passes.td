@@ -45,6 +45,16 @@ def Interpret : Pass<"cuir-interpret", "::mlir::ModuleOp"> {
     absolute error, the relative error and the first mismatching element
     with its coordinates. Success is reported as a remark on the kernel.
 
+    A backward pass is checked the same way: a `cuir.launch_sequence` runs
+    its kernels in order on buffers they share by role (`kernel` may name
+    the sequence, not one of its kernels), and a kernel with `dq`, `dk` or
+    `dv` parameters in no sequence runs alone. Its `o` and `lse` are the
+    reference forward's; dq, dk and dv are compared with the float64
+    backward, or a PyTorch file's gradients (autograd through `reference`,
+    or its `reference_backward`). A plain access to an output or workspace
+    element that another block of the same launch wrote or added to is a
+    race (see docs/Interpreter.md, *Backward passes*).
+
     Options are checked before any pass runs, with errors at the option:
     sizes must be positive and their data (multiplied with overflow checks)
     fit `max-memory`; `params` values must be finite numbers that fit the
@@ -75,7 +85,9 @@ def Interpret : Pass<"cuir-interpret", "::mlir::ModuleOp"> {
            "Largest accepted relative error of the output">,
     Option<"reference", "reference", "std::string", /*default=*/"\"builtin\"",
            "'builtin', or a PyTorch file defining reference(q, k, v, scale, "
-           "**params) over [B, H, N, d] tensors">,
+           "**params) over [B, H, N, d] tensors (for a backward pass also, "
+           "optionally, reference_backward(q, k, v, o, lse, d_o, scale, "
+           "**params))">,
     Option<"params", "params", "std::string", /*default=*/"\"\"",
            "Variant parameters: 'name=value;name=v0,v1,...'">,
     Option<"dump", "dump", "std::string", /*default=*/"\"\"",

@@ -90,6 +90,13 @@ std::optional<StringRef> mlir::cuir::variantParamName(StringRef role) {
   return role;
 }
 
+bool mlir::cuir::isBackwardKernel(KernelOp kernel) {
+  for (unsigned i = 0, e = kernel.getNumArguments(); i < e; ++i)
+    if (llvm::is_contained(kBackwardOutputRoles, argRole(kernel, i)))
+      return true;
+  return false;
+}
+
 StringRef mlir::cuir::argRole(KernelOp kernel, unsigned index) {
   auto name = CuIRDialect::ArgAttrHelper::getNameStr();
   if (auto role = kernel.getArgAttrOfType<StringAttr>(index, name))

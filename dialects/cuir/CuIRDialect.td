@@ -44,6 +44,9 @@ def CuIR_Dialect : Dialect {
     // and, for a value captured from Python, its default.
     "::mlir::StringAttr":$extent,
     "::mlir::StringAttr":$default,
+    // Kernel argument of a scratch buffer (`workspace:<name>`): its shape,
+    // an affine map of the problem's (B, Hq, Hkv, Nq, Nkv, d).
+    "::mlir::AffineMapAttr":$shape,
     // Kernel: the causal (true) or non-causal (false) instantiation.
     "::mlir::BoolAttr":$causal,
     // Kernel: the variant it computes (transfer's spec); elementwise op:

@@ -183,6 +183,49 @@ void KernelOp::print(OpAsmPrinter &p) {
                 /*printBlockTerminators=*/false);
 }
 
+/// A scratch buffer (`workspace:<name>`) is a memref whose shape the
+/// `cuir.shape` map gives from the problem's sizes; no other argument has
+/// one.
+static LogicalResult verifyWorkspaceArgs(KernelOp kernel) {
+  StringRef shapeName = CuIRDialect::ShapeAttrHelper::getNameStr();
+  for (auto [i, type] : llvm::enumerate(kernel.getArgumentTypes())) {
+    StringRef role = argRole(kernel, i);
+    Attribute attr = kernel.getArgAttr(i, shapeName);
+    if (!role.starts_with(kWorkspaceRolePrefix)) {
+      if (attr)
+        return kernel.emitOpError()
+               << "parameter #" << i << " ('" << role << "') has a "
+               << shapeName << ", which only workspace:<name> buffers have";
+      continue;
+    }
+    auto emit = [&]() {
+      return kernel.emitOpError() << "workspace '" << role << "' ";
+    };
+    if (role.size() == kWorkspaceRolePrefix.size())
+      return emit() << "needs a name after 'workspace:'";
+    auto memref = dyn_cast<MemRefType>(type);
+    if (!memref || !memref.getLayout().isIdentity())
+      return emit() << "must be a row-major memref, not " << type;
+    auto map = dyn_cast_or_null<AffineMapAttr>(attr);
+    if (!map)
+      return emit() << "needs its shape: " << shapeName
+                    << " = affine_map<(B, Hq, Hkv, Nq, Nkv, d) -> (...)>";
+    if (map.getValue().getNumDims() != std::size(kWorkspaceShapeDims) ||
+        map.getValue().getNumSymbols() != 0)
+      return emit() << "has a " << shapeName << " of "
+                    << map.getValue().getNumDims() << " dimension(s) and "
+                    << map.getValue().getNumSymbols()
+                    << " symbol(s); it takes the 6 sizes (B, Hq, Hkv, Nq, "
+                       "Nkv, d) and no symbols";
+    if (map.getValue().getNumResults() != memref.getRank())
+      return emit() << "has a " << shapeName << " of "
+                    << map.getValue().getNumResults()
+                    << " extent(s) for a rank-" << memref.getRank()
+                    << " memref";
+  }
+  return success();
+}
+
 LogicalResult KernelOp::verify() {
   if (!getResultTypes().empty())
     return emitOpError() << "a kernel returns nothing; write its outputs to "
@@ -198,6 +241,8 @@ LogicalResult KernelOp::verify() {
                            << " memory; kernel buffers must be in "
                               "#cuir.mem<global>";
   }
+  if (failed(verifyWorkspaceArgs(*this)))
+    return failure();
   AffineMap grid = getGrid();
   size_t numIndex = llvm::count_if(getArgumentTypes(),
                                    [](Type t) { return t.isIndex(); });
@@ -509,6 +554,28 @@ LogicalResult StoreOp::verify() {
   if (!global && !getIndices().empty() &&
       getIndices().size() != static_cast<size_t>(dst.getRank()))
     return emitOpError() << "needs " << dst.getRank() << " indices, got "
+                         << getIndices().size();
+  return success();
+}
+
+LogicalResult AtomicAddOp::verify() {
+  if (failed(verifyFragment(*this, getValue().getType(), "added value")) ||
+      failed(
+          verifySpace(*this, getDst(), "destination", {MemorySpace::Global})))
+    return failure();
+  auto dst = cast<MemRefType>(getDst().getType());
+  auto val = getValue().getType();
+  if (!val.getElementType().isF32() || !dst.getElementType().isF32())
+    return emitOpError() << "adds f32 elements into an f32 buffer "
+                            "(red.global.add.f32), not "
+                         << val.getElementType() << " into "
+                         << dst.getElementType();
+  if (dst.getRank() != val.getRank())
+    return emitOpError() << "adds a rank-" << val.getRank()
+                         << " tile into a rank-" << dst.getRank() << " buffer";
+  if (getIndices().size() != static_cast<size_t>(dst.getRank()))
+    return emitOpError() << "needs " << dst.getRank()
+                         << " indices to place the tile, got "
                          << getIndices().size();
   return success();
 }
@@ -1448,3 +1515,67 @@ BlockMaskOp mlir::cuir::getBlockMask(KernelOp kernel) {
 
 #define GET_OP_CLASSES
 #include "cuir/Dialect/CuIROps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// LaunchSequenceOp
+//===----------------------------------------------------------------------===//
+
+SmallVector<KernelOp> LaunchSequenceOp::getKernelOps() {
+  SmallVector<KernelOp> kernels;
+  for (Attribute ref : getKernels())
+    kernels.push_back(SymbolTable::lookupNearestSymbolFrom<KernelOp>(
+        *this, cast<FlatSymbolRefAttr>(ref).getAttr()));
+  return kernels;
+}
+
+/// The type and attributes that define a shared buffer: a role's argument
+/// type and, for a workspace, its shape.
+static std::pair<Type, Attribute> sharedBufferKey(KernelOp kernel, unsigned i) {
+  return {kernel.getArgumentTypes()[i],
+          kernel.getArgAttr(i, CuIRDialect::ShapeAttrHelper::getNameStr())};
+}
+
+LogicalResult
+LaunchSequenceOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  // The first kernel that has a role fixes its buffer for the others.
+  llvm::StringMap<std::pair<KernelOp, std::pair<Type, Attribute>>> buffers;
+  for (Attribute attr : getKernels()) {
+    auto ref = cast<FlatSymbolRefAttr>(attr);
+    Operation *target = symbols.lookupNearestSymbolFrom(*this, ref.getAttr());
+    auto kernel = dyn_cast_or_null<KernelOp>(target);
+    if (!kernel)
+      return emitOpError() << "names " << ref << ", which is "
+                           << (target ? "not a cuir.kernel"
+                                      : "not defined in the module");
+    for (unsigned i = 0, e = kernel.getNumArguments(); i < e; ++i) {
+      StringRef role = argRole(kernel, i);
+      if (!isa<MemRefType>(kernel.getArgumentTypes()[i]) || role.empty())
+        continue;
+      auto key = sharedBufferKey(kernel, i);
+      auto [it, inserted] = buffers.try_emplace(role, kernel, key);
+      if (inserted || it->second.second == key)
+        continue;
+      InFlightDiagnostic diag = emitOpError()
+                                << "shares '" << role << "' between @"
+                                << it->second.first.getSymName() << " and @"
+                                << kernel.getSymName()
+                                << ", which declare it differently (";
+      auto print = [&](std::pair<Type, Attribute> k) {
+        diag << k.first;
+        if (k.second)
+          diag << " of shape " << k.second;
+      };
+      print(it->second.second);
+      diag << " vs ";
+      print(key);
+      return diag << "); kernels of a sequence must agree on a buffer's type"
+                  << (role.starts_with(kWorkspaceRolePrefix) ? " and cuir.shape"
+                                                             : "");
+    }
+  }
+  for (StringRef role : kBackwardOutputRoles)
+    if (!buffers.count(role))
+      return emitOpError() << "is a backward pass but no kernel of it writes '"
+                           << role << "'";
+  return success();
+}

@@ -332,6 +332,34 @@ def CuIR_StoreOp : CuIR_Op<"store"> {
   let hasVerifier = 1;
 }
 
+def CuIR_AtomicAddOp : CuIR_Op<"atomic_add"> {
+  let summary = "adds a register tile into global memory atomically (red.global.add.f32)";
+  let description = [{
+    Adds every element of an f32 register tile to the global buffer at the
+    given offsets, as one `red.global.add.f32` per element: the adds of
+    different thread blocks to one element are atomic, so their order is
+    the only thing that varies between runs. Elements outside the buffer's
+    bounds are skipped, as `cuir.store` skips them. This is how a backward
+    kernel that runs one block per KV tile accumulates dQ, which every KV
+    tile of a query row contributes to.
+
+    ```mlir
+    cuir.atomic_add %dq -> %dq_accum[%q0, %c0]
+        : tensor<64x128xf32, #ACC> -> memref<?x128xf32, #cuir.mem<global>>
+    ```
+
+    The interpreter checks what the hardware does not: within one launch, an
+    element that one block adds to atomically and another block reads or
+    writes with plain accesses is a race.
+  }];
+  let arguments = (ins CuIR_RegisterTile:$value, AnyMemRef:$dst,
+                       Variadic<Index>:$indices);
+  let assemblyFormat = [{
+    $value `->` $dst `[` $indices `]` attr-dict `:` type($value) `->` type($dst)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Compute
 //===----------------------------------------------------------------------===//
@@ -540,6 +568,36 @@ def CuIR_BarrierNamedOp : CuIR_Op<"barrier.named"> {
                        UnitAttr:$arrive);
   let assemblyFormat = "$id `threads` $threads (`arrive` $arrive^)? attr-dict";
   let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Launch sequences
+//===----------------------------------------------------------------------===//
+
+def CuIR_LaunchSequenceOp : CuIR_Op<"launch_sequence", [
+    Symbol, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "kernels launched one after another on shared buffers";
+  let description = [{
+    Names the kernels of one pass that a host launches in order on the same
+    stream, e.g. a backward pass's preprocessing, main and dQ conversion
+    kernels. The kernels share their buffers by role: every kernel's `q`,
+    `d_o`, `dq`, ... is the same tensor, and `workspace:<name>` the same
+    scratch buffer, so a later kernel reads what an earlier one wrote.
+    Kernels of the sequence that have the same role must give it the same
+    type (and a workspace the same `cuir.shape`); together they write `dq`,
+    `dk` and `dv`.
+
+    ```mlir
+    cuir.launch_sequence @flash_bwd [@bwd_preprocess, @bwd_main, @bwd_convert]
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name,
+                       ConfinedAttr<FlatSymbolRefArrayAttr, [ArrayMinCount<1>]>:$kernels);
+  let assemblyFormat = "$sym_name $kernels attr-dict";
+  let extraClassDeclaration = [{
+    /// The kernels, in launch order (the verifier checks that each exists).
+    ::llvm::SmallVector<KernelOp> getKernelOps();
+  }];
 }
 
 //===----------------------------------------------------------------------===//

@@ -330,10 +330,11 @@ FailureOr<Tile> Worker::gemmOperand(Operation *op, Value v, bool transpose) {
 LogicalResult Worker::execCuIR(Operation *op) {
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case<BlockIdOp, WorkerIdOp, AllocOp, CopyOp, CopyAsyncOp, CommitOp,
-            WaitGroupOp, LoadOp, StoreOp, GemmOp, GemmAsyncOp, GemmWaitOp,
-            ReduceRowsOp, BroadcastRowsOp, ConvertLayoutOp, ElementwiseOp,
-            BarrierInitOp, BarrierArriveOp, BarrierWaitOp, BarrierSyncOp,
-            BarrierNamedOp>([&](auto cuirOp) { return execOp(cuirOp); })
+            WaitGroupOp, LoadOp, StoreOp, AtomicAddOp, GemmOp, GemmAsyncOp,
+            GemmWaitOp, ReduceRowsOp, BroadcastRowsOp, ConvertLayoutOp,
+            ElementwiseOp, BarrierInitOp, BarrierArriveOp, BarrierWaitOp,
+            BarrierSyncOp, BarrierNamedOp>(
+          [&](auto cuirOp) { return execOp(cuirOp); })
       .Default([&](Operation *) {
         return op->emitError() << "the CuIR interpreter does not execute '"
                                << op->getName() << "'";

@@ -204,15 +204,16 @@ View globalBuffer(Type elemType, ArrayRef<int64_t> shape) {
 }
 
 /// The shape the problem gives the global buffer of `role` (q, k, v, o,
-/// lse), or std::nullopt for other roles.
+/// lse, and a backward's d_o, dq, dk, dv), or std::nullopt for other roles.
 std::optional<SmallVector<int64_t>> globalShape(StringRef role,
                                                 const InterpreterOptions &opt) {
   using Shape = std::optional<SmallVector<int64_t>>;
   return llvm::StringSwitch<Shape>(role)
-      .Cases({"q", "o"},
+      .Cases({"q", "o", "d_o", "dq"},
              SmallVector<int64_t>{opt.batch, opt.seqQ, opt.headsQ, opt.headDim})
-      .Cases({"k", "v"}, SmallVector<int64_t>{opt.batch, opt.seqKV, opt.headsKV,
-                                              opt.headDim})
+      .Cases(
+          {"k", "v", "dk", "dv"},
+          SmallVector<int64_t>{opt.batch, opt.seqKV, opt.headsKV, opt.headDim})
       .Case("lse", SmallVector<int64_t>{opt.batch, opt.headsQ, opt.seqQ})
       .Default(std::nullopt);
 }
@@ -290,12 +291,72 @@ nlohmann::json referenceValue(StringRef text) {
   return referenceNumbers(value->numbers, value->numbers.size() != 1);
 }
 
-/// Where output element `e` of the [B, Nq, Hq, d] output is, for messages.
-std::string outputCoords(const Problem &p, int64_t e) {
-  int64_t c = e % p.d, h = (e / p.d) % p.Hq, q = (e / (p.d * p.Hq)) % p.Nq,
-          b = e / (p.d * p.Hq * p.Nq);
-  return "(b=" + std::to_string(b) + ", q=" + std::to_string(q) +
-         ", h=" + std::to_string(h) + ", c=" + std::to_string(c) + ")";
+/// Where element `e` of a [B, N, H, d] tensor is, for messages: `seq` names
+/// its sequence index (q or kv).
+std::string tensorCoords(int64_t e, int64_t N, int64_t H, int64_t d,
+                         StringRef seq) {
+  int64_t c = e % d, h = (e / d) % H, n = (e / (d * H)) % N,
+          b = e / (d * H * N);
+  return "(b=" + std::to_string(b) + ", " + seq.str() + "=" +
+         std::to_string(n) + ", h=" + std::to_string(h) +
+         ", c=" + std::to_string(c) + ")";
+}
+
+/// Compares the written elements of `out` with `ref`: the relative error
+/// (Frobenius) at most `tolerance`, no element off by more than `tolerance
+/// * max(1, max |ref|)` (16-bit probabilities put errors of about 2^-8 *
+/// max |v| on any element, so an element-relative bound would flag correct
+/// low-precision kernels), no NaN, and, unless `sampled`, every element
+/// written. `what` names the output in messages, and in the elements'
+/// positions if `namePositions`.
+OutputComparison compareBuffer(StringRef what, const Buffer &out,
+                               ArrayRef<double> ref,
+                               function_ref<std::string(int64_t)> coords,
+                               double tolerance, bool sampled,
+                               bool namePositions) {
+  OutputComparison r;
+  r.name = what.str();
+  double diff2 = 0, ref2 = 0, refMax = 0;
+  for (int64_t e = 0, n = out.f.size(); e < n; ++e) {
+    if (!out.written[e])
+      continue;
+    ref2 += ref[e] * ref[e];
+    ++r.elementsCompared;
+    refMax = std::max(refMax, std::fabs(ref[e]));
+  }
+  double worst = -1;
+  for (int64_t e = 0, n = out.f.size(); e < n; ++e) {
+    if (!out.written[e]) {
+      if (!sampled && r.firstMismatch.empty())
+        r.firstMismatch =
+            what.str() + " element " + coords(e) + " was never written";
+      continue;
+    }
+    double got = out.f[e], want = ref[e];
+    double err = std::isnan(got) ? INFINITY : std::fabs(got - want);
+    diff2 += std::isinf(err) ? INFINITY : err * err;
+    r.maxAbsError = std::max(r.maxAbsError, err);
+    bool bad = std::isnan(got) || err > tolerance * std::max(1.0, refMax);
+    if (!bad && err <= worst)
+      continue;
+    std::string where;
+    llvm::raw_string_ostream(where)
+        << (namePositions ? what.str() + " " : "") << coords(e) << ": got "
+        << llvm::format("%.6g", got) << ", expected "
+        << llvm::format("%.6g", want);
+    if (bad && r.firstMismatch.empty())
+      r.firstMismatch = where;
+    if (err > worst) {
+      worst = err;
+      r.worstMismatch = where;
+    }
+  }
+  r.relError = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
+  r.passed = r.elementsCompared > 0 && r.relError <= tolerance &&
+             r.firstMismatch.empty();
+  if (r.elementsCompared == 0)
+    r.firstMismatch = "the kernel wrote no " + what.str() + " element";
+  return r;
 }
 
 } // namespace
@@ -461,8 +522,11 @@ private:
 /// reference, in the order interpretKernel calls them.
 class KernelRun {
 public:
+  /// `shared`, if given, holds the buffers of a backward pass by role,
+  /// which the kernel's arguments of those roles are bound to.
   KernelRun(KernelOp kernel, const InterpreterOptions &opt,
-            MemoryBudget &budget);
+            MemoryBudget &budget,
+            const llvm::StringMap<View> *shared = nullptr);
 
   /// Binds every kernel parameter by its role, drawing the random inputs.
   LogicalResult bindArguments();
@@ -481,6 +545,8 @@ public:
   void compareOutput(const Output &ref, bool sampled,
                      InterpreterReport &report);
   void compareLse(const Output &ref, InterpreterReport &report);
+  /// The problem as the reference sees it (variant parameters included).
+  const Problem &problem() const { return prob; }
 
 private:
   LogicalResult bindArgument(BlockArgument arg);
@@ -490,6 +556,7 @@ private:
   FailureOr<View> problemBuffer(BlockArgument arg, StringRef role);
   LogicalResult bindInput(BlockArgument arg, StringRef role);
   LogicalResult bindOutput(BlockArgument arg, StringRef role);
+  LogicalResult bindShared(BlockArgument arg, StringRef role, const View &v);
   LogicalResult bindVariantParam(BlockArgument arg, StringRef name);
   /// The kernel's block lists, from its cuir.block_mask on the bound
   /// arguments (or from params=, to plant a list).
@@ -501,6 +568,7 @@ private:
   const InterpreterOptions &opt;
   Location loc;
   MemoryBudget &budget;
+  const llvm::StringMap<View> *shared;
   std::mt19937_64 rng;
   std::normal_distribution<float> normal{0.0f, 1.0f};
   Problem prob;
@@ -518,9 +586,9 @@ public:
 };
 
 KernelRun::KernelRun(KernelOp kernel, const InterpreterOptions &opt,
-                     MemoryBudget &budget)
+                     MemoryBudget &budget, const llvm::StringMap<View> *shared)
     : kernel(kernel), opt(opt), loc(kernel.getLoc()), budget(budget),
-      rng(opt.seed) {
+      shared(shared), rng(opt.seed) {
   prob.B = opt.batch;
   prob.Hq = opt.headsQ;
   prob.Hkv = opt.headsKV;
@@ -544,6 +612,9 @@ LogicalResult KernelRun::bindArguments() {
   }
   if (failed(bindBlockLists()))
     return failure();
+  // A backward pass checks its shared outputs itself.
+  if (shared)
+    return success();
   if (!outView)
     return emitError(loc) << "the kernel has no parameter with role 'o': "
                              "there is no output to check";
@@ -560,6 +631,9 @@ LogicalResult KernelRun::bindArgument(BlockArgument arg) {
                           << "' role; the interpreter cannot bind it";
   StringRef r = role.getValue();
   Type type = arg.getType();
+  if (shared)
+    if (auto it = shared->find(r); it != shared->end())
+      return bindShared(arg, r, it->second);
   switch (classifyRole(r, opt)) {
   case Role::Input:
     return bindInput(arg, r);
@@ -643,6 +717,14 @@ LogicalResult KernelRun::bindOutput(BlockArgument arg, StringRef role) {
   v.buffer->trackWrites = true;
   v.buffer->written.assign(v.buffer->f.size(), false);
   (role == "o" ? outView : lseView) = v;
+  args.push_back(v);
+  return success();
+}
+
+LogicalResult KernelRun::bindShared(BlockArgument arg, StringRef role,
+                                    const View &v) {
+  if (failed(checkShape(arg, role, v.sizes)))
+    return failure();
   args.push_back(v);
   return success();
 }
@@ -1011,6 +1093,7 @@ KernelRun::chooseBlocks(ArrayRef<int64_t> grid) {
 LogicalResult KernelRun::runBlocks(Machine &machine, ArrayRef<int64_t> grid,
                                    ArrayRef<int64_t> order,
                                    InterpreterReport &report) {
+  machine.grid.assign(grid.begin(), grid.end());
   auto lastReport = std::chrono::steady_clock::now();
   for (int64_t linear : order) {
     SmallVector<int64_t, 3> id = {linear % grid[0],
@@ -1027,7 +1110,7 @@ LogicalResult KernelRun::runBlocks(Machine &machine, ArrayRef<int64_t> grid,
       lastReport = now;
     }
   }
-  report.gemms = machine.gemmsRun;
+  report.gemms += machine.gemmsRun;
   return success();
 }
 
@@ -1103,51 +1186,16 @@ FailureOr<Output> KernelRun::runReference() {
 
 void KernelRun::compareOutput(const Output &ref, bool sampled,
                               InterpreterReport &report) {
-  const Buffer &out = *outView->buffer;
-  double diff2 = 0, ref2 = 0, refMax = 0;
-  int64_t compared = 0;
-  for (int64_t e = 0, n = out.f.size(); e < n; ++e) {
-    if (!out.written[e])
-      continue;
-    ref2 += ref.o[e] * ref.o[e];
-    ++compared;
-    refMax = std::max(refMax, std::fabs(ref.o[e]));
-  }
-  // An element mismatches when its error exceeds tolerance * max |reference|:
-  // 16-bit probabilities put errors of about 2^-8 * max |v| on any element,
-  // so an element-relative bound would flag correct low-precision kernels.
-  double worst = -1;
-  for (int64_t e = 0, n = out.f.size(); e < n; ++e) {
-    if (!out.written[e]) {
-      if (!sampled && report.firstMismatch.empty())
-        report.firstMismatch =
-            "output element " + outputCoords(prob, e) + " was never written";
-      continue;
-    }
-    double got = out.f[e], want = ref.o[e];
-    double err = std::isnan(got) ? INFINITY : std::fabs(got - want);
-    diff2 += std::isinf(err) ? INFINITY : err * err;
-    report.maxAbsError = std::max(report.maxAbsError, err);
-    bool bad = std::isnan(got) || err > opt.tolerance * std::max(1.0, refMax);
-    if (!bad && err <= worst)
-      continue;
-    std::string where;
-    llvm::raw_string_ostream(where)
-        << outputCoords(prob, e) << ": got " << llvm::format("%.6g", got)
-        << ", expected " << llvm::format("%.6g", want);
-    if (bad && report.firstMismatch.empty())
-      report.firstMismatch = where;
-    if (err > worst) {
-      worst = err;
-      report.worstMismatch = where;
-    }
-  }
-  report.elementsCompared = compared;
-  report.relError = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
-  report.passed = compared > 0 && report.relError <= opt.tolerance &&
-                  report.firstMismatch.empty();
-  if (compared == 0)
-    report.firstMismatch = "the kernel wrote no output element";
+  OutputComparison r = compareBuffer(
+      "output", *outView->buffer, ref.o,
+      [&](int64_t e) { return tensorCoords(e, prob.Nq, prob.Hq, prob.d, "q"); },
+      opt.tolerance, sampled, /*namePositions=*/false);
+  report.elementsCompared = r.elementsCompared;
+  report.maxAbsError = r.maxAbsError;
+  report.relError = r.relError;
+  report.passed = r.passed;
+  report.firstMismatch = r.firstMismatch;
+  report.worstMismatch = r.worstMismatch;
 }
 
 void KernelRun::compareLse(const Output &ref, InterpreterReport &report) {
@@ -1250,4 +1298,313 @@ mlir::cuir::computeBlockMaskLists(BlockMaskOp mask,
           budget.take(blockMaskBytes(mask, p), "the block mask's lists", loc)))
     return failure();
   return classifyBlockMask(mask, args, p);
+}
+
+//===----------------------------------------------------------------------===//
+// Backward passes
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Bytes of the per-element record of the blocks that accessed an output
+/// or workspace element.
+constexpr int64_t kBlockAccessBytes = sizeof(Buffer::BlockAccess);
+
+bool isBackwardInput(StringRef role) {
+  return llvm::is_contained({"q", "k", "v", "o", "d_o", "lse"}, role);
+}
+
+/// A backward pass: its kernels, run in order on the buffers they share by
+/// role, and the comparison of dq, dk and dv with the reference.
+class BackwardRun {
+public:
+  BackwardRun(Location loc, ArrayRef<KernelOp> kernels,
+              const InterpreterOptions &opt, MemoryBudget &budget);
+
+  /// Allocates every buffer a kernel declares (the first declaration of a
+  /// role fixes its type) and draws q, k, v and d_o.
+  LogicalResult declareBuffers();
+  /// Binds every kernel's arguments (the shared buffers, sizes, variant
+  /// parameters), gathering the parameters the reference sees.
+  LogicalResult bindKernels();
+  /// Computes the reference's O, LSE and gradients; writes O and LSE into
+  /// their buffers.
+  LogicalResult runReference();
+  /// Runs every block of every kernel, in order.
+  LogicalResult runKernels(InterpreterReport &report);
+  void compare(InterpreterReport &report);
+
+private:
+  /// The shape of the buffer of `role`, declared by argument `i` of
+  /// `kernel`: the problem's for a tensor role, the cuir.shape's for a
+  /// workspace.
+  FailureOr<SmallVector<int64_t>> bufferShape(KernelOp kernel, unsigned i,
+                                              StringRef role);
+  LogicalResult declareBuffer(KernelOp kernel, unsigned i, StringRef role);
+  /// The problem vector an input role's values go to, or null.
+  std::vector<float> *problemInput(StringRef role);
+
+  SmallVector<KernelOp> kernels;
+  const InterpreterOptions &opt;
+  MemoryBudget &budget;
+  Location loc;
+  llvm::StringMap<View> buffers;
+  std::vector<std::unique_ptr<KernelRun>> runs;
+  Problem prob;
+  BackwardOutput ref;
+};
+
+BackwardRun::BackwardRun(Location loc, ArrayRef<KernelOp> kernels,
+                         const InterpreterOptions &opt, MemoryBudget &budget)
+    : kernels(kernels), opt(opt), budget(budget), loc(loc) {
+  prob.B = opt.batch;
+  prob.Hq = opt.headsQ;
+  prob.Hkv = opt.headsKV;
+  prob.Nq = opt.seqQ;
+  prob.Nkv = opt.seqKV;
+  prob.d = opt.headDim;
+  prob.causal = opt.causal;
+  prob.scale = 1.0f / std::sqrt(float(opt.headDim));
+  prob.params = nlohmann::json::object();
+  prob.tensors = nlohmann::json::object();
+}
+
+std::vector<float> *BackwardRun::problemInput(StringRef role) {
+  return llvm::StringSwitch<std::vector<float> *>(role)
+      .Case("q", &prob.q)
+      .Case("k", &prob.k)
+      .Case("v", &prob.v)
+      .Case("d_o", &prob.dO)
+      .Default(nullptr);
+}
+
+FailureOr<SmallVector<int64_t>>
+BackwardRun::bufferShape(KernelOp kernel, unsigned i, StringRef role) {
+  if (std::optional<SmallVector<int64_t>> shape = globalShape(role, opt))
+    return *shape;
+  auto map = kernel.getArgAttrOfType<AffineMapAttr>(
+      i, CuIRDialect::ShapeAttrHelper::getNameStr());
+  // The verifier requires the map of a workspace.
+  SmallVector<int64_t> shape;
+  for (auto [d, extent] : llvm::enumerate(evaluateGridMap(
+           map.getValue(), {opt.batch, opt.headsQ, opt.headsKV, opt.seqQ,
+                            opt.seqKV, opt.headDim}))) {
+    if (!extent || *extent < 0)
+      return emitError(kernel.getLoc())
+             << "workspace '" << role << "': extent " << d << " of its "
+             << CuIRDialect::ShapeAttrHelper::getNameStr() << " is "
+             << (extent ? "negative" : "not computable (it overflows)")
+             << " for " << describeSizes(opt);
+    shape.push_back(*extent);
+  }
+  return shape;
+}
+
+LogicalResult BackwardRun::declareBuffer(KernelOp kernel, unsigned i,
+                                         StringRef role) {
+  FailureOr<SmallVector<int64_t>> shape = bufferShape(kernel, i, role);
+  if (failed(shape))
+    return failure();
+  bool input = isBackwardInput(role);
+  std::optional<int64_t> n = product(*shape);
+  std::optional<int64_t> bytes =
+      n ? product({*n, input ? kInputBytes : kOutputBytes + kBlockAccessBytes})
+        : std::nullopt;
+  if (failed(budget.take(bytes, "buffer '" + role + "'", kernel.getLoc())))
+    return failure();
+  auto memref = cast<MemRefType>(kernel.getArgumentTypes()[i]);
+  View v = globalBuffer(memref.getElementType(), *shape);
+  Buffer &buf = *v.buffer;
+  if (!input) {
+    // Outputs start poisoned, workspaces as garbage: the kernels must
+    // write (or zero) what they read.
+    if (buf.kind == ElemKind::Int)
+      std::fill(buf.i.begin(), buf.i.end(), wrapInt(0x5a5a5a5a5a5a, buf.width));
+    else
+      std::fill(buf.f.begin(), buf.f.end(), NAN);
+    buf.trackWrites = true;
+    buf.written.assign(buf.size(), false);
+    buf.blockAccess.resize(buf.size());
+  }
+  buffers[role] = v;
+  return success();
+}
+
+LogicalResult BackwardRun::declareBuffers() {
+  for (KernelOp kernel : kernels)
+    for (unsigned i = 0, e = kernel.getNumArguments(); i < e; ++i) {
+      StringRef role = argRole(kernel, i);
+      bool tensor =
+          globalShape(role, opt) || role.starts_with(kWorkspaceRolePrefix);
+      if (!tensor || buffers.count(role) ||
+          !isa<MemRefType>(kernel.getArgumentTypes()[i]))
+        continue;
+      if (failed(declareBuffer(kernel, i, role)))
+        return failure();
+    }
+  for (StringRef role : kBackwardOutputRoles)
+    if (!buffers.count(role))
+      return emitError(loc) << "the backward pass has no '" << role
+                            << "' output: no kernel has a parameter with "
+                               "that role";
+  // The reference reads every input, also those no kernel reads.
+  std::mt19937_64 rng(opt.seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (StringRef role : {"q", "k", "v", "d_o"}) {
+    auto it = buffers.find(role);
+    ElemKind kind =
+        it == buffers.end() ? ElemKind::BF16 : it->second.buffer->kind;
+    std::vector<float> &dst = *problemInput(role);
+    dst.resize(*product(*globalShape(role, opt)));
+    for (float &x : dst)
+      x = roundTo(kind, normal(rng));
+    if (it != buffers.end())
+      it->second.buffer->f = dst;
+  }
+  return success();
+}
+
+LogicalResult BackwardRun::bindKernels() {
+  for (KernelOp kernel : kernels) {
+    if (failed(checkKernelMemory(kernel, budget)))
+      return failure();
+    runs.push_back(std::make_unique<KernelRun>(kernel, opt, budget, &buffers));
+    if (failed(runs.back()->bindArguments()))
+      return failure();
+    // The reference sees every kernel's parameter values.
+    prob.params.update(runs.back()->problem().params);
+    prob.tensors.update(runs.back()->problem().tensors);
+  }
+  for (const auto &[name, text] : opt.params)
+    if (!prob.params.contains(name) && !prob.tensors.contains(name))
+      prob.params[name] = referenceValue(text);
+  return success();
+}
+
+LogicalResult BackwardRun::runReference() {
+  if (opt.reference != "builtin") {
+    FailureOr<BackwardOutput> out =
+        pytorchBackward(prob, opt.reference, opt.python, loc);
+    if (failed(out))
+      return failure();
+    if (!out->forward.hasLse)
+      return emitError(loc) << "the PyTorch reference '" << opt.reference
+                            << "' gave no LSE, which the backward reads";
+    ref = std::move(*out);
+  } else {
+    for (KernelOp kernel : kernels)
+      if (auto variant = kernel->getAttrOfType<StringAttr>(
+              CuIRDialect::VariantAttrHelper::getNameStr()))
+        return emitError(kernel.getLoc())
+               << "the kernel computes the variant '" << variant.getValue()
+               << "', but the built-in reference is standard attention: "
+                  "pass reference=<file.py> with the variant in PyTorch";
+    ref.forward = builtinReference(prob);
+    ref.grads = builtinBackward(prob, ref.forward);
+  }
+  if (auto it = buffers.find("o"); it != buffers.end()) {
+    Buffer &o = *it->second.buffer;
+    for (auto [e, x] : llvm::enumerate(ref.forward.o))
+      o.f[e] = roundTo(o.kind, x);
+  }
+  // The forward writes -inf for a row that sees no key.
+  if (auto it = buffers.find("lse"); it != buffers.end())
+    for (auto [e, x] : llvm::enumerate(ref.forward.lse))
+      it->second.buffer->f[e] = std::isfinite(x) ? float(x) : -INFINITY;
+  return success();
+}
+
+LogicalResult BackwardRun::runKernels(InterpreterReport &report) {
+  report.kernelsRun = runs.size();
+  for (auto [kernel, run] : llvm::zip(kernels, runs)) {
+    FailureOr<SmallVector<int64_t, 3>> grid = run->evaluateGrid();
+    if (failed(grid))
+      return failure();
+    FailureOr<std::vector<int64_t>> order = run->chooseBlocks(*grid);
+    if (failed(order))
+      return failure();
+    report.blocksTotal += *product(*grid);
+    Machine machine(kernel);
+    if (failed(run->runBlocks(machine, *grid, *order, report)))
+      return failure();
+    if (run->blockMask && !report.blockMask)
+      report.blockMask = std::move(run->blockMask);
+    // The next launch is ordered after this one.
+    for (auto &entry : buffers)
+      llvm::fill(entry.second.buffer->blockAccess, Buffer::BlockAccess{});
+  }
+  return success();
+}
+
+void BackwardRun::compare(InterpreterReport &report) {
+  report.passed = true;
+  const Gradients &g = ref.grads;
+  std::pair<StringRef, const std::vector<double> *> outputs[] = {
+      {"dq", &g.dq}, {"dk", &g.dk}, {"dv", &g.dv}};
+  for (const auto &output : outputs) {
+    StringRef name = output.first;
+    bool isQ = name == "dq";
+    int64_t N = isQ ? prob.Nq : prob.Nkv, H = isQ ? prob.Hq : prob.Hkv;
+    OutputComparison r = compareBuffer(
+        name, *buffers[name].buffer, *output.second,
+        [&](int64_t e) {
+          return tensorCoords(e, N, H, prob.d, isQ ? "q" : "kv");
+        },
+        opt.tolerance, /*sampled=*/false, /*namePositions=*/true);
+    if (!r.passed && report.passed) {
+      report.passed = false;
+      report.firstMismatch = r.firstMismatch;
+      report.worstMismatch = r.worstMismatch;
+    }
+    report.outputs.push_back(std::move(r));
+  }
+}
+
+} // namespace
+
+FailureOr<InterpreterReport>
+mlir::cuir::interpretBackward(Location loc, ArrayRef<KernelOp> kernels,
+                              const InterpreterOptions &opt) {
+  if (std::optional<OptionProblem> problem = checkOptions(opt))
+    return emitError(loc) << problem->message;
+  if (opt.sampleBlocks > 0)
+    return emitError(loc) << "blocks=" << opt.sampleBlocks
+                          << " samples one kernel's blocks; a backward pass "
+                             "runs every block, as its later kernels read "
+                             "what the earlier ones wrote";
+  MemoryBudget budget(opt.memoryLimitMiB * kMiB, opt.memoryLimitMiB);
+  BackwardRun run(loc, kernels, opt, budget);
+  InterpreterReport report;
+  if (failed(run.declareBuffers()) || failed(run.bindKernels()) ||
+      failed(run.runReference()) || failed(run.runKernels(report)))
+    return failure();
+  run.compare(report);
+  return report;
+}
+
+std::string mlir::cuir::describeBackwardRun(StringRef name,
+                                            ArrayRef<KernelOp> kernels,
+                                            const InterpreterOptions &opt,
+                                            const InterpreterReport &report) {
+  std::string summary;
+  llvm::raw_string_ostream os(summary);
+  os << "@" << name << " [";
+  llvm::interleaveComma(kernels, os,
+                        [&](KernelOp k) { os << "@" << k.getSymName(); });
+  os << "] " << describeSizes(opt) << (opt.causal ? " causal" : "") << ", "
+     << report.kernelsRun << " kernel(s), " << report.blocksRun << "/"
+     << report.blocksTotal << " blocks, " << report.gemms << " GEMMs, ";
+  if (const std::optional<BlockMaskLists> &mask = report.blockMask)
+    os << "block mask " << mask->partialTiles << " partial, " << mask->fullTiles
+       << " full, " << mask->emptyTiles << " empty tiles, ";
+  os << "reference " << opt.reference << ": ";
+  llvm::interleave(
+      report.outputs, os,
+      [&](const OutputComparison &r) {
+        os << r.name << " max abs error " << llvm::format("%.3g", r.maxAbsError)
+           << ", relative error " << llvm::format("%.3g", r.relError);
+      },
+      "; ");
+  os << " (tolerance " << llvm::format("%g", opt.tolerance) << ")";
+  return summary;
 }

@@ -101,6 +101,9 @@ void Machine::completeCopy(int64_t id) {
 
 LogicalResult Machine::runBlock(ArrayRef<int64_t> id, ArrayRef<RtValue> args) {
   blockId.assign(id.begin(), id.end());
+  blockOrdinal = 1;
+  if (grid.size() == 3)
+    blockOrdinal += id[0] + grid[0] * (id[1] + grid[1] * id[2]);
   Worker block(*this, /*section=*/nullptr, 0, kernel.getThreads(), 0,
                /*parentEnv=*/nullptr);
   Block &entry = kernel.getBody().front();

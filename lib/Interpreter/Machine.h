@@ -118,6 +118,7 @@ private:
   LogicalResult execOp(WaitGroupOp op);
   LogicalResult execOp(LoadOp op);
   LogicalResult execOp(StoreOp op);
+  LogicalResult execOp(AtomicAddOp op);
   LogicalResult execOp(GemmOp op);
   LogicalResult execOp(GemmAsyncOp op);
   LogicalResult execOp(GemmWaitOp op);
@@ -180,6 +181,17 @@ private:
                            ElemKind kind, unsigned width, bool transpose);
   LogicalResult writeTile(Operation *op, const Tile &tile, const View &view,
                           ArrayRef<int64_t> offsets);
+  /// How a block accesses an element of a buffer the blocks share.
+  enum class Access { Read, Write, Add };
+  /// Fails at `op` if its `access` to element `addr` of `buf` races with
+  /// another block of the launch (blocks of a launch are unordered: only
+  /// atomic adds of several blocks commute), and records the access.
+  LogicalResult checkBlockRace(Operation *op, Buffer &buf, int64_t addr,
+                               Access access);
+  /// The same for the elements of a `shape` tile at `offsets` of `view`.
+  LogicalResult checkBlockRace(Operation *op, const View &view,
+                               ArrayRef<int64_t> offsets,
+                               ArrayRef<int64_t> shape, Access access);
 
   // Synchronisation.
   LogicalResult blockUntil(Operation *op, std::function<bool()> ready);
@@ -238,6 +250,10 @@ public:
 
   KernelOp kernel;
   SmallVector<int64_t, 3> blockId;
+  /// The grid, and the running block's linear id + 1 (its ordinal in
+  /// cross-block race checks).
+  SmallVector<int64_t, 3> grid;
+  int64_t blockOrdinal = 0;
   std::vector<CopyRecord> copies;
   std::vector<Operation *> gemmOps;    // id - 1 -> op
   std::vector<Operation *> groupOps;   // id - 1 -> commit op

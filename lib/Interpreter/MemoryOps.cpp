@@ -94,6 +94,66 @@ LogicalResult Worker::checkWrite(Operation *op, const View &view,
   return diag;
 }
 
+/// "(x, y, z)" of the block whose ordinal (linear id + 1) is `ordinal`.
+static std::string blockName(ArrayRef<int64_t> grid, int64_t ordinal) {
+  int64_t linear = ordinal - 1;
+  return "(" + std::to_string(linear % grid[0]) + ", " +
+         std::to_string(linear / grid[0] % grid[1]) + ", " +
+         std::to_string(linear / (grid[0] * grid[1])) + ")";
+}
+
+LogicalResult Worker::checkBlockRace(Operation *op, Buffer &buf, int64_t addr,
+                                     Access access) {
+  if (buf.blockAccess.empty())
+    return success();
+  Buffer::BlockAccess &a = buf.blockAccess[addr];
+  int64_t self = machine.blockOrdinal;
+  bool otherWriter = a.writer != 0 && a.writer != self;
+  bool otherAdder = a.adder != 0 && a.adder != self;
+  // Atomic adds of several blocks commute; anything else another block did
+  // to the element is unordered with this access.
+  if (otherWriter || (access != Access::Add && otherAdder)) {
+    int64_t other = otherWriter ? a.writer : a.adder;
+    StringRef verb = access == Access::Read    ? "reads"
+                     : access == Access::Write ? "writes"
+                                               : "adds to";
+    std::string who = other > 0
+                          ? "thread block " + blockName(machine.grid, other)
+                          : std::string("several thread blocks");
+    InFlightDiagnostic diag =
+        op->emitError()
+        << verb << " global memory that " << who
+        << (otherWriter ? " wrote" : " added to")
+        << " in the same launch: the blocks of a launch run in no fixed "
+           "order, so this is a race (accumulate across blocks with "
+           "cuir.atomic_add, or in a later kernel)";
+    diag.attachNote(a.op->getLoc()) << "the other block's access is here";
+    return diag;
+  }
+  if (access == Access::Read)
+    return success();
+  if (!a.op)
+    a.op = op;
+  if (access == Access::Write)
+    a.writer = self;
+  else
+    a.adder = a.adder == 0 || a.adder == self ? self : -1;
+  return success();
+}
+
+LogicalResult Worker::checkBlockRace(Operation *op, const View &view,
+                                     ArrayRef<int64_t> offsets,
+                                     ArrayRef<int64_t> shape, Access access) {
+  if (view.buffer->blockAccess.empty())
+    return success();
+  LogicalResult result = success();
+  forEachTileElement(view, offsets, shape, false, [&](int64_t addr, int64_t) {
+    if (addr >= 0 && succeeded(result))
+      result = checkBlockRace(op, *view.buffer, addr, access);
+  });
+  return result;
+}
+
 FailureOr<Tile> Worker::readTile(Operation *op, const View &view,
                                  ArrayRef<int64_t> offsets,
                                  ArrayRef<int64_t> shape, ElemKind kind,
@@ -101,7 +161,8 @@ FailureOr<Tile> Worker::readTile(Operation *op, const View &view,
   SmallVector<int64_t, 2> viewShape(shape);
   if (transpose)
     std::swap(viewShape[0], viewShape[1]);
-  if (failed(checkRead(op, view, offsets, viewShape)))
+  if (failed(checkRead(op, view, offsets, viewShape)) ||
+      failed(checkBlockRace(op, view, offsets, viewShape, Access::Read)))
     return failure();
   const Buffer &buf = *view.buffer;
   Tile t = kind == ElemKind::Int ? Tile::ints(width, shape)
@@ -119,7 +180,8 @@ FailureOr<Tile> Worker::readTile(Operation *op, const View &view,
 
 LogicalResult Worker::writeTile(Operation *op, const Tile &tile,
                                 const View &view, ArrayRef<int64_t> offsets) {
-  if (failed(checkWrite(op, view, offsets, tile.shape)))
+  if (failed(checkWrite(op, view, offsets, tile.shape)) ||
+      failed(checkBlockRace(op, view, offsets, tile.shape, Access::Write)))
     return failure();
   Buffer &buf = *view.buffer;
   forEachTileElement(view, offsets, tile.shape, false,
@@ -130,6 +192,29 @@ LogicalResult Worker::writeTile(Operation *op, const Tile &tile,
                          buf.i[addr] = tile.getI(linear);
                        else
                          buf.f[addr] = roundTo(buf.kind, tile.getF(linear));
+                       if (buf.trackWrites)
+                         buf.written[addr] = true;
+                     });
+  return success();
+}
+
+LogicalResult Worker::execOp(AtomicAddOp add) {
+  FailureOr<Tile> t = getTile(add, add.getValue());
+  FailureOr<View> dst = getView(add, add.getDst());
+  SmallVector<int64_t> idx;
+  if (failed(t) || failed(dst) ||
+      failed(getIndices(add, add.getIndices(), idx)) ||
+      failed(checkRead(add, *dst, idx, t->shape)) ||
+      failed(checkWrite(add, *dst, idx, t->shape)) ||
+      failed(checkBlockRace(add, *dst, idx, t->shape, Access::Add)))
+    return failure();
+  Buffer &buf = *dst->buffer;
+  forEachTileElement(*dst, idx, t->shape, false,
+                     [&](int64_t addr, int64_t linear) {
+                       if (addr < 0)
+                         return;
+                       // One f32 addition, as red.global.add.f32 rounds it.
+                       buf.f[addr] += t->getF(linear);
                        if (buf.trackWrites)
                          buf.written[addr] = true;
                      });
@@ -234,6 +319,8 @@ LogicalResult Worker::execOp(memref::LoadOp load) {
           << "the copy in flight is issued here";
       return diag;
     }
+    if (failed(checkBlockRace(load, *view->buffer, addr, Access::Read)))
+      return failure();
     if (out.isFloat())
       (*out.f)[e] = buf.f[addr];
     else

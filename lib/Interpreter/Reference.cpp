@@ -63,6 +63,59 @@ Output mlir::cuir::interp::builtinReference(const Problem &p) {
   return out;
 }
 
+namespace {
+/// The rows of a head of a problem in [B, N, H, d] layout.
+struct HeadRows {
+  const float *base;
+  int64_t N, H, d;
+  const float *row(int64_t b, int64_t n, int64_t h) const {
+    return base + ((b * N + n) * H + h) * d;
+  }
+};
+} // namespace
+
+Gradients mlir::cuir::interp::builtinBackward(const Problem &p,
+                                              const Output &fwd) {
+  Gradients g;
+  g.dq.assign(p.B * p.Nq * p.Hq * p.d, 0.0);
+  g.dk.assign(p.B * p.Nkv * p.Hkv * p.d, 0.0);
+  g.dv.assign(g.dk.size(), 0.0);
+  HeadRows Q{p.q.data(), p.Nq, p.Hq, p.d}, K{p.k.data(), p.Nkv, p.Hkv, p.d},
+      V{p.v.data(), p.Nkv, p.Hkv, p.d}, dO{p.dO.data(), p.Nq, p.Hq, p.d};
+  int64_t group = p.Hq / p.Hkv;
+  auto dot = [&](const float *x, const float *y) {
+    double s = 0;
+    for (int64_t c = 0; c < p.d; ++c)
+      s += double(x[c]) * double(y[c]);
+    return s;
+  };
+  for (int64_t b = 0; b < p.B; ++b)
+    for (int64_t h = 0; h < p.Hq; ++h)
+      for (int64_t i = 0; i < p.Nq; ++i) {
+        int64_t hk = h / group, row = (b * p.Nq + i) * p.Hq + h;
+        int64_t last =
+            p.causal ? std::min(p.Nkv - 1, i + p.Nkv - p.Nq) : p.Nkv - 1;
+        const double *oi = &fwd.o[row * p.d];
+        const float *qi = Q.row(b, i, h), *doi = dO.row(b, i, h);
+        double D = 0, lse = fwd.lse[(b * p.Hq + h) * p.Nq + i];
+        for (int64_t c = 0; c < p.d; ++c)
+          D += double(doi[c]) * oi[c];
+        for (int64_t j = 0; j <= last; ++j) {
+          const float *kj = K.row(b, j, hk), *vj = V.row(b, j, hk);
+          double P = std::exp(dot(qi, kj) * p.scale - lse);
+          double dS = P * (dot(doi, vj) - D) * p.scale;
+          double *dkj = &g.dk[((b * p.Nkv + j) * p.Hkv + hk) * p.d];
+          double *dvj = &g.dv[((b * p.Nkv + j) * p.Hkv + hk) * p.d];
+          for (int64_t c = 0; c < p.d; ++c) {
+            g.dq[row * p.d + c] += dS * double(kj[c]);
+            dkj[c] += dS * double(qi[c]);
+            dvj[c] += P * double(doi[c]);
+          }
+        }
+      }
+  return g;
+}
+
 //===----------------------------------------------------------------------===//
 // PyTorch references through .npy files and JSON
 //===----------------------------------------------------------------------===//
@@ -94,6 +147,9 @@ std::string mlir::cuir::interp::referenceMetaJson(const Problem &p) {
                          {"params", std::move(params)}};
   if (p.tensors.is_object() && !p.tensors.empty())
     meta["tensors"] = p.tensors;
+  // A backward problem: the runner computes O, LSE and the gradients.
+  if (!p.dO.empty())
+    meta["backward"] = true;
   return dumpJson(meta);
 }
 
@@ -207,6 +263,31 @@ q, k, v = load("q"), load("k"), load("v")
 for name, t in meta.get("tensors", {}).items():
     data = [float(x) if isinstance(x, str) else x for x in t["data"]]
     meta["params"][name] = torch.tensor(data, dtype=getattr(torch, t["dtype"])).reshape(t["shape"])
+def save(name, t, torch_layout=True):
+    t = t.detach().to(torch.float64)
+    if torch_layout:
+        t = t.permute(0, 2, 1, 3)
+    np.save(f"{d}/{name}.npy", t.contiguous().numpy())
+if meta.get("backward"):
+    # float64 leaves, so that autograd gives float64 gradients.
+    q, k, v = (t.to(torch.float64).requires_grad_() for t in (q, k, v))
+    do = load("d_o").to(torch.float64)
+    out = mod.reference(q, k, v, meta["scale"], **meta["params"])
+    if not isinstance(out, (tuple, list)) or len(out) < 2:
+        sys.exit(f"{sys.argv[2]}: for a backward, 'reference' must return (O, LSE): the kernels read the forward's LSE")
+    o, lse = out[0], out[1]
+    if hasattr(mod, "reference_backward"):
+        grads = mod.reference_backward(q.detach(), k.detach(), v.detach(), o.detach(), lse.detach(), do,
+                                       meta["scale"], **meta["params"])
+    else:
+        grads = torch.autograd.grad(o, (q, k, v), do, allow_unused=True)
+    if not isinstance(grads, (tuple, list)) or len(grads) != 3:
+        sys.exit(f"{sys.argv[2]}: 'reference_backward' must return (dq, dk, dv)")
+    save("o", o)
+    save("lse", lse, torch_layout=False)
+    for name, g, x in zip(("dq", "dk", "dv"), grads, (q, k, v)):
+        save(name, torch.zeros_like(x) if g is None else g)
+    sys.exit(0)
 out = mod.reference(q, k, v, meta["scale"], **meta["params"])
 lse = None
 if isinstance(out, (tuple, list)):
@@ -246,9 +327,12 @@ std::string summarizePythonError(StringRef stderrText, StringRef path) {
 
 } // namespace
 
-FailureOr<Output>
-mlir::cuir::interp::pytorchReference(const Problem &p, StringRef path,
-                                     StringRef python, Location loc) {
+/// Runs the runner on `p` in a temporary directory, then `readResults`
+/// with the directory's file names, before the directory is removed.
+static LogicalResult runReferenceProcess(
+    const Problem &p, StringRef path, StringRef python, Location loc,
+    function_ref<LogicalResult(function_ref<std::string(StringRef)>)>
+        readResults) {
   SmallString<128> dir;
   if (std::error_code ec =
           llvm::sys::fs::createUniqueDirectory("cuir-reference", dir))
@@ -260,14 +344,17 @@ mlir::cuir::interp::pytorchReference(const Problem &p, StringRef path,
     return std::string(f);
   };
   llvm::scope_exit cleanup([&] {
-    for (StringRef name : {"q.npy", "k.npy", "v.npy", "o.npy", "lse.npy",
-                           "meta.json", "runner.py", "stdout", "stderr"})
+    for (StringRef name :
+         {"q.npy", "k.npy", "v.npy", "d_o.npy", "o.npy", "lse.npy", "dq.npy",
+          "dk.npy", "dv.npy", "meta.json", "runner.py", "stdout", "stderr"})
       llvm::sys::fs::remove(file(name));
     llvm::sys::fs::remove(dir);
   });
   if (!writeNpy(file("q.npy"), {p.B, p.Nq, p.Hq, p.d}, p.q) ||
       !writeNpy(file("k.npy"), {p.B, p.Nkv, p.Hkv, p.d}, p.k) ||
-      !writeNpy(file("v.npy"), {p.B, p.Nkv, p.Hkv, p.d}, p.v))
+      !writeNpy(file("v.npy"), {p.B, p.Nkv, p.Hkv, p.d}, p.v) ||
+      (!p.dO.empty() &&
+       !writeNpy(file("d_o.npy"), {p.B, p.Nq, p.Hq, p.d}, p.dO)))
     return emitError(loc) << "cannot write the inputs to " << dir;
   {
     std::error_code ec;
@@ -295,6 +382,13 @@ mlir::cuir::interp::pytorchReference(const Problem &p, StringRef path,
                                              : errMsg)
                           << ")" << summarizePythonError(stderrText, path);
   }
+  return readResults(file);
+}
+
+/// The reference's O and, if it wrote one, LSE.
+static FailureOr<Output>
+readForwardOutput(const Problem &p, function_ref<std::string(StringRef)> file,
+                  Location loc) {
   Output result;
   std::string error;
   auto o = readNpy(file("o.npy"), p.B * p.Nq * p.Hq * p.d, error);
@@ -311,5 +405,53 @@ mlir::cuir::interp::pytorchReference(const Problem &p, StringRef path,
     result.lse = std::move(*lse);
     result.hasLse = true;
   }
+  return result;
+}
+
+FailureOr<Output> mlir::cuir::interp::pytorchReference(const Problem &p,
+                                                       StringRef path,
+                                                       StringRef python,
+                                                       Location loc) {
+  Output result;
+  if (failed(runReferenceProcess(p, path, python, loc, [&](auto file) {
+        FailureOr<Output> o = readForwardOutput(p, file, loc);
+        if (succeeded(o))
+          result = std::move(*o);
+        return success(succeeded(o));
+      })))
+    return failure();
+  return result;
+}
+
+FailureOr<BackwardOutput> mlir::cuir::interp::pytorchBackward(const Problem &p,
+                                                              StringRef path,
+                                                              StringRef python,
+                                                              Location loc) {
+  BackwardOutput result;
+  auto read = [&](function_ref<std::string(StringRef)> file) -> LogicalResult {
+    FailureOr<Output> o = readForwardOutput(p, file, loc);
+    if (failed(o))
+      return failure();
+    result.forward = std::move(*o);
+    int64_t nq = p.B * p.Nq * p.Hq * p.d, nkv = p.B * p.Nkv * p.Hkv * p.d;
+    std::pair<StringRef, std::vector<double> *> grads[] = {
+        {"dq", &result.grads.dq},
+        {"dk", &result.grads.dk},
+        {"dv", &result.grads.dv}};
+    for (auto [name, dst] : grads) {
+      std::string error;
+      auto g =
+          readNpy(file((name + ".npy").str()), name == "dq" ? nq : nkv, error);
+      if (failed(g))
+        return emitError(loc)
+               << "the PyTorch reference's " << name << ": " << error
+               << " (expected the shape of "
+               << (name == "dq" ? "q" : name.drop_front()) << ")";
+      *dst = std::move(*g);
+    }
+    return success();
+  };
+  if (failed(runReferenceProcess(p, path, python, loc, read)))
+    return failure();
   return result;
 }

@@ -21,6 +21,9 @@ struct Problem {
   bool causal;
   float scale;
   std::vector<float> q, k, v;
+  /// The upstream gradient dO [B, Nq, Hq, d] of a backward problem; empty
+  /// for a forward one.
+  std::vector<float> dO;
   /// Keyword arguments of the PyTorch reference, besides `causal`: a JSON
   /// object.
   nlohmann::json params;
@@ -35,6 +38,19 @@ struct Problem {
 struct Output {
   std::vector<double> o, lse;
   bool hasLse = false;
+};
+
+/// Gradients of a backward problem: dQ [B, Nq, Hq, d], dK and dV
+/// [B, Nkv, Hkv, d].
+struct Gradients {
+  std::vector<double> dq, dk, dv;
+};
+
+/// What a backward problem's reference gives: the forward's O and LSE (the
+/// kernels' inputs) and the gradients of O . dO.
+struct BackwardOutput {
+  Output forward;
+  Gradients grads;
 };
 
 /// `x` as a JSON number that Python reads back as the same value and kind:
@@ -61,6 +77,20 @@ bool writeNpy(llvm::StringRef path, llvm::ArrayRef<int64_t> shape,
 /// query i sees key j iff j <= i + Nkv - Nq), in double precision. Rows that
 /// see no key get O = 0 and LSE = +inf.
 Output builtinReference(const Problem &p);
+
+/// The gradients of standard attention (as builtinReference computes it,
+/// whose `fwd` output it reuses) for the upstream gradient `p.dO`, in double
+/// precision: dK and dV of a KV head sum over the query heads of its group;
+/// a row that sees no key contributes nothing, so its dQ is 0.
+Gradients builtinBackward(const Problem &p, const Output &fwd);
+
+/// Runs the backward protocol of the PyTorch file `path`: its
+/// `reference(q, k, v, scale, **params)` in float64 for O and LSE, and the
+/// gradients from its `reference_backward(q, k, v, o, lse, d_o, scale,
+/// **params)` if it defines one, else by autograd through `reference`.
+FailureOr<BackwardOutput> pytorchBackward(const Problem &p,
+                                          llvm::StringRef path,
+                                          llvm::StringRef python, Location loc);
 
 /// Runs `reference(q, k, v, scale, **params)` from the PyTorch file `path`
 /// in a `python` subprocess, exchanging .npy files.

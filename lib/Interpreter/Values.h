@@ -17,6 +17,10 @@
 #include <variant>
 #include <vector>
 
+namespace mlir {
+class Operation;
+} // namespace mlir
+
 namespace mlir::cuir::interp {
 
 /// How elements are stored and rounded. Floats live in `float` and are
@@ -74,6 +78,17 @@ struct Buffer {
   /// Elements written by the kernel (outputs only).
   std::vector<bool> written;
   bool trackWrites = false;
+  /// The blocks of the current launch that wrote (plainly) or added to
+  /// (cuir.atomic_add) an element: block ordinals (linear id + 1), 0 for
+  /// none, -1 for several adders, and the op of the first such access.
+  struct BlockAccess {
+    int64_t writer = 0, adder = 0;
+    Operation *op = nullptr;
+  };
+  /// Per element, for buffers that the blocks of a launch share and that a
+  /// later launch reads (a backward pass's outputs and workspaces); empty
+  /// when not tracked. Cleared between launches, which are ordered.
+  std::vector<BlockAccess> blockAccess;
 
   int64_t size() const { return kind == ElemKind::Int ? i.size() : f.size(); }
 };

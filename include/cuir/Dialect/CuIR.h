@@ -67,6 +67,23 @@ inline constexpr llvm::StringLiteral kBlockMaskListRoles[] = {
 /// kernel that has it takes its query blocks (heavy-first).
 inline constexpr llvm::StringLiteral kBlockMaskOrderRole = "block_mask:q_order";
 
+/// The role prefix of a scratch buffer of a kernel (`workspace:dq_accum`),
+/// whose shape its `cuir.shape` gives.
+inline constexpr llvm::StringLiteral kWorkspaceRolePrefix = "workspace:";
+
+/// The problem sizes a workspace's `cuir.shape` map takes, in its dimension
+/// order.
+inline constexpr llvm::StringLiteral kWorkspaceShapeDims[] = {
+    "B", "Hq", "Hkv", "Nq", "Nkv", "d"};
+
+/// The roles of a backward kernel's outputs: a kernel with any of them is a
+/// backward one, whose `o` and `lse` are inputs.
+inline constexpr llvm::StringLiteral kBackwardOutputRoles[] = {"dq", "dk",
+                                                               "dv"};
+
+/// Whether `kernel` has a `dq`, `dk` or `dv` argument.
+bool isBackwardKernel(KernelOp kernel);
+
 /// The cuir.block_mask that `kernel`'s `cuir.block_mask` attribute names,
 /// or null.
 BlockMaskOp getBlockMask(KernelOp kernel);

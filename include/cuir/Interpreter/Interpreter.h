@@ -10,6 +10,10 @@
 //                 Nkv and Hkv heads), filled with random values
 //   o             global [B, Nq, Hq, d] output
 //   lse           global [B, Hq, Nq] f32 log-sum-exp output
+// and, in a backward kernel (one with dq, dk or dv):
+//   o, lse, d_o   inputs: the forward's O and LSE, the upstream gradient dO
+//   dq, dk, dv    outputs of the shapes of q, k and v
+//   workspace:<name>  scratch of the shape its cuir.shape map gives
 //   B, Hq, Hkv, Nq, Nkv, d      index sizes
 //   softmax_scale, softmax_scale_log2   f32 scales (1/sqrt(d), times log2 e)
 //   causal        i1/index flag
@@ -101,6 +105,16 @@ struct BlockMaskLists {
 FailureOr<BlockMaskLists>
 computeBlockMaskLists(BlockMaskOp mask, const InterpreterOptions &options);
 
+/// Comparison of one output of a backward pass (dq, dk or dv) with the
+/// reference's gradient, by the forward's output criteria.
+struct OutputComparison {
+  std::string name;
+  int64_t elementsCompared = 0;
+  double maxAbsError = 0, relError = 0;
+  bool passed = false;
+  std::string firstMismatch, worstMismatch;
+};
+
 /// Comparison of the kernel's output with the reference.
 struct InterpreterReport {
   int64_t blocksRun = 0, blocksTotal = 0;
@@ -118,6 +132,10 @@ struct InterpreterReport {
   double lseMaxAbsError = 0;
   /// The classes of the tiles of the kernel's block mask, if it has one.
   std::optional<BlockMaskLists> blockMask;
+  /// A backward pass: its kernels launched and its outputs dq, dk and dv
+  /// (the fields above then describe the first that failed, or dq).
+  int64_t kernelsRun = 1;
+  std::vector<OutputComparison> outputs;
 };
 
 /// Whether `kernel` can run the problem of `options`: the static sizes of its
@@ -134,6 +152,27 @@ bool kernelFits(KernelOp kernel, const InterpreterOptions &options,
 /// beyond the memory limit, before anything is allocated.
 FailureOr<InterpreterReport> interpretKernel(KernelOp kernel,
                                            const InterpreterOptions &options);
+
+/// Runs a backward pass: `kernels` (a cuir.launch_sequence's, or one
+/// backward kernel) in order, on buffers they share by role. q, k, v and
+/// d_o are random; o and lse are the reference forward's (so the inputs
+/// are consistent, lse -inf for a row that sees no key); dq, dk and dv
+/// start as NaN and workspaces as garbage. Every block of every kernel
+/// runs; a plain access to an element of an output or workspace that
+/// another block of the same launch wrote or added to is a race. dq, dk
+/// and dv are compared with the reference's gradients.
+/// Errors that concern the whole pass are reported at `loc` (the launch
+/// sequence's).
+FailureOr<InterpreterReport>
+interpretBackward(Location loc, llvm::ArrayRef<KernelOp> kernels,
+                  const InterpreterOptions &options);
+
+/// One line describing a backward run named `name`: its kernels, the
+/// problem, blocks and GEMMs, and the errors of dq, dk and dv.
+std::string describeBackwardRun(llvm::StringRef name,
+                                llvm::ArrayRef<KernelOp> kernels,
+                                const InterpreterOptions &options,
+                                const InterpreterReport &report);
 
 /// One line describing a run: the kernel, the problem, the blocks and GEMMs
 /// run, the reference and the errors against the tolerance.
