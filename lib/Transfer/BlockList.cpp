@@ -38,6 +38,7 @@ public:
 
 private:
   LogicalResult addListArguments();
+  Value queryBlockCount(Location loc);
   Value rowBase(Location loc, BlockMaskOp mask, Value qBlocks);
   LogicalResult orderQueryBlocks(BlockMaskOp mask);
   Value listRow(Location loc, BlockMaskOp mask);
@@ -56,6 +57,7 @@ private:
   RecordingRewriter &rewriter;
   /// partial count, partial indices, full count, full indices, q_order.
   Value lists[std::size(kBlockMaskListRoles) + 1];
+  static constexpr unsigned kOrderList = std::size(kBlockMaskListRoles);
   /// The lists' row offset of this query block, the list lengths.
   Value rowOffset, numPartial, numFull, total;
   llvm::SmallPtrSet<Operation *, 16> newOps;
@@ -90,6 +92,15 @@ LogicalResult BlockLister::addListArguments() {
     lists[i] = kernel.getArgument(pos);
   }
   return success();
+}
+
+/// ceil(Nq / BLOCK_M): the query blocks of a (b', h').
+Value BlockLister::queryBlockCount(Location loc) {
+  const ScoreSite &s = as.sites.front();
+  Value bm = findBlockMConstant(s);
+  if (!bm)
+    bm = index(loc, s.blockM);
+  return arith::CeilDivUIOp::create(rewriter, loc, as.params.lookup("Nq"), bm);
 }
 
 /// The first row of this thread block's (b', h') in lists of `qBlocks`
@@ -132,14 +143,10 @@ LogicalResult BlockLister::orderQueryBlocks(BlockMaskOp mask) {
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPointAfter(after);
   Location loc = rank.getLoc();
-  Value bm = findBlockMConstant(s);
-  if (!bm)
-    bm = index(loc, s.blockM);
-  Value qBlocks =
-      arith::CeilDivUIOp::create(rewriter, loc, as.params.lookup("Nq"), bm);
-  Value at =
-      arith::AddIOp::create(rewriter, loc, rowBase(loc, mask, qBlocks), rank);
-  Value m = memref::LoadOp::create(rewriter, loc, lists[4], ValueRange{at});
+  Value at = arith::AddIOp::create(
+      rewriter, loc, rowBase(loc, mask, queryBlockCount(loc)), rank);
+  Value m =
+      memref::LoadOp::create(rewriter, loc, lists[kOrderList], ValueRange{at});
   Value ordered =
       arith::IndexCastOp::create(rewriter, loc, rewriter.getIndexType(), m);
   for (Operation *op = after->getNextNode(); op; op = op->getNextNode()) {
@@ -158,10 +165,9 @@ Value BlockLister::listRow(Location loc, BlockMaskOp mask) {
   Value bm = findBlockMConstant(s);
   if (!bm)
     bm = index(loc, s.blockM);
-  Value qBlocks =
-      arith::CeilDivUIOp::create(rewriter, loc, as.params.lookup("Nq"), bm);
   Value m = arith::DivUIOp::create(rewriter, loc, s.qBlockBase, bm);
-  return arith::AddIOp::create(rewriter, loc, rowBase(loc, mask, qBlocks), m);
+  return arith::AddIOp::create(rewriter, loc,
+                               rowBase(loc, mask, queryBlockCount(loc)), m);
 }
 
 /// The list lengths of this query block and its rows' offset in the index
