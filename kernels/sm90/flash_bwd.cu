@@ -170,20 +170,6 @@ __device__ __forceinline__ int64_t ws_row(const cuir_attention_bwd_params &p, co
   return (static_cast<int64_t>(batch) * p.num_heads_q + head_q) * ws.rows_pad + row;
 }
 
-// One register of two 16-bit elements -> two floats (lo: the lower address).
-template <Element ELEMENT>
-__device__ __forceinline__ float2 unpack_float2(uint32_t packed) {
-  if constexpr (ELEMENT == Element::kBF16) {
-    return make_float2(__uint_as_float(packed << 16), __uint_as_float(packed & 0xffff0000u));
-  } else {
-    float lo, hi;
-    asm("{\n.reg .b16 l, h;\nmov.b32 {l, h}, %2;\ncvt.f32.f16 %0, l;\ncvt.f32.f16 %1, h;\n}\n"
-        : "=f"(lo), "=f"(hi)
-        : "r"(packed));
-    return make_float2(lo, hi);
-  }
-}
-
 // ---------------------------------------------------------------------------------------------------
 // Preprocessing and conversion: HEAD_DIM / 8 threads per row, one 16-byte chunk each.
 // ---------------------------------------------------------------------------------------------------
@@ -208,7 +194,7 @@ __global__ void __launch_bounds__(kRowKernelThreads)
     const uint32_t ow[4] = {o.x, o.y, o.z, o.w}, dw[4] = {d_o.x, d_o.y, d_o.z, d_o.w};
 #pragma unroll
     for (int k = 0; k < 4; ++k) {
-      const float2 a = unpack_float2<ELEMENT>(ow[k]), b = unpack_float2<ELEMENT>(dw[k]);
+      const float2 a = cuir_kernels::unpack_float2<ELEMENT>(ow[k]), b = cuir_kernels::unpack_float2<ELEMENT>(dw[k]);
       dot = fmaf(a.x, b.x, fmaf(a.y, b.y, dot));
     }
   }
