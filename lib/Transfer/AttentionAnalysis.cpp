@@ -25,26 +25,6 @@ Value underlyingBuffer(Value v) {
   }
 }
 
-/// The ops that read a value derived from `v` without crossing a GEMM,
-/// within `scope`.
-void forwardChain(Value v, Region &scope, SmallVectorImpl<Operation *> &out) {
-  SmallVector<Value> work = {v};
-  llvm::SmallPtrSet<Operation *, 32> seen;
-  while (!work.empty()) {
-    Value cur = work.pop_back_val();
-    for (OpOperand &use : cur.getUses()) {
-      Operation *user = use.getOwner();
-      if (!scope.isAncestor(user->getParentRegion()) || !seen.insert(user).second)
-        continue;
-      out.push_back(user);
-      if (isa<GemmOp, GemmAsyncOp, scf::YieldOp>(user))
-        continue;
-      for (Value r : user->getResults())
-        work.push_back(r);
-    }
-  }
-}
-
 /// For a B operand that is stage `n mod S` of a shared ring buffer, returns n.
 /// A ring indexed by visit order, stage `(top - n) mod S` with `top` fixed
 /// outside `loop` (blocks visited downwards from top), also names block n.
@@ -82,6 +62,24 @@ Value rowViewOf(Value v, SmallVectorImpl<Value> &rowOffsets) {
 }
 
 } // namespace
+
+void mlir::cuir::forwardChain(Value v, Region &scope, SmallVectorImpl<Operation *> &out) {
+  SmallVector<Value> work = {v};
+  llvm::SmallPtrSet<Operation *, 32> seen;
+  while (!work.empty()) {
+    Value cur = work.pop_back_val();
+    for (OpOperand &use : cur.getUses()) {
+      Operation *user = use.getOwner();
+      if (!scope.isAncestor(user->getParentRegion()) || !seen.insert(user).second)
+        continue;
+      out.push_back(user);
+      if (isa<GemmOp, GemmAsyncOp, scf::YieldOp>(user))
+        continue;
+      for (Value r : user->getResults())
+        work.push_back(r);
+    }
+  }
+}
 
 Value mlir::cuir::findIndexConstant(KernelOp kernel, int64_t value) {
   Value found;

@@ -9,8 +9,7 @@
 
 #include "cuir/Transfer/Transfer.h"
 
-#include "cuir/Transfer/AttentionAnalysis.h"
-#include "cuir/Transfer/ChangeRecorder.h"
+#include "TransferSteps.h"
 #include "cuir/Variants/Variants.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -20,43 +19,8 @@
 
 using namespace mlir;
 using namespace mlir::cuir;
+using mlir::cuir::detail::Transfer;
 
-namespace {
-
-/// What the steps of one transfer share.
-struct Transfer {
-  Transfer(KernelOp kernel, VariantOp variant, StringRef spec)
-      : kernel(kernel), variant(variant), spec(spec),
-        rewriter(kernel, Rewrite::Parameter) {}
-
-  LogicalResult run();
-
-private:
-  LogicalResult addParameters();
-  void switchOffCausal();
-  LogicalResult foldScale();
-  void insertScores(ScoreSite &site);
-  void inlineMods(OpBuilder &eb, Block *body);
-  SmallVector<Value> clampedCoordinates(OpBuilder &eb, Block *body);
-  Value inlineMod(OpBuilder &eb, Block *body, Operation *mod, ValueRange args,
-                  IRMapping &map, SmallVector<Value> &clamped);
-  LogicalResult useSigmoidWeights(ScoreSite &site);
-  void dropRowNormalizers();
-  void dropLogSumExp();
-  void use(Rewrite r) { rewriter.getRecorder().setRewrite(r); }
-
-  KernelOp kernel;
-  VariantOp variant;
-  StringRef spec;
-  AttentionStructure as;
-  RecordingRewriter rewriter;
-  /// The variant's arguments: the kernel's sizes and new parameters.
-  SmallVector<Value> paramValues;
-  /// The scale the variant's scores see, when the softmax runs on scale 1.
-  Value naturalScale;
-};
-
-} // namespace
 
 /// The variant's parameters: sizes bind to the kernel's, the rest become new
 /// kernel parameters.
@@ -113,8 +77,9 @@ void Transfer::switchOffCausal() {
 
 /// Score functions see scaled scores: the scale moves into the variant's
 /// scores and the softmax runs on scale 1 (log2 e for a kernel that scales
-/// by log2 e).
-LogicalResult Transfer::foldScale() {
+/// by log2 e). `folds` picks the uses of the scale that the softmax makes
+/// (all of them if null).
+LogicalResult Transfer::foldScale(function_ref<bool(OpOperand &)> folds) {
   BlockArgument scale;
   bool log2 = false;
   if (auto it = as.params.find("softmax_scale"); it != as.params.end())
@@ -139,7 +104,8 @@ LogicalResult Transfer::foldScale() {
   Value unit = arith::ConstantOp::create(
       rewriter, loc, rewriter.getF32FloatAttr(log2 ? float(M_LOG2E) : 1.0f));
   rewriter.replaceUsesWithIf(scale, unit, [&](OpOperand &use) {
-    return use.getOwner() != naturalScale.getDefiningOp();
+    return use.getOwner() != naturalScale.getDefiningOp() &&
+           (!folds || folds(use));
   });
   return success();
 }
@@ -192,7 +158,7 @@ SmallVector<Value> Transfer::clampedCoordinates(OpBuilder &eb, Block *body) {
 /// on first need).
 Value Transfer::inlineMod(OpBuilder &eb, Block *body, Operation *mod,
                           ValueRange args, IRMapping &map,
-                          SmallVector<Value> &clamped) {
+                          SmallVector<Value> &clamped, unsigned result) {
   Location loc = body->getParentOp()->getLoc();
   Block &src = mod->getRegion(0).front();
   llvm::DenseSet<Operation *> indexing = loadIndexSlice(src);
@@ -218,7 +184,16 @@ Value Transfer::inlineMod(OpBuilder &eb, Block *body, Operation *mod,
                       : Location(CallSiteLoc::get(op.getLoc(), loc));
     eb.clone(op, map)->setLoc(at);
   }
-  return map.lookup(src.getTerminator()->getOperand(0));
+  return map.lookup(src.getTerminator()->getOperand(result));
+}
+
+/// The variant's parameters bound to the kernel's values.
+IRMapping Transfer::variantParamMap() {
+  IRMapping map;
+  Block &vbody = variant.getBody().front();
+  for (unsigned i = 0, e = vbody.getNumArguments(); i < e; ++i)
+    map.map(vbody.getArgument(i), paramValues[i]);
+  return map;
 }
 
 /// The variant's score function and mask, inlined into `body` (the score and
@@ -228,10 +203,7 @@ void Transfer::inlineMods(OpBuilder &eb, Block *body) {
   Value x = body->getArgument(0);
   if (naturalScale)
     x = arith::MulFOp::create(eb, loc, x, naturalScale);
-  IRMapping map;
-  Block &vbody = variant.getBody().front();
-  for (unsigned i = 0, e = vbody.getNumArguments(); i < e; ++i)
-    map.map(vbody.getArgument(i), paramValues[i]);
+  IRMapping map = variantParamMap();
   SmallVector<Value> clamped;
   ValueRange coords = body->getArguments().drop_front();
   if (ScoreModOp s = variant.getScoreMod()) {
@@ -252,29 +224,45 @@ void Transfer::inlineMods(OpBuilder &eb, Block *body) {
 /// variant's scores and mask; the softmax reads its result.
 void Transfer::insertScores(ScoreSite &site) {
   use(Rewrite::Scores);
-  MLIRContext *ctx = kernel.getContext();
   Operation *def = site.score.getDefiningOp();
   rewriter.setInsertionPointAfter(def);
-  Location loc = def->getLoc();
   Value bn = findBlockNConstant(site);
   if (!bn)
-    bn = arith::ConstantIndexOp::create(rewriter, loc, site.blockN);
-  Value kvBase = arith::MulIOp::create(rewriter, loc, site.kvBlock, bn);
-  auto ew = ElementwiseOp::create(rewriter, loc, site.score.getType(),
-                                  ValueRange{site.score}, site.batch,
-                                  site.head, site.qBase, kvBase);
+    bn = arith::ConstantIndexOp::create(rewriter, def->getLoc(), site.blockN);
+  Value kvBase =
+      arith::MulIOp::create(rewriter, def->getLoc(), site.kvBlock, bn);
+  insertScores(site.score, {site.batch, site.head, site.qBase, kvBase});
+}
+
+/// The variant's scores and mask over `score`, whose element (0, 0) has the
+/// coordinates `at` (b, h, q_idx, kv_idx), at the rewriter's insertion
+/// point, replacing `score` for every reader but the new op.
+ElementwiseOp Transfer::insertScores(Value score, ArrayRef<Value> at) {
+  use(Rewrite::Scores);
+  MLIRContext *ctx = kernel.getContext();
+  Location loc = score.getDefiningOp()->getLoc();
+  auto ew = ElementwiseOp::create(rewriter, loc, score.getType(),
+                                  ValueRange{score}, at[0], at[1], at[2],
+                                  at[3]);
   CuIRDialect::VariantScoresAttrHelper(ctx).setAttr(ew,
                                                     StringAttr::get(ctx, spec));
-  Block *body = new Block();
-  ew.getBody().push_back(body);
-  body->addArgument(rewriter.getF32Type(), loc);
-  for (int i = 0; i < 4; ++i)
-    body->addArgument(rewriter.getIndexType(), loc);
+  Block *body = addScoreBlock(ew);
   OpBuilder eb = OpBuilder::atBlockEnd(body);
   inlineMods(eb, body);
-  rewriter.replaceUsesWithIf(site.score, ew.getResult(), [&](OpOperand &use) {
+  rewriter.replaceUsesWithIf(score, ew.getResult(), [&](OpOperand &use) {
     return use.getOwner() != ew;
   });
+  return ew;
+}
+
+/// The entry block of a score elementwise: the score and (b, h, q, kv).
+Block *Transfer::addScoreBlock(ElementwiseOp ew) {
+  Block *body = new Block();
+  ew.getBody().push_back(body);
+  body->addArgument(rewriter.getF32Type(), ew.getLoc());
+  for (int i = 0; i < 4; ++i)
+    body->addArgument(rewriter.getIndexType(), ew.getLoc());
+  return body;
 }
 
 /// Sigmoid: P = 1 / (1 + exp(-s)) over the masked scores; no rescale of O.
@@ -357,6 +345,8 @@ void Transfer::dropLogSumExp() {
 }
 
 LogicalResult Transfer::run() {
+  if (isPartOfBackwardPass(kernel))
+    return runBackward();
   FailureOr<AttentionStructure> analysis = analyzeAttention(kernel);
   if (failed(analysis))
     return failure();

@@ -1,13 +1,19 @@
 #!/usr/bin/env python3
 """Backward-pass benchmark of a CuIR backward kernel against SDPA's cuDNN and flash (FA2) backends in the same run,
-as ../shared/bench/peer_bwd.py measures the peers: bf16, d = 128, llama2-7b heads (Hq = Hkv = 32), 16k tokens a
-batch (B = 16384 / N), N = 2048 and 8192, full and causal. TF/s = 2.5 x 4 B H pairs d / time, pairs = the visible
+as ../shared/bench/peer_bwd.py measures the peers: bf16, d = 128, the three model configurations (llama2-7b
+Hq = Hkv = 32; qwen2.5-72b 64/8; llama3.1-405b 128/8, GQA through SDPA's enable_gqa), 16k tokens a batch
+(B = 16384 / N), N = 2048 and 8192, full and causal. TF/s = 2.5 x 4 B H pairs d / time, pairs = the visible
 (query, key) pairs. The CuIR kernel gets the peers' [B, H, N, d] tensors as strided [B, N, H, d] views, with O and
 LSE from SDPA's forward; its time is the whole backward (preprocessing, main kernel, dQ conversion).
 
-usage: python3 tools/gpu/bench_bwd.py --kernel sm80|sm90 [--lib path.so] [--N 2048 8192] [--json f] [--md f]
+With --step, also a training step (forward + backward of causal attention, timed together) of cuir.attention against
+SDPA cuDNN and torch.compile(flex_attention), per configuration.
+
+usage: python3 tools/gpu/bench_bwd.py --kernel sm80|sm90 [--lib path.so] [--N 2048 8192] [--configs a,b] [--step]
+       [--json f] [--md f]
 """
 import argparse
+import contextlib
 import json
 import math
 import pathlib
@@ -19,11 +25,89 @@ import triton.testing as tt
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "python"))
 from check_bwd import Backward, load  # noqa: E402
+
+
+CONFIGS = {"llama2-7b": (32, 32), "qwen2.5-72b": (64, 8), "llama3.1-405b": (128, 8)}
 
 
 def median_ms(fn):
     return tt.do_bench(fn, warmup=10, rep=60, return_mode="median")
+
+
+def sdpa_backward_tflops(backend, q, k, v, do, causal, tflops):
+    """A peer's backward through SDPA (GQA by enable_gqa), or None where the backend refuses the shape."""
+    gqa = q.shape[1] != k.shape[1]
+    try:
+        with sdpa_kernel(backend):
+            o = F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=gqa)
+            return tflops(median_ms(lambda: torch.autograd.grad(o, (q, k, v), do, retain_graph=True)))
+    except RuntimeError as e:
+        print(f"  {backend}: {str(e).splitlines()[0][:120]}", flush=True)
+        return None
+
+
+def bench_config(bwd, cname, N, args):
+    Hq, Hkv = CONFIGS[cname]
+    d, B = 128, 16384 // N
+    scale = 1.0 / math.sqrt(d)
+    q = torch.randn(B, Hq, N, d, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    k, v = (torch.randn(B, Hkv, N, d, device="cuda", dtype=torch.bfloat16, requires_grad=True) for _ in range(2))
+    do = torch.randn_like(q)
+    rows = []
+    for causal in (False, True):
+        pairs = N * (N + 1) / 2 if causal else N * N
+        tflops = lambda ms: 2.5 * 4 * B * Hq * pairs * d / ms / 1e9  # noqa: E731
+        row = {"config": cname, "N": N, "B": B, "causal": causal}
+        row["cudnn"] = sdpa_backward_tflops(SDPBackend.CUDNN_ATTENTION, q, k, v, do, causal, tflops)
+        row["fa2"] = sdpa_backward_tflops(SDPBackend.FLASH_ATTENTION, q, k, v, do, causal, tflops)
+        # O and LSE from SDPA's flash forward, on the KV heads repeated over each group.
+        rep = Hq // Hkv
+        with torch.no_grad(), sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+            o, lse = torch.ops.aten._scaled_dot_product_flash_attention(
+                q, k.repeat_interleave(rep, 1), v.repeat_interleave(rep, 1), is_causal=causal)[:2]
+            lse = lse[..., :N]
+        view = lambda t: t.transpose(1, 2)  # noqa: E731 - [B, H, N, d] storage as [B, N, H, d]
+        grads = [torch.empty_like(t) for t in (q, k, v)]
+        modes = [("cuir", False)] + ([("cuir det", True)] if args.deterministic else [])
+        for name, det in modes:
+            p = bwd.params(*(view(t) for t in (q.detach(), k.detach(), v.detach(), o, do)), lse.contiguous(),
+                           *(view(g) for g in grads), causal, scale, det)
+            row[name] = tflops(median_ms(lambda: bwd.launch(p)))
+        for peer in ("fa2", "cudnn"):
+            row[f"cuir / {peer}"] = row["cuir"] / row[peer] if row[peer] else None
+        if args.step and causal:
+            row.update(training_step(q, k, v, do, tflops))
+        rows.append(row)
+        print(json.dumps({a: (round(b, 3) if isinstance(b, float) else b) for a, b in row.items()}), flush=True)
+    return rows
+
+
+def training_step(q, k, v, do, tflops):
+    """Forward + backward of causal attention, TF/s over 3.5 x the forward's FLOPs."""
+    import cuir
+    from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+    N, gqa = q.shape[2], q.shape[1] != k.shape[1]
+    step_tflops = lambda ms: tflops(ms) * 3.5 / 2.5  # noqa: E731
+    flex = torch.compile(flex_attention)
+    bm = create_block_mask(lambda b, h, qi, ki: qi >= ki, None, None, N, N, device="cuda")
+    fns = {"step cuir": lambda: cuir.attention(q, k, v, causal=True),
+           "step cudnn": lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=gqa),
+           "step flex": lambda: flex(q, k, v, block_mask=bm, enable_gqa=gqa)}
+    out = {}
+    for name, fn in fns.items():
+        ctx = sdpa_kernel(SDPBackend.CUDNN_ATTENTION) if "cudnn" in name else contextlib.nullcontext()
+        try:
+            with ctx:
+                out[name] = step_tflops(median_ms(lambda: torch.autograd.grad(fn(), (q, k, v), do)))
+        except RuntimeError as e:
+            print(f"  {name}: {str(e).splitlines()[0][:120]}", flush=True)
+            out[name] = None
+    for peer in ("cudnn", "flex"):
+        c, p = out["step cuir"], out[f"step {peer}"]
+        out[f"step cuir / {peer}"] = c / p if c and p else None
+    return out
 
 
 def main():
@@ -31,6 +115,8 @@ def main():
     ap.add_argument("--kernel", default="sm80")
     ap.add_argument("--lib", default=None)
     ap.add_argument("--N", type=int, nargs="+", default=[2048, 8192])
+    ap.add_argument("--configs", default=",".join(CONFIGS))
+    ap.add_argument("--step", action="store_true", help="also time a forward + backward training step")
     ap.add_argument("--deterministic", action="store_true", help="also time the deterministic mode")
     ap.add_argument("--json", default=None)
     ap.add_argument("--md", default=None)
@@ -38,46 +124,23 @@ def main():
     root = pathlib.Path(__file__).resolve().parents[2]
     lib_path = args.lib or root / "build" / "kernels" / args.kernel / f"libcuir_flash_bwd_{args.kernel}.so"
     bwd = Backward(load(lib_path, args.kernel), args.kernel)
-    H, d = 32, 128
-    scale = 1.0 / math.sqrt(d)
-    rows = []
     print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, kernel {args.kernel}", flush=True)
-    for N in args.N:
-        B = 16384 // N
-        q, k, v = (torch.randn(B, H, N, d, device="cuda", dtype=torch.bfloat16, requires_grad=True) for _ in range(3))
-        do = torch.randn_like(q)
-        for causal in (False, True):
-            pairs = N * (N + 1) / 2 if causal else N * N
-            tflops = lambda ms: 2.5 * 4 * B * H * pairs * d / ms / 1e9  # noqa: E731
-            row = {"N": N, "B": B, "causal": causal}
-            for name, backend in (("cudnn", SDPBackend.CUDNN_ATTENTION), ("fa2", SDPBackend.FLASH_ATTENTION)):
-                with sdpa_kernel(backend):
-                    o = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
-                    row[name] = tflops(median_ms(lambda: torch.autograd.grad(o, (q, k, v), do, retain_graph=True)))
-            with torch.no_grad(), sdpa_kernel(SDPBackend.FLASH_ATTENTION):
-                o, lse = torch.ops.aten._scaled_dot_product_flash_attention(q, k, v, is_causal=causal)[:2]
-                lse = lse[..., :N]
-            view = lambda t: t.transpose(1, 2)  # noqa: E731 - [B, H, N, d] storage as [B, N, H, d]
-            grads = [torch.empty_like(t) for t in (q, k, v)]
-            modes = [("cuir", False)] + ([("cuir det", True)] if args.deterministic else [])
-            for name, det in modes:
-                p = bwd.params(*(view(t) for t in (q.detach(), k.detach(), v.detach(), o, do)), lse.contiguous(),
-                               *(view(g) for g in grads), causal, scale, det)
-                row[name] = tflops(median_ms(lambda: bwd.launch(p)))
-            row["cuir / fa2"] = row["cuir"] / row["fa2"]
-            row["cuir / cudnn"] = row["cuir"] / row["cudnn"]
-            rows.append(row)
-            print(json.dumps({a: (round(b, 3) if isinstance(b, float) else b) for a, b in row.items()}), flush=True)
-        del q, k, v, do
-        torch.cuda.empty_cache()
+    rows = []
+    for cname in args.configs.split(","):
+        for N in args.N:
+            rows += bench_config(bwd, cname, N, args)
+            torch.cuda.empty_cache()
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(rows, indent=1))
     if args.md:
-        cols = [c for c in rows[0] if c not in ("N", "B", "causal")]
-        lines = ["| N | mask | " + " | ".join(cols) + " |", "|---|---|" + "---|" * len(cols)]
+        cols = [c for c in rows[0] if c not in ("config", "N", "B", "causal")]
+        cols += [c for r in rows for c in r if c not in cols and c.startswith("step")]
+        cols = list(dict.fromkeys(cols))
+        fmt = lambda r, c: "–" if r.get(c) is None else (f"{r[c]:.2f}" if "/" in c else f"{r[c]:.0f}")  # noqa: E731
+        lines = ["| config | N | mask | " + " | ".join(cols) + " |", "|---|---|---|" + "---|" * len(cols)]
         for r in rows:
-            lines.append(f"| {r['N']} | {'causal' if r['causal'] else 'full'} | " +
-                         " | ".join(f"{r[c]:.2f}" if "/" in c else f"{r[c]:.0f}" for c in cols) + " |")
+            lines.append(f"| {r['config']} | {r['N']} | {'causal' if r['causal'] else 'full'} | " +
+                         " | ".join(fmt(r, c) for c in cols) + " |")
         pathlib.Path(args.md).write_text("\n".join(lines) + "\n")
     return 0
 

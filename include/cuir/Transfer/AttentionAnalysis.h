@@ -54,6 +54,10 @@ struct AttentionStructure {
   llvm::StringMap<BlockArgument> params;
 };
 
+/// The ops that read a value derived from `v` without crossing a GEMM (or
+/// an scf.yield), within `scope`.
+void forwardChain(Value v, Region &scope, SmallVectorImpl<Operation *> &out);
+
 /// An index constant of `kernel`'s entry block equal to `value`, preferring
 /// one the lift named (BLOCK_N, ...), so that rewrites speak the source's
 /// terms; null if there is none.

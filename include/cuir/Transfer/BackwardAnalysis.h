@@ -1,0 +1,53 @@
+//===- BackwardAnalysis.h - The attention structure of a backward kernel -===//
+//
+// A backward kernel recomputes the scores S = Q K^T, turns them into the
+// forward's weights P with its log-sum-exp, and forms dS = P * (dP - D).
+// Transfer puts the variant's scores and mask after S and multiplies dS by
+// the score function's derivative; this analysis finds S, P and dS from the
+// dataflow of the IR, and the coordinates of the score tile from the
+// buffers the kernel reads and accumulates into (K's copy, dQ's
+// accumulation), not from op order.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CUIR_TRANSFER_BACKWARDANALYSIS_H
+#define CUIR_TRANSFER_BACKWARDANALYSIS_H
+
+#include "cuir/Dialect/CuIR.h"
+
+namespace mlir::cuir {
+
+/// One score recomputation of a backward kernel and what it feeds.
+struct BackwardSite {
+  /// cuir.gemm (or gemm_async) computing S = Q K^T, unscaled.
+  Operation *gemm = nullptr;
+  /// S once complete.
+  Value score;
+  /// The exp/exp2 that turns the scores into the forward's weights P.
+  Operation *weights = nullptr;
+  /// dS = P * (dP - D): the product of P with the gradient of the weights.
+  Operation *dScores = nullptr;
+  /// The score tile's coordinates: batch, query head, first query row and
+  /// first key.
+  Value batch, head, qBase, kvBase;
+};
+
+struct BackwardStructure {
+  KernelOp kernel;
+  /// Empty for a kernel of a backward pass that computes no scores (the
+  /// preprocessing of dO * O, the conversion of dQ).
+  SmallVector<BackwardSite> sites;
+  llvm::StringMap<BlockArgument> params;
+};
+
+/// Whether `kernel` belongs to a backward pass: it writes dq, dk or dv, or
+/// a cuir.launch_sequence of its module runs it.
+bool isPartOfBackwardPass(KernelOp kernel);
+
+/// Finds the score recomputations of a backward-pass kernel; reports what
+/// is missing at the ops concerned and fails.
+FailureOr<BackwardStructure> analyzeBackward(KernelOp kernel);
+
+} // namespace mlir::cuir
+
+#endif // CUIR_TRANSFER_BACKWARDANALYSIS_H

@@ -1,0 +1,284 @@
+//===- BackwardAnalysis.cpp - The attention structure of a backward kernel ===//
+
+#include "cuir/Transfer/BackwardAnalysis.h"
+
+#include "cuir/Transfer/AttentionAnalysis.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/Matchers.h"
+
+using namespace mlir;
+using namespace mlir::cuir;
+
+bool mlir::cuir::isPartOfBackwardPass(KernelOp kernel) {
+  if (isBackwardKernel(kernel))
+    return true;
+  auto module = kernel->getParentOfType<ModuleOp>();
+  if (!module)
+    return false;
+  for (auto seq : module.getOps<LaunchSequenceOp>())
+    if (llvm::is_contained(seq.getKernelOps(), kernel))
+      return true;
+  return false;
+}
+
+namespace {
+
+bool isScoreTile(Operation *op) {
+  auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  return type && type.getRank() == 2;
+}
+
+/// The score tile a GEMM produces: its result, or that of its wait.
+Value completedResult(Operation *gemm) {
+  Value result = gemm->getResult(0);
+  if (!isa<GemmAsyncOp>(gemm))
+    return result;
+  for (Operation *user : result.getUsers())
+    if (auto wait = dyn_cast<GemmWaitOp>(user))
+      return wait.getResult();
+  return {};
+}
+
+/// Whether `v` is computed from the result of a GEMM other than `exclude`,
+/// through register ops of one step.
+bool derivesFromOtherGemm(Value v, Operation *exclude) {
+  SmallVector<Value> work = {v};
+  llvm::SmallPtrSet<Operation *, 16> seen;
+  while (!work.empty()) {
+    Operation *def = work.pop_back_val().getDefiningOp();
+    if (!def || !seen.insert(def).second)
+      continue;
+    if (isa<GemmOp, GemmAsyncOp>(def))
+      return def != exclude;
+    if (isa<GemmWaitOp>(def) || def->getNumRegions() == 0)
+      llvm::append_range(work, def->getOperands());
+  }
+  return false;
+}
+
+/// The buffer `v` views, and the subviews on the way.
+Value viewedBuffer(Value v, SmallVectorImpl<memref::SubViewOp> &views) {
+  while (auto sub = v.getDefiningOp<memref::SubViewOp>()) {
+    views.push_back(sub);
+    v = sub.getSource();
+  }
+  return v;
+}
+
+/// The ops reachable from `v` through register values and through the
+/// shared buffers it is stored into (the GEMMs and loads that read them).
+void followThroughShared(Value v, Region &scope,
+                         SmallVectorImpl<Operation *> &out) {
+  SmallVector<Value> work = {v};
+  llvm::SmallPtrSet<Operation *, 32> seen;
+  while (!work.empty()) {
+    SmallVector<Operation *> chain;
+    Value cur = work.pop_back_val();
+    for (OpOperand &use : cur.getUses()) {
+      Operation *user = use.getOwner();
+      if (!scope.isAncestor(user->getParentRegion()) ||
+          !seen.insert(user).second)
+        continue;
+      out.push_back(user);
+      if (auto store = dyn_cast<StoreOp>(user)) {
+        SmallVector<memref::SubViewOp> views;
+        Value buf = viewedBuffer(store.getDst(), views);
+        if (getMemorySpace(buf.getType()) == MemorySpace::Shared)
+          for (Operation *reader : buf.getUsers())
+            if (reader != user && reader->getNumResults() == 1 &&
+                scope.isAncestor(reader->getParentRegion()))
+              work.push_back(reader->getResult(0));
+        continue;
+      }
+      if (isa<scf::YieldOp>(user))
+        continue;
+      for (Value r : user->getResults())
+        work.push_back(r);
+    }
+  }
+}
+
+/// The value of coordinate `dim` of an access at `indices` of a view made
+/// by `views` (outermost last): the view's offset on that dimension, or the
+/// access's index where the view keeps it and offsets it by zero.
+Value coordinateOf(ArrayRef<memref::SubViewOp> views, ValueRange indices,
+                   unsigned dim) {
+  if (views.size() != 1)
+    return {};
+  memref::SubViewOp sub = views.front();
+  llvm::SmallBitVector dropped = sub.getDroppedDims();
+  OpFoldResult offset = sub.getMixedOffsets()[dim];
+  if (dropped.test(dim))
+    return dyn_cast<Value>(offset);
+  unsigned kept = 0;
+  for (unsigned i = 0; i < dim; ++i)
+    kept += !dropped.test(i);
+  if (kept >= indices.size())
+    return {};
+  std::optional<int64_t> cst = getConstantIntValue(offset);
+  if (!cst || *cst != 0)
+    return {};
+  return indices[kept];
+}
+
+/// The dimensions of a dQ buffer: batch, query head and query row. A
+/// workspace says them in its `cuir.shape`; `dq` itself is [B, Nq, Hq, d].
+std::optional<std::array<unsigned, 3>> dqDims(KernelOp kernel,
+                                              BlockArgument buf) {
+  StringRef role = argRole(kernel, buf.getArgNumber());
+  if (role == "dq")
+    return std::array<unsigned, 3>{0, 2, 1};
+  if (!role.starts_with(kWorkspaceRolePrefix))
+    return std::nullopt;
+  auto map = kernel.getArgAttrOfType<AffineMapAttr>(
+      buf.getArgNumber(), CuIRDialect::ShapeAttrHelper::getNameStr());
+  if (!map)
+    return std::nullopt;
+  // kWorkspaceShapeDims: B, Hq, Hkv, Nq, Nkv, d. A dimension that is a
+  // function of one size alone is that size's (rows padded to whole tiles
+  // are still rows).
+  std::array<int, 3> found = {-1, -1, -1};
+  constexpr unsigned kSizeOfSlot[] = {0, 1, 3};
+  for (auto [i, e] : llvm::enumerate(map.getValue().getResults()))
+    for (unsigned slot = 0; slot < 3; ++slot) {
+      bool onlyThatSize = e.isFunctionOfDim(kSizeOfSlot[slot]);
+      for (unsigned other = 0; other < map.getValue().getNumDims(); ++other)
+        if (other != kSizeOfSlot[slot] && e.isFunctionOfDim(other))
+          onlyThatSize = false;
+      if (onlyThatSize)
+        found[slot] = i;
+    }
+  if (llvm::is_contained(found, -1))
+    return std::nullopt;
+  return std::array<unsigned, 3>{unsigned(found[0]), unsigned(found[1]),
+                                 unsigned(found[2])};
+}
+
+/// The query tile's batch, head and first row: those of the dQ tile that
+/// the site's dS accumulates into.
+LogicalResult findQueryTile(BackwardSite &site, KernelOp kernel,
+                            Region &scope) {
+  SmallVector<Operation *> reached;
+  followThroughShared(site.dScores->getResult(0), scope, reached);
+  for (Operation *op : reached) {
+    auto add = dyn_cast<AtomicAddOp>(op);
+    if (!add)
+      continue;
+    SmallVector<memref::SubViewOp> views;
+    auto buf = dyn_cast<BlockArgument>(viewedBuffer(add.getDst(), views));
+    if (!buf)
+      continue;
+    std::optional<std::array<unsigned, 3>> dims = dqDims(kernel, buf);
+    if (!dims)
+      continue;
+    site.batch = coordinateOf(views, add.getIndices(), (*dims)[0]);
+    site.head = coordinateOf(views, add.getIndices(), (*dims)[1]);
+    site.qBase = coordinateOf(views, add.getIndices(), (*dims)[2]);
+    if (site.batch && site.head && site.qBase)
+      return success();
+  }
+  return site.dScores->emitError()
+         << "computes dS, but no cuir.atomic_add of the dQ it contributes "
+            "to names the query tile (a view at [b, .., h, ..] of 'dq' or "
+            "of a workspace whose cuir.shape has the dimensions B, Hq and "
+            "Nq, at the tile's first row): transfer needs the score tile's "
+            "coordinates";
+}
+
+/// The tile's first key: the row of K that the copy into the GEMM's B
+/// buffer starts at, from a [b, :, h, :] view of 'k'.
+LogicalResult findKeyTile(BackwardSite &site, BlockArgument k) {
+  SmallVector<memref::SubViewOp> bViews;
+  Value bBuf = viewedBuffer(site.gemm->getOperand(1), bViews);
+  for (Operation *user : bBuf.getUsers()) {
+    auto copy = dyn_cast<CopyAsyncOp>(user);
+    if (!copy || copy.getSrcIndices().empty())
+      continue;
+    SmallVector<memref::SubViewOp> views;
+    Value dst = viewedBuffer(copy.getDst(), views);
+    if (dst != bBuf || viewedBuffer(copy.getSrc(), views) != k)
+      continue;
+    site.kvBase = copy.getSrcIndices()[0];
+    return success();
+  }
+  return site.gemm->emitError()
+         << "reads K from a buffer that no cuir.copy_async from a view of "
+            "the 'k' parameter fills: transfer needs the score tile's first "
+            "key";
+}
+
+/// The product P * (dP - D): a multiplication of the weights by a value
+/// derived from another GEMM (dP = dO V^T).
+Operation *findDScores(Operation *weights, Operation *scoreGemm,
+                       Region &scope) {
+  SmallVector<Operation *> chain;
+  forwardChain(weights->getResult(0), scope, chain);
+  for (Operation *op : chain) {
+    auto mul = dyn_cast<arith::MulFOp>(op);
+    if (!mul || !isScoreTile(mul))
+      continue;
+    for (Value operand : mul->getOperands())
+      if (derivesFromOtherGemm(operand, scoreGemm))
+        return mul;
+  }
+  return nullptr;
+}
+
+FailureOr<BackwardSite> analyzeSite(Operation *gemm, Value score,
+                                    Operation *weights, KernelOp kernel,
+                                    Region &scope, BlockArgument k) {
+  BackwardSite site;
+  site.gemm = gemm;
+  site.score = score;
+  site.weights = weights;
+  site.dScores = findDScores(weights, gemm, scope);
+  if (!site.dScores)
+    return weights->emitError()
+           << "turns scores into weights, but no product of the weights "
+              "with the gradient of another GEMM (dS = P * (dP - D)) reads "
+              "them: transfer expects a backward kernel's dS";
+  if (failed(findKeyTile(site, k)) ||
+      failed(findQueryTile(site, kernel, scope)))
+    return failure();
+  return site;
+}
+
+} // namespace
+
+FailureOr<BackwardStructure> mlir::cuir::analyzeBackward(KernelOp kernel) {
+  BackwardStructure bs;
+  bs.kernel = kernel;
+  for (BlockArgument arg : kernel.getBody().getArguments())
+    if (StringRef role = argRole(kernel, arg.getArgNumber()); !role.empty())
+      bs.params[role] = arg;
+  SmallVector<Operation *> gemms;
+  kernel.walk([&](Operation *op) {
+    if (isa<GemmOp, GemmAsyncOp>(op))
+      gemms.push_back(op);
+  });
+  // Score GEMMs: their result reaches an exponential (the weights).
+  for (Operation *gemm : gemms) {
+    Value score = completedResult(gemm);
+    if (!score)
+      continue;
+    Region &scope = *gemm->getParentRegion();
+    SmallVector<Operation *> chain;
+    forwardChain(score, scope, chain);
+    auto weights = llvm::find_if(chain, [](Operation *op) {
+      return isa<math::ExpOp, math::Exp2Op>(op) && isScoreTile(op);
+    });
+    if (weights == chain.end())
+      continue;
+    if (!bs.params.count("k"))
+      return kernel.emitError()
+             << "has no parameter with role 'k': transfer needs the keys' "
+                "coordinates";
+    FailureOr<BackwardSite> site =
+        analyzeSite(gemm, score, *weights, kernel, scope, bs.params["k"]);
+    if (failed(site))
+      return failure();
+    bs.sites.push_back(*site);
+  }
+  return bs;
+}

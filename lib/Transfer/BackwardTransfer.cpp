@@ -1,0 +1,208 @@
+//===- BackwardTransfer.cpp - Give a backward pass a variant's semantics --===//
+//
+// A backward kernel recomputes S, turns it into the forward's P with the
+// saved log-sum-exp, and forms dS = P * (dP - D), the gradient of the
+// (modified) scores. A variant's backward therefore needs, with no
+// per-variant code:
+//   - its scores and mask after S, exactly as in the forward (P is then the
+//     variant's P, and 0 where the mask hides a score);
+//   - the scale moved into the scores as in the forward, but only where the
+//     weights use it: dK and dQ keep their factor softmax_scale, the
+//     derivative of the scaled score;
+//   - dS multiplied by d score_mod / d score, from the variant's
+//     cuir.score_grad, computed beside the scores (S is overwritten by P
+//     afterwards) and 0 where the mask hides a score.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TransferSteps.h"
+#include "cuir/Transfer/ScoreDerivative.h"
+
+#include "mlir/IR/Dominance.h"
+#include "mlir/IR/Matchers.h"
+
+using namespace mlir;
+using namespace mlir::cuir;
+using mlir::cuir::detail::Transfer;
+
+namespace {
+
+/// Whether `v` reaches `target` through the ops that read it (in any
+/// region: a splat of the scale reaches the exponential in the loop).
+bool reaches(Value v, Operation *target) {
+  SmallVector<Value> work = {v};
+  llvm::SmallPtrSet<Operation *, 32> seen;
+  while (!work.empty()) {
+    for (Operation *user : work.pop_back_val().getUsers()) {
+      if (user == target)
+        return true;
+      if (seen.insert(user).second && user->getNumRegions() == 0)
+        llvm::append_range(work, user->getResults());
+    }
+  }
+  return false;
+}
+
+/// The constant value of the derivative the score_grad yields, if it is
+/// one (an additive bias: 1).
+std::optional<double> constantDerivative(ScoreGradOp grad) {
+  FloatAttr value;
+  if (matchPattern(grad.getYield().getOperand(1), m_Constant(&value)))
+    return value.getValueAsDouble();
+  return std::nullopt;
+}
+
+/// The point before which the variant's scores of `site` go: after S and
+/// every coordinate's definition, before S's first reader.
+FailureOr<Operation *> scoresInsertionPoint(BackwardSite &site,
+                                            ArrayRef<Value> at) {
+  Operation *after = site.score.getDefiningOp();
+  Block *block = after->getBlock();
+  for (Value v : at) {
+    Operation *def = v.getDefiningOp();
+    if (!def || !block->findAncestorOpInBlock(*def))
+      continue; // Defined outside the step: it dominates the step.
+    Operation *inBlock = block->findAncestorOpInBlock(*def);
+    if (after->isBeforeInBlock(inBlock))
+      after = inBlock;
+  }
+  for (Operation *reader : site.score.getUsers()) {
+    Operation *inBlock = block->findAncestorOpInBlock(*reader);
+    if (inBlock && !after->isBeforeInBlock(inBlock))
+      return site.gemm->emitError()
+             << "computes S, but the score tile's coordinates are known only "
+                "after S is first read: the variant's scores cannot be placed "
+                "between them";
+  }
+  return after;
+}
+
+} // namespace
+
+/// d score_mod / d score over the scaled `score` tile, 0 where the mask
+/// hides a score, as a cuir.elementwise at the rewriter's insertion point.
+Value Transfer::derivativeTile(Value score, ScoreGradOp grad,
+                               ArrayRef<Value> at) {
+  MLIRContext *ctx = kernel.getContext();
+  Location loc = score.getDefiningOp()->getLoc();
+  auto ew = ElementwiseOp::create(rewriter, loc, score.getType(),
+                                  ValueRange{score}, at[0], at[1], at[2],
+                                  at[3]);
+  CuIRDialect::VariantScoresAttrHelper(ctx).setAttr(ew,
+                                                    StringAttr::get(ctx, spec));
+  Block *body = addScoreBlock(ew);
+  OpBuilder eb = OpBuilder::atBlockEnd(body);
+  Value x = body->getArgument(0);
+  if (naturalScale)
+    x = arith::MulFOp::create(eb, loc, x, naturalScale);
+  IRMapping map = variantParamMap();
+  SmallVector<Value> clamped;
+  ValueRange coords = body->getArguments().drop_front();
+  SmallVector<Value> args = {x};
+  args.append(coords.begin(), coords.end());
+  Value d = inlineMod(eb, body, grad, args, map, clamped, /*result=*/1);
+  if (MaskModOp m = variant.getMaskMod()) {
+    Value visible = inlineMod(eb, body, m, coords, map, clamped);
+    Value zero = arith::ConstantOp::create(eb, loc, eb.getF32FloatAttr(0));
+    d = arith::SelectOp::create(eb, loc, visible, d, zero);
+  }
+  YieldOp::create(eb, loc, d);
+  return ew.getResult();
+}
+
+/// dS <- dS * d, after dS; an exact zero stays zero (a hidden score's dS
+/// whatever the derivative is there).
+void Transfer::insertDerivative(BackwardSite &site, Value score,
+                                ScoreGradOp grad, ArrayRef<Value> at) {
+  Value dS = site.dScores->getResult(0);
+  auto tile = cast<RankedTensorType>(dS.getType());
+  Location loc = site.dScores->getLoc();
+  Value d;
+  if (std::optional<double> c = constantDerivative(grad)) {
+    if (*c == 1.0)
+      return;
+    rewriter.setInsertionPointAfter(site.dScores);
+    d = arith::ConstantOp::create(
+        rewriter, loc,
+        DenseElementsAttr::get(tile, rewriter.getF32FloatAttr(*c)));
+  } else {
+    d = derivativeTile(score, grad, at);
+    rewriter.setInsertionPointAfter(site.dScores);
+  }
+  Value zero = arith::ConstantOp::create(
+      rewriter, loc, DenseElementsAttr::get(tile, rewriter.getF32FloatAttr(0)));
+  Value product = arith::MulFOp::create(rewriter, loc, dS, d);
+  Value isZero = arith::CmpFOp::create(rewriter, loc, arith::CmpFPredicate::OEQ,
+                                       dS, zero);
+  Value result = arith::SelectOp::create(rewriter, loc, isZero, zero, product);
+  rewriter.replaceUsesWithIf(dS, result, [&](OpOperand &use) {
+    Operation *user = use.getOwner();
+    return user != product.getDefiningOp() && user != isZero.getDefiningOp();
+  });
+}
+
+/// The variant's scores after S, then its derivative into dS.
+LogicalResult Transfer::insertBackwardScores(BackwardSite &site,
+                                             ScoreGradOp grad) {
+  use(Rewrite::Scores);
+  SmallVector<Value> at = {site.batch, site.head, site.qBase, site.kvBase};
+  FailureOr<Operation *> point = scoresInsertionPoint(site, at);
+  if (failed(point))
+    return failure();
+  rewriter.setInsertionPointAfter(*point);
+  Value score = site.score;
+  insertScores(score, at);
+  if (grad)
+    insertDerivative(site, score, grad, at);
+  return success();
+}
+
+LogicalResult Transfer::runBackward() {
+  FailureOr<BackwardStructure> analysis = analyzeBackward(kernel);
+  if (failed(analysis))
+    return failure();
+  MLIRContext *ctx = kernel.getContext();
+  auto markVariant = [&] {
+    CuIRDialect::VariantAttrHelper(ctx).setAttr(kernel,
+                                                StringAttr::get(ctx, spec));
+    CuIRDialect::NormalizerAttrHelper(ctx).setAttr(
+        kernel, NormalizerAttr::get(ctx, variant.getNormalizer()));
+  };
+  // The preprocessing and the conversion of dQ compute no scores.
+  if (analysis->sites.empty()) {
+    markVariant();
+    return success();
+  }
+  if (variant.getNormalizer() == Normalizer::Sigmoid)
+    return kernel.emitError()
+           << "is a backward kernel, and the backward of the sigmoid "
+              "normaliser is not built: variant '"
+           << spec << "' has no backward pass yet";
+  as.kernel = kernel;
+  as.params = std::move(analysis->params);
+  if (failed(addParameters()))
+    return failure();
+  switchOffCausal();
+  ScoreGradOp grad;
+  if (variant.getScoreMod()) {
+    FailureOr<ScoreGradOp> derived = differentiateScoreMod(variant);
+    if (failed(derived))
+      return failure();
+    grad = *derived;
+    auto inWeights = [&](OpOperand &use) {
+      return llvm::any_of(analysis->sites, [&](BackwardSite &site) {
+        return llvm::any_of(use.getOwner()->getResults(), [&](Value r) {
+          return reaches(r, site.weights);
+        });
+      });
+    };
+    if (failed(foldScale(inWeights)))
+      return failure();
+  }
+  for (BackwardSite &site : analysis->sites)
+    if (failed(insertBackwardScores(site, grad)))
+      return failure();
+  rewriter.eraseDeadOps();
+  markVariant();
+  return success();
+}

@@ -1,0 +1,66 @@
+//===- TransferSteps.h - The steps of one transfer --------------*- C++ -*-===//
+//
+// Private to lib/Transfer: the state and steps that the forward
+// (Transfer.cpp) and backward (BackwardTransfer.cpp) transfers share.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CUIR_LIB_TRANSFER_TRANSFERSTEPS_H
+#define CUIR_LIB_TRANSFER_TRANSFERSTEPS_H
+
+#include "cuir/Transfer/AttentionAnalysis.h"
+#include "cuir/Transfer/BackwardAnalysis.h"
+#include "cuir/Transfer/ChangeRecorder.h"
+
+#include "mlir/IR/IRMapping.h"
+
+namespace mlir::cuir::detail {
+
+/// What the steps of one transfer share.
+struct Transfer {
+  Transfer(KernelOp kernel, VariantOp variant, StringRef spec)
+      : kernel(kernel), variant(variant), spec(spec),
+        rewriter(kernel, Rewrite::Parameter) {}
+
+  LogicalResult run();
+  /// The steps of a kernel of a backward pass (BackwardTransfer.cpp).
+  LogicalResult runBackward();
+
+private:
+  LogicalResult addParameters();
+  void switchOffCausal();
+  LogicalResult foldScale(function_ref<bool(OpOperand &)> folds = nullptr);
+  void insertScores(ScoreSite &site);
+  ElementwiseOp insertScores(Value score, ArrayRef<Value> at);
+  Block *addScoreBlock(ElementwiseOp ew);
+  void inlineMods(OpBuilder &eb, Block *body);
+  SmallVector<Value> clampedCoordinates(OpBuilder &eb, Block *body);
+  Value inlineMod(OpBuilder &eb, Block *body, Operation *mod, ValueRange args,
+                  IRMapping &map, SmallVector<Value> &clamped,
+                  unsigned result = 0);
+  IRMapping variantParamMap();
+  // Backward (BackwardTransfer.cpp).
+  LogicalResult insertBackwardScores(BackwardSite &site, ScoreGradOp grad);
+  void insertDerivative(BackwardSite &site, Value score, ScoreGradOp grad,
+                        ArrayRef<Value> at);
+  Value derivativeTile(Value score, ScoreGradOp grad, ArrayRef<Value> at);
+  LogicalResult useSigmoidWeights(ScoreSite &site);
+  void dropRowNormalizers();
+  void dropLogSumExp();
+  void use(Rewrite r) { rewriter.getRecorder().setRewrite(r); }
+
+  KernelOp kernel;
+  VariantOp variant;
+  StringRef spec;
+  AttentionStructure as;
+  RecordingRewriter rewriter;
+  /// The variant's arguments: the kernel's sizes and new parameters.
+  SmallVector<Value> paramValues;
+  /// The scale the variant's scores see, when the softmax runs on scale 1.
+  Value naturalScale;
+};
+
+
+} // namespace mlir::cuir::detail
+
+#endif // CUIR_LIB_TRANSFER_TRANSFERSTEPS_H
