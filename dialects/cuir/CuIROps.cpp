@@ -504,10 +504,12 @@ LogicalResult LoadOp::verify() {
       verifyFragment(*this, getResult().getType(), "result");
   if (failed(layout))
     return failure();
-  if (layout->getKind() == FragmentKind::Row)
-    return emitOpError() << "loads operand fragments (a, b, acc), not a row "
-                            "vector";
   auto src = cast<MemRefType>(getSrc().getType());
+  if (layout->getKind() == FragmentKind::Row &&
+      (src.getRank() != 1 || getTranspose()))
+    return emitOpError() << "loads a row vector only from a 1-D tile, "
+                            "untransposed; operand fragments (a, b, acc) "
+                            "from 2-D tiles";
   auto res = getResult().getType();
   if (src.getElementType() != res.getElementType())
     return emitOpError() << "loads " << src.getElementType()

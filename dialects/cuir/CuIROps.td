@@ -309,7 +309,10 @@ def CuIR_LoadOp : CuIR_Op<"load"> {
   let description = [{
     Reads a shared-memory tile into registers distributed in the result's
     fragment layout. With `transpose`, the tile is read transposed
-    (`ldmatrix.trans`): a `KxN` result from an `NxK` buffer.
+    (`ldmatrix.trans`): a `KxN` result from an `NxK` buffer. A row vector
+    (`#cuir.frag<row, ...>`) is read from a 1-D tile of its length: every
+    lane reads the elements of its rows (plain `ld.shared`), as a backward
+    kernel reads the LSE and D of its query rows.
   }];
   let arguments = (ins AnyMemRef:$src, UnitAttr:$transpose);
   let results = (outs CuIR_RegisterTile:$result);

@@ -110,7 +110,9 @@ std::string describeAcceptance(DiagnosticCapture &capture,
   std::string text = capture.takeReport();
   for (const SemanticRun &run : runs)
     text += (text.empty() ? "" : "\n") +
-            ("matches standard attention: " + run.summary);
+            ((run.backward ? "matches the backward of standard attention: "
+                           : "matches standard attention: ") +
+             run.summary);
   return text;
 }
 

@@ -14,6 +14,7 @@
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
@@ -166,6 +167,68 @@ bool checkKernel(KernelOp kernel, uint64_t &seed,
   return true;
 }
 
+/// The kernel of a backward pass whose q parameter gives the head dimension
+/// and the tolerance: the first with a q parameter, else the first.
+KernelOp getQKernel(ArrayRef<KernelOp> kernels) {
+  for (KernelOp kernel : kernels)
+    if (getRoleArg(kernel, "q"))
+      return kernel;
+  return kernels.front();
+}
+
+/// Runs the check's problems on the backward pass `kernels` (a launch
+/// sequence's, or one backward kernel), named `name`, against the float64
+/// backward of standard attention (dq, dk, dv); false after the first
+/// failure, which has been reported at `loc`.
+bool checkBackward(StringRef name, Location loc, ArrayRef<KernelOp> kernels,
+                   uint64_t &seed, std::vector<SemanticRun> &runs) {
+  KernelOp qKernel = getQKernel(kernels);
+  // Causal runs if some kernel masks causally on request (or always), full
+  // ones unless some kernel is specialised for causal.
+  bool full = true, causal = false;
+  for (KernelOp kernel : kernels) {
+    auto [kernelFull, kernelCausal] = getCausalModes(kernel);
+    full &= kernelFull;
+    causal |= kernelCausal;
+  }
+  for (const CheckShape &shape : kCheckShapes) {
+    if (shape.causal ? !causal : !full)
+      continue;
+    InterpreterOptions opt = getProblemOptions(shape.problem, qKernel);
+    opt.causal = shape.causal;
+    for (KernelOp kernel : kernels)
+      keepStaticSizes(kernel, opt);
+    opt.seed = seed++;
+    opt.tolerance = getKernelTolerance(qKernel);
+    for (KernelOp kernel : kernels) {
+      std::string why;
+      if (!kernelFits(kernel, opt, why)) {
+        emitError(loc) << "the semantic check cannot run @" << name << " (@"
+                       << kernel.getSymName() << "): " << why;
+        return false;
+      }
+    }
+    FailureOr<InterpreterReport> report = interpretBackward(loc, kernels, opt);
+    if (failed(report))
+      return false;
+    std::string summary = describeBackwardRun(name, kernels, opt, *report);
+    if (!report->passed) {
+      InFlightDiagnostic diag =
+          emitError(loc)
+          << "the lift does not compute the backward of standard attention: "
+          << summary;
+      if (!report->firstMismatch.empty())
+        diag << "; first mismatch at " << report->firstMismatch;
+      if (!report->worstMismatch.empty())
+        diag << "; largest error at " << report->worstMismatch;
+      return false;
+    }
+    runs.push_back({name.str(), opt, *report, std::move(summary),
+                    /*backward=*/true});
+  }
+  return true;
+}
+
 } // namespace
 
 double mlir::cuir::lift::getKernelTolerance(KernelOp kernel) {
@@ -179,8 +242,27 @@ mlir::cuir::lift::checkStandardAttention(ModuleOp module) {
   std::vector<SemanticRun> runs;
   uint64_t seed = 0;
   bool passed = true;
-  for (KernelOp kernel : module.getOps<KernelOp>())
+  // A launch sequence (a backward pass) runs as a whole, as --cuir-interpret
+  // runs it; its kernels do not run alone. A backward kernel in no sequence
+  // is a sequence of one.
+  llvm::DenseSet<Operation *> inSequence;
+  for (auto seq : module.getOps<LaunchSequenceOp>()) {
+    SmallVector<KernelOp> kernels = seq.getKernelOps();
+    for (KernelOp kernel : kernels)
+      inSequence.insert(kernel);
+    passed &= checkBackward(seq.getSymName(), seq.getLoc(), kernels, seed, runs);
+  }
+  for (KernelOp kernel : module.getOps<KernelOp>()) {
+    if (inSequence.contains(kernel))
+      continue;
+    if (isBackwardKernel(kernel)) {
+      KernelOp one[] = {kernel};
+      passed &= checkBackward(kernel.getSymName(), kernel.getLoc(), one, seed,
+                              runs);
+      continue;
+    }
     passed &= checkKernel(kernel, seed, runs);
+  }
   if (!passed)
     return failure();
   return runs;

@@ -32,8 +32,11 @@ struct SemanticRun {
   std::string kernel;
   InterpreterOptions problem;
   InterpreterReport report;
-  /// describeRun's line.
+  /// describeRun's line (describeBackwardRun's for a backward pass).
   std::string summary;
+  /// A backward pass, checked against the float64 backward of standard
+  /// attention (dq, dk and dv); `kernel` names its launch sequence.
+  bool backward = false;
 };
 
 /// The tolerance a kernel is checked at, from the element type of its q
@@ -49,7 +52,11 @@ double getKernelTolerance(KernelOp kernel);
 /// kernel's tolerance. Each kernel stops at its first failure, but every
 /// kernel is run. Problems (not an attention kernel, a hazard, a mismatch
 /// naming the first and the worst element) are emitted as diagnostics on the
-/// kernels; on success, the runs.
+/// kernels; on success, the runs. A cuir.launch_sequence (a backward pass)
+/// runs as a whole on the same problems against the float64 backward of
+/// standard attention (dq, dk, dv), as does a backward kernel in no
+/// sequence; the head dimension and tolerance are those of its kernel with
+/// a q parameter.
 FailureOr<std::vector<SemanticRun>> checkStandardAttention(ModuleOp module);
 
 /// One interpreter run: the problem's sizes (the head dimension is the

@@ -406,9 +406,9 @@ cuir.kernel @k(%n: index) grid (n) -> (n) threads 128 arch "sm_80" {
 
 #ROW = #cuir.frag<row, mma_m16n8k16, warps = [4, 1]>
 cuir.kernel @k(%n: index) grid (n) -> (n) threads 128 arch "sm_80" {
-  %s = cuir.alloc : memref<64xf32, #cuir.mem<shared>>
-  // expected-error @below {{loads operand fragments (a, b, acc), not a row vector}}
-  %a = cuir.load %s : memref<64xf32, #cuir.mem<shared>> -> tensor<64xf32, #ROW>
+  %s = cuir.alloc : memref<64x16xf32, #cuir.mem<shared>>
+  // expected-error @below {{loads a row vector only from a 1-D tile, untransposed}}
+  %a = cuir.load %s : memref<64x16xf32, #cuir.mem<shared>> -> tensor<64xf32, #ROW>
 }
 
 // -----

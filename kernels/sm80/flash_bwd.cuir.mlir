@@ -1,0 +1,2038 @@
+// Source CuIR of kernels/sm80/flash_bwd.cu: the template from which
+// flash_bwd.cuir.mlir is rendered (tools/lift/render_source_cuir.py), one
+// cuir.launch_sequence of the source's three kernels (preprocess, main
+// kernel, dQ conversion) per instantiation of (element type, head dim).
+// Every op names the source text it comes from; the renderer turns those
+// names into file:line:col ranges, and a test keeps the rendered file
+// current (test/Integration/Kernels/sm80-bwd-source-cuir.test).
+//
+// Modelling notes:
+// - IS_CAUSAL, a template parameter of the main kernel, is its kernel
+//   parameter `causal` here, selecting the same step ranges and mask.
+// - The workspace is three `workspace:` buffers in their logical layout:
+//   lse_log2 and d [B][Hq][rows] and dq_accum [B][Hq][rows][d], where rows
+//   is Nq rounded up to BLOCK_M = 64 (ws.rows). The source keeps each
+//   64 x d query tile of dq_accum in fragment order (dq_fragment_index), a
+//   permutation within the tile that add_dq and flash_bwd_convert_dq share;
+//   the IR adds and reads the tile in row-major order, which computes the
+//   same sums. The deterministic mode's counters (dq_semaphore: zeroed by
+//   the preprocess, spun on by the main kernel) are not modelled: the IR is
+//   the params.deterministic == 0 path, whose dQ sums commute.
+// - The preprocess and the conversion read global memory into registers
+//   with plain loads, which CuIR has as memref.load in a cuir.elementwise
+//   body over the 64 x d row tile (a gather at the element's row and
+//   column). The preprocess's per-row values come out of row tiles:
+//   D = rowsum(O * dO) is a row sum (the source's fmaf chain and quad
+//   shuffles), and LSE is read into every column of its row and taken out
+//   with a row max of equal values (one read per row in the source).
+// - The main kernel's cp.async pipeline is the source's: K and V and the
+//   first step's Q, dO, LSE * log2e and D in one group; each step waits for
+//   its group (wait_group 0), synchronises, and issues the next step's
+//   tiles into the other stage as one group (an empty group when there is
+//   no next step), the loops carrying the stage and that group. LSE * log2e
+//   and D are read per row from their shared stage (cuir.load of a row
+//   vector, `s_lse_log2[16 * mi + 8 * half + lane / 4]`).
+// - Steps: for every query head of the KV head's GQA group, the masking
+//   steps [m_begin, m_unmasked_begin) then the unmasked steps
+//   [m_unmasked_begin, m_end) of q_block_range. Both loops run the source's
+//   one step function, bwd_step<T, IS_MASKED>: their ops are located in it,
+//   reached from the loop's call; ops of the helpers it calls are located
+//   in the helper, reached from the call in bwd_step.
+// - The source maps every virtual query block that becomes a Q / dO / LSE /
+//   D coordinate through its block-iteration point q_tiles
+//   (`const cuir_kernels::DenseQTiles q_tiles{}`, cuir/kv_tiles.cuh), the
+//   identity here: no op stands for it, the ops read the virtual block.
+// - The GEMMs read their shared operands as warp_gemm does with ldmatrix:
+//   Q K^T and dO V^T with transpose_b; P^T and dS^T (stored [rows][keys],
+//   read column-major) as transposed loads into A fragments; dS K directly.
+//
+// The modelling convention of the step, which the variant transfer of the
+// backward relies on (masking and unmasked steps alike):
+//   %acc_s      = cuir.gemm %sQ_st, %sK transpose_b, ...   unscaled S = Q K^T
+//                 (rows = queries, columns = keys), at warp_gemm<...>(acc_s
+//   %acc_s_masked = cuir.elementwise (%acc_s) at [%b, %head_q, %q_row0, %kv0]
+//                 masking steps only: -inf where key >= seqlen_kv or
+//                 key > row + last_key_offset, in apply_mask
+//   %p          = math.exp2 %logits, %logits = math.fma %acc_s(_masked),
+//                 %scale_tile, %neg_lse with %scale_tile = tensor.splat
+//                 %scale_log2, %scale_log2 = arith.mulf %softmax_scale,
+//                 %log2e, %log2e = arith.constant 1.44269502 : f32 and
+//                 %neg_lse = arith.negf (cuir.broadcast_rows %lse_log2),
+//                 in scores_to_probs
+//   %acc_dp     = cuir.gemm %sdO_st, %sV transpose_b, ...  dP = dO V^T
+//   %ds         = arith.mulf %p, %dp_minus_d, %dp_minus_d = arith.subf
+//                 %acc_dp, %d_b, %d_b = cuir.broadcast_rows %d_rows,
+//                 in probs_to_dscores
+//   then %p16, %ds16 (arith.truncf) stored to %sP, %sdS, and the dV, dK
+//   and dQ GEMMs (%acc_dv_new, %acc_dk_new, %acc_dq), dQ by cuir.atomic_add.
+
+#ACC_P = #cuir.frag<acc, mma_m16n8k16, warps = [4, 2]>
+#ROW_P = #cuir.frag<row, mma_m16n8k16, warps = [4, 2]>
+#ACC_S = #cuir.frag<acc, mma_m16n8k16, warps = [2, 4]>
+#ROW_S = #cuir.frag<row, mma_m16n8k16, warps = [2, 4]>
+#A_KV  = #cuir.frag<a, mma_m16n8k16, warps = [4, 2]>
+#ACC_KV = #cuir.frag<acc, mma_m16n8k16, warps = [4, 2]>
+#ACC_DQ = #cuir.frag<acc, mma_m16n8k16, warps = [2, 4]>
+#G   = #cuir.mem<global>
+#S   = #cuir.mem<shared>
+
+cuir.launch_sequence @flash_bwd_bf16_d128 [@flash_bwd_bf16_d128_preprocess, @flash_bwd_bf16_d128_kernel, @flash_bwd_bf16_d128_convert_dq] loc("launch_flash_bwd"("flash_bwd.cu":527:20 to 527:98))
+
+// =============================== preprocess ===============================
+cuir.kernel @flash_bwd_bf16_d128_preprocess(
+    %o: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "o"} loc("params.o"("flash_bwd.cu":138:61 to 138:99)),
+    %d_o: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "d_o"} loc("params.d_o"("flash_bwd.cu":138:61 to 138:99)),
+    %lse: memref<?x?x?xf32, #G> {cuir.arg = "lse"} loc("params.lse"("flash_bwd.cu":138:61 to 138:99)),
+    %ws_lse_log2: memref<?x?x?xf32, #G> {cuir.arg = "workspace:lse_log2", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.lse_log2"("flash_bwd.cu":138:101 to 138:116)),
+    %ws_d: memref<?x?x?xf32, #G> {cuir.arg = "workspace:d", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.d_rows"("flash_bwd.cu":138:101 to 138:116)),
+    %ws_dq_accum: memref<?x?x?x128xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":138:101 to 138:116)),
+    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":138:61 to 138:99)),
+    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":138:61 to 138:99)),
+    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":138:61 to 138:99)),
+    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":138:61 to 138:99)),
+    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":138:61 to 138:99)))
+    grid (b, hq, hkv, nq, nkv) -> (nq ceildiv 64, hq, b)
+    threads 256 arch "sm_80" {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index loc("BLOCK_M")
+  %ninf = arith.constant 0xFF800000 : f32 loc("kInf"("flash_bwd.cu":169:64 to 169:69))
+  %m_block = cuir.block_id x loc("m_block"("flash_bwd.cu":143:13 to 143:33))
+  %head_q = cuir.block_id y loc("head_q"("flash_bwd.cu":143:35 to 143:54))
+  %b = cuir.block_id z loc("batch"("flash_bwd.cu":143:56 to 143:74))
+  %row0 = arith.muli %m_block, %c64 : index loc("row"("flash_bwd.cu":152:21 to 152:38))
+  %m_blocks = arith.ceildivui %seqlen_q, %c64 : index loc("rows"("flash_bwd.cu":125:15 to 125:38))
+  %rows = arith.muli %m_blocks, %c64 : index loc("rows"("flash_bwd.cu":125:15 to 125:38))
+  %o_head = memref.subview %o[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 128] [1, 1, 1, 1]
+      : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("o"("flash_bwd.cu":145:3 to 145:22))
+  %d_o_head = memref.subview %d_o[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 128] [1, 1, 1, 1]
+      : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("d_o"("flash_bwd.cu":147:3 to 147:24))
+  %lse_head = memref.subview %lse[%b, %head_q, 0] [1, 1, %seqlen_q] [1, 1, 1]
+      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("lse"("flash_bwd.cu":149:3 to 149:32))
+  %lse_log2_head = memref.subview %ws_lse_log2[%b, %head_q, 0] [1, 1, %rows] [1, 1, 1]
+      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("head_rows"("flash_bwd.cu":144:3 to 144:65))
+  %d_head = memref.subview %ws_d[%b, %head_q, 0] [1, 1, %rows] [1, 1, 1]
+      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("head_rows"("flash_bwd.cu":144:3 to 144:65))
+  %dq_accum_head = memref.subview %ws_dq_accum[%b, %head_q, 0, 0] [1, 1, %rows, 128] [1, 1, 1, 1]
+      : memref<?x?x?x128xf32, #G> to memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc("dq_accum"("flash_bwd.cu":174:3 to 174:48))
+
+  // ---- D = rowsum(dO * O): rows past seqlen_q give 0 ----
+  %zero_tile = arith.constant dense<0.0> : tensor<64x128xf32, #ACC_P> loc("dot"("flash_bwd.cu":154:5 to 154:21))
+  %prod = cuir.elementwise (%zero_tile) at [%b, %head_q, %row0, %c0]
+      : (tensor<64x128xf32, #ACC_P>) -> tensor<64x128xf32, #ACC_P> {
+  ^bb0(%x: f32 loc("dot"("flash_bwd.cu":154:5 to 154:21)), %bi: index loc("batch"("flash_bwd.cu":143:56 to 143:74)), %hi: index loc("head_q"("flash_bwd.cu":143:35 to 143:54)), %row: index loc("row"("flash_bwd.cu":152:5 to 152:85)), %col: index loc("chunk"("flash_bwd.cu":153:5 to 153:44))):
+    %in = arith.cmpi slt, %row, %seqlen_q : index loc("flash_bwd.cu":155:5 to 155:31)
+    %row_c = arith.select %in, %row, %c0 : index loc("flash_bwd.cu":155:5 to 155:31)
+    %ov = memref.load %o_head[%row_c, %col] : memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("o8"("flash_bwd.cu":156:7 to 156:100))
+    %dov = memref.load %d_o_head[%row_c, %col] : memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("do8"("flash_bwd.cu":157:7 to 157:104))
+    %of = arith.extf %ov : bf16 to f32 loc("of"("flash_bwd.cu":161:22 to 161:61))
+    %df = arith.extf %dov : bf16 to f32 loc("df"("flash_bwd.cu":161:63 to 161:103))
+    %p = arith.mulf %of, %df : f32 loc("dot"("flash_bwd.cu":162:9 to 162:55))
+    %r = arith.select %in, %p, %x : f32 loc("flash_bwd.cu":155:5 to 155:31)
+    cuir.yield %r : f32 loc("dot"("flash_bwd.cu":162:9 to 162:55))
+  } loc("dot"("flash_bwd.cu":162:9 to 162:55))
+  %dot = cuir.reduce_rows sum %prod : tensor<64x128xf32, #ACC_P> -> tensor<64xf32, #ROW_P> loc("dot"("flash_bwd.cu":166:68 to 166:117))
+
+  // ---- LSE * log2e: a row that sees no key (LSE = -inf) and a padded row get +inf ----
+  %lse_tile = cuir.elementwise (%zero_tile) at [%b, %head_q, %row0, %c0]
+      : (tensor<64x128xf32, #ACC_P>) -> tensor<64x128xf32, #ACC_P> {
+  ^bb0(%x: f32 loc("row_lse"("flash_bwd.cu":169:7 to 169:26)), %bi: index loc("batch"("flash_bwd.cu":143:56 to 143:74)), %hi: index loc("head_q"("flash_bwd.cu":143:35 to 143:54)), %row: index loc("row"("flash_bwd.cu":152:5 to 152:85)), %col: index loc("chunk"("flash_bwd.cu":153:5 to 153:44))):
+    %in = arith.cmpi slt, %row, %seqlen_q : index loc("row_lse"("flash_bwd.cu":169:29 to 169:69))
+    %row_c = arith.select %in, %row, %c0 : index loc("row_lse"("flash_bwd.cu":169:29 to 169:69))
+    %l = memref.load %lse_head[%row_c] : memref<?xf32, strided<[1], offset: ?>, #G> loc("row_lse"("flash_bwd.cu":169:53 to 169:61))
+    %r = arith.select %in, %l, %ninf : f32 loc("row_lse"("flash_bwd.cu":169:7 to 169:70))
+    cuir.yield %r : f32 loc("row_lse"("flash_bwd.cu":169:7 to 169:70))
+  } loc("row_lse"("flash_bwd.cu":169:7 to 169:70))
+  %row_lse = cuir.reduce_rows max %lse_tile : tensor<64x128xf32, #ACC_P> -> tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":169:7 to 169:26))
+  %ninf_row = arith.constant dense<0xFF800000> : tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":170:38 to 170:54))
+  %pinf_row = arith.constant dense<0x7F800000> : tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":170:38 to 170:80))
+  %log2e_row = arith.constant dense<1.44269502> : tensor<64xf32, #ROW_P> loc("kLog2e"("flash_bwd.cu":170:64 to 170:80))
+  %sees_none = arith.cmpf oeq, %row_lse, %ninf_row : tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":170:38 to 170:54))
+  %lse_scaled = arith.mulf %row_lse, %log2e_row : tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":170:64 to 170:80))
+  %lse_log2 = arith.select %sees_none, %pinf_row, %lse_scaled : tensor<64xi1, #ROW_P>, tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":170:38 to 170:80))
+  cuir.store %lse_log2 -> %lse_log2_head[%row0] : tensor<64xf32, #ROW_P> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("ws.lse_log2"("flash_bwd.cu":170:7 to 170:81))
+  cuir.store %dot -> %d_head[%row0] : tensor<64xf32, #ROW_P> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("ws.d_rows"("flash_bwd.cu":171:7 to 171:40))
+
+  // ---- the dQ accumulator of this query tile, zeroed ----
+  cuir.store %zero_tile -> %dq_accum_head[%row0, %c0] : tensor<64x128xf32, #ACC_P> -> memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc("dq_accum"("flash_bwd.cu":175:59 to 175:105))
+  cuir.return loc("flash_bwd.cu":138:40 to 138:117)
+} loc("flash_bwd_preprocess"("flash_bwd.cu":138:40 to 138:117))
+
+// =============================== main kernel ===============================
+cuir.kernel @flash_bwd_bf16_d128_kernel(
+    %q: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "q"} loc("params.q"("flash_bwd.cu":420:27 to 420:88)),
+    %k: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "k"} loc("params.k"("flash_bwd.cu":420:27 to 420:88)),
+    %v: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "v"} loc("params.v"("flash_bwd.cu":420:27 to 420:88)),
+    %d_o: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "d_o"} loc("params.d_o"("flash_bwd.cu":420:27 to 420:88)),
+    %ws_lse_log2: memref<?x?x?xf32, #G> {cuir.arg = "workspace:lse_log2", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.lse_log2"("flash_bwd.cu":420:67 to 420:88)),
+    %ws_d: memref<?x?x?xf32, #G> {cuir.arg = "workspace:d", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.d_rows"("flash_bwd.cu":420:67 to 420:88)),
+    %ws_dq_accum: memref<?x?x?x128xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":420:67 to 420:88)),
+    %dk: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dk"} loc("params.dk"("flash_bwd.cu":420:27 to 420:88)),
+    %dv: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dv"} loc("params.dv"("flash_bwd.cu":420:27 to 420:88)),
+    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_bwd.cu":420:27 to 420:88)),
+    %causal: i1 {cuir.arg = "causal"} loc("IS_CAUSAL"("flash_bwd.cu":418:1 to 418:57)),
+    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":420:27 to 420:88)),
+    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":420:27 to 420:88)),
+    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":420:27 to 420:88)),
+    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":420:27 to 420:88)),
+    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":420:27 to 420:88)))
+    grid (b, hq, hkv, nq, nkv) -> (nkv ceildiv 128, hkv, b)
+    threads 256 arch "sm_80" {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index loc("BLOCK_M")
+  %c128 = arith.constant 128 : index loc("BLOCK_N")
+  %ninf = arith.constant 0xFF800000 : f32 loc("kInf"("flash_bwd.cu":262:81 to 262:86))
+
+  // ---- block coordinates, GQA group, sequence views ----
+  %n_block = cuir.block_id x loc("block.n_block"("flash_bwd.cu":426:3 to 426:49))
+  %head_kv = cuir.block_id y loc("block.head_kv"("flash_bwd.cu":426:3 to 426:49))
+  %b = cuir.block_id z loc("block.batch"("flash_bwd.cu":426:3 to 426:49))
+  %causal_offset = arith.subi %seqlen_kv, %seqlen_q : index loc("last_key_offset"("flash_bwd.cu":430:43 to 430:70))
+  %last_key_offset = arith.select %causal, %causal_offset, %seqlen_kv : index loc("last_key_offset"("flash_bwd.cu":430:13 to 430:82))
+  %group = arith.divui %num_heads_q, %num_heads_kv : index loc("group"("flash_bwd.cu":431:13 to 431:61))
+  %first_head_q = arith.muli %head_kv, %group : index loc("first_head_q"("flash_bwd.cu":432:13 to 432:49))
+  %head_q_end = arith.addi %first_head_q, %group : index loc("last_head_q"("flash_bwd.cu":432:51 to 432:89))
+  %last_head_q = arith.subi %head_q_end, %c1 : index loc("last_head_q"("flash_bwd.cu":432:51 to 432:89))
+  %key_begin = arith.muli %n_block, %c128 : index loc("key_begin"("flash_bwd.cu":433:13 to 433:51))
+  %m_blocks = arith.ceildivui %seqlen_q, %c64 : index loc("rows"("flash_bwd.cu":125:15 to 125:38))
+  %rows = arith.muli %m_blocks, %c64 : index loc("rows"("flash_bwd.cu":125:15 to 125:38))
+  %k_head = memref.subview %k[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 128] [1, 1, 1, 1]
+      : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("k"("flash_bwd.cu":440:3 to 440:62))
+  %v_head = memref.subview %v[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 128] [1, 1, 1, 1]
+      : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("v"("flash_bwd.cu":442:3 to 442:62))
+
+  // ---- q_block_range: the query blocks [m_begin, m_end) this KV block visits, [m_begin, m_unmasked_begin) masked ----
+  %m_end = arith.ceildivui %seqlen_q, %c64 : index loc(callsite("m_end"("flash_bwd.cu":207:3 to 207:56) at "flash_bwd.cu":434:29 to 434:70))
+  %key_end = arith.addi %key_begin, %c128 : index loc(callsite("ragged"("flash_bwd.cu":209:23 to 209:57) at "flash_bwd.cu":434:29 to 434:70))
+  %ragged = arith.cmpi sgt, %key_end, %seqlen_kv : index loc(callsite("ragged"("flash_bwd.cu":209:3 to 209:58) at "flash_bwd.cu":434:29 to 434:70))
+  %unm_full = arith.select %ragged, %m_end, %c0 : index loc(callsite("r"("flash_bwd.cu":210:20 to 210:38) at "flash_bwd.cu":434:29 to 434:70))
+  %first_row = arith.subi %key_begin, %causal_offset : index loc(callsite("first_row"("flash_bwd.cu":213:5 to 213:53) at "flash_bwd.cu":434:29 to 434:70))
+  %key_end_c = arith.minsi %key_end, %seqlen_kv : index loc(callsite("last_key"("flash_bwd.cu":214:26 to 214:64) at "flash_bwd.cu":434:29 to 434:70))
+  %last_key = arith.subi %key_end_c, %c1 : index loc(callsite("last_key"("flash_bwd.cu":214:5 to 214:69) at "flash_bwd.cu":434:29 to 434:70))
+  %full_row = arith.subi %last_key, %causal_offset : index loc(callsite("full_row"("flash_bwd.cu":215:5 to 215:51) at "flash_bwd.cu":434:29 to 434:70))
+  %fr_none = arith.cmpi sle, %first_row, %c0 : index loc(callsite("r.m_begin"("flash_bwd.cu":216:17 to 216:31) at "flash_bwd.cu":434:29 to 434:70))
+  %fr_blk = arith.divsi %first_row, %c64 : index loc(callsite("r.m_begin"("flash_bwd.cu":216:49 to 216:68) at "flash_bwd.cu":434:29 to 434:70))
+  %fr_min = arith.minsi %m_end, %fr_blk : index loc(callsite("r.m_begin"("flash_bwd.cu":216:38 to 216:69) at "flash_bwd.cu":434:29 to 434:70))
+  %m_begin_c = arith.select %fr_none, %c0, %fr_min : index loc(callsite("r.m_begin"("flash_bwd.cu":216:5 to 216:70) at "flash_bwd.cu":434:29 to 434:70))
+  %fu_none = arith.cmpi sle, %full_row, %c0 : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":217:50 to 217:63) at "flash_bwd.cu":434:29 to 434:70))
+  %fu_blk = arith.ceildivsi %full_row, %c64 : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":217:81 to 217:115) at "flash_bwd.cu":434:29 to 434:70))
+  %fu_min = arith.minsi %m_end, %fu_blk : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":217:70 to 217:116) at "flash_bwd.cu":434:29 to 434:70))
+  %fu_sel = arith.select %fu_none, %c0, %fu_min : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":217:50 to 217:116) at "flash_bwd.cu":434:29 to 434:70))
+  %unm_c = arith.maxsi %unm_full, %fu_sel : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":217:5 to 217:63) at "flash_bwd.cu":434:29 to 434:70))
+  %m_begin = arith.select %causal, %m_begin_c, %c0 : index loc(callsite("r.m_begin"("flash_bwd.cu":211:3 to 211:27) at "flash_bwd.cu":434:29 to 434:70))
+  %unm_sel = arith.select %causal, %unm_c, %unm_full : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":211:3 to 211:27) at "flash_bwd.cu":434:29 to 434:70))
+  %m_unmasked_begin = arith.maxsi %unm_sel, %m_begin : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":219:3 to 219:59) at "flash_bwd.cu":434:29 to 434:70))
+
+  // ---- shared memory (FlashBwdTraits), 16-bit tiles swizzled ----
+  %sK = cuir.alloc {swizzle = 128} : memref<128x128xbf16, #S> loc("sK"("flash_bwd.cu":75:29 to 75:42))
+  %sV = cuir.alloc {swizzle = 128} : memref<128x128xbf16, #S> loc("sV"("flash_bwd.cu":76:29 to 76:66))
+  %sQ = cuir.alloc {swizzle = 128} : memref<2x64x128xbf16, #S> loc("sQ"("flash_bwd.cu":77:29 to 77:66))
+  %sdO = cuir.alloc {swizzle = 128} : memref<2x64x128xbf16, #S> loc("sdO"("flash_bwd.cu":78:29 to 78:77))
+  %sP = cuir.alloc {swizzle = 128} : memref<64x128xbf16, #S> loc("sP"("flash_bwd.cu":79:29 to 79:77))
+  %sdS = cuir.alloc {swizzle = 128} : memref<64x128xbf16, #S> loc("sdS"("flash_bwd.cu":80:29 to 80:68))
+  %sLSE = cuir.alloc : memref<2x64xf32, #S> loc("sLSE"("flash_bwd.cu":81:29 to 81:70))
+  %sD = cuir.alloc : memref<2x64xf32, #S> loc("sD"("flash_bwd.cu":82:29 to 82:80))
+
+  // ---- prologue: K, V and the first step's tiles, one group ----
+  %has_steps = arith.cmpi slt, %m_begin, %m_end : index loc("flash_bwd.cu":448:3 to 448:35)
+  // K and V are issued before the branch in the source; both branches issue them here (one group each).
+  %g_first = scf.if %has_steps -> (!cuir.group) {
+    %tk = cuir.copy_async cp_async %k_head[%key_begin, %c0] -> %sK
+        : memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> -> memref<128x128xbf16, #S> -> !cuir.token loc("sK"("flash_bwd.cu":444:3 to 444:81))
+    %tv = cuir.copy_async cp_async %v_head[%key_begin, %c0] -> %sV
+        : memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> -> memref<128x128xbf16, #S> -> !cuir.token loc("sV"("flash_bwd.cu":446:3 to 446:81))
+    %row0 = arith.muli %m_begin, %c64 : index loc(callsite("row0"("flash_bwd.cu":229:3 to 229:40) at "flash_bwd.cu":449:5 to 449:65))
+    %q_head = memref.subview %q[%b, 0, %first_head_q, 0] [1, %seqlen_q, 1, 128] [1, 1, 1, 1]
+        : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc(callsite("q"("flash_bwd.cu":230:3 to 230:62) at "flash_bwd.cu":449:5 to 449:65))
+    %d_o_head = memref.subview %d_o[%b, 0, %first_head_q, 0] [1, %seqlen_q, 1, 128] [1, 1, 1, 1]
+        : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc(callsite("d_o"("flash_bwd.cu":232:3 to 232:66) at "flash_bwd.cu":449:5 to 449:65))
+    %lse_head = memref.subview %ws_lse_log2[%b, %first_head_q, 0] [1, 1, %rows] [1, 1, 1]
+        : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":242:44 to 242:94) at "flash_bwd.cu":449:5 to 449:65))
+    %d_head = memref.subview %ws_d[%b, %first_head_q, 0] [1, 1, %rows] [1, 1, 1]
+        : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":242:24 to 242:41) at "flash_bwd.cu":449:5 to 449:65))
+    %sQ0 = memref.subview %sQ[0, 0, 0] [1, 64, 128] [1, 1, 1]
+        : memref<2x64x128xbf16, #S> to memref<64x128xbf16, strided<[128, 1]>, #S> loc(callsite("sQ"("flash_bwd.cu":234:60 to 234:110) at "flash_bwd.cu":449:5 to 449:65))
+    %sdO0 = memref.subview %sdO[0, 0, 0] [1, 64, 128] [1, 1, 1]
+        : memref<2x64x128xbf16, #S> to memref<64x128xbf16, strided<[128, 1]>, #S> loc(callsite("sdO"("flash_bwd.cu":236:60 to 236:111) at "flash_bwd.cu":449:5 to 449:65))
+    %sLSE0 = memref.subview %sLSE[0, 0] [1, 64] [1, 1]
+        : memref<2x64xf32, #S> to memref<64xf32, strided<[1]>, #S> loc(callsite("dst"("flash_bwd.cu":243:38 to 243:104) at "flash_bwd.cu":449:5 to 449:65))
+    %sD0 = memref.subview %sD[0, 0] [1, 64] [1, 1]
+        : memref<2x64xf32, #S> to memref<64xf32, strided<[1]>, #S> loc(callsite("dst"("flash_bwd.cu":243:38 to 243:104) at "flash_bwd.cu":449:5 to 449:65))
+    %tq = cuir.copy_async cp_async %q_head[%row0, %c0] -> %sQ0
+        : memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> -> memref<64x128xbf16, strided<[128, 1]>, #S> -> !cuir.token loc(callsite("sQ"("flash_bwd.cu":234:3 to 234:84) at "flash_bwd.cu":449:5 to 449:65))
+    %tdo = cuir.copy_async cp_async %d_o_head[%row0, %c0] -> %sdO0
+        : memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> -> memref<64x128xbf16, strided<[128, 1]>, #S> -> !cuir.token loc(callsite("sdO"("flash_bwd.cu":236:3 to 236:85) at "flash_bwd.cu":449:5 to 449:65))
+    %tl = cuir.copy_async cp_async %lse_head[%row0] -> %sLSE0
+        : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1]>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":244:5 to 244:40) at "flash_bwd.cu":449:5 to 449:65))
+    %td = cuir.copy_async cp_async %d_head[%row0] -> %sD0
+        : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1]>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":244:5 to 244:40) at "flash_bwd.cu":449:5 to 449:65))
+    %g = cuir.commit %tk, %tv, %tq, %tdo, %tl, %td loc("flash_bwd.cu":450:3 to 450:27)
+    scf.yield %g : !cuir.group loc("flash_bwd.cu":448:3 to 448:35)
+  } else {
+    %tk = cuir.copy_async cp_async %k_head[%key_begin, %c0] -> %sK
+        : memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> -> memref<128x128xbf16, #S> -> !cuir.token loc("sK"("flash_bwd.cu":444:3 to 444:81))
+    %tv = cuir.copy_async cp_async %v_head[%key_begin, %c0] -> %sV
+        : memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> -> memref<128x128xbf16, #S> -> !cuir.token loc("sV"("flash_bwd.cu":446:3 to 446:81))
+    %g = cuir.commit %tk, %tv loc("flash_bwd.cu":450:3 to 450:27)
+    scf.yield %g : !cuir.group loc("flash_bwd.cu":448:3 to 448:35)
+  } loc("flash_bwd.cu":448:3 to 448:35)
+
+  // ---- dK, dV accumulators (registers), the probability scale ----
+  %acc_kv_init = arith.constant dense<0.0> : tensor<128x128xf32, #ACC_KV> loc("acc_dk"("flash_bwd.cu":454:3 to 454:20))
+  %acc_sdp_init = arith.constant dense<0.0> : tensor<64x128xf32, #ACC_S> loc("acc_s"("flash_bwd.cu":377:3 to 377:19))
+  %acc_dq_init = arith.constant dense<0.0> : tensor<64x128xf32, #ACC_DQ> loc("acc_dq"("flash_bwd.cu":407:3 to 407:20))
+  %log2e = arith.constant 1.44269502 : f32 loc("scale_log2"("flash_bwd.cu":456:15 to 456:57))
+  %scale_log2 = arith.mulf %softmax_scale, %log2e : f32 loc("scale_log2"("flash_bwd.cu":456:15 to 456:57))
+  %scale_tile = tensor.splat %scale_log2 : tensor<64x128xf32, #ACC_S> loc("scale_log2"("flash_bwd.cu":456:15 to 456:57))
+
+  // =============================== the query heads of the group ===============================
+  %h_dk, %h_dv, %h_stage, %h_g = scf.for %head_q = %first_head_q to %head_q_end step %c1
+      iter_args(%dk_h = %acc_kv_init, %dv_h = %acc_kv_init, %stage_h = %c0, %g_h = %g_first)
+      -> (tensor<128x128xf32, #ACC_KV>, tensor<128x128xf32, #ACC_KV>, index, !cuir.group) {
+
+    // =============================== masking steps ===============================
+    %m_dk, %m_dv, %m_stage, %m_g = scf.for %m_block = %m_begin to %m_unmasked_begin step %c1
+        iter_args(%acc_dk = %dk_h, %acc_dv = %dv_h, %stage = %stage_h, %g_cur = %g_h)
+        -> (tensor<128x128xf32, #ACC_KV>, tensor<128x128xf32, #ACC_KV>, index, !cuir.group) {
+      %other = arith.xori %stage, %c1 : index loc(callsite("stage"("flash_bwd.cu":371:59 to 371:68) at "flash_bwd.cu":463:7 to 463:25))
+      %sQ_st = memref.subview %sQ[%stage, 0, 0] [1, 64, 128] [1, 1, 1]
+          : memref<2x64x128xbf16, #S> to memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sQ"("flash_bwd.cu":365:3 to 365:69) at "flash_bwd.cu":463:7 to 463:25))
+      %sdO_st = memref.subview %sdO[%stage, 0, 0] [1, 64, 128] [1, 1, 1]
+          : memref<2x64x128xbf16, #S> to memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sdO"("flash_bwd.cu":366:3 to 366:71) at "flash_bwd.cu":463:7 to 463:25))
+      %sLSE_st = memref.subview %sLSE[%stage, 0] [1, 64] [1, 1]
+          : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("s_lse"("flash_bwd.cu":383:56 to 383:105) at "flash_bwd.cu":463:7 to 463:25))
+      %sD_st = memref.subview %sD[%stage, 0] [1, 64] [1, 1]
+          : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("s_d"("flash_bwd.cu":391:54 to 391:101) at "flash_bwd.cu":463:7 to 463:25))
+
+      cuir.wait_group %g_cur pending 0 loc(callsite("flash_bwd.cu":369:3 to 369:28 at "flash_bwd.cu":463:7 to 463:25))
+      cuir.barrier.sync loc(callsite("flash_bwd.cu":370:3 to 370:19 at "flash_bwd.cu":463:7 to 463:25))
+      // next_q_step: the next query block of the head, else the first one of the next head
+      %m_next = arith.addi %m_block, %c1 : index loc(callsite("flash_bwd.cu":342:7 to 342:18 at "flash_bwd.cu":463:72 to 463:120))
+      %same_head = arith.cmpi slt, %m_next, %m_end : index loc(callsite("flash_bwd.cu":342:3 to 342:33 at "flash_bwd.cu":463:72 to 463:120))
+      %head_next = arith.addi %head_q, %c1 : index loc(callsite("flash_bwd.cu":343:16 to 343:26 at "flash_bwd.cu":463:72 to 463:120))
+      %next_head_q = arith.select %same_head, %head_q, %head_next : index loc(callsite("flash_bwd.cu":342:3 to 342:33 at "flash_bwd.cu":463:72 to 463:120))
+      %next_m_block = arith.select %same_head, %m_next, %m_begin : index loc(callsite("flash_bwd.cu":342:3 to 342:33 at "flash_bwd.cu":463:72 to 463:120))
+      %more_heads = arith.cmpi slt, %head_q, %last_head_q : index loc(callsite("flash_bwd.cu":343:43 to 343:63 at "flash_bwd.cu":463:72 to 463:120))
+      %next_valid = arith.ori %same_head, %more_heads : i1 loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":463:7 to 463:25))
+      %g_next = scf.if %next_valid -> (!cuir.group) {
+        %row0 = arith.muli %next_m_block, %c64 : index loc(callsite("row0"("flash_bwd.cu":229:3 to 229:40) at "flash_bwd.cu":371:19 to 371:68))
+        %q_head = memref.subview %q[%b, 0, %next_head_q, 0] [1, %seqlen_q, 1, 128] [1, 1, 1, 1]
+            : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc(callsite("q"("flash_bwd.cu":230:3 to 230:62) at "flash_bwd.cu":371:19 to 371:68))
+        %d_o_head = memref.subview %d_o[%b, 0, %next_head_q, 0] [1, %seqlen_q, 1, 128] [1, 1, 1, 1]
+            : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc(callsite("d_o"("flash_bwd.cu":232:3 to 232:66) at "flash_bwd.cu":371:19 to 371:68))
+        %lse_head = memref.subview %ws_lse_log2[%b, %next_head_q, 0] [1, 1, %rows] [1, 1, 1]
+            : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":242:44 to 242:94) at "flash_bwd.cu":371:19 to 371:68))
+        %d_head = memref.subview %ws_d[%b, %next_head_q, 0] [1, 1, %rows] [1, 1, 1]
+            : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":242:24 to 242:41) at "flash_bwd.cu":371:19 to 371:68))
+        %sQ_o = memref.subview %sQ[%other, 0, 0] [1, 64, 128] [1, 1, 1]
+            : memref<2x64x128xbf16, #S> to memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sQ"("flash_bwd.cu":234:60 to 234:110) at "flash_bwd.cu":371:19 to 371:68))
+        %sdO_o = memref.subview %sdO[%other, 0, 0] [1, 64, 128] [1, 1, 1]
+            : memref<2x64x128xbf16, #S> to memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sdO"("flash_bwd.cu":236:60 to 236:111) at "flash_bwd.cu":371:19 to 371:68))
+        %sLSE_o = memref.subview %sLSE[%other, 0] [1, 64] [1, 1]
+            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":243:38 to 243:104) at "flash_bwd.cu":371:19 to 371:68))
+        %sD_o = memref.subview %sD[%other, 0] [1, 64] [1, 1]
+            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":243:38 to 243:104) at "flash_bwd.cu":371:19 to 371:68))
+        %tq = cuir.copy_async cp_async %q_head[%row0, %c0] -> %sQ_o
+            : memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> -> memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> -> !cuir.token loc(callsite("sQ"("flash_bwd.cu":234:3 to 234:84) at "flash_bwd.cu":371:19 to 371:68))
+        %tdo = cuir.copy_async cp_async %d_o_head[%row0, %c0] -> %sdO_o
+            : memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> -> memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> -> !cuir.token loc(callsite("sdO"("flash_bwd.cu":236:3 to 236:85) at "flash_bwd.cu":371:19 to 371:68))
+        %tl = cuir.copy_async cp_async %lse_head[%row0] -> %sLSE_o
+            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":244:5 to 244:40) at "flash_bwd.cu":371:19 to 371:68))
+        %td = cuir.copy_async cp_async %d_head[%row0] -> %sD_o
+            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":244:5 to 244:40) at "flash_bwd.cu":371:19 to 371:68))
+        %g = cuir.commit %tq, %tdo, %tl, %td loc(callsite("flash_bwd.cu":372:3 to 372:27 at "flash_bwd.cu":463:7 to 463:25))
+        scf.yield %g : !cuir.group loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":463:7 to 463:25))
+      } else {
+        %g = cuir.commit loc(callsite("flash_bwd.cu":372:3 to 372:27 at "flash_bwd.cu":463:7 to 463:25))
+        scf.yield %g : !cuir.group loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":463:7 to 463:25))
+      } loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":463:7 to 463:25))
+
+      // ------- S = Q K^T (unscaled) -------
+      %q_row0 = arith.muli %m_block, %c64 : index loc(callsite("q_tile"("flash_bwd.cu":414:40 to 414:74) at "flash_bwd.cu":463:7 to 463:25))
+      %acc_s = cuir.gemm %sQ_st, %sK transpose_b, %acc_sdp_init
+          : memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, memref<128x128xbf16, #S>, tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":378:3 to 378:71) at "flash_bwd.cu":463:7 to 463:25))
+
+      // ------- the mask of a masking step: -inf where key >= seqlen_kv or key > row + last_key_offset -------
+      %kv0 = arith.muli %n_block, %c128 : index loc(callsite("key_base"("flash_bwd.cu":381:58 to 381:96) at "flash_bwd.cu":463:7 to 463:25))
+      %acc_s_masked = cuir.elementwise (%acc_s) at [%b, %head_q, %q_row0, %kv0]
+          : (tensor<64x128xf32, #ACC_S>) -> tensor<64x128xf32, #ACC_S> {
+      ^bb0(%x: f32 loc("acc_s"("flash_bwd.cu":262:62 to 262:86)), %bi: index loc(callsite("block.batch"("flash_bwd.cu":381:5 to 381:24) at "flash_bwd.cu":463:7 to 463:25)), %hi: index loc(callsite("head_q"("flash_bwd.cu":381:5 to 381:24) at "flash_bwd.cu":463:7 to 463:25)), %row: index loc("row"("flash_bwd.cu":260:9 to 260:69)), %key: index loc("key"("flash_bwd.cu":261:9 to 261:68))):
+        %past_end = arith.cmpi sge, %key, %seqlen_kv : index loc(callsite("flash_bwd.cu":262:13 to 262:29 at "flash_bwd.cu":381:5 to 381:24))
+        %row_last = arith.addi %row, %last_key_offset : index loc(callsite("flash_bwd.cu":262:39 to 262:60 at "flash_bwd.cu":381:5 to 381:24))
+        %past_diag = arith.cmpi sgt, %key, %row_last : index loc(callsite("flash_bwd.cu":262:33 to 262:60 at "flash_bwd.cu":381:5 to 381:24))
+        %hidden = arith.ori %past_end, %past_diag : i1 loc(callsite("flash_bwd.cu":262:9 to 262:29 at "flash_bwd.cu":381:5 to 381:24))
+        %r = arith.select %hidden, %ninf, %x : f32 loc(callsite("acc_s"("flash_bwd.cu":262:62 to 262:86) at "flash_bwd.cu":381:5 to 381:24))
+        cuir.yield %r : f32 loc(callsite("flash_bwd.cu":381:5 to 381:24 at "flash_bwd.cu":463:7 to 463:25))
+      } loc(callsite("acc_s"("flash_bwd.cu":381:5 to 381:24) at "flash_bwd.cu":463:7 to 463:25))
+
+      // ------- scores_to_probs: P = exp2(S * scale * log2e - LSE * log2e) -------
+      %lse_log2 = cuir.load %sLSE_st : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #ROW_S> loc(callsite("lse_log2"("flash_bwd.cu":275:7 to 275:72) at "flash_bwd.cu":384:3 to 384:64))
+      %lse_b = cuir.broadcast_rows %lse_log2 : tensor<64xf32, #ROW_S> -> tensor<64x128xf32, #ACC_S> loc(callsite("lse_log2"("flash_bwd.cu":280:75 to 280:84) at "flash_bwd.cu":384:3 to 384:64))
+      %neg_lse = arith.negf %lse_b : tensor<64x128xf32, #ACC_S> loc(callsite("lse_log2"("flash_bwd.cu":280:75 to 280:84) at "flash_bwd.cu":384:3 to 384:64))
+      %logits = math.fma %acc_s_masked, %scale_tile, %neg_lse : tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":280:40 to 280:85) at "flash_bwd.cu":384:3 to 384:64))
+      %p = math.exp2 %logits : tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":280:11 to 280:87) at "flash_bwd.cu":384:3 to 384:64))
+
+      // ------- dP = dO V^T; probs_to_dscores: dS = P * (dP - D) -------
+      %acc_dp = cuir.gemm %sdO_st, %sV transpose_b, %acc_sdp_init
+          : memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, memref<128x128xbf16, #S>, tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":389:3 to 389:72) at "flash_bwd.cu":463:7 to 463:25))
+      %d_rows = cuir.load %sD_st : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #ROW_S> loc(callsite("d"("flash_bwd.cu":293:7 to 293:58) at "flash_bwd.cu":392:3 to 392:59))
+      %d_b = cuir.broadcast_rows %d_rows : tensor<64xf32, #ROW_S> -> tensor<64x128xf32, #ACC_S> loc(callsite("d"("flash_bwd.cu":297:95 to 297:116) at "flash_bwd.cu":392:3 to 392:59))
+      %dp_minus_d = arith.subf %acc_dp, %d_b : tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":297:95 to 297:116) at "flash_bwd.cu":392:3 to 392:59))
+      %ds = arith.mulf %p, %dp_minus_d : tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":297:55 to 297:118) at "flash_bwd.cu":392:3 to 392:59))
+
+      // ------- P and dS to shared memory (16-bit): the other warps' GEMMs read them whole -------
+      %p16 = arith.truncf %p : tensor<64x128xf32, #ACC_S> to tensor<64x128xbf16, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":395:3 to 395:55) at "flash_bwd.cu":463:7 to 463:25))
+      cuir.store %p16 -> %sP : tensor<64x128xbf16, #ACC_S> -> memref<64x128xbf16, #S> loc(callsite("sP"("flash_bwd.cu":395:3 to 395:48) at "flash_bwd.cu":463:7 to 463:25))
+      %ds16 = arith.truncf %ds : tensor<64x128xf32, #ACC_S> to tensor<64x128xbf16, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":396:3 to 396:57) at "flash_bwd.cu":463:7 to 463:25))
+      cuir.store %ds16 -> %sdS : tensor<64x128xbf16, #ACC_S> -> memref<64x128xbf16, #S> loc(callsite("sdS"("flash_bwd.cu":396:3 to 396:49) at "flash_bwd.cu":463:7 to 463:25))
+      cuir.barrier.sync loc(callsite("flash_bwd.cu":397:3 to 397:19 at "flash_bwd.cu":463:7 to 463:25))
+
+      // ------- dV += P^T dO, dK += dS^T Q -------
+      %pt = cuir.load %sP transpose : memref<64x128xbf16, #S> -> tensor<128x64xbf16, #A_KV> loc(callsite("sP"("flash_bwd.cu":400:73 to 400:114) at "flash_bwd.cu":463:7 to 463:25))
+      %acc_dv_new = cuir.gemm %pt, %sdO_st, %acc_dv
+          : tensor<128x64xbf16, #A_KV>, memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, tensor<128x128xf32, #ACC_KV> loc(callsite("acc_dv"("flash_bwd.cu":400:3 to 400:71) at "flash_bwd.cu":463:7 to 463:25))
+      %dst = cuir.load %sdS transpose : memref<64x128xbf16, #S> -> tensor<128x64xbf16, #A_KV> loc(callsite("sdS"("flash_bwd.cu":402:73 to 402:115) at "flash_bwd.cu":463:7 to 463:25))
+      %acc_dk_new = cuir.gemm %dst, %sQ_st, %acc_dk
+          : tensor<128x64xbf16, #A_KV>, memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, tensor<128x128xf32, #ACC_KV> loc(callsite("acc_dk"("flash_bwd.cu":402:3 to 402:71) at "flash_bwd.cu":463:7 to 463:25))
+
+      // ------- dQ += dS K: fp32 reductions into the workspace -------
+      %acc_dq = cuir.gemm %sdS, %sK, %acc_dq_init
+          : memref<64x128xbf16, #S>, memref<128x128xbf16, #S>, tensor<64x128xf32, #ACC_DQ> loc(callsite("acc_dq"("flash_bwd.cu":408:3 to 408:69) at "flash_bwd.cu":463:7 to 463:25))
+      %dq_head = memref.subview %ws_dq_accum[%b, %head_q, 0, 0] [1, 1, %rows, 128] [1, 1, 1, 1]
+          : memref<?x?x?x128xf32, #G> to memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc(callsite("head_rows"("flash_bwd.cu":411:3 to 411:71) at "flash_bwd.cu":463:7 to 463:25))
+      cuir.atomic_add %acc_dq -> %dq_head[%q_row0, %c0] : tensor<64x128xf32, #ACC_DQ> -> memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc(callsite("dq_tile"("flash_bwd.cu":319:7 to 319:21) at "flash_bwd.cu":414:3 to 414:95))
+      scf.yield %acc_dk_new, %acc_dv_new, %other, %g_next
+          : tensor<128x128xf32, #ACC_KV>, tensor<128x128xf32, #ACC_KV>, index, !cuir.group loc("flash_bwd.cu":462:5 to 462:68)
+    } loc("flash_bwd.cu":462:5 to 462:68)
+
+    // =============================== unmasked steps ===============================
+    %u_dk, %u_dv, %u_stage, %u_g = scf.for %m_block = %m_unmasked_begin to %m_end step %c1
+        iter_args(%acc_dk = %m_dk, %acc_dv = %m_dv, %stage = %m_stage, %g_cur = %m_g)
+        -> (tensor<128x128xf32, #ACC_KV>, tensor<128x128xf32, #ACC_KV>, index, !cuir.group) {
+      %other = arith.xori %stage, %c1 : index loc(callsite("stage"("flash_bwd.cu":371:59 to 371:68) at "flash_bwd.cu":467:7 to 467:26))
+      %sQ_st = memref.subview %sQ[%stage, 0, 0] [1, 64, 128] [1, 1, 1]
+          : memref<2x64x128xbf16, #S> to memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sQ"("flash_bwd.cu":365:3 to 365:69) at "flash_bwd.cu":467:7 to 467:26))
+      %sdO_st = memref.subview %sdO[%stage, 0, 0] [1, 64, 128] [1, 1, 1]
+          : memref<2x64x128xbf16, #S> to memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sdO"("flash_bwd.cu":366:3 to 366:71) at "flash_bwd.cu":467:7 to 467:26))
+      %sLSE_st = memref.subview %sLSE[%stage, 0] [1, 64] [1, 1]
+          : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("s_lse"("flash_bwd.cu":383:56 to 383:105) at "flash_bwd.cu":467:7 to 467:26))
+      %sD_st = memref.subview %sD[%stage, 0] [1, 64] [1, 1]
+          : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("s_d"("flash_bwd.cu":391:54 to 391:101) at "flash_bwd.cu":467:7 to 467:26))
+
+      cuir.wait_group %g_cur pending 0 loc(callsite("flash_bwd.cu":369:3 to 369:28 at "flash_bwd.cu":467:7 to 467:26))
+      cuir.barrier.sync loc(callsite("flash_bwd.cu":370:3 to 370:19 at "flash_bwd.cu":467:7 to 467:26))
+      // next_q_step: the next query block of the head, else the first one of the next head
+      %m_next = arith.addi %m_block, %c1 : index loc(callsite("flash_bwd.cu":342:7 to 342:18 at "flash_bwd.cu":468:26 to 468:74))
+      %same_head = arith.cmpi slt, %m_next, %m_end : index loc(callsite("flash_bwd.cu":342:3 to 342:33 at "flash_bwd.cu":468:26 to 468:74))
+      %head_next = arith.addi %head_q, %c1 : index loc(callsite("flash_bwd.cu":343:16 to 343:26 at "flash_bwd.cu":468:26 to 468:74))
+      %next_head_q = arith.select %same_head, %head_q, %head_next : index loc(callsite("flash_bwd.cu":342:3 to 342:33 at "flash_bwd.cu":468:26 to 468:74))
+      %next_m_block = arith.select %same_head, %m_next, %m_begin : index loc(callsite("flash_bwd.cu":342:3 to 342:33 at "flash_bwd.cu":468:26 to 468:74))
+      %more_heads = arith.cmpi slt, %head_q, %last_head_q : index loc(callsite("flash_bwd.cu":343:43 to 343:63 at "flash_bwd.cu":468:26 to 468:74))
+      %next_valid = arith.ori %same_head, %more_heads : i1 loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":467:7 to 467:26))
+      %g_next = scf.if %next_valid -> (!cuir.group) {
+        %row0 = arith.muli %next_m_block, %c64 : index loc(callsite("row0"("flash_bwd.cu":229:3 to 229:40) at "flash_bwd.cu":371:19 to 371:68))
+        %q_head = memref.subview %q[%b, 0, %next_head_q, 0] [1, %seqlen_q, 1, 128] [1, 1, 1, 1]
+            : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc(callsite("q"("flash_bwd.cu":230:3 to 230:62) at "flash_bwd.cu":371:19 to 371:68))
+        %d_o_head = memref.subview %d_o[%b, 0, %next_head_q, 0] [1, %seqlen_q, 1, 128] [1, 1, 1, 1]
+            : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc(callsite("d_o"("flash_bwd.cu":232:3 to 232:66) at "flash_bwd.cu":371:19 to 371:68))
+        %lse_head = memref.subview %ws_lse_log2[%b, %next_head_q, 0] [1, 1, %rows] [1, 1, 1]
+            : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":242:44 to 242:94) at "flash_bwd.cu":371:19 to 371:68))
+        %d_head = memref.subview %ws_d[%b, %next_head_q, 0] [1, 1, %rows] [1, 1, 1]
+            : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":242:24 to 242:41) at "flash_bwd.cu":371:19 to 371:68))
+        %sQ_o = memref.subview %sQ[%other, 0, 0] [1, 64, 128] [1, 1, 1]
+            : memref<2x64x128xbf16, #S> to memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sQ"("flash_bwd.cu":234:60 to 234:110) at "flash_bwd.cu":371:19 to 371:68))
+        %sdO_o = memref.subview %sdO[%other, 0, 0] [1, 64, 128] [1, 1, 1]
+            : memref<2x64x128xbf16, #S> to memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sdO"("flash_bwd.cu":236:60 to 236:111) at "flash_bwd.cu":371:19 to 371:68))
+        %sLSE_o = memref.subview %sLSE[%other, 0] [1, 64] [1, 1]
+            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":243:38 to 243:104) at "flash_bwd.cu":371:19 to 371:68))
+        %sD_o = memref.subview %sD[%other, 0] [1, 64] [1, 1]
+            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":243:38 to 243:104) at "flash_bwd.cu":371:19 to 371:68))
+        %tq = cuir.copy_async cp_async %q_head[%row0, %c0] -> %sQ_o
+            : memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> -> memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> -> !cuir.token loc(callsite("sQ"("flash_bwd.cu":234:3 to 234:84) at "flash_bwd.cu":371:19 to 371:68))
+        %tdo = cuir.copy_async cp_async %d_o_head[%row0, %c0] -> %sdO_o
+            : memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> -> memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> -> !cuir.token loc(callsite("sdO"("flash_bwd.cu":236:3 to 236:85) at "flash_bwd.cu":371:19 to 371:68))
+        %tl = cuir.copy_async cp_async %lse_head[%row0] -> %sLSE_o
+            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":244:5 to 244:40) at "flash_bwd.cu":371:19 to 371:68))
+        %td = cuir.copy_async cp_async %d_head[%row0] -> %sD_o
+            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":244:5 to 244:40) at "flash_bwd.cu":371:19 to 371:68))
+        %g = cuir.commit %tq, %tdo, %tl, %td loc(callsite("flash_bwd.cu":372:3 to 372:27 at "flash_bwd.cu":467:7 to 467:26))
+        scf.yield %g : !cuir.group loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":467:7 to 467:26))
+      } else {
+        %g = cuir.commit loc(callsite("flash_bwd.cu":372:3 to 372:27 at "flash_bwd.cu":467:7 to 467:26))
+        scf.yield %g : !cuir.group loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":467:7 to 467:26))
+      } loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":467:7 to 467:26))
+
+      // ------- S = Q K^T (unscaled) -------
+      %q_row0 = arith.muli %m_block, %c64 : index loc(callsite("q_tile"("flash_bwd.cu":414:40 to 414:74) at "flash_bwd.cu":467:7 to 467:26))
+      %acc_s = cuir.gemm %sQ_st, %sK transpose_b, %acc_sdp_init
+          : memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, memref<128x128xbf16, #S>, tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":378:3 to 378:71) at "flash_bwd.cu":467:7 to 467:26))
+
+      // ------- scores_to_probs: P = exp2(S * scale * log2e - LSE * log2e) -------
+      %lse_log2 = cuir.load %sLSE_st : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #ROW_S> loc(callsite("lse_log2"("flash_bwd.cu":275:7 to 275:72) at "flash_bwd.cu":384:3 to 384:64))
+      %lse_b = cuir.broadcast_rows %lse_log2 : tensor<64xf32, #ROW_S> -> tensor<64x128xf32, #ACC_S> loc(callsite("lse_log2"("flash_bwd.cu":280:75 to 280:84) at "flash_bwd.cu":384:3 to 384:64))
+      %neg_lse = arith.negf %lse_b : tensor<64x128xf32, #ACC_S> loc(callsite("lse_log2"("flash_bwd.cu":280:75 to 280:84) at "flash_bwd.cu":384:3 to 384:64))
+      %logits = math.fma %acc_s, %scale_tile, %neg_lse : tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":280:40 to 280:85) at "flash_bwd.cu":384:3 to 384:64))
+      %p = math.exp2 %logits : tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":280:11 to 280:87) at "flash_bwd.cu":384:3 to 384:64))
+
+      // ------- dP = dO V^T; probs_to_dscores: dS = P * (dP - D) -------
+      %acc_dp = cuir.gemm %sdO_st, %sV transpose_b, %acc_sdp_init
+          : memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, memref<128x128xbf16, #S>, tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":389:3 to 389:72) at "flash_bwd.cu":467:7 to 467:26))
+      %d_rows = cuir.load %sD_st : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #ROW_S> loc(callsite("d"("flash_bwd.cu":293:7 to 293:58) at "flash_bwd.cu":392:3 to 392:59))
+      %d_b = cuir.broadcast_rows %d_rows : tensor<64xf32, #ROW_S> -> tensor<64x128xf32, #ACC_S> loc(callsite("d"("flash_bwd.cu":297:95 to 297:116) at "flash_bwd.cu":392:3 to 392:59))
+      %dp_minus_d = arith.subf %acc_dp, %d_b : tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":297:95 to 297:116) at "flash_bwd.cu":392:3 to 392:59))
+      %ds = arith.mulf %p, %dp_minus_d : tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":297:55 to 297:118) at "flash_bwd.cu":392:3 to 392:59))
+
+      // ------- P and dS to shared memory (16-bit): the other warps' GEMMs read them whole -------
+      %p16 = arith.truncf %p : tensor<64x128xf32, #ACC_S> to tensor<64x128xbf16, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":395:3 to 395:55) at "flash_bwd.cu":467:7 to 467:26))
+      cuir.store %p16 -> %sP : tensor<64x128xbf16, #ACC_S> -> memref<64x128xbf16, #S> loc(callsite("sP"("flash_bwd.cu":395:3 to 395:48) at "flash_bwd.cu":467:7 to 467:26))
+      %ds16 = arith.truncf %ds : tensor<64x128xf32, #ACC_S> to tensor<64x128xbf16, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":396:3 to 396:57) at "flash_bwd.cu":467:7 to 467:26))
+      cuir.store %ds16 -> %sdS : tensor<64x128xbf16, #ACC_S> -> memref<64x128xbf16, #S> loc(callsite("sdS"("flash_bwd.cu":396:3 to 396:49) at "flash_bwd.cu":467:7 to 467:26))
+      cuir.barrier.sync loc(callsite("flash_bwd.cu":397:3 to 397:19 at "flash_bwd.cu":467:7 to 467:26))
+
+      // ------- dV += P^T dO, dK += dS^T Q -------
+      %pt = cuir.load %sP transpose : memref<64x128xbf16, #S> -> tensor<128x64xbf16, #A_KV> loc(callsite("sP"("flash_bwd.cu":400:73 to 400:114) at "flash_bwd.cu":467:7 to 467:26))
+      %acc_dv_new = cuir.gemm %pt, %sdO_st, %acc_dv
+          : tensor<128x64xbf16, #A_KV>, memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, tensor<128x128xf32, #ACC_KV> loc(callsite("acc_dv"("flash_bwd.cu":400:3 to 400:71) at "flash_bwd.cu":467:7 to 467:26))
+      %dst = cuir.load %sdS transpose : memref<64x128xbf16, #S> -> tensor<128x64xbf16, #A_KV> loc(callsite("sdS"("flash_bwd.cu":402:73 to 402:115) at "flash_bwd.cu":467:7 to 467:26))
+      %acc_dk_new = cuir.gemm %dst, %sQ_st, %acc_dk
+          : tensor<128x64xbf16, #A_KV>, memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, tensor<128x128xf32, #ACC_KV> loc(callsite("acc_dk"("flash_bwd.cu":402:3 to 402:71) at "flash_bwd.cu":467:7 to 467:26))
+
+      // ------- dQ += dS K: fp32 reductions into the workspace -------
+      %acc_dq = cuir.gemm %sdS, %sK, %acc_dq_init
+          : memref<64x128xbf16, #S>, memref<128x128xbf16, #S>, tensor<64x128xf32, #ACC_DQ> loc(callsite("acc_dq"("flash_bwd.cu":408:3 to 408:69) at "flash_bwd.cu":467:7 to 467:26))
+      %dq_head = memref.subview %ws_dq_accum[%b, %head_q, 0, 0] [1, 1, %rows, 128] [1, 1, 1, 1]
+          : memref<?x?x?x128xf32, #G> to memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc(callsite("head_rows"("flash_bwd.cu":411:3 to 411:71) at "flash_bwd.cu":467:7 to 467:26))
+      cuir.atomic_add %acc_dq -> %dq_head[%q_row0, %c0] : tensor<64x128xf32, #ACC_DQ> -> memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc(callsite("dq_tile"("flash_bwd.cu":319:7 to 319:21) at "flash_bwd.cu":414:3 to 414:95))
+      scf.yield %acc_dk_new, %acc_dv_new, %other, %g_next
+          : tensor<128x128xf32, #ACC_KV>, tensor<128x128xf32, #ACC_KV>, index, !cuir.group loc("flash_bwd.cu":466:5 to 466:57)
+    } loc("flash_bwd.cu":466:5 to 466:57)
+    scf.yield %u_dk, %u_dv, %u_stage, %u_g
+        : tensor<128x128xf32, #ACC_KV>, tensor<128x128xf32, #ACC_KV>, index, !cuir.group loc("flash_bwd.cu":459:3 to 459:67)
+  } loc("flash_bwd.cu":459:3 to 459:67)
+  cuir.wait_group %h_g pending 0 loc("flash_bwd.cu":471:3 to 471:28)
+
+  // =============================== epilogue: dK * scale and dV through the K and V tiles ===============================
+  cuir.barrier.sync loc("flash_bwd.cu":474:3 to 474:19)
+  %scale_kv = tensor.splat %softmax_scale : tensor<128x128xf32, #ACC_KV> loc("acc_dk"("flash_bwd.cu":478:3 to 478:93))
+  %dk_scaled = arith.mulf %h_dk, %scale_kv : tensor<128x128xf32, #ACC_KV> loc("acc_dk"("flash_bwd.cu":478:3 to 478:93))
+  %dk16 = arith.truncf %dk_scaled : tensor<128x128xf32, #ACC_KV> to tensor<128x128xbf16, #ACC_KV> loc("acc_dk"("flash_bwd.cu":478:3 to 478:93))
+  cuir.store %dk16 -> %sK : tensor<128x128xbf16, #ACC_KV> -> memref<128x128xbf16, #S> loc("sK"("flash_bwd.cu":478:3 to 478:63))
+  %dv16 = arith.truncf %h_dv : tensor<128x128xf32, #ACC_KV> to tensor<128x128xbf16, #ACC_KV> loc("acc_dv"("flash_bwd.cu":480:3 to 480:76))
+  cuir.store %dv16 -> %sV : tensor<128x128xbf16, #ACC_KV> -> memref<128x128xbf16, #S> loc("sV"("flash_bwd.cu":480:3 to 480:63))
+  cuir.barrier.sync loc("flash_bwd.cu":481:3 to 481:19)
+  %dk_head = memref.subview %dk[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 128] [1, 1, 1, 1]
+      : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("dk"("flash_bwd.cu":484:3 to 484:52))
+  %dv_head = memref.subview %dv[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 128] [1, 1, 1, 1]
+      : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("dv"("flash_bwd.cu":486:3 to 486:52))
+  cuir.copy %sK -> %dk_head[%key_begin, %c0] : memref<128x128xbf16, #S> -> memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("dk"("flash_bwd.cu":488:3 to 488:97))
+  cuir.copy %sV -> %dv_head[%key_begin, %c0] : memref<128x128xbf16, #S> -> memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("dv"("flash_bwd.cu":490:3 to 490:97))
+  cuir.return loc("flash_bwd.cu":420:5 to 420:89)
+} loc("flash_bwd_sm80_kernel"("flash_bwd.cu":420:5 to 420:89))
+
+// =============================== dQ conversion ===============================
+cuir.kernel @flash_bwd_bf16_d128_convert_dq(
+    %ws_dq_accum: memref<?x?x?x128xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":498:101 to 498:116)),
+    %dq: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dq"} loc("params.dq"("flash_bwd.cu":498:61 to 498:99)),
+    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_bwd.cu":498:61 to 498:99)),
+    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":498:61 to 498:99)),
+    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":498:61 to 498:99)),
+    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":498:61 to 498:99)),
+    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":498:61 to 498:99)),
+    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":498:61 to 498:99)))
+    grid (b, hq, hkv, nq, nkv) -> (nq ceildiv 64, hq, b)
+    threads 256 arch "sm_80" {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index loc("BLOCK_M")
+  %m_block = cuir.block_id x loc("m_block"("flash_bwd.cu":501:13 to 501:33))
+  %head_q = cuir.block_id y loc("head_q"("flash_bwd.cu":501:35 to 501:54))
+  %b = cuir.block_id z loc("batch"("flash_bwd.cu":501:56 to 501:74))
+  %row0 = arith.muli %m_block, %c64 : index loc("row"("flash_bwd.cu":503:60 to 503:80))
+  %m_blocks = arith.ceildivui %seqlen_q, %c64 : index loc("rows"("flash_bwd.cu":125:15 to 125:38))
+  %rows = arith.muli %m_blocks, %c64 : index loc("rows"("flash_bwd.cu":125:15 to 125:38))
+  %tile = memref.subview %ws_dq_accum[%b, %head_q, 0, 0] [1, 1, %rows, 128] [1, 1, 1, 1]
+      : memref<?x?x?x128xf32, #G> to memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc("tile"("flash_bwd.cu":502:3 to 502:56))
+  %dq_head = memref.subview %dq[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 128] [1, 1, 1, 1]
+      : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("dq"("flash_bwd.cu":504:3 to 504:52))
+  %zero_tile = arith.constant dense<0.0> : tensor<64x128xf32, #ACC_P> loc("acc"("flash_bwd.cu":514:5 to 514:33))
+  %acc = cuir.elementwise (%zero_tile) at [%b, %head_q, %row0, %c0]
+      : (tensor<64x128xf32, #ACC_P>) -> tensor<64x128xf32, #ACC_P> {
+  ^bb0(%x: f32 loc("acc"("flash_bwd.cu":514:5 to 514:33)), %bi: index loc("batch"("flash_bwd.cu":501:56 to 501:74)), %hi: index loc("head_q"("flash_bwd.cu":501:35 to 501:54)), %row: index loc("row"("flash_bwd.cu":512:5 to 512:81)), %col: index loc("col"("flash_bwd.cu":513:5 to 513:73))):
+    %a = memref.load %tile[%row, %col] : memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc("acc"("flash_bwd.cu":514:24 to 514:32))
+    cuir.yield %a : f32 loc("acc"("flash_bwd.cu":514:5 to 514:33))
+  } loc("acc"("flash_bwd.cu":514:5 to 514:33))
+  %s_tile = tensor.splat %softmax_scale : tensor<64x128xf32, #ACC_P> loc("s"("flash_bwd.cu":505:3 to 505:40))
+  %dq_f = arith.mulf %acc, %s_tile : tensor<64x128xf32, #ACC_P> loc("dq"("flash_bwd.cu":516:99 to 516:108))
+  %dq16 = arith.truncf %dq_f : tensor<64x128xf32, #ACC_P> to tensor<64x128xbf16, #ACC_P> loc("dq"("flash_bwd.cu":516:78 to 516:120))
+  cuir.store %dq16 -> %dq_head[%row0, %c0] : tensor<64x128xbf16, #ACC_P> -> memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("dq"("flash_bwd.cu":515:5 to 515:31))
+  cuir.return loc("flash_bwd.cu":498:40 to 498:117)
+} loc("flash_bwd_convert_dq"("flash_bwd.cu":498:40 to 498:117))
+cuir.launch_sequence @flash_bwd_bf16_d64 [@flash_bwd_bf16_d64_preprocess, @flash_bwd_bf16_d64_kernel, @flash_bwd_bf16_d64_convert_dq] loc("launch_flash_bwd"("flash_bwd.cu":527:20 to 527:98))
+
+// =============================== preprocess ===============================
+cuir.kernel @flash_bwd_bf16_d64_preprocess(
+    %o: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "o"} loc("params.o"("flash_bwd.cu":138:61 to 138:99)),
+    %d_o: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "d_o"} loc("params.d_o"("flash_bwd.cu":138:61 to 138:99)),
+    %lse: memref<?x?x?xf32, #G> {cuir.arg = "lse"} loc("params.lse"("flash_bwd.cu":138:61 to 138:99)),
+    %ws_lse_log2: memref<?x?x?xf32, #G> {cuir.arg = "workspace:lse_log2", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.lse_log2"("flash_bwd.cu":138:101 to 138:116)),
+    %ws_d: memref<?x?x?xf32, #G> {cuir.arg = "workspace:d", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.d_rows"("flash_bwd.cu":138:101 to 138:116)),
+    %ws_dq_accum: memref<?x?x?x64xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":138:101 to 138:116)),
+    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":138:61 to 138:99)),
+    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":138:61 to 138:99)),
+    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":138:61 to 138:99)),
+    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":138:61 to 138:99)),
+    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":138:61 to 138:99)))
+    grid (b, hq, hkv, nq, nkv) -> (nq ceildiv 64, hq, b)
+    threads 256 arch "sm_80" {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index loc("BLOCK_M")
+  %ninf = arith.constant 0xFF800000 : f32 loc("kInf"("flash_bwd.cu":169:64 to 169:69))
+  %m_block = cuir.block_id x loc("m_block"("flash_bwd.cu":143:13 to 143:33))
+  %head_q = cuir.block_id y loc("head_q"("flash_bwd.cu":143:35 to 143:54))
+  %b = cuir.block_id z loc("batch"("flash_bwd.cu":143:56 to 143:74))
+  %row0 = arith.muli %m_block, %c64 : index loc("row"("flash_bwd.cu":152:21 to 152:38))
+  %m_blocks = arith.ceildivui %seqlen_q, %c64 : index loc("rows"("flash_bwd.cu":125:15 to 125:38))
+  %rows = arith.muli %m_blocks, %c64 : index loc("rows"("flash_bwd.cu":125:15 to 125:38))
+  %o_head = memref.subview %o[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 64] [1, 1, 1, 1]
+      : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("o"("flash_bwd.cu":145:3 to 145:22))
+  %d_o_head = memref.subview %d_o[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 64] [1, 1, 1, 1]
+      : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("d_o"("flash_bwd.cu":147:3 to 147:24))
+  %lse_head = memref.subview %lse[%b, %head_q, 0] [1, 1, %seqlen_q] [1, 1, 1]
+      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("lse"("flash_bwd.cu":149:3 to 149:32))
+  %lse_log2_head = memref.subview %ws_lse_log2[%b, %head_q, 0] [1, 1, %rows] [1, 1, 1]
+      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("head_rows"("flash_bwd.cu":144:3 to 144:65))
+  %d_head = memref.subview %ws_d[%b, %head_q, 0] [1, 1, %rows] [1, 1, 1]
+      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("head_rows"("flash_bwd.cu":144:3 to 144:65))
+  %dq_accum_head = memref.subview %ws_dq_accum[%b, %head_q, 0, 0] [1, 1, %rows, 64] [1, 1, 1, 1]
+      : memref<?x?x?x64xf32, #G> to memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc("dq_accum"("flash_bwd.cu":174:3 to 174:48))
+
+  // ---- D = rowsum(dO * O): rows past seqlen_q give 0 ----
+  %zero_tile = arith.constant dense<0.0> : tensor<64x64xf32, #ACC_P> loc("dot"("flash_bwd.cu":154:5 to 154:21))
+  %prod = cuir.elementwise (%zero_tile) at [%b, %head_q, %row0, %c0]
+      : (tensor<64x64xf32, #ACC_P>) -> tensor<64x64xf32, #ACC_P> {
+  ^bb0(%x: f32 loc("dot"("flash_bwd.cu":154:5 to 154:21)), %bi: index loc("batch"("flash_bwd.cu":143:56 to 143:74)), %hi: index loc("head_q"("flash_bwd.cu":143:35 to 143:54)), %row: index loc("row"("flash_bwd.cu":152:5 to 152:85)), %col: index loc("chunk"("flash_bwd.cu":153:5 to 153:44))):
+    %in = arith.cmpi slt, %row, %seqlen_q : index loc("flash_bwd.cu":155:5 to 155:31)
+    %row_c = arith.select %in, %row, %c0 : index loc("flash_bwd.cu":155:5 to 155:31)
+    %ov = memref.load %o_head[%row_c, %col] : memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("o8"("flash_bwd.cu":156:7 to 156:100))
+    %dov = memref.load %d_o_head[%row_c, %col] : memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("do8"("flash_bwd.cu":157:7 to 157:104))
+    %of = arith.extf %ov : bf16 to f32 loc("of"("flash_bwd.cu":161:22 to 161:61))
+    %df = arith.extf %dov : bf16 to f32 loc("df"("flash_bwd.cu":161:63 to 161:103))
+    %p = arith.mulf %of, %df : f32 loc("dot"("flash_bwd.cu":162:9 to 162:55))
+    %r = arith.select %in, %p, %x : f32 loc("flash_bwd.cu":155:5 to 155:31)
+    cuir.yield %r : f32 loc("dot"("flash_bwd.cu":162:9 to 162:55))
+  } loc("dot"("flash_bwd.cu":162:9 to 162:55))
+  %dot = cuir.reduce_rows sum %prod : tensor<64x64xf32, #ACC_P> -> tensor<64xf32, #ROW_P> loc("dot"("flash_bwd.cu":166:68 to 166:117))
+
+  // ---- LSE * log2e: a row that sees no key (LSE = -inf) and a padded row get +inf ----
+  %lse_tile = cuir.elementwise (%zero_tile) at [%b, %head_q, %row0, %c0]
+      : (tensor<64x64xf32, #ACC_P>) -> tensor<64x64xf32, #ACC_P> {
+  ^bb0(%x: f32 loc("row_lse"("flash_bwd.cu":169:7 to 169:26)), %bi: index loc("batch"("flash_bwd.cu":143:56 to 143:74)), %hi: index loc("head_q"("flash_bwd.cu":143:35 to 143:54)), %row: index loc("row"("flash_bwd.cu":152:5 to 152:85)), %col: index loc("chunk"("flash_bwd.cu":153:5 to 153:44))):
+    %in = arith.cmpi slt, %row, %seqlen_q : index loc("row_lse"("flash_bwd.cu":169:29 to 169:69))
+    %row_c = arith.select %in, %row, %c0 : index loc("row_lse"("flash_bwd.cu":169:29 to 169:69))
+    %l = memref.load %lse_head[%row_c] : memref<?xf32, strided<[1], offset: ?>, #G> loc("row_lse"("flash_bwd.cu":169:53 to 169:61))
+    %r = arith.select %in, %l, %ninf : f32 loc("row_lse"("flash_bwd.cu":169:7 to 169:70))
+    cuir.yield %r : f32 loc("row_lse"("flash_bwd.cu":169:7 to 169:70))
+  } loc("row_lse"("flash_bwd.cu":169:7 to 169:70))
+  %row_lse = cuir.reduce_rows max %lse_tile : tensor<64x64xf32, #ACC_P> -> tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":169:7 to 169:26))
+  %ninf_row = arith.constant dense<0xFF800000> : tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":170:38 to 170:54))
+  %pinf_row = arith.constant dense<0x7F800000> : tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":170:38 to 170:80))
+  %log2e_row = arith.constant dense<1.44269502> : tensor<64xf32, #ROW_P> loc("kLog2e"("flash_bwd.cu":170:64 to 170:80))
+  %sees_none = arith.cmpf oeq, %row_lse, %ninf_row : tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":170:38 to 170:54))
+  %lse_scaled = arith.mulf %row_lse, %log2e_row : tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":170:64 to 170:80))
+  %lse_log2 = arith.select %sees_none, %pinf_row, %lse_scaled : tensor<64xi1, #ROW_P>, tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":170:38 to 170:80))
+  cuir.store %lse_log2 -> %lse_log2_head[%row0] : tensor<64xf32, #ROW_P> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("ws.lse_log2"("flash_bwd.cu":170:7 to 170:81))
+  cuir.store %dot -> %d_head[%row0] : tensor<64xf32, #ROW_P> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("ws.d_rows"("flash_bwd.cu":171:7 to 171:40))
+
+  // ---- the dQ accumulator of this query tile, zeroed ----
+  cuir.store %zero_tile -> %dq_accum_head[%row0, %c0] : tensor<64x64xf32, #ACC_P> -> memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc("dq_accum"("flash_bwd.cu":175:59 to 175:105))
+  cuir.return loc("flash_bwd.cu":138:40 to 138:117)
+} loc("flash_bwd_preprocess"("flash_bwd.cu":138:40 to 138:117))
+
+// =============================== main kernel ===============================
+cuir.kernel @flash_bwd_bf16_d64_kernel(
+    %q: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "q"} loc("params.q"("flash_bwd.cu":420:27 to 420:88)),
+    %k: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "k"} loc("params.k"("flash_bwd.cu":420:27 to 420:88)),
+    %v: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "v"} loc("params.v"("flash_bwd.cu":420:27 to 420:88)),
+    %d_o: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "d_o"} loc("params.d_o"("flash_bwd.cu":420:27 to 420:88)),
+    %ws_lse_log2: memref<?x?x?xf32, #G> {cuir.arg = "workspace:lse_log2", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.lse_log2"("flash_bwd.cu":420:67 to 420:88)),
+    %ws_d: memref<?x?x?xf32, #G> {cuir.arg = "workspace:d", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.d_rows"("flash_bwd.cu":420:67 to 420:88)),
+    %ws_dq_accum: memref<?x?x?x64xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":420:67 to 420:88)),
+    %dk: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dk"} loc("params.dk"("flash_bwd.cu":420:27 to 420:88)),
+    %dv: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dv"} loc("params.dv"("flash_bwd.cu":420:27 to 420:88)),
+    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_bwd.cu":420:27 to 420:88)),
+    %causal: i1 {cuir.arg = "causal"} loc("IS_CAUSAL"("flash_bwd.cu":418:1 to 418:57)),
+    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":420:27 to 420:88)),
+    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":420:27 to 420:88)),
+    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":420:27 to 420:88)),
+    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":420:27 to 420:88)),
+    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":420:27 to 420:88)))
+    grid (b, hq, hkv, nq, nkv) -> (nkv ceildiv 128, hkv, b)
+    threads 256 arch "sm_80" {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index loc("BLOCK_M")
+  %c128 = arith.constant 128 : index loc("BLOCK_N")
+  %ninf = arith.constant 0xFF800000 : f32 loc("kInf"("flash_bwd.cu":262:81 to 262:86))
+
+  // ---- block coordinates, GQA group, sequence views ----
+  %n_block = cuir.block_id x loc("block.n_block"("flash_bwd.cu":426:3 to 426:49))
+  %head_kv = cuir.block_id y loc("block.head_kv"("flash_bwd.cu":426:3 to 426:49))
+  %b = cuir.block_id z loc("block.batch"("flash_bwd.cu":426:3 to 426:49))
+  %causal_offset = arith.subi %seqlen_kv, %seqlen_q : index loc("last_key_offset"("flash_bwd.cu":430:43 to 430:70))
+  %last_key_offset = arith.select %causal, %causal_offset, %seqlen_kv : index loc("last_key_offset"("flash_bwd.cu":430:13 to 430:82))
+  %group = arith.divui %num_heads_q, %num_heads_kv : index loc("group"("flash_bwd.cu":431:13 to 431:61))
+  %first_head_q = arith.muli %head_kv, %group : index loc("first_head_q"("flash_bwd.cu":432:13 to 432:49))
+  %head_q_end = arith.addi %first_head_q, %group : index loc("last_head_q"("flash_bwd.cu":432:51 to 432:89))
+  %last_head_q = arith.subi %head_q_end, %c1 : index loc("last_head_q"("flash_bwd.cu":432:51 to 432:89))
+  %key_begin = arith.muli %n_block, %c128 : index loc("key_begin"("flash_bwd.cu":433:13 to 433:51))
+  %m_blocks = arith.ceildivui %seqlen_q, %c64 : index loc("rows"("flash_bwd.cu":125:15 to 125:38))
+  %rows = arith.muli %m_blocks, %c64 : index loc("rows"("flash_bwd.cu":125:15 to 125:38))
+  %k_head = memref.subview %k[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 64] [1, 1, 1, 1]
+      : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("k"("flash_bwd.cu":440:3 to 440:62))
+  %v_head = memref.subview %v[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 64] [1, 1, 1, 1]
+      : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("v"("flash_bwd.cu":442:3 to 442:62))
+
+  // ---- q_block_range: the query blocks [m_begin, m_end) this KV block visits, [m_begin, m_unmasked_begin) masked ----
+  %m_end = arith.ceildivui %seqlen_q, %c64 : index loc(callsite("m_end"("flash_bwd.cu":207:3 to 207:56) at "flash_bwd.cu":434:29 to 434:70))
+  %key_end = arith.addi %key_begin, %c128 : index loc(callsite("ragged"("flash_bwd.cu":209:23 to 209:57) at "flash_bwd.cu":434:29 to 434:70))
+  %ragged = arith.cmpi sgt, %key_end, %seqlen_kv : index loc(callsite("ragged"("flash_bwd.cu":209:3 to 209:58) at "flash_bwd.cu":434:29 to 434:70))
+  %unm_full = arith.select %ragged, %m_end, %c0 : index loc(callsite("r"("flash_bwd.cu":210:20 to 210:38) at "flash_bwd.cu":434:29 to 434:70))
+  %first_row = arith.subi %key_begin, %causal_offset : index loc(callsite("first_row"("flash_bwd.cu":213:5 to 213:53) at "flash_bwd.cu":434:29 to 434:70))
+  %key_end_c = arith.minsi %key_end, %seqlen_kv : index loc(callsite("last_key"("flash_bwd.cu":214:26 to 214:64) at "flash_bwd.cu":434:29 to 434:70))
+  %last_key = arith.subi %key_end_c, %c1 : index loc(callsite("last_key"("flash_bwd.cu":214:5 to 214:69) at "flash_bwd.cu":434:29 to 434:70))
+  %full_row = arith.subi %last_key, %causal_offset : index loc(callsite("full_row"("flash_bwd.cu":215:5 to 215:51) at "flash_bwd.cu":434:29 to 434:70))
+  %fr_none = arith.cmpi sle, %first_row, %c0 : index loc(callsite("r.m_begin"("flash_bwd.cu":216:17 to 216:31) at "flash_bwd.cu":434:29 to 434:70))
+  %fr_blk = arith.divsi %first_row, %c64 : index loc(callsite("r.m_begin"("flash_bwd.cu":216:49 to 216:68) at "flash_bwd.cu":434:29 to 434:70))
+  %fr_min = arith.minsi %m_end, %fr_blk : index loc(callsite("r.m_begin"("flash_bwd.cu":216:38 to 216:69) at "flash_bwd.cu":434:29 to 434:70))
+  %m_begin_c = arith.select %fr_none, %c0, %fr_min : index loc(callsite("r.m_begin"("flash_bwd.cu":216:5 to 216:70) at "flash_bwd.cu":434:29 to 434:70))
+  %fu_none = arith.cmpi sle, %full_row, %c0 : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":217:50 to 217:63) at "flash_bwd.cu":434:29 to 434:70))
+  %fu_blk = arith.ceildivsi %full_row, %c64 : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":217:81 to 217:115) at "flash_bwd.cu":434:29 to 434:70))
+  %fu_min = arith.minsi %m_end, %fu_blk : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":217:70 to 217:116) at "flash_bwd.cu":434:29 to 434:70))
+  %fu_sel = arith.select %fu_none, %c0, %fu_min : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":217:50 to 217:116) at "flash_bwd.cu":434:29 to 434:70))
+  %unm_c = arith.maxsi %unm_full, %fu_sel : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":217:5 to 217:63) at "flash_bwd.cu":434:29 to 434:70))
+  %m_begin = arith.select %causal, %m_begin_c, %c0 : index loc(callsite("r.m_begin"("flash_bwd.cu":211:3 to 211:27) at "flash_bwd.cu":434:29 to 434:70))
+  %unm_sel = arith.select %causal, %unm_c, %unm_full : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":211:3 to 211:27) at "flash_bwd.cu":434:29 to 434:70))
+  %m_unmasked_begin = arith.maxsi %unm_sel, %m_begin : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":219:3 to 219:59) at "flash_bwd.cu":434:29 to 434:70))
+
+  // ---- shared memory (FlashBwdTraits), 16-bit tiles swizzled ----
+  %sK = cuir.alloc {swizzle = 128} : memref<128x64xbf16, #S> loc("sK"("flash_bwd.cu":75:29 to 75:42))
+  %sV = cuir.alloc {swizzle = 128} : memref<128x64xbf16, #S> loc("sV"("flash_bwd.cu":76:29 to 76:66))
+  %sQ = cuir.alloc {swizzle = 128} : memref<2x64x64xbf16, #S> loc("sQ"("flash_bwd.cu":77:29 to 77:66))
+  %sdO = cuir.alloc {swizzle = 128} : memref<2x64x64xbf16, #S> loc("sdO"("flash_bwd.cu":78:29 to 78:77))
+  %sP = cuir.alloc {swizzle = 128} : memref<64x128xbf16, #S> loc("sP"("flash_bwd.cu":79:29 to 79:77))
+  %sdS = cuir.alloc {swizzle = 128} : memref<64x128xbf16, #S> loc("sdS"("flash_bwd.cu":80:29 to 80:68))
+  %sLSE = cuir.alloc : memref<2x64xf32, #S> loc("sLSE"("flash_bwd.cu":81:29 to 81:70))
+  %sD = cuir.alloc : memref<2x64xf32, #S> loc("sD"("flash_bwd.cu":82:29 to 82:80))
+
+  // ---- prologue: K, V and the first step's tiles, one group ----
+  %has_steps = arith.cmpi slt, %m_begin, %m_end : index loc("flash_bwd.cu":448:3 to 448:35)
+  // K and V are issued before the branch in the source; both branches issue them here (one group each).
+  %g_first = scf.if %has_steps -> (!cuir.group) {
+    %tk = cuir.copy_async cp_async %k_head[%key_begin, %c0] -> %sK
+        : memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> -> memref<128x64xbf16, #S> -> !cuir.token loc("sK"("flash_bwd.cu":444:3 to 444:81))
+    %tv = cuir.copy_async cp_async %v_head[%key_begin, %c0] -> %sV
+        : memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> -> memref<128x64xbf16, #S> -> !cuir.token loc("sV"("flash_bwd.cu":446:3 to 446:81))
+    %row0 = arith.muli %m_begin, %c64 : index loc(callsite("row0"("flash_bwd.cu":229:3 to 229:40) at "flash_bwd.cu":449:5 to 449:65))
+    %q_head = memref.subview %q[%b, 0, %first_head_q, 0] [1, %seqlen_q, 1, 64] [1, 1, 1, 1]
+        : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc(callsite("q"("flash_bwd.cu":230:3 to 230:62) at "flash_bwd.cu":449:5 to 449:65))
+    %d_o_head = memref.subview %d_o[%b, 0, %first_head_q, 0] [1, %seqlen_q, 1, 64] [1, 1, 1, 1]
+        : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc(callsite("d_o"("flash_bwd.cu":232:3 to 232:66) at "flash_bwd.cu":449:5 to 449:65))
+    %lse_head = memref.subview %ws_lse_log2[%b, %first_head_q, 0] [1, 1, %rows] [1, 1, 1]
+        : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":242:44 to 242:94) at "flash_bwd.cu":449:5 to 449:65))
+    %d_head = memref.subview %ws_d[%b, %first_head_q, 0] [1, 1, %rows] [1, 1, 1]
+        : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":242:24 to 242:41) at "flash_bwd.cu":449:5 to 449:65))
+    %sQ0 = memref.subview %sQ[0, 0, 0] [1, 64, 64] [1, 1, 1]
+        : memref<2x64x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1]>, #S> loc(callsite("sQ"("flash_bwd.cu":234:60 to 234:110) at "flash_bwd.cu":449:5 to 449:65))
+    %sdO0 = memref.subview %sdO[0, 0, 0] [1, 64, 64] [1, 1, 1]
+        : memref<2x64x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1]>, #S> loc(callsite("sdO"("flash_bwd.cu":236:60 to 236:111) at "flash_bwd.cu":449:5 to 449:65))
+    %sLSE0 = memref.subview %sLSE[0, 0] [1, 64] [1, 1]
+        : memref<2x64xf32, #S> to memref<64xf32, strided<[1]>, #S> loc(callsite("dst"("flash_bwd.cu":243:38 to 243:104) at "flash_bwd.cu":449:5 to 449:65))
+    %sD0 = memref.subview %sD[0, 0] [1, 64] [1, 1]
+        : memref<2x64xf32, #S> to memref<64xf32, strided<[1]>, #S> loc(callsite("dst"("flash_bwd.cu":243:38 to 243:104) at "flash_bwd.cu":449:5 to 449:65))
+    %tq = cuir.copy_async cp_async %q_head[%row0, %c0] -> %sQ0
+        : memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> -> memref<64x64xbf16, strided<[64, 1]>, #S> -> !cuir.token loc(callsite("sQ"("flash_bwd.cu":234:3 to 234:84) at "flash_bwd.cu":449:5 to 449:65))
+    %tdo = cuir.copy_async cp_async %d_o_head[%row0, %c0] -> %sdO0
+        : memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> -> memref<64x64xbf16, strided<[64, 1]>, #S> -> !cuir.token loc(callsite("sdO"("flash_bwd.cu":236:3 to 236:85) at "flash_bwd.cu":449:5 to 449:65))
+    %tl = cuir.copy_async cp_async %lse_head[%row0] -> %sLSE0
+        : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1]>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":244:5 to 244:40) at "flash_bwd.cu":449:5 to 449:65))
+    %td = cuir.copy_async cp_async %d_head[%row0] -> %sD0
+        : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1]>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":244:5 to 244:40) at "flash_bwd.cu":449:5 to 449:65))
+    %g = cuir.commit %tk, %tv, %tq, %tdo, %tl, %td loc("flash_bwd.cu":450:3 to 450:27)
+    scf.yield %g : !cuir.group loc("flash_bwd.cu":448:3 to 448:35)
+  } else {
+    %tk = cuir.copy_async cp_async %k_head[%key_begin, %c0] -> %sK
+        : memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> -> memref<128x64xbf16, #S> -> !cuir.token loc("sK"("flash_bwd.cu":444:3 to 444:81))
+    %tv = cuir.copy_async cp_async %v_head[%key_begin, %c0] -> %sV
+        : memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> -> memref<128x64xbf16, #S> -> !cuir.token loc("sV"("flash_bwd.cu":446:3 to 446:81))
+    %g = cuir.commit %tk, %tv loc("flash_bwd.cu":450:3 to 450:27)
+    scf.yield %g : !cuir.group loc("flash_bwd.cu":448:3 to 448:35)
+  } loc("flash_bwd.cu":448:3 to 448:35)
+
+  // ---- dK, dV accumulators (registers), the probability scale ----
+  %acc_kv_init = arith.constant dense<0.0> : tensor<128x64xf32, #ACC_KV> loc("acc_dk"("flash_bwd.cu":454:3 to 454:20))
+  %acc_sdp_init = arith.constant dense<0.0> : tensor<64x128xf32, #ACC_S> loc("acc_s"("flash_bwd.cu":377:3 to 377:19))
+  %acc_dq_init = arith.constant dense<0.0> : tensor<64x64xf32, #ACC_DQ> loc("acc_dq"("flash_bwd.cu":407:3 to 407:20))
+  %log2e = arith.constant 1.44269502 : f32 loc("scale_log2"("flash_bwd.cu":456:15 to 456:57))
+  %scale_log2 = arith.mulf %softmax_scale, %log2e : f32 loc("scale_log2"("flash_bwd.cu":456:15 to 456:57))
+  %scale_tile = tensor.splat %scale_log2 : tensor<64x128xf32, #ACC_S> loc("scale_log2"("flash_bwd.cu":456:15 to 456:57))
+
+  // =============================== the query heads of the group ===============================
+  %h_dk, %h_dv, %h_stage, %h_g = scf.for %head_q = %first_head_q to %head_q_end step %c1
+      iter_args(%dk_h = %acc_kv_init, %dv_h = %acc_kv_init, %stage_h = %c0, %g_h = %g_first)
+      -> (tensor<128x64xf32, #ACC_KV>, tensor<128x64xf32, #ACC_KV>, index, !cuir.group) {
+
+    // =============================== masking steps ===============================
+    %m_dk, %m_dv, %m_stage, %m_g = scf.for %m_block = %m_begin to %m_unmasked_begin step %c1
+        iter_args(%acc_dk = %dk_h, %acc_dv = %dv_h, %stage = %stage_h, %g_cur = %g_h)
+        -> (tensor<128x64xf32, #ACC_KV>, tensor<128x64xf32, #ACC_KV>, index, !cuir.group) {
+      %other = arith.xori %stage, %c1 : index loc(callsite("stage"("flash_bwd.cu":371:59 to 371:68) at "flash_bwd.cu":463:7 to 463:25))
+      %sQ_st = memref.subview %sQ[%stage, 0, 0] [1, 64, 64] [1, 1, 1]
+          : memref<2x64x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sQ"("flash_bwd.cu":365:3 to 365:69) at "flash_bwd.cu":463:7 to 463:25))
+      %sdO_st = memref.subview %sdO[%stage, 0, 0] [1, 64, 64] [1, 1, 1]
+          : memref<2x64x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sdO"("flash_bwd.cu":366:3 to 366:71) at "flash_bwd.cu":463:7 to 463:25))
+      %sLSE_st = memref.subview %sLSE[%stage, 0] [1, 64] [1, 1]
+          : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("s_lse"("flash_bwd.cu":383:56 to 383:105) at "flash_bwd.cu":463:7 to 463:25))
+      %sD_st = memref.subview %sD[%stage, 0] [1, 64] [1, 1]
+          : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("s_d"("flash_bwd.cu":391:54 to 391:101) at "flash_bwd.cu":463:7 to 463:25))
+
+      cuir.wait_group %g_cur pending 0 loc(callsite("flash_bwd.cu":369:3 to 369:28 at "flash_bwd.cu":463:7 to 463:25))
+      cuir.barrier.sync loc(callsite("flash_bwd.cu":370:3 to 370:19 at "flash_bwd.cu":463:7 to 463:25))
+      // next_q_step: the next query block of the head, else the first one of the next head
+      %m_next = arith.addi %m_block, %c1 : index loc(callsite("flash_bwd.cu":342:7 to 342:18 at "flash_bwd.cu":463:72 to 463:120))
+      %same_head = arith.cmpi slt, %m_next, %m_end : index loc(callsite("flash_bwd.cu":342:3 to 342:33 at "flash_bwd.cu":463:72 to 463:120))
+      %head_next = arith.addi %head_q, %c1 : index loc(callsite("flash_bwd.cu":343:16 to 343:26 at "flash_bwd.cu":463:72 to 463:120))
+      %next_head_q = arith.select %same_head, %head_q, %head_next : index loc(callsite("flash_bwd.cu":342:3 to 342:33 at "flash_bwd.cu":463:72 to 463:120))
+      %next_m_block = arith.select %same_head, %m_next, %m_begin : index loc(callsite("flash_bwd.cu":342:3 to 342:33 at "flash_bwd.cu":463:72 to 463:120))
+      %more_heads = arith.cmpi slt, %head_q, %last_head_q : index loc(callsite("flash_bwd.cu":343:43 to 343:63 at "flash_bwd.cu":463:72 to 463:120))
+      %next_valid = arith.ori %same_head, %more_heads : i1 loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":463:7 to 463:25))
+      %g_next = scf.if %next_valid -> (!cuir.group) {
+        %row0 = arith.muli %next_m_block, %c64 : index loc(callsite("row0"("flash_bwd.cu":229:3 to 229:40) at "flash_bwd.cu":371:19 to 371:68))
+        %q_head = memref.subview %q[%b, 0, %next_head_q, 0] [1, %seqlen_q, 1, 64] [1, 1, 1, 1]
+            : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc(callsite("q"("flash_bwd.cu":230:3 to 230:62) at "flash_bwd.cu":371:19 to 371:68))
+        %d_o_head = memref.subview %d_o[%b, 0, %next_head_q, 0] [1, %seqlen_q, 1, 64] [1, 1, 1, 1]
+            : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc(callsite("d_o"("flash_bwd.cu":232:3 to 232:66) at "flash_bwd.cu":371:19 to 371:68))
+        %lse_head = memref.subview %ws_lse_log2[%b, %next_head_q, 0] [1, 1, %rows] [1, 1, 1]
+            : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":242:44 to 242:94) at "flash_bwd.cu":371:19 to 371:68))
+        %d_head = memref.subview %ws_d[%b, %next_head_q, 0] [1, 1, %rows] [1, 1, 1]
+            : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":242:24 to 242:41) at "flash_bwd.cu":371:19 to 371:68))
+        %sQ_o = memref.subview %sQ[%other, 0, 0] [1, 64, 64] [1, 1, 1]
+            : memref<2x64x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sQ"("flash_bwd.cu":234:60 to 234:110) at "flash_bwd.cu":371:19 to 371:68))
+        %sdO_o = memref.subview %sdO[%other, 0, 0] [1, 64, 64] [1, 1, 1]
+            : memref<2x64x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sdO"("flash_bwd.cu":236:60 to 236:111) at "flash_bwd.cu":371:19 to 371:68))
+        %sLSE_o = memref.subview %sLSE[%other, 0] [1, 64] [1, 1]
+            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":243:38 to 243:104) at "flash_bwd.cu":371:19 to 371:68))
+        %sD_o = memref.subview %sD[%other, 0] [1, 64] [1, 1]
+            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":243:38 to 243:104) at "flash_bwd.cu":371:19 to 371:68))
+        %tq = cuir.copy_async cp_async %q_head[%row0, %c0] -> %sQ_o
+            : memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> -> memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> -> !cuir.token loc(callsite("sQ"("flash_bwd.cu":234:3 to 234:84) at "flash_bwd.cu":371:19 to 371:68))
+        %tdo = cuir.copy_async cp_async %d_o_head[%row0, %c0] -> %sdO_o
+            : memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> -> memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> -> !cuir.token loc(callsite("sdO"("flash_bwd.cu":236:3 to 236:85) at "flash_bwd.cu":371:19 to 371:68))
+        %tl = cuir.copy_async cp_async %lse_head[%row0] -> %sLSE_o
+            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":244:5 to 244:40) at "flash_bwd.cu":371:19 to 371:68))
+        %td = cuir.copy_async cp_async %d_head[%row0] -> %sD_o
+            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":244:5 to 244:40) at "flash_bwd.cu":371:19 to 371:68))
+        %g = cuir.commit %tq, %tdo, %tl, %td loc(callsite("flash_bwd.cu":372:3 to 372:27 at "flash_bwd.cu":463:7 to 463:25))
+        scf.yield %g : !cuir.group loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":463:7 to 463:25))
+      } else {
+        %g = cuir.commit loc(callsite("flash_bwd.cu":372:3 to 372:27 at "flash_bwd.cu":463:7 to 463:25))
+        scf.yield %g : !cuir.group loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":463:7 to 463:25))
+      } loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":463:7 to 463:25))
+
+      // ------- S = Q K^T (unscaled) -------
+      %q_row0 = arith.muli %m_block, %c64 : index loc(callsite("q_tile"("flash_bwd.cu":414:40 to 414:74) at "flash_bwd.cu":463:7 to 463:25))
+      %acc_s = cuir.gemm %sQ_st, %sK transpose_b, %acc_sdp_init
+          : memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, memref<128x64xbf16, #S>, tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":378:3 to 378:71) at "flash_bwd.cu":463:7 to 463:25))
+
+      // ------- the mask of a masking step: -inf where key >= seqlen_kv or key > row + last_key_offset -------
+      %kv0 = arith.muli %n_block, %c128 : index loc(callsite("key_base"("flash_bwd.cu":381:58 to 381:96) at "flash_bwd.cu":463:7 to 463:25))
+      %acc_s_masked = cuir.elementwise (%acc_s) at [%b, %head_q, %q_row0, %kv0]
+          : (tensor<64x128xf32, #ACC_S>) -> tensor<64x128xf32, #ACC_S> {
+      ^bb0(%x: f32 loc("acc_s"("flash_bwd.cu":262:62 to 262:86)), %bi: index loc(callsite("block.batch"("flash_bwd.cu":381:5 to 381:24) at "flash_bwd.cu":463:7 to 463:25)), %hi: index loc(callsite("head_q"("flash_bwd.cu":381:5 to 381:24) at "flash_bwd.cu":463:7 to 463:25)), %row: index loc("row"("flash_bwd.cu":260:9 to 260:69)), %key: index loc("key"("flash_bwd.cu":261:9 to 261:68))):
+        %past_end = arith.cmpi sge, %key, %seqlen_kv : index loc(callsite("flash_bwd.cu":262:13 to 262:29 at "flash_bwd.cu":381:5 to 381:24))
+        %row_last = arith.addi %row, %last_key_offset : index loc(callsite("flash_bwd.cu":262:39 to 262:60 at "flash_bwd.cu":381:5 to 381:24))
+        %past_diag = arith.cmpi sgt, %key, %row_last : index loc(callsite("flash_bwd.cu":262:33 to 262:60 at "flash_bwd.cu":381:5 to 381:24))
+        %hidden = arith.ori %past_end, %past_diag : i1 loc(callsite("flash_bwd.cu":262:9 to 262:29 at "flash_bwd.cu":381:5 to 381:24))
+        %r = arith.select %hidden, %ninf, %x : f32 loc(callsite("acc_s"("flash_bwd.cu":262:62 to 262:86) at "flash_bwd.cu":381:5 to 381:24))
+        cuir.yield %r : f32 loc(callsite("flash_bwd.cu":381:5 to 381:24 at "flash_bwd.cu":463:7 to 463:25))
+      } loc(callsite("acc_s"("flash_bwd.cu":381:5 to 381:24) at "flash_bwd.cu":463:7 to 463:25))
+
+      // ------- scores_to_probs: P = exp2(S * scale * log2e - LSE * log2e) -------
+      %lse_log2 = cuir.load %sLSE_st : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #ROW_S> loc(callsite("lse_log2"("flash_bwd.cu":275:7 to 275:72) at "flash_bwd.cu":384:3 to 384:64))
+      %lse_b = cuir.broadcast_rows %lse_log2 : tensor<64xf32, #ROW_S> -> tensor<64x128xf32, #ACC_S> loc(callsite("lse_log2"("flash_bwd.cu":280:75 to 280:84) at "flash_bwd.cu":384:3 to 384:64))
+      %neg_lse = arith.negf %lse_b : tensor<64x128xf32, #ACC_S> loc(callsite("lse_log2"("flash_bwd.cu":280:75 to 280:84) at "flash_bwd.cu":384:3 to 384:64))
+      %logits = math.fma %acc_s_masked, %scale_tile, %neg_lse : tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":280:40 to 280:85) at "flash_bwd.cu":384:3 to 384:64))
+      %p = math.exp2 %logits : tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":280:11 to 280:87) at "flash_bwd.cu":384:3 to 384:64))
+
+      // ------- dP = dO V^T; probs_to_dscores: dS = P * (dP - D) -------
+      %acc_dp = cuir.gemm %sdO_st, %sV transpose_b, %acc_sdp_init
+          : memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, memref<128x64xbf16, #S>, tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":389:3 to 389:72) at "flash_bwd.cu":463:7 to 463:25))
+      %d_rows = cuir.load %sD_st : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #ROW_S> loc(callsite("d"("flash_bwd.cu":293:7 to 293:58) at "flash_bwd.cu":392:3 to 392:59))
+      %d_b = cuir.broadcast_rows %d_rows : tensor<64xf32, #ROW_S> -> tensor<64x128xf32, #ACC_S> loc(callsite("d"("flash_bwd.cu":297:95 to 297:116) at "flash_bwd.cu":392:3 to 392:59))
+      %dp_minus_d = arith.subf %acc_dp, %d_b : tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":297:95 to 297:116) at "flash_bwd.cu":392:3 to 392:59))
+      %ds = arith.mulf %p, %dp_minus_d : tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":297:55 to 297:118) at "flash_bwd.cu":392:3 to 392:59))
+
+      // ------- P and dS to shared memory (16-bit): the other warps' GEMMs read them whole -------
+      %p16 = arith.truncf %p : tensor<64x128xf32, #ACC_S> to tensor<64x128xbf16, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":395:3 to 395:55) at "flash_bwd.cu":463:7 to 463:25))
+      cuir.store %p16 -> %sP : tensor<64x128xbf16, #ACC_S> -> memref<64x128xbf16, #S> loc(callsite("sP"("flash_bwd.cu":395:3 to 395:48) at "flash_bwd.cu":463:7 to 463:25))
+      %ds16 = arith.truncf %ds : tensor<64x128xf32, #ACC_S> to tensor<64x128xbf16, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":396:3 to 396:57) at "flash_bwd.cu":463:7 to 463:25))
+      cuir.store %ds16 -> %sdS : tensor<64x128xbf16, #ACC_S> -> memref<64x128xbf16, #S> loc(callsite("sdS"("flash_bwd.cu":396:3 to 396:49) at "flash_bwd.cu":463:7 to 463:25))
+      cuir.barrier.sync loc(callsite("flash_bwd.cu":397:3 to 397:19 at "flash_bwd.cu":463:7 to 463:25))
+
+      // ------- dV += P^T dO, dK += dS^T Q -------
+      %pt = cuir.load %sP transpose : memref<64x128xbf16, #S> -> tensor<128x64xbf16, #A_KV> loc(callsite("sP"("flash_bwd.cu":400:73 to 400:114) at "flash_bwd.cu":463:7 to 463:25))
+      %acc_dv_new = cuir.gemm %pt, %sdO_st, %acc_dv
+          : tensor<128x64xbf16, #A_KV>, memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, tensor<128x64xf32, #ACC_KV> loc(callsite("acc_dv"("flash_bwd.cu":400:3 to 400:71) at "flash_bwd.cu":463:7 to 463:25))
+      %dst = cuir.load %sdS transpose : memref<64x128xbf16, #S> -> tensor<128x64xbf16, #A_KV> loc(callsite("sdS"("flash_bwd.cu":402:73 to 402:115) at "flash_bwd.cu":463:7 to 463:25))
+      %acc_dk_new = cuir.gemm %dst, %sQ_st, %acc_dk
+          : tensor<128x64xbf16, #A_KV>, memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, tensor<128x64xf32, #ACC_KV> loc(callsite("acc_dk"("flash_bwd.cu":402:3 to 402:71) at "flash_bwd.cu":463:7 to 463:25))
+
+      // ------- dQ += dS K: fp32 reductions into the workspace -------
+      %acc_dq = cuir.gemm %sdS, %sK, %acc_dq_init
+          : memref<64x128xbf16, #S>, memref<128x64xbf16, #S>, tensor<64x64xf32, #ACC_DQ> loc(callsite("acc_dq"("flash_bwd.cu":408:3 to 408:69) at "flash_bwd.cu":463:7 to 463:25))
+      %dq_head = memref.subview %ws_dq_accum[%b, %head_q, 0, 0] [1, 1, %rows, 64] [1, 1, 1, 1]
+          : memref<?x?x?x64xf32, #G> to memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc(callsite("head_rows"("flash_bwd.cu":411:3 to 411:71) at "flash_bwd.cu":463:7 to 463:25))
+      cuir.atomic_add %acc_dq -> %dq_head[%q_row0, %c0] : tensor<64x64xf32, #ACC_DQ> -> memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc(callsite("dq_tile"("flash_bwd.cu":319:7 to 319:21) at "flash_bwd.cu":414:3 to 414:95))
+      scf.yield %acc_dk_new, %acc_dv_new, %other, %g_next
+          : tensor<128x64xf32, #ACC_KV>, tensor<128x64xf32, #ACC_KV>, index, !cuir.group loc("flash_bwd.cu":462:5 to 462:68)
+    } loc("flash_bwd.cu":462:5 to 462:68)
+
+    // =============================== unmasked steps ===============================
+    %u_dk, %u_dv, %u_stage, %u_g = scf.for %m_block = %m_unmasked_begin to %m_end step %c1
+        iter_args(%acc_dk = %m_dk, %acc_dv = %m_dv, %stage = %m_stage, %g_cur = %m_g)
+        -> (tensor<128x64xf32, #ACC_KV>, tensor<128x64xf32, #ACC_KV>, index, !cuir.group) {
+      %other = arith.xori %stage, %c1 : index loc(callsite("stage"("flash_bwd.cu":371:59 to 371:68) at "flash_bwd.cu":467:7 to 467:26))
+      %sQ_st = memref.subview %sQ[%stage, 0, 0] [1, 64, 64] [1, 1, 1]
+          : memref<2x64x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sQ"("flash_bwd.cu":365:3 to 365:69) at "flash_bwd.cu":467:7 to 467:26))
+      %sdO_st = memref.subview %sdO[%stage, 0, 0] [1, 64, 64] [1, 1, 1]
+          : memref<2x64x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sdO"("flash_bwd.cu":366:3 to 366:71) at "flash_bwd.cu":467:7 to 467:26))
+      %sLSE_st = memref.subview %sLSE[%stage, 0] [1, 64] [1, 1]
+          : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("s_lse"("flash_bwd.cu":383:56 to 383:105) at "flash_bwd.cu":467:7 to 467:26))
+      %sD_st = memref.subview %sD[%stage, 0] [1, 64] [1, 1]
+          : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("s_d"("flash_bwd.cu":391:54 to 391:101) at "flash_bwd.cu":467:7 to 467:26))
+
+      cuir.wait_group %g_cur pending 0 loc(callsite("flash_bwd.cu":369:3 to 369:28 at "flash_bwd.cu":467:7 to 467:26))
+      cuir.barrier.sync loc(callsite("flash_bwd.cu":370:3 to 370:19 at "flash_bwd.cu":467:7 to 467:26))
+      // next_q_step: the next query block of the head, else the first one of the next head
+      %m_next = arith.addi %m_block, %c1 : index loc(callsite("flash_bwd.cu":342:7 to 342:18 at "flash_bwd.cu":468:26 to 468:74))
+      %same_head = arith.cmpi slt, %m_next, %m_end : index loc(callsite("flash_bwd.cu":342:3 to 342:33 at "flash_bwd.cu":468:26 to 468:74))
+      %head_next = arith.addi %head_q, %c1 : index loc(callsite("flash_bwd.cu":343:16 to 343:26 at "flash_bwd.cu":468:26 to 468:74))
+      %next_head_q = arith.select %same_head, %head_q, %head_next : index loc(callsite("flash_bwd.cu":342:3 to 342:33 at "flash_bwd.cu":468:26 to 468:74))
+      %next_m_block = arith.select %same_head, %m_next, %m_begin : index loc(callsite("flash_bwd.cu":342:3 to 342:33 at "flash_bwd.cu":468:26 to 468:74))
+      %more_heads = arith.cmpi slt, %head_q, %last_head_q : index loc(callsite("flash_bwd.cu":343:43 to 343:63 at "flash_bwd.cu":468:26 to 468:74))
+      %next_valid = arith.ori %same_head, %more_heads : i1 loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":467:7 to 467:26))
+      %g_next = scf.if %next_valid -> (!cuir.group) {
+        %row0 = arith.muli %next_m_block, %c64 : index loc(callsite("row0"("flash_bwd.cu":229:3 to 229:40) at "flash_bwd.cu":371:19 to 371:68))
+        %q_head = memref.subview %q[%b, 0, %next_head_q, 0] [1, %seqlen_q, 1, 64] [1, 1, 1, 1]
+            : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc(callsite("q"("flash_bwd.cu":230:3 to 230:62) at "flash_bwd.cu":371:19 to 371:68))
+        %d_o_head = memref.subview %d_o[%b, 0, %next_head_q, 0] [1, %seqlen_q, 1, 64] [1, 1, 1, 1]
+            : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc(callsite("d_o"("flash_bwd.cu":232:3 to 232:66) at "flash_bwd.cu":371:19 to 371:68))
+        %lse_head = memref.subview %ws_lse_log2[%b, %next_head_q, 0] [1, 1, %rows] [1, 1, 1]
+            : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":242:44 to 242:94) at "flash_bwd.cu":371:19 to 371:68))
+        %d_head = memref.subview %ws_d[%b, %next_head_q, 0] [1, 1, %rows] [1, 1, 1]
+            : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":242:24 to 242:41) at "flash_bwd.cu":371:19 to 371:68))
+        %sQ_o = memref.subview %sQ[%other, 0, 0] [1, 64, 64] [1, 1, 1]
+            : memref<2x64x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sQ"("flash_bwd.cu":234:60 to 234:110) at "flash_bwd.cu":371:19 to 371:68))
+        %sdO_o = memref.subview %sdO[%other, 0, 0] [1, 64, 64] [1, 1, 1]
+            : memref<2x64x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sdO"("flash_bwd.cu":236:60 to 236:111) at "flash_bwd.cu":371:19 to 371:68))
+        %sLSE_o = memref.subview %sLSE[%other, 0] [1, 64] [1, 1]
+            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":243:38 to 243:104) at "flash_bwd.cu":371:19 to 371:68))
+        %sD_o = memref.subview %sD[%other, 0] [1, 64] [1, 1]
+            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":243:38 to 243:104) at "flash_bwd.cu":371:19 to 371:68))
+        %tq = cuir.copy_async cp_async %q_head[%row0, %c0] -> %sQ_o
+            : memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> -> memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> -> !cuir.token loc(callsite("sQ"("flash_bwd.cu":234:3 to 234:84) at "flash_bwd.cu":371:19 to 371:68))
+        %tdo = cuir.copy_async cp_async %d_o_head[%row0, %c0] -> %sdO_o
+            : memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> -> memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> -> !cuir.token loc(callsite("sdO"("flash_bwd.cu":236:3 to 236:85) at "flash_bwd.cu":371:19 to 371:68))
+        %tl = cuir.copy_async cp_async %lse_head[%row0] -> %sLSE_o
+            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":244:5 to 244:40) at "flash_bwd.cu":371:19 to 371:68))
+        %td = cuir.copy_async cp_async %d_head[%row0] -> %sD_o
+            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":244:5 to 244:40) at "flash_bwd.cu":371:19 to 371:68))
+        %g = cuir.commit %tq, %tdo, %tl, %td loc(callsite("flash_bwd.cu":372:3 to 372:27 at "flash_bwd.cu":467:7 to 467:26))
+        scf.yield %g : !cuir.group loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":467:7 to 467:26))
+      } else {
+        %g = cuir.commit loc(callsite("flash_bwd.cu":372:3 to 372:27 at "flash_bwd.cu":467:7 to 467:26))
+        scf.yield %g : !cuir.group loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":467:7 to 467:26))
+      } loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":467:7 to 467:26))
+
+      // ------- S = Q K^T (unscaled) -------
+      %q_row0 = arith.muli %m_block, %c64 : index loc(callsite("q_tile"("flash_bwd.cu":414:40 to 414:74) at "flash_bwd.cu":467:7 to 467:26))
+      %acc_s = cuir.gemm %sQ_st, %sK transpose_b, %acc_sdp_init
+          : memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, memref<128x64xbf16, #S>, tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":378:3 to 378:71) at "flash_bwd.cu":467:7 to 467:26))
+
+      // ------- scores_to_probs: P = exp2(S * scale * log2e - LSE * log2e) -------
+      %lse_log2 = cuir.load %sLSE_st : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #ROW_S> loc(callsite("lse_log2"("flash_bwd.cu":275:7 to 275:72) at "flash_bwd.cu":384:3 to 384:64))
+      %lse_b = cuir.broadcast_rows %lse_log2 : tensor<64xf32, #ROW_S> -> tensor<64x128xf32, #ACC_S> loc(callsite("lse_log2"("flash_bwd.cu":280:75 to 280:84) at "flash_bwd.cu":384:3 to 384:64))
+      %neg_lse = arith.negf %lse_b : tensor<64x128xf32, #ACC_S> loc(callsite("lse_log2"("flash_bwd.cu":280:75 to 280:84) at "flash_bwd.cu":384:3 to 384:64))
+      %logits = math.fma %acc_s, %scale_tile, %neg_lse : tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":280:40 to 280:85) at "flash_bwd.cu":384:3 to 384:64))
+      %p = math.exp2 %logits : tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":280:11 to 280:87) at "flash_bwd.cu":384:3 to 384:64))
+
+      // ------- dP = dO V^T; probs_to_dscores: dS = P * (dP - D) -------
+      %acc_dp = cuir.gemm %sdO_st, %sV transpose_b, %acc_sdp_init
+          : memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, memref<128x64xbf16, #S>, tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":389:3 to 389:72) at "flash_bwd.cu":467:7 to 467:26))
+      %d_rows = cuir.load %sD_st : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #ROW_S> loc(callsite("d"("flash_bwd.cu":293:7 to 293:58) at "flash_bwd.cu":392:3 to 392:59))
+      %d_b = cuir.broadcast_rows %d_rows : tensor<64xf32, #ROW_S> -> tensor<64x128xf32, #ACC_S> loc(callsite("d"("flash_bwd.cu":297:95 to 297:116) at "flash_bwd.cu":392:3 to 392:59))
+      %dp_minus_d = arith.subf %acc_dp, %d_b : tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":297:95 to 297:116) at "flash_bwd.cu":392:3 to 392:59))
+      %ds = arith.mulf %p, %dp_minus_d : tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":297:55 to 297:118) at "flash_bwd.cu":392:3 to 392:59))
+
+      // ------- P and dS to shared memory (16-bit): the other warps' GEMMs read them whole -------
+      %p16 = arith.truncf %p : tensor<64x128xf32, #ACC_S> to tensor<64x128xbf16, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":395:3 to 395:55) at "flash_bwd.cu":467:7 to 467:26))
+      cuir.store %p16 -> %sP : tensor<64x128xbf16, #ACC_S> -> memref<64x128xbf16, #S> loc(callsite("sP"("flash_bwd.cu":395:3 to 395:48) at "flash_bwd.cu":467:7 to 467:26))
+      %ds16 = arith.truncf %ds : tensor<64x128xf32, #ACC_S> to tensor<64x128xbf16, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":396:3 to 396:57) at "flash_bwd.cu":467:7 to 467:26))
+      cuir.store %ds16 -> %sdS : tensor<64x128xbf16, #ACC_S> -> memref<64x128xbf16, #S> loc(callsite("sdS"("flash_bwd.cu":396:3 to 396:49) at "flash_bwd.cu":467:7 to 467:26))
+      cuir.barrier.sync loc(callsite("flash_bwd.cu":397:3 to 397:19 at "flash_bwd.cu":467:7 to 467:26))
+
+      // ------- dV += P^T dO, dK += dS^T Q -------
+      %pt = cuir.load %sP transpose : memref<64x128xbf16, #S> -> tensor<128x64xbf16, #A_KV> loc(callsite("sP"("flash_bwd.cu":400:73 to 400:114) at "flash_bwd.cu":467:7 to 467:26))
+      %acc_dv_new = cuir.gemm %pt, %sdO_st, %acc_dv
+          : tensor<128x64xbf16, #A_KV>, memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, tensor<128x64xf32, #ACC_KV> loc(callsite("acc_dv"("flash_bwd.cu":400:3 to 400:71) at "flash_bwd.cu":467:7 to 467:26))
+      %dst = cuir.load %sdS transpose : memref<64x128xbf16, #S> -> tensor<128x64xbf16, #A_KV> loc(callsite("sdS"("flash_bwd.cu":402:73 to 402:115) at "flash_bwd.cu":467:7 to 467:26))
+      %acc_dk_new = cuir.gemm %dst, %sQ_st, %acc_dk
+          : tensor<128x64xbf16, #A_KV>, memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, tensor<128x64xf32, #ACC_KV> loc(callsite("acc_dk"("flash_bwd.cu":402:3 to 402:71) at "flash_bwd.cu":467:7 to 467:26))
+
+      // ------- dQ += dS K: fp32 reductions into the workspace -------
+      %acc_dq = cuir.gemm %sdS, %sK, %acc_dq_init
+          : memref<64x128xbf16, #S>, memref<128x64xbf16, #S>, tensor<64x64xf32, #ACC_DQ> loc(callsite("acc_dq"("flash_bwd.cu":408:3 to 408:69) at "flash_bwd.cu":467:7 to 467:26))
+      %dq_head = memref.subview %ws_dq_accum[%b, %head_q, 0, 0] [1, 1, %rows, 64] [1, 1, 1, 1]
+          : memref<?x?x?x64xf32, #G> to memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc(callsite("head_rows"("flash_bwd.cu":411:3 to 411:71) at "flash_bwd.cu":467:7 to 467:26))
+      cuir.atomic_add %acc_dq -> %dq_head[%q_row0, %c0] : tensor<64x64xf32, #ACC_DQ> -> memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc(callsite("dq_tile"("flash_bwd.cu":319:7 to 319:21) at "flash_bwd.cu":414:3 to 414:95))
+      scf.yield %acc_dk_new, %acc_dv_new, %other, %g_next
+          : tensor<128x64xf32, #ACC_KV>, tensor<128x64xf32, #ACC_KV>, index, !cuir.group loc("flash_bwd.cu":466:5 to 466:57)
+    } loc("flash_bwd.cu":466:5 to 466:57)
+    scf.yield %u_dk, %u_dv, %u_stage, %u_g
+        : tensor<128x64xf32, #ACC_KV>, tensor<128x64xf32, #ACC_KV>, index, !cuir.group loc("flash_bwd.cu":459:3 to 459:67)
+  } loc("flash_bwd.cu":459:3 to 459:67)
+  cuir.wait_group %h_g pending 0 loc("flash_bwd.cu":471:3 to 471:28)
+
+  // =============================== epilogue: dK * scale and dV through the K and V tiles ===============================
+  cuir.barrier.sync loc("flash_bwd.cu":474:3 to 474:19)
+  %scale_kv = tensor.splat %softmax_scale : tensor<128x64xf32, #ACC_KV> loc("acc_dk"("flash_bwd.cu":478:3 to 478:93))
+  %dk_scaled = arith.mulf %h_dk, %scale_kv : tensor<128x64xf32, #ACC_KV> loc("acc_dk"("flash_bwd.cu":478:3 to 478:93))
+  %dk16 = arith.truncf %dk_scaled : tensor<128x64xf32, #ACC_KV> to tensor<128x64xbf16, #ACC_KV> loc("acc_dk"("flash_bwd.cu":478:3 to 478:93))
+  cuir.store %dk16 -> %sK : tensor<128x64xbf16, #ACC_KV> -> memref<128x64xbf16, #S> loc("sK"("flash_bwd.cu":478:3 to 478:63))
+  %dv16 = arith.truncf %h_dv : tensor<128x64xf32, #ACC_KV> to tensor<128x64xbf16, #ACC_KV> loc("acc_dv"("flash_bwd.cu":480:3 to 480:76))
+  cuir.store %dv16 -> %sV : tensor<128x64xbf16, #ACC_KV> -> memref<128x64xbf16, #S> loc("sV"("flash_bwd.cu":480:3 to 480:63))
+  cuir.barrier.sync loc("flash_bwd.cu":481:3 to 481:19)
+  %dk_head = memref.subview %dk[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 64] [1, 1, 1, 1]
+      : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("dk"("flash_bwd.cu":484:3 to 484:52))
+  %dv_head = memref.subview %dv[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 64] [1, 1, 1, 1]
+      : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("dv"("flash_bwd.cu":486:3 to 486:52))
+  cuir.copy %sK -> %dk_head[%key_begin, %c0] : memref<128x64xbf16, #S> -> memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("dk"("flash_bwd.cu":488:3 to 488:97))
+  cuir.copy %sV -> %dv_head[%key_begin, %c0] : memref<128x64xbf16, #S> -> memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("dv"("flash_bwd.cu":490:3 to 490:97))
+  cuir.return loc("flash_bwd.cu":420:5 to 420:89)
+} loc("flash_bwd_sm80_kernel"("flash_bwd.cu":420:5 to 420:89))
+
+// =============================== dQ conversion ===============================
+cuir.kernel @flash_bwd_bf16_d64_convert_dq(
+    %ws_dq_accum: memref<?x?x?x64xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":498:101 to 498:116)),
+    %dq: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dq"} loc("params.dq"("flash_bwd.cu":498:61 to 498:99)),
+    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_bwd.cu":498:61 to 498:99)),
+    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":498:61 to 498:99)),
+    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":498:61 to 498:99)),
+    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":498:61 to 498:99)),
+    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":498:61 to 498:99)),
+    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":498:61 to 498:99)))
+    grid (b, hq, hkv, nq, nkv) -> (nq ceildiv 64, hq, b)
+    threads 256 arch "sm_80" {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index loc("BLOCK_M")
+  %m_block = cuir.block_id x loc("m_block"("flash_bwd.cu":501:13 to 501:33))
+  %head_q = cuir.block_id y loc("head_q"("flash_bwd.cu":501:35 to 501:54))
+  %b = cuir.block_id z loc("batch"("flash_bwd.cu":501:56 to 501:74))
+  %row0 = arith.muli %m_block, %c64 : index loc("row"("flash_bwd.cu":503:60 to 503:80))
+  %m_blocks = arith.ceildivui %seqlen_q, %c64 : index loc("rows"("flash_bwd.cu":125:15 to 125:38))
+  %rows = arith.muli %m_blocks, %c64 : index loc("rows"("flash_bwd.cu":125:15 to 125:38))
+  %tile = memref.subview %ws_dq_accum[%b, %head_q, 0, 0] [1, 1, %rows, 64] [1, 1, 1, 1]
+      : memref<?x?x?x64xf32, #G> to memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc("tile"("flash_bwd.cu":502:3 to 502:56))
+  %dq_head = memref.subview %dq[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 64] [1, 1, 1, 1]
+      : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("dq"("flash_bwd.cu":504:3 to 504:52))
+  %zero_tile = arith.constant dense<0.0> : tensor<64x64xf32, #ACC_P> loc("acc"("flash_bwd.cu":514:5 to 514:33))
+  %acc = cuir.elementwise (%zero_tile) at [%b, %head_q, %row0, %c0]
+      : (tensor<64x64xf32, #ACC_P>) -> tensor<64x64xf32, #ACC_P> {
+  ^bb0(%x: f32 loc("acc"("flash_bwd.cu":514:5 to 514:33)), %bi: index loc("batch"("flash_bwd.cu":501:56 to 501:74)), %hi: index loc("head_q"("flash_bwd.cu":501:35 to 501:54)), %row: index loc("row"("flash_bwd.cu":512:5 to 512:81)), %col: index loc("col"("flash_bwd.cu":513:5 to 513:73))):
+    %a = memref.load %tile[%row, %col] : memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc("acc"("flash_bwd.cu":514:24 to 514:32))
+    cuir.yield %a : f32 loc("acc"("flash_bwd.cu":514:5 to 514:33))
+  } loc("acc"("flash_bwd.cu":514:5 to 514:33))
+  %s_tile = tensor.splat %softmax_scale : tensor<64x64xf32, #ACC_P> loc("s"("flash_bwd.cu":505:3 to 505:40))
+  %dq_f = arith.mulf %acc, %s_tile : tensor<64x64xf32, #ACC_P> loc("dq"("flash_bwd.cu":516:99 to 516:108))
+  %dq16 = arith.truncf %dq_f : tensor<64x64xf32, #ACC_P> to tensor<64x64xbf16, #ACC_P> loc("dq"("flash_bwd.cu":516:78 to 516:120))
+  cuir.store %dq16 -> %dq_head[%row0, %c0] : tensor<64x64xbf16, #ACC_P> -> memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("dq"("flash_bwd.cu":515:5 to 515:31))
+  cuir.return loc("flash_bwd.cu":498:40 to 498:117)
+} loc("flash_bwd_convert_dq"("flash_bwd.cu":498:40 to 498:117))
+cuir.launch_sequence @flash_bwd_f16_d128 [@flash_bwd_f16_d128_preprocess, @flash_bwd_f16_d128_kernel, @flash_bwd_f16_d128_convert_dq] loc("launch_flash_bwd"("flash_bwd.cu":527:20 to 527:98))
+
+// =============================== preprocess ===============================
+cuir.kernel @flash_bwd_f16_d128_preprocess(
+    %o: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "o"} loc("params.o"("flash_bwd.cu":138:61 to 138:99)),
+    %d_o: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "d_o"} loc("params.d_o"("flash_bwd.cu":138:61 to 138:99)),
+    %lse: memref<?x?x?xf32, #G> {cuir.arg = "lse"} loc("params.lse"("flash_bwd.cu":138:61 to 138:99)),
+    %ws_lse_log2: memref<?x?x?xf32, #G> {cuir.arg = "workspace:lse_log2", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.lse_log2"("flash_bwd.cu":138:101 to 138:116)),
+    %ws_d: memref<?x?x?xf32, #G> {cuir.arg = "workspace:d", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.d_rows"("flash_bwd.cu":138:101 to 138:116)),
+    %ws_dq_accum: memref<?x?x?x128xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":138:101 to 138:116)),
+    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":138:61 to 138:99)),
+    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":138:61 to 138:99)),
+    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":138:61 to 138:99)),
+    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":138:61 to 138:99)),
+    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":138:61 to 138:99)))
+    grid (b, hq, hkv, nq, nkv) -> (nq ceildiv 64, hq, b)
+    threads 256 arch "sm_80" {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index loc("BLOCK_M")
+  %ninf = arith.constant 0xFF800000 : f32 loc("kInf"("flash_bwd.cu":169:64 to 169:69))
+  %m_block = cuir.block_id x loc("m_block"("flash_bwd.cu":143:13 to 143:33))
+  %head_q = cuir.block_id y loc("head_q"("flash_bwd.cu":143:35 to 143:54))
+  %b = cuir.block_id z loc("batch"("flash_bwd.cu":143:56 to 143:74))
+  %row0 = arith.muli %m_block, %c64 : index loc("row"("flash_bwd.cu":152:21 to 152:38))
+  %m_blocks = arith.ceildivui %seqlen_q, %c64 : index loc("rows"("flash_bwd.cu":125:15 to 125:38))
+  %rows = arith.muli %m_blocks, %c64 : index loc("rows"("flash_bwd.cu":125:15 to 125:38))
+  %o_head = memref.subview %o[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 128] [1, 1, 1, 1]
+      : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("o"("flash_bwd.cu":145:3 to 145:22))
+  %d_o_head = memref.subview %d_o[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 128] [1, 1, 1, 1]
+      : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("d_o"("flash_bwd.cu":147:3 to 147:24))
+  %lse_head = memref.subview %lse[%b, %head_q, 0] [1, 1, %seqlen_q] [1, 1, 1]
+      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("lse"("flash_bwd.cu":149:3 to 149:32))
+  %lse_log2_head = memref.subview %ws_lse_log2[%b, %head_q, 0] [1, 1, %rows] [1, 1, 1]
+      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("head_rows"("flash_bwd.cu":144:3 to 144:65))
+  %d_head = memref.subview %ws_d[%b, %head_q, 0] [1, 1, %rows] [1, 1, 1]
+      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("head_rows"("flash_bwd.cu":144:3 to 144:65))
+  %dq_accum_head = memref.subview %ws_dq_accum[%b, %head_q, 0, 0] [1, 1, %rows, 128] [1, 1, 1, 1]
+      : memref<?x?x?x128xf32, #G> to memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc("dq_accum"("flash_bwd.cu":174:3 to 174:48))
+
+  // ---- D = rowsum(dO * O): rows past seqlen_q give 0 ----
+  %zero_tile = arith.constant dense<0.0> : tensor<64x128xf32, #ACC_P> loc("dot"("flash_bwd.cu":154:5 to 154:21))
+  %prod = cuir.elementwise (%zero_tile) at [%b, %head_q, %row0, %c0]
+      : (tensor<64x128xf32, #ACC_P>) -> tensor<64x128xf32, #ACC_P> {
+  ^bb0(%x: f32 loc("dot"("flash_bwd.cu":154:5 to 154:21)), %bi: index loc("batch"("flash_bwd.cu":143:56 to 143:74)), %hi: index loc("head_q"("flash_bwd.cu":143:35 to 143:54)), %row: index loc("row"("flash_bwd.cu":152:5 to 152:85)), %col: index loc("chunk"("flash_bwd.cu":153:5 to 153:44))):
+    %in = arith.cmpi slt, %row, %seqlen_q : index loc("flash_bwd.cu":155:5 to 155:31)
+    %row_c = arith.select %in, %row, %c0 : index loc("flash_bwd.cu":155:5 to 155:31)
+    %ov = memref.load %o_head[%row_c, %col] : memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("o8"("flash_bwd.cu":156:7 to 156:100))
+    %dov = memref.load %d_o_head[%row_c, %col] : memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("do8"("flash_bwd.cu":157:7 to 157:104))
+    %of = arith.extf %ov : f16 to f32 loc("of"("flash_bwd.cu":161:22 to 161:61))
+    %df = arith.extf %dov : f16 to f32 loc("df"("flash_bwd.cu":161:63 to 161:103))
+    %p = arith.mulf %of, %df : f32 loc("dot"("flash_bwd.cu":162:9 to 162:55))
+    %r = arith.select %in, %p, %x : f32 loc("flash_bwd.cu":155:5 to 155:31)
+    cuir.yield %r : f32 loc("dot"("flash_bwd.cu":162:9 to 162:55))
+  } loc("dot"("flash_bwd.cu":162:9 to 162:55))
+  %dot = cuir.reduce_rows sum %prod : tensor<64x128xf32, #ACC_P> -> tensor<64xf32, #ROW_P> loc("dot"("flash_bwd.cu":166:68 to 166:117))
+
+  // ---- LSE * log2e: a row that sees no key (LSE = -inf) and a padded row get +inf ----
+  %lse_tile = cuir.elementwise (%zero_tile) at [%b, %head_q, %row0, %c0]
+      : (tensor<64x128xf32, #ACC_P>) -> tensor<64x128xf32, #ACC_P> {
+  ^bb0(%x: f32 loc("row_lse"("flash_bwd.cu":169:7 to 169:26)), %bi: index loc("batch"("flash_bwd.cu":143:56 to 143:74)), %hi: index loc("head_q"("flash_bwd.cu":143:35 to 143:54)), %row: index loc("row"("flash_bwd.cu":152:5 to 152:85)), %col: index loc("chunk"("flash_bwd.cu":153:5 to 153:44))):
+    %in = arith.cmpi slt, %row, %seqlen_q : index loc("row_lse"("flash_bwd.cu":169:29 to 169:69))
+    %row_c = arith.select %in, %row, %c0 : index loc("row_lse"("flash_bwd.cu":169:29 to 169:69))
+    %l = memref.load %lse_head[%row_c] : memref<?xf32, strided<[1], offset: ?>, #G> loc("row_lse"("flash_bwd.cu":169:53 to 169:61))
+    %r = arith.select %in, %l, %ninf : f32 loc("row_lse"("flash_bwd.cu":169:7 to 169:70))
+    cuir.yield %r : f32 loc("row_lse"("flash_bwd.cu":169:7 to 169:70))
+  } loc("row_lse"("flash_bwd.cu":169:7 to 169:70))
+  %row_lse = cuir.reduce_rows max %lse_tile : tensor<64x128xf32, #ACC_P> -> tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":169:7 to 169:26))
+  %ninf_row = arith.constant dense<0xFF800000> : tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":170:38 to 170:54))
+  %pinf_row = arith.constant dense<0x7F800000> : tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":170:38 to 170:80))
+  %log2e_row = arith.constant dense<1.44269502> : tensor<64xf32, #ROW_P> loc("kLog2e"("flash_bwd.cu":170:64 to 170:80))
+  %sees_none = arith.cmpf oeq, %row_lse, %ninf_row : tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":170:38 to 170:54))
+  %lse_scaled = arith.mulf %row_lse, %log2e_row : tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":170:64 to 170:80))
+  %lse_log2 = arith.select %sees_none, %pinf_row, %lse_scaled : tensor<64xi1, #ROW_P>, tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":170:38 to 170:80))
+  cuir.store %lse_log2 -> %lse_log2_head[%row0] : tensor<64xf32, #ROW_P> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("ws.lse_log2"("flash_bwd.cu":170:7 to 170:81))
+  cuir.store %dot -> %d_head[%row0] : tensor<64xf32, #ROW_P> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("ws.d_rows"("flash_bwd.cu":171:7 to 171:40))
+
+  // ---- the dQ accumulator of this query tile, zeroed ----
+  cuir.store %zero_tile -> %dq_accum_head[%row0, %c0] : tensor<64x128xf32, #ACC_P> -> memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc("dq_accum"("flash_bwd.cu":175:59 to 175:105))
+  cuir.return loc("flash_bwd.cu":138:40 to 138:117)
+} loc("flash_bwd_preprocess"("flash_bwd.cu":138:40 to 138:117))
+
+// =============================== main kernel ===============================
+cuir.kernel @flash_bwd_f16_d128_kernel(
+    %q: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "q"} loc("params.q"("flash_bwd.cu":420:27 to 420:88)),
+    %k: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "k"} loc("params.k"("flash_bwd.cu":420:27 to 420:88)),
+    %v: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "v"} loc("params.v"("flash_bwd.cu":420:27 to 420:88)),
+    %d_o: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "d_o"} loc("params.d_o"("flash_bwd.cu":420:27 to 420:88)),
+    %ws_lse_log2: memref<?x?x?xf32, #G> {cuir.arg = "workspace:lse_log2", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.lse_log2"("flash_bwd.cu":420:67 to 420:88)),
+    %ws_d: memref<?x?x?xf32, #G> {cuir.arg = "workspace:d", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.d_rows"("flash_bwd.cu":420:67 to 420:88)),
+    %ws_dq_accum: memref<?x?x?x128xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":420:67 to 420:88)),
+    %dk: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dk"} loc("params.dk"("flash_bwd.cu":420:27 to 420:88)),
+    %dv: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dv"} loc("params.dv"("flash_bwd.cu":420:27 to 420:88)),
+    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_bwd.cu":420:27 to 420:88)),
+    %causal: i1 {cuir.arg = "causal"} loc("IS_CAUSAL"("flash_bwd.cu":418:1 to 418:57)),
+    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":420:27 to 420:88)),
+    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":420:27 to 420:88)),
+    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":420:27 to 420:88)),
+    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":420:27 to 420:88)),
+    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":420:27 to 420:88)))
+    grid (b, hq, hkv, nq, nkv) -> (nkv ceildiv 128, hkv, b)
+    threads 256 arch "sm_80" {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index loc("BLOCK_M")
+  %c128 = arith.constant 128 : index loc("BLOCK_N")
+  %ninf = arith.constant 0xFF800000 : f32 loc("kInf"("flash_bwd.cu":262:81 to 262:86))
+
+  // ---- block coordinates, GQA group, sequence views ----
+  %n_block = cuir.block_id x loc("block.n_block"("flash_bwd.cu":426:3 to 426:49))
+  %head_kv = cuir.block_id y loc("block.head_kv"("flash_bwd.cu":426:3 to 426:49))
+  %b = cuir.block_id z loc("block.batch"("flash_bwd.cu":426:3 to 426:49))
+  %causal_offset = arith.subi %seqlen_kv, %seqlen_q : index loc("last_key_offset"("flash_bwd.cu":430:43 to 430:70))
+  %last_key_offset = arith.select %causal, %causal_offset, %seqlen_kv : index loc("last_key_offset"("flash_bwd.cu":430:13 to 430:82))
+  %group = arith.divui %num_heads_q, %num_heads_kv : index loc("group"("flash_bwd.cu":431:13 to 431:61))
+  %first_head_q = arith.muli %head_kv, %group : index loc("first_head_q"("flash_bwd.cu":432:13 to 432:49))
+  %head_q_end = arith.addi %first_head_q, %group : index loc("last_head_q"("flash_bwd.cu":432:51 to 432:89))
+  %last_head_q = arith.subi %head_q_end, %c1 : index loc("last_head_q"("flash_bwd.cu":432:51 to 432:89))
+  %key_begin = arith.muli %n_block, %c128 : index loc("key_begin"("flash_bwd.cu":433:13 to 433:51))
+  %m_blocks = arith.ceildivui %seqlen_q, %c64 : index loc("rows"("flash_bwd.cu":125:15 to 125:38))
+  %rows = arith.muli %m_blocks, %c64 : index loc("rows"("flash_bwd.cu":125:15 to 125:38))
+  %k_head = memref.subview %k[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 128] [1, 1, 1, 1]
+      : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("k"("flash_bwd.cu":440:3 to 440:62))
+  %v_head = memref.subview %v[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 128] [1, 1, 1, 1]
+      : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("v"("flash_bwd.cu":442:3 to 442:62))
+
+  // ---- q_block_range: the query blocks [m_begin, m_end) this KV block visits, [m_begin, m_unmasked_begin) masked ----
+  %m_end = arith.ceildivui %seqlen_q, %c64 : index loc(callsite("m_end"("flash_bwd.cu":207:3 to 207:56) at "flash_bwd.cu":434:29 to 434:70))
+  %key_end = arith.addi %key_begin, %c128 : index loc(callsite("ragged"("flash_bwd.cu":209:23 to 209:57) at "flash_bwd.cu":434:29 to 434:70))
+  %ragged = arith.cmpi sgt, %key_end, %seqlen_kv : index loc(callsite("ragged"("flash_bwd.cu":209:3 to 209:58) at "flash_bwd.cu":434:29 to 434:70))
+  %unm_full = arith.select %ragged, %m_end, %c0 : index loc(callsite("r"("flash_bwd.cu":210:20 to 210:38) at "flash_bwd.cu":434:29 to 434:70))
+  %first_row = arith.subi %key_begin, %causal_offset : index loc(callsite("first_row"("flash_bwd.cu":213:5 to 213:53) at "flash_bwd.cu":434:29 to 434:70))
+  %key_end_c = arith.minsi %key_end, %seqlen_kv : index loc(callsite("last_key"("flash_bwd.cu":214:26 to 214:64) at "flash_bwd.cu":434:29 to 434:70))
+  %last_key = arith.subi %key_end_c, %c1 : index loc(callsite("last_key"("flash_bwd.cu":214:5 to 214:69) at "flash_bwd.cu":434:29 to 434:70))
+  %full_row = arith.subi %last_key, %causal_offset : index loc(callsite("full_row"("flash_bwd.cu":215:5 to 215:51) at "flash_bwd.cu":434:29 to 434:70))
+  %fr_none = arith.cmpi sle, %first_row, %c0 : index loc(callsite("r.m_begin"("flash_bwd.cu":216:17 to 216:31) at "flash_bwd.cu":434:29 to 434:70))
+  %fr_blk = arith.divsi %first_row, %c64 : index loc(callsite("r.m_begin"("flash_bwd.cu":216:49 to 216:68) at "flash_bwd.cu":434:29 to 434:70))
+  %fr_min = arith.minsi %m_end, %fr_blk : index loc(callsite("r.m_begin"("flash_bwd.cu":216:38 to 216:69) at "flash_bwd.cu":434:29 to 434:70))
+  %m_begin_c = arith.select %fr_none, %c0, %fr_min : index loc(callsite("r.m_begin"("flash_bwd.cu":216:5 to 216:70) at "flash_bwd.cu":434:29 to 434:70))
+  %fu_none = arith.cmpi sle, %full_row, %c0 : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":217:50 to 217:63) at "flash_bwd.cu":434:29 to 434:70))
+  %fu_blk = arith.ceildivsi %full_row, %c64 : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":217:81 to 217:115) at "flash_bwd.cu":434:29 to 434:70))
+  %fu_min = arith.minsi %m_end, %fu_blk : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":217:70 to 217:116) at "flash_bwd.cu":434:29 to 434:70))
+  %fu_sel = arith.select %fu_none, %c0, %fu_min : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":217:50 to 217:116) at "flash_bwd.cu":434:29 to 434:70))
+  %unm_c = arith.maxsi %unm_full, %fu_sel : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":217:5 to 217:63) at "flash_bwd.cu":434:29 to 434:70))
+  %m_begin = arith.select %causal, %m_begin_c, %c0 : index loc(callsite("r.m_begin"("flash_bwd.cu":211:3 to 211:27) at "flash_bwd.cu":434:29 to 434:70))
+  %unm_sel = arith.select %causal, %unm_c, %unm_full : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":211:3 to 211:27) at "flash_bwd.cu":434:29 to 434:70))
+  %m_unmasked_begin = arith.maxsi %unm_sel, %m_begin : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":219:3 to 219:59) at "flash_bwd.cu":434:29 to 434:70))
+
+  // ---- shared memory (FlashBwdTraits), 16-bit tiles swizzled ----
+  %sK = cuir.alloc {swizzle = 128} : memref<128x128xf16, #S> loc("sK"("flash_bwd.cu":75:29 to 75:42))
+  %sV = cuir.alloc {swizzle = 128} : memref<128x128xf16, #S> loc("sV"("flash_bwd.cu":76:29 to 76:66))
+  %sQ = cuir.alloc {swizzle = 128} : memref<2x64x128xf16, #S> loc("sQ"("flash_bwd.cu":77:29 to 77:66))
+  %sdO = cuir.alloc {swizzle = 128} : memref<2x64x128xf16, #S> loc("sdO"("flash_bwd.cu":78:29 to 78:77))
+  %sP = cuir.alloc {swizzle = 128} : memref<64x128xf16, #S> loc("sP"("flash_bwd.cu":79:29 to 79:77))
+  %sdS = cuir.alloc {swizzle = 128} : memref<64x128xf16, #S> loc("sdS"("flash_bwd.cu":80:29 to 80:68))
+  %sLSE = cuir.alloc : memref<2x64xf32, #S> loc("sLSE"("flash_bwd.cu":81:29 to 81:70))
+  %sD = cuir.alloc : memref<2x64xf32, #S> loc("sD"("flash_bwd.cu":82:29 to 82:80))
+
+  // ---- prologue: K, V and the first step's tiles, one group ----
+  %has_steps = arith.cmpi slt, %m_begin, %m_end : index loc("flash_bwd.cu":448:3 to 448:35)
+  // K and V are issued before the branch in the source; both branches issue them here (one group each).
+  %g_first = scf.if %has_steps -> (!cuir.group) {
+    %tk = cuir.copy_async cp_async %k_head[%key_begin, %c0] -> %sK
+        : memref<?x128xf16, strided<[?, 1], offset: ?>, #G> -> memref<128x128xf16, #S> -> !cuir.token loc("sK"("flash_bwd.cu":444:3 to 444:81))
+    %tv = cuir.copy_async cp_async %v_head[%key_begin, %c0] -> %sV
+        : memref<?x128xf16, strided<[?, 1], offset: ?>, #G> -> memref<128x128xf16, #S> -> !cuir.token loc("sV"("flash_bwd.cu":446:3 to 446:81))
+    %row0 = arith.muli %m_begin, %c64 : index loc(callsite("row0"("flash_bwd.cu":229:3 to 229:40) at "flash_bwd.cu":449:5 to 449:65))
+    %q_head = memref.subview %q[%b, 0, %first_head_q, 0] [1, %seqlen_q, 1, 128] [1, 1, 1, 1]
+        : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc(callsite("q"("flash_bwd.cu":230:3 to 230:62) at "flash_bwd.cu":449:5 to 449:65))
+    %d_o_head = memref.subview %d_o[%b, 0, %first_head_q, 0] [1, %seqlen_q, 1, 128] [1, 1, 1, 1]
+        : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc(callsite("d_o"("flash_bwd.cu":232:3 to 232:66) at "flash_bwd.cu":449:5 to 449:65))
+    %lse_head = memref.subview %ws_lse_log2[%b, %first_head_q, 0] [1, 1, %rows] [1, 1, 1]
+        : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":242:44 to 242:94) at "flash_bwd.cu":449:5 to 449:65))
+    %d_head = memref.subview %ws_d[%b, %first_head_q, 0] [1, 1, %rows] [1, 1, 1]
+        : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":242:24 to 242:41) at "flash_bwd.cu":449:5 to 449:65))
+    %sQ0 = memref.subview %sQ[0, 0, 0] [1, 64, 128] [1, 1, 1]
+        : memref<2x64x128xf16, #S> to memref<64x128xf16, strided<[128, 1]>, #S> loc(callsite("sQ"("flash_bwd.cu":234:60 to 234:110) at "flash_bwd.cu":449:5 to 449:65))
+    %sdO0 = memref.subview %sdO[0, 0, 0] [1, 64, 128] [1, 1, 1]
+        : memref<2x64x128xf16, #S> to memref<64x128xf16, strided<[128, 1]>, #S> loc(callsite("sdO"("flash_bwd.cu":236:60 to 236:111) at "flash_bwd.cu":449:5 to 449:65))
+    %sLSE0 = memref.subview %sLSE[0, 0] [1, 64] [1, 1]
+        : memref<2x64xf32, #S> to memref<64xf32, strided<[1]>, #S> loc(callsite("dst"("flash_bwd.cu":243:38 to 243:104) at "flash_bwd.cu":449:5 to 449:65))
+    %sD0 = memref.subview %sD[0, 0] [1, 64] [1, 1]
+        : memref<2x64xf32, #S> to memref<64xf32, strided<[1]>, #S> loc(callsite("dst"("flash_bwd.cu":243:38 to 243:104) at "flash_bwd.cu":449:5 to 449:65))
+    %tq = cuir.copy_async cp_async %q_head[%row0, %c0] -> %sQ0
+        : memref<?x128xf16, strided<[?, 1], offset: ?>, #G> -> memref<64x128xf16, strided<[128, 1]>, #S> -> !cuir.token loc(callsite("sQ"("flash_bwd.cu":234:3 to 234:84) at "flash_bwd.cu":449:5 to 449:65))
+    %tdo = cuir.copy_async cp_async %d_o_head[%row0, %c0] -> %sdO0
+        : memref<?x128xf16, strided<[?, 1], offset: ?>, #G> -> memref<64x128xf16, strided<[128, 1]>, #S> -> !cuir.token loc(callsite("sdO"("flash_bwd.cu":236:3 to 236:85) at "flash_bwd.cu":449:5 to 449:65))
+    %tl = cuir.copy_async cp_async %lse_head[%row0] -> %sLSE0
+        : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1]>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":244:5 to 244:40) at "flash_bwd.cu":449:5 to 449:65))
+    %td = cuir.copy_async cp_async %d_head[%row0] -> %sD0
+        : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1]>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":244:5 to 244:40) at "flash_bwd.cu":449:5 to 449:65))
+    %g = cuir.commit %tk, %tv, %tq, %tdo, %tl, %td loc("flash_bwd.cu":450:3 to 450:27)
+    scf.yield %g : !cuir.group loc("flash_bwd.cu":448:3 to 448:35)
+  } else {
+    %tk = cuir.copy_async cp_async %k_head[%key_begin, %c0] -> %sK
+        : memref<?x128xf16, strided<[?, 1], offset: ?>, #G> -> memref<128x128xf16, #S> -> !cuir.token loc("sK"("flash_bwd.cu":444:3 to 444:81))
+    %tv = cuir.copy_async cp_async %v_head[%key_begin, %c0] -> %sV
+        : memref<?x128xf16, strided<[?, 1], offset: ?>, #G> -> memref<128x128xf16, #S> -> !cuir.token loc("sV"("flash_bwd.cu":446:3 to 446:81))
+    %g = cuir.commit %tk, %tv loc("flash_bwd.cu":450:3 to 450:27)
+    scf.yield %g : !cuir.group loc("flash_bwd.cu":448:3 to 448:35)
+  } loc("flash_bwd.cu":448:3 to 448:35)
+
+  // ---- dK, dV accumulators (registers), the probability scale ----
+  %acc_kv_init = arith.constant dense<0.0> : tensor<128x128xf32, #ACC_KV> loc("acc_dk"("flash_bwd.cu":454:3 to 454:20))
+  %acc_sdp_init = arith.constant dense<0.0> : tensor<64x128xf32, #ACC_S> loc("acc_s"("flash_bwd.cu":377:3 to 377:19))
+  %acc_dq_init = arith.constant dense<0.0> : tensor<64x128xf32, #ACC_DQ> loc("acc_dq"("flash_bwd.cu":407:3 to 407:20))
+  %log2e = arith.constant 1.44269502 : f32 loc("scale_log2"("flash_bwd.cu":456:15 to 456:57))
+  %scale_log2 = arith.mulf %softmax_scale, %log2e : f32 loc("scale_log2"("flash_bwd.cu":456:15 to 456:57))
+  %scale_tile = tensor.splat %scale_log2 : tensor<64x128xf32, #ACC_S> loc("scale_log2"("flash_bwd.cu":456:15 to 456:57))
+
+  // =============================== the query heads of the group ===============================
+  %h_dk, %h_dv, %h_stage, %h_g = scf.for %head_q = %first_head_q to %head_q_end step %c1
+      iter_args(%dk_h = %acc_kv_init, %dv_h = %acc_kv_init, %stage_h = %c0, %g_h = %g_first)
+      -> (tensor<128x128xf32, #ACC_KV>, tensor<128x128xf32, #ACC_KV>, index, !cuir.group) {
+
+    // =============================== masking steps ===============================
+    %m_dk, %m_dv, %m_stage, %m_g = scf.for %m_block = %m_begin to %m_unmasked_begin step %c1
+        iter_args(%acc_dk = %dk_h, %acc_dv = %dv_h, %stage = %stage_h, %g_cur = %g_h)
+        -> (tensor<128x128xf32, #ACC_KV>, tensor<128x128xf32, #ACC_KV>, index, !cuir.group) {
+      %other = arith.xori %stage, %c1 : index loc(callsite("stage"("flash_bwd.cu":371:59 to 371:68) at "flash_bwd.cu":463:7 to 463:25))
+      %sQ_st = memref.subview %sQ[%stage, 0, 0] [1, 64, 128] [1, 1, 1]
+          : memref<2x64x128xf16, #S> to memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sQ"("flash_bwd.cu":365:3 to 365:69) at "flash_bwd.cu":463:7 to 463:25))
+      %sdO_st = memref.subview %sdO[%stage, 0, 0] [1, 64, 128] [1, 1, 1]
+          : memref<2x64x128xf16, #S> to memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sdO"("flash_bwd.cu":366:3 to 366:71) at "flash_bwd.cu":463:7 to 463:25))
+      %sLSE_st = memref.subview %sLSE[%stage, 0] [1, 64] [1, 1]
+          : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("s_lse"("flash_bwd.cu":383:56 to 383:105) at "flash_bwd.cu":463:7 to 463:25))
+      %sD_st = memref.subview %sD[%stage, 0] [1, 64] [1, 1]
+          : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("s_d"("flash_bwd.cu":391:54 to 391:101) at "flash_bwd.cu":463:7 to 463:25))
+
+      cuir.wait_group %g_cur pending 0 loc(callsite("flash_bwd.cu":369:3 to 369:28 at "flash_bwd.cu":463:7 to 463:25))
+      cuir.barrier.sync loc(callsite("flash_bwd.cu":370:3 to 370:19 at "flash_bwd.cu":463:7 to 463:25))
+      // next_q_step: the next query block of the head, else the first one of the next head
+      %m_next = arith.addi %m_block, %c1 : index loc(callsite("flash_bwd.cu":342:7 to 342:18 at "flash_bwd.cu":463:72 to 463:120))
+      %same_head = arith.cmpi slt, %m_next, %m_end : index loc(callsite("flash_bwd.cu":342:3 to 342:33 at "flash_bwd.cu":463:72 to 463:120))
+      %head_next = arith.addi %head_q, %c1 : index loc(callsite("flash_bwd.cu":343:16 to 343:26 at "flash_bwd.cu":463:72 to 463:120))
+      %next_head_q = arith.select %same_head, %head_q, %head_next : index loc(callsite("flash_bwd.cu":342:3 to 342:33 at "flash_bwd.cu":463:72 to 463:120))
+      %next_m_block = arith.select %same_head, %m_next, %m_begin : index loc(callsite("flash_bwd.cu":342:3 to 342:33 at "flash_bwd.cu":463:72 to 463:120))
+      %more_heads = arith.cmpi slt, %head_q, %last_head_q : index loc(callsite("flash_bwd.cu":343:43 to 343:63 at "flash_bwd.cu":463:72 to 463:120))
+      %next_valid = arith.ori %same_head, %more_heads : i1 loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":463:7 to 463:25))
+      %g_next = scf.if %next_valid -> (!cuir.group) {
+        %row0 = arith.muli %next_m_block, %c64 : index loc(callsite("row0"("flash_bwd.cu":229:3 to 229:40) at "flash_bwd.cu":371:19 to 371:68))
+        %q_head = memref.subview %q[%b, 0, %next_head_q, 0] [1, %seqlen_q, 1, 128] [1, 1, 1, 1]
+            : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc(callsite("q"("flash_bwd.cu":230:3 to 230:62) at "flash_bwd.cu":371:19 to 371:68))
+        %d_o_head = memref.subview %d_o[%b, 0, %next_head_q, 0] [1, %seqlen_q, 1, 128] [1, 1, 1, 1]
+            : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc(callsite("d_o"("flash_bwd.cu":232:3 to 232:66) at "flash_bwd.cu":371:19 to 371:68))
+        %lse_head = memref.subview %ws_lse_log2[%b, %next_head_q, 0] [1, 1, %rows] [1, 1, 1]
+            : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":242:44 to 242:94) at "flash_bwd.cu":371:19 to 371:68))
+        %d_head = memref.subview %ws_d[%b, %next_head_q, 0] [1, 1, %rows] [1, 1, 1]
+            : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":242:24 to 242:41) at "flash_bwd.cu":371:19 to 371:68))
+        %sQ_o = memref.subview %sQ[%other, 0, 0] [1, 64, 128] [1, 1, 1]
+            : memref<2x64x128xf16, #S> to memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sQ"("flash_bwd.cu":234:60 to 234:110) at "flash_bwd.cu":371:19 to 371:68))
+        %sdO_o = memref.subview %sdO[%other, 0, 0] [1, 64, 128] [1, 1, 1]
+            : memref<2x64x128xf16, #S> to memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sdO"("flash_bwd.cu":236:60 to 236:111) at "flash_bwd.cu":371:19 to 371:68))
+        %sLSE_o = memref.subview %sLSE[%other, 0] [1, 64] [1, 1]
+            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":243:38 to 243:104) at "flash_bwd.cu":371:19 to 371:68))
+        %sD_o = memref.subview %sD[%other, 0] [1, 64] [1, 1]
+            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":243:38 to 243:104) at "flash_bwd.cu":371:19 to 371:68))
+        %tq = cuir.copy_async cp_async %q_head[%row0, %c0] -> %sQ_o
+            : memref<?x128xf16, strided<[?, 1], offset: ?>, #G> -> memref<64x128xf16, strided<[128, 1], offset: ?>, #S> -> !cuir.token loc(callsite("sQ"("flash_bwd.cu":234:3 to 234:84) at "flash_bwd.cu":371:19 to 371:68))
+        %tdo = cuir.copy_async cp_async %d_o_head[%row0, %c0] -> %sdO_o
+            : memref<?x128xf16, strided<[?, 1], offset: ?>, #G> -> memref<64x128xf16, strided<[128, 1], offset: ?>, #S> -> !cuir.token loc(callsite("sdO"("flash_bwd.cu":236:3 to 236:85) at "flash_bwd.cu":371:19 to 371:68))
+        %tl = cuir.copy_async cp_async %lse_head[%row0] -> %sLSE_o
+            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":244:5 to 244:40) at "flash_bwd.cu":371:19 to 371:68))
+        %td = cuir.copy_async cp_async %d_head[%row0] -> %sD_o
+            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":244:5 to 244:40) at "flash_bwd.cu":371:19 to 371:68))
+        %g = cuir.commit %tq, %tdo, %tl, %td loc(callsite("flash_bwd.cu":372:3 to 372:27 at "flash_bwd.cu":463:7 to 463:25))
+        scf.yield %g : !cuir.group loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":463:7 to 463:25))
+      } else {
+        %g = cuir.commit loc(callsite("flash_bwd.cu":372:3 to 372:27 at "flash_bwd.cu":463:7 to 463:25))
+        scf.yield %g : !cuir.group loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":463:7 to 463:25))
+      } loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":463:7 to 463:25))
+
+      // ------- S = Q K^T (unscaled) -------
+      %q_row0 = arith.muli %m_block, %c64 : index loc(callsite("q_tile"("flash_bwd.cu":414:40 to 414:74) at "flash_bwd.cu":463:7 to 463:25))
+      %acc_s = cuir.gemm %sQ_st, %sK transpose_b, %acc_sdp_init
+          : memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, memref<128x128xf16, #S>, tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":378:3 to 378:71) at "flash_bwd.cu":463:7 to 463:25))
+
+      // ------- the mask of a masking step: -inf where key >= seqlen_kv or key > row + last_key_offset -------
+      %kv0 = arith.muli %n_block, %c128 : index loc(callsite("key_base"("flash_bwd.cu":381:58 to 381:96) at "flash_bwd.cu":463:7 to 463:25))
+      %acc_s_masked = cuir.elementwise (%acc_s) at [%b, %head_q, %q_row0, %kv0]
+          : (tensor<64x128xf32, #ACC_S>) -> tensor<64x128xf32, #ACC_S> {
+      ^bb0(%x: f32 loc("acc_s"("flash_bwd.cu":262:62 to 262:86)), %bi: index loc(callsite("block.batch"("flash_bwd.cu":381:5 to 381:24) at "flash_bwd.cu":463:7 to 463:25)), %hi: index loc(callsite("head_q"("flash_bwd.cu":381:5 to 381:24) at "flash_bwd.cu":463:7 to 463:25)), %row: index loc("row"("flash_bwd.cu":260:9 to 260:69)), %key: index loc("key"("flash_bwd.cu":261:9 to 261:68))):
+        %past_end = arith.cmpi sge, %key, %seqlen_kv : index loc(callsite("flash_bwd.cu":262:13 to 262:29 at "flash_bwd.cu":381:5 to 381:24))
+        %row_last = arith.addi %row, %last_key_offset : index loc(callsite("flash_bwd.cu":262:39 to 262:60 at "flash_bwd.cu":381:5 to 381:24))
+        %past_diag = arith.cmpi sgt, %key, %row_last : index loc(callsite("flash_bwd.cu":262:33 to 262:60 at "flash_bwd.cu":381:5 to 381:24))
+        %hidden = arith.ori %past_end, %past_diag : i1 loc(callsite("flash_bwd.cu":262:9 to 262:29 at "flash_bwd.cu":381:5 to 381:24))
+        %r = arith.select %hidden, %ninf, %x : f32 loc(callsite("acc_s"("flash_bwd.cu":262:62 to 262:86) at "flash_bwd.cu":381:5 to 381:24))
+        cuir.yield %r : f32 loc(callsite("flash_bwd.cu":381:5 to 381:24 at "flash_bwd.cu":463:7 to 463:25))
+      } loc(callsite("acc_s"("flash_bwd.cu":381:5 to 381:24) at "flash_bwd.cu":463:7 to 463:25))
+
+      // ------- scores_to_probs: P = exp2(S * scale * log2e - LSE * log2e) -------
+      %lse_log2 = cuir.load %sLSE_st : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #ROW_S> loc(callsite("lse_log2"("flash_bwd.cu":275:7 to 275:72) at "flash_bwd.cu":384:3 to 384:64))
+      %lse_b = cuir.broadcast_rows %lse_log2 : tensor<64xf32, #ROW_S> -> tensor<64x128xf32, #ACC_S> loc(callsite("lse_log2"("flash_bwd.cu":280:75 to 280:84) at "flash_bwd.cu":384:3 to 384:64))
+      %neg_lse = arith.negf %lse_b : tensor<64x128xf32, #ACC_S> loc(callsite("lse_log2"("flash_bwd.cu":280:75 to 280:84) at "flash_bwd.cu":384:3 to 384:64))
+      %logits = math.fma %acc_s_masked, %scale_tile, %neg_lse : tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":280:40 to 280:85) at "flash_bwd.cu":384:3 to 384:64))
+      %p = math.exp2 %logits : tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":280:11 to 280:87) at "flash_bwd.cu":384:3 to 384:64))
+
+      // ------- dP = dO V^T; probs_to_dscores: dS = P * (dP - D) -------
+      %acc_dp = cuir.gemm %sdO_st, %sV transpose_b, %acc_sdp_init
+          : memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, memref<128x128xf16, #S>, tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":389:3 to 389:72) at "flash_bwd.cu":463:7 to 463:25))
+      %d_rows = cuir.load %sD_st : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #ROW_S> loc(callsite("d"("flash_bwd.cu":293:7 to 293:58) at "flash_bwd.cu":392:3 to 392:59))
+      %d_b = cuir.broadcast_rows %d_rows : tensor<64xf32, #ROW_S> -> tensor<64x128xf32, #ACC_S> loc(callsite("d"("flash_bwd.cu":297:95 to 297:116) at "flash_bwd.cu":392:3 to 392:59))
+      %dp_minus_d = arith.subf %acc_dp, %d_b : tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":297:95 to 297:116) at "flash_bwd.cu":392:3 to 392:59))
+      %ds = arith.mulf %p, %dp_minus_d : tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":297:55 to 297:118) at "flash_bwd.cu":392:3 to 392:59))
+
+      // ------- P and dS to shared memory (16-bit): the other warps' GEMMs read them whole -------
+      %p16 = arith.truncf %p : tensor<64x128xf32, #ACC_S> to tensor<64x128xf16, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":395:3 to 395:55) at "flash_bwd.cu":463:7 to 463:25))
+      cuir.store %p16 -> %sP : tensor<64x128xf16, #ACC_S> -> memref<64x128xf16, #S> loc(callsite("sP"("flash_bwd.cu":395:3 to 395:48) at "flash_bwd.cu":463:7 to 463:25))
+      %ds16 = arith.truncf %ds : tensor<64x128xf32, #ACC_S> to tensor<64x128xf16, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":396:3 to 396:57) at "flash_bwd.cu":463:7 to 463:25))
+      cuir.store %ds16 -> %sdS : tensor<64x128xf16, #ACC_S> -> memref<64x128xf16, #S> loc(callsite("sdS"("flash_bwd.cu":396:3 to 396:49) at "flash_bwd.cu":463:7 to 463:25))
+      cuir.barrier.sync loc(callsite("flash_bwd.cu":397:3 to 397:19 at "flash_bwd.cu":463:7 to 463:25))
+
+      // ------- dV += P^T dO, dK += dS^T Q -------
+      %pt = cuir.load %sP transpose : memref<64x128xf16, #S> -> tensor<128x64xf16, #A_KV> loc(callsite("sP"("flash_bwd.cu":400:73 to 400:114) at "flash_bwd.cu":463:7 to 463:25))
+      %acc_dv_new = cuir.gemm %pt, %sdO_st, %acc_dv
+          : tensor<128x64xf16, #A_KV>, memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, tensor<128x128xf32, #ACC_KV> loc(callsite("acc_dv"("flash_bwd.cu":400:3 to 400:71) at "flash_bwd.cu":463:7 to 463:25))
+      %dst = cuir.load %sdS transpose : memref<64x128xf16, #S> -> tensor<128x64xf16, #A_KV> loc(callsite("sdS"("flash_bwd.cu":402:73 to 402:115) at "flash_bwd.cu":463:7 to 463:25))
+      %acc_dk_new = cuir.gemm %dst, %sQ_st, %acc_dk
+          : tensor<128x64xf16, #A_KV>, memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, tensor<128x128xf32, #ACC_KV> loc(callsite("acc_dk"("flash_bwd.cu":402:3 to 402:71) at "flash_bwd.cu":463:7 to 463:25))
+
+      // ------- dQ += dS K: fp32 reductions into the workspace -------
+      %acc_dq = cuir.gemm %sdS, %sK, %acc_dq_init
+          : memref<64x128xf16, #S>, memref<128x128xf16, #S>, tensor<64x128xf32, #ACC_DQ> loc(callsite("acc_dq"("flash_bwd.cu":408:3 to 408:69) at "flash_bwd.cu":463:7 to 463:25))
+      %dq_head = memref.subview %ws_dq_accum[%b, %head_q, 0, 0] [1, 1, %rows, 128] [1, 1, 1, 1]
+          : memref<?x?x?x128xf32, #G> to memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc(callsite("head_rows"("flash_bwd.cu":411:3 to 411:71) at "flash_bwd.cu":463:7 to 463:25))
+      cuir.atomic_add %acc_dq -> %dq_head[%q_row0, %c0] : tensor<64x128xf32, #ACC_DQ> -> memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc(callsite("dq_tile"("flash_bwd.cu":319:7 to 319:21) at "flash_bwd.cu":414:3 to 414:95))
+      scf.yield %acc_dk_new, %acc_dv_new, %other, %g_next
+          : tensor<128x128xf32, #ACC_KV>, tensor<128x128xf32, #ACC_KV>, index, !cuir.group loc("flash_bwd.cu":462:5 to 462:68)
+    } loc("flash_bwd.cu":462:5 to 462:68)
+
+    // =============================== unmasked steps ===============================
+    %u_dk, %u_dv, %u_stage, %u_g = scf.for %m_block = %m_unmasked_begin to %m_end step %c1
+        iter_args(%acc_dk = %m_dk, %acc_dv = %m_dv, %stage = %m_stage, %g_cur = %m_g)
+        -> (tensor<128x128xf32, #ACC_KV>, tensor<128x128xf32, #ACC_KV>, index, !cuir.group) {
+      %other = arith.xori %stage, %c1 : index loc(callsite("stage"("flash_bwd.cu":371:59 to 371:68) at "flash_bwd.cu":467:7 to 467:26))
+      %sQ_st = memref.subview %sQ[%stage, 0, 0] [1, 64, 128] [1, 1, 1]
+          : memref<2x64x128xf16, #S> to memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sQ"("flash_bwd.cu":365:3 to 365:69) at "flash_bwd.cu":467:7 to 467:26))
+      %sdO_st = memref.subview %sdO[%stage, 0, 0] [1, 64, 128] [1, 1, 1]
+          : memref<2x64x128xf16, #S> to memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sdO"("flash_bwd.cu":366:3 to 366:71) at "flash_bwd.cu":467:7 to 467:26))
+      %sLSE_st = memref.subview %sLSE[%stage, 0] [1, 64] [1, 1]
+          : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("s_lse"("flash_bwd.cu":383:56 to 383:105) at "flash_bwd.cu":467:7 to 467:26))
+      %sD_st = memref.subview %sD[%stage, 0] [1, 64] [1, 1]
+          : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("s_d"("flash_bwd.cu":391:54 to 391:101) at "flash_bwd.cu":467:7 to 467:26))
+
+      cuir.wait_group %g_cur pending 0 loc(callsite("flash_bwd.cu":369:3 to 369:28 at "flash_bwd.cu":467:7 to 467:26))
+      cuir.barrier.sync loc(callsite("flash_bwd.cu":370:3 to 370:19 at "flash_bwd.cu":467:7 to 467:26))
+      // next_q_step: the next query block of the head, else the first one of the next head
+      %m_next = arith.addi %m_block, %c1 : index loc(callsite("flash_bwd.cu":342:7 to 342:18 at "flash_bwd.cu":468:26 to 468:74))
+      %same_head = arith.cmpi slt, %m_next, %m_end : index loc(callsite("flash_bwd.cu":342:3 to 342:33 at "flash_bwd.cu":468:26 to 468:74))
+      %head_next = arith.addi %head_q, %c1 : index loc(callsite("flash_bwd.cu":343:16 to 343:26 at "flash_bwd.cu":468:26 to 468:74))
+      %next_head_q = arith.select %same_head, %head_q, %head_next : index loc(callsite("flash_bwd.cu":342:3 to 342:33 at "flash_bwd.cu":468:26 to 468:74))
+      %next_m_block = arith.select %same_head, %m_next, %m_begin : index loc(callsite("flash_bwd.cu":342:3 to 342:33 at "flash_bwd.cu":468:26 to 468:74))
+      %more_heads = arith.cmpi slt, %head_q, %last_head_q : index loc(callsite("flash_bwd.cu":343:43 to 343:63 at "flash_bwd.cu":468:26 to 468:74))
+      %next_valid = arith.ori %same_head, %more_heads : i1 loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":467:7 to 467:26))
+      %g_next = scf.if %next_valid -> (!cuir.group) {
+        %row0 = arith.muli %next_m_block, %c64 : index loc(callsite("row0"("flash_bwd.cu":229:3 to 229:40) at "flash_bwd.cu":371:19 to 371:68))
+        %q_head = memref.subview %q[%b, 0, %next_head_q, 0] [1, %seqlen_q, 1, 128] [1, 1, 1, 1]
+            : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc(callsite("q"("flash_bwd.cu":230:3 to 230:62) at "flash_bwd.cu":371:19 to 371:68))
+        %d_o_head = memref.subview %d_o[%b, 0, %next_head_q, 0] [1, %seqlen_q, 1, 128] [1, 1, 1, 1]
+            : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc(callsite("d_o"("flash_bwd.cu":232:3 to 232:66) at "flash_bwd.cu":371:19 to 371:68))
+        %lse_head = memref.subview %ws_lse_log2[%b, %next_head_q, 0] [1, 1, %rows] [1, 1, 1]
+            : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":242:44 to 242:94) at "flash_bwd.cu":371:19 to 371:68))
+        %d_head = memref.subview %ws_d[%b, %next_head_q, 0] [1, 1, %rows] [1, 1, 1]
+            : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":242:24 to 242:41) at "flash_bwd.cu":371:19 to 371:68))
+        %sQ_o = memref.subview %sQ[%other, 0, 0] [1, 64, 128] [1, 1, 1]
+            : memref<2x64x128xf16, #S> to memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sQ"("flash_bwd.cu":234:60 to 234:110) at "flash_bwd.cu":371:19 to 371:68))
+        %sdO_o = memref.subview %sdO[%other, 0, 0] [1, 64, 128] [1, 1, 1]
+            : memref<2x64x128xf16, #S> to memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sdO"("flash_bwd.cu":236:60 to 236:111) at "flash_bwd.cu":371:19 to 371:68))
+        %sLSE_o = memref.subview %sLSE[%other, 0] [1, 64] [1, 1]
+            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":243:38 to 243:104) at "flash_bwd.cu":371:19 to 371:68))
+        %sD_o = memref.subview %sD[%other, 0] [1, 64] [1, 1]
+            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":243:38 to 243:104) at "flash_bwd.cu":371:19 to 371:68))
+        %tq = cuir.copy_async cp_async %q_head[%row0, %c0] -> %sQ_o
+            : memref<?x128xf16, strided<[?, 1], offset: ?>, #G> -> memref<64x128xf16, strided<[128, 1], offset: ?>, #S> -> !cuir.token loc(callsite("sQ"("flash_bwd.cu":234:3 to 234:84) at "flash_bwd.cu":371:19 to 371:68))
+        %tdo = cuir.copy_async cp_async %d_o_head[%row0, %c0] -> %sdO_o
+            : memref<?x128xf16, strided<[?, 1], offset: ?>, #G> -> memref<64x128xf16, strided<[128, 1], offset: ?>, #S> -> !cuir.token loc(callsite("sdO"("flash_bwd.cu":236:3 to 236:85) at "flash_bwd.cu":371:19 to 371:68))
+        %tl = cuir.copy_async cp_async %lse_head[%row0] -> %sLSE_o
+            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":244:5 to 244:40) at "flash_bwd.cu":371:19 to 371:68))
+        %td = cuir.copy_async cp_async %d_head[%row0] -> %sD_o
+            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":244:5 to 244:40) at "flash_bwd.cu":371:19 to 371:68))
+        %g = cuir.commit %tq, %tdo, %tl, %td loc(callsite("flash_bwd.cu":372:3 to 372:27 at "flash_bwd.cu":467:7 to 467:26))
+        scf.yield %g : !cuir.group loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":467:7 to 467:26))
+      } else {
+        %g = cuir.commit loc(callsite("flash_bwd.cu":372:3 to 372:27 at "flash_bwd.cu":467:7 to 467:26))
+        scf.yield %g : !cuir.group loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":467:7 to 467:26))
+      } loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":467:7 to 467:26))
+
+      // ------- S = Q K^T (unscaled) -------
+      %q_row0 = arith.muli %m_block, %c64 : index loc(callsite("q_tile"("flash_bwd.cu":414:40 to 414:74) at "flash_bwd.cu":467:7 to 467:26))
+      %acc_s = cuir.gemm %sQ_st, %sK transpose_b, %acc_sdp_init
+          : memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, memref<128x128xf16, #S>, tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":378:3 to 378:71) at "flash_bwd.cu":467:7 to 467:26))
+
+      // ------- scores_to_probs: P = exp2(S * scale * log2e - LSE * log2e) -------
+      %lse_log2 = cuir.load %sLSE_st : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #ROW_S> loc(callsite("lse_log2"("flash_bwd.cu":275:7 to 275:72) at "flash_bwd.cu":384:3 to 384:64))
+      %lse_b = cuir.broadcast_rows %lse_log2 : tensor<64xf32, #ROW_S> -> tensor<64x128xf32, #ACC_S> loc(callsite("lse_log2"("flash_bwd.cu":280:75 to 280:84) at "flash_bwd.cu":384:3 to 384:64))
+      %neg_lse = arith.negf %lse_b : tensor<64x128xf32, #ACC_S> loc(callsite("lse_log2"("flash_bwd.cu":280:75 to 280:84) at "flash_bwd.cu":384:3 to 384:64))
+      %logits = math.fma %acc_s, %scale_tile, %neg_lse : tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":280:40 to 280:85) at "flash_bwd.cu":384:3 to 384:64))
+      %p = math.exp2 %logits : tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":280:11 to 280:87) at "flash_bwd.cu":384:3 to 384:64))
+
+      // ------- dP = dO V^T; probs_to_dscores: dS = P * (dP - D) -------
+      %acc_dp = cuir.gemm %sdO_st, %sV transpose_b, %acc_sdp_init
+          : memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, memref<128x128xf16, #S>, tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":389:3 to 389:72) at "flash_bwd.cu":467:7 to 467:26))
+      %d_rows = cuir.load %sD_st : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #ROW_S> loc(callsite("d"("flash_bwd.cu":293:7 to 293:58) at "flash_bwd.cu":392:3 to 392:59))
+      %d_b = cuir.broadcast_rows %d_rows : tensor<64xf32, #ROW_S> -> tensor<64x128xf32, #ACC_S> loc(callsite("d"("flash_bwd.cu":297:95 to 297:116) at "flash_bwd.cu":392:3 to 392:59))
+      %dp_minus_d = arith.subf %acc_dp, %d_b : tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":297:95 to 297:116) at "flash_bwd.cu":392:3 to 392:59))
+      %ds = arith.mulf %p, %dp_minus_d : tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":297:55 to 297:118) at "flash_bwd.cu":392:3 to 392:59))
+
+      // ------- P and dS to shared memory (16-bit): the other warps' GEMMs read them whole -------
+      %p16 = arith.truncf %p : tensor<64x128xf32, #ACC_S> to tensor<64x128xf16, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":395:3 to 395:55) at "flash_bwd.cu":467:7 to 467:26))
+      cuir.store %p16 -> %sP : tensor<64x128xf16, #ACC_S> -> memref<64x128xf16, #S> loc(callsite("sP"("flash_bwd.cu":395:3 to 395:48) at "flash_bwd.cu":467:7 to 467:26))
+      %ds16 = arith.truncf %ds : tensor<64x128xf32, #ACC_S> to tensor<64x128xf16, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":396:3 to 396:57) at "flash_bwd.cu":467:7 to 467:26))
+      cuir.store %ds16 -> %sdS : tensor<64x128xf16, #ACC_S> -> memref<64x128xf16, #S> loc(callsite("sdS"("flash_bwd.cu":396:3 to 396:49) at "flash_bwd.cu":467:7 to 467:26))
+      cuir.barrier.sync loc(callsite("flash_bwd.cu":397:3 to 397:19 at "flash_bwd.cu":467:7 to 467:26))
+
+      // ------- dV += P^T dO, dK += dS^T Q -------
+      %pt = cuir.load %sP transpose : memref<64x128xf16, #S> -> tensor<128x64xf16, #A_KV> loc(callsite("sP"("flash_bwd.cu":400:73 to 400:114) at "flash_bwd.cu":467:7 to 467:26))
+      %acc_dv_new = cuir.gemm %pt, %sdO_st, %acc_dv
+          : tensor<128x64xf16, #A_KV>, memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, tensor<128x128xf32, #ACC_KV> loc(callsite("acc_dv"("flash_bwd.cu":400:3 to 400:71) at "flash_bwd.cu":467:7 to 467:26))
+      %dst = cuir.load %sdS transpose : memref<64x128xf16, #S> -> tensor<128x64xf16, #A_KV> loc(callsite("sdS"("flash_bwd.cu":402:73 to 402:115) at "flash_bwd.cu":467:7 to 467:26))
+      %acc_dk_new = cuir.gemm %dst, %sQ_st, %acc_dk
+          : tensor<128x64xf16, #A_KV>, memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, tensor<128x128xf32, #ACC_KV> loc(callsite("acc_dk"("flash_bwd.cu":402:3 to 402:71) at "flash_bwd.cu":467:7 to 467:26))
+
+      // ------- dQ += dS K: fp32 reductions into the workspace -------
+      %acc_dq = cuir.gemm %sdS, %sK, %acc_dq_init
+          : memref<64x128xf16, #S>, memref<128x128xf16, #S>, tensor<64x128xf32, #ACC_DQ> loc(callsite("acc_dq"("flash_bwd.cu":408:3 to 408:69) at "flash_bwd.cu":467:7 to 467:26))
+      %dq_head = memref.subview %ws_dq_accum[%b, %head_q, 0, 0] [1, 1, %rows, 128] [1, 1, 1, 1]
+          : memref<?x?x?x128xf32, #G> to memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc(callsite("head_rows"("flash_bwd.cu":411:3 to 411:71) at "flash_bwd.cu":467:7 to 467:26))
+      cuir.atomic_add %acc_dq -> %dq_head[%q_row0, %c0] : tensor<64x128xf32, #ACC_DQ> -> memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc(callsite("dq_tile"("flash_bwd.cu":319:7 to 319:21) at "flash_bwd.cu":414:3 to 414:95))
+      scf.yield %acc_dk_new, %acc_dv_new, %other, %g_next
+          : tensor<128x128xf32, #ACC_KV>, tensor<128x128xf32, #ACC_KV>, index, !cuir.group loc("flash_bwd.cu":466:5 to 466:57)
+    } loc("flash_bwd.cu":466:5 to 466:57)
+    scf.yield %u_dk, %u_dv, %u_stage, %u_g
+        : tensor<128x128xf32, #ACC_KV>, tensor<128x128xf32, #ACC_KV>, index, !cuir.group loc("flash_bwd.cu":459:3 to 459:67)
+  } loc("flash_bwd.cu":459:3 to 459:67)
+  cuir.wait_group %h_g pending 0 loc("flash_bwd.cu":471:3 to 471:28)
+
+  // =============================== epilogue: dK * scale and dV through the K and V tiles ===============================
+  cuir.barrier.sync loc("flash_bwd.cu":474:3 to 474:19)
+  %scale_kv = tensor.splat %softmax_scale : tensor<128x128xf32, #ACC_KV> loc("acc_dk"("flash_bwd.cu":478:3 to 478:93))
+  %dk_scaled = arith.mulf %h_dk, %scale_kv : tensor<128x128xf32, #ACC_KV> loc("acc_dk"("flash_bwd.cu":478:3 to 478:93))
+  %dk16 = arith.truncf %dk_scaled : tensor<128x128xf32, #ACC_KV> to tensor<128x128xf16, #ACC_KV> loc("acc_dk"("flash_bwd.cu":478:3 to 478:93))
+  cuir.store %dk16 -> %sK : tensor<128x128xf16, #ACC_KV> -> memref<128x128xf16, #S> loc("sK"("flash_bwd.cu":478:3 to 478:63))
+  %dv16 = arith.truncf %h_dv : tensor<128x128xf32, #ACC_KV> to tensor<128x128xf16, #ACC_KV> loc("acc_dv"("flash_bwd.cu":480:3 to 480:76))
+  cuir.store %dv16 -> %sV : tensor<128x128xf16, #ACC_KV> -> memref<128x128xf16, #S> loc("sV"("flash_bwd.cu":480:3 to 480:63))
+  cuir.barrier.sync loc("flash_bwd.cu":481:3 to 481:19)
+  %dk_head = memref.subview %dk[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 128] [1, 1, 1, 1]
+      : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("dk"("flash_bwd.cu":484:3 to 484:52))
+  %dv_head = memref.subview %dv[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 128] [1, 1, 1, 1]
+      : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("dv"("flash_bwd.cu":486:3 to 486:52))
+  cuir.copy %sK -> %dk_head[%key_begin, %c0] : memref<128x128xf16, #S> -> memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("dk"("flash_bwd.cu":488:3 to 488:97))
+  cuir.copy %sV -> %dv_head[%key_begin, %c0] : memref<128x128xf16, #S> -> memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("dv"("flash_bwd.cu":490:3 to 490:97))
+  cuir.return loc("flash_bwd.cu":420:5 to 420:89)
+} loc("flash_bwd_sm80_kernel"("flash_bwd.cu":420:5 to 420:89))
+
+// =============================== dQ conversion ===============================
+cuir.kernel @flash_bwd_f16_d128_convert_dq(
+    %ws_dq_accum: memref<?x?x?x128xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":498:101 to 498:116)),
+    %dq: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dq"} loc("params.dq"("flash_bwd.cu":498:61 to 498:99)),
+    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_bwd.cu":498:61 to 498:99)),
+    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":498:61 to 498:99)),
+    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":498:61 to 498:99)),
+    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":498:61 to 498:99)),
+    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":498:61 to 498:99)),
+    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":498:61 to 498:99)))
+    grid (b, hq, hkv, nq, nkv) -> (nq ceildiv 64, hq, b)
+    threads 256 arch "sm_80" {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index loc("BLOCK_M")
+  %m_block = cuir.block_id x loc("m_block"("flash_bwd.cu":501:13 to 501:33))
+  %head_q = cuir.block_id y loc("head_q"("flash_bwd.cu":501:35 to 501:54))
+  %b = cuir.block_id z loc("batch"("flash_bwd.cu":501:56 to 501:74))
+  %row0 = arith.muli %m_block, %c64 : index loc("row"("flash_bwd.cu":503:60 to 503:80))
+  %m_blocks = arith.ceildivui %seqlen_q, %c64 : index loc("rows"("flash_bwd.cu":125:15 to 125:38))
+  %rows = arith.muli %m_blocks, %c64 : index loc("rows"("flash_bwd.cu":125:15 to 125:38))
+  %tile = memref.subview %ws_dq_accum[%b, %head_q, 0, 0] [1, 1, %rows, 128] [1, 1, 1, 1]
+      : memref<?x?x?x128xf32, #G> to memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc("tile"("flash_bwd.cu":502:3 to 502:56))
+  %dq_head = memref.subview %dq[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 128] [1, 1, 1, 1]
+      : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("dq"("flash_bwd.cu":504:3 to 504:52))
+  %zero_tile = arith.constant dense<0.0> : tensor<64x128xf32, #ACC_P> loc("acc"("flash_bwd.cu":514:5 to 514:33))
+  %acc = cuir.elementwise (%zero_tile) at [%b, %head_q, %row0, %c0]
+      : (tensor<64x128xf32, #ACC_P>) -> tensor<64x128xf32, #ACC_P> {
+  ^bb0(%x: f32 loc("acc"("flash_bwd.cu":514:5 to 514:33)), %bi: index loc("batch"("flash_bwd.cu":501:56 to 501:74)), %hi: index loc("head_q"("flash_bwd.cu":501:35 to 501:54)), %row: index loc("row"("flash_bwd.cu":512:5 to 512:81)), %col: index loc("col"("flash_bwd.cu":513:5 to 513:73))):
+    %a = memref.load %tile[%row, %col] : memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc("acc"("flash_bwd.cu":514:24 to 514:32))
+    cuir.yield %a : f32 loc("acc"("flash_bwd.cu":514:5 to 514:33))
+  } loc("acc"("flash_bwd.cu":514:5 to 514:33))
+  %s_tile = tensor.splat %softmax_scale : tensor<64x128xf32, #ACC_P> loc("s"("flash_bwd.cu":505:3 to 505:40))
+  %dq_f = arith.mulf %acc, %s_tile : tensor<64x128xf32, #ACC_P> loc("dq"("flash_bwd.cu":516:99 to 516:108))
+  %dq16 = arith.truncf %dq_f : tensor<64x128xf32, #ACC_P> to tensor<64x128xf16, #ACC_P> loc("dq"("flash_bwd.cu":516:78 to 516:120))
+  cuir.store %dq16 -> %dq_head[%row0, %c0] : tensor<64x128xf16, #ACC_P> -> memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("dq"("flash_bwd.cu":515:5 to 515:31))
+  cuir.return loc("flash_bwd.cu":498:40 to 498:117)
+} loc("flash_bwd_convert_dq"("flash_bwd.cu":498:40 to 498:117))
+cuir.launch_sequence @flash_bwd_f16_d64 [@flash_bwd_f16_d64_preprocess, @flash_bwd_f16_d64_kernel, @flash_bwd_f16_d64_convert_dq] loc("launch_flash_bwd"("flash_bwd.cu":527:20 to 527:98))
+
+// =============================== preprocess ===============================
+cuir.kernel @flash_bwd_f16_d64_preprocess(
+    %o: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "o"} loc("params.o"("flash_bwd.cu":138:61 to 138:99)),
+    %d_o: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "d_o"} loc("params.d_o"("flash_bwd.cu":138:61 to 138:99)),
+    %lse: memref<?x?x?xf32, #G> {cuir.arg = "lse"} loc("params.lse"("flash_bwd.cu":138:61 to 138:99)),
+    %ws_lse_log2: memref<?x?x?xf32, #G> {cuir.arg = "workspace:lse_log2", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.lse_log2"("flash_bwd.cu":138:101 to 138:116)),
+    %ws_d: memref<?x?x?xf32, #G> {cuir.arg = "workspace:d", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.d_rows"("flash_bwd.cu":138:101 to 138:116)),
+    %ws_dq_accum: memref<?x?x?x64xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":138:101 to 138:116)),
+    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":138:61 to 138:99)),
+    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":138:61 to 138:99)),
+    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":138:61 to 138:99)),
+    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":138:61 to 138:99)),
+    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":138:61 to 138:99)))
+    grid (b, hq, hkv, nq, nkv) -> (nq ceildiv 64, hq, b)
+    threads 256 arch "sm_80" {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index loc("BLOCK_M")
+  %ninf = arith.constant 0xFF800000 : f32 loc("kInf"("flash_bwd.cu":169:64 to 169:69))
+  %m_block = cuir.block_id x loc("m_block"("flash_bwd.cu":143:13 to 143:33))
+  %head_q = cuir.block_id y loc("head_q"("flash_bwd.cu":143:35 to 143:54))
+  %b = cuir.block_id z loc("batch"("flash_bwd.cu":143:56 to 143:74))
+  %row0 = arith.muli %m_block, %c64 : index loc("row"("flash_bwd.cu":152:21 to 152:38))
+  %m_blocks = arith.ceildivui %seqlen_q, %c64 : index loc("rows"("flash_bwd.cu":125:15 to 125:38))
+  %rows = arith.muli %m_blocks, %c64 : index loc("rows"("flash_bwd.cu":125:15 to 125:38))
+  %o_head = memref.subview %o[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 64] [1, 1, 1, 1]
+      : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("o"("flash_bwd.cu":145:3 to 145:22))
+  %d_o_head = memref.subview %d_o[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 64] [1, 1, 1, 1]
+      : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("d_o"("flash_bwd.cu":147:3 to 147:24))
+  %lse_head = memref.subview %lse[%b, %head_q, 0] [1, 1, %seqlen_q] [1, 1, 1]
+      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("lse"("flash_bwd.cu":149:3 to 149:32))
+  %lse_log2_head = memref.subview %ws_lse_log2[%b, %head_q, 0] [1, 1, %rows] [1, 1, 1]
+      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("head_rows"("flash_bwd.cu":144:3 to 144:65))
+  %d_head = memref.subview %ws_d[%b, %head_q, 0] [1, 1, %rows] [1, 1, 1]
+      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("head_rows"("flash_bwd.cu":144:3 to 144:65))
+  %dq_accum_head = memref.subview %ws_dq_accum[%b, %head_q, 0, 0] [1, 1, %rows, 64] [1, 1, 1, 1]
+      : memref<?x?x?x64xf32, #G> to memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc("dq_accum"("flash_bwd.cu":174:3 to 174:48))
+
+  // ---- D = rowsum(dO * O): rows past seqlen_q give 0 ----
+  %zero_tile = arith.constant dense<0.0> : tensor<64x64xf32, #ACC_P> loc("dot"("flash_bwd.cu":154:5 to 154:21))
+  %prod = cuir.elementwise (%zero_tile) at [%b, %head_q, %row0, %c0]
+      : (tensor<64x64xf32, #ACC_P>) -> tensor<64x64xf32, #ACC_P> {
+  ^bb0(%x: f32 loc("dot"("flash_bwd.cu":154:5 to 154:21)), %bi: index loc("batch"("flash_bwd.cu":143:56 to 143:74)), %hi: index loc("head_q"("flash_bwd.cu":143:35 to 143:54)), %row: index loc("row"("flash_bwd.cu":152:5 to 152:85)), %col: index loc("chunk"("flash_bwd.cu":153:5 to 153:44))):
+    %in = arith.cmpi slt, %row, %seqlen_q : index loc("flash_bwd.cu":155:5 to 155:31)
+    %row_c = arith.select %in, %row, %c0 : index loc("flash_bwd.cu":155:5 to 155:31)
+    %ov = memref.load %o_head[%row_c, %col] : memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("o8"("flash_bwd.cu":156:7 to 156:100))
+    %dov = memref.load %d_o_head[%row_c, %col] : memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("do8"("flash_bwd.cu":157:7 to 157:104))
+    %of = arith.extf %ov : f16 to f32 loc("of"("flash_bwd.cu":161:22 to 161:61))
+    %df = arith.extf %dov : f16 to f32 loc("df"("flash_bwd.cu":161:63 to 161:103))
+    %p = arith.mulf %of, %df : f32 loc("dot"("flash_bwd.cu":162:9 to 162:55))
+    %r = arith.select %in, %p, %x : f32 loc("flash_bwd.cu":155:5 to 155:31)
+    cuir.yield %r : f32 loc("dot"("flash_bwd.cu":162:9 to 162:55))
+  } loc("dot"("flash_bwd.cu":162:9 to 162:55))
+  %dot = cuir.reduce_rows sum %prod : tensor<64x64xf32, #ACC_P> -> tensor<64xf32, #ROW_P> loc("dot"("flash_bwd.cu":166:68 to 166:117))
+
+  // ---- LSE * log2e: a row that sees no key (LSE = -inf) and a padded row get +inf ----
+  %lse_tile = cuir.elementwise (%zero_tile) at [%b, %head_q, %row0, %c0]
+      : (tensor<64x64xf32, #ACC_P>) -> tensor<64x64xf32, #ACC_P> {
+  ^bb0(%x: f32 loc("row_lse"("flash_bwd.cu":169:7 to 169:26)), %bi: index loc("batch"("flash_bwd.cu":143:56 to 143:74)), %hi: index loc("head_q"("flash_bwd.cu":143:35 to 143:54)), %row: index loc("row"("flash_bwd.cu":152:5 to 152:85)), %col: index loc("chunk"("flash_bwd.cu":153:5 to 153:44))):
+    %in = arith.cmpi slt, %row, %seqlen_q : index loc("row_lse"("flash_bwd.cu":169:29 to 169:69))
+    %row_c = arith.select %in, %row, %c0 : index loc("row_lse"("flash_bwd.cu":169:29 to 169:69))
+    %l = memref.load %lse_head[%row_c] : memref<?xf32, strided<[1], offset: ?>, #G> loc("row_lse"("flash_bwd.cu":169:53 to 169:61))
+    %r = arith.select %in, %l, %ninf : f32 loc("row_lse"("flash_bwd.cu":169:7 to 169:70))
+    cuir.yield %r : f32 loc("row_lse"("flash_bwd.cu":169:7 to 169:70))
+  } loc("row_lse"("flash_bwd.cu":169:7 to 169:70))
+  %row_lse = cuir.reduce_rows max %lse_tile : tensor<64x64xf32, #ACC_P> -> tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":169:7 to 169:26))
+  %ninf_row = arith.constant dense<0xFF800000> : tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":170:38 to 170:54))
+  %pinf_row = arith.constant dense<0x7F800000> : tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":170:38 to 170:80))
+  %log2e_row = arith.constant dense<1.44269502> : tensor<64xf32, #ROW_P> loc("kLog2e"("flash_bwd.cu":170:64 to 170:80))
+  %sees_none = arith.cmpf oeq, %row_lse, %ninf_row : tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":170:38 to 170:54))
+  %lse_scaled = arith.mulf %row_lse, %log2e_row : tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":170:64 to 170:80))
+  %lse_log2 = arith.select %sees_none, %pinf_row, %lse_scaled : tensor<64xi1, #ROW_P>, tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":170:38 to 170:80))
+  cuir.store %lse_log2 -> %lse_log2_head[%row0] : tensor<64xf32, #ROW_P> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("ws.lse_log2"("flash_bwd.cu":170:7 to 170:81))
+  cuir.store %dot -> %d_head[%row0] : tensor<64xf32, #ROW_P> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("ws.d_rows"("flash_bwd.cu":171:7 to 171:40))
+
+  // ---- the dQ accumulator of this query tile, zeroed ----
+  cuir.store %zero_tile -> %dq_accum_head[%row0, %c0] : tensor<64x64xf32, #ACC_P> -> memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc("dq_accum"("flash_bwd.cu":175:59 to 175:105))
+  cuir.return loc("flash_bwd.cu":138:40 to 138:117)
+} loc("flash_bwd_preprocess"("flash_bwd.cu":138:40 to 138:117))
+
+// =============================== main kernel ===============================
+cuir.kernel @flash_bwd_f16_d64_kernel(
+    %q: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "q"} loc("params.q"("flash_bwd.cu":420:27 to 420:88)),
+    %k: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "k"} loc("params.k"("flash_bwd.cu":420:27 to 420:88)),
+    %v: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "v"} loc("params.v"("flash_bwd.cu":420:27 to 420:88)),
+    %d_o: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "d_o"} loc("params.d_o"("flash_bwd.cu":420:27 to 420:88)),
+    %ws_lse_log2: memref<?x?x?xf32, #G> {cuir.arg = "workspace:lse_log2", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.lse_log2"("flash_bwd.cu":420:67 to 420:88)),
+    %ws_d: memref<?x?x?xf32, #G> {cuir.arg = "workspace:d", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.d_rows"("flash_bwd.cu":420:67 to 420:88)),
+    %ws_dq_accum: memref<?x?x?x64xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":420:67 to 420:88)),
+    %dk: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dk"} loc("params.dk"("flash_bwd.cu":420:27 to 420:88)),
+    %dv: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dv"} loc("params.dv"("flash_bwd.cu":420:27 to 420:88)),
+    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_bwd.cu":420:27 to 420:88)),
+    %causal: i1 {cuir.arg = "causal"} loc("IS_CAUSAL"("flash_bwd.cu":418:1 to 418:57)),
+    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":420:27 to 420:88)),
+    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":420:27 to 420:88)),
+    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":420:27 to 420:88)),
+    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":420:27 to 420:88)),
+    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":420:27 to 420:88)))
+    grid (b, hq, hkv, nq, nkv) -> (nkv ceildiv 128, hkv, b)
+    threads 256 arch "sm_80" {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index loc("BLOCK_M")
+  %c128 = arith.constant 128 : index loc("BLOCK_N")
+  %ninf = arith.constant 0xFF800000 : f32 loc("kInf"("flash_bwd.cu":262:81 to 262:86))
+
+  // ---- block coordinates, GQA group, sequence views ----
+  %n_block = cuir.block_id x loc("block.n_block"("flash_bwd.cu":426:3 to 426:49))
+  %head_kv = cuir.block_id y loc("block.head_kv"("flash_bwd.cu":426:3 to 426:49))
+  %b = cuir.block_id z loc("block.batch"("flash_bwd.cu":426:3 to 426:49))
+  %causal_offset = arith.subi %seqlen_kv, %seqlen_q : index loc("last_key_offset"("flash_bwd.cu":430:43 to 430:70))
+  %last_key_offset = arith.select %causal, %causal_offset, %seqlen_kv : index loc("last_key_offset"("flash_bwd.cu":430:13 to 430:82))
+  %group = arith.divui %num_heads_q, %num_heads_kv : index loc("group"("flash_bwd.cu":431:13 to 431:61))
+  %first_head_q = arith.muli %head_kv, %group : index loc("first_head_q"("flash_bwd.cu":432:13 to 432:49))
+  %head_q_end = arith.addi %first_head_q, %group : index loc("last_head_q"("flash_bwd.cu":432:51 to 432:89))
+  %last_head_q = arith.subi %head_q_end, %c1 : index loc("last_head_q"("flash_bwd.cu":432:51 to 432:89))
+  %key_begin = arith.muli %n_block, %c128 : index loc("key_begin"("flash_bwd.cu":433:13 to 433:51))
+  %m_blocks = arith.ceildivui %seqlen_q, %c64 : index loc("rows"("flash_bwd.cu":125:15 to 125:38))
+  %rows = arith.muli %m_blocks, %c64 : index loc("rows"("flash_bwd.cu":125:15 to 125:38))
+  %k_head = memref.subview %k[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 64] [1, 1, 1, 1]
+      : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("k"("flash_bwd.cu":440:3 to 440:62))
+  %v_head = memref.subview %v[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 64] [1, 1, 1, 1]
+      : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("v"("flash_bwd.cu":442:3 to 442:62))
+
+  // ---- q_block_range: the query blocks [m_begin, m_end) this KV block visits, [m_begin, m_unmasked_begin) masked ----
+  %m_end = arith.ceildivui %seqlen_q, %c64 : index loc(callsite("m_end"("flash_bwd.cu":207:3 to 207:56) at "flash_bwd.cu":434:29 to 434:70))
+  %key_end = arith.addi %key_begin, %c128 : index loc(callsite("ragged"("flash_bwd.cu":209:23 to 209:57) at "flash_bwd.cu":434:29 to 434:70))
+  %ragged = arith.cmpi sgt, %key_end, %seqlen_kv : index loc(callsite("ragged"("flash_bwd.cu":209:3 to 209:58) at "flash_bwd.cu":434:29 to 434:70))
+  %unm_full = arith.select %ragged, %m_end, %c0 : index loc(callsite("r"("flash_bwd.cu":210:20 to 210:38) at "flash_bwd.cu":434:29 to 434:70))
+  %first_row = arith.subi %key_begin, %causal_offset : index loc(callsite("first_row"("flash_bwd.cu":213:5 to 213:53) at "flash_bwd.cu":434:29 to 434:70))
+  %key_end_c = arith.minsi %key_end, %seqlen_kv : index loc(callsite("last_key"("flash_bwd.cu":214:26 to 214:64) at "flash_bwd.cu":434:29 to 434:70))
+  %last_key = arith.subi %key_end_c, %c1 : index loc(callsite("last_key"("flash_bwd.cu":214:5 to 214:69) at "flash_bwd.cu":434:29 to 434:70))
+  %full_row = arith.subi %last_key, %causal_offset : index loc(callsite("full_row"("flash_bwd.cu":215:5 to 215:51) at "flash_bwd.cu":434:29 to 434:70))
+  %fr_none = arith.cmpi sle, %first_row, %c0 : index loc(callsite("r.m_begin"("flash_bwd.cu":216:17 to 216:31) at "flash_bwd.cu":434:29 to 434:70))
+  %fr_blk = arith.divsi %first_row, %c64 : index loc(callsite("r.m_begin"("flash_bwd.cu":216:49 to 216:68) at "flash_bwd.cu":434:29 to 434:70))
+  %fr_min = arith.minsi %m_end, %fr_blk : index loc(callsite("r.m_begin"("flash_bwd.cu":216:38 to 216:69) at "flash_bwd.cu":434:29 to 434:70))
+  %m_begin_c = arith.select %fr_none, %c0, %fr_min : index loc(callsite("r.m_begin"("flash_bwd.cu":216:5 to 216:70) at "flash_bwd.cu":434:29 to 434:70))
+  %fu_none = arith.cmpi sle, %full_row, %c0 : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":217:50 to 217:63) at "flash_bwd.cu":434:29 to 434:70))
+  %fu_blk = arith.ceildivsi %full_row, %c64 : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":217:81 to 217:115) at "flash_bwd.cu":434:29 to 434:70))
+  %fu_min = arith.minsi %m_end, %fu_blk : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":217:70 to 217:116) at "flash_bwd.cu":434:29 to 434:70))
+  %fu_sel = arith.select %fu_none, %c0, %fu_min : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":217:50 to 217:116) at "flash_bwd.cu":434:29 to 434:70))
+  %unm_c = arith.maxsi %unm_full, %fu_sel : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":217:5 to 217:63) at "flash_bwd.cu":434:29 to 434:70))
+  %m_begin = arith.select %causal, %m_begin_c, %c0 : index loc(callsite("r.m_begin"("flash_bwd.cu":211:3 to 211:27) at "flash_bwd.cu":434:29 to 434:70))
+  %unm_sel = arith.select %causal, %unm_c, %unm_full : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":211:3 to 211:27) at "flash_bwd.cu":434:29 to 434:70))
+  %m_unmasked_begin = arith.maxsi %unm_sel, %m_begin : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":219:3 to 219:59) at "flash_bwd.cu":434:29 to 434:70))
+
+  // ---- shared memory (FlashBwdTraits), 16-bit tiles swizzled ----
+  %sK = cuir.alloc {swizzle = 128} : memref<128x64xf16, #S> loc("sK"("flash_bwd.cu":75:29 to 75:42))
+  %sV = cuir.alloc {swizzle = 128} : memref<128x64xf16, #S> loc("sV"("flash_bwd.cu":76:29 to 76:66))
+  %sQ = cuir.alloc {swizzle = 128} : memref<2x64x64xf16, #S> loc("sQ"("flash_bwd.cu":77:29 to 77:66))
+  %sdO = cuir.alloc {swizzle = 128} : memref<2x64x64xf16, #S> loc("sdO"("flash_bwd.cu":78:29 to 78:77))
+  %sP = cuir.alloc {swizzle = 128} : memref<64x128xf16, #S> loc("sP"("flash_bwd.cu":79:29 to 79:77))
+  %sdS = cuir.alloc {swizzle = 128} : memref<64x128xf16, #S> loc("sdS"("flash_bwd.cu":80:29 to 80:68))
+  %sLSE = cuir.alloc : memref<2x64xf32, #S> loc("sLSE"("flash_bwd.cu":81:29 to 81:70))
+  %sD = cuir.alloc : memref<2x64xf32, #S> loc("sD"("flash_bwd.cu":82:29 to 82:80))
+
+  // ---- prologue: K, V and the first step's tiles, one group ----
+  %has_steps = arith.cmpi slt, %m_begin, %m_end : index loc("flash_bwd.cu":448:3 to 448:35)
+  // K and V are issued before the branch in the source; both branches issue them here (one group each).
+  %g_first = scf.if %has_steps -> (!cuir.group) {
+    %tk = cuir.copy_async cp_async %k_head[%key_begin, %c0] -> %sK
+        : memref<?x64xf16, strided<[?, 1], offset: ?>, #G> -> memref<128x64xf16, #S> -> !cuir.token loc("sK"("flash_bwd.cu":444:3 to 444:81))
+    %tv = cuir.copy_async cp_async %v_head[%key_begin, %c0] -> %sV
+        : memref<?x64xf16, strided<[?, 1], offset: ?>, #G> -> memref<128x64xf16, #S> -> !cuir.token loc("sV"("flash_bwd.cu":446:3 to 446:81))
+    %row0 = arith.muli %m_begin, %c64 : index loc(callsite("row0"("flash_bwd.cu":229:3 to 229:40) at "flash_bwd.cu":449:5 to 449:65))
+    %q_head = memref.subview %q[%b, 0, %first_head_q, 0] [1, %seqlen_q, 1, 64] [1, 1, 1, 1]
+        : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc(callsite("q"("flash_bwd.cu":230:3 to 230:62) at "flash_bwd.cu":449:5 to 449:65))
+    %d_o_head = memref.subview %d_o[%b, 0, %first_head_q, 0] [1, %seqlen_q, 1, 64] [1, 1, 1, 1]
+        : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc(callsite("d_o"("flash_bwd.cu":232:3 to 232:66) at "flash_bwd.cu":449:5 to 449:65))
+    %lse_head = memref.subview %ws_lse_log2[%b, %first_head_q, 0] [1, 1, %rows] [1, 1, 1]
+        : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":242:44 to 242:94) at "flash_bwd.cu":449:5 to 449:65))
+    %d_head = memref.subview %ws_d[%b, %first_head_q, 0] [1, 1, %rows] [1, 1, 1]
+        : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":242:24 to 242:41) at "flash_bwd.cu":449:5 to 449:65))
+    %sQ0 = memref.subview %sQ[0, 0, 0] [1, 64, 64] [1, 1, 1]
+        : memref<2x64x64xf16, #S> to memref<64x64xf16, strided<[64, 1]>, #S> loc(callsite("sQ"("flash_bwd.cu":234:60 to 234:110) at "flash_bwd.cu":449:5 to 449:65))
+    %sdO0 = memref.subview %sdO[0, 0, 0] [1, 64, 64] [1, 1, 1]
+        : memref<2x64x64xf16, #S> to memref<64x64xf16, strided<[64, 1]>, #S> loc(callsite("sdO"("flash_bwd.cu":236:60 to 236:111) at "flash_bwd.cu":449:5 to 449:65))
+    %sLSE0 = memref.subview %sLSE[0, 0] [1, 64] [1, 1]
+        : memref<2x64xf32, #S> to memref<64xf32, strided<[1]>, #S> loc(callsite("dst"("flash_bwd.cu":243:38 to 243:104) at "flash_bwd.cu":449:5 to 449:65))
+    %sD0 = memref.subview %sD[0, 0] [1, 64] [1, 1]
+        : memref<2x64xf32, #S> to memref<64xf32, strided<[1]>, #S> loc(callsite("dst"("flash_bwd.cu":243:38 to 243:104) at "flash_bwd.cu":449:5 to 449:65))
+    %tq = cuir.copy_async cp_async %q_head[%row0, %c0] -> %sQ0
+        : memref<?x64xf16, strided<[?, 1], offset: ?>, #G> -> memref<64x64xf16, strided<[64, 1]>, #S> -> !cuir.token loc(callsite("sQ"("flash_bwd.cu":234:3 to 234:84) at "flash_bwd.cu":449:5 to 449:65))
+    %tdo = cuir.copy_async cp_async %d_o_head[%row0, %c0] -> %sdO0
+        : memref<?x64xf16, strided<[?, 1], offset: ?>, #G> -> memref<64x64xf16, strided<[64, 1]>, #S> -> !cuir.token loc(callsite("sdO"("flash_bwd.cu":236:3 to 236:85) at "flash_bwd.cu":449:5 to 449:65))
+    %tl = cuir.copy_async cp_async %lse_head[%row0] -> %sLSE0
+        : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1]>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":244:5 to 244:40) at "flash_bwd.cu":449:5 to 449:65))
+    %td = cuir.copy_async cp_async %d_head[%row0] -> %sD0
+        : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1]>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":244:5 to 244:40) at "flash_bwd.cu":449:5 to 449:65))
+    %g = cuir.commit %tk, %tv, %tq, %tdo, %tl, %td loc("flash_bwd.cu":450:3 to 450:27)
+    scf.yield %g : !cuir.group loc("flash_bwd.cu":448:3 to 448:35)
+  } else {
+    %tk = cuir.copy_async cp_async %k_head[%key_begin, %c0] -> %sK
+        : memref<?x64xf16, strided<[?, 1], offset: ?>, #G> -> memref<128x64xf16, #S> -> !cuir.token loc("sK"("flash_bwd.cu":444:3 to 444:81))
+    %tv = cuir.copy_async cp_async %v_head[%key_begin, %c0] -> %sV
+        : memref<?x64xf16, strided<[?, 1], offset: ?>, #G> -> memref<128x64xf16, #S> -> !cuir.token loc("sV"("flash_bwd.cu":446:3 to 446:81))
+    %g = cuir.commit %tk, %tv loc("flash_bwd.cu":450:3 to 450:27)
+    scf.yield %g : !cuir.group loc("flash_bwd.cu":448:3 to 448:35)
+  } loc("flash_bwd.cu":448:3 to 448:35)
+
+  // ---- dK, dV accumulators (registers), the probability scale ----
+  %acc_kv_init = arith.constant dense<0.0> : tensor<128x64xf32, #ACC_KV> loc("acc_dk"("flash_bwd.cu":454:3 to 454:20))
+  %acc_sdp_init = arith.constant dense<0.0> : tensor<64x128xf32, #ACC_S> loc("acc_s"("flash_bwd.cu":377:3 to 377:19))
+  %acc_dq_init = arith.constant dense<0.0> : tensor<64x64xf32, #ACC_DQ> loc("acc_dq"("flash_bwd.cu":407:3 to 407:20))
+  %log2e = arith.constant 1.44269502 : f32 loc("scale_log2"("flash_bwd.cu":456:15 to 456:57))
+  %scale_log2 = arith.mulf %softmax_scale, %log2e : f32 loc("scale_log2"("flash_bwd.cu":456:15 to 456:57))
+  %scale_tile = tensor.splat %scale_log2 : tensor<64x128xf32, #ACC_S> loc("scale_log2"("flash_bwd.cu":456:15 to 456:57))
+
+  // =============================== the query heads of the group ===============================
+  %h_dk, %h_dv, %h_stage, %h_g = scf.for %head_q = %first_head_q to %head_q_end step %c1
+      iter_args(%dk_h = %acc_kv_init, %dv_h = %acc_kv_init, %stage_h = %c0, %g_h = %g_first)
+      -> (tensor<128x64xf32, #ACC_KV>, tensor<128x64xf32, #ACC_KV>, index, !cuir.group) {
+
+    // =============================== masking steps ===============================
+    %m_dk, %m_dv, %m_stage, %m_g = scf.for %m_block = %m_begin to %m_unmasked_begin step %c1
+        iter_args(%acc_dk = %dk_h, %acc_dv = %dv_h, %stage = %stage_h, %g_cur = %g_h)
+        -> (tensor<128x64xf32, #ACC_KV>, tensor<128x64xf32, #ACC_KV>, index, !cuir.group) {
+      %other = arith.xori %stage, %c1 : index loc(callsite("stage"("flash_bwd.cu":371:59 to 371:68) at "flash_bwd.cu":463:7 to 463:25))
+      %sQ_st = memref.subview %sQ[%stage, 0, 0] [1, 64, 64] [1, 1, 1]
+          : memref<2x64x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sQ"("flash_bwd.cu":365:3 to 365:69) at "flash_bwd.cu":463:7 to 463:25))
+      %sdO_st = memref.subview %sdO[%stage, 0, 0] [1, 64, 64] [1, 1, 1]
+          : memref<2x64x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sdO"("flash_bwd.cu":366:3 to 366:71) at "flash_bwd.cu":463:7 to 463:25))
+      %sLSE_st = memref.subview %sLSE[%stage, 0] [1, 64] [1, 1]
+          : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("s_lse"("flash_bwd.cu":383:56 to 383:105) at "flash_bwd.cu":463:7 to 463:25))
+      %sD_st = memref.subview %sD[%stage, 0] [1, 64] [1, 1]
+          : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("s_d"("flash_bwd.cu":391:54 to 391:101) at "flash_bwd.cu":463:7 to 463:25))
+
+      cuir.wait_group %g_cur pending 0 loc(callsite("flash_bwd.cu":369:3 to 369:28 at "flash_bwd.cu":463:7 to 463:25))
+      cuir.barrier.sync loc(callsite("flash_bwd.cu":370:3 to 370:19 at "flash_bwd.cu":463:7 to 463:25))
+      // next_q_step: the next query block of the head, else the first one of the next head
+      %m_next = arith.addi %m_block, %c1 : index loc(callsite("flash_bwd.cu":342:7 to 342:18 at "flash_bwd.cu":463:72 to 463:120))
+      %same_head = arith.cmpi slt, %m_next, %m_end : index loc(callsite("flash_bwd.cu":342:3 to 342:33 at "flash_bwd.cu":463:72 to 463:120))
+      %head_next = arith.addi %head_q, %c1 : index loc(callsite("flash_bwd.cu":343:16 to 343:26 at "flash_bwd.cu":463:72 to 463:120))
+      %next_head_q = arith.select %same_head, %head_q, %head_next : index loc(callsite("flash_bwd.cu":342:3 to 342:33 at "flash_bwd.cu":463:72 to 463:120))
+      %next_m_block = arith.select %same_head, %m_next, %m_begin : index loc(callsite("flash_bwd.cu":342:3 to 342:33 at "flash_bwd.cu":463:72 to 463:120))
+      %more_heads = arith.cmpi slt, %head_q, %last_head_q : index loc(callsite("flash_bwd.cu":343:43 to 343:63 at "flash_bwd.cu":463:72 to 463:120))
+      %next_valid = arith.ori %same_head, %more_heads : i1 loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":463:7 to 463:25))
+      %g_next = scf.if %next_valid -> (!cuir.group) {
+        %row0 = arith.muli %next_m_block, %c64 : index loc(callsite("row0"("flash_bwd.cu":229:3 to 229:40) at "flash_bwd.cu":371:19 to 371:68))
+        %q_head = memref.subview %q[%b, 0, %next_head_q, 0] [1, %seqlen_q, 1, 64] [1, 1, 1, 1]
+            : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc(callsite("q"("flash_bwd.cu":230:3 to 230:62) at "flash_bwd.cu":371:19 to 371:68))
+        %d_o_head = memref.subview %d_o[%b, 0, %next_head_q, 0] [1, %seqlen_q, 1, 64] [1, 1, 1, 1]
+            : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc(callsite("d_o"("flash_bwd.cu":232:3 to 232:66) at "flash_bwd.cu":371:19 to 371:68))
+        %lse_head = memref.subview %ws_lse_log2[%b, %next_head_q, 0] [1, 1, %rows] [1, 1, 1]
+            : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":242:44 to 242:94) at "flash_bwd.cu":371:19 to 371:68))
+        %d_head = memref.subview %ws_d[%b, %next_head_q, 0] [1, 1, %rows] [1, 1, 1]
+            : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":242:24 to 242:41) at "flash_bwd.cu":371:19 to 371:68))
+        %sQ_o = memref.subview %sQ[%other, 0, 0] [1, 64, 64] [1, 1, 1]
+            : memref<2x64x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sQ"("flash_bwd.cu":234:60 to 234:110) at "flash_bwd.cu":371:19 to 371:68))
+        %sdO_o = memref.subview %sdO[%other, 0, 0] [1, 64, 64] [1, 1, 1]
+            : memref<2x64x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sdO"("flash_bwd.cu":236:60 to 236:111) at "flash_bwd.cu":371:19 to 371:68))
+        %sLSE_o = memref.subview %sLSE[%other, 0] [1, 64] [1, 1]
+            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":243:38 to 243:104) at "flash_bwd.cu":371:19 to 371:68))
+        %sD_o = memref.subview %sD[%other, 0] [1, 64] [1, 1]
+            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":243:38 to 243:104) at "flash_bwd.cu":371:19 to 371:68))
+        %tq = cuir.copy_async cp_async %q_head[%row0, %c0] -> %sQ_o
+            : memref<?x64xf16, strided<[?, 1], offset: ?>, #G> -> memref<64x64xf16, strided<[64, 1], offset: ?>, #S> -> !cuir.token loc(callsite("sQ"("flash_bwd.cu":234:3 to 234:84) at "flash_bwd.cu":371:19 to 371:68))
+        %tdo = cuir.copy_async cp_async %d_o_head[%row0, %c0] -> %sdO_o
+            : memref<?x64xf16, strided<[?, 1], offset: ?>, #G> -> memref<64x64xf16, strided<[64, 1], offset: ?>, #S> -> !cuir.token loc(callsite("sdO"("flash_bwd.cu":236:3 to 236:85) at "flash_bwd.cu":371:19 to 371:68))
+        %tl = cuir.copy_async cp_async %lse_head[%row0] -> %sLSE_o
+            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":244:5 to 244:40) at "flash_bwd.cu":371:19 to 371:68))
+        %td = cuir.copy_async cp_async %d_head[%row0] -> %sD_o
+            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":244:5 to 244:40) at "flash_bwd.cu":371:19 to 371:68))
+        %g = cuir.commit %tq, %tdo, %tl, %td loc(callsite("flash_bwd.cu":372:3 to 372:27 at "flash_bwd.cu":463:7 to 463:25))
+        scf.yield %g : !cuir.group loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":463:7 to 463:25))
+      } else {
+        %g = cuir.commit loc(callsite("flash_bwd.cu":372:3 to 372:27 at "flash_bwd.cu":463:7 to 463:25))
+        scf.yield %g : !cuir.group loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":463:7 to 463:25))
+      } loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":463:7 to 463:25))
+
+      // ------- S = Q K^T (unscaled) -------
+      %q_row0 = arith.muli %m_block, %c64 : index loc(callsite("q_tile"("flash_bwd.cu":414:40 to 414:74) at "flash_bwd.cu":463:7 to 463:25))
+      %acc_s = cuir.gemm %sQ_st, %sK transpose_b, %acc_sdp_init
+          : memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, memref<128x64xf16, #S>, tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":378:3 to 378:71) at "flash_bwd.cu":463:7 to 463:25))
+
+      // ------- the mask of a masking step: -inf where key >= seqlen_kv or key > row + last_key_offset -------
+      %kv0 = arith.muli %n_block, %c128 : index loc(callsite("key_base"("flash_bwd.cu":381:58 to 381:96) at "flash_bwd.cu":463:7 to 463:25))
+      %acc_s_masked = cuir.elementwise (%acc_s) at [%b, %head_q, %q_row0, %kv0]
+          : (tensor<64x128xf32, #ACC_S>) -> tensor<64x128xf32, #ACC_S> {
+      ^bb0(%x: f32 loc("acc_s"("flash_bwd.cu":262:62 to 262:86)), %bi: index loc(callsite("block.batch"("flash_bwd.cu":381:5 to 381:24) at "flash_bwd.cu":463:7 to 463:25)), %hi: index loc(callsite("head_q"("flash_bwd.cu":381:5 to 381:24) at "flash_bwd.cu":463:7 to 463:25)), %row: index loc("row"("flash_bwd.cu":260:9 to 260:69)), %key: index loc("key"("flash_bwd.cu":261:9 to 261:68))):
+        %past_end = arith.cmpi sge, %key, %seqlen_kv : index loc(callsite("flash_bwd.cu":262:13 to 262:29 at "flash_bwd.cu":381:5 to 381:24))
+        %row_last = arith.addi %row, %last_key_offset : index loc(callsite("flash_bwd.cu":262:39 to 262:60 at "flash_bwd.cu":381:5 to 381:24))
+        %past_diag = arith.cmpi sgt, %key, %row_last : index loc(callsite("flash_bwd.cu":262:33 to 262:60 at "flash_bwd.cu":381:5 to 381:24))
+        %hidden = arith.ori %past_end, %past_diag : i1 loc(callsite("flash_bwd.cu":262:9 to 262:29 at "flash_bwd.cu":381:5 to 381:24))
+        %r = arith.select %hidden, %ninf, %x : f32 loc(callsite("acc_s"("flash_bwd.cu":262:62 to 262:86) at "flash_bwd.cu":381:5 to 381:24))
+        cuir.yield %r : f32 loc(callsite("flash_bwd.cu":381:5 to 381:24 at "flash_bwd.cu":463:7 to 463:25))
+      } loc(callsite("acc_s"("flash_bwd.cu":381:5 to 381:24) at "flash_bwd.cu":463:7 to 463:25))
+
+      // ------- scores_to_probs: P = exp2(S * scale * log2e - LSE * log2e) -------
+      %lse_log2 = cuir.load %sLSE_st : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #ROW_S> loc(callsite("lse_log2"("flash_bwd.cu":275:7 to 275:72) at "flash_bwd.cu":384:3 to 384:64))
+      %lse_b = cuir.broadcast_rows %lse_log2 : tensor<64xf32, #ROW_S> -> tensor<64x128xf32, #ACC_S> loc(callsite("lse_log2"("flash_bwd.cu":280:75 to 280:84) at "flash_bwd.cu":384:3 to 384:64))
+      %neg_lse = arith.negf %lse_b : tensor<64x128xf32, #ACC_S> loc(callsite("lse_log2"("flash_bwd.cu":280:75 to 280:84) at "flash_bwd.cu":384:3 to 384:64))
+      %logits = math.fma %acc_s_masked, %scale_tile, %neg_lse : tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":280:40 to 280:85) at "flash_bwd.cu":384:3 to 384:64))
+      %p = math.exp2 %logits : tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":280:11 to 280:87) at "flash_bwd.cu":384:3 to 384:64))
+
+      // ------- dP = dO V^T; probs_to_dscores: dS = P * (dP - D) -------
+      %acc_dp = cuir.gemm %sdO_st, %sV transpose_b, %acc_sdp_init
+          : memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, memref<128x64xf16, #S>, tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":389:3 to 389:72) at "flash_bwd.cu":463:7 to 463:25))
+      %d_rows = cuir.load %sD_st : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #ROW_S> loc(callsite("d"("flash_bwd.cu":293:7 to 293:58) at "flash_bwd.cu":392:3 to 392:59))
+      %d_b = cuir.broadcast_rows %d_rows : tensor<64xf32, #ROW_S> -> tensor<64x128xf32, #ACC_S> loc(callsite("d"("flash_bwd.cu":297:95 to 297:116) at "flash_bwd.cu":392:3 to 392:59))
+      %dp_minus_d = arith.subf %acc_dp, %d_b : tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":297:95 to 297:116) at "flash_bwd.cu":392:3 to 392:59))
+      %ds = arith.mulf %p, %dp_minus_d : tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":297:55 to 297:118) at "flash_bwd.cu":392:3 to 392:59))
+
+      // ------- P and dS to shared memory (16-bit): the other warps' GEMMs read them whole -------
+      %p16 = arith.truncf %p : tensor<64x128xf32, #ACC_S> to tensor<64x128xf16, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":395:3 to 395:55) at "flash_bwd.cu":463:7 to 463:25))
+      cuir.store %p16 -> %sP : tensor<64x128xf16, #ACC_S> -> memref<64x128xf16, #S> loc(callsite("sP"("flash_bwd.cu":395:3 to 395:48) at "flash_bwd.cu":463:7 to 463:25))
+      %ds16 = arith.truncf %ds : tensor<64x128xf32, #ACC_S> to tensor<64x128xf16, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":396:3 to 396:57) at "flash_bwd.cu":463:7 to 463:25))
+      cuir.store %ds16 -> %sdS : tensor<64x128xf16, #ACC_S> -> memref<64x128xf16, #S> loc(callsite("sdS"("flash_bwd.cu":396:3 to 396:49) at "flash_bwd.cu":463:7 to 463:25))
+      cuir.barrier.sync loc(callsite("flash_bwd.cu":397:3 to 397:19 at "flash_bwd.cu":463:7 to 463:25))
+
+      // ------- dV += P^T dO, dK += dS^T Q -------
+      %pt = cuir.load %sP transpose : memref<64x128xf16, #S> -> tensor<128x64xf16, #A_KV> loc(callsite("sP"("flash_bwd.cu":400:73 to 400:114) at "flash_bwd.cu":463:7 to 463:25))
+      %acc_dv_new = cuir.gemm %pt, %sdO_st, %acc_dv
+          : tensor<128x64xf16, #A_KV>, memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, tensor<128x64xf32, #ACC_KV> loc(callsite("acc_dv"("flash_bwd.cu":400:3 to 400:71) at "flash_bwd.cu":463:7 to 463:25))
+      %dst = cuir.load %sdS transpose : memref<64x128xf16, #S> -> tensor<128x64xf16, #A_KV> loc(callsite("sdS"("flash_bwd.cu":402:73 to 402:115) at "flash_bwd.cu":463:7 to 463:25))
+      %acc_dk_new = cuir.gemm %dst, %sQ_st, %acc_dk
+          : tensor<128x64xf16, #A_KV>, memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, tensor<128x64xf32, #ACC_KV> loc(callsite("acc_dk"("flash_bwd.cu":402:3 to 402:71) at "flash_bwd.cu":463:7 to 463:25))
+
+      // ------- dQ += dS K: fp32 reductions into the workspace -------
+      %acc_dq = cuir.gemm %sdS, %sK, %acc_dq_init
+          : memref<64x128xf16, #S>, memref<128x64xf16, #S>, tensor<64x64xf32, #ACC_DQ> loc(callsite("acc_dq"("flash_bwd.cu":408:3 to 408:69) at "flash_bwd.cu":463:7 to 463:25))
+      %dq_head = memref.subview %ws_dq_accum[%b, %head_q, 0, 0] [1, 1, %rows, 64] [1, 1, 1, 1]
+          : memref<?x?x?x64xf32, #G> to memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc(callsite("head_rows"("flash_bwd.cu":411:3 to 411:71) at "flash_bwd.cu":463:7 to 463:25))
+      cuir.atomic_add %acc_dq -> %dq_head[%q_row0, %c0] : tensor<64x64xf32, #ACC_DQ> -> memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc(callsite("dq_tile"("flash_bwd.cu":319:7 to 319:21) at "flash_bwd.cu":414:3 to 414:95))
+      scf.yield %acc_dk_new, %acc_dv_new, %other, %g_next
+          : tensor<128x64xf32, #ACC_KV>, tensor<128x64xf32, #ACC_KV>, index, !cuir.group loc("flash_bwd.cu":462:5 to 462:68)
+    } loc("flash_bwd.cu":462:5 to 462:68)
+
+    // =============================== unmasked steps ===============================
+    %u_dk, %u_dv, %u_stage, %u_g = scf.for %m_block = %m_unmasked_begin to %m_end step %c1
+        iter_args(%acc_dk = %m_dk, %acc_dv = %m_dv, %stage = %m_stage, %g_cur = %m_g)
+        -> (tensor<128x64xf32, #ACC_KV>, tensor<128x64xf32, #ACC_KV>, index, !cuir.group) {
+      %other = arith.xori %stage, %c1 : index loc(callsite("stage"("flash_bwd.cu":371:59 to 371:68) at "flash_bwd.cu":467:7 to 467:26))
+      %sQ_st = memref.subview %sQ[%stage, 0, 0] [1, 64, 64] [1, 1, 1]
+          : memref<2x64x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sQ"("flash_bwd.cu":365:3 to 365:69) at "flash_bwd.cu":467:7 to 467:26))
+      %sdO_st = memref.subview %sdO[%stage, 0, 0] [1, 64, 64] [1, 1, 1]
+          : memref<2x64x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sdO"("flash_bwd.cu":366:3 to 366:71) at "flash_bwd.cu":467:7 to 467:26))
+      %sLSE_st = memref.subview %sLSE[%stage, 0] [1, 64] [1, 1]
+          : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("s_lse"("flash_bwd.cu":383:56 to 383:105) at "flash_bwd.cu":467:7 to 467:26))
+      %sD_st = memref.subview %sD[%stage, 0] [1, 64] [1, 1]
+          : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("s_d"("flash_bwd.cu":391:54 to 391:101) at "flash_bwd.cu":467:7 to 467:26))
+
+      cuir.wait_group %g_cur pending 0 loc(callsite("flash_bwd.cu":369:3 to 369:28 at "flash_bwd.cu":467:7 to 467:26))
+      cuir.barrier.sync loc(callsite("flash_bwd.cu":370:3 to 370:19 at "flash_bwd.cu":467:7 to 467:26))
+      // next_q_step: the next query block of the head, else the first one of the next head
+      %m_next = arith.addi %m_block, %c1 : index loc(callsite("flash_bwd.cu":342:7 to 342:18 at "flash_bwd.cu":468:26 to 468:74))
+      %same_head = arith.cmpi slt, %m_next, %m_end : index loc(callsite("flash_bwd.cu":342:3 to 342:33 at "flash_bwd.cu":468:26 to 468:74))
+      %head_next = arith.addi %head_q, %c1 : index loc(callsite("flash_bwd.cu":343:16 to 343:26 at "flash_bwd.cu":468:26 to 468:74))
+      %next_head_q = arith.select %same_head, %head_q, %head_next : index loc(callsite("flash_bwd.cu":342:3 to 342:33 at "flash_bwd.cu":468:26 to 468:74))
+      %next_m_block = arith.select %same_head, %m_next, %m_begin : index loc(callsite("flash_bwd.cu":342:3 to 342:33 at "flash_bwd.cu":468:26 to 468:74))
+      %more_heads = arith.cmpi slt, %head_q, %last_head_q : index loc(callsite("flash_bwd.cu":343:43 to 343:63 at "flash_bwd.cu":468:26 to 468:74))
+      %next_valid = arith.ori %same_head, %more_heads : i1 loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":467:7 to 467:26))
+      %g_next = scf.if %next_valid -> (!cuir.group) {
+        %row0 = arith.muli %next_m_block, %c64 : index loc(callsite("row0"("flash_bwd.cu":229:3 to 229:40) at "flash_bwd.cu":371:19 to 371:68))
+        %q_head = memref.subview %q[%b, 0, %next_head_q, 0] [1, %seqlen_q, 1, 64] [1, 1, 1, 1]
+            : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc(callsite("q"("flash_bwd.cu":230:3 to 230:62) at "flash_bwd.cu":371:19 to 371:68))
+        %d_o_head = memref.subview %d_o[%b, 0, %next_head_q, 0] [1, %seqlen_q, 1, 64] [1, 1, 1, 1]
+            : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc(callsite("d_o"("flash_bwd.cu":232:3 to 232:66) at "flash_bwd.cu":371:19 to 371:68))
+        %lse_head = memref.subview %ws_lse_log2[%b, %next_head_q, 0] [1, 1, %rows] [1, 1, 1]
+            : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":242:44 to 242:94) at "flash_bwd.cu":371:19 to 371:68))
+        %d_head = memref.subview %ws_d[%b, %next_head_q, 0] [1, 1, %rows] [1, 1, 1]
+            : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":242:24 to 242:41) at "flash_bwd.cu":371:19 to 371:68))
+        %sQ_o = memref.subview %sQ[%other, 0, 0] [1, 64, 64] [1, 1, 1]
+            : memref<2x64x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sQ"("flash_bwd.cu":234:60 to 234:110) at "flash_bwd.cu":371:19 to 371:68))
+        %sdO_o = memref.subview %sdO[%other, 0, 0] [1, 64, 64] [1, 1, 1]
+            : memref<2x64x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sdO"("flash_bwd.cu":236:60 to 236:111) at "flash_bwd.cu":371:19 to 371:68))
+        %sLSE_o = memref.subview %sLSE[%other, 0] [1, 64] [1, 1]
+            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":243:38 to 243:104) at "flash_bwd.cu":371:19 to 371:68))
+        %sD_o = memref.subview %sD[%other, 0] [1, 64] [1, 1]
+            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":243:38 to 243:104) at "flash_bwd.cu":371:19 to 371:68))
+        %tq = cuir.copy_async cp_async %q_head[%row0, %c0] -> %sQ_o
+            : memref<?x64xf16, strided<[?, 1], offset: ?>, #G> -> memref<64x64xf16, strided<[64, 1], offset: ?>, #S> -> !cuir.token loc(callsite("sQ"("flash_bwd.cu":234:3 to 234:84) at "flash_bwd.cu":371:19 to 371:68))
+        %tdo = cuir.copy_async cp_async %d_o_head[%row0, %c0] -> %sdO_o
+            : memref<?x64xf16, strided<[?, 1], offset: ?>, #G> -> memref<64x64xf16, strided<[64, 1], offset: ?>, #S> -> !cuir.token loc(callsite("sdO"("flash_bwd.cu":236:3 to 236:85) at "flash_bwd.cu":371:19 to 371:68))
+        %tl = cuir.copy_async cp_async %lse_head[%row0] -> %sLSE_o
+            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":244:5 to 244:40) at "flash_bwd.cu":371:19 to 371:68))
+        %td = cuir.copy_async cp_async %d_head[%row0] -> %sD_o
+            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":244:5 to 244:40) at "flash_bwd.cu":371:19 to 371:68))
+        %g = cuir.commit %tq, %tdo, %tl, %td loc(callsite("flash_bwd.cu":372:3 to 372:27 at "flash_bwd.cu":467:7 to 467:26))
+        scf.yield %g : !cuir.group loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":467:7 to 467:26))
+      } else {
+        %g = cuir.commit loc(callsite("flash_bwd.cu":372:3 to 372:27 at "flash_bwd.cu":467:7 to 467:26))
+        scf.yield %g : !cuir.group loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":467:7 to 467:26))
+      } loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":467:7 to 467:26))
+
+      // ------- S = Q K^T (unscaled) -------
+      %q_row0 = arith.muli %m_block, %c64 : index loc(callsite("q_tile"("flash_bwd.cu":414:40 to 414:74) at "flash_bwd.cu":467:7 to 467:26))
+      %acc_s = cuir.gemm %sQ_st, %sK transpose_b, %acc_sdp_init
+          : memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, memref<128x64xf16, #S>, tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":378:3 to 378:71) at "flash_bwd.cu":467:7 to 467:26))
+
+      // ------- scores_to_probs: P = exp2(S * scale * log2e - LSE * log2e) -------
+      %lse_log2 = cuir.load %sLSE_st : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #ROW_S> loc(callsite("lse_log2"("flash_bwd.cu":275:7 to 275:72) at "flash_bwd.cu":384:3 to 384:64))
+      %lse_b = cuir.broadcast_rows %lse_log2 : tensor<64xf32, #ROW_S> -> tensor<64x128xf32, #ACC_S> loc(callsite("lse_log2"("flash_bwd.cu":280:75 to 280:84) at "flash_bwd.cu":384:3 to 384:64))
+      %neg_lse = arith.negf %lse_b : tensor<64x128xf32, #ACC_S> loc(callsite("lse_log2"("flash_bwd.cu":280:75 to 280:84) at "flash_bwd.cu":384:3 to 384:64))
+      %logits = math.fma %acc_s, %scale_tile, %neg_lse : tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":280:40 to 280:85) at "flash_bwd.cu":384:3 to 384:64))
+      %p = math.exp2 %logits : tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":280:11 to 280:87) at "flash_bwd.cu":384:3 to 384:64))
+
+      // ------- dP = dO V^T; probs_to_dscores: dS = P * (dP - D) -------
+      %acc_dp = cuir.gemm %sdO_st, %sV transpose_b, %acc_sdp_init
+          : memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, memref<128x64xf16, #S>, tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":389:3 to 389:72) at "flash_bwd.cu":467:7 to 467:26))
+      %d_rows = cuir.load %sD_st : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #ROW_S> loc(callsite("d"("flash_bwd.cu":293:7 to 293:58) at "flash_bwd.cu":392:3 to 392:59))
+      %d_b = cuir.broadcast_rows %d_rows : tensor<64xf32, #ROW_S> -> tensor<64x128xf32, #ACC_S> loc(callsite("d"("flash_bwd.cu":297:95 to 297:116) at "flash_bwd.cu":392:3 to 392:59))
+      %dp_minus_d = arith.subf %acc_dp, %d_b : tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":297:95 to 297:116) at "flash_bwd.cu":392:3 to 392:59))
+      %ds = arith.mulf %p, %dp_minus_d : tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":297:55 to 297:118) at "flash_bwd.cu":392:3 to 392:59))
+
+      // ------- P and dS to shared memory (16-bit): the other warps' GEMMs read them whole -------
+      %p16 = arith.truncf %p : tensor<64x128xf32, #ACC_S> to tensor<64x128xf16, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":395:3 to 395:55) at "flash_bwd.cu":467:7 to 467:26))
+      cuir.store %p16 -> %sP : tensor<64x128xf16, #ACC_S> -> memref<64x128xf16, #S> loc(callsite("sP"("flash_bwd.cu":395:3 to 395:48) at "flash_bwd.cu":467:7 to 467:26))
+      %ds16 = arith.truncf %ds : tensor<64x128xf32, #ACC_S> to tensor<64x128xf16, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":396:3 to 396:57) at "flash_bwd.cu":467:7 to 467:26))
+      cuir.store %ds16 -> %sdS : tensor<64x128xf16, #ACC_S> -> memref<64x128xf16, #S> loc(callsite("sdS"("flash_bwd.cu":396:3 to 396:49) at "flash_bwd.cu":467:7 to 467:26))
+      cuir.barrier.sync loc(callsite("flash_bwd.cu":397:3 to 397:19 at "flash_bwd.cu":467:7 to 467:26))
+
+      // ------- dV += P^T dO, dK += dS^T Q -------
+      %pt = cuir.load %sP transpose : memref<64x128xf16, #S> -> tensor<128x64xf16, #A_KV> loc(callsite("sP"("flash_bwd.cu":400:73 to 400:114) at "flash_bwd.cu":467:7 to 467:26))
+      %acc_dv_new = cuir.gemm %pt, %sdO_st, %acc_dv
+          : tensor<128x64xf16, #A_KV>, memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, tensor<128x64xf32, #ACC_KV> loc(callsite("acc_dv"("flash_bwd.cu":400:3 to 400:71) at "flash_bwd.cu":467:7 to 467:26))
+      %dst = cuir.load %sdS transpose : memref<64x128xf16, #S> -> tensor<128x64xf16, #A_KV> loc(callsite("sdS"("flash_bwd.cu":402:73 to 402:115) at "flash_bwd.cu":467:7 to 467:26))
+      %acc_dk_new = cuir.gemm %dst, %sQ_st, %acc_dk
+          : tensor<128x64xf16, #A_KV>, memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, tensor<128x64xf32, #ACC_KV> loc(callsite("acc_dk"("flash_bwd.cu":402:3 to 402:71) at "flash_bwd.cu":467:7 to 467:26))
+
+      // ------- dQ += dS K: fp32 reductions into the workspace -------
+      %acc_dq = cuir.gemm %sdS, %sK, %acc_dq_init
+          : memref<64x128xf16, #S>, memref<128x64xf16, #S>, tensor<64x64xf32, #ACC_DQ> loc(callsite("acc_dq"("flash_bwd.cu":408:3 to 408:69) at "flash_bwd.cu":467:7 to 467:26))
+      %dq_head = memref.subview %ws_dq_accum[%b, %head_q, 0, 0] [1, 1, %rows, 64] [1, 1, 1, 1]
+          : memref<?x?x?x64xf32, #G> to memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc(callsite("head_rows"("flash_bwd.cu":411:3 to 411:71) at "flash_bwd.cu":467:7 to 467:26))
+      cuir.atomic_add %acc_dq -> %dq_head[%q_row0, %c0] : tensor<64x64xf32, #ACC_DQ> -> memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc(callsite("dq_tile"("flash_bwd.cu":319:7 to 319:21) at "flash_bwd.cu":414:3 to 414:95))
+      scf.yield %acc_dk_new, %acc_dv_new, %other, %g_next
+          : tensor<128x64xf32, #ACC_KV>, tensor<128x64xf32, #ACC_KV>, index, !cuir.group loc("flash_bwd.cu":466:5 to 466:57)
+    } loc("flash_bwd.cu":466:5 to 466:57)
+    scf.yield %u_dk, %u_dv, %u_stage, %u_g
+        : tensor<128x64xf32, #ACC_KV>, tensor<128x64xf32, #ACC_KV>, index, !cuir.group loc("flash_bwd.cu":459:3 to 459:67)
+  } loc("flash_bwd.cu":459:3 to 459:67)
+  cuir.wait_group %h_g pending 0 loc("flash_bwd.cu":471:3 to 471:28)
+
+  // =============================== epilogue: dK * scale and dV through the K and V tiles ===============================
+  cuir.barrier.sync loc("flash_bwd.cu":474:3 to 474:19)
+  %scale_kv = tensor.splat %softmax_scale : tensor<128x64xf32, #ACC_KV> loc("acc_dk"("flash_bwd.cu":478:3 to 478:93))
+  %dk_scaled = arith.mulf %h_dk, %scale_kv : tensor<128x64xf32, #ACC_KV> loc("acc_dk"("flash_bwd.cu":478:3 to 478:93))
+  %dk16 = arith.truncf %dk_scaled : tensor<128x64xf32, #ACC_KV> to tensor<128x64xf16, #ACC_KV> loc("acc_dk"("flash_bwd.cu":478:3 to 478:93))
+  cuir.store %dk16 -> %sK : tensor<128x64xf16, #ACC_KV> -> memref<128x64xf16, #S> loc("sK"("flash_bwd.cu":478:3 to 478:63))
+  %dv16 = arith.truncf %h_dv : tensor<128x64xf32, #ACC_KV> to tensor<128x64xf16, #ACC_KV> loc("acc_dv"("flash_bwd.cu":480:3 to 480:76))
+  cuir.store %dv16 -> %sV : tensor<128x64xf16, #ACC_KV> -> memref<128x64xf16, #S> loc("sV"("flash_bwd.cu":480:3 to 480:63))
+  cuir.barrier.sync loc("flash_bwd.cu":481:3 to 481:19)
+  %dk_head = memref.subview %dk[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 64] [1, 1, 1, 1]
+      : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("dk"("flash_bwd.cu":484:3 to 484:52))
+  %dv_head = memref.subview %dv[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 64] [1, 1, 1, 1]
+      : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("dv"("flash_bwd.cu":486:3 to 486:52))
+  cuir.copy %sK -> %dk_head[%key_begin, %c0] : memref<128x64xf16, #S> -> memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("dk"("flash_bwd.cu":488:3 to 488:97))
+  cuir.copy %sV -> %dv_head[%key_begin, %c0] : memref<128x64xf16, #S> -> memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("dv"("flash_bwd.cu":490:3 to 490:97))
+  cuir.return loc("flash_bwd.cu":420:5 to 420:89)
+} loc("flash_bwd_sm80_kernel"("flash_bwd.cu":420:5 to 420:89))
+
+// =============================== dQ conversion ===============================
+cuir.kernel @flash_bwd_f16_d64_convert_dq(
+    %ws_dq_accum: memref<?x?x?x64xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":498:101 to 498:116)),
+    %dq: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dq"} loc("params.dq"("flash_bwd.cu":498:61 to 498:99)),
+    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_bwd.cu":498:61 to 498:99)),
+    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":498:61 to 498:99)),
+    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":498:61 to 498:99)),
+    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":498:61 to 498:99)),
+    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":498:61 to 498:99)),
+    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":498:61 to 498:99)))
+    grid (b, hq, hkv, nq, nkv) -> (nq ceildiv 64, hq, b)
+    threads 256 arch "sm_80" {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index loc("BLOCK_M")
+  %m_block = cuir.block_id x loc("m_block"("flash_bwd.cu":501:13 to 501:33))
+  %head_q = cuir.block_id y loc("head_q"("flash_bwd.cu":501:35 to 501:54))
+  %b = cuir.block_id z loc("batch"("flash_bwd.cu":501:56 to 501:74))
+  %row0 = arith.muli %m_block, %c64 : index loc("row"("flash_bwd.cu":503:60 to 503:80))
+  %m_blocks = arith.ceildivui %seqlen_q, %c64 : index loc("rows"("flash_bwd.cu":125:15 to 125:38))
+  %rows = arith.muli %m_blocks, %c64 : index loc("rows"("flash_bwd.cu":125:15 to 125:38))
+  %tile = memref.subview %ws_dq_accum[%b, %head_q, 0, 0] [1, 1, %rows, 64] [1, 1, 1, 1]
+      : memref<?x?x?x64xf32, #G> to memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc("tile"("flash_bwd.cu":502:3 to 502:56))
+  %dq_head = memref.subview %dq[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 64] [1, 1, 1, 1]
+      : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("dq"("flash_bwd.cu":504:3 to 504:52))
+  %zero_tile = arith.constant dense<0.0> : tensor<64x64xf32, #ACC_P> loc("acc"("flash_bwd.cu":514:5 to 514:33))
+  %acc = cuir.elementwise (%zero_tile) at [%b, %head_q, %row0, %c0]
+      : (tensor<64x64xf32, #ACC_P>) -> tensor<64x64xf32, #ACC_P> {
+  ^bb0(%x: f32 loc("acc"("flash_bwd.cu":514:5 to 514:33)), %bi: index loc("batch"("flash_bwd.cu":501:56 to 501:74)), %hi: index loc("head_q"("flash_bwd.cu":501:35 to 501:54)), %row: index loc("row"("flash_bwd.cu":512:5 to 512:81)), %col: index loc("col"("flash_bwd.cu":513:5 to 513:73))):
+    %a = memref.load %tile[%row, %col] : memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc("acc"("flash_bwd.cu":514:24 to 514:32))
+    cuir.yield %a : f32 loc("acc"("flash_bwd.cu":514:5 to 514:33))
+  } loc("acc"("flash_bwd.cu":514:5 to 514:33))
+  %s_tile = tensor.splat %softmax_scale : tensor<64x64xf32, #ACC_P> loc("s"("flash_bwd.cu":505:3 to 505:40))
+  %dq_f = arith.mulf %acc, %s_tile : tensor<64x64xf32, #ACC_P> loc("dq"("flash_bwd.cu":516:99 to 516:108))
+  %dq16 = arith.truncf %dq_f : tensor<64x64xf32, #ACC_P> to tensor<64x64xf16, #ACC_P> loc("dq"("flash_bwd.cu":516:78 to 516:120))
+  cuir.store %dq16 -> %dq_head[%row0, %c0] : tensor<64x64xf16, #ACC_P> -> memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("dq"("flash_bwd.cu":515:5 to 515:31))
+  cuir.return loc("flash_bwd.cu":498:40 to 498:117)
+} loc("flash_bwd_convert_dq"("flash_bwd.cu":498:40 to 498:117))
