@@ -250,15 +250,16 @@ mlir::cuir::lift::checkStandardAttention(ModuleOp module) {
     SmallVector<KernelOp> kernels = seq.getKernelOps();
     for (KernelOp kernel : kernels)
       inSequence.insert(kernel);
-    passed &= checkBackward(seq.getSymName(), seq.getLoc(), kernels, seed, runs);
+    passed &=
+        checkBackward(seq.getSymName(), seq.getLoc(), kernels, seed, runs);
   }
   for (KernelOp kernel : module.getOps<KernelOp>()) {
     if (inSequence.contains(kernel))
       continue;
     if (isBackwardKernel(kernel)) {
       KernelOp one[] = {kernel};
-      passed &= checkBackward(kernel.getSymName(), kernel.getLoc(), one, seed,
-                              runs);
+      passed &=
+          checkBackward(kernel.getSymName(), kernel.getLoc(), one, seed, runs);
       continue;
     }
     passed &= checkKernel(kernel, seed, runs);
