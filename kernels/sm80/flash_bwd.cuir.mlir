@@ -48,6 +48,9 @@
 //
 // The modelling convention of the step, which the variant transfer of the
 // backward relies on (masking and unmasked steps alike):
+// Names that lowering writes into bwd_step (the batch, the first key, the
+// first query row, the head loop's variable) are expressions valid there.
+//
 //   %acc_s      = cuir.gemm %sQ_st, %sK transpose_b, ...   unscaled S = Q K^T
 //                 (rows = queries, columns = keys), at warp_gemm<...>(acc_s
 //   %acc_s_masked = cuir.elementwise (%acc_s) at [%b, %head_q, %q_row0, %kv0]
@@ -186,14 +189,14 @@ cuir.kernel @flash_bwd_bf16_d128_kernel(
   // ---- block coordinates, GQA group, sequence views ----
   %n_block = cuir.block_id x loc("block.n_block"("flash_bwd.cu":426:3 to 426:49))
   %head_kv = cuir.block_id y loc("block.head_kv"("flash_bwd.cu":426:3 to 426:49))
-  %b = cuir.block_id z loc("block.batch"("flash_bwd.cu":426:3 to 426:49))
+  %b = cuir.block_id z loc("bwd_block_index().batch"("flash_bwd.cu":426:3 to 426:49))
   %causal_offset = arith.subi %seqlen_kv, %seqlen_q : index loc("last_key_offset"("flash_bwd.cu":430:43 to 430:70))
   %last_key_offset = arith.select %causal, %causal_offset, %seqlen_kv : index loc("last_key_offset"("flash_bwd.cu":430:13 to 430:82))
   %group = arith.divui %num_heads_q, %num_heads_kv : index loc("group"("flash_bwd.cu":431:13 to 431:61))
   %first_head_q = arith.muli %head_kv, %group : index loc("first_head_q"("flash_bwd.cu":432:13 to 432:49))
   %head_q_end = arith.addi %first_head_q, %group : index loc("last_head_q"("flash_bwd.cu":432:51 to 432:89))
   %last_head_q = arith.subi %head_q_end, %c1 : index loc("last_head_q"("flash_bwd.cu":432:51 to 432:89))
-  %key_begin = arith.muli %n_block, %c128 : index loc("key_begin"("flash_bwd.cu":433:13 to 433:51))
+  %key_begin = arith.muli %n_block, %c128 : index loc("(bwd_block_index().n_block * T::BLOCK_N)"("flash_bwd.cu":433:13 to 433:51))
   %m_blocks = arith.ceildivui %seqlen_q, %c64 : index loc("rows"("flash_bwd.cu":125:15 to 125:38))
   %rows = arith.muli %m_blocks, %c64 : index loc("rows"("flash_bwd.cu":125:15 to 125:38))
   %k_head = memref.subview %k[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 128] [1, 1, 1, 1]
@@ -348,7 +351,7 @@ cuir.kernel @flash_bwd_bf16_d128_kernel(
       } loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":463:7 to 463:25))
 
       // ------- S = Q K^T (unscaled) -------
-      %q_row0 = arith.muli %m_block, %c64 : index loc(callsite("q_tile"("flash_bwd.cu":414:40 to 414:74) at "flash_bwd.cu":463:7 to 463:25))
+      %q_row0 = arith.muli %m_block, %c64 : index loc(callsite("(q_tile * T::BLOCK_M)"("flash_bwd.cu":414:40 to 414:74) at "flash_bwd.cu":463:7 to 463:25))
       %acc_s = cuir.gemm %sQ_st, %sK transpose_b, %acc_sdp_init
           : memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, memref<128x128xbf16, #S>, tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":378:3 to 378:71) at "flash_bwd.cu":463:7 to 463:25))
 
@@ -463,7 +466,7 @@ cuir.kernel @flash_bwd_bf16_d128_kernel(
       } loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":467:7 to 467:26))
 
       // ------- S = Q K^T (unscaled) -------
-      %q_row0 = arith.muli %m_block, %c64 : index loc(callsite("q_tile"("flash_bwd.cu":414:40 to 414:74) at "flash_bwd.cu":467:7 to 467:26))
+      %q_row0 = arith.muli %m_block, %c64 : index loc(callsite("(q_tile * T::BLOCK_M)"("flash_bwd.cu":414:40 to 414:74) at "flash_bwd.cu":467:7 to 467:26))
       %acc_s = cuir.gemm %sQ_st, %sK transpose_b, %acc_sdp_init
           : memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, memref<128x128xbf16, #S>, tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":378:3 to 378:71) at "flash_bwd.cu":467:7 to 467:26))
 
@@ -508,7 +511,7 @@ cuir.kernel @flash_bwd_bf16_d128_kernel(
     } loc("flash_bwd.cu":466:5 to 466:57)
     scf.yield %u_dk, %u_dv, %u_stage, %u_g
         : tensor<128x128xf32, #ACC_KV>, tensor<128x128xf32, #ACC_KV>, index, !cuir.group loc("flash_bwd.cu":459:3 to 459:67)
-  } loc("flash_bwd.cu":459:3 to 459:67)
+  } loc("head_q"("flash_bwd.cu":459:3 to 459:67))
   cuir.wait_group %h_g pending 0 loc("flash_bwd.cu":471:3 to 471:28)
 
   // =============================== epilogue: dK * scale and dV through the K and V tiles ===============================
@@ -676,14 +679,14 @@ cuir.kernel @flash_bwd_bf16_d64_kernel(
   // ---- block coordinates, GQA group, sequence views ----
   %n_block = cuir.block_id x loc("block.n_block"("flash_bwd.cu":426:3 to 426:49))
   %head_kv = cuir.block_id y loc("block.head_kv"("flash_bwd.cu":426:3 to 426:49))
-  %b = cuir.block_id z loc("block.batch"("flash_bwd.cu":426:3 to 426:49))
+  %b = cuir.block_id z loc("bwd_block_index().batch"("flash_bwd.cu":426:3 to 426:49))
   %causal_offset = arith.subi %seqlen_kv, %seqlen_q : index loc("last_key_offset"("flash_bwd.cu":430:43 to 430:70))
   %last_key_offset = arith.select %causal, %causal_offset, %seqlen_kv : index loc("last_key_offset"("flash_bwd.cu":430:13 to 430:82))
   %group = arith.divui %num_heads_q, %num_heads_kv : index loc("group"("flash_bwd.cu":431:13 to 431:61))
   %first_head_q = arith.muli %head_kv, %group : index loc("first_head_q"("flash_bwd.cu":432:13 to 432:49))
   %head_q_end = arith.addi %first_head_q, %group : index loc("last_head_q"("flash_bwd.cu":432:51 to 432:89))
   %last_head_q = arith.subi %head_q_end, %c1 : index loc("last_head_q"("flash_bwd.cu":432:51 to 432:89))
-  %key_begin = arith.muli %n_block, %c128 : index loc("key_begin"("flash_bwd.cu":433:13 to 433:51))
+  %key_begin = arith.muli %n_block, %c128 : index loc("(bwd_block_index().n_block * T::BLOCK_N)"("flash_bwd.cu":433:13 to 433:51))
   %m_blocks = arith.ceildivui %seqlen_q, %c64 : index loc("rows"("flash_bwd.cu":125:15 to 125:38))
   %rows = arith.muli %m_blocks, %c64 : index loc("rows"("flash_bwd.cu":125:15 to 125:38))
   %k_head = memref.subview %k[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 64] [1, 1, 1, 1]
@@ -838,7 +841,7 @@ cuir.kernel @flash_bwd_bf16_d64_kernel(
       } loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":463:7 to 463:25))
 
       // ------- S = Q K^T (unscaled) -------
-      %q_row0 = arith.muli %m_block, %c64 : index loc(callsite("q_tile"("flash_bwd.cu":414:40 to 414:74) at "flash_bwd.cu":463:7 to 463:25))
+      %q_row0 = arith.muli %m_block, %c64 : index loc(callsite("(q_tile * T::BLOCK_M)"("flash_bwd.cu":414:40 to 414:74) at "flash_bwd.cu":463:7 to 463:25))
       %acc_s = cuir.gemm %sQ_st, %sK transpose_b, %acc_sdp_init
           : memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, memref<128x64xbf16, #S>, tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":378:3 to 378:71) at "flash_bwd.cu":463:7 to 463:25))
 
@@ -953,7 +956,7 @@ cuir.kernel @flash_bwd_bf16_d64_kernel(
       } loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":467:7 to 467:26))
 
       // ------- S = Q K^T (unscaled) -------
-      %q_row0 = arith.muli %m_block, %c64 : index loc(callsite("q_tile"("flash_bwd.cu":414:40 to 414:74) at "flash_bwd.cu":467:7 to 467:26))
+      %q_row0 = arith.muli %m_block, %c64 : index loc(callsite("(q_tile * T::BLOCK_M)"("flash_bwd.cu":414:40 to 414:74) at "flash_bwd.cu":467:7 to 467:26))
       %acc_s = cuir.gemm %sQ_st, %sK transpose_b, %acc_sdp_init
           : memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, memref<128x64xbf16, #S>, tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":378:3 to 378:71) at "flash_bwd.cu":467:7 to 467:26))
 
@@ -998,7 +1001,7 @@ cuir.kernel @flash_bwd_bf16_d64_kernel(
     } loc("flash_bwd.cu":466:5 to 466:57)
     scf.yield %u_dk, %u_dv, %u_stage, %u_g
         : tensor<128x64xf32, #ACC_KV>, tensor<128x64xf32, #ACC_KV>, index, !cuir.group loc("flash_bwd.cu":459:3 to 459:67)
-  } loc("flash_bwd.cu":459:3 to 459:67)
+  } loc("head_q"("flash_bwd.cu":459:3 to 459:67))
   cuir.wait_group %h_g pending 0 loc("flash_bwd.cu":471:3 to 471:28)
 
   // =============================== epilogue: dK * scale and dV through the K and V tiles ===============================
@@ -1166,14 +1169,14 @@ cuir.kernel @flash_bwd_f16_d128_kernel(
   // ---- block coordinates, GQA group, sequence views ----
   %n_block = cuir.block_id x loc("block.n_block"("flash_bwd.cu":426:3 to 426:49))
   %head_kv = cuir.block_id y loc("block.head_kv"("flash_bwd.cu":426:3 to 426:49))
-  %b = cuir.block_id z loc("block.batch"("flash_bwd.cu":426:3 to 426:49))
+  %b = cuir.block_id z loc("bwd_block_index().batch"("flash_bwd.cu":426:3 to 426:49))
   %causal_offset = arith.subi %seqlen_kv, %seqlen_q : index loc("last_key_offset"("flash_bwd.cu":430:43 to 430:70))
   %last_key_offset = arith.select %causal, %causal_offset, %seqlen_kv : index loc("last_key_offset"("flash_bwd.cu":430:13 to 430:82))
   %group = arith.divui %num_heads_q, %num_heads_kv : index loc("group"("flash_bwd.cu":431:13 to 431:61))
   %first_head_q = arith.muli %head_kv, %group : index loc("first_head_q"("flash_bwd.cu":432:13 to 432:49))
   %head_q_end = arith.addi %first_head_q, %group : index loc("last_head_q"("flash_bwd.cu":432:51 to 432:89))
   %last_head_q = arith.subi %head_q_end, %c1 : index loc("last_head_q"("flash_bwd.cu":432:51 to 432:89))
-  %key_begin = arith.muli %n_block, %c128 : index loc("key_begin"("flash_bwd.cu":433:13 to 433:51))
+  %key_begin = arith.muli %n_block, %c128 : index loc("(bwd_block_index().n_block * T::BLOCK_N)"("flash_bwd.cu":433:13 to 433:51))
   %m_blocks = arith.ceildivui %seqlen_q, %c64 : index loc("rows"("flash_bwd.cu":125:15 to 125:38))
   %rows = arith.muli %m_blocks, %c64 : index loc("rows"("flash_bwd.cu":125:15 to 125:38))
   %k_head = memref.subview %k[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 128] [1, 1, 1, 1]
@@ -1328,7 +1331,7 @@ cuir.kernel @flash_bwd_f16_d128_kernel(
       } loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":463:7 to 463:25))
 
       // ------- S = Q K^T (unscaled) -------
-      %q_row0 = arith.muli %m_block, %c64 : index loc(callsite("q_tile"("flash_bwd.cu":414:40 to 414:74) at "flash_bwd.cu":463:7 to 463:25))
+      %q_row0 = arith.muli %m_block, %c64 : index loc(callsite("(q_tile * T::BLOCK_M)"("flash_bwd.cu":414:40 to 414:74) at "flash_bwd.cu":463:7 to 463:25))
       %acc_s = cuir.gemm %sQ_st, %sK transpose_b, %acc_sdp_init
           : memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, memref<128x128xf16, #S>, tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":378:3 to 378:71) at "flash_bwd.cu":463:7 to 463:25))
 
@@ -1443,7 +1446,7 @@ cuir.kernel @flash_bwd_f16_d128_kernel(
       } loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":467:7 to 467:26))
 
       // ------- S = Q K^T (unscaled) -------
-      %q_row0 = arith.muli %m_block, %c64 : index loc(callsite("q_tile"("flash_bwd.cu":414:40 to 414:74) at "flash_bwd.cu":467:7 to 467:26))
+      %q_row0 = arith.muli %m_block, %c64 : index loc(callsite("(q_tile * T::BLOCK_M)"("flash_bwd.cu":414:40 to 414:74) at "flash_bwd.cu":467:7 to 467:26))
       %acc_s = cuir.gemm %sQ_st, %sK transpose_b, %acc_sdp_init
           : memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, memref<128x128xf16, #S>, tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":378:3 to 378:71) at "flash_bwd.cu":467:7 to 467:26))
 
@@ -1488,7 +1491,7 @@ cuir.kernel @flash_bwd_f16_d128_kernel(
     } loc("flash_bwd.cu":466:5 to 466:57)
     scf.yield %u_dk, %u_dv, %u_stage, %u_g
         : tensor<128x128xf32, #ACC_KV>, tensor<128x128xf32, #ACC_KV>, index, !cuir.group loc("flash_bwd.cu":459:3 to 459:67)
-  } loc("flash_bwd.cu":459:3 to 459:67)
+  } loc("head_q"("flash_bwd.cu":459:3 to 459:67))
   cuir.wait_group %h_g pending 0 loc("flash_bwd.cu":471:3 to 471:28)
 
   // =============================== epilogue: dK * scale and dV through the K and V tiles ===============================
@@ -1656,14 +1659,14 @@ cuir.kernel @flash_bwd_f16_d64_kernel(
   // ---- block coordinates, GQA group, sequence views ----
   %n_block = cuir.block_id x loc("block.n_block"("flash_bwd.cu":426:3 to 426:49))
   %head_kv = cuir.block_id y loc("block.head_kv"("flash_bwd.cu":426:3 to 426:49))
-  %b = cuir.block_id z loc("block.batch"("flash_bwd.cu":426:3 to 426:49))
+  %b = cuir.block_id z loc("bwd_block_index().batch"("flash_bwd.cu":426:3 to 426:49))
   %causal_offset = arith.subi %seqlen_kv, %seqlen_q : index loc("last_key_offset"("flash_bwd.cu":430:43 to 430:70))
   %last_key_offset = arith.select %causal, %causal_offset, %seqlen_kv : index loc("last_key_offset"("flash_bwd.cu":430:13 to 430:82))
   %group = arith.divui %num_heads_q, %num_heads_kv : index loc("group"("flash_bwd.cu":431:13 to 431:61))
   %first_head_q = arith.muli %head_kv, %group : index loc("first_head_q"("flash_bwd.cu":432:13 to 432:49))
   %head_q_end = arith.addi %first_head_q, %group : index loc("last_head_q"("flash_bwd.cu":432:51 to 432:89))
   %last_head_q = arith.subi %head_q_end, %c1 : index loc("last_head_q"("flash_bwd.cu":432:51 to 432:89))
-  %key_begin = arith.muli %n_block, %c128 : index loc("key_begin"("flash_bwd.cu":433:13 to 433:51))
+  %key_begin = arith.muli %n_block, %c128 : index loc("(bwd_block_index().n_block * T::BLOCK_N)"("flash_bwd.cu":433:13 to 433:51))
   %m_blocks = arith.ceildivui %seqlen_q, %c64 : index loc("rows"("flash_bwd.cu":125:15 to 125:38))
   %rows = arith.muli %m_blocks, %c64 : index loc("rows"("flash_bwd.cu":125:15 to 125:38))
   %k_head = memref.subview %k[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 64] [1, 1, 1, 1]
@@ -1818,7 +1821,7 @@ cuir.kernel @flash_bwd_f16_d64_kernel(
       } loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":463:7 to 463:25))
 
       // ------- S = Q K^T (unscaled) -------
-      %q_row0 = arith.muli %m_block, %c64 : index loc(callsite("q_tile"("flash_bwd.cu":414:40 to 414:74) at "flash_bwd.cu":463:7 to 463:25))
+      %q_row0 = arith.muli %m_block, %c64 : index loc(callsite("(q_tile * T::BLOCK_M)"("flash_bwd.cu":414:40 to 414:74) at "flash_bwd.cu":463:7 to 463:25))
       %acc_s = cuir.gemm %sQ_st, %sK transpose_b, %acc_sdp_init
           : memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, memref<128x64xf16, #S>, tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":378:3 to 378:71) at "flash_bwd.cu":463:7 to 463:25))
 
@@ -1933,7 +1936,7 @@ cuir.kernel @flash_bwd_f16_d64_kernel(
       } loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":467:7 to 467:26))
 
       // ------- S = Q K^T (unscaled) -------
-      %q_row0 = arith.muli %m_block, %c64 : index loc(callsite("q_tile"("flash_bwd.cu":414:40 to 414:74) at "flash_bwd.cu":467:7 to 467:26))
+      %q_row0 = arith.muli %m_block, %c64 : index loc(callsite("(q_tile * T::BLOCK_M)"("flash_bwd.cu":414:40 to 414:74) at "flash_bwd.cu":467:7 to 467:26))
       %acc_s = cuir.gemm %sQ_st, %sK transpose_b, %acc_sdp_init
           : memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, memref<128x64xf16, #S>, tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":378:3 to 378:71) at "flash_bwd.cu":467:7 to 467:26))
 
@@ -1978,7 +1981,7 @@ cuir.kernel @flash_bwd_f16_d64_kernel(
     } loc("flash_bwd.cu":466:5 to 466:57)
     scf.yield %u_dk, %u_dv, %u_stage, %u_g
         : tensor<128x64xf32, #ACC_KV>, tensor<128x64xf32, #ACC_KV>, index, !cuir.group loc("flash_bwd.cu":459:3 to 459:67)
-  } loc("flash_bwd.cu":459:3 to 459:67)
+  } loc("head_q"("flash_bwd.cu":459:3 to 459:67))
   cuir.wait_group %h_g pending 0 loc("flash_bwd.cu":471:3 to 471:28)
 
   // =============================== epilogue: dK * scale and dV through the K and V tiles ===============================

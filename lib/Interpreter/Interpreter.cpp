@@ -1475,6 +1475,10 @@ LogicalResult BackwardRun::bindKernels() {
     prob.params.update(runs.back()->problem().params);
     prob.tensors.update(runs.back()->problem().tensors);
   }
+  // A kernel that does not read a parameter keeps its text (`runs:...`);
+  // the value a kernel bound is what the reference must see.
+  for (const auto &[name, value] : prob.tensors.items())
+    prob.params.erase(name);
   for (const auto &[name, text] : opt.params)
     if (!prob.params.contains(name) && !prob.tensors.contains(name))
       prob.params[name] = referenceValue(text);

@@ -176,7 +176,7 @@ static LogicalResult writeAndCompileInto(const LoweredKernel &lowered,
       failed(writeFile(file(stem + ".json"), lowered.manifest, loc)))
     return failure();
   if (!lowered.headerPatched.empty() &&
-      failed(writeFile(file("cuir/attention_params.h"), lowered.headerPatched,
+      failed(writeFile(file(lowered.headerName), lowered.headerPatched,
                        loc)))
     return failure();
 
@@ -192,9 +192,9 @@ static LogicalResult writeAndCompileInto(const LoweredKernel &lowered,
       return emitError(loc) << "diff failed: " << tail(err);
     if (!lowered.headerPatched.empty()) {
       std::string headerDiff = file(".header.diff");
-      rc = runner.run({diffTool, "-u", "--label", "a/cuir/attention_params.h",
-                       "--label", "b/cuir/attention_params.h",
-                       lowered.headerPath, file("cuir/attention_params.h")},
+      rc = runner.run({diffTool, "-u", "--label", "a/" + lowered.headerName,
+                       "--label", "b/" + lowered.headerName,
+                       lowered.headerPath, file(lowered.headerName)},
                       headerDiff, &err);
       if (rc != 0 && rc != 1)
         return emitError(loc) << "diff failed: " << tail(err);

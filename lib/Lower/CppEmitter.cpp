@@ -8,6 +8,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -403,6 +404,11 @@ FailureOr<std::string> CppEmitter::argument(BlockArgument arg,
       return paramsName + "." + name->str();
   if (auto name = sourceNameOf(arg.getLoc()); name && sourceNames)
     return *name;
+  // A loop's induction variable is named by the loop: `for (int h = ...)`.
+  if (auto loop = dyn_cast<scf::ForOp>(owner);
+      loop && sourceNames && arg == loop.getInductionVar())
+    if (auto name = sourceNameOf(loop.getLoc()))
+      return *name;
   why = "a block argument without a source name";
   return failure();
 }

@@ -156,6 +156,11 @@ LogicalResult Lowerer::openSource(KernelOp t, KernelOp s) {
   src = std::make_unique<SourceText>((*buf)->getBuffer());
   patch = std::make_unique<SourcePatch>(*src);
   ctx = std::make_unique<PatchContext>(*src, *patch, sourcePath);
+  // A backward pass reads its own params struct.
+  if ((*buf)->getBuffer().contains("#include \"cuir/attention_bwd_params.h\"")) {
+    ctx->paramsStruct = "cuir_attention_bwd_params";
+    ctx->paramsHeader = "cuir/attention_bwd_params.h";
+  }
   helperLine = src->declarationStart(kr.getStartLine());
   return success();
 }
@@ -240,7 +245,7 @@ LogicalResult Lowerer::patchHeader(LoweredKernel &out, Location loc) const {
   dirs.push_back(std::string(guess));
   for (const std::string &d : dirs) {
     SmallString<256> h(d);
-    llvm::sys::path::append(h, "cuir", "attention_params.h");
+    llvm::sys::path::append(h, ctx->paramsHeader);
     if (llvm::sys::fs::exists(h)) {
       out.headerPath = std::string(h);
       break;
@@ -248,8 +253,8 @@ LogicalResult Lowerer::patchHeader(LoweredKernel &out, Location loc) const {
   }
   if (out.headerPath.empty())
     return emitError(loc) << "the variant adds parameters, but "
-                             "cuir/attention_params.h was not found (add an "
-                             "include dir)";
+                          << ctx->paramsHeader
+                          << " was not found (add an include dir)";
   auto buf = llvm::MemoryBuffer::getFile(out.headerPath);
   if (!buf)
     return emitError(loc) << "cannot read " << out.headerPath;
@@ -308,6 +313,7 @@ FailureOr<LoweredKernel> Lowerer::run(ModuleOp target, ModuleOp source) {
     return failure();
   LoweredKernel out;
   out.sourcePath = sourcePath;
+  out.headerName = ctx->paramsHeader;
   out.patched = patch->render();
   out.manifest = manifest();
   if (!ctx->fields.empty() && failed(patchHeader(out, target.getLoc())))

@@ -111,6 +111,10 @@ public:
   /// Applies the helpers and copies once every patcher ran.
   LogicalResult finish(unsigned helperLine, Location loc);
 
+  /// The params struct the kernels read and the header that declares it
+  /// (a backward pass has its own).
+  std::string paramsStruct = "cuir_attention_params";
+  std::string paramsHeader = "cuir/attention_params.h";
   /// The variant and its normaliser, from the kernels' records.
   std::string variantSpec;
   Normalizer normalizer = Normalizer::Softmax;

@@ -8,6 +8,11 @@
 // call's arguments (the first key of the block, the natural scale) are
 // written into the call as expressions.
 //
+// In a backward pass, a second elementwise over the same scores computes
+// d score_mod / d score (the backward transfer's derivative): it is written
+// into a copy of the tile before the scores change, and dS, once formed,
+// is multiplied by it (an exact zero, a hidden score's, stays zero).
+//
 //===----------------------------------------------------------------------===//
 
 #include "FragmentWalk.h"
@@ -15,6 +20,9 @@
 #include "ScoreHelper.h"
 
 #include "cuir/Lower/CppEmitter.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/Matchers.h"
 
 using namespace mlir;
 using namespace mlir::cuir;
@@ -29,8 +37,15 @@ public:
                       PatchContext &ctx) override {
     for (const Difference &d : differences)
       if (d.kind == Difference::Kind::Inserted)
-        if (auto ew = dyn_cast<ElementwiseOp>(d.target))
+        if (auto ew = dyn_cast<ElementwiseOp>(d.target);
+            ew && !isDerivative(ew))
           if (failed(lowerScores(ew, ctx)))
+            return failure();
+    for (const Difference &d : differences)
+      if (d.kind == Difference::Kind::Inserted)
+        if (auto sel = dyn_cast<arith::SelectOp>(d.target);
+            sel && isa<RankedTensorType>(sel.getType()))
+          if (failed(lowerDerivativeProduct(sel, ctx)))
             return failure();
     for (const Difference &d : differences)
       if (d.kind == Difference::Kind::Operand &&
@@ -43,10 +58,16 @@ public:
 
 private:
   LogicalResult lowerScores(ElementwiseOp ew, PatchContext &ctx);
+  FailureOr<std::string> lowerDerivative(ElementwiseOp ew, PatchContext &ctx,
+                                         const std::string &frag,
+                                         const std::string &args,
+                                         const std::string &indent);
+  LogicalResult lowerDerivativeProduct(arith::SelectOp sel, PatchContext &ctx);
   FailureOr<std::string> expr(Value v, Location loc);
-  std::string helperText(const FragmentWalk &fw,
-                         const ScoreBody &body, MmaInstr instr,
-                         const PatchContext &ctx);
+  std::string helperText(const FragmentWalk &fw, const ScoreBody &body,
+                         MmaInstr instr, const PatchContext &ctx,
+                         StringRef name = "cuir_variant_scores");
+  static bool isDerivative(ElementwiseOp ew);
   /// `v`'s inserted ops, written as part of an expression.
   void markWritten(Value v);
 
@@ -94,28 +115,42 @@ FailureOr<std::string> ScoresPatcher::expr(Value v, Location loc) {
   return e;
 }
 
+/// The derivative of the backward transfer: its result scales dS.
+bool ScoresPatcher::isDerivative(ElementwiseOp ew) {
+  return llvm::any_of(ew->getUsers(), [](Operation *user) {
+    return isa<arith::MulFOp>(user) && getChange(user);
+  });
+}
+
 std::string ScoresPatcher::helperText(const FragmentWalk &fw,
                                       const ScoreBody &body, MmaInstr instr,
-                                      const PatchContext &ctx) {
+                                      const PatchContext &ctx,
+                                      StringRef name) {
+  bool derivative = name != "cuir_variant_scores";
   std::string ind = fw.bodyIndent("  ");
   std::string loopBody =
       ind + "const int q_off = " + fw.qOff + ", q_idx = row0 + q_off;\n" + ind +
       "const int kv_off = " + fw.kvOff + ", kv_idx = col0 + kv_off;\n" + ind +
       "const float s = " + fw.element + ";\n" + body.stmts + ind + fw.element +
       " = " + body.assign + ";\n";
-  return "// ---- cuir: the scores of the variant '" + ctx.variantSpec +
+  std::string what =
+      derivative ? " becomes d score_mod / d score at s, or 0 where\n"
+                   "//      the mask hides it"
+                 : " becomes score_mod(s), or -inf where the\n"
+                   "//      mask hides it (MASK: partial blocks only)";
+  return "// ---- cuir: the " +
+         std::string(derivative ? "score derivative" : "scores") +
+         " of the variant '" + ctx.variantSpec +
          "' (generated from the Target CuIR): each\n"
          "//      score s of an " +
-         stringifyMmaInstr(instr).str() +
-         " accumulator tile becomes score_mod(s), or -inf where the\n"
-         "//      mask hides it (MASK: partial blocks only). row0/col0: this "
-         "thread's first query and key. ----\n"
+         stringifyMmaInstr(instr).str() + " accumulator tile" + what +
+         ". row0/col0: this thread's first query and key. ----\n"
          "template <bool MASK, " +
          fw.templateParams +
          ">\n"
-         "__device__ __forceinline__ void cuir_variant_scores(" +
-         fw.param +
-         ", const cuir_attention_params &params,\n"
+         "__device__ __forceinline__ void " +
+         name.str() + "(" + fw.param + ", const " + ctx.paramsStruct +
+         " &params,\n"
          "                                                    int b, int h, "
          "int row0, int col0) {\n"
          "  (void)params, (void)b, (void)h;\n" +
@@ -183,14 +218,148 @@ LogicalResult ScoresPatcher::lowerScores(ElementwiseOp ew, PatchContext &ctx) {
                    : " + (" + warp + " % " + std::to_string(warpsN) + ") * " +
                          std::to_string(colsPerWarp)) +
       " + " + lane + " % 4 * 2";
+  std::string args =
+      "params, " + *b + ", " + *h + ", " + row0 + ", " + col0 + ");";
+  // The derivative reads the scores before they change.
+  std::string derivatives;
+  for (Operation *user : in.getUsers())
+    if (auto dew = dyn_cast<ElementwiseOp>(user);
+        dew && dew != ew && getChange(dew.getOperation()) && isDerivative(dew)) {
+      FailureOr<std::string> d =
+          lowerDerivative(dew, ctx, *frag, args, indent);
+      if (failed(d))
+        return failure();
+      derivatives += *d;
+    }
   std::string call =
-      indent + "// ---- cuir: the variant's " +
+      derivatives + indent + "// ---- cuir: the variant's " +
       (body->masked ? "scores and mask" : "scores") + " ----\n" + indent +
       "cuir_variant_scores<" + (body->masked ? "true" : "false") + ">(" +
-      *frag + ", params, " + *b + ", " + *h + ", " + row0 + ", " + col0 + ");";
+      *frag + ", " + args;
   written.insert(ew);
   ctx.noteCall(last);
   return ctx.edit({SourceEdit::InsertAfter, last, last, call, "", ""}, loc);
+}
+
+/// Elementwise products of two tiles of one type, and the copy of a tile.
+static const char *const kTileHelpers =
+    "// ---- cuir: elementwise helpers over register tiles (float arrays of "
+    "any shape) ----\n"
+    "template <class Tile>\n"
+    "__device__ __forceinline__ void cuir_copy_tile(Tile &dst, const Tile "
+    "&src) {\n"
+    "  const float *s = reinterpret_cast<const float *>(&src);\n"
+    "  float *d = reinterpret_cast<float *>(&dst);\n"
+    "#pragma unroll\n"
+    "  for (int i = 0; i < int(sizeof(Tile) / sizeof(float)); ++i) d[i] = "
+    "s[i];\n"
+    "}\n"
+    "// ds <- ds * d, an exact zero kept (a hidden score's dS, whatever d is "
+    "there).\n"
+    "template <class Tile>\n"
+    "__device__ __forceinline__ void cuir_times_derivative(Tile &ds, const "
+    "Tile &d) {\n"
+    "  float *x = reinterpret_cast<float *>(&ds);\n"
+    "  const float *y = reinterpret_cast<const float *>(&d);\n"
+    "#pragma unroll\n"
+    "  for (int i = 0; i < int(sizeof(Tile) / sizeof(float)); ++i) x[i] = "
+    "x[i] == 0.f ? 0.f : x[i] * y[i];\n"
+    "}\n"
+    "template <class Tile>\n"
+    "__device__ __forceinline__ void cuir_times_constant(Tile &ds, float c) "
+    "{\n"
+    "  float *x = reinterpret_cast<float *>(&ds);\n"
+    "#pragma unroll\n"
+    "  for (int i = 0; i < int(sizeof(Tile) / sizeof(float)); ++i) x[i] = "
+    "x[i] == 0.f ? 0.f : x[i] * c;\n"
+    "}\n";
+
+/// The derivative elementwise `ew` over the scores `frag`: a helper that
+/// writes it into a copy of the tile, `cuir_dscore`, called with `args`.
+FailureOr<std::string>
+ScoresPatcher::lowerDerivative(ElementwiseOp ew, PatchContext &ctx,
+                               const std::string &frag,
+                               const std::string &args,
+                               const std::string &indent) {
+  FragmentLayoutAttr layout = getFragmentLayout(ew.getType());
+  FragmentWalk fw = FragmentWalk::of(layout.getInstr());
+  for (Value v : {ew.getB(), ew.getH(), ew.getQBase(), ew.getKvBase()})
+    if (failed(expr(v, ew.getLoc())))
+      return failure();
+  ew.walk([&](Operation *op) {
+    for (Value v : op->getOperands())
+      if (!ew->isAncestor(v.getParentBlock()->getParentOp()))
+        markWritten(v);
+  });
+  FailureOr<ScoreBody> body =
+      printScoreBody(ew, /*halve=*/false, "  ", fw.bodyIndent("  "));
+  if (failed(body))
+    return failure();
+  std::string helper = helperText(fw, *body, layout.getInstr(), ctx,
+                                  "cuir_variant_score_derivative");
+  if (helper.find(kTanhApproxName) != std::string::npos)
+    ctx.addHelper("tanh", kTanhApproxHelper);
+  ctx.addHelper("variant_score_derivative", helper);
+  ctx.addHelper("tile_helpers", kTileHelpers);
+  written.insert(ew);
+  return indent +
+         "// ---- cuir: d score_mod / d score, before the scores change "
+         "----\n" +
+         indent + "decltype(" + frag + ") cuir_dscore;\n" + indent +
+         "cuir_copy_tile(cuir_dscore, " + frag + ");\n" + indent +
+         "cuir_variant_score_derivative<false>(cuir_dscore, " + args + "\n";
+}
+
+/// dS <- dS * d (select(dS == 0, 0, dS * d)), after the statement that
+/// forms dS: `d` is the derivative tile or a constant.
+LogicalResult ScoresPatcher::lowerDerivativeProduct(arith::SelectOp sel,
+                                                    PatchContext &ctx) {
+  auto mul = sel.getFalseValue().getDefiningOp<arith::MulFOp>();
+  auto cmp = sel.getCondition().getDefiningOp<arith::CmpFOp>();
+  if (!mul || !cmp || !getChange(mul.getOperation()) ||
+      cmp.getLhs() != mul.getLhs())
+    return emitError(sel.getLoc())
+           << "selects between register tiles in a way lowering does not "
+              "write (expected the backward's dS times the score "
+              "derivative)";
+  Value dS = mul.getLhs(), d = mul.getRhs();
+  FailureOr<std::string> ds = expr(dS, sel.getLoc());
+  if (failed(ds))
+    return failure();
+  std::string call;
+  DenseElementsAttr c;
+  if (auto dew = d.getDefiningOp<ElementwiseOp>(); dew && written.count(dew)) {
+    call = "cuir_times_derivative(" + *ds + ", cuir_dscore);";
+  } else if (matchPattern(d, m_Constant(&c)) && c.isSplat()) {
+    auto cst = d.getDefiningOp<arith::ConstantOp>();
+    std::string value = std::to_string(
+        c.getSplatValue<APFloat>().convertToDouble());
+    call = "cuir_times_constant(" + *ds + ", " + value + "f);";
+    written.insert(cst);
+  } else {
+    return emitError(sel.getLoc())
+           << "multiplies dS by a value that is neither the score "
+              "derivative lowering wrote nor a constant";
+  }
+  for (Operation *op : {sel.getOperation(), mul.getOperation(),
+                        cmp.getOperation(),
+                        sel.getTrueValue().getDefiningOp(),
+                        cmp.getRhs().getDefiningOp()})
+    if (op)
+      written.insert(op);
+  ctx.addHelper("tile_helpers", kTileHelpers);
+  unsigned anchor = ctx.lineOf(dS.getDefiningOp()->getLoc(), /*caller=*/true);
+  if (!anchor)
+    return emitError(sel.getLoc()) << "dS has no anchor in the source";
+  auto [first, last] = ctx.src.statement(anchor);
+  std::string indent = ctx.src.indent(first).str();
+  ctx.noteCall(last);
+  return ctx.edit({SourceEdit::InsertAfter, last, last,
+                   indent + "// ---- cuir: dS times d score_mod / d score "
+                            "----\n" +
+                       indent + call,
+                   "", ""},
+                  sel.getLoc());
 }
 
 } // namespace

@@ -37,6 +37,7 @@ struct LoweredKernel {
   std::string sourcePath; // the expert source
   std::string patched;    // its patched text
   std::string headerPath; // the params header, if patched
+  std::string headerName = "cuir/attention_params.h"; // its include name
   std::string headerPatched;
   std::string manifest; // JSON for Python loaders
 };
