@@ -1471,12 +1471,18 @@ LogicalResult BackwardRun::bindKernels() {
     runs.push_back(std::make_unique<KernelRun>(kernel, opt, budget, &buffers));
     if (failed(runs.back()->bindArguments()))
       return failure();
-    // The reference sees every kernel's parameter values.
-    prob.params.update(runs.back()->problem().params);
+    // The reference sees every kernel's parameter values: those a kernel
+    // bound, not the option text (`runs:...`) a kernel that does not read
+    // the parameter keeps.
+    for (const auto &[name, value] : runs.back()->problem().params.items()) {
+      auto text = opt.params.find(name);
+      bool unbound = text != opt.params.end() &&
+                     value == referenceValue(text->second);
+      if (!unbound || !prob.params.contains(name))
+        prob.params[name] = value;
+    }
     prob.tensors.update(runs.back()->problem().tensors);
   }
-  // A kernel that does not read a parameter keeps its text (`runs:...`);
-  // the value a kernel bound is what the reference must see.
   for (const auto &[name, value] : prob.tensors.items())
     prob.params.erase(name);
   for (const auto &[name, text] : opt.params)

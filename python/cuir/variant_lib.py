@@ -22,7 +22,8 @@ import json
 import pathlib
 
 from . import block_mask as _bm
-from .kernel_lib import AttentionParams, KernelError, bind_views, make_params
+from .kernel_lib import (BWD_ENTRY_POINTS, AttentionBwdParams, AttentionParams, KernelError, bind_views,
+                         make_bwd_params, make_params)
 
 _CTYPES = {"float": ctypes.c_float, "int32": ctypes.c_int32, "int64": ctypes.c_int64,
            "float_ptr": ctypes.c_void_p, "int32_ptr": ctypes.c_void_p, "tensor": ctypes.c_void_p,
@@ -227,5 +228,61 @@ def _bind_tensor(f, value, device):
     return value.contiguous()
 
 
+class VariantBackwardKernel(VariantKernel):
+    """The backward pass of a variant: a library lowered from kernels/sm80/flash_bwd.cu (or sm90) with the
+    variant's manifest. Called with the forward's o and lse (of the same variant and parameters) and the
+    upstream gradient d_o; returns (dq, dk, dv)."""
+
+    def __init__(self, library, manifest=None, lib=None):
+        library = pathlib.Path(library)
+        stem = library.name[3:-3] if library.name.startswith("lib") else library.stem
+        manifest = pathlib.Path(manifest) if manifest else library.with_name(stem + ".json")
+        self.manifest = json.loads(manifest.read_text())
+        self.variant = self.manifest["variant"]
+        self.fields = self.manifest["fields"]
+        self.params_type = type(f"BwdParams_{stem}", (ctypes.Structure,), {
+            "_fields_": [("base", AttentionBwdParams)] + [(f["name"], _CTYPES[f["type"]]) for f in self.fields]})
+        self.lib = lib if lib is not None else ctypes.CDLL(str(library))
+        self.lib.cuir_attention_bwd_params_sizeof.restype = ctypes.c_int
+        size = self.lib.cuir_attention_bwd_params_sizeof()
+        if size != ctypes.sizeof(self.params_type):
+            raise RuntimeError(f"{library}: sizeof(cuir_attention_bwd_params) is {size}, the manifest's binding "
+                               f"has {ctypes.sizeof(self.params_type)}")
+        names = [n for n in BWD_ENTRY_POINTS.values() if hasattr(self.lib, n)]
+        if not names:
+            raise RuntimeError(f"{library} exports none of {tuple(BWD_ENTRY_POINTS.values())}")
+        self.entry = getattr(self.lib, names[0])
+        self.entry.restype = ctypes.c_int
+        self.entry.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+        self.workspace_size = getattr(self.lib, names[0] + "_workspace_size")
+        self.workspace_size.restype = ctypes.c_size_t
+        self.workspace_size.argtypes = [ctypes.c_void_p]
+        self.sigmoid = self.manifest.get("normalizer") == "sigmoid"
+        self._defaults = {}
+        self.block_mask_info = None
+
+    def __call__(self, q, k, v, o, d_o, lse, softmax_scale=None, layout="bhnd", deterministic=False, **params):
+        import torch
+        view = (lambda t: t.transpose(1, 2)) if layout == "bhnd" else (lambda t: t)
+        grads = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+        p = self.params_type()
+        p.base = make_bwd_params(*(view(t) for t in (q, k, v, o, d_o)), lse, *(view(g) for g in grads),
+                                 softmax_scale=softmax_scale, deterministic=deterministic)
+        keep = self._bind_fields(p, params, q.device)
+        workspace = torch.empty(self.workspace_size(ctypes.byref(p)), dtype=torch.uint8, device=q.device)
+        p.base.workspace = workspace.data_ptr()
+        context, stream = _launch_context(q.device)
+        with context:
+            rc = self.entry(ctypes.byref(p), ctypes.c_void_p(stream))
+        del keep
+        if rc != 0:
+            raise KernelError(rc, f"the backward of variant '{self.variant}'")
+        return grads
+
+
 def load_variant(library, manifest=None):
     return VariantKernel(library, manifest)
+
+
+def load_variant_backward(library, manifest=None):
+    return VariantBackwardKernel(library, manifest)

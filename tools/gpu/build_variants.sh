@@ -3,7 +3,9 @@
 # pipeline (lift from the cache, transfer, split, lower through NVPTX), into
 # build/variants/<name>/ (carried to the GPU machine; compiled here, where
 # clang and MLIR are). KERNEL=sm90 builds them on the sm_90 kernel instead,
-# into build/variants-sm90/. Usage: [KERNEL=sm90] tools/gpu/build_variants.sh [name ...]
+# into build/variants-sm90/. BWD=1 also lowers the variant's backward pass
+# (kernels/$KERNEL/flash_bwd.cu) into <name>/<name>_bwd.cu and its library.
+# Usage: [KERNEL=sm90] [BWD=1] tools/gpu/build_variants.sh [name ...]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 OPT=${CUIR_OPT:-build/bin/cuir-opt}
@@ -30,6 +32,10 @@ for n in "${names[@]}"; do
   "$OPT" "kernels/$KERNEL/flash_fwd.cu" --lift --transfer="${SPEC[$n]}" --cuir-split-full-partial \
     --lower -o "$OUTDIR/$n/$n.cu"
   grep -h "registers\|spill" "$OUTDIR/$n/$n.$ARCH.ptxas.log" | sort | uniq -c | sort -rn | head -3
+  if [ "${BWD:-0}" = 1 ] && [ "$n" != sigmoid_causal ] && [ "$n" != composite ]; then
+    "$OPT" "kernels/$KERNEL/flash_bwd.cu" --lift --transfer="${SPEC[$n]}" --lower -o "$OUTDIR/$n/${n}_bwd.cu"
+    grep -h "registers\|spill" "$OUTDIR/$n/${n}_bwd.$ARCH.ptxas.log" | sort | uniq -c | sort -rn | head -3
+  fi
 done
 # The Python path: cuir.compile on a traced score_mod/mask_mod.
 if [ $# -eq 0 ]; then
