@@ -9,7 +9,8 @@
     cuir.attention(q, k, v, causal=True)                  ->  differentiable attention on CuIR's kernels
 """
 from .variant import VariantError, trace_variant  # noqa: F401
-from .variant_lib import load_variant  # noqa: F401
+from .variant_lib import load_variant, load_variant_backward  # noqa: F401
+from .autograd_variant import TrainableVariant, variant_attention  # noqa: F401
 from .block_mask import BlockMask  # noqa: F401
 from .compile import compile  # noqa: F401,A001
 from .flex import flex_attention  # noqa: F401

@@ -25,10 +25,12 @@ import weakref
 
 from . import cache as _cache
 from . import variant as _variant
-from .variant_lib import load_variant
+from .variant_lib import load_variant, load_variant_backward
 
 _ROOT = pathlib.Path(__file__).resolve().parents[2]
 KERNELS = {"sm80": _ROOT / "kernels" / "sm80" / "flash_fwd.cu", "sm90": _ROOT / "kernels" / "sm90" / "flash_fwd.cu"}
+# The backward kernels a variant's backward pass is lowered from (their Source CuIR: docs/Backward.md).
+BWD_KERNELS = {"sm80": _ROOT / "kernels" / "sm80" / "flash_bwd.cu"}
 # The archs each kernel is compiled for by default: the sm_90 kernel uses sm_90a-only instructions.
 DEFAULT_ARCHS = {"sm80": ("sm_80", "sm_90"), "sm90": ("sm_90a",)}
 _LOADED = {}  # library path -> VariantKernel: loaded once per process
@@ -74,21 +76,25 @@ def trace(score_mod, mask_mod, normalizer, name, defaults=True):
     return traced.text, dict(traced.values)
 
 
-def lower_command(kernel, spec, out_cu, archs, split=True, block_mask="auto"):
+def lower_command(kernel, spec, out_cu, archs, split=True, block_mask="auto", backward=False):
     """cuir-opt's pipeline for a variant; block_mask: the split's treatment of masks it cannot bound
-    ("auto": a runtime block mask, "runtime": one for every mask, "dense": every tile masked)."""
-    cmd = [cuir_opt(), str(KERNELS[kernel]), "--lift", f"--transfer={spec}"]
-    if split:
+    ("auto": a runtime block mask, "runtime": one for every mask, "dense": every tile masked). backward: the
+    variant's backward pass, from the kernel's flash_bwd.cu (no split: it visits every tile)."""
+    source = BWD_KERNELS[kernel] if backward else KERNELS[kernel]
+    cmd = [cuir_opt(), str(source), "--lift", f"--transfer={spec}"]
+    if split and not backward:
         cmd.append("--cuir-split-full-partial" + ("" if block_mask == "auto" else f"=block-mask={block_mask}"))
     return cmd + [f"--lower=archs={','.join(archs)}", "-o", str(out_cu)]
 
 
-def build_cached(kernel, spec_text, name, archs, split=True, builtin=False, cache=None, block_mask="auto"):
+def build_cached(kernel, spec_text, name, archs, split=True, builtin=False, cache=None, block_mask="auto",
+                 backward=False):
     """The library of a variant (a cuir.variant text without values, or a built-in spec) from the cache,
-    compiled into it first if needed."""
+    compiled into it first if needed; backward: of its backward pass."""
     cache = cache or _cache.KernelCache()
     opt = cuir_opt()
-    parts = {"kernel": kernel, "sources": _cache.kernel_sources_identity(KERNELS[kernel]),
+    source = BWD_KERNELS[kernel] if backward else KERNELS[kernel]
+    parts = {"kernel": kernel, "sources": _cache.kernel_sources_identity(source), "backward": backward,
              "variant": _cache.strip_locations(spec_text) if not builtin else None, "spec": spec_text if builtin else None,
              "name": name, "archs": list(archs), "split": split, "block_mask": block_mask,
              "toolchain": _cache.toolchain_identity(opt)}
@@ -99,17 +105,19 @@ def build_cached(kernel, spec_text, name, archs, split=True, builtin=False, cach
         if not builtin:
             spec = str(tmp / f"{name}.variant.mlir")
             pathlib.Path(spec).write_text(spec_text)
-        _cache.run_with_progress(lower_command(kernel, spec, tmp / f"{name}.cu", archs, split, block_mask),
-                                 f"variant '{name}' on the {kernel} kernel ({','.join(archs)})")
+        what = "the backward of variant" if backward else "variant"
+        _cache.run_with_progress(lower_command(kernel, spec, tmp / f"{name}.cu", archs, split, block_mask,
+                                               backward),
+                                 f"{what} '{name}' on the {kernel} kernel ({','.join(archs)})")
     entry = cache.get_or_build(key, parts, build)
     return entry / f"lib{name}.so"
 
 
-def load_once(library):
-    """The VariantKernel of a library, loaded once per process."""
+def load_once(library, backward=False):
+    """The VariantKernel (backward: VariantBackwardKernel) of a library, loaded once per process."""
     library = str(library)
     if library not in _LOADED:
-        _LOADED[library] = load_variant(library)
+        _LOADED[library] = load_variant_backward(library) if backward else load_variant(library)
     return _LOADED[library]
 
 
@@ -160,12 +168,14 @@ def tensor_for(kernel, pname, tensor, device):
 
 
 def compile(spec=None, score_mod=None, mask_mod=None, normalizer="softmax", kernel="sm80", out_dir=None,
-            name=None, split=True, archs=None, load=True, cache=None):
+            name=None, split=True, archs=None, load=True, cache=None, backward=False):
     """Build a variant kernel (by built-in spec or from score_mod/mask_mod) and return a callable.
 
     kernel: "sm80" (FA2-class, runs on sm_80 and later) or "sm90" (warp-specialized, Hopper only).
     cache: use the on-disk kernel cache (default: when out_dir is not given).
-    load=False returns the library's path instead of the callable."""
+    load=False returns the library's path instead of the callable.
+    backward=True also builds the variant's backward pass (from the sm_80 backward kernel) and returns a
+    differentiable callable (docs/Backward.md); load=False then returns both libraries' paths."""
     if kernel not in KERNELS:
         raise ValueError(f"unknown kernel {kernel!r}: one of {', '.join(KERNELS)}")
     archs = tuple(archs or DEFAULT_ARCHS[kernel])
@@ -184,10 +194,35 @@ def compile(spec=None, score_mod=None, mask_mod=None, normalizer="softmax", kern
     else:
         library = _build_in(pathlib.Path(out_dir or tempfile.mkdtemp(prefix="cuir-")), kernel, spec, text, name,
                             archs, split)
+    if backward:
+        bwd_library = _backward_library(spec, text, name, cache, pathlib.Path(library).parent, normalizer)
+        if not load:
+            return library, bwd_library
+        from .autograd_variant import TrainableVariant
+        return TrainableVariant(load_once(library), load_once(bwd_library, backward=True), values)
     if not load:
         return library
     kernel_obj = load_once(library)
     return BoundVariant(kernel_obj, values) if values else kernel_obj
+
+
+def _backward_library(spec, text, name, cache, out_dir, normalizer):
+    """The library of a variant's backward pass, on the sm_80 backward kernel (the one whose Source CuIR
+    the transfer reads); its O and LSE come from either forward kernel."""
+    if normalizer == "sigmoid" or (spec is not None and "sigmoid" in spec):
+        raise NotImplementedError("compile(backward=True): the sigmoid normaliser has no backward pass yet")
+    archs = DEFAULT_ARCHS["sm80"]
+    if cache:
+        return build_cached("sm80", spec if spec is not None else text, name + "_bwd", archs, split=False,
+                            builtin=spec is not None, backward=True)
+    out = out_dir  # beside the forward's library and its variant file
+    if spec is None:
+        spec = str(out / f"{name}.variant.mlir")
+    r = subprocess.run(lower_command("sm80", spec, out / f"{name}_bwd.cu", archs, split=False, backward=True),
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"cuir-opt failed:\n{r.stderr[-4000:]}")
+    return out / f"lib{name}_bwd.so"
 
 
 def _build_in(out_dir, kernel, spec, text, name, archs, split):

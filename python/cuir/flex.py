@@ -73,9 +73,6 @@ def _check_tensors(query, key, value, enable_gqa):
                          f"{key.device} and {value.device}")
     if query.device.type != "cuda":
         raise ValueError(f"flex_attention: CuIR's kernels run on CUDA tensors, got {query.device.type} ones")
-    if torch.is_grad_enabled() and any(t.requires_grad for t in (query, key, value)):
-        raise NotImplementedError("flex_attention: CuIR's kernels are forward-only; call it under "
-                                  "torch.no_grad() or on tensors that do not require grad")
 
 
 def _arity(fn):
@@ -237,7 +234,8 @@ def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=Non
     natural log, as FlexAttention's).
     kernel: "auto" (sm90 on compute capability 9.x, sm80 elsewhere), "sm80" or "sm90".
     normalizer (CuIR's, keyword-only): "softmax", or "sigmoid" (weights sigmoid(score), no row sum; no lse).
-    Forward only. Returns out like query, or (out, lse)."""
+    Differentiable in query, key and value (the variant's backward pass, from the sm_80 backward kernel;
+    not with return_lse, nor for the sigmoid normaliser). Returns out like query, or (out, lse)."""
     import torch
     _check_tensors(query, key, value, enable_gqa)
     Nq, Nkv = query.shape[2], key.shape[2]
@@ -251,7 +249,11 @@ def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=Non
         raise ValueError(f"flex_attention: scale must be a finite positive number, got {scale!r}")
     chosen = _pick_kernel(kernel, query.device)
     q, k, v = _ready(query), _ready(key), _ready(value)
+    needs_grad = torch.is_grad_enabled() and any(t.requires_grad for t in (query, key, value))
     if score_mod is None and mask_mod is None and normalizer == "softmax":
+        if needs_grad and not return_lse:
+            from .attention_op import attention
+            return attention(query, key, value, scale=scale)
         run = getattr(kernel_lib, f"flash_fwd_{chosen}")
         return run(q, k, v, softmax_scale=scale, return_lse=return_lse, layout="bhnd")
     text, values = _traced(score_mod, mask_mod, normalizer)
@@ -260,5 +262,14 @@ def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=Non
     params = {name: _compile.tensor_for(variant, name, t, query.device) for name, t in values.items()}
     if variant.block_mask_info:
         params["block_mask"] = _runtime_block_mask(variant, block_mask, params, query, key)
+    if needs_grad:
+        if return_lse or normalizer == "sigmoid":
+            raise NotImplementedError("flex_attention: the backward pass takes no return_lse and no sigmoid "
+                                      "normaliser yet; call it under torch.no_grad() for those")
+        from .autograd_variant import variant_attention
+        bwd = _compile.load_once(_compile.build_cached("sm80", text, "flex_bwd", _compile.DEFAULT_ARCHS["sm80"],
+                                                       split=False, backward=True), backward=True)
+        block = params.pop("block_mask", None)
+        return variant_attention(variant, bwd, query, key, value, scale, block, **params)
     with torch.no_grad():
         return variant(q, k, v, softmax_scale=scale, layout="bhnd", return_lse=return_lse, **params)

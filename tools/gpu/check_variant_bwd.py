@@ -6,11 +6,15 @@ from kernels/sm80/flash_bwd.cu).
 1. gradients: the variant's forward gives O and LSE, its backward dQ, dK, dV; compared with torch.autograd on the
    float64 eager variant of tools/gpu/variant_defs.py (fresh random inputs, bf16, d 64 and 128, GQA, Nq != Nkv),
    relative Frobenius error < 2e-2;
-2. with --bench: the backward's time against FlexAttention's backward (torch.compile(flex_attention) with its
+2. through autograd: cuir.TrainableVariant (what cuir.compile(..., backward=True) returns) in torch.autograd.grad
+   gives the same gradients; with --train NAME, a tiny transformer trained --steps steps with the variant NAME
+   through CuIR and through FlexAttention (same initialisation and data): the loss curves agree (last-50 mean);
+3. with --bench: the backward's time against FlexAttention's backward (torch.compile(flex_attention) with its
    block mask) in the same run, bf16, d 128, llama2-7b heads, 16k tokens, N = 2k and 8k.
 
-usage: python3 tools/gpu/check_variant_bwd.py --libs build/variant-libs [--names a,b] [--bench] [--json f]
-Exit code 0 iff every gradient check passes.
+usage: python3 tools/gpu/check_variant_bwd.py --libs build/variant-libs [--names a,b] [--bench] [--train NAME]
+       [--steps 300] [--json f]
+Exit code 0 iff every gradient check (and the training check) passes.
 """
 import argparse
 import json
@@ -23,6 +27,7 @@ import torch
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "python"))
 sys.path.insert(0, str(ROOT / "tools" / "gpu"))
+from cuir.autograd_variant import TrainableVariant  # noqa: E402
 from cuir.variant_lib import load_variant, load_variant_backward  # noqa: E402
 import variant_defs  # noqa: E402
 from timing import median_ms  # noqa: E402
@@ -51,8 +56,63 @@ def check(fwd, bwd, name, shape, d, dtype):
     return {"variant": name, "dtype": str(dtype), "d": d, "shape": list(shape), **errs, "ok": ok}
 
 
+def check_autograd(fwd, bwd, name):
+    """The autograd path equals the direct calls (same kernels): O, dK and dV bitwise; dQ, summed with float
+    atomics in an order that varies between runs, to 1e-3."""
+    B, Hq, Hkv, Nq, Nkv, d = 2, 4, 2, 300, 517, 128
+    q = torch.randn(B, Hq, Nq, d, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    k, v = (torch.randn(B, Hkv, Nkv, d, device="cuda", dtype=torch.bfloat16, requires_grad=True) for _ in range(2))
+    *_, params = variant_defs.make(name, B, Hq, Nq, Nkv)
+    out = TrainableVariant(fwd, bwd)(q, k, v, **params)
+    do = torch.randn_like(out)
+    got = torch.autograd.grad(out, (q, k, v), do)
+    o, lse = fwd(q.detach(), k.detach(), v.detach(), return_lse=True, **params)
+    want = bwd(q.detach(), k.detach(), v.detach(), o, do, lse, **params)
+    same = (torch.equal(out, o) and torch.equal(got[1], want[1]) and torch.equal(got[2], want[2]) and
+            rel(got[0], want[0].double()) < 1e-3)
+    print(f"{name:18} autograd.grad through TrainableVariant: {'the same' if same else 'DIFFERENT'} gradients as "
+          f"the direct calls: {'ok' if same else 'FAIL'}", flush=True)
+    return same
+
+
+def check_training(fwd, bwd, name, steps, tol=0.05):
+    from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+    from check_attention_autograd import train
+    flex, cache = torch.compile(flex_attention), {}
+    trainable = TrainableVariant(fwd, bwd)
+
+    def mods(q):
+        key = q.shape
+        if key not in cache:
+            B, H, N, _ = q.shape
+            score_mod, mask_mod, _, params = variant_defs.make(name, B, H, N, N)
+            cache[key] = score_mod, create_block_mask(mask_mod, B, H, N, N, device="cuda"), params
+        return cache[key]
+
+    def cuir_attend(q, k, v):
+        return trainable(q, k, v, **mods(q)[2])
+
+    def flex_attend(q, k, v):
+        score_mod, bm, _ = mods(q)
+        return flex(q, k, v, score_mod=score_mod, block_mask=bm)
+
+    curves = {"cuir": train(cuir_attend, steps), "flex": train(flex_attend, steps)}
+    tail = {n: sum(c[-50:]) / len(c[-50:]) for n, c in curves.items()}
+    for s in sorted({0, steps // 4, steps // 2, 3 * steps // 4, steps - 1}):
+        print(f"{name} step {s:4}: " + "  ".join(f"{n} {c[s]:.4f}" for n, c in curves.items()), flush=True)
+    ok = abs(tail["cuir"] - tail["flex"]) <= tol * tail["flex"]
+    print(f"{name}: mean loss of the last 50 steps: cuir {tail['cuir']:.4f} flex {tail['flex']:.4f}: "
+          f"{'ok' if ok else 'FAIL'} (tolerance {tol:.0%})", flush=True)
+    return {"variant": name, "curves": curves, "last50": tail, "ok": ok}
+
+
 def bench(fwd, bwd, name, N):
     from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+    import torch._functorch.config as functorch_config
+    functorch_config.donated_buffer = False  # the timing replays one backward graph
+    import torch._dynamo.config as dynamo_config
+    # Every variant and shape is its own graph: past the default limit FlexAttention would run uncompiled.
+    dynamo_config.cache_size_limit = dynamo_config.recompile_limit = 4096
     H, d, B = 32, 128, 16384 // N
     q, k, v = (torch.randn(B, H, N, d, device="cuda", dtype=torch.bfloat16, requires_grad=True) for _ in range(3))
     score_mod, mask_mod, _, params = variant_defs.make(name, B, H, N, N)
@@ -74,6 +134,8 @@ def main():
     ap.add_argument("--libs", default=str(ROOT / "build" / "variant-libs"))
     ap.add_argument("--names", default=None)
     ap.add_argument("--bench", action="store_true")
+    ap.add_argument("--train", default=None, help="a variant to train the tiny transformer with")
+    ap.add_argument("--steps", type=int, default=300)
     ap.add_argument("--json")
     args = ap.parse_args()
     libs = pathlib.Path(args.libs)
@@ -89,15 +151,22 @@ def main():
             for shape in shapes:
                 rows.append(check(fwd, bwd, name, shape, d, torch.bfloat16))
         rows.append(check(fwd, bwd, name, shapes[0], 128, torch.float16))
+        rows.append({"variant": name, "autograd": True, "ok": check_autograd(fwd, bwd, name)})
         if args.bench:
             for N in (2048, 8192):
                 bench_rows.append(bench(fwd, bwd, name, N))
-    bad = sum(not r["ok"] for r in rows)
+    training = None
+    if args.train:
+        training = check_training(load_variant(libs / args.train / f"lib{args.train}.so"),
+                                  load_variant_backward(libs / args.train / f"lib{args.train}_bwd.so"),
+                                  args.train, args.steps)
+    bad = sum(not r["ok"] for r in rows) + (training is not None and not training["ok"])
     if bench_rows:
         geo = math.exp(sum(math.log(r["cuir / flex"]) for r in bench_rows) / len(bench_rows))
         print(f"backward CuIR / FlexAttention: geometric mean {geo:.2f}, min {min(r['cuir / flex'] for r in bench_rows):.2f}")
     if args.json:
-        pathlib.Path(args.json).write_text(json.dumps({"gradients": rows, "bench": bench_rows}, indent=1))
+        pathlib.Path(args.json).write_text(json.dumps({"gradients": rows, "bench": bench_rows, "training": training},
+                                                      indent=1))
     print(f"{len(rows) - bad} of {len(rows)} gradient checks passed")
     return 1 if bad else 0
 

@@ -14,5 +14,7 @@ for d in build/variants$suffix/*/; do
   n=$(basename "$d")
   mkdir -p "$libs/$n"
   cp "$d/lib$n.so" "$d/$n.json" "$libs/$n/"
+  # The variant's backward pass, where BWD=1 build_variants.sh lowered it.
+  if [ -f "$d/lib${n}_bwd.so" ]; then cp "$d/lib${n}_bwd.so" "$d/${n}_bwd.json" "$libs/$n/"; fi
 done
 du -sh "$libs"
