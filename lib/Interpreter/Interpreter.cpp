@@ -1476,8 +1476,8 @@ LogicalResult BackwardRun::bindKernels() {
     // the parameter keeps.
     for (const auto &[name, value] : runs.back()->problem().params.items()) {
       auto text = opt.params.find(name);
-      bool unbound = text != opt.params.end() &&
-                     value == referenceValue(text->second);
+      bool unbound =
+          text != opt.params.end() && value == referenceValue(text->second);
       if (!unbound || !prob.params.contains(name))
         prob.params[name] = value;
     }

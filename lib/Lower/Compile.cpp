@@ -176,8 +176,7 @@ static LogicalResult writeAndCompileInto(const LoweredKernel &lowered,
       failed(writeFile(file(stem + ".json"), lowered.manifest, loc)))
     return failure();
   if (!lowered.headerPatched.empty() &&
-      failed(writeFile(file(lowered.headerName), lowered.headerPatched,
-                       loc)))
+      failed(writeFile(file(lowered.headerName), lowered.headerPatched, loc)))
     return failure();
 
   // The unified diff, as a reviewer reads it.
@@ -193,8 +192,8 @@ static LogicalResult writeAndCompileInto(const LoweredKernel &lowered,
     if (!lowered.headerPatched.empty()) {
       std::string headerDiff = file(".header.diff");
       rc = runner.run({diffTool, "-u", "--label", "a/" + lowered.headerName,
-                       "--label", "b/" + lowered.headerName,
-                       lowered.headerPath, file(lowered.headerName)},
+                       "--label", "b/" + lowered.headerName, lowered.headerPath,
+                       file(lowered.headerName)},
                       headerDiff, &err);
       if (rc != 0 && rc != 1)
         return emitError(loc) << "diff failed: " << tail(err);

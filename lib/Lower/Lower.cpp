@@ -157,7 +157,8 @@ LogicalResult Lowerer::openSource(KernelOp t, KernelOp s) {
   patch = std::make_unique<SourcePatch>(*src);
   ctx = std::make_unique<PatchContext>(*src, *patch, sourcePath);
   // A backward pass reads its own params struct.
-  if ((*buf)->getBuffer().contains("#include \"cuir/attention_bwd_params.h\"")) {
+  if ((*buf)->getBuffer().contains(
+          "#include \"cuir/attention_bwd_params.h\"")) {
     ctx->paramsStruct = "cuir_attention_bwd_params";
     ctx->paramsHeader = "cuir/attention_bwd_params.h";
   }

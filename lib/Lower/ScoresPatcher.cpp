@@ -124,8 +124,7 @@ bool ScoresPatcher::isDerivative(ElementwiseOp ew) {
 
 std::string ScoresPatcher::helperText(const FragmentWalk &fw,
                                       const ScoreBody &body, MmaInstr instr,
-                                      const PatchContext &ctx,
-                                      StringRef name) {
+                                      const PatchContext &ctx, StringRef name) {
   bool derivative = name != "cuir_variant_scores";
   std::string ind = fw.bodyIndent("  ");
   std::string loopBody =
@@ -133,11 +132,11 @@ std::string ScoresPatcher::helperText(const FragmentWalk &fw,
       "const int kv_off = " + fw.kvOff + ", kv_idx = col0 + kv_off;\n" + ind +
       "const float s = " + fw.element + ";\n" + body.stmts + ind + fw.element +
       " = " + body.assign + ";\n";
-  std::string what =
-      derivative ? " becomes d score_mod / d score at s, or 0 where\n"
-                   "//      the mask hides it"
-                 : " becomes score_mod(s), or -inf where the\n"
-                   "//      mask hides it (MASK: partial blocks only)";
+  std::string what = derivative
+                         ? " becomes d score_mod / d score at s, or 0 where\n"
+                           "//      the mask hides it"
+                         : " becomes score_mod(s), or -inf where the\n"
+                           "//      mask hides it (MASK: partial blocks only)";
   return "// ---- cuir: the " +
          std::string(derivative ? "score derivative" : "scores") +
          " of the variant '" + ctx.variantSpec +
@@ -224,18 +223,18 @@ LogicalResult ScoresPatcher::lowerScores(ElementwiseOp ew, PatchContext &ctx) {
   std::string derivatives;
   for (Operation *user : in.getUsers())
     if (auto dew = dyn_cast<ElementwiseOp>(user);
-        dew && dew != ew && getChange(dew.getOperation()) && isDerivative(dew)) {
-      FailureOr<std::string> d =
-          lowerDerivative(dew, ctx, *frag, args, indent);
+        dew && dew != ew && getChange(dew.getOperation()) &&
+        isDerivative(dew)) {
+      FailureOr<std::string> d = lowerDerivative(dew, ctx, *frag, args, indent);
       if (failed(d))
         return failure();
       derivatives += *d;
     }
-  std::string call =
-      derivatives + indent + "// ---- cuir: the variant's " +
-      (body->masked ? "scores and mask" : "scores") + " ----\n" + indent +
-      "cuir_variant_scores<" + (body->masked ? "true" : "false") + ">(" +
-      *frag + ", " + args;
+  std::string call = derivatives + indent + "// ---- cuir: the variant's " +
+                     (body->masked ? "scores and mask" : "scores") + " ----\n" +
+                     indent + "cuir_variant_scores<" +
+                     (body->masked ? "true" : "false") + ">(" + *frag + ", " +
+                     args;
   written.insert(ew);
   ctx.noteCall(last);
   return ctx.edit({SourceEdit::InsertAfter, last, last, call, "", ""}, loc);
@@ -278,8 +277,7 @@ static const char *const kTileHelpers =
 /// writes it into a copy of the tile, `cuir_dscore`, called with `args`.
 FailureOr<std::string>
 ScoresPatcher::lowerDerivative(ElementwiseOp ew, PatchContext &ctx,
-                               const std::string &frag,
-                               const std::string &args,
+                               const std::string &frag, const std::string &args,
                                const std::string &indent) {
   FragmentLayoutAttr layout = getFragmentLayout(ew.getType());
   FragmentWalk fw = FragmentWalk::of(layout.getInstr());
@@ -332,8 +330,8 @@ LogicalResult ScoresPatcher::lowerDerivativeProduct(arith::SelectOp sel,
     call = "cuir_times_derivative(" + *ds + ", cuir_dscore);";
   } else if (matchPattern(d, m_Constant(&c)) && c.isSplat()) {
     auto cst = d.getDefiningOp<arith::ConstantOp>();
-    std::string value = std::to_string(
-        c.getSplatValue<APFloat>().convertToDouble());
+    std::string value =
+        std::to_string(c.getSplatValue<APFloat>().convertToDouble());
     call = "cuir_times_constant(" + *ds + ", " + value + "f);";
     written.insert(cst);
   } else {
@@ -341,10 +339,9 @@ LogicalResult ScoresPatcher::lowerDerivativeProduct(arith::SelectOp sel,
            << "multiplies dS by a value that is neither the score "
               "derivative lowering wrote nor a constant";
   }
-  for (Operation *op : {sel.getOperation(), mul.getOperation(),
-                        cmp.getOperation(),
-                        sel.getTrueValue().getDefiningOp(),
-                        cmp.getRhs().getDefiningOp()})
+  for (Operation *op :
+       {sel.getOperation(), mul.getOperation(), cmp.getOperation(),
+        sel.getTrueValue().getDefiningOp(), cmp.getRhs().getDefiningOp()})
     if (op)
       written.insert(op);
   ctx.addHelper("tile_helpers", kTileHelpers);
@@ -355,8 +352,9 @@ LogicalResult ScoresPatcher::lowerDerivativeProduct(arith::SelectOp sel,
   std::string indent = ctx.src.indent(first).str();
   ctx.noteCall(last);
   return ctx.edit({SourceEdit::InsertAfter, last, last,
-                   indent + "// ---- cuir: dS times d score_mod / d score "
-                            "----\n" +
+                   indent +
+                       "// ---- cuir: dS times d score_mod / d score "
+                       "----\n" +
                        indent + call,
                    "", ""},
                   sel.getLoc());

@@ -63,14 +63,16 @@ Value rowViewOf(Value v, SmallVectorImpl<Value> &rowOffsets) {
 
 } // namespace
 
-void mlir::cuir::forwardChain(Value v, Region &scope, SmallVectorImpl<Operation *> &out) {
+void mlir::cuir::forwardChain(Value v, Region &scope,
+                              SmallVectorImpl<Operation *> &out) {
   SmallVector<Value> work = {v};
   llvm::SmallPtrSet<Operation *, 32> seen;
   while (!work.empty()) {
     Value cur = work.pop_back_val();
     for (OpOperand &use : cur.getUses()) {
       Operation *user = use.getOwner();
-      if (!scope.isAncestor(user->getParentRegion()) || !seen.insert(user).second)
+      if (!scope.isAncestor(user->getParentRegion()) ||
+          !seen.insert(user).second)
         continue;
       out.push_back(user);
       if (isa<GemmOp, GemmAsyncOp, scf::YieldOp>(user))

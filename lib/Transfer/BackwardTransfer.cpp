@@ -85,9 +85,9 @@ Value Transfer::derivativeTile(Value score, ScoreGradOp grad,
                                ArrayRef<Value> at) {
   MLIRContext *ctx = kernel.getContext();
   Location loc = score.getDefiningOp()->getLoc();
-  auto ew = ElementwiseOp::create(rewriter, loc, score.getType(),
-                                  ValueRange{score}, at[0], at[1], at[2],
-                                  at[3]);
+  auto ew =
+      ElementwiseOp::create(rewriter, loc, score.getType(), ValueRange{score},
+                            at[0], at[1], at[2], at[3]);
   CuIRDialect::VariantScoresAttrHelper(ctx).setAttr(ew,
                                                     StringAttr::get(ctx, spec));
   Block *body = addScoreBlock(ew);
@@ -132,8 +132,8 @@ void Transfer::insertDerivative(BackwardSite &site, Value score,
   Value zero = arith::ConstantOp::create(
       rewriter, loc, DenseElementsAttr::get(tile, rewriter.getF32FloatAttr(0)));
   Value product = arith::MulFOp::create(rewriter, loc, dS, d);
-  Value isZero = arith::CmpFOp::create(rewriter, loc, arith::CmpFPredicate::OEQ,
-                                       dS, zero);
+  Value isZero =
+      arith::CmpFOp::create(rewriter, loc, arith::CmpFPredicate::OEQ, dS, zero);
   Value result = arith::SelectOp::create(rewriter, loc, isZero, zero, product);
   rewriter.replaceUsesWithIf(dS, result, [&](OpOperand &use) {
     Operation *user = use.getOwner();
@@ -191,9 +191,8 @@ LogicalResult Transfer::runBackward() {
     grad = *derived;
     auto inWeights = [&](OpOperand &use) {
       return llvm::any_of(analysis->sites, [&](BackwardSite &site) {
-        return llvm::any_of(use.getOwner()->getResults(), [&](Value r) {
-          return reaches(r, site.weights);
-        });
+        return llvm::any_of(use.getOwner()->getResults(),
+                            [&](Value r) { return reaches(r, site.weights); });
       });
     };
     if (failed(foldScale(inWeights)))

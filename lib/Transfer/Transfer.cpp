@@ -21,7 +21,6 @@ using namespace mlir;
 using namespace mlir::cuir;
 using mlir::cuir::detail::Transfer;
 
-
 /// The variant's parameters: sizes bind to the kernel's, the rest become new
 /// kernel parameters.
 LogicalResult Transfer::addParameters() {
@@ -241,9 +240,9 @@ ElementwiseOp Transfer::insertScores(Value score, ArrayRef<Value> at) {
   use(Rewrite::Scores);
   MLIRContext *ctx = kernel.getContext();
   Location loc = score.getDefiningOp()->getLoc();
-  auto ew = ElementwiseOp::create(rewriter, loc, score.getType(),
-                                  ValueRange{score}, at[0], at[1], at[2],
-                                  at[3]);
+  auto ew =
+      ElementwiseOp::create(rewriter, loc, score.getType(), ValueRange{score},
+                            at[0], at[1], at[2], at[3]);
   CuIRDialect::VariantScoresAttrHelper(ctx).setAttr(ew,
                                                     StringAttr::get(ctx, spec));
   Block *body = addScoreBlock(ew);

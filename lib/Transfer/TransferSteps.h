@@ -60,7 +60,6 @@ private:
   Value naturalScale;
 };
 
-
 } // namespace mlir::cuir::detail
 
 #endif // CUIR_LIB_TRANSFER_TRANSFERSTEPS_H
