@@ -562,7 +562,26 @@ LogicalResult Worker::execOp(ConvertLayoutOp cvt) {
   FailureOr<Tile> in = getTile(cvt, cvt.getInput());
   if (failed(in))
     return failure();
-  set(cvt.getResult(), *in);
+  if (!cvt.getTranspose() || in->numElements() <= 1 ||
+      (in->isFloat() ? in->f->size() : in->i->size()) == 1) {
+    Tile out = *in;
+    if (cvt.getTranspose() && out.shape.size() == 2)
+      std::swap(out.shape[0], out.shape[1]);
+    set(cvt.getResult(), out);
+    return success();
+  }
+  // The transpose of a 2-D tile (the verifier checks the shapes).
+  const int64_t rows = in->shape[0], cols = in->shape[1];
+  Tile out = in->isFloat() ? Tile::floats(in->kind, {cols, rows})
+                           : Tile::ints(in->width, {cols, rows});
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) {
+      if (in->isFloat())
+        (*out.f)[c * rows + r] = (*in->f)[r * cols + c];
+      else
+        (*out.i)[c * rows + r] = (*in->i)[r * cols + c];
+    }
+  set(cvt.getResult(), out);
   return success();
 }
 
