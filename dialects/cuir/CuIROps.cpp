@@ -504,10 +504,13 @@ LogicalResult LoadOp::verify() {
       verifyFragment(*this, getResult().getType(), "result");
   if (failed(layout))
     return failure();
-  if (layout->getKind() == FragmentKind::Row)
-    return emitOpError() << "loads operand fragments (a, b, acc), not a row "
-                            "vector";
   auto src = cast<MemRefType>(getSrc().getType());
+  // A row vector is read from a 1-D buffer of its length (each thread reads
+  // the values of its rows: the sm_90 backward's LSE and D of a step).
+  if (layout->getKind() == FragmentKind::Row &&
+      (src.getRank() != 1 || getTranspose()))
+    return emitOpError() << "loads operand fragments (a, b, acc), or a row "
+                            "vector from a 1-D buffer";
   auto res = getResult().getType();
   if (src.getElementType() != res.getElementType())
     return emitOpError() << "loads " << src.getElementType()

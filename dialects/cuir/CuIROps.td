@@ -309,7 +309,10 @@ def CuIR_LoadOp : CuIR_Op<"load"> {
   let description = [{
     Reads a shared-memory tile into registers distributed in the result's
     fragment layout. With `transpose`, the tile is read transposed
-    (`ldmatrix.trans`): a `KxN` result from an `NxK` buffer.
+    (`ldmatrix.trans`): a `KxN` result from an `NxK` buffer. A row vector
+    (`row` layout) is read from a 1-D buffer of its length, each thread
+    reading the values of its rows (a per-row statistic staged in shared
+    memory, such as the sm_90 backward's LSE and D of a step).
   }];
   let arguments = (ins AnyMemRef:$src, UnitAttr:$transpose);
   let results = (outs CuIR_RegisterTile:$result);
