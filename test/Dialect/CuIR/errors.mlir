@@ -816,9 +816,9 @@ cuir.kernel @k(%t: tensor<64x16xbf16, #ACC>, %n: index) grid (n) -> (n) threads 
 
 #ACC = #cuir.frag<acc, mma_m16n8k16, warps = [4, 1]>
 #A = #cuir.frag<a, mma_m16n8k16, warps = [4, 1]>
-cuir.kernel @k(%t: tensor<64x16xbf16, #ACC>, %n: index) grid (n) -> (n) threads 128 arch "sm_80" {
-  // expected-error @below {{with 'transpose' gives the transpose of a 2-D tile; 'tensor<16x64xf32, #cuir.frag<a, mma_m16n8k16, warps = [4, 1]>>' is not the transpose of 'tensor<64x16xbf16, #cuir.frag<acc, mma_m16n8k16, warps = [4, 1]>>'}}
-  %m = cuir.convert_layout %t transpose : tensor<64x16xbf16, #ACC> -> tensor<16x64xf32, #A>
+cuir.kernel @k(%t: tensor<64x64xbf16, #ACC>, %n: index) grid (n) -> (n) threads 128 arch "sm_80" {
+  // expected-error @below {{with 'transpose' gives the transpose of a 2-D tile; 'tensor<64x64xf32, #cuir.frag<a, mma_m16n8k16, warps = [4, 1]>>' is not the transpose of 'tensor<64x64xbf16, #cuir.frag<acc, mma_m16n8k16, warps = [4, 1]>>'}}
+  %m = cuir.convert_layout %t transpose : tensor<64x64xbf16, #ACC> -> tensor<64x64xf32, #A>
 }
 
 // -----
