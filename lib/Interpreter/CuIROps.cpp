@@ -61,8 +61,10 @@ void Worker::completePhaseIfDone(MBarrierArray::Barrier &bar,
     return;
   bar.completedPhases++;
   bar.pendingArrivals = arrivals;
-  for (int64_t c : bar.copies)
-    machine.completeCopy(c);
+  // The bytes have landed, but a worker sees them only once it has waited
+  // for the phase (cuir.barrier.wait): until then they stay marked, so that
+  // a read without the wait is a hazard even where the copy landed first.
+  bar.landed.insert(bar.landed.end(), bar.copies.begin(), bar.copies.end());
   bar.copies.clear();
 }
 
@@ -660,7 +662,15 @@ LogicalResult Worker::execOp(BarrierWaitOp wait) {
     return failure();
   MBarrierArray::Barrier *bar = *barOr;
   int64_t p = *parity & 1;
-  return blockUntil(wait, [bar, p] { return (bar->completedPhases & 1) != p; });
+  if (failed(blockUntil(
+          wait, [bar, p] { return (bar->completedPhases & 1) != p; })))
+    return failure();
+  // The waited-for phase is complete: its copies (and any earlier phase's)
+  // are visible from here on.
+  for (int64_t c : bar->landed)
+    machine.completeCopy(c);
+  bar->landed.clear();
+  return success();
 }
 
 LogicalResult Worker::execOp(BarrierSyncOp sync) {
