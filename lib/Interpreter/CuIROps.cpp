@@ -662,8 +662,8 @@ LogicalResult Worker::execOp(BarrierWaitOp wait) {
     return failure();
   MBarrierArray::Barrier *bar = *barOr;
   int64_t p = *parity & 1;
-  if (failed(blockUntil(
-          wait, [bar, p] { return (bar->completedPhases & 1) != p; })))
+  if (failed(blockUntil(wait,
+                        [bar, p] { return (bar->completedPhases & 1) != p; })))
     return failure();
   // The waited-for phase is complete: its copies (and any earlier phase's)
   // are visible from here on.
