@@ -798,6 +798,16 @@ LogicalResult ConvertLayoutOp::verify() {
     return failure();
   auto inT = cast<RankedTensorType>(getInput().getType());
   auto outT = cast<RankedTensorType>(getResult().getType());
+  if (getTranspose()) {
+    if (inT.getRank() != 2 || outT.getRank() != 2 ||
+        inT.getDimSize(0) != outT.getDimSize(1) ||
+        inT.getDimSize(1) != outT.getDimSize(0) ||
+        inT.getElementType() != outT.getElementType())
+      return emitOpError() << "with 'transpose' gives the transpose of a 2-D "
+                              "tile; "
+                           << outT << " is not the transpose of " << inT;
+    return success();
+  }
   if (inT.getShape() != outT.getShape() ||
       inT.getElementType() != outT.getElementType())
     return emitOpError() << "changes only the layout; " << inT << " and "

@@ -463,10 +463,23 @@ def CuIR_ConvertLayoutOp : CuIR_Op<"convert_layout", [Pure]> {
     of `S = Q K^T` into the A-operand layout of `O += P V`. For
     `mma_m16n8k16` that move is free: two adjacent 16x8 accumulator tiles
     hold exactly a 16x16 A fragment.
+
+    With `transpose` the result is the input's transpose (a 2-D `MxN` tile
+    as an `NxM` tile of the same element type): the registers are the same,
+    only their meaning changes. A kernel that computes a transposed tile in
+    hardware (the sm_90 backward's `S^T = K Q^T`, whose accumulator is the
+    A fragment of `dV += P^T dO`) can then be modelled in the logical
+    orientation, `S = Q K^T`, and show where the hardware's orientation is
+    used:
+
+    ```mlir
+    %pt = cuir.convert_layout %p16 transpose
+        : tensor<64x128xbf16, #WACC> -> tensor<128x64xbf16, #WA>
+    ```
   }];
-  let arguments = (ins CuIR_RegisterTile:$input);
+  let arguments = (ins CuIR_RegisterTile:$input, UnitAttr:$transpose);
   let results = (outs CuIR_RegisterTile:$result);
-  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let assemblyFormat = "$input (`transpose` $transpose^)? attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
 }
 

@@ -61,8 +61,10 @@ void Worker::completePhaseIfDone(MBarrierArray::Barrier &bar,
     return;
   bar.completedPhases++;
   bar.pendingArrivals = arrivals;
-  for (int64_t c : bar.copies)
-    machine.completeCopy(c);
+  // The bytes have landed, but a worker sees them only once it has waited
+  // for the phase (cuir.barrier.wait): until then they stay marked, so that
+  // a read without the wait is a hazard even where the copy landed first.
+  bar.landed.insert(bar.landed.end(), bar.copies.begin(), bar.copies.end());
   bar.copies.clear();
 }
 
@@ -562,7 +564,26 @@ LogicalResult Worker::execOp(ConvertLayoutOp cvt) {
   FailureOr<Tile> in = getTile(cvt, cvt.getInput());
   if (failed(in))
     return failure();
-  set(cvt.getResult(), *in);
+  if (!cvt.getTranspose() || in->numElements() <= 1 ||
+      (in->isFloat() ? in->f->size() : in->i->size()) == 1) {
+    Tile out = *in;
+    if (cvt.getTranspose() && out.shape.size() == 2)
+      std::swap(out.shape[0], out.shape[1]);
+    set(cvt.getResult(), out);
+    return success();
+  }
+  // The transpose of a 2-D tile (the verifier checks the shapes).
+  const int64_t rows = in->shape[0], cols = in->shape[1];
+  Tile out = in->isFloat() ? Tile::floats(in->kind, {cols, rows})
+                           : Tile::ints(in->width, {cols, rows});
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) {
+      if (in->isFloat())
+        (*out.f)[c * rows + r] = (*in->f)[r * cols + c];
+      else
+        (*out.i)[c * rows + r] = (*in->i)[r * cols + c];
+    }
+  set(cvt.getResult(), out);
   return success();
 }
 
@@ -641,7 +662,15 @@ LogicalResult Worker::execOp(BarrierWaitOp wait) {
     return failure();
   MBarrierArray::Barrier *bar = *barOr;
   int64_t p = *parity & 1;
-  return blockUntil(wait, [bar, p] { return (bar->completedPhases & 1) != p; });
+  if (failed(blockUntil(wait,
+                        [bar, p] { return (bar->completedPhases & 1) != p; })))
+    return failure();
+  // The waited-for phase is complete: its copies (and any earlier phase's)
+  // are visible from here on.
+  for (int64_t c : bar->landed)
+    machine.completeCopy(c);
+  bar->landed.clear();
+  return success();
 }
 
 LogicalResult Worker::execOp(BarrierSyncOp sync) {

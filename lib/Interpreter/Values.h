@@ -127,6 +127,9 @@ struct MBarrierArray {
     int64_t pendingTx = 0;
     /// TMA copies whose bytes count towards the current phase.
     std::vector<int64_t> copies;
+    /// TMA copies of completed phases that no worker has waited for yet:
+    /// their data is visible only after a cuir.barrier.wait on the barrier.
+    std::vector<int64_t> landed;
   };
   int64_t arrivals = 1;
   std::vector<Barrier> barriers;

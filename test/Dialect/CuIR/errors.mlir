@@ -413,6 +413,15 @@ cuir.kernel @k(%n: index) grid (n) -> (n) threads 128 arch "sm_80" {
 
 // -----
 
+#ROW = #cuir.frag<row, mma_m16n8k16, warps = [4, 1]>
+cuir.kernel @k(%n: index) grid (n) -> (n) threads 128 arch "sm_80" {
+  %s = cuir.alloc : memref<32xf32, #cuir.mem<shared>>
+  // expected-error @below {{result shape 'tensor<64xf32, #cuir.frag<row, mma_m16n8k16, warps = [4, 1]>>' does not match the source tile 'memref<32xf32, #cuir.mem<shared>>'}}
+  %a = cuir.load %s : memref<32xf32, #cuir.mem<shared>> -> tensor<64xf32, #ROW>
+}
+
+// -----
+
 #A = #cuir.frag<a, mma_m16n8k16, warps = [4, 1]>
 cuir.kernel @k(%n: index) grid (n) -> (n) threads 128 arch "sm_80" {
   %s = cuir.alloc : memref<64x16xf16, #cuir.mem<shared>>
@@ -792,6 +801,24 @@ cuir.kernel @k(%t: tensor<64xf32, #ROW>, %n: index) grid (n) -> (n) threads 128 
 cuir.kernel @k(%t: tensor<64x16xbf16, #ACC>, %n: index) grid (n) -> (n) threads 128 arch "sm_80" {
   // expected-error @below {{changes only the layout; 'tensor<64x16xbf16, #cuir.frag<acc, mma_m16n8k16, warps = [4, 1]>>' and 'tensor<64x32xbf16, #cuir.frag<a, mma_m16n8k16, warps = [4, 1]>>' differ in shape or element type}}
   %m = cuir.convert_layout %t : tensor<64x16xbf16, #ACC> -> tensor<64x32xbf16, #A>
+}
+
+// -----
+
+#ACC = #cuir.frag<acc, mma_m16n8k16, warps = [4, 1]>
+#A = #cuir.frag<a, mma_m16n8k16, warps = [4, 1]>
+cuir.kernel @k(%t: tensor<64x16xbf16, #ACC>, %n: index) grid (n) -> (n) threads 128 arch "sm_80" {
+  // expected-error @below {{with 'transpose' gives the transpose of a 2-D tile; 'tensor<64x16xbf16, #cuir.frag<a, mma_m16n8k16, warps = [4, 1]>>' is not the transpose of 'tensor<64x16xbf16, #cuir.frag<acc, mma_m16n8k16, warps = [4, 1]>>'}}
+  %m = cuir.convert_layout %t transpose : tensor<64x16xbf16, #ACC> -> tensor<64x16xbf16, #A>
+}
+
+// -----
+
+#ACC = #cuir.frag<acc, mma_m16n8k16, warps = [4, 1]>
+#A = #cuir.frag<a, mma_m16n8k16, warps = [4, 1]>
+cuir.kernel @k(%t: tensor<64x64xbf16, #ACC>, %n: index) grid (n) -> (n) threads 128 arch "sm_80" {
+  // expected-error @below {{with 'transpose' gives the transpose of a 2-D tile; 'tensor<64x64xf32, #cuir.frag<a, mma_m16n8k16, warps = [4, 1]>>' is not the transpose of 'tensor<64x64xbf16, #cuir.frag<acc, mma_m16n8k16, warps = [4, 1]>>'}}
+  %m = cuir.convert_layout %t transpose : tensor<64x64xbf16, #ACC> -> tensor<64x64xf32, #A>
 }
 
 // -----

@@ -85,6 +85,11 @@ cuir.kernel @sm80_ops(%g: memref<?x128xbf16, #G>, %lse: memref<?xf32, #G>,
   %p16 = arith.truncf %e : tensor<128x64xf32, #ACC> to tensor<128x64xbf16, #ACC>
   // CHECK: cuir.convert_layout %{{.*}} : tensor<128x64xbf16, #[[ACC]]> -> tensor<128x64xbf16, #[[A]]>
   %pa = cuir.convert_layout %p16 : tensor<128x64xbf16, #ACC> -> tensor<128x64xbf16, #A>
+  // CHECK: cuir.convert_layout %{{.*}} transpose : tensor<128x64xbf16, #[[ACC]]> -> tensor<64x128xbf16, #[[A]]>
+  %pt = cuir.convert_layout %p16 transpose : tensor<128x64xbf16, #ACC> -> tensor<64x128xbf16, #A>
+  %rows = cuir.alloc : memref<128xf32, #S>
+  // CHECK: cuir.load %{{.*}} : memref<128xf32, #[[SHARED]]> -> tensor<128xf32, #{{.*}}>
+  %rv = cuir.load %rows : memref<128xf32, #S> -> tensor<128xf32, #ROW>
   %ps = cuir.alloc : memref<128x64xbf16, #S>
   // CHECK: cuir.store %{{.*}} -> %{{.*}} : tensor<128x64xbf16, #[[ACC]]> -> memref<128x64xbf16, #[[SHARED]]>
   cuir.store %p16 -> %ps : tensor<128x64xbf16, #ACC> -> memref<128x64xbf16, #S>

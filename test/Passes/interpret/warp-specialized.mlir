@@ -9,6 +9,15 @@
 
 // CHECK: remark: matches the reference: @fa3_like
 
+// Without the consumer's wait on Q's "full" barrier, its first GEMM reads Q
+// before it may: the producer's TMA copy has landed (the producer ran first
+// and its phase completed), but the consumer never waited for that phase, so
+// the copy is still in flight as far as the consumer is concerned.
+// RUN: sed '/cuir.barrier.wait %%q_full/d' %s > %t.nowait.mlir
+// RUN: not cuir-opt %t.nowait.mlir --cuir-interpret="Nq=64 Nkv=64 d=16" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOWAIT
+// NOWAIT: error: reads memory that an asynchronous copy is still writing; wait for its group or barrier phase first
+// NOWAIT: note: the copy in flight is issued here
+
 #WA   = #cuir.frag<a, wgmma_m64nNk16, warps = [1, 1]>
 #WACC = #cuir.frag<acc, wgmma_m64nNk16, warps = [1, 1]>
 #WROW = #cuir.frag<row, wgmma_m64nNk16, warps = [1, 1]>
