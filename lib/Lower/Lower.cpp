@@ -14,6 +14,8 @@
 
 #include "cuir/Lower/CppEmitter.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -166,12 +168,34 @@ LogicalResult Lowerer::openSource(KernelOp t, KernelOp s) {
   return success();
 }
 
+/// Whether a transfer kept the kernel's causal mask (the variant's mask
+/// implies it): the causal flag replaced by the constant true, at the flag.
+static bool keepsCausal(KernelOp t) {
+  for (BlockArgument arg : t.getBody().getArguments()) {
+    if (argRole(t, arg.getArgNumber()) != "causal")
+      continue;
+    for (auto cst : t.getBody().front().getOps<arith::ConstantOp>()) {
+      auto value = dyn_cast<BoolAttr>(cst.getValue());
+      auto flag = dyn_cast<IntegerAttr>(cst.getValue());
+      bool on = (value && value.getValue()) ||
+                (flag && flag.getType().isInteger(1) && flag.getInt() != 0);
+      ChangeAttr change = getChange(cst.getOperation());
+      if (on && change && change.getRewrite() == Rewrite::Constant &&
+          cst.getLoc() == arg.getLoc())
+        return true;
+    }
+  }
+  return false;
+}
+
 LogicalResult Lowerer::lowerKernel(KernelOp t, KernelOp s) {
   MLIRContext *mctx = t.getContext();
   if (StringAttr spec = CuIRDialect::VariantAttrHelper(mctx).getAttr(t))
     ctx->variantSpec = spec.getValue().str();
   if (NormalizerAttr norm = CuIRDialect::NormalizerAttrHelper(mctx).getAttr(t))
     ctx->normalizer = norm.getValue();
+  if (keepsCausal(t))
+    ctx->causal = true;
   FailureOr<KernelDiff> diff = diffKernels(t, s);
   if (failed(diff))
     return failure();
@@ -215,7 +239,7 @@ std::string Lowerer::manifest() const {
       {"variant", ctx->variantSpec},
       {"normalizer", stringifyNormalizer(ctx->normalizer).str()},
       {"fields", nlohmann::ordered_json::array()},
-      {"is_causal", 0}};
+      {"is_causal", ctx->causal ? 1 : 0}};
   for (const ParamField &f : ctx->fields) {
     nlohmann::ordered_json field = {
         {"name", f.name}, {"type", f.pytype}, {"extent", f.extent}};

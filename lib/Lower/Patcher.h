@@ -118,6 +118,8 @@ public:
   /// The variant and its normaliser, from the kernels' records.
   std::string variantSpec;
   Normalizer normalizer = Normalizer::Softmax;
+  /// Whether the variant kernels run the causal instantiation (is_causal).
+  bool causal = false;
   std::vector<ParamField> fields;
   std::set<std::string> fieldNames;
   /// The kernels that walk a runtime block mask; the mask once lowered.

@@ -11,12 +11,18 @@
 //     derivative of the scaled score;
 //   - dS multiplied by d score_mod / d score, from the variant's
 //     cuir.score_grad, computed beside the scores (S is overwritten by P
-//     afterwards) and 0 where the mask hides a score.
+//     afterwards) and 0 where the mask hides a score;
+//   - the kernel's own causal mask kept where the variant's mask implies it
+//     (proved on the mask's linear constraints), so that the backward skips
+//     the KV/query tiles above the diagonal; switched off otherwise.
 //
 //===----------------------------------------------------------------------===//
 
 #include "TransferSteps.h"
+#include "cuir/Transfer/MaskAnalysis.h"
 #include "cuir/Transfer/ScoreDerivative.h"
+
+#include "mlir/Analysis/Presburger/IntegerRelation.h"
 
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/Matchers.h"
@@ -77,7 +83,86 @@ FailureOr<Operation *> scoresInsertionPoint(BackwardSite &site,
   return after;
 }
 
+/// Whether no pair of a convex piece of a mask lies past the causal
+/// diagonal: the piece with kv >= q + Nkv - Nq + 1 and the coordinates in
+/// range has no integer point, whatever the terms' values.
+bool pieceImpliesCausal(ArrayRef<LinearConstraint> piece, Value nq,
+                        Value nkv) {
+  llvm::MapVector<Value, unsigned> columns;
+  auto column = [&](Value v) {
+    return columns.insert({v, 2 + columns.size()}).first->second;
+  };
+  column(nq);
+  column(nkv);
+  for (const LinearConstraint &c : piece)
+    for (auto [v, coef] : c.terms)
+      column(v);
+  unsigned numVars = 2 + columns.size();
+  presburger::IntegerPolyhedron poly(
+      presburger::PresburgerSpace::getSetSpace(numVars));
+  auto row = [&](int64_t q, int64_t kv, ArrayRef<std::pair<Value, int64_t>> t,
+                 int64_t constant) {
+    SmallVector<int64_t> r(numVars + 1, 0);
+    r[0] = q, r[1] = kv, r[numVars] = constant;
+    for (auto [v, coef] : t)
+      r[columns.lookup(v)] += coef;
+    return r;
+  };
+  for (const LinearConstraint &c : piece) {
+    SmallVector<int64_t> r = row(c.coefQ, c.coefKv, c.terms, c.constant);
+    if (c.isEquality)
+      poly.addEquality(r);
+    else
+      poly.addInequality(r);
+  }
+  // kv >= q + Nkv - Nq + 1: past the diagonal.
+  poly.addInequality(row(-1, 1, {{nkv, -1}, {nq, 1}}, -1));
+  poly.addInequality(row(1, 0, {}, 0));             // q >= 0
+  poly.addInequality(row(0, 1, {}, 0));             // kv >= 0
+  poly.addInequality(row(-1, 0, {{nq, 1}}, -1));    // q <= Nq - 1
+  poly.addInequality(row(0, -1, {{nkv, 1}}, -1));   // kv <= Nkv - 1
+  return poly.isIntegerEmpty();
+}
+
 } // namespace
+
+/// Whether the variant's mask implies the kernel's causal mask: some
+/// conjunct of it is linear and none of its pieces reaches past the
+/// diagonal (causal, a causal window, causal with a score_mod).
+bool Transfer::maskImpliesCausal() {
+  auto nq = as.params.find("Nq"), nkv = as.params.find("Nkv");
+  if (!inlinedMask || nq == as.params.end() || nkv == as.params.end())
+    return false;
+  Block *body = inlinedMask.getParentBlock();
+  Value q = body->getArgument(3), kv = body->getArgument(4);
+  SmallVector<Value> conjuncts = {inlinedMask};
+  while (!conjuncts.empty()) {
+    Value c = conjuncts.pop_back_val();
+    if (auto both = c.getDefiningOp<arith::AndIOp>()) {
+      conjuncts.append({both.getLhs(), both.getRhs()});
+      continue;
+    }
+    std::optional<LinearMask> mask = analyzeLinearMask(c, q, kv);
+    if (mask && !mask->pieces.empty() &&
+        llvm::all_of(mask->pieces, [&](const auto &piece) {
+          return pieceImpliesCausal(piece, nq->second, nkv->second);
+        }))
+      return true;
+  }
+  return false;
+}
+
+/// The kernel keeps its causal instantiation: the flag becomes the constant
+/// true, located at the flag (lowering reads it so: the manifest's
+/// is_causal).
+void Transfer::keepCausal() {
+  use(Rewrite::Constant);
+  BlockArgument causal = as.params["causal"];
+  rewriter.setInsertionPointToStart(&kernel.getBody().front());
+  Value on = arith::ConstantOp::create(
+      rewriter, causal.getLoc(), rewriter.getIntegerAttr(causal.getType(), 1));
+  rewriter.replaceAllUsesWith(causal, on);
+}
 
 /// d score_mod / d score over the scaled `score` tile, 0 where the mask
 /// hides a score, as a cuir.elementwise at the rewriter's insertion point.
@@ -182,7 +267,6 @@ LogicalResult Transfer::runBackward() {
   as.params = std::move(analysis->params);
   if (failed(addParameters()))
     return failure();
-  switchOffCausal();
   ScoreGradOp grad;
   if (variant.getScoreMod()) {
     FailureOr<ScoreGradOp> derived = differentiateScoreMod(variant);
@@ -201,6 +285,10 @@ LogicalResult Transfer::runBackward() {
   for (BackwardSite &site : analysis->sites)
     if (failed(insertBackwardScores(site, grad)))
       return failure();
+  if (as.params.count("causal") && maskImpliesCausal())
+    keepCausal();
+  else
+    switchOffCausal();
   rewriter.eraseDeadOps();
   markVariant();
   return success();

@@ -212,6 +212,8 @@ void Transfer::inlineMods(OpBuilder &eb, Block *body) {
   }
   if (MaskModOp m = variant.getMaskMod()) {
     Value visible = inlineMod(eb, body, m, coords, map, clamped);
+    if (!inlinedMask)
+      inlinedMask = visible;
     Value ninf = arith::ConstantOp::create(
         eb, loc, eb.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
     x = arith::SelectOp::create(eb, loc, visible, x, ninf);

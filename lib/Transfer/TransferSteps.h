@@ -29,6 +29,8 @@ struct Transfer {
 private:
   LogicalResult addParameters();
   void switchOffCausal();
+  void keepCausal();
+  bool maskImpliesCausal();
   LogicalResult foldScale(function_ref<bool(OpOperand &)> folds = nullptr);
   void insertScores(ScoreSite &site);
   ElementwiseOp insertScores(Value score, ArrayRef<Value> at);
@@ -58,6 +60,8 @@ private:
   SmallVector<Value> paramValues;
   /// The scale the variant's scores see, when the softmax runs on scale 1.
   Value naturalScale;
+  /// The variant's mask as inlined into the first score elementwise.
+  Value inlinedMask;
 };
 
 } // namespace mlir::cuir::detail

@@ -266,8 +266,10 @@ class VariantBackwardKernel(VariantKernel):
         view = (lambda t: t.transpose(1, 2)) if layout == "bhnd" else (lambda t: t)
         grads = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
         p = self.params_type()
+        # is_causal: a variant whose mask implies the causal one keeps the kernel's causal instantiation
         p.base = make_bwd_params(*(view(t) for t in (q, k, v, o, d_o)), lse, *(view(g) for g in grads),
-                                 softmax_scale=softmax_scale, deterministic=deterministic)
+                                 causal=bool(self.manifest.get("is_causal")), softmax_scale=softmax_scale,
+                                 deterministic=deterministic)
         keep = self._bind_fields(p, params, q.device)
         workspace = torch.empty(self.workspace_size(ctypes.byref(p)), dtype=torch.uint8, device=q.device)
         p.base.workspace = workspace.data_ptr()

@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""The backward pass of every softmax catalogue entry (python/cuir/catalogue), on the GPU: each entry's
+score_mod/mask_mod is traced, transferred onto the sm_80 backward kernel and lowered (cuir.compile's backward
+pipeline); its dQ, dK, dV are compared with torch.autograd of the entry's own float64 reference, at ragged and
+GQA shapes, bf16 and fp16. O and LSE come from that float64 reference (O rounded to the input type), as
+tools/gpu/check_bwd.py does for the base kernel: the check is of the backward alone.
+
+Two modes, as tools/gpu/check_catalogue.py (the GPU machine has neither clang nor cuir-opt):
+  --stage DIR  (here): trace and build DIR/<entry>/<shape>/lib<entry>_bwd.so, write DIR/stage.json;
+  --run DIR    (the GPU machine): check, print a line per run, write DIR/results.json (or --json).
+Usage: tools/gpu/check_catalogue_bwd.py --stage build/catalogue-bwd [entry ...]
+       PYTHONPATH=python python3 tools/gpu/check_catalogue_bwd.py --run build/catalogue-bwd
+"""
+import argparse
+import json
+import os
+import pathlib
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "python"))
+sys.path.insert(0, str(ROOT / "tools" / "gpu"))
+from check_catalogue import ARCHS, CHECKS, SHAPES, _inputs  # noqa: E402
+
+REL_TOL = {"bf16": 2e-2, "fp16": 1e-2}
+
+
+def stage(out, names, opt, workers):
+    import concurrent.futures
+    import importlib
+    from cuir import cache, catalogue
+    from cuir.catalogue.check import first_error, trace_entry
+    comp = importlib.import_module("cuir.compile")
+    os.environ.setdefault("CUIR_OPT", opt)
+    out.mkdir(parents=True, exist_ok=True)
+    chosen = [catalogue.get(n) for n in names] if names else catalogue.entries()
+    jobs, failed, builds = [], [], {}
+    for entry in chosen:
+        if entry.normalizer != "softmax":
+            failed.append({"entry": entry.name, "error": "the sigmoid normaliser has no backward pass yet"})
+            continue
+        for tag in CHECKS:
+            B, Hq, Hkv, Nq, Nkv, D = SHAPES[tag]
+            try:
+                text, _ = trace_entry(entry, B, Hq, Nq, Nkv, defaults=False)
+            except Exception as e:
+                failed.append({"entry": entry.name, "shape": tag, "error": first_error(str(e)) or repr(e)})
+                break
+            job = (entry, tag, out / entry.name / tag, text)
+            jobs.append(job)
+            builds.setdefault(cache.strip_locations(text), job)
+
+    def build(job):
+        entry, tag, where, text = job
+        where.mkdir(parents=True, exist_ok=True)
+        (where / "variant.mlir").write_text(text)
+        cmd = comp.lower_command("sm80", where / "variant.mlir", where / f"{entry.name}_bwd.cu", ARCHS["sm80"],
+                                 split=False, backward=True)
+        cache.run_with_progress(cmd, f"the backward of {entry.name} ({tag})")
+
+    print(f"{len(jobs)} kernels: {len(builds)} distinct builds, {workers} at a time", file=sys.stderr)
+    with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+        results = {key: pool.submit(build, job) for key, job in builds.items()}
+    broken = set()
+    for key, future in results.items():
+        if future.exception() is not None:
+            entry, tag = builds[key][:2]
+            broken.add(key)
+            failed.append({"entry": entry.name, "shape": tag,
+                           "error": first_error(str(future.exception())) or repr(future.exception())})
+            print(f"FAIL {entry.name} {tag}: {failed[-1]['error']}", file=sys.stderr)
+    staged = []
+    for entry, tag, where, text in jobs:
+        key = cache.strip_locations(text)
+        if key not in broken:
+            lib = builds[key][2] / f"lib{entry.name}_bwd.so"
+            staged.append({"entry": entry.name, "shape": tag, "library": str(lib.relative_to(out))})
+    for p in out.rglob("*"):
+        if p.is_file() and (p.suffix in (".ptx", ".cubin", ".o") or p.name.endswith(".ptxas.log")):
+            p.unlink()
+    (out / "stage.json").write_text(json.dumps({"staged": staged, "failed": failed}, indent=1))
+    print(f"staged {len(staged)} kernels into {out}, {len(failed)} failed")
+    return 0
+
+
+def check_one(entry, library, tag, dtype, name):
+    import importlib
+    import torch
+    comp = importlib.import_module("cuir.compile")
+    B, Hq, Hkv, Nq, Nkv, D = SHAPES[tag]
+    tensors = entry.make(B, Hq, Nq, Nkv, "cpu")
+    bwd = comp.load_once(library, backward=True)
+    score_mod, mask_mod = entry.mods({n: t.cuda() for n, t in tensors.items()})
+    values = comp.trace(score_mod, mask_mod, entry.normalizer, entry.name, defaults=False)[1] if tensors else {}
+    q, k, v = _inputs(B, Hq, Hkv, Nq, Nkv, D, dtype, seed=hash((entry.name, tag)) & 0xFFFF)
+    q64, k64, v64 = (t.cpu().double().requires_grad_() for t in (q, k, v))
+    out, lse = entry.reference(q64, k64, v64, D ** -0.5, tensors)
+    d_o = torch.randn(out.shape, dtype=torch.float64)
+    refs = torch.autograd.grad(out, (q64, k64, v64), d_o)
+    o = out.detach().to(dtype).cuda()
+    lse = lse.detach().float().cuda().contiguous()
+    grads = bwd(q, k, v, o, d_o.to(dtype).cuda(), lse,
+                **{n: comp.tensor_for(bwd, n, t, q.device) for n, t in values.items()})
+    errs = {g: ((a.double().cpu() - r).norm() / r.norm().clamp_min(1e-30)).item()
+            for g, a, r in zip(("dq", "dk", "dv"), grads, refs)}
+    ok = all(e == e and e < REL_TOL[name] for e in errs.values())
+    return ok, errs
+
+
+def run(stage_dir, json_path, names=()):
+    import torch
+    from cuir import catalogue
+    info = json.loads((stage_dir / "stage.json").read_text())
+    rows = []
+    for item in info["staged"]:
+        if names and item["entry"] not in names:
+            continue
+        entry = catalogue.get(item["entry"])
+        row = {"entry": entry.name, "shape": item["shape"]}
+        try:
+            for dtype, name in ((torch.bfloat16, "bf16"), (torch.float16, "fp16")):
+                ok, errs = check_one(entry, stage_dir / item["library"], item["shape"], dtype, name)
+                row[name] = {"ok": ok, **errs}
+        except Exception as e:
+            row["error"] = f"{type(e).__name__}: {str(e)[:300]}"
+        rows.append(row)
+        cells = [f"{d} " + ("ok" if row[d]["ok"] else "FAIL") + " " +
+                 " ".join(f"{g} {row[d][g]:.1e}" for g in ("dq", "dk", "dv")) for d in ("bf16", "fp16") if d in row]
+        print(f"{entry.name:22} {item['shape']:6} " + ("; ".join(cells) or row.get("error", "")), flush=True)
+    json_path.write_text(json.dumps({"rows": rows, "failed_to_stage": info["failed"],
+                                     "device": torch.cuda.get_device_name()}, indent=1))
+    bad = [r for r in rows if "error" in r or not all(r[d]["ok"] for d in ("bf16", "fp16"))]
+    for f in info["failed"]:
+        print(f"not staged: {f['entry']}: {f['error']}")
+    print(f"{len(rows)} runs, {len(bad)} failed, {len(info['failed'])} entries not staged; wrote {json_path}")
+    return 1 if bad else 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    mode = ap.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--stage", type=pathlib.Path)
+    mode.add_argument("--run", type=pathlib.Path)
+    ap.add_argument("--opt", default=str(ROOT / "build" / "bin" / "cuir-opt"))
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--json", type=pathlib.Path)
+    ap.add_argument("names", nargs="*")
+    args = ap.parse_args()
+    if args.stage:
+        return stage(args.stage, args.names, args.opt, args.jobs)
+    return run(args.run, args.json or args.run / "results.json", args.names)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
