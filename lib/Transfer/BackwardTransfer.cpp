@@ -86,8 +86,7 @@ FailureOr<Operation *> scoresInsertionPoint(BackwardSite &site,
 /// Whether no pair of a convex piece of a mask lies past the causal
 /// diagonal: the piece with kv >= q + Nkv - Nq + 1 and the coordinates in
 /// range has no integer point, whatever the terms' values.
-bool pieceImpliesCausal(ArrayRef<LinearConstraint> piece, Value nq,
-                        Value nkv) {
+bool pieceImpliesCausal(ArrayRef<LinearConstraint> piece, Value nq, Value nkv) {
   llvm::MapVector<Value, unsigned> columns;
   auto column = [&](Value v) {
     return columns.insert({v, 2 + columns.size()}).first->second;
@@ -117,10 +116,10 @@ bool pieceImpliesCausal(ArrayRef<LinearConstraint> piece, Value nq,
   }
   // kv >= q + Nkv - Nq + 1: past the diagonal.
   poly.addInequality(row(-1, 1, {{nkv, -1}, {nq, 1}}, -1));
-  poly.addInequality(row(1, 0, {}, 0));             // q >= 0
-  poly.addInequality(row(0, 1, {}, 0));             // kv >= 0
-  poly.addInequality(row(-1, 0, {{nq, 1}}, -1));    // q <= Nq - 1
-  poly.addInequality(row(0, -1, {{nkv, 1}}, -1));   // kv <= Nkv - 1
+  poly.addInequality(row(1, 0, {}, 0));           // q >= 0
+  poly.addInequality(row(0, 1, {}, 0));           // kv >= 0
+  poly.addInequality(row(-1, 0, {{nq, 1}}, -1));  // q <= Nq - 1
+  poly.addInequality(row(0, -1, {{nkv, 1}}, -1)); // kv <= Nkv - 1
   return poly.isIntegerEmpty();
 }
 
