@@ -383,13 +383,24 @@ FailureOr<ScoreBody> BodyPrinter::print(StringRef hoistIndent,
                                         StringRef elementIndent) {
   Value result = body.getTerminator()->getOperand(0);
   ScoreBody out;
+  // The mask: select(visible, s, -inf), or select(hidden, -inf, s) as
+  // canonicalization writes an inverted compare; either is skipped on the
+  // tiles the split proved full (MASK false).
   Value visible, score = result;
+  bool inverted = false;
   if (auto sel = result.getDefiningOp<arith::SelectOp>()) {
-    APFloat f(0.0f);
-    if (matchPattern(sel.getFalseValue(), m_ConstantFloat(&f)) &&
-        f.isInfinity() && f.isNegative()) {
+    auto isNegInf = [](Value v) {
+      APFloat f(0.0f);
+      return matchPattern(v, m_ConstantFloat(&f)) && f.isInfinity() &&
+             f.isNegative();
+    };
+    if (isNegInf(sel.getFalseValue())) {
       visible = sel.getCondition();
       score = sel.getTrueValue();
+    } else if (isNegInf(sel.getTrueValue())) {
+      visible = sel.getCondition();
+      score = sel.getFalseValue();
+      inverted = true;
     }
   }
   Operation *resultOp = result.getDefiningOp();
@@ -412,8 +423,10 @@ FailureOr<ScoreBody> BodyPrinter::print(StringRef hoistIndent,
     FailureOr<std::string> visE = expr(visible);
     if (failed(visE))
       return failure();
-    out.assign =
-        "MASK ? (" + *visE + " ? " + *scoreE + " : -INFINITY) : " + *scoreE;
+    out.assign = inverted ? "MASK ? (" + *visE + " ? -INFINITY : " + *scoreE +
+                                ") : " + *scoreE
+                          : "MASK ? (" + *visE + " ? " + *scoreE +
+                                " : -INFINITY) : " + *scoreE;
   }
   return out;
 }
