@@ -167,14 +167,9 @@ void Transfer::keepCausal() {
 /// hides a score, as a cuir.elementwise at the rewriter's insertion point.
 Value Transfer::derivativeTile(Value score, ScoreGradOp grad,
                                ArrayRef<Value> at) {
-  MLIRContext *ctx = kernel.getContext();
   Location loc = score.getDefiningOp()->getLoc();
-  auto ew =
-      ElementwiseOp::create(rewriter, loc, score.getType(), ValueRange{score},
-                            at[0], at[1], at[2], at[3]);
-  CuIRDialect::VariantScoresAttrHelper(ctx).setAttr(ew,
-                                                    StringAttr::get(ctx, spec));
-  Block *body = addScoreBlock(ew);
+  ElementwiseOp ew = createScoreOp(score, at);
+  Block *body = &ew.getBody().front();
   OpBuilder eb = OpBuilder::atBlockEnd(body);
   Value x = body->getArgument(0);
   if (naturalScale)

@@ -240,14 +240,8 @@ void Transfer::insertScores(ScoreSite &site) {
 /// point, replacing `score` for every reader but the new op.
 ElementwiseOp Transfer::insertScores(Value score, ArrayRef<Value> at) {
   use(Rewrite::Scores);
-  MLIRContext *ctx = kernel.getContext();
-  Location loc = score.getDefiningOp()->getLoc();
-  auto ew =
-      ElementwiseOp::create(rewriter, loc, score.getType(), ValueRange{score},
-                            at[0], at[1], at[2], at[3]);
-  CuIRDialect::VariantScoresAttrHelper(ctx).setAttr(ew,
-                                                    StringAttr::get(ctx, spec));
-  Block *body = addScoreBlock(ew);
+  ElementwiseOp ew = createScoreOp(score, at);
+  Block *body = &ew.getBody().front();
   OpBuilder eb = OpBuilder::atBlockEnd(body);
   inlineMods(eb, body);
   rewriter.replaceUsesWithIf(score, ew.getResult(), [&](OpOperand &use) {
@@ -256,14 +250,23 @@ ElementwiseOp Transfer::insertScores(Value score, ArrayRef<Value> at) {
   return ew;
 }
 
-/// The entry block of a score elementwise: the score and (b, h, q, kv).
-Block *Transfer::addScoreBlock(ElementwiseOp ew) {
+/// A cuir.elementwise of the variant over `score` at the rewriter's insertion
+/// point, with coordinates `at`; its empty entry block takes the score and
+/// (b, h, q, kv).
+ElementwiseOp Transfer::createScoreOp(Value score, ArrayRef<Value> at) {
+  MLIRContext *ctx = kernel.getContext();
+  Location loc = score.getDefiningOp()->getLoc();
+  auto ew =
+      ElementwiseOp::create(rewriter, loc, score.getType(), ValueRange{score},
+                            at[0], at[1], at[2], at[3]);
+  CuIRDialect::VariantScoresAttrHelper(ctx).setAttr(ew,
+                                                    StringAttr::get(ctx, spec));
   Block *body = new Block();
   ew.getBody().push_back(body);
-  body->addArgument(rewriter.getF32Type(), ew.getLoc());
+  body->addArgument(rewriter.getF32Type(), loc);
   for (int i = 0; i < 4; ++i)
-    body->addArgument(rewriter.getIndexType(), ew.getLoc());
-  return body;
+    body->addArgument(rewriter.getIndexType(), loc);
+  return ew;
 }
 
 /// Sigmoid: P = 1 / (1 + exp(-s)) over the masked scores; no rescale of O.

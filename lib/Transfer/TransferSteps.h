@@ -34,7 +34,7 @@ private:
   LogicalResult foldScale(function_ref<bool(OpOperand &)> folds = nullptr);
   void insertScores(ScoreSite &site);
   ElementwiseOp insertScores(Value score, ArrayRef<Value> at);
-  Block *addScoreBlock(ElementwiseOp ew);
+  ElementwiseOp createScoreOp(Value score, ArrayRef<Value> at);
   void inlineMods(OpBuilder &eb, Block *body);
   SmallVector<Value> clampedCoordinates(OpBuilder &eb, Block *body);
   Value inlineMod(OpBuilder &eb, Block *body, Operation *mod, ValueRange args,

@@ -48,21 +48,7 @@ def _launch_context(device):
 
 class VariantKernel:
     def __init__(self, library, manifest=None, lib=None):
-        library = pathlib.Path(library)
-        stem = library.name[3:-3] if library.name.startswith("lib") else library.stem
-        manifest = pathlib.Path(manifest) if manifest else library.with_name(stem + ".json")
-        self.manifest = json.loads(manifest.read_text())
-        self.variant = self.manifest["variant"]
-        self.fields = self.manifest["fields"]
-        self.params_type = type(f"Params_{stem}", (ctypes.Structure,), {
-            "_fields_": [("base", AttentionParams)] + [(f["name"], _CTYPES[f["type"]]) for f in self.fields]})
-        # lib: the library, or a test double with the same functions
-        self.lib = lib if lib is not None else ctypes.CDLL(str(library))
-        self.lib.cuir_attention_params_sizeof.restype = ctypes.c_int
-        size = self.lib.cuir_attention_params_sizeof()
-        if size != ctypes.sizeof(self.params_type):
-            raise RuntimeError(f"{library}: sizeof(cuir_attention_params) is {size}, the manifest's binding "
-                               f"has {ctypes.sizeof(self.params_type)}")
+        library = self._open(library, manifest, lib, AttentionParams, "cuir_attention_params")
         self.entry = next((getattr(self.lib, s) for s in _ENTRY_POINTS if hasattr(self.lib, s)), None)
         if self.entry is None:
             raise RuntimeError(f"{library} exports none of {_ENTRY_POINTS}")
@@ -79,6 +65,27 @@ class VariantKernel:
             self._bm_dims.restype = self._bm_entry.restype = ctypes.c_int
             self._bm_dims.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
             self._bm_entry.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+
+    def _open(self, library, manifest, lib, base, struct):
+        """Reads the manifest (default: beside the library), builds the params struct (`base` and the
+        variant's fields) and loads the library (or takes `lib`, a test double with the same functions),
+        checking that the library's sizeof(`struct`) is the binding's. Returns the library's path."""
+        library = pathlib.Path(library)
+        stem = library.name[3:-3] if library.name.startswith("lib") else library.stem
+        manifest = pathlib.Path(manifest) if manifest else library.with_name(stem + ".json")
+        self.manifest = json.loads(manifest.read_text())
+        self.variant = self.manifest["variant"]
+        self.fields = self.manifest["fields"]
+        self.params_type = type(f"{struct}_{stem}", (ctypes.Structure,), {
+            "_fields_": [("base", base)] + [(f["name"], _CTYPES[f["type"]]) for f in self.fields]})
+        self.lib = lib if lib is not None else ctypes.CDLL(str(library))
+        sizeof = getattr(self.lib, f"{struct}_sizeof")
+        sizeof.restype = ctypes.c_int
+        size = sizeof()
+        if size != ctypes.sizeof(self.params_type):
+            raise RuntimeError(f"{library}: sizeof({struct}) is {size}, the manifest's binding "
+                               f"has {ctypes.sizeof(self.params_type)}")
+        return library
 
     def __call__(self, q, k, v, softmax_scale=None, layout="bhnd", out=None, return_lse=False, block_mask=None,
                  **params):
@@ -234,20 +241,7 @@ class VariantBackwardKernel(VariantKernel):
     upstream gradient d_o; returns (dq, dk, dv)."""
 
     def __init__(self, library, manifest=None, lib=None):
-        library = pathlib.Path(library)
-        stem = library.name[3:-3] if library.name.startswith("lib") else library.stem
-        manifest = pathlib.Path(manifest) if manifest else library.with_name(stem + ".json")
-        self.manifest = json.loads(manifest.read_text())
-        self.variant = self.manifest["variant"]
-        self.fields = self.manifest["fields"]
-        self.params_type = type(f"BwdParams_{stem}", (ctypes.Structure,), {
-            "_fields_": [("base", AttentionBwdParams)] + [(f["name"], _CTYPES[f["type"]]) for f in self.fields]})
-        self.lib = lib if lib is not None else ctypes.CDLL(str(library))
-        self.lib.cuir_attention_bwd_params_sizeof.restype = ctypes.c_int
-        size = self.lib.cuir_attention_bwd_params_sizeof()
-        if size != ctypes.sizeof(self.params_type):
-            raise RuntimeError(f"{library}: sizeof(cuir_attention_bwd_params) is {size}, the manifest's binding "
-                               f"has {ctypes.sizeof(self.params_type)}")
+        library = self._open(library, manifest, lib, AttentionBwdParams, "cuir_attention_bwd_params")
         names = [n for n in BWD_ENTRY_POINTS.values() if hasattr(self.lib, n)]
         if not names:
             raise RuntimeError(f"{library} exports none of {tuple(BWD_ENTRY_POINTS.values())}")
