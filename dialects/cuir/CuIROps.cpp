@@ -1487,8 +1487,18 @@ LogicalResult KernelOp::verifySymbolUses(SymbolTableCollection &symbols) {
       {ShapedType::kDynamic}, IntegerType::get(getContext(), 32),
       MemRefLayoutAttrInterface{},
       MemorySpaceAttr::get(getContext(), MemorySpace::Global));
-  SmallVector<StringRef, 5> roles(std::begin(kBlockMaskListRoles),
-                                  std::end(kBlockMaskListRoles));
+  // The lists a forward kernel walks (a query block's KV tiles), or the
+  // transposed ones a backward kernel walks (a KV tile's query tiles).
+  bool transposed = llvm::any_of(kBlockMaskTransposedListRoles, [&](StringRef r) {
+    return static_cast<bool>(findArgByRole(*this, r));
+  });
+  SmallVector<StringRef, 5> roles;
+  if (transposed)
+    roles.assign(std::begin(kBlockMaskTransposedListRoles),
+                 std::end(kBlockMaskTransposedListRoles));
+  else
+    roles.assign(std::begin(kBlockMaskListRoles),
+                 std::end(kBlockMaskListRoles));
   roles.push_back(kBlockMaskOrderRole);
   for (StringRef role : roles) {
     BlockArgument arg = findArgByRole(*this, role);

@@ -50,9 +50,12 @@ def CuIR_KernelOp : CuIR_Op<"kernel", [
     module, and has its four lists as arguments of type
     `memref<?xi32, #cuir.mem<global>>` whose `cuir.arg` is
     `block_mask:kv_num_blocks`, `block_mask:kv_indices`,
-    `block_mask:full_kv_num_blocks` and `block_mask:full_kv_indices`. Every
-    argument of the block mask names an argument of the kernel of the same
-    type.
+    `block_mask:full_kv_num_blocks` and `block_mask:full_kv_indices`; a
+    backward kernel, whose query steps walk the transposed lists, has
+    `block_mask:q_num_blocks`, `block_mask:q_indices`,
+    `block_mask:full_q_num_blocks` and `block_mask:full_q_indices` instead.
+    Every argument of the block mask names an argument of the kernel of the
+    same type.
   }];
   let arguments = (ins SymbolNameAttr:$sym_name,
                        TypeAttrOf<FunctionType>:$function_type,

@@ -431,10 +431,10 @@ __global__ void __launch_bounds__(FlashBwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS
   const int group = params.num_heads_q / params.num_heads_kv;  // GQA / MQA: the query heads reading this KV head
   const int first_head_q = block.head_kv * group, last_head_q = first_head_q + group - 1;
   const int key_begin = block.n_block * T::BLOCK_N;
-  const QBlockRange range = q_block_range<T, IS_CAUSAL>(block.n_block, params.seqlen_q, seqlen_kv);
-  // Virtual query block m of those is query tile q_tiles(m) (cuir/kv_tiles.cuh); a runtime block mask replaces
-  // this statement by its transposed lists and takes the range from them.
+  // Virtual query block m of the range is query tile q_tiles(m) (cuir/kv_tiles.cuh); a runtime block mask
+  // replaces this statement by its transposed lists, and the range is then theirs.
   const cuir_kernels::DenseQTiles q_tiles{};  // block-iteration point
+  const QBlockRange range = q_tiles.range(q_block_range<T, IS_CAUSAL>(block.n_block, params.seqlen_q, seqlen_kv));
 
   // ---- prologue: K, V and the first step's tiles, one group ----
   const uint16_t *k = static_cast<const uint16_t *>(params.k) + block.batch * params.k_batch_stride +

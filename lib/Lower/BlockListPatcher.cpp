@@ -11,12 +11,19 @@
 //   const cuir_kernels::ExpertQueryOrder query_order{};
 // replaced by a ListedQueryOrder over that list.
 //
+// A backward kernel's query steps (BackwardSplit.cpp) go through its
+// query-block point
+//   const cuir_kernels::DenseQTiles q_tiles{};
+// whose range(...) its step range passes through: the patch is a
+// ListedQTiles over this KV tile's transposed lists.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Patcher.h"
 
 #include "cuir/Lower/CppEmitter.h"
 #include "cuir/Transfer/AttentionAnalysis.h"
+#include "cuir/Transfer/BackwardAnalysis.h"
 
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -30,6 +37,8 @@ namespace {
 constexpr StringLiteral kIterationPoint = "cuir_kernels::DenseKvTiles kv_tiles";
 constexpr StringLiteral kQueryOrderPoint =
     "cuir_kernels::ExpertQueryOrder query_order";
+constexpr StringLiteral kQueryIterationPoint =
+    "cuir_kernels::DenseQTiles q_tiles";
 
 class BlockListPatcher : public Patcher {
 public:
@@ -38,9 +47,12 @@ public:
                       PatchContext &ctx) override;
 
 private:
+  LogicalResult readMask(PatchContext &ctx);
   LogicalResult readSource(PatchContext &ctx);
+  LogicalResult readBackwardSource(PatchContext &ctx);
   LogicalResult checkTilesRouted(ArrayRef<Difference> differences,
-                                 PatchContext &ctx);
+                                 PatchContext &ctx, StringRef point);
+  LogicalResult writeQueryLists(PatchContext &ctx, unsigned line);
   FailureOr<unsigned> findPoint(PatchContext &ctx, StringRef point);
   LogicalResult writeLists(PatchContext &ctx, unsigned line);
   LogicalResult writeQueryOrder(PatchContext &ctx);
@@ -61,7 +73,7 @@ std::optional<std::string> nameOf(Value v) {
   return sourceNameOf(def ? def->getLoc() : v.getLoc());
 }
 
-LogicalResult BlockListPatcher::readSource(PatchContext &ctx) {
+LogicalResult BlockListPatcher::readMask(PatchContext &ctx) {
   KernelOp target = ctx.diff->target;
   auto sym = target->getAttrOfType<FlatSymbolRefAttr>("cuir.block_mask");
   mask = sym ? SymbolTable::lookupNearestSymbolFrom<BlockMaskOp>(target, sym)
@@ -69,6 +81,10 @@ LogicalResult BlockListPatcher::readSource(PatchContext &ctx) {
   if (!mask)
     return target.emitError()
            << "iterates a block list but names no cuir.block_mask";
+  return success();
+}
+
+LogicalResult BlockListPatcher::readSource(PatchContext &ctx) {
   FailureOr<AttentionStructure> s = analyzeAttention(ctx.diff->source);
   if (failed(s))
     return failure();
@@ -104,10 +120,10 @@ LogicalResult BlockListPatcher::readSource(PatchContext &ctx) {
 /// score hook's argument). Otherwise the patch would miss that coordinate.
 LogicalResult
 BlockListPatcher::checkTilesRouted(ArrayRef<Difference> differences,
-                                   PatchContext &ctx) {
-  // kv_tiles(...) itself, or a tile variable the source takes from it
-  // (kv_tile, k_tile, v_tile).
-  llvm::Regex tileVariable("kv_tiles\\(|_tile([^A-Za-z0-9_]|$)");
+                                   PatchContext &ctx, StringRef point) {
+  // The point's call itself (kv_tiles(...), q_tiles(...)), or a tile
+  // variable the source takes from it (kv_tile, k_tile, v_tile, q_tile).
+  llvm::Regex tileVariable(point.str() + "\\(|_tile([^A-Za-z0-9_]|$)");
   for (const Difference &d : differences) {
     if (d.kind != Difference::Kind::Inserted || !isa<scf::IfOp>(d.target))
       continue;
@@ -128,9 +144,9 @@ BlockListPatcher::checkTilesRouted(ArrayRef<Difference> differences,
     });
     if (!routed)
       return d.target->emitError()
-             << "reads a listed key/value tile where the source computes a "
-                "key coordinate without its block-iteration point "
-                "(kv_tiles(n))";
+             << "reads a listed tile where the source computes a coordinate "
+                "without its block-iteration point ("
+             << point << "(n))";
   }
   return success();
 }
@@ -210,6 +226,71 @@ LogicalResult BlockListPatcher::writeQueryOrder(PatchContext &ctx) {
                   ctx.diff->target.getLoc());
 }
 
+/// The source names a backward list row needs: the batch and the KV tile
+/// (the block id whose multiple of BLOCK_N is the tile's first key).
+LogicalResult BlockListPatcher::readBackwardSource(PatchContext &ctx) {
+  FailureOr<BackwardStructure> s = analyzeBackward(ctx.diff->source);
+  if (failed(s))
+    return failure();
+  if (s->sites.empty())
+    return ctx.diff->source.emitError()
+           << "walks block lists but recomputes no scores";
+  const BackwardSite &site = s->sites.front();
+  auto tile = cast<RankedTensorType>(site.score.getType());
+  blockM = std::to_string(tile.getDimSize(0));
+  blockN = std::to_string(tile.getDimSize(1));
+  Value nBlock;
+  if (auto mul = site.kvBase.getDefiningOp<arith::MulIOp>())
+    for (unsigned i : {0u, 1u})
+      if (APInt c; matchPattern(mul->getOperand(1 - i), m_ConstantInt(&c)) &&
+                   c.getSExtValue() == tile.getDimSize(1))
+        nBlock = mul->getOperand(i);
+  std::optional<std::string> b = nameOf(site.batch), n = nameOf(nBlock);
+  if (!b || !n)
+    return ctx.diff->source.emitError()
+           << "names no source variable for the batch or the KV tile of its "
+              "steps (the block list's row)";
+  batch = *b;
+  qBlockBase = *n; // the KV tile, here
+  if (llvm::none_of(llvm::seq(1u, ctx.src.numLines() + 1), [&](unsigned l) {
+        return ctx.src.line(l).contains("q_tiles.range(");
+      }))
+    return ctx.diff->source.emitError()
+           << "steps over query blocks whose range does not go through "
+              "q_tiles.range(...) (cuir/kv_tiles.cuh): the lists' lengths "
+              "cannot replace it";
+  return success();
+}
+
+/// The ListedQTiles of this KV tile: the transposed lists' row of
+/// (b', n_block), at the kernel's tiles.
+LogicalResult BlockListPatcher::writeQueryLists(PatchContext &ctx,
+                                                unsigned line) {
+  std::string in = ctx.src.indent(line).str();
+  auto flag = [](bool b) { return std::string(b ? "true" : "false"); };
+  auto field = [](StringRef role) {
+    return "params." + blockMaskFieldName(role);
+  };
+  const auto &roles = kBlockMaskTransposedListRoles;
+  std::string code =
+      in + "// ---- cuir: the query tiles of the runtime block mask (its "
+           "transposed lists, " +
+      blockM + " x " + blockN + " tiles): masked\n" + in +
+      "//      steps visit this KV tile's partial query tiles, unmasked "
+      "steps its full ones, nobody the rest ----\n" +
+      in + "const cuir_kernels::ListedQTiles q_tiles(\n" + in + "    " +
+      field(roles[0]) + ", " + field(roles[1]) + ", " + field(roles[2]) +
+      ", " + field(roles[3]) + ",\n" + in +
+      "    cuir_kernels::ListedQTiles::row_of(" + batch + ", 0, " +
+      qBlockBase + ", " + flag(mask.dependsOnBatch()) +
+      ", false, params.num_heads_q,\n" + in +
+      "                                       (params.seqlen_kv + " + blockN +
+      " - 1) / " + blockN + "),\n" + in + "    (params.seqlen_q + " + blockM +
+      " - 1) / " + blockM + ");";
+  return ctx.edit({SourceEdit::ReplaceLines, line, line, code, "", ""},
+                  ctx.diff->target.getLoc());
+}
+
 /// The rewrite's differences are its reads of the lists, the kernel's
 /// bounds and coordinates reading them, and the dense bounds no longer
 /// computed: all expressed by the one statement.
@@ -231,8 +312,18 @@ LogicalResult BlockListPatcher::patch(ArrayRef<Difference> differences,
                                       PatchContext &ctx) {
   if (differences.empty())
     return success();
-  if (failed(readSource(ctx)) || failed(checkTilesRouted(differences, ctx)) ||
-      failed(checkCovered(differences)))
+  if (failed(readMask(ctx)) || failed(checkCovered(differences)))
+    return failure();
+  if (isPartOfBackwardPass(ctx.diff->target)) {
+    FailureOr<unsigned> line = findPoint(ctx, kQueryIterationPoint);
+    if (failed(readBackwardSource(ctx)) ||
+        failed(checkTilesRouted(differences, ctx, "q_tiles")) ||
+        failed(line))
+      return failure();
+    return writeQueryLists(ctx, *line);
+  }
+  if (failed(readSource(ctx)) ||
+      failed(checkTilesRouted(differences, ctx, "kv_tiles")))
     return failure();
   FailureOr<unsigned> line = findPoint(ctx, kIterationPoint);
   if (failed(line) || failed(writeLists(ctx, *line)))

@@ -45,12 +45,12 @@ std::optional<std::string> paramsExprOf(StringRef role) {
       .Default(std::nullopt);
 }
 
-/// The name of the library's attention entry point: the source's one
-/// `extern "C" int <name>(const cuir_attention_params *..., void *...)`.
+/// The name of the library's entry point: the source's one
+/// `extern "C" int <name>(const <params struct> *..., void *...)`.
 FailureOr<std::string> attentionEntry(const SourceText &src, StringRef path,
-                                      Location loc) {
-  llvm::Regex entry("^extern \"C\" int ([A-Za-z_][A-Za-z_0-9]*)\\(const "
-                    "cuir_attention_params \\*[A-Za-z_0-9]*, void \\*");
+                                      StringRef paramsStruct, Location loc) {
+  llvm::Regex entry("^extern \"C\" int ([A-Za-z_][A-Za-z_0-9]*)\\(const " +
+                    paramsStruct.str() + " \\*[A-Za-z_0-9]*, void \\*");
   SmallVector<std::string> found;
   for (unsigned l = 1; l <= src.numLines(); ++l) {
     SmallVector<StringRef> m;
@@ -62,7 +62,7 @@ FailureOr<std::string> attentionEntry(const SourceText &src, StringRef path,
                              "after the attention entry point, but "
                           << path << " has " << found.size()
                           << " functions 'extern \"C\" int NAME(const "
-                             "cuir_attention_params *, void *)' (one needed)";
+                          << paramsStruct << " *, void *)' (one needed)";
   return found.front();
 }
 
@@ -175,7 +175,8 @@ std::string switchOnHeadDim(const BlockMaskInfo &info,
 /// The section appended to the source: the mask, the classification's
 /// instantiations and the entry points.
 std::string sectionText(const BlockMaskInfo &info, const VisibleBody &body,
-                        StringRef variant) {
+                        StringRef variant, StringRef paramsStruct) {
+  const std::string params = paramsStruct.str();
   // The section is outside the kernel's namespace, where the lowering's
   // other helpers are: it has its own copies of those the mask calls.
   std::string primitives = deviceHelpersUsedBy(body.text);
@@ -218,16 +219,18 @@ std::string sectionText(const BlockMaskInfo &info, const VisibleBody &body,
          "h (cuir.block_mask @" +
          info.symbol +
          ").\n"
-         "__device__ __forceinline__ bool cuir_block_mask_visible(const "
-         "cuir_attention_params &params, int b, int h,\n"
+         "__device__ __forceinline__ bool cuir_block_mask_visible(const " +
+         params +
+         " &params, int b, int h,\n"
          "                                                        int q, int "
          "kv) {\n"
          "  (void)params, (void)b, (void)h, (void)q, (void)kv;\n" +
          body.text +
          "}\n\n"
          "struct cuir_block_mask_predicate {\n"
-         "  __device__ __forceinline__ bool operator()(const "
-         "cuir_attention_params &params, int b, int h, int q, int kv) const "
+         "  __device__ __forceinline__ bool operator()(const " +
+         params +
+         " &params, int b, int h, int q, int kv) const "
          "{\n"
          "    return cuir_block_mask_visible(params, b, h, q, kv);\n"
          "  }\n"
@@ -235,11 +238,11 @@ std::string sectionText(const BlockMaskInfo &info, const VisibleBody &body,
          "}  // namespace\n\n"
          "extern \"C\" int " +
          info.dimsEntry +
-         "(const cuir_attention_params *params, int32_t dims[4]) {\n" + dims +
+         "(const " + params + " *params, int32_t dims[4]) {\n" + dims +
          "}\n\n"
          "extern \"C\" int " +
          info.entry +
-         "(const cuir_attention_params *params, cuir_block_mask *mask,\n"
+         "(const " + params + " *params, cuir_block_mask *mask,\n"
          "                                void *stream) {\n"
          "  const cudaStream_t cu_stream = static_cast<cudaStream_t>(stream);\n"
          "  // the parameter arrays the mask reads are set\n"
@@ -254,11 +257,13 @@ LogicalResult addListFields(KernelOp kernel, PatchContext &ctx) {
     if (!role.starts_with(kBlockMaskRolePrefix))
       continue;
     if (!llvm::is_contained(kBlockMaskListRoles, role) &&
+        !llvm::is_contained(kBlockMaskTransposedListRoles, role) &&
         role != kBlockMaskOrderRole)
       return emitError(arg.getLoc())
              << "is a block-mask argument '" << role
              << "', which is none of the lists of a block mask (kv_num_blocks, "
-                "kv_indices, full_kv_num_blocks, full_kv_indices, q_order)";
+                "kv_indices, full_kv_num_blocks, full_kv_indices, their q_ "
+                "transposes, q_order)";
     ParamField f;
     f.name = blockMaskFieldName(role);
     f.ctype = "const int32_t *";
@@ -294,7 +299,8 @@ LogicalResult mlir::cuir::lowerBlockMask(KernelOp kernel, PatchContext &ctx) {
 LogicalResult mlir::cuir::finishBlockMasks(PatchContext &ctx, Location loc) {
   if (ctx.blockMaskKernels.empty())
     return success();
-  FailureOr<std::string> entry = attentionEntry(ctx.src, ctx.sourcePath, loc);
+  FailureOr<std::string> entry =
+      attentionEntry(ctx.src, ctx.sourcePath, ctx.paramsStruct, loc);
   if (failed(entry))
     return failure();
   BlockMaskInfo info;
@@ -346,7 +352,8 @@ LogicalResult mlir::cuir::finishBlockMasks(PatchContext &ctx, Location loc) {
   for (const ParamField &f : ctx.fields)
     if (!f.blockMaskList.empty())
       info.fields.push_back({f.blockMaskList, f.name});
-  std::string text = sectionText(info, *visible, ctx.variantSpec);
+  std::string text =
+      sectionText(info, *visible, ctx.variantSpec, ctx.paramsStruct);
   unsigned last = ctx.src.numLines();
   if (failed(ctx.edit({SourceEdit::InsertAfter, last, last, text, "", ""},
                       first.getLoc())))

@@ -13,6 +13,11 @@
 // into a copy of the tile before the scores change, and dS, once formed,
 // is multiplied by it (an exact zero, a hidden score's, stays zero).
 //
+// Two score sites at one statement are two instantiations of a function
+// template (a backward kernel's masked and unmasked steps): where one site
+// masks and the other does not, the call's MASK is the template's bool
+// parameter that the kernel passes as true to the masking instantiation.
+//
 //===----------------------------------------------------------------------===//
 
 #include "FragmentWalk.h"
@@ -23,6 +28,8 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Matchers.h"
+
+#include <map>
 
 using namespace mlir;
 using namespace mlir::cuir;
@@ -41,6 +48,8 @@ public:
             ew && !isDerivative(ew))
           if (failed(lowerScores(ew, ctx)))
             return failure();
+    if (failed(writeCalls(ctx)))
+      return failure();
     for (const Difference &d : differences)
       if (d.kind == Difference::Kind::Inserted)
         if (auto sel = dyn_cast<arith::SelectOp>(d.target);
@@ -70,6 +79,18 @@ private:
   static bool isDerivative(ElementwiseOp ew);
   /// `v`'s inserted ops, written as part of an expression.
   void markWritten(Value v);
+  LogicalResult writeCalls(PatchContext &ctx);
+  FailureOr<std::string> maskParameter(Location masked, Location unmasked,
+                                       unsigned line, PatchContext &ctx);
+
+  /// A scores call to write after a statement: the text before and after
+  /// its MASK argument, per site.
+  struct Call {
+    std::string head, tail;
+    bool masked;
+    Location loc;
+  };
+  std::map<unsigned, SmallVector<Call, 2>> calls;
 
   llvm::DenseSet<Operation *> written;
 };
@@ -230,14 +251,106 @@ LogicalResult ScoresPatcher::lowerScores(ElementwiseOp ew, PatchContext &ctx) {
         return failure();
       derivatives += *d;
     }
-  std::string call = derivatives + indent + "// ---- cuir: the variant's " +
+  std::string head = derivatives + indent + "// ---- cuir: the variant's " +
                      (body->masked ? "scores and mask" : "scores") + " ----\n" +
-                     indent + "cuir_variant_scores<" +
-                     (body->masked ? "true" : "false") + ">(" + *frag + ", " +
-                     args;
+                     indent + "cuir_variant_scores<";
   written.insert(ew);
   ctx.noteCall(last);
-  return ctx.edit({SourceEdit::InsertAfter, last, last, call, "", ""}, loc);
+  calls[last].push_back({head, ">(" + *frag + ", " + args, body->masked, loc});
+  return success();
+}
+
+/// The template parameter of the function around `line` that the masking
+/// site's call passes as `true` and the unmasked site's as `false`.
+FailureOr<std::string> ScoresPatcher::maskParameter(Location masked,
+                                                    Location unmasked,
+                                                    unsigned line,
+                                                    PatchContext &ctx) {
+  auto templateArgs = [](StringRef text) {
+    SmallVector<std::string> args;
+    size_t open = text.find('<');
+    if (open == StringRef::npos)
+      return args;
+    int depth = 0;
+    std::string cur;
+    for (char c : text.drop_front(open + 1)) {
+      if (c == '<')
+        ++depth;
+      if (c == '>' && depth-- == 0)
+        break;
+      if (c == ',' && depth == 0) {
+        args.push_back(StringRef(cur).trim().str());
+        cur.clear();
+        continue;
+      }
+      cur += c;
+    }
+    args.push_back(StringRef(cur).trim().str());
+    return args;
+  };
+  auto callText = [&](Location l) -> std::string {
+    FileLineColRange r = rangeOf(l, /*caller=*/true);
+    if (!r)
+      return "";
+    return ctx.src.line(r.getStartLine())
+        .drop_front(r.getStartColumn() ? r.getStartColumn() - 1 : 0)
+        .str();
+  };
+  SmallVector<std::string> a = templateArgs(callText(masked)),
+                           b = templateArgs(callText(unmasked));
+  std::string header = ctx.src.line(ctx.src.topLevelStart(line)).str();
+  SmallVector<std::string> params =
+      StringRef(header).trim().starts_with("template")
+          ? templateArgs(header)
+          : SmallVector<std::string>();
+  for (unsigned i = 0; i < a.size() && i < b.size() && i < params.size(); ++i)
+    if (a[i] == "true" && b[i] == "false" &&
+        StringRef(params[i]).starts_with("bool ")) {
+      StringRef name = StringRef(params[i]).drop_front(5).trim();
+      return name.take_until([](char c) { return c == '=' || c == ' '; })
+          .str();
+    }
+  return emitError(masked)
+         << "masks its scores and another site of the same statement (line "
+         << line
+         << ") does not, but the two are not calls of one function template "
+            "told apart by a bool parameter (true for the masking one): "
+            "lowering cannot write both";
+}
+
+/// One call per statement: a site's own, or, for two instantiations of one
+/// template of which one masks, the MASK of the template's parameter.
+LogicalResult ScoresPatcher::writeCalls(PatchContext &ctx) {
+  for (auto &[line, sites] : calls) {
+    const Call *maskedSite = nullptr, *unmaskedSite = nullptr;
+    for (const Call &c : sites) {
+      const Call *&same = c.masked ? maskedSite : unmaskedSite;
+      if (same && (same->head != c.head || same->tail != c.tail))
+        return emitError(c.loc)
+               << "writes the variant's scores at line " << line
+               << " differently from another site of that statement";
+      same = &c;
+    }
+    if (maskedSite && unmaskedSite && maskedSite->tail != unmaskedSite->tail)
+      return emitError(unmaskedSite->loc)
+             << "writes the variant's scores at line " << line
+             << " with other arguments than the masking site there";
+    std::string flag = maskedSite ? "true" : "false";
+    const Call &c = maskedSite ? *maskedSite : *unmaskedSite;
+    if (maskedSite && unmaskedSite) {
+      FailureOr<std::string> p =
+          maskParameter(maskedSite->loc, unmaskedSite->loc, line, ctx);
+      if (failed(p))
+        return failure();
+      flag = *p;
+    }
+    if (failed(ctx.edit({SourceEdit::InsertAfter, line, line,
+                         c.head + flag + c.tail, "", ""},
+                        c.loc)))
+      return failure();
+  }
+  calls.clear();
+  return success();
 }
 
 /// Elementwise products of two tiles of one type, and the copy of a tile.

@@ -22,8 +22,6 @@
 #include "cuir/Transfer/MaskAnalysis.h"
 #include "cuir/Transfer/ScoreDerivative.h"
 
-#include "mlir/Analysis/Presburger/IntegerRelation.h"
-
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/Matchers.h"
 
@@ -83,46 +81,6 @@ FailureOr<Operation *> scoresInsertionPoint(BackwardSite &site,
   return after;
 }
 
-/// Whether no pair of a convex piece of a mask lies past the causal
-/// diagonal: the piece with kv >= q + Nkv - Nq + 1 and the coordinates in
-/// range has no integer point, whatever the terms' values.
-bool pieceImpliesCausal(ArrayRef<LinearConstraint> piece, Value nq, Value nkv) {
-  llvm::MapVector<Value, unsigned> columns;
-  auto column = [&](Value v) {
-    return columns.insert({v, 2 + columns.size()}).first->second;
-  };
-  column(nq);
-  column(nkv);
-  for (const LinearConstraint &c : piece)
-    for (auto [v, coef] : c.terms)
-      column(v);
-  unsigned numVars = 2 + columns.size();
-  presburger::IntegerPolyhedron poly(
-      presburger::PresburgerSpace::getSetSpace(numVars));
-  auto row = [&](int64_t q, int64_t kv, ArrayRef<std::pair<Value, int64_t>> t,
-                 int64_t constant) {
-    SmallVector<int64_t> r(numVars + 1, 0);
-    r[0] = q, r[1] = kv, r[numVars] = constant;
-    for (auto [v, coef] : t)
-      r[columns.lookup(v)] += coef;
-    return r;
-  };
-  for (const LinearConstraint &c : piece) {
-    SmallVector<int64_t> r = row(c.coefQ, c.coefKv, c.terms, c.constant);
-    if (c.isEquality)
-      poly.addEquality(r);
-    else
-      poly.addInequality(r);
-  }
-  // kv >= q + Nkv - Nq + 1: past the diagonal.
-  poly.addInequality(row(-1, 1, {{nkv, -1}, {nq, 1}}, -1));
-  poly.addInequality(row(1, 0, {}, 0));           // q >= 0
-  poly.addInequality(row(0, 1, {}, 0));           // kv >= 0
-  poly.addInequality(row(-1, 0, {{nq, 1}}, -1));  // q <= Nq - 1
-  poly.addInequality(row(0, -1, {{nkv, 1}}, -1)); // kv <= Nkv - 1
-  return poly.isIntegerEmpty();
-}
-
 } // namespace
 
 /// Whether the variant's mask implies the kernel's causal mask: some
@@ -143,9 +101,7 @@ bool Transfer::maskImpliesCausal() {
     }
     std::optional<LinearMask> mask = analyzeLinearMask(c, q, kv);
     if (mask && !mask->pieces.empty() &&
-        llvm::all_of(mask->pieces, [&](const auto &piece) {
-          return pieceImpliesCausal(piece, nq->second, nkv->second);
-        }))
+        compareWithCausal(*mask, nq->second, nkv->second).insideCausal)
       return true;
   }
   return false;

@@ -65,32 +65,15 @@ private:
 
 } // namespace
 
-/// The list arguments, recorded as new kernel parameters (their params
-/// fields are the parameter patcher's).
+/// The list arguments, recorded as new kernel parameters.
 LogicalResult BlockLister::addListArguments() {
-  MLIRContext *ctx = kernel.getContext();
-  auto type = MemRefType::get({ShapedType::kDynamic},
-                              IntegerType::get(ctx, 32),
-                              MemRefLayoutAttrInterface(),
-                              MemorySpaceAttr::get(ctx, MemorySpace::Global));
   SmallVector<StringRef, 5> roles(std::begin(kBlockMaskListRoles),
                                   std::end(kBlockMaskListRoles));
   roles.push_back(kBlockMaskOrderRole);
-  for (auto [i, name] : llvm::enumerate(roles)) {
-    if (as.params.count(name))
-      return kernel.emitError() << "already iterates a block mask ('" << name
-                                << "'): split a kernel once";
-    NamedAttrList attrs;
-    attrs.set(CuIRDialect::ArgAttrHelper::getNameStr(),
-              StringAttr::get(ctx, name));
-    attrs.set(CuIRDialect::ChangeAttrHelper::getNameStr(),
-              ChangeAttr::get(ctx, Rewrite::Parameter));
-    unsigned pos = kernel.getNumArguments();
-    if (failed(kernel.insertArgument(pos, type, attrs.getDictionary(ctx),
-                                     kernel.getLoc())))
-      return kernel.emitError() << "cannot add the argument '" << name << "'";
-    lists[i] = kernel.getArgument(pos);
-  }
+  SmallVector<Value> added;
+  if (failed(addBlockListArguments(kernel, roles, added)))
+    return failure();
+  llvm::copy(added, std::begin(lists));
   return success();
 }
 
@@ -202,35 +185,9 @@ void BlockLister::replaceBounds(const ListedBounds &bounds) {
                                index(total.getLoc(), 0), notNew);
 }
 
-/// Virtual block numbers: the bounds, the induction variables of loops up to
-/// them, and sums and differences of those with constants or each other.
 llvm::SetVector<Value> BlockLister::virtualBlocks() {
-  llvm::SetVector<Value> blocks;
-  blocks.insert(total);
-  blocks.insert(numFull);
-  auto isBlockOrConstant = [&](Value v) {
-    return blocks.contains(v) || matchPattern(v, m_Constant());
-  };
-  for (bool grew = true; grew;) {
-    size_t before = blocks.size();
-    kernel.walk([&](Operation *op) {
-      if (isNew(op))
-        return;
-      if (auto loop = dyn_cast<scf::ForOp>(op)) {
-        if (blocks.contains(loop.getUpperBound()))
-          blocks.insert(loop.getInductionVar());
-        return;
-      }
-      if (!isa<arith::AddIOp, arith::SubIOp>(op))
-        return;
-      if (llvm::all_of(op->getOperands(), isBlockOrConstant) &&
-          llvm::any_of(op->getOperands(),
-                       [&](Value v) { return blocks.contains(v); }))
-        blocks.insert(op->getResult(0));
-    });
-    grew = blocks.size() != before;
-  }
-  return blocks;
+  return collectVirtualBlocks(kernel, {total, numFull},
+                              [&](Operation *op) { return isNew(op); });
 }
 
 /// The KV tile of virtual block n: partial tile (np + nf - 1) - n for
@@ -319,4 +276,64 @@ LogicalResult mlir::cuir::visitListedBlocks(KernelOp kernel,
                                             Value visible,
                                             const ListedBounds &bounds) {
   return BlockLister(kernel, as, rewriter).run(scores, visible, bounds);
+}
+
+LogicalResult
+mlir::cuir::addBlockListArguments(KernelOp kernel, ArrayRef<StringRef> roles,
+                                  SmallVectorImpl<Value> &lists) {
+  MLIRContext *ctx = kernel.getContext();
+  auto type = MemRefType::get({ShapedType::kDynamic},
+                              IntegerType::get(ctx, 32),
+                              MemRefLayoutAttrInterface(),
+                              MemorySpaceAttr::get(ctx, MemorySpace::Global));
+  for (StringRef name : roles) {
+    if (llvm::any_of(kernel.getArguments(), [&](BlockArgument a) {
+          return argRole(kernel, a.getArgNumber()) == name;
+        }))
+      return kernel.emitError() << "already iterates a block mask ('" << name
+                                << "'): split a kernel once";
+    NamedAttrList attrs;
+    attrs.set(CuIRDialect::ArgAttrHelper::getNameStr(),
+              StringAttr::get(ctx, name));
+    attrs.set(CuIRDialect::ChangeAttrHelper::getNameStr(),
+              ChangeAttr::get(ctx, Rewrite::Parameter));
+    unsigned pos = kernel.getNumArguments();
+    if (failed(kernel.insertArgument(pos, type, attrs.getDictionary(ctx),
+                                     kernel.getLoc())))
+      return kernel.emitError() << "cannot add the argument '" << name << "'";
+    lists.push_back(kernel.getArgument(pos));
+  }
+  return success();
+}
+
+llvm::SetVector<Value>
+mlir::cuir::collectVirtualBlocks(KernelOp kernel, ArrayRef<Value> seeds,
+                                 function_ref<bool(Operation *)> isNew) {
+  llvm::SetVector<Value> blocks(seeds.begin(), seeds.end());
+  auto isBlockOrConstant = [&](Value v) {
+    return blocks.contains(v) || matchPattern(v, m_Constant());
+  };
+  for (bool grew = true; grew;) {
+    size_t before = blocks.size();
+    kernel.walk([&](Operation *op) {
+      if (isNew(op))
+        return;
+      if (auto loop = dyn_cast<scf::ForOp>(op)) {
+        if (blocks.contains(loop.getUpperBound()) ||
+            blocks.contains(loop.getLowerBound()))
+          blocks.insert(loop.getInductionVar());
+        return;
+      }
+      ValueRange operands = op->getOperands();
+      if (auto sel = dyn_cast<arith::SelectOp>(op))
+        operands = operands.drop_front(); // the condition is no block
+      else if (!isa<arith::AddIOp, arith::SubIOp>(op))
+        return;
+      if (llvm::all_of(operands, isBlockOrConstant) &&
+          llvm::any_of(operands, [&](Value v) { return blocks.contains(v); }))
+        blocks.insert(op->getResult(0));
+    });
+    grew = blocks.size() != before;
+  }
+  return blocks;
 }

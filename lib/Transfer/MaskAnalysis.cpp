@@ -1222,3 +1222,89 @@ Value mlir::cuir::materializeBound(OpBuilder &b, Location loc,
   }
   return acc;
 }
+
+namespace {
+
+/// Points (q, kv, Nq, Nkv, terms...) of the pieces of a linear mask and of
+/// the causal region, as integer sets over one space.
+class CausalSpace {
+public:
+  CausalSpace(const LinearMask &mask, Value nq, Value nkv) : nq(nq), nkv(nkv) {
+    column(nq);
+    column(nkv);
+    for (const auto &piece : mask.pieces)
+      for (const LinearConstraint &c : piece)
+        for (auto [v, coef] : c.terms)
+          column(v);
+    numVars = 2 + columns.size();
+  }
+
+  /// The in-range pairs of `piece`.
+  presburger::IntegerPolyhedron piece(ArrayRef<LinearConstraint> piece) {
+    presburger::IntegerPolyhedron poly = inRange();
+    for (const LinearConstraint &c : piece) {
+      SmallVector<int64_t> r = row(c.coefQ, c.coefKv, c.terms, c.constant);
+      if (c.isEquality)
+        poly.addEquality(r);
+      else
+        poly.addInequality(r);
+    }
+    return poly;
+  }
+
+  /// The in-range pairs past the diagonal (`past`) or on and below it.
+  presburger::IntegerPolyhedron causalSide(bool past) {
+    presburger::IntegerPolyhedron poly = inRange();
+    // past: kv - q - Nkv + Nq - 1 >= 0; else q - kv + Nkv - Nq >= 0.
+    if (past)
+      poly.addInequality(row(-1, 1, {{nkv, -1}, {nq, 1}}, -1));
+    else
+      poly.addInequality(row(1, -1, {{nkv, 1}, {nq, -1}}, 0));
+    return poly;
+  }
+
+private:
+  unsigned column(Value v) {
+    return columns.insert({v, 2 + columns.size()}).first->second;
+  }
+  SmallVector<int64_t> row(int64_t q, int64_t kv,
+                           ArrayRef<std::pair<Value, int64_t>> terms,
+                           int64_t constant) {
+    SmallVector<int64_t> r(numVars + 1, 0);
+    r[0] = q, r[1] = kv, r[numVars] = constant;
+    for (auto [v, coef] : terms)
+      r[columns.lookup(v)] += coef;
+    return r;
+  }
+  presburger::IntegerPolyhedron inRange() {
+    presburger::IntegerPolyhedron poly(
+        presburger::PresburgerSpace::getSetSpace(numVars));
+    poly.addInequality(row(1, 0, {}, 0));           // q >= 0
+    poly.addInequality(row(0, 1, {}, 0));           // kv >= 0
+    poly.addInequality(row(-1, 0, {{nq, 1}}, -1));  // q <= Nq - 1
+    poly.addInequality(row(0, -1, {{nkv, 1}}, -1)); // kv <= Nkv - 1
+    return poly;
+  }
+
+  Value nq, nkv;
+  llvm::MapVector<Value, unsigned> columns;
+  unsigned numVars = 0;
+};
+
+} // namespace
+
+CausalComparison mlir::cuir::compareWithCausal(const LinearMask &mask,
+                                               Value nq, Value nkv) {
+  CausalSpace space(mask, nq, nkv);
+  CausalComparison out;
+  out.insideCausal = llvm::all_of(mask.pieces, [&](const auto &piece) {
+    presburger::IntegerPolyhedron past = space.piece(piece);
+    past.append(space.causalSide(/*past=*/true));
+    return past.isIntegerEmpty();
+  });
+  presburger::PresburgerSet uncovered(space.causalSide(/*past=*/false));
+  for (const auto &piece : mask.pieces)
+    uncovered = uncovered.subtract(presburger::PresburgerSet(space.piece(piece)));
+  out.coversCausal = uncovered.isIntegerEmpty();
+  return out;
+}

@@ -15,6 +15,7 @@
 #include "cuir/Transfer/Split.h"
 
 #include "cuir/Transfer/AttentionAnalysis.h"
+#include "cuir/Transfer/BackwardAnalysis.h"
 #include "cuir/Transfer/BlockList.h"
 #include "cuir/Transfer/MaskAnalysis.h"
 #include "cuir/Transfer/ChangeRecorder.h"
@@ -445,5 +446,7 @@ LogicalResult Splitter::visitListedBlocks(ElementwiseOp v0,
 
 LogicalResult mlir::cuir::splitFullPartial(KernelOp kernel,
                                            BlockMaskMode mode) {
+  if (isPartOfBackwardPass(kernel))
+    return splitBackward(kernel, mode);
   return Splitter(kernel, mode).run();
 }

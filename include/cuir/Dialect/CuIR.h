@@ -62,6 +62,12 @@ inline constexpr llvm::StringLiteral kBlockMaskListRoles[] = {
     "block_mask:kv_num_blocks", "block_mask:kv_indices",
     "block_mask:full_kv_num_blocks", "block_mask:full_kv_indices"};
 
+/// The roles of a block mask's transposed lists (the query tiles of each KV
+/// tile, partial and full), which a backward kernel's query steps walk.
+inline constexpr llvm::StringLiteral kBlockMaskTransposedListRoles[] = {
+    "block_mask:q_num_blocks", "block_mask:q_indices",
+    "block_mask:full_q_num_blocks", "block_mask:full_q_indices"};
+
 /// The role of a block mask's optional list of the query blocks of each
 /// (b', h') from the most listed tiles to the fewest: the order in which a
 /// kernel that has it takes its query blocks (heavy-first).

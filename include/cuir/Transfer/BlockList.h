@@ -11,6 +11,8 @@
 
 #include "cuir/Dialect/CuIR.h"
 
+#include "llvm/ADT/SetVector.h"
+
 namespace mlir::cuir {
 
 struct AttentionStructure;
@@ -33,6 +35,19 @@ LogicalResult visitListedBlocks(KernelOp kernel, AttentionStructure &as,
                                 RecordingRewriter &rewriter,
                                 ElementwiseOp scores, Value visible,
                                 const ListedBounds &bounds);
+
+/// Appends to `kernel` one list argument (memref<?xi32> in global memory)
+/// per role of `roles`, recorded as new parameters, into `lists`; fails if
+/// the kernel already has one of them.
+LogicalResult addBlockListArguments(KernelOp kernel, ArrayRef<StringRef> roles,
+                                    SmallVectorImpl<Value> &lists);
+
+/// Virtual block numbers: `seeds` (bounds), the induction variables of
+/// loops bounded by them, and sums, differences and selects of those with
+/// constants or each other; ops for which `isNew` holds are not followed.
+llvm::SetVector<Value>
+collectVirtualBlocks(KernelOp kernel, ArrayRef<Value> seeds,
+                     function_ref<bool(Operation *)> isNew);
 
 } // namespace mlir::cuir
 

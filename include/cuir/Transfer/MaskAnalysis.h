@@ -74,6 +74,17 @@ std::optional<LinearMask> analyzeLinearMask(Value visible, Value q, Value k,
 void printLinearMask(raw_ostream &os, const LinearMask &mask,
                      function_ref<void(raw_ostream &, Value)> name);
 
+/// How a linear mask relates to a kernel's own causal mask, the
+/// bottom-right aligned kv <= q + Nkv - Nq, on in-range pairs and for every
+/// value of the mask's terms (`nq`, `nkv`: the terms that are the sizes).
+struct CausalComparison {
+  /// No visible pair lies past the diagonal.
+  bool insideCausal = false;
+  /// Every pair on or below the diagonal is visible.
+  bool coversCausal = false;
+};
+CausalComparison compareWithCausal(const LinearMask &mask, Value nq, Value nkv);
+
 /// coefQ * q + sum(coef_i * term_i) + constant.
 struct AffineBound {
   int64_t coefQ = 0;

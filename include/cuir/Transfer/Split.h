@@ -18,6 +18,13 @@ enum class BlockMaskMode { Auto, Runtime, Dense };
 LogicalResult splitFullPartial(KernelOp kernel,
                                BlockMaskMode mode = BlockMaskMode::Auto);
 
+/// The split of a backward kernel (after the backward transfer): its query
+/// steps visit the query tiles that a runtime block mask's transposed lists
+/// give for its KV tile, the masking steps the partial ones, the unmasked
+/// steps the full ones (BackwardSplit.cpp). splitFullPartial calls it for
+/// the kernels of a backward pass.
+LogicalResult splitBackward(KernelOp kernel, BlockMaskMode mode);
+
 } // namespace mlir::cuir
 
 #endif // CUIR_TRANSFER_SPLIT_H

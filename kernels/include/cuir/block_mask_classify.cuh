@@ -1,8 +1,9 @@
 // cuir/block_mask_classify.cuh: the GPU classification of a runtime block mask (the lists of cuir/block_mask.h).
 //
 // A variant library's <entry>_block_mask instantiates compute_block_mask with its mask, a functor
-// `bool operator()(const cuir_attention_params &, int b, int h, int q, int kv)` that the lowering writes from the
-// Target CuIR's cuir.block_mask op. Three kernels, in stream order:
+// `bool operator()(const Params &, int b, int h, int q, int kv)` that the lowering writes from the Target CuIR's
+// cuir.block_mask op. Params is the library's params struct: cuir_attention_params for an attention library,
+// cuir_attention_bwd_params for a backward one (both have the sizes batch, num_heads_q, seqlen_q, seqlen_kv). Three kernels, in stream order:
 //   1. classify_tiles: one warp per tile (b', h', m, n). Each lane evaluates the mask at its columns of a row of the
 //      tile, the warp votes, and it stops at the first row after which the tile has shown a visible and a hidden
 //      (or out-of-range) pair: partial. Empty and full tiles are read whole. The class lands in q_indices at the
@@ -43,8 +44,8 @@ inline constexpr int kBlockMaskWarps = 8;  // warps of a thread block of the fou
 inline constexpr int kBlockMaskMaxGrid = 1 << 16;  // thread blocks at most (grid-stride loops beyond)
 
 // The dims of `p`'s problem for tiles of block_m x block_n; cudaErrorInvalidValue for a NULL p or a negative size.
-inline cudaError_t block_mask_dims(const cuir_attention_params *p, int block_m, int block_n, BlockMaskDepends dep,
-                                   BlockMaskDims *out) {
+template <class Params>
+cudaError_t block_mask_dims(const Params *p, int block_m, int block_n, BlockMaskDepends dep, BlockMaskDims *out) {
   if (p == nullptr || p->batch < 0 || p->num_heads_q < 0 || p->seqlen_q < 0 || p->seqlen_kv < 0)
     return cudaErrorInvalidValue;
   out->batch = dep.batch ? p->batch : 1;
@@ -55,8 +56,8 @@ inline cudaError_t block_mask_dims(const cuir_attention_params *p, int block_m, 
 }
 
 // <entry>_block_mask_dims (cuir/block_mask.h): {B', H', QB, KB}.
-inline cudaError_t block_mask_dims(const cuir_attention_params *p, int block_m, int block_n, BlockMaskDepends dep,
-                                   int32_t dims[4]) {
+template <class Params>
+cudaError_t block_mask_dims(const Params *p, int block_m, int block_n, BlockMaskDepends dep, int32_t dims[4]) {
   BlockMaskDims d;
   if (dims == nullptr) return cudaErrorInvalidValue;
   if (const cudaError_t err = block_mask_dims(p, block_m, block_n, dep, &d); err != cudaSuccess) return err;
@@ -71,9 +72,9 @@ inline cudaError_t block_mask_dims(const cuir_attention_params *p, int block_m, 
 // BLOCK_M x BLOCK_N tile), by the whole warp; lane l evaluates the columns l, l + 32, ... of each row.
 // ALL_COLS: cols == BLOCK_N, a multiple of 32 (no lane has a column out of range, so what the mask reads of
 // the row once, the compiler reads once for all of the lane's columns).
-template <class Visible, int BLOCK_M, int BLOCK_N, bool ALL_COLS>
-__device__ __forceinline__ TileClass classify_tile(const cuir_attention_params &params, int b, int h, int q0,
-                                                   int kv0, int rows, int cols, int lane) {
+template <class Visible, int BLOCK_M, int BLOCK_N, bool ALL_COLS, class Params>
+__device__ __forceinline__ TileClass classify_tile(const Params &params, int b, int h, int q0, int kv0, int rows,
+                                                   int cols, int lane) {
   constexpr int COLS_PER_LANE = (BLOCK_N + 31) / 32;
   const Visible visible{};
   bool seen_visible = false;
@@ -95,9 +96,9 @@ __device__ __forceinline__ TileClass classify_tile(const cuir_attention_params &
   return seen_visible ? (seen_hidden ? kTilePartial : kTileFull) : kTileEmpty;
 }
 
-template <class Visible, int BLOCK_M, int BLOCK_N>
+template <class Visible, int BLOCK_M, int BLOCK_N, class Params>
 __global__ void __launch_bounds__(kBlockMaskWarps * 32)
-    classify_tiles(const cuir_attention_params params, const BlockMaskDims d, int32_t *classes) {
+    classify_tiles(const Params params, const BlockMaskDims d, int32_t *classes) {
   const int lane = threadIdx.x % 32;
   const int64_t tiles = d.bh() * d.q_blocks * d.kv_blocks;
   const int64_t step = int64_t(gridDim.x) * kBlockMaskWarps;
@@ -228,9 +229,9 @@ inline unsigned block_mask_grid(int64_t work) {
 
 // The nine lists of `params`' problem (see cuir/block_mask.h for the contract and the error codes).
 // `params_set`: the parameter arrays the mask reads are not NULL.
-template <class Visible, int BLOCK_M, int BLOCK_N>
-cudaError_t compute_block_mask(const cuir_attention_params *params, BlockMaskDepends dep, bool params_set,
-                               cuir_block_mask *mask, cudaStream_t stream) {
+template <class Visible, int BLOCK_M, int BLOCK_N, class Params>
+cudaError_t compute_block_mask(const Params *params, BlockMaskDepends dep, bool params_set, cuir_block_mask *mask,
+                               cudaStream_t stream) {
   static_assert(BLOCK_M > 0 && BLOCK_N > 0, "tiles of at least one row and one key");
   BlockMaskDims d;
   if (mask == nullptr || !params_set) return cudaErrorInvalidValue;

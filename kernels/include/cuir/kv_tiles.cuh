@@ -19,9 +19,54 @@ struct DenseKvTiles {
 
 // The backward's dense schedule: virtual query block m is query tile m. A backward kernel's steps count virtual
 // query blocks of one KV block, and every one that becomes a Q / dO / LSE / D coordinate goes through the
-// kernel's `q_tiles(m)`; a block mask replaces that declaration by the transposed (KV-block-major) lists.
+// kernel's `q_tiles(m)`; its range of steps (fields m_begin, m_unmasked_begin, m_end: masking steps
+// [m_begin, m_unmasked_begin), unmasked ones up to m_end) through `q_tiles.range(r)`. A block mask replaces that
+// declaration by a ListedQTiles over the transposed (KV-block-major) lists.
 struct DenseQTiles {
   __device__ __forceinline__ int operator()(int m) const { return m; }
+  template <class Range>
+  __device__ __forceinline__ Range range(Range r) const {
+    return r;
+  }
+};
+
+// One KV block's column of a block mask's transposed lists (q_num_blocks / q_indices for the partial query tiles,
+// full_q_num_blocks / full_q_indices for the full ones; rows of q_blocks entries). Virtual blocks
+// [0, num_partial) are the partial tiles, which the masking steps visit; [num_partial, num_partial + num_full)
+// the full ones, which need no mask.
+struct ListedQTiles {
+  const int32_t *partial;
+  const int32_t *full;
+  int num_partial;
+  int num_full;
+
+  __device__ __forceinline__ ListedQTiles(const int32_t *q_num_blocks, const int32_t *q_indices,
+                                          const int32_t *full_q_num_blocks, const int32_t *full_q_indices,
+                                          int64_t row, int q_blocks)
+      : partial(q_indices + row * q_blocks),
+        full(full_q_indices + row * q_blocks),
+        num_partial(q_num_blocks[row]),
+        num_full(full_q_num_blocks[row]) {}
+
+  // The row of KV block n_block of (batch, head) in transposed lists of B' x H' rows per KV block (one row for
+  // all where the mask reads neither b nor h).
+  __device__ __forceinline__ static int64_t row_of(int batch, int head, int n_block, bool per_batch, bool per_head,
+                                                   int num_heads, int kv_blocks) {
+    const int64_t b = per_batch ? batch : 0;
+    const int64_t h = per_head ? head : 0;
+    return (b * (per_head ? num_heads : 1) + h) * kv_blocks + n_block;
+  }
+
+  __device__ __forceinline__ int operator()(int m) const {
+    return m < num_partial ? partial[m] : full[m - num_partial];
+  }
+  template <class Range>
+  __device__ __forceinline__ Range range(Range r) const {
+    r.m_begin = 0;
+    r.m_unmasked_begin = num_partial;
+    r.m_end = num_partial + num_full;
+    return r;
+  }
 };
 
 // One query block's row of a block mask in FlexAttention's layout (kv_num_blocks / kv_indices for the partial

@@ -1,0 +1,398 @@
+//===- BackwardSplit.cpp - A backward kernel's query steps over lists -----===//
+//
+// A backward kernel's thread block owns one KV tile and steps over query
+// tiles, for each query head of its GQA group: masking steps over
+// [m_begin, m_unmasked_begin), then unmasked steps up to m_end. For a
+// variant's mask the steps visit the query tiles that the transposed lists
+// of a runtime block mask give for that KV tile: the masking steps the
+// partial tiles, the unmasked steps the full ones (whose scores and score
+// derivative lose the mask), nobody the empty ones. The bounds become the
+// lists' lengths (virtual blocks [0, np) partial, [np, np + nf) full) and
+// every virtual block that becomes a query coordinate (m * BLOCK_M) reads
+// its tile from the lists; the kernel's pipeline, barriers and dQ
+// accumulation stay as they are.
+//
+// Left dense, with a remark: a mask equal to the kernel's own causal mask
+// (the causal steps are the mask's tiles already; block-mask=runtime lists
+// it anyway), and a mask that reads the query head (one thread block walks
+// every head of a group, whose lists would differ).
+//
+//===----------------------------------------------------------------------===//
+
+#include "cuir/Transfer/Split.h"
+
+#include "cuir/Transfer/AttentionAnalysis.h"
+#include "cuir/Transfer/BackwardAnalysis.h"
+#include "cuir/Transfer/BlockList.h"
+#include "cuir/Transfer/BlockMask.h"
+#include "cuir/Transfer/ChangeRecorder.h"
+#include "cuir/Transfer/MaskAnalysis.h"
+
+#include "mlir/IR/Matchers.h"
+
+using namespace mlir;
+using namespace mlir::cuir;
+
+namespace {
+
+/// The yield of a variant elementwise when it is select(visible, x, c).
+arith::SelectOp yieldedSelect(ElementwiseOp ew) {
+  Value y = ew.getBody().front().getTerminator()->getOperand(0);
+  auto sel = y.getDefiningOp<arith::SelectOp>();
+  if (!sel || !matchPattern(sel.getFalseValue(), m_Constant()))
+    return {};
+  return sel;
+}
+
+/// Whether `v` is the integer constant `c`.
+bool isConstant(Value v, int64_t c) {
+  APInt value;
+  return matchPattern(v, m_ConstantInt(&value)) && value.getSExtValue() == c;
+}
+
+/// Whether `v` is computed from `arg` (inside the region that owns `arg`).
+bool readsArgument(Value v, BlockArgument arg) {
+  SmallVector<Value> work = {v};
+  llvm::SmallPtrSet<Operation *, 16> seen;
+  while (!work.empty()) {
+    Value x = work.pop_back_val();
+    if (x == arg)
+      return true;
+    Operation *def = x.getDefiningOp();
+    if (def && arg.getOwner()->getParent()->isAncestor(def->getParentRegion()) &&
+        seen.insert(def).second)
+      llvm::append_range(work, def->getOperands());
+  }
+  return false;
+}
+
+/// The variant's elementwise ops over one site's scores.
+struct SiteOps {
+  ElementwiseOp scores, derivative;
+};
+
+class BackwardSplitter {
+public:
+  BackwardSplitter(KernelOp kernel, BlockMaskMode mode)
+      : kernel(kernel), mode(mode), rewriter(kernel, Rewrite::Blocks) {}
+  LogicalResult run();
+
+private:
+  FailureOr<SiteOps> variantOps(BackwardSite &site);
+  LogicalResult findLoops();
+  bool equalsKernelCausal(Value visible, Block &body);
+  LogicalResult readLists(BlockMaskOp mask);
+  void replaceBounds();
+  LogicalResult mapQueryCoordinates(int64_t blockM);
+  Value tileOf(Value m, Location loc);
+  void unmask(ElementwiseOp ew);
+  Value index(Location loc, int64_t c) {
+    return arith::ConstantIndexOp::create(rewriter, loc, c);
+  }
+  bool isNew(Operation *op) const { return newOps.contains(op); }
+
+  KernelOp kernel;
+  BlockMaskMode mode;
+  RecordingRewriter rewriter;
+  BackwardStructure bs;
+  SmallVector<SiteOps, 2> siteOps;
+  /// The masking and the unmasked query loops and the bounds they read.
+  scf::ForOp masked, unmasked;
+  Value begin, unmaskedBegin, end;
+  /// The bounds are all computed once this op ran.
+  Operation *after = nullptr;
+  /// q_num_blocks, q_indices, full_q_num_blocks, full_q_indices.
+  SmallVector<Value, 4> lists;
+  /// The first virtual block (a constant 0 of its own), the lists' lengths
+  /// and this KV tile's row offset in the index lists.
+  Value first, numPartial, numFull, total, rowOffset;
+  llvm::SmallPtrSet<Operation *, 16> newOps;
+};
+
+} // namespace
+
+/// The scores elementwise is the one whose result becomes the weights P;
+/// the other (if any) is the score derivative.
+FailureOr<SiteOps> BackwardSplitter::variantOps(BackwardSite &site) {
+  SiteOps out;
+  auto feedsWeights = [&](Value v) {
+    SmallVector<Value> work = {v};
+    llvm::SmallPtrSet<Operation *, 16> seen;
+    while (!work.empty())
+      for (Operation *user : work.pop_back_val().getUsers()) {
+        if (user == site.weights)
+          return true;
+        // Through elementwise tiles (the kernel's own mask), not into loops.
+        if (seen.insert(user).second &&
+            (user->getNumRegions() == 0 || isa<ElementwiseOp>(user)))
+          llvm::append_range(work, user->getResults());
+      }
+    return false;
+  };
+  for (Operation *user : site.score.getUsers()) {
+    auto ew = dyn_cast<ElementwiseOp>(user);
+    if (!ew || !CuIRDialect::VariantScoresAttrHelper(kernel.getContext())
+                    .isAttrPresent(ew))
+      continue;
+    (feedsWeights(ew.getResult()) ? out.scores : out.derivative) = ew;
+  }
+  if (!out.scores)
+    return site.gemm->emitError()
+           << "computes S, but no variant scores read it: run --transfer "
+              "before the split";
+  return out;
+}
+
+/// The FA2 backward form: a loop of masking steps, then a loop of unmasked
+/// steps from where it stops, chained by their carried values, with bounds
+/// computed in the kernel's entry block.
+LogicalResult BackwardSplitter::findLoops() {
+  if (bs.sites.size() == 2) {
+    masked = bs.sites[0].gemm->getParentOfType<scf::ForOp>();
+    unmasked = bs.sites[1].gemm->getParentOfType<scf::ForOp>();
+  }
+  Block *entry = &kernel.getBody().front();
+  if (!masked || !unmasked || masked->getBlock() != unmasked->getBlock() ||
+      !masked->isBeforeInBlock(unmasked) ||
+      masked.getUpperBound() != unmasked.getLowerBound() ||
+      unmasked.getInitArgs() != ValueRange(masked.getResults()))
+    return kernel.emitError()
+           << "has " << bs.sites.size()
+           << " score recomputation(s); the backward split expects the FA2 "
+              "form: a loop of masking query steps followed by a loop of "
+              "unmasked steps from its upper bound, chained by their carried "
+              "values";
+  begin = masked.getLowerBound();
+  unmaskedBegin = masked.getUpperBound();
+  end = unmasked.getUpperBound();
+  if (begin == unmaskedBegin || unmaskedBegin == end || begin == end)
+    return masked.emitError()
+           << "steps over query blocks whose bounds share a value: the block "
+              "lists give each bound its own";
+  for (Value v : {begin, unmaskedBegin, end}) {
+    Operation *def = v.getDefiningOp();
+    if (!def || def->getBlock() != entry)
+      return masked.emitError()
+             << "steps over query blocks whose bounds are not computed in "
+                "the kernel's entry block: the block lists cannot replace "
+                "them";
+    if (!after || after->isBeforeInBlock(def))
+      after = def;
+  }
+  return success();
+}
+
+/// Whether the mask is the kernel's own (bottom-right aligned) causal mask.
+bool BackwardSplitter::equalsKernelCausal(Value visible, Block &body) {
+  auto nq = bs.params.find("Nq"), nkv = bs.params.find("Nkv");
+  if (nq == bs.params.end() || nkv == bs.params.end())
+    return false;
+  unsigned n = body.getNumArguments();
+  std::optional<LinearMask> mask = analyzeLinearMask(
+      visible, body.getArgument(n - 2), body.getArgument(n - 1));
+  if (!mask)
+    return false;
+  CausalComparison c = compareWithCausal(*mask, nq->second, nkv->second);
+  return c.insideCausal && c.coversCausal;
+}
+
+/// The list arguments and, once the bounds are computed, this KV tile's
+/// lengths: row (b' * kv_blocks + n_block), b' = b where the mask reads the
+/// batch, else 0.
+LogicalResult BackwardSplitter::readLists(BlockMaskOp mask) {
+  SmallVector<StringRef, 4> roles(std::begin(kBlockMaskTransposedListRoles),
+                                  std::end(kBlockMaskTransposedListRoles));
+  if (failed(addBlockListArguments(kernel, roles, lists)))
+    return failure();
+  const BackwardSite &site = bs.sites.front();
+  auto tile = cast<RankedTensorType>(site.score.getType());
+  int64_t blockM = tile.getDimSize(0), blockN = tile.getDimSize(1);
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPointAfter(after);
+  Location loc = after->getLoc();
+  auto constant = [&](int64_t c) {
+    Value named = findIndexConstant(kernel, c);
+    return named ? named : index(loc, c);
+  };
+  // The KV tile: the block id that the first key is a multiple of, else
+  // the first key over BLOCK_N.
+  Value nBlock;
+  if (auto mul = site.kvBase.getDefiningOp<arith::MulIOp>())
+    for (unsigned i : {0u, 1u})
+      if (isConstant(mul->getOperand(1 - i), blockN))
+        nBlock = mul->getOperand(i);
+  if (!nBlock)
+    nBlock = arith::DivUIOp::create(rewriter, loc, site.kvBase,
+                                    constant(blockN));
+  Value kvBlocks = arith::CeilDivUIOp::create(
+      rewriter, loc, bs.params.lookup("Nkv"), constant(blockN));
+  Value qBlocks = arith::CeilDivUIOp::create(
+      rewriter, loc, bs.params.lookup("Nq"), constant(blockM));
+  Value row = nBlock;
+  if (mask.dependsOnBatch())
+    row = arith::AddIOp::create(
+        rewriter, loc, arith::MulIOp::create(rewriter, loc, site.batch, kvBlocks),
+        nBlock);
+  auto length = [&](Value list) -> Value {
+    Value n = memref::LoadOp::create(rewriter, loc, list, ValueRange{row});
+    return arith::IndexCastOp::create(rewriter, loc, rewriter.getIndexType(),
+                                      n);
+  };
+  numPartial = length(lists[0]);
+  numFull = length(lists[2]);
+  total = arith::AddIOp::create(rewriter, loc, numPartial, numFull);
+  rowOffset = arith::MulIOp::create(rewriter, loc, row, qBlocks);
+  first = index(loc, 0);
+  for (Operation *op = after->getNextNode(); op; op = op->getNextNode()) {
+    newOps.insert(op);
+    if (op == first.getDefiningOp())
+      break;
+  }
+  return success();
+}
+
+/// The uses of the kernel's bounds once they are computed read the lists'
+/// lengths; what only computed the bounds dies.
+void BackwardSplitter::replaceBounds() {
+  Block *entry = &kernel.getBody().front();
+  auto afterBounds = [&](OpOperand &use) {
+    Operation *user = entry->findAncestorOpInBlock(*use.getOwner());
+    return user && !isNew(use.getOwner()) && after->isBeforeInBlock(user);
+  };
+  rewriter.replaceUsesWithIf(end, total, afterBounds);
+  rewriter.replaceUsesWithIf(unmaskedBegin, numPartial, afterBounds);
+  rewriter.replaceUsesWithIf(begin, first, afterBounds);
+}
+
+/// Query tile of virtual block m: partial[m] for m < np, else
+/// full[m - np], in this KV tile's row of the transposed lists.
+Value BackwardSplitter::tileOf(Value m, Location loc) {
+  Value partial = arith::CmpIOp::create(rewriter, loc,
+                                        arith::CmpIPredicate::slt, m,
+                                        numPartial);
+  auto read = [&](Value list, bool full) {
+    return [&, list, full](OpBuilder &b, Location l) {
+      Value pos = full ? arith::SubIOp::create(b, l, m, numPartial).getResult()
+                       : m;
+      Value at = arith::AddIOp::create(b, l, rowOffset, pos);
+      Value t = memref::LoadOp::create(b, l, list, ValueRange{at});
+      scf::YieldOp::create(
+          b, l,
+          arith::IndexCastOp::create(b, l, b.getIndexType(), t).getResult());
+    };
+  };
+  auto select = scf::IfOp::create(rewriter, loc, partial,
+                                  read(lists[1], false), read(lists[3], true));
+  return select.getResult(0);
+}
+
+/// Each m * BLOCK_M of a virtual block m becomes tile(m) * BLOCK_M.
+LogicalResult BackwardSplitter::mapQueryCoordinates(int64_t blockM) {
+  llvm::SetVector<Value> blocks = collectVirtualBlocks(
+      kernel, {first, numPartial, total},
+      [&](Operation *op) { return isNew(op); });
+  SmallVector<std::pair<Operation *, unsigned>> coordinates;
+  kernel.walk([&](arith::MulIOp mul) {
+    if (isNew(mul))
+      return;
+    for (unsigned i : {0u, 1u})
+      if (blocks.contains(mul->getOperand(i)) &&
+          isConstant(mul->getOperand(1 - i), blockM))
+        coordinates.push_back({mul, i});
+  });
+  if (coordinates.empty())
+    return kernel.emitError()
+           << "computes no query coordinate m * " << blockM
+           << " from its query block numbers: the block list has nothing to "
+              "map";
+  for (auto [mul, i] : coordinates) {
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPoint(mul);
+    Value tile = tileOf(mul->getOperand(i), mul->getLoc());
+    rewriter.modifyOpInPlace(mul, [&, mul = mul, i = i] {
+      mul->setOperand(i, tile);
+    });
+  }
+  return success();
+}
+
+/// The unmasked steps visit full tiles only: their scores and derivative
+/// need no mask.
+void BackwardSplitter::unmask(ElementwiseOp ew) {
+  if (!ew)
+    return;
+  if (arith::SelectOp sel = yieldedSelect(ew))
+    rewriter.replaceAllUsesWith(sel.getResult(), sel.getTrueValue());
+  Block &body = ew.getBody().front();
+  if (body.getTerminator()->getOperand(0) == body.getArgument(0))
+    rewriter.replaceOp(ew, ew.getInputs()[0]);
+}
+
+LogicalResult BackwardSplitter::run() {
+  FailureOr<BackwardStructure> analysis = analyzeBackward(kernel);
+  if (failed(analysis))
+    return failure();
+  bs = std::move(*analysis);
+  // The preprocessing and the conversion of dQ step over no KV tile.
+  if (bs.sites.empty() || mode == BlockMaskMode::Dense)
+    return success();
+  for (BackwardSite &site : bs.sites) {
+    FailureOr<SiteOps> ops = variantOps(site);
+    if (failed(ops))
+      return failure();
+    siteOps.push_back(*ops);
+  }
+  ElementwiseOp v0 = siteOps.front().scores;
+  arith::SelectOp sel0 = yieldedSelect(v0);
+  if (!sel0) {
+    mlir::emitRemark(kernel.getLoc())
+        << "the variant has no mask: the backward's query steps stay";
+    return success();
+  }
+  if (failed(findLoops()))
+    return failure();
+  Block &body = v0.getBody().front();
+  unsigned n = v0.getInputs().size();
+  Value visible = sel0.getCondition();
+  if (readsArgument(visible, body.getArgument(n + 1))) {
+    if (mode == BlockMaskMode::Runtime)
+      return v0.emitError()
+             << "block-mask=runtime: the variant's mask reads the query "
+                "head, and a thread block of the backward steps over every "
+                "query head of its GQA group, whose lists differ";
+    mlir::emitRemark(v0.getLoc())
+        << "the variant's mask reads the query head: the backward visits "
+           "every query tile, masked (one thread block walks all the query "
+           "heads of a group)";
+    return success();
+  }
+  if (mode == BlockMaskMode::Auto && equalsKernelCausal(visible, body)) {
+    mlir::emitRemark(v0.getLoc())
+        << "the variant's mask is the kernel's causal mask: the backward's "
+           "causal query steps stay";
+    return success();
+  }
+  auto tile = cast<RankedTensorType>(bs.sites.front().score.getType());
+  FailureOr<BlockMaskOp> mask = buildBlockMask(
+      rewriter, kernel, visible, body.getArgument(n), body.getArgument(n + 1),
+      body.getArgument(n + 2), body.getArgument(n + 3), tile.getDimSize(0),
+      tile.getDimSize(1));
+  if (failed(mask) || failed(readLists(*mask)))
+    return failure();
+  replaceBounds();
+  if (failed(mapQueryCoordinates(tile.getDimSize(0))))
+    return failure();
+  unmask(siteOps[1].scores);
+  unmask(siteOps[1].derivative);
+  rewriter.eraseDeadOps();
+  mlir::emitRemark(v0.getLoc())
+      << "the backward's query tiles come from a runtime block mask's "
+         "transposed lists ("
+      << kernel->getAttr("cuir.block_mask") << ", " << tile.getDimSize(0)
+      << " x " << tile.getDimSize(1) << " tiles)";
+  return success();
+}
+
+LogicalResult mlir::cuir::splitBackward(KernelOp kernel, BlockMaskMode mode) {
+  return BackwardSplitter(kernel, mode).run();
+}
