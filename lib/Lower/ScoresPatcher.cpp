@@ -319,9 +319,22 @@ FailureOr<std::string> ScoresPatcher::maskParameter(Location masked,
 }
 
 /// One call per statement: a site's own, or, for two instantiations of one
-/// template of which one masks, the MASK of the template's parameter.
+/// template of which one masks, the MASK of the template's parameter. A
+/// score GEMM of the same statement whose scores stay as they are (a site
+/// of full tiles after the split) is an unmasked site without a call.
 LogicalResult ScoresPatcher::writeCalls(PatchContext &ctx) {
   for (auto &[line, sites] : calls) {
+    FileLineColRange at = rangeOf(sites.front().loc);
+    ctx.diff->target.walk([&](Operation *gemm) {
+      if (!isa<GemmOp, GemmAsyncOp>(gemm) || rangeOf(gemm->getLoc()) != at)
+        return;
+      bool hasScores = llvm::any_of(gemm->getUsers(), [](Operation *u) {
+        return isa<ElementwiseOp>(u) && getChange(u);
+      });
+      if (!hasScores && sites.front().masked)
+        sites.push_back({sites.front().head, sites.front().tail, false,
+                         gemm->getLoc()});
+    });
     const Call *maskedSite = nullptr, *unmaskedSite = nullptr;
     for (const Call &c : sites) {
       const Call *&same = c.masked ? maskedSite : unmaskedSite;

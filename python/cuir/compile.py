@@ -79,10 +79,11 @@ def trace(score_mod, mask_mod, normalizer, name, defaults=True):
 def lower_command(kernel, spec, out_cu, archs, split=True, block_mask="auto", backward=False):
     """cuir-opt's pipeline for a variant; block_mask: the split's treatment of masks it cannot bound
     ("auto": a runtime block mask, "runtime": one for every mask, "dense": every tile masked). backward: the
-    variant's backward pass, from the kernel's flash_bwd.cu (no split: it visits every tile)."""
+    variant's backward pass, from the kernel's flash_bwd.cu (its split: query steps over the transposed
+    lists of a runtime block mask)."""
     source = BWD_KERNELS[kernel] if backward else KERNELS[kernel]
     cmd = [cuir_opt(), str(source), "--lift", f"--transfer={spec}"]
-    if split and not backward:
+    if split:
         cmd.append("--cuir-split-full-partial" + ("" if block_mask == "auto" else f"=block-mask={block_mask}"))
     return cmd + [f"--lower=archs={','.join(archs)}", "-o", str(out_cu)]
 
@@ -213,12 +214,12 @@ def _backward_library(spec, text, name, cache, out_dir, normalizer):
         raise NotImplementedError("compile(backward=True): the sigmoid normaliser has no backward pass yet")
     archs = DEFAULT_ARCHS["sm80"]
     if cache:
-        return build_cached("sm80", spec if spec is not None else text, name + "_bwd", archs, split=False,
+        return build_cached("sm80", spec if spec is not None else text, name + "_bwd", archs,
                             builtin=spec is not None, backward=True)
     out = out_dir  # beside the forward's library and its variant file
     if spec is None:
         spec = str(out / f"{name}.variant.mlir")
-    r = subprocess.run(lower_command("sm80", spec, out / f"{name}_bwd.cu", archs, split=False, backward=True),
+    r = subprocess.run(lower_command("sm80", spec, out / f"{name}_bwd.cu", archs, backward=True),
                        capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(f"cuir-opt failed:\n{r.stderr[-4000:]}")

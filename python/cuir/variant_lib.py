@@ -14,7 +14,9 @@ the base fields, as the patched cuir/attention_params.h declares.
 
 A variant lowered with a runtime block mask (its manifest's "block_mask") also exports the classification of
 its tiles: attn.block_mask(B, H, Nq, Nkv, **params) returns a cuir.BlockMask (cuir/block_mask.py) that
-attn(q, k, v, ..., block_mask=bm) reuses; without one, each call computes it first (on the same stream).
+attn(q, k, v, ..., block_mask=bm) reuses; without one, each call computes it first (on the same stream). A
+variant's backward library with one (lowered with the split) computes its own lists, at the backward's tiles,
+on each call unless given block_mask= (its own .block_mask(...)).
 """
 import contextlib
 import ctypes
@@ -56,6 +58,10 @@ class VariantKernel:
         self.entry.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
         self.sigmoid = self.manifest.get("normalizer") == "sigmoid"
         self._defaults = {}
+        self._open_block_mask(library)
+
+    def _open_block_mask(self, library):
+        """The classification entries of a library whose manifest has a runtime block mask."""
         self.block_mask_info = self.manifest.get("block_mask")
         if self.block_mask_info:
             names = (self.block_mask_info["dims_entry"], self.block_mask_info["entry"])
@@ -65,6 +71,19 @@ class VariantKernel:
             self._bm_dims.restype = self._bm_entry.restype = ctypes.c_int
             self._bm_dims.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
             self._bm_entry.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+
+    def _bind_block_mask(self, p, block_mask, device, keep):
+        """Points p's list fields at `block_mask` (checked against p's problem), or at the lists computed for
+        this call on the stream the kernel runs on."""
+        if block_mask is None:
+            block_mask = self._compute_block_mask(p, device)
+        else:
+            b = p.base
+            _bm.check_block_mask(block_mask, _bm.tiles_for(self.block_mask_info, b.head_dim), b.batch,
+                                 b.num_heads_q, b.seqlen_q, b.seqlen_kv, device)
+        keep.append(block_mask)
+        for name, field in self.block_mask_info["fields"].items():
+            setattr(p, field, getattr(block_mask, name).data_ptr())
 
     def _open(self, library, manifest, lib, base, struct):
         """Reads the manifest (default: beside the library), builds the params struct (`base` and the
@@ -94,15 +113,7 @@ class VariantKernel:
         p.base = make_params(qv, kv, vv, ov, lse, causal=False, softmax_scale=softmax_scale)
         keep = self._bind_fields(p, params, q.device)
         if self.block_mask_info:
-            if block_mask is None:  # computed for this call, on the stream the attention runs on
-                block_mask = self._compute_block_mask(p, q.device)
-            else:
-                b = p.base
-                _bm.check_block_mask(block_mask, _bm.tiles_for(self.block_mask_info, b.head_dim), b.batch,
-                                     b.num_heads_q, b.seqlen_q, b.seqlen_kv, q.device)
-            keep.append(block_mask)
-            for name, field in self.block_mask_info["fields"].items():
-                setattr(p, field, getattr(block_mask, name).data_ptr())
+            self._bind_block_mask(p, block_mask, q.device, keep)
         elif block_mask is not None:
             raise ValueError(f"variant '{self.variant}' has no runtime block mask (its tiles are decided when it "
                              f"is compiled): call it without block_mask")
@@ -253,9 +264,10 @@ class VariantBackwardKernel(VariantKernel):
         self.workspace_size.argtypes = [ctypes.c_void_p]
         self.sigmoid = self.manifest.get("normalizer") == "sigmoid"
         self._defaults = {}
-        self.block_mask_info = None
+        self._open_block_mask(library)
 
-    def __call__(self, q, k, v, o, d_o, lse, softmax_scale=None, layout="bhnd", deterministic=False, **params):
+    def __call__(self, q, k, v, o, d_o, lse, softmax_scale=None, layout="bhnd", deterministic=False,
+                 block_mask=None, **params):
         import torch
         view = (lambda t: t.transpose(1, 2)) if layout == "bhnd" else (lambda t: t)
         grads = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
@@ -265,6 +277,11 @@ class VariantBackwardKernel(VariantKernel):
                                  causal=bool(self.manifest.get("is_causal")), softmax_scale=softmax_scale,
                                  deterministic=deterministic)
         keep = self._bind_fields(p, params, q.device)
+        if self.block_mask_info:  # the transposed lists at the backward's tiles (its own, not the forward's)
+            self._bind_block_mask(p, block_mask, q.device, keep)
+        elif block_mask is not None:
+            raise ValueError(f"the backward of variant '{self.variant}' has no runtime block mask: call it "
+                             f"without block_mask")
         workspace = torch.empty(self.workspace_size(ctypes.byref(p)), dtype=torch.uint8, device=q.device)
         p.base.workspace = workspace.data_ptr()
         context, stream = _launch_context(q.device)
