@@ -349,6 +349,18 @@ def SplitFullPartial : Pass<"cuir-split-full-partial", "::mlir::ModuleOp"> {
     the mask in every block instead. The new bounds and the copied loop
     carry `cuir.change = #cuir.change<split>`, the list reads
     `#cuir.change<blocks>`.
+
+    On the kernels of a backward pass (after the backward transfer), whose
+    thread blocks own a KV tile and step over query tiles, every mask is
+    classified at run time at the backward's tiles, and the query steps walk
+    the transposed lists (`block_mask:q_num_blocks`, `block_mask:q_indices`,
+    `block_mask:full_q_num_blocks`, `block_mask:full_q_indices`): masking
+    steps over the partial query tiles, unmasked steps (whose scores and
+    score derivative lose the mask) over the full ones (docs/Backward.md).
+    Left as they are, with a remark: a mask equal to the kernel's own causal
+    mask (`block-mask=runtime` lists it anyway) and a mask that reads the
+    query head (one thread block steps over every head of a GQA group;
+    `block-mask=runtime` refuses it).
   }];
   let options = [
     Option<"blockMask", "block-mask", "std::string", /*default=*/"\"auto\"",

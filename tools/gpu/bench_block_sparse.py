@@ -32,6 +32,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "python"))
 sys.path.insert(0, str(ROOT / "tools" / "gpu"))
 from timing import median_ms  # noqa: E402
+from variant_defs import doc_ids  # noqa: E402
 
 ARCHS = {"sm80": "sm_90", "sm90": "sm_90a"}  # the H200 runs both: sm_80 code compiled for sm_90
 CONFIGS = {"llama2-7b": (32, 32), "qwen2.5-72b": (64, 8), "llama3.1-405b": (128, 8)}
@@ -52,18 +53,6 @@ BUILTINS = {
 FIVE = ("causal", "prefixlm", "softcap_causal", "alibi_causal", "window")
 # Traced spellings and the built-in each means.
 TRACED = {"window_traced": "softcap_window", "documents_traced": "documents", "causal_traced": "causal"}
-
-
-def doc_ids(B, N, generator=None, device="cpu"):
-    """Per batch element, document ids of packed documents of random lengths 128..2048."""
-    import torch
-    rows = []
-    for _ in range(B):
-        lens = []
-        while sum(lens) < N:
-            lens.append(int(torch.randint(128, 2049, (1,), generator=generator).item()))
-        rows.append(torch.repeat_interleave(torch.arange(len(lens)), torch.tensor(lens))[:N])
-    return torch.stack(rows).to(device=device, dtype=torch.int32)
 
 
 def traced_mods(name, doc=None):

@@ -55,7 +55,7 @@ def stage(out, names, opt, workers):
         where.mkdir(parents=True, exist_ok=True)
         (where / "variant.mlir").write_text(text)
         cmd = comp.lower_command("sm80", where / "variant.mlir", where / f"{entry.name}_bwd.cu", ARCHS["sm80"],
-                                 split=False, backward=True)
+                                 backward=True)
         cache.run_with_progress(cmd, f"the backward of {entry.name} ({tag})")
 
     print(f"{len(jobs)} kernels: {len(builds)} distinct builds, {workers} at a time", file=sys.stderr)

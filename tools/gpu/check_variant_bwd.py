@@ -138,6 +138,7 @@ def main():
     ap.add_argument("--train", default=None, help="a variant to train the tiny transformer with")
     ap.add_argument("--steps", type=int, default=300)
     ap.add_argument("--sanitize", action="store_true", help="two small shapes only (for compute-sanitizer)")
+    ap.add_argument("--n", type=int, nargs="+", default=[2048, 8192], help="sequence lengths of --bench")
     ap.add_argument("--json")
     args = ap.parse_args()
     libs = pathlib.Path(args.libs)
@@ -149,8 +150,9 @@ def main():
     if args.sanitize:
         shapes = [(1, 2, 1, 130, 197), (1, 2, 2, 200, 64)]
     for name in names:
-        fwd = load_variant(libs / name / f"lib{name}.so")
-        bwd = load_variant_backward(libs / name / f"lib{name}_bwd.so")
+        lib = variant_defs.LIBRARY.get(name, name)
+        fwd = load_variant(libs / lib / f"lib{lib}.so")
+        bwd = load_variant_backward(libs / lib / f"lib{lib}_bwd.so")
         for d in (64, 128):
             for shape in shapes:
                 rows.append(check(fwd, bwd, name, shape, d, torch.bfloat16))
@@ -158,7 +160,7 @@ def main():
         if not args.sanitize:
             rows.append({"variant": name, "autograd": True, "ok": check_autograd(fwd, bwd, name)})
         if args.bench:
-            for N in (2048, 8192):
+            for N in args.n:
                 bench_rows.append(bench(fwd, bwd, name, N))
     training = None
     if args.train:

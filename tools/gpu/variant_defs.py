@@ -15,8 +15,25 @@ SPECS = {
     "causal": "causal", "prefixlm": "prefixlm", "softcap_causal": "softcap,causal",
     "alibi_causal": "alibi,causal", "window": "window", "prefixlm_softcap": "prefixlm,softcap",
     "sigmoid_causal": "sigmoid,causal", "composite": "prefixlm,softcap,sigmoid",
-    "global_window": "global-window", "document": "document",
+    "global_window": "global-window", "document": "document", "packed_docs": "document",
 }
+# Benchmark names that run another name's library: packed documents are the document built-in.
+LIBRARY = {"packed_docs": "document"}
+
+
+def doc_ids(B, N, generator=None, device="cpu"):
+    """Per batch element, document ids of packed documents of random lengths 128..2048."""
+    rows = []
+    for _ in range(B):
+        lens = []
+        while sum(lens) < N:
+            lens.append(int(torch.randint(128, 2049, (1,), generator=generator).item()))
+        rows.append(torch.repeat_interleave(torch.arange(len(lens)), torch.tensor(lens))[:N])
+    return torch.stack(rows).to(device=device, dtype=torch.int32)
+
+
+# packed_docs: one fresh draw per process and problem, so that the kernel and its reference see the same.
+_PACKED = {}
 # Masks that FlexAttention's softmax cannot express: sigmoid normalisers.
 NO_FLEX = {"sigmoid_causal", "composite"}
 
@@ -32,6 +49,13 @@ def make(name, B, Hq, Nq, Nkv, device="cuda"):
     doc_row = torch.repeat_interleave(torch.arange(10**6, device=device) % len(runs),
                                       runs.repeat(10**6 // len(runs))[: 10**6])[:Nkv] if "document" in parts else None
     doc = doc_row.to(torch.int32).repeat(B) if doc_row is not None else None
+    docs_2d = None
+    if name == "packed_docs":  # distinct ids per document, per batch element
+        key = (B, Nkv)  # not the device's spelling: "cuda" and "cuda:0" are one draw
+        if key not in _PACKED:
+            _PACKED[key] = doc_ids(B, Nkv)
+        docs_2d = _PACKED[key].to(device)
+        doc = docs_2d.reshape(-1).contiguous()
     params = {}
     if "prefixlm" in parts:
         params["prefix_len"] = prefix
@@ -73,7 +97,10 @@ def make(name, B, Hq, Nq, Nkv, device="cuda"):
                 ok = ok & ((kv_idx < glob) | (diag < glob) | ((kv_idx >= diag - 256) & (kv_idx <= diag)))
             elif p == "document":
                 qpos = torch.clamp(diag, 0, Nkv - 1)
-                ok = ok & (doc_row[qpos] == doc_row[kv_idx])
+                if docs_2d is not None:
+                    ok = ok & (docs_2d[b, qpos] == docs_2d[b, kv_idx])
+                else:
+                    ok = ok & (doc_row[qpos] == doc_row[kv_idx])
         return ok
 
     return score_mod, mask_mod, "sigmoid" in parts, params
