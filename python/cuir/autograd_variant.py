@@ -1,13 +1,35 @@
 """Differentiable variant attention: a variant's forward kernel (which saves O and the log-sum-exp) and its
-backward kernel (lowered from the sm_80 backward pass, docs/Backward.md) as one torch.autograd.Function.
+backward kernel (lowered from the sm_80 backward pass, docs/Backward.md) as one differentiable op.
 
 Gradients flow to q, k and v. Captured tensors and parameters (ALiBi slopes, bias tables, document ids) are
 constants of the backward: their gradients are not computed, and an input to them that requires grad is refused.
+
+Where torch has `torch.library.custom_op` (2.4 and later), each (forward, backward) kernel pair is registered as
+two custom ops, `cuir::variant_fwd_<stem>_<n>` and `cuir::variant_bwd_<stem>_<n>` (stem: the forward library's
+name; n: the pair's number in the process), with fake implementations and autograd, so that `torch.compile`
+keeps the variant in the graph. Variant libraries are loaded at run time, so the ops are registered then, once
+per pair of kernel objects (cuir.compile and cuir.flex_attention load a library once per process). Older torch
+gets a torch.autograd.Function.
 """
+import itertools
+import re
+
 import torch
+
+from . import block_mask as _bm
+
+# A manifest field's type -> how the ops pass it (its schema type: _SCHEMA).
+_KINDS = {"float": "float", "int32": "int", "int64": "int", "float_ptr": "tensor", "int32_ptr": "tensor",
+          "tensor": "tensor"}
+# Optional: a parameter the call does not give is None, and the kernel takes the manifest's default.
+_SCHEMA = {"tensor": "Tensor?", "float": "float?", "int": "int?"}
+_REGISTRY = {}  # (id(fwd), id(bwd)) -> (fwd, bwd, VariantOps or None); it holds the kernels, so the ids stay theirs
+_NUMBERS = itertools.count()
 
 
 class _VariantAttention(torch.autograd.Function):
+    """The autograd.Function of torch without torch.library.custom_op."""
+
     @staticmethod
     def forward(ctx, q, k, v, fwd, bwd, scale, block_mask, params):
         extra = {"block_mask": block_mask} if block_mask is not None else {}
@@ -25,30 +47,201 @@ class _VariantAttention(torch.autograd.Function):
         return dq, dk, dv, None, None, None, None, None
 
 
-def variant_attention(fwd, bwd, q, k, v, softmax_scale=None, block_mask=None, **params):
-    """Variant attention of q [B, Hq, Nq, d], k, v [B, Hkv, Nkv, d] through the forward kernel `fwd` and the
-    backward kernel `bwd` of one variant, differentiable in q, k and v."""
+def op_params(fwd, bwd):
+    """The variant parameters the ops pass, [(name, kind)] sorted by name, kind "tensor", "float" or "int": the
+    fields of both kernels' manifests but the block mask's lists (those come from a BlockMask)."""
+    kinds = {}
+    for kernel in (fwd, bwd):
+        for f in kernel.fields:
+            if f["type"] == "block_mask":
+                continue
+            if f["type"] not in _KINDS:
+                raise ValueError(f"{f['name']}: a field of type {f['type']!r}, which the variant ops cannot pass")
+            kind = _KINDS[f["type"]]
+            if kinds.setdefault(f["name"], kind) != kind:
+                raise ValueError(f"{f['name']}: of kind {kinds[f['name']]} in one kernel's manifest, {kind} in "
+                                 f"the other's")
+    return sorted(kinds.items())
+
+
+def op_schemas(params):
+    """The forward op's and the backward op's schemas (without the name) for `params` (op_params): parameter x is
+    the argument p_x (prefixed: a variant may name one q or scale).
+
+    The block mask goes in as its tensors (bm_<list>: the lists the kernels walk; bm_sizes: [block_m, block_n,
+    Nq, Nkv], empty without a mask), not recomputed inside the op: a BlockMask is computed once and reused
+    across calls and layers (its point), may be made by hand or converted from FlexAttention's, and the kernel
+    then checks it against the call as it does in eager mode."""
+    ps = "".join(f", {_SCHEMA[kind]} p_{name}" for name, kind in params)
+    bm = "".join(f", Tensor? bm_{name}" for name in _bm.WALKED_LISTS)
+    return (f"(Tensor q, Tensor k, Tensor v, float? scale{ps}{bm}, int[] bm_sizes) -> (Tensor, Tensor)",
+            f"(Tensor q, Tensor k, Tensor v, Tensor o, Tensor d_o, Tensor lse, float? scale{ps}) -> "
+            f"(Tensor, Tensor, Tensor)")
+
+
+def pack_params(params, values):
+    """The ops' arguments for `params` (op_params) from the call's keyword arguments `values`: tensors as they
+    are, numbers as float or int (a 0-d tensor too: under torch.compile that reads it, pass a number), None
+    where not given. Arguments that are not fields are ignored, as the kernels ignore them."""
+    args = []
+    for name, kind in params:
+        value = values.get(name)
+        if value is None:
+            args.append(None)
+        elif kind == "tensor":
+            if not torch.is_tensor(value):
+                raise TypeError(f"{name}: expected a tensor, got {type(value).__name__}")
+            args.append(value)
+        else:
+            args.append(float(value) if kind == "float" else int(value))
+    return args
+
+
+def unpack_params(params, args):
+    """The kernels' keyword arguments from the ops' (pack_params' inverse, without the ones not given)."""
+    return {name: value for (name, _), value in zip(params, args) if value is not None}
+
+
+def pack_block_mask(block_mask):
+    """A cuir.BlockMask as the forward op's arguments (op_schemas): its walked lists and bm_sizes."""
+    if block_mask is None:
+        return [None] * len(_bm.WALKED_LISTS), []
+    if not isinstance(block_mask, _bm.BlockMask):
+        raise TypeError(f"block_mask must be a cuir.BlockMask (attn.block_mask(...)), not "
+                        f"{type(block_mask).__name__}")
+    return [getattr(block_mask, name) for name in _bm.WALKED_LISTS], [*block_mask.block_size,
+                                                                       *block_mask.seq_lengths]
+
+
+def unpack_block_mask(lists, sizes):
+    """The BlockMask of pack_block_mask's arguments (None for none): the lists the kernels read."""
+    if not sizes:
+        return None
+    return _bm.BlockMask(dict(zip(_bm.WALKED_LISTS, lists)), sizes[:2], sizes[2:])
+
+
+def fake_forward(q, k, v, *args):
+    """The forward op's outputs on fake (meta) tensors: o like q with v's head dim, lse float32 [B, Hq, Nq]."""
+    return q.new_empty((*q.shape[:-1], v.shape[-1])), q.new_empty(q.shape[:-1], dtype=torch.float32)
+
+
+def fake_backward(q, k, v, *args):
+    """The backward op's outputs on fake tensors: dq, dk, dv like q, k, v."""
+    return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+
+
+def op_stem(fwd):
+    """The part of the ops' names that says which variant: the forward library's name (for a stand-in, its
+    manifest's variant), as an identifier."""
+    stem = getattr(fwd, "stem", None) or fwd.manifest.get("variant") or "variant"
+    return re.sub(r"[^0-9A-Za-z_]+", "_", str(stem)).strip("_")[:40] or "variant"
+
+
+class VariantOps:
+    """The custom ops of one (forward, backward) kernel pair, number n in the process, registered through
+    `library` (torch.library; the tests pass a stand-in with its custom_op). Called as (q, k, v, scale,
+    block_mask, params), it returns o, differentiable in q, k and v."""
+
+    def __init__(self, fwd, bwd, n, library):
+        self.params = op_params(fwd, bwd)
+        stem = op_stem(fwd)
+        self.names = (f"cuir::variant_fwd_{stem}_{n}", f"cuir::variant_bwd_{stem}_{n}")
+        self.schemas = op_schemas(self.params)
+        count, lists = len(self.params), len(_bm.WALKED_LISTS)
+        tensor_at = [i for i, (_, kind) in enumerate(self.params) if kind == "tensor"]
+
+        def forward(q, k, v, scale, *rest):
+            block_mask = unpack_block_mask(rest[count:count + lists], rest[-1])
+            extra = {"block_mask": block_mask} if block_mask is not None else {}
+            o, lse = fwd(q, k, v, softmax_scale=scale, layout="bhnd", return_lse=True,
+                         **unpack_params(self.params, rest[:count]), **extra)
+            if lse is None:  # the schema returns a log-sum-exp, and the backward needs it
+                raise NotImplementedError("the sigmoid normaliser has no backward pass yet (no log-sum-exp)")
+            return o, lse
+
+        def backward(q, k, v, o, d_o, lse, scale, *pargs):
+            dq, dk, dv = bwd(q, k, v, o, d_o, lse, softmax_scale=scale, layout="bhnd",
+                             **unpack_params(self.params, pargs))
+            return dq, dk, dv
+
+        self.fwd_op = library.custom_op(self.names[0], forward, mutates_args=(), schema=self.schemas[0])
+        self.fwd_op.register_fake(fake_forward)
+        self.bwd_op = library.custom_op(self.names[1], backward, mutates_args=(), schema=self.schemas[1])
+        self.bwd_op.register_fake(fake_backward)
+
+        def setup_context(ctx, inputs, output):
+            q, k, v, scale, *rest = inputs
+            pargs = rest[:count]
+            # the parameters' tensors saved as tensors (so that torch.compile's tracing sees them), numbers on ctx
+            ctx.save_for_backward(q, k, v, *output, *(pargs[i] for i in tensor_at))
+            ctx.scale = scale
+            ctx.pargs = [None if i in tensor_at else a for i, a in enumerate(pargs)]
+
+        def grad(ctx, d_o, d_lse):
+            q, k, v, o, lse, *tensors = ctx.saved_tensors
+            pargs = list(ctx.pargs)
+            for i, t in zip(tensor_at, tensors):
+                pargs[i] = t
+            dq, dk, dv = self.bwd_op(q, k, v, o, d_o.contiguous(), lse, ctx.scale, *pargs)
+            return (dq, dk, dv) + (None,) * (1 + count + lists + 1)  # none for scale, parameters, block mask
+
+        self.fwd_op.register_autograd(grad, setup_context=setup_context)
+
+    def __call__(self, q, k, v, scale, block_mask, params):
+        bm_lists, bm_sizes = pack_block_mask(block_mask)
+        o, _ = self.fwd_op(q.contiguous(), k.contiguous(), v.contiguous(), scale,
+                           *pack_params(self.params, params), *bm_lists, bm_sizes)
+        return o
+
+
+def _custom_op_library():
+    """torch.library where it has custom_op (torch >= 2.4), else None (the autograd.Function then)."""
+    return torch.library if hasattr(torch.library, "custom_op") else None
+
+
+def variant_ops(fwd, bwd):
+    """The VariantOps of a kernel pair, registered at the pair's first call (None on torch without custom_op).
+    Call it outside torch.compile's tracing (TrainableVariant does, when made): registering is not traceable."""
+    key = (id(fwd), id(bwd))
+    if key not in _REGISTRY:
+        library = _custom_op_library()
+        ops = VariantOps(fwd, bwd, next(_NUMBERS), library) if library is not None else None
+        _REGISTRY[key] = (fwd, bwd, ops)
+    return _REGISTRY[key][2]
+
+
+def _attend(ops, fwd, bwd, q, k, v, softmax_scale, block_mask, params):
     for name, value in params.items():
         if torch.is_tensor(value) and value.requires_grad:
             raise NotImplementedError(f"{name} requires grad: gradients of a variant's captured tensors are "
                                       f"not computed yet (pass it detached)")
-    return _VariantAttention.apply(q, k, v, fwd, bwd, softmax_scale, block_mask, params)
+    if ops is None:
+        return _VariantAttention.apply(q, k, v, fwd, bwd, softmax_scale, block_mask, params)
+    return ops(q, k, v, None if softmax_scale is None else float(softmax_scale), block_mask, params)
+
+
+def variant_attention(fwd, bwd, q, k, v, softmax_scale=None, block_mask=None, **params):
+    """Variant attention of q [B, Hq, Nq, d], k, v [B, Hkv, Nkv, d] through the forward kernel `fwd` and the
+    backward kernel `bwd` of one variant, differentiable in q, k and v."""
+    return _attend(variant_ops(fwd, bwd), fwd, bwd, q, k, v, softmax_scale, block_mask, params)
 
 
 class TrainableVariant:
     """What cuir.compile(..., backward=True) returns: call it as the variant kernel (layout [B, H, N, d]);
-    the result is differentiable in q, k and v."""
+    the result is differentiable in q, k and v. Its custom ops (where torch has them) are registered when it
+    is made, so that a torch.compile'd model that calls it traces it in one graph."""
 
     def __init__(self, fwd, bwd, values=None):
         self.fwd, self.bwd, self.values = fwd, bwd, dict(values or {})
         self.manifest = fwd.manifest
         self.block_mask_info = fwd.block_mask_info
+        self.ops = variant_ops(fwd, bwd)
 
     def __call__(self, q, k, v, softmax_scale=None, block_mask=None, **params):
         from .compile import tensor_for
         for pname, tensor in self.values.items():
             params.setdefault(pname, tensor_for(self.fwd, pname, tensor, q.device))
-        return variant_attention(self.fwd, self.bwd, q, k, v, softmax_scale, block_mask, **params)
+        return _attend(self.ops, self.fwd, self.bwd, q, k, v, softmax_scale, block_mask, params)
 
     def block_mask(self, *args, **kwargs):
         return self.fwd.block_mask(*args, **kwargs)

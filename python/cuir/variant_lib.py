@@ -93,6 +93,7 @@ class VariantKernel:
         stem = library.name[3:-3] if library.name.startswith("lib") else library.stem
         manifest = pathlib.Path(manifest) if manifest else library.with_name(stem + ".json")
         self.manifest = json.loads(manifest.read_text())
+        self.stem = stem  # the library's name (cuir/autograd_variant.py names its ops after it)
         self.variant = self.manifest["variant"]
         self.fields = self.manifest["fields"]
         self.params_type = type(f"{struct}_{stem}", (ctypes.Structure,), {

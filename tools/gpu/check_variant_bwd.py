@@ -9,13 +9,18 @@ from kernels/sm80/flash_bwd.cu).
 2. through autograd: cuir.TrainableVariant (what cuir.compile(..., backward=True) returns) in torch.autograd.grad
    gives the same gradients; with --train NAME, a tiny transformer trained --steps steps with the variant NAME
    through CuIR and through FlexAttention (same initialisation and data): the loss curves agree (last-50 mean);
-3. with --bench: the backward's time against FlexAttention's backward (torch.compile(flex_attention) with its
+3. with --compile: torch.compile(fullgraph=True) of a tiny attention model (projections, a TrainableVariant
+   with the variant's tensors as its captured values, and its block mask where it has one, passed in and
+   computed in the op) forward and backward: no graph break (the variant's custom ops, torch >= 2.4), the
+   loss and the gradients of the input and every weight against eager's, max relative error < 1e-2 (the
+   compiled projections round differently in bf16; dQ's float atomics vary between runs);
+4. with --bench: the backward's time against FlexAttention's backward (torch.compile(flex_attention) with its
    block mask) in the same run, bf16, d 128, llama2-7b heads, 16k tokens, N = 2k and 8k.
 
-usage: python3 tools/gpu/check_variant_bwd.py --libs build/variant-libs [--names a,b] [--bench] [--train NAME]
-       [--steps 300] [--sanitize] [--json f]
+usage: python3 tools/gpu/check_variant_bwd.py --libs build/variant-libs [--names a,b] [--compile] [--bench]
+       [--train NAME] [--steps 300] [--sanitize] [--json f]
 --sanitize: two small shapes, no autograd check (run it under compute-sanitizer).
-Exit code 0 iff every gradient check (and the training check) passes.
+Exit code 0 iff every gradient check (and the compile and training checks) passes.
 """
 import argparse
 import json
@@ -76,6 +81,69 @@ def check_autograd(fwd, bwd, name):
     return same
 
 
+class TinyAttention(torch.nn.Module):
+    """x [B, N, dim] -> x + proj(attend(q, k, v)): q from Hq heads, k and v from Hkv (GQA), all bf16."""
+
+    def __init__(self, attend, dim, Hq, Hkv, d, params, block_mask=None):
+        super().__init__()
+        self.attend, self.params, self.block_mask = attend, params, block_mask
+        self.Hq, self.Hkv, self.d = Hq, Hkv, d
+        self.q, self.kv, self.proj = (torch.nn.Linear(dim, Hq * d), torch.nn.Linear(dim, 2 * Hkv * d),
+                                      torch.nn.Linear(Hq * d, dim))
+
+    def forward(self, x):
+        B, N, _ = x.shape
+        q = self.q(x).view(B, N, self.Hq, self.d).transpose(1, 2)  # not contiguous: the op's wrapper copies
+        k, v = self.kv(x).view(B, N, 2, self.Hkv, self.d).permute(2, 0, 3, 1, 4)
+        extra = {"block_mask": self.block_mask} if self.block_mask is not None else {}
+        a = self.attend(q, k, v, **self.params, **extra)
+        return x + self.proj(a.transpose(1, 2).reshape(B, N, self.Hq * self.d))
+
+
+def check_compile(fwd, bwd, name, tol=1e-2):
+    """torch.compile(model, fullgraph=True) (a graph break fails) of TinyAttention on a TrainableVariant, forward
+    and backward, against eager: the relative error of the loss and of the gradients of x and every weight."""
+    import torch._dynamo
+    B, Hq, Hkv, N, d, dim = 2, 4, 2, 384, 64, 256
+    *_, params = variant_defs.make(name, B, Hq, N, N)
+    # tensors as the TrainableVariant's captured values (cuir.compile's), numbers as the call's arguments
+    values = {n: t for n, t in params.items() if torch.is_tensor(t)}
+    numbers = {n: x for n, x in params.items() if not torch.is_tensor(x)}
+    trainable = TrainableVariant(fwd, bwd, values)
+    cases = [("mask computed in the op", None)]
+    if fwd.block_mask_info:
+        cases.append(("block mask passed in", fwd.block_mask(B, Hq, N, N, head_dim=d, **params)))
+    ok_all, worst_all = True, 0.0
+    for label, bm in cases:
+        torch._dynamo.reset()
+        torch.manual_seed(0)
+        model = TinyAttention(trainable, dim, Hq, Hkv, d, numbers, bm).cuda().to(torch.bfloat16)
+        x = torch.randn(B, N, dim, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+        weights = [x] + list(model.parameters())
+
+        def run(m):
+            loss = m(x).float().square().mean()
+            return [loss.detach()] + list(torch.autograd.grad(loss, weights))
+
+        eager = run(model)
+        try:
+            compiled = run(torch.compile(model, fullgraph=True))
+        except Exception as e:  # a graph break under fullgraph=True, or the ops missing
+            print(f"{name:18} torch.compile(fullgraph=True), {label}: {type(e).__name__}: "
+                  f"{str(e).splitlines()[0] if str(e) else ''}: FAIL", flush=True)
+            ok_all = False
+            continue
+        errs = [rel(c, e.double()) for c, e in zip(compiled, eager)]
+        worst = max(errs)
+        ok = all(math.isfinite(e) for e in errs) and worst < tol
+        ok_all, worst_all = ok_all and ok, max(worst_all, worst)
+        print(f"{name:18} torch.compile(fullgraph=True), {label}: forward + backward, loss {errs[0]:.2e}, "
+              f"max relative error of {len(errs) - 1} gradients against eager {max(errs[1:]):.2e} "
+              f"({'ops ' + trainable.ops.names[0] if trainable.ops else 'no custom ops'}): "
+              f"{'ok' if ok else 'FAIL'}", flush=True)
+    return {"compiled": ok_all, "max_rel": worst_all, "ok": ok_all}
+
+
 def check_training(fwd, bwd, name, steps, tol=0.05):
     from torch.nn.attention.flex_attention import create_block_mask, flex_attention
     from check_attention_autograd import train
@@ -134,6 +202,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--libs", default=str(ROOT / "build" / "variant-libs"))
     ap.add_argument("--names", default=None)
+    ap.add_argument("--compile", action="store_true", help="torch.compile(fullgraph=True) of a model with it")
     ap.add_argument("--bench", action="store_true")
     ap.add_argument("--train", default=None, help="a variant to train the tiny transformer with")
     ap.add_argument("--steps", type=int, default=300)
@@ -159,6 +228,8 @@ def main():
         rows.append(check(fwd, bwd, name, shapes[0], 128, torch.float16))
         if not args.sanitize:
             rows.append({"variant": name, "autograd": True, "ok": check_autograd(fwd, bwd, name)})
+        if args.compile:
+            rows.append({"variant": name, "compile": True, **check_compile(fwd, bwd, name)})
         if args.bench:
             for N in args.n:
                 bench_rows.append(bench(fwd, bwd, name, N))
