@@ -273,9 +273,14 @@ if meta.get("backward"):
     q, k, v = (t.to(torch.float64).requires_grad_() for t in (q, k, v))
     do = load("d_o").to(torch.float64)
     out = mod.reference(q, k, v, meta["scale"], **meta["params"])
-    if not isinstance(out, (tuple, list)) or len(out) < 2:
-        sys.exit(f"{sys.argv[2]}: for a backward, 'reference' must return (O, LSE): the kernels read the forward's LSE")
-    o, lse = out[0], out[1]
+    if isinstance(out, (tuple, list)) and len(out) >= 2:
+        o, lse = out[0], out[1]
+    elif torch.is_tensor(out):
+        # O alone: a normaliser without a log-sum-exp (sigmoid), whose backward does not read it; LSE = 0.
+        o, lse = out, torch.zeros(out.shape[:-1], dtype=torch.float64)
+    else:
+        sys.exit(f"{sys.argv[2]}: for a backward, 'reference' must return (O, LSE), or O for a normaliser "
+                 f"without a log-sum-exp")
     if hasattr(mod, "reference_backward"):
         grads = mod.reference_backward(q.detach(), k.detach(), v.detach(), o.detach(), lse.detach(), do,
                                        meta["scale"], **meta["params"])

@@ -192,6 +192,43 @@ LogicalResult Transfer::insertBackwardScores(BackwardSite &site,
   return success();
 }
 
+/// The sigmoid normaliser's backward: P = sigmoid(x) of the variant's
+/// (scaled, masked) scores x instead of the softmax weights, and
+/// dS = P * (dP * (1 - P)) instead of P * (dP - D): no LSE, no row sums.
+LogicalResult Transfer::useSigmoidBackward(BackwardSite &site) {
+  use(Rewrite::Normalizer);
+  auto logits = site.weights->getOperand(0).getDefiningOp<math::FmaOp>();
+  // The scores the weights read: the variant's (and the kernel's own mask).
+  Value scores = logits ? logits.getA() : Value();
+  auto dS = dyn_cast<arith::MulFOp>(site.dScores);
+  Value p = site.weights->getResult(0);
+  Value other = dS ? (dS.getLhs() == p ? dS.getRhs() : dS.getLhs()) : Value();
+  auto dpMinusD = other ? other.getDefiningOp<arith::SubFOp>() : arith::SubFOp();
+  if (!scores || !dpMinusD)
+    return site.weights->emitError()
+           << "computes the weights in a form the sigmoid backward does not "
+              "know: expected exp2(fma(scores, scale, -LSE)) and "
+              "dS = P * (dP - D)";
+  rewriter.setInsertionPointAfter(site.weights);
+  Location loc = site.weights->getLoc();
+  auto tile = cast<RankedTensorType>(p.getType());
+  Value one = arith::ConstantOp::create(
+      rewriter, loc, DenseElementsAttr::get(tile, rewriter.getF32FloatAttr(1)));
+  Value neg = arith::NegFOp::create(rewriter, loc, scores);
+  Value e = math::ExpOp::create(rewriter, loc, neg);
+  Value den = arith::AddFOp::create(rewriter, loc, one, e);
+  Value sig = arith::DivFOp::create(rewriter, loc, one, den);
+  rewriter.replaceAllUsesWith(p, sig);
+  rewriter.setInsertionPoint(dS);
+  Location dloc = dS.getLoc();
+  Value rest = arith::SubFOp::create(rewriter, dloc, one, sig);
+  Value grad = arith::MulFOp::create(rewriter, dloc, dpMinusD.getLhs(), rest);
+  rewriter.modifyOpInPlace(dS, [&] {
+    dS->setOperand(dS.getLhs() == sig ? 1 : 0, grad);
+  });
+  return success();
+}
+
 LogicalResult Transfer::runBackward() {
   FailureOr<BackwardStructure> analysis = analyzeBackward(kernel);
   if (failed(analysis))
@@ -208,11 +245,7 @@ LogicalResult Transfer::runBackward() {
     markVariant();
     return success();
   }
-  if (variant.getNormalizer() == Normalizer::Sigmoid)
-    return kernel.emitError()
-           << "is a backward kernel, and the backward of the sigmoid "
-              "normaliser is not built: variant '"
-           << spec << "' has no backward pass yet";
+  bool sigmoid = variant.getNormalizer() == Normalizer::Sigmoid;
   as.kernel = kernel;
   as.params = std::move(analysis->params);
   if (failed(addParameters()))
@@ -223,6 +256,8 @@ LogicalResult Transfer::runBackward() {
     if (failed(derived))
       return failure();
     grad = *derived;
+  }
+  if (variant.getScoreMod() || sigmoid) {
     auto inWeights = [&](OpOperand &use) {
       return llvm::any_of(analysis->sites, [&](BackwardSite &site) {
         return llvm::any_of(use.getOwner()->getResults(),
@@ -233,7 +268,8 @@ LogicalResult Transfer::runBackward() {
       return failure();
   }
   for (BackwardSite &site : analysis->sites)
-    if (failed(insertBackwardScores(site, grad)))
+    if (failed(insertBackwardScores(site, grad)) ||
+        (sigmoid && failed(useSigmoidBackward(site))))
       return failure();
   if (as.params.count("causal") && maskImpliesCausal())
     keepCausal();

@@ -46,6 +46,7 @@ private:
   void insertDerivative(BackwardSite &site, Value score, ScoreGradOp grad,
                         ArrayRef<Value> at);
   Value derivativeTile(Value score, ScoreGradOp grad, ArrayRef<Value> at);
+  LogicalResult useSigmoidBackward(BackwardSite &site);
   LogicalResult useSigmoidWeights(ScoreSite &site);
   void dropRowNormalizers();
   void dropLogSumExp();
