@@ -8,6 +8,10 @@
 // called apart from the softmax goes, the row normaliser becomes 1, and the
 // log-sum-exp stores go.
 //
+// In a backward pass the weights' call (scores_to_probs) becomes the same
+// cuir_sigmoid_weights, and the dS call (probs_to_dscores) a call of
+// cuir_sigmoid_dscores: dS = P * dP * (1 - P), no row sums.
+//
 //===----------------------------------------------------------------------===//
 
 #include "FragmentWalk.h"
@@ -15,6 +19,7 @@
 
 #include "cuir/Lower/CppEmitter.h"
 #include "cuir/Transfer/AttentionAnalysis.h"
+#include "cuir/Transfer/BackwardAnalysis.h"
 
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
@@ -31,7 +36,9 @@ public:
                       PatchContext &ctx) override;
 
 private:
+  LogicalResult readSourceSites(PatchContext &ctx);
   LogicalResult replaceSoftmaxCall(Operation *neg, PatchContext &ctx);
+  LogicalResult replaceDScoresCall(Operation *grad, PatchContext &ctx);
   LogicalResult patchRemoved(Operation *op, PatchContext &ctx);
   LogicalResult patchReadWithout(Operation *removed, Location loc,
                                  PatchContext &ctx);
@@ -53,7 +60,12 @@ private:
     return call && replacedCalls.count(*call);
   }
 
-  std::optional<SmallVector<ScoreSite>> sourceSites;
+  /// The Source's score tiles, their weights and (backward) dS ops.
+  struct SourceSite {
+    Value score;
+    Operation *weights, *dScores;
+  };
+  std::optional<SmallVector<SourceSite>> sourceSites;
   LocationCanonicalizer locations;
   std::set<unsigned> replacedCalls;
   std::optional<FragmentWalk> walk;
@@ -65,14 +77,10 @@ LogicalResult NormalizerPatcher::replaceSoftmaxCall(Operation *neg,
                                                     PatchContext &ctx) {
   // The tile the weights are computed in place of: the score tile of the
   // Source's softmax that the weights stand for.
-  if (!sourceSites) {
-    FailureOr<AttentionStructure> as = analyzeAttention(ctx.diff->source);
-    if (failed(as))
-      return failure();
-    sourceSites = std::move(as->sites);
-  }
+  if (failed(readSourceSites(ctx)))
+    return failure();
   Value tile;
-  for (ScoreSite &site : *sourceSites)
+  for (SourceSite &site : *sourceSites)
     if (site.weights && locations.same(site.weights->getLoc(), neg->getLoc()))
       tile = site.score;
   if (!tile)
@@ -99,6 +107,72 @@ LogicalResult NormalizerPatcher::replaceSoftmaxCall(Operation *neg,
                        "rescale",
                    "", ""},
                   neg->getLoc());
+}
+
+LogicalResult NormalizerPatcher::readSourceSites(PatchContext &ctx) {
+  if (sourceSites)
+    return success();
+  sourceSites.emplace();
+  if (isPartOfBackwardPass(ctx.diff->source)) {
+    FailureOr<BackwardStructure> bs = analyzeBackward(ctx.diff->source);
+    if (failed(bs))
+      return failure();
+    for (BackwardSite &site : bs->sites)
+      sourceSites->push_back({site.score, site.weights, site.dScores});
+    return success();
+  }
+  FailureOr<AttentionStructure> as = analyzeAttention(ctx.diff->source);
+  if (failed(as))
+    return failure();
+  for (ScoreSite &site : as->sites)
+    sourceSites->push_back({site.score, site.weights, nullptr});
+  return success();
+}
+
+/// A backward's dS call becomes dS = P * dP * (1 - P) over the Source's dS
+/// and weights tiles (`grad` is the inserted dP * (1 - P)).
+LogicalResult NormalizerPatcher::replaceDScoresCall(Operation *grad,
+                                                    PatchContext &ctx) {
+  if (failed(readSourceSites(ctx)))
+    return failure();
+  Operation *dS = grad->hasOneUse() ? *grad->getUsers().begin() : nullptr;
+  const SourceSite *site = nullptr;
+  for (const SourceSite &s : *sourceSites)
+    if (dS && s.dScores && locations.same(s.dScores->getLoc(), dS->getLoc()))
+      site = &s;
+  std::optional<unsigned> call =
+      dS ? callStatement(dS->getLoc(), ctx) : std::nullopt;
+  std::string why;
+  FailureOr<std::string> ds =
+      site ? CppEmitter().expr(site->dScores->getResult(0), why)
+           : FailureOr<std::string>(failure());
+  FailureOr<std::string> p = site ? CppEmitter().expr(site->score, why)
+                                  : FailureOr<std::string>(failure());
+  if (!site || !call || failed(ds) || failed(p))
+    return emitError(grad->getLoc())
+           << "is the sigmoid's dP * (1 - P), but the dS call and tiles of "
+              "the Source's backward are not found in the source";
+  if (!replacedCalls.insert(*call).second)
+    return success();
+  auto [first, last] = ctx.src.statement(*call);
+  ctx.noteCall(first);
+  ctx.addHelper("sigmoid_dscores",
+                "// ---- cuir: the sigmoid's dS = P * dP * (1 - P), in place "
+                "of dP (no row sums) ----\n"
+                "template <class Tile>\n"
+                "__device__ __forceinline__ void cuir_sigmoid_dscores(Tile "
+                "&dp, const Tile &p) {\n"
+                "  float *d = reinterpret_cast<float *>(&dp);\n"
+                "  const float *w = reinterpret_cast<const float *>(&p);\n"
+                "#pragma unroll\n"
+                "  for (int i = 0; i < int(sizeof(Tile) / sizeof(float)); "
+                "++i) d[i] = w[i] * d[i] * (1.f - w[i]);\n"
+                "}\n");
+  return ctx.edit({SourceEdit::ReplaceLines, first, last,
+                   ctx.src.indent(first).str() + "cuir_sigmoid_dscores(" +
+                       *ds + ", " + *p + ");  // cuir: the sigmoid's dS",
+                   "", ""},
+                  grad->getLoc());
 }
 
 /// A Source op that went: a log-sum-exp store's statement goes; an op
@@ -159,6 +233,12 @@ LogicalResult NormalizerPatcher::patch(ArrayRef<Difference> differences,
   for (const Difference &d : differences)
     if (d.kind == Difference::Kind::Inserted && isa<arith::NegFOp>(d.target) &&
         failed(replaceSoftmaxCall(d.target, ctx)))
+      return failure();
+  // A backward's dP * (1 - P) replaces its dS call.
+  for (const Difference &d : differences)
+    if (d.kind == Difference::Kind::Inserted &&
+        isa<arith::MulFOp>(d.target) && isPartOfBackwardPass(ctx.diff->target) &&
+        failed(replaceDScoresCall(d.target, ctx)))
       return failure();
   llvm::DenseSet<Operation *> written;
   for (const Difference &d : differences)

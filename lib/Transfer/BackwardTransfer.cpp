@@ -271,6 +271,10 @@ LogicalResult Transfer::runBackward() {
     if (failed(insertBackwardScores(site, grad)) ||
         (sigmoid && failed(useSigmoidBackward(site))))
       return failure();
+  // What only the softmax weights read (LSE, D, scale * log2 e) goes with
+  // them, recorded as the normaliser's.
+  if (sigmoid)
+    rewriter.eraseDeadOps();
   if (as.params.count("causal") && maskImpliesCausal())
     keepCausal();
   else

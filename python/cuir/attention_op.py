@@ -10,8 +10,8 @@ and `cuir::attention_bwd` with fake (meta) implementations, so `torch.compile` k
 torch gets a `torch.autograd.Function`.
 
 Semantics are the kernels' (cuir/attention_params.h): softmax(scale * q k^T) v over all keys, or causal's
-bottom-right aligned mask; GQA when Hq is a multiple of Hkv; rows that see no key give 0. Variants
-(cuir.compile) have no backward yet.
+bottom-right aligned mask; GQA when Hq is a multiple of Hkv; rows that see no key give 0. Variants have
+their own differentiable ops (cuir/autograd_variant.py).
 """
 import math
 

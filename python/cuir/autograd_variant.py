@@ -155,8 +155,8 @@ class VariantOps:
             extra = {"block_mask": block_mask} if block_mask is not None else {}
             o, lse = fwd(q, k, v, softmax_scale=scale, layout="bhnd", return_lse=True,
                          **unpack_params(self.params, rest[:count]), **extra)
-            if lse is None:  # the schema returns a log-sum-exp, and the backward needs it
-                raise NotImplementedError("the sigmoid normaliser has no backward pass yet (no log-sum-exp)")
+            if lse is None:  # the sigmoid normaliser has none; its backward does not read it (the schema's: zeros)
+                lse = torch.zeros(q.shape[:-1], dtype=torch.float32, device=q.device)
             return o, lse
 
         def backward(q, k, v, o, d_o, lse, scale, *pargs):

@@ -210,8 +210,6 @@ def compile(spec=None, score_mod=None, mask_mod=None, normalizer="softmax", kern
 def _backward_library(spec, text, name, cache, out_dir, normalizer):
     """The library of a variant's backward pass, on the sm_80 backward kernel (the one whose Source CuIR
     the transfer reads); its O and LSE come from either forward kernel."""
-    if normalizer == "sigmoid" or (spec is not None and "sigmoid" in spec):
-        raise NotImplementedError("compile(backward=True): the sigmoid normaliser has no backward pass yet")
     archs = DEFAULT_ARCHS["sm80"]
     if cache:
         return build_cached("sm80", spec if spec is not None else text, name + "_bwd", archs,

@@ -263,9 +263,9 @@ def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=Non
     if variant.block_mask_info:
         params["block_mask"] = _runtime_block_mask(variant, block_mask, params, query, key)
     if needs_grad:
-        if return_lse or normalizer == "sigmoid":
-            raise NotImplementedError("flex_attention: the backward pass takes no return_lse and no sigmoid "
-                                      "normaliser yet; call it under torch.no_grad() for those")
+        if return_lse:
+            raise NotImplementedError("flex_attention: the backward pass takes no return_lse yet; call it under "
+                                      "torch.no_grad() for that")
         from .autograd_variant import variant_attention
         bwd = _compile.load_once(_compile.build_cached("sm80", text, "flex_bwd", _compile.DEFAULT_ARCHS["sm80"],
                                                        split=False, backward=True), backward=True)

@@ -272,6 +272,9 @@ class VariantBackwardKernel(VariantKernel):
         import torch
         view = (lambda t: t.transpose(1, 2)) if layout == "bhnd" else (lambda t: t)
         grads = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+        if lse is None and self.sigmoid:  # no log-sum-exp: the sigmoid's backward does not read it
+            rows = q.shape[:-1] if layout == "bhnd" else (q.shape[0], q.shape[2], q.shape[1])
+            lse = torch.zeros(rows, dtype=torch.float32, device=q.device)
         p = self.params_type()
         # is_causal: a variant whose mask implies the causal one keeps the kernel's causal instantiation
         p.base = make_bwd_params(*(view(t) for t in (q, k, v, o, d_o)), lse, *(view(g) for g in grads),
