@@ -47,6 +47,16 @@ static const char *const kHelpHeader =
     "output carries its source locations (what --lower needs) unless "
     "--mlir-print-debuginfo=false.\n";
 
+static llvm::cl::opt<std::string> withBackward(
+    "with-backward",
+    llvm::cl::desc("Also run the pipeline on this backward kernel source "
+                   "(e.g. kernels/sm80/flash_bwd.cu), with -o <file>.cu: "
+                   "the variant's backward pass is lifted, transferred, "
+                   "split and lowered as the forward was, into "
+                   "<file>_bwd.cu and its siblings, in the same set of "
+                   "outputs (both or neither)"),
+    llvm::cl::value_desc("flash_bwd.cu"), llvm::cl::init(""));
+
 static int fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "cuir-opt") << message << "\n";
   return 1;
@@ -140,6 +150,44 @@ runPipelineInto(StringRef path, std::unique_ptr<llvm::MemoryBuffer> input,
   return success();
 }
 
+/// Runs the pipeline with --lower writing `out` (a .cu) and its siblings,
+/// and the Target CuIR beside it as <stem>.target.cuir.mlir, all staged.
+static LogicalResult lowerToCuda(std::unique_ptr<llvm::MemoryBuffer> input,
+                                 StringRef out, DialectRegistry &registry,
+                                 const MlirOptMainConfig &config,
+                                 cuir::OutputTransaction &outputs,
+                                 std::vector<std::string> &done,
+                                 std::string &error) {
+  std::string ir;
+  llvm::raw_string_ostream irStream(ir);
+  if (failed(runPipeline(irStream, std::move(input), registry, config, out,
+                         outputs, done)))
+    return failure();
+  std::optional<std::string> staged =
+      outputs.getStagedDirectory(llvm::sys::path::parent_path(out));
+  llvm::SmallString<256> cu(staged.value_or(""));
+  llvm::sys::path::append(cu, llvm::sys::path::filename(out));
+  if (!staged || !llvm::sys::fs::exists(cu)) {
+    error = "-o " + out.str() + " asks for CUDA source: add --lower to the "
+                                "pipeline";
+    return failure();
+  }
+  llvm::SmallString<256> irPath(*staged);
+  llvm::sys::path::append(irPath,
+                          llvm::sys::path::stem(out) + ".target.cuir.mlir");
+  std::error_code ec;
+  llvm::raw_fd_ostream irFile(irPath, ec);
+  if (!ec)
+    irFile << ir;
+  irFile.close();
+  if (ec || irFile.has_error()) {
+    irFile.clear_error();
+    error = "cannot write the Target CuIR beside " + out.str();
+    return failure();
+  }
+  return success();
+}
+
 int main(int argc, char **argv) {
   cuir::startOutputJanitor(); // Before any thread starts.
   llvm::InitLLVM y(argc, argv);
@@ -158,8 +206,20 @@ int main(int argc, char **argv) {
   bool cudaOutput =
       outputFilename != "-" && cuir::isCudaSourcePath(outputFilename);
   bool cudaInput = cuir::isCudaSourcePath(inputFilename);
-
   std::string error;
+  std::unique_ptr<llvm::MemoryBuffer> bwd;
+  if (!withBackward.empty()) {
+    if (!cudaOutput)
+      return fail("--with-backward needs a CUDA output: -o <file>.cu");
+    if (!cuir::isCudaSourcePath(withBackward))
+      return fail("--with-backward=" + withBackward +
+                  ": expected a CUDA source (.cu), the backward kernel to "
+                  "lift");
+    bwd = readInput(withBackward, error);
+    if (!bwd)
+      return fail(error);
+  }
+
   std::unique_ptr<llvm::MemoryBuffer> input = readInput(inputFilename, error);
   if (!input)
     return fail(error);
@@ -183,30 +243,18 @@ int main(int argc, char **argv) {
     if (failed(ran))
       return error.empty() ? 1 : fail(error);
   } else {
-    std::string ir;
-    llvm::raw_string_ostream irStream(ir);
-    if (failed(runPipeline(irStream, std::move(input), registry, config,
-                           outputFilename, outputs, done)))
-      return 1;
-    StringRef out = outputFilename;
-    std::optional<std::string> staged =
-        outputs.getStagedDirectory(llvm::sys::path::parent_path(out));
-    llvm::SmallString<256> cu(staged.value_or(""));
-    llvm::sys::path::append(cu, llvm::sys::path::filename(out));
-    if (!staged || !llvm::sys::fs::exists(cu))
-      return fail("-o " + out + " asks for CUDA source: add --lower to the "
-                                "pipeline");
-    llvm::SmallString<256> irPath(*staged);
-    llvm::sys::path::append(irPath,
-                            llvm::sys::path::stem(out) + ".target.cuir.mlir");
-    std::error_code ec;
-    llvm::raw_fd_ostream irFile(irPath, ec);
-    if (!ec)
-      irFile << ir;
-    irFile.close();
-    if (ec || irFile.has_error()) {
-      irFile.clear_error();
-      return fail("cannot write the Target CuIR beside " + out);
+    if (failed(lowerToCuda(std::move(input), outputFilename, registry, config,
+                           outputs, done, error)))
+      return error.empty() ? 1 : fail(error);
+    if (bwd) {
+      // The backward pass of the same variant, by the same pipeline.
+      StringRef out = outputFilename;
+      llvm::SmallString<256> bwdOut = llvm::sys::path::parent_path(out);
+      llvm::sys::path::append(bwdOut, llvm::sys::path::stem(out) + "_bwd" +
+                                          llvm::sys::path::extension(out));
+      if (failed(lowerToCuda(cuir::wrapCudaSource(withBackward, *bwd), bwdOut,
+                             registry, config, outputs, done, error)))
+        return error.empty() ? 1 : fail(error);
     }
   }
   if (llvm::Error err = outputs.commit())

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The backward pass of every softmax catalogue entry (python/cuir/catalogue), on the GPU: each entry's
+"""The backward pass of every catalogue entry (softmax and sigmoid) (python/cuir/catalogue), on the GPU: each entry's
 score_mod/mask_mod is traced, transferred onto the sm_80 backward kernel and lowered (cuir.compile's backward
 pipeline); its dQ, dK, dV are compared with torch.autograd of the entry's own float64 reference, at ragged and
 GQA shapes, bf16 and fp16. O and LSE come from that float64 reference (O rounded to the input type), as
@@ -36,9 +36,6 @@ def stage(out, names, opt, workers):
     chosen = [catalogue.get(n) for n in names] if names else catalogue.entries()
     jobs, failed, builds = [], [], {}
     for entry in chosen:
-        if entry.normalizer != "softmax":
-            failed.append({"entry": entry.name, "error": "the sigmoid normaliser has no backward pass yet"})
-            continue
         for tag in CHECKS:
             B, Hq, Hkv, Nq, Nkv, D = SHAPES[tag]
             try:
@@ -94,11 +91,12 @@ def check_one(entry, library, tag, dtype, name):
     values = comp.trace(score_mod, mask_mod, entry.normalizer, entry.name, defaults=False)[1] if tensors else {}
     q, k, v = _inputs(B, Hq, Hkv, Nq, Nkv, D, dtype, seed=hash((entry.name, tag)) & 0xFFFF)
     q64, k64, v64 = (t.cpu().double().requires_grad_() for t in (q, k, v))
-    out, lse = entry.reference(q64, k64, v64, D ** -0.5, tensors)
+    res = entry.reference(q64, k64, v64, D ** -0.5, tensors)
+    out, lse = res if isinstance(res, tuple) else (res, None)  # sigmoid: O alone, no log-sum-exp
     d_o = torch.randn(out.shape, dtype=torch.float64)
     refs = torch.autograd.grad(out, (q64, k64, v64), d_o)
     o = out.detach().to(dtype).cuda()
-    lse = lse.detach().float().cuda().contiguous()
+    lse = lse.detach().float().cuda().contiguous() if lse is not None else None
     grads = bwd(q, k, v, o, d_o.to(dtype).cuda(), lse,
                 **{n: comp.tensor_for(bwd, n, t, q.device) for n, t in values.items()})
     errs = {g: ((a.double().cpu() - r).norm() / r.norm().clamp_min(1e-30)).item()
