@@ -34,17 +34,21 @@ struct DenseQTiles {
 // full_q_num_blocks / full_q_indices for the full ones; rows of q_blocks entries). Virtual blocks
 // [0, num_partial) are the partial tiles, which the masking steps visit; [num_partial, num_partial + num_full)
 // the full ones, which need no mask.
+// The index lists are held by reference: bound to the kernel's parameters, they stay in constant memory rather
+// than in four registers for the whole KV tile (the backward's d = 128 steps have none to spare).
 struct ListedQTiles {
-  const int32_t *partial;
-  const int32_t *full;
+  const int32_t *const &partial;
+  const int32_t *const &full;
+  int64_t offset;  // of this KV tile's row in the index lists
   int num_partial;
   int num_full;
 
-  __device__ __forceinline__ ListedQTiles(const int32_t *q_num_blocks, const int32_t *q_indices,
-                                          const int32_t *full_q_num_blocks, const int32_t *full_q_indices,
+  __device__ __forceinline__ ListedQTiles(const int32_t *q_num_blocks, const int32_t *const &q_indices,
+                                          const int32_t *full_q_num_blocks, const int32_t *const &full_q_indices,
                                           int64_t row, int q_blocks)
-      : partial(q_indices + row * q_blocks),
-        full(full_q_indices + row * q_blocks),
+      : partial(q_indices),
+        full(full_q_indices),
+        offset(row * q_blocks),
         num_partial(q_num_blocks[row]),
         num_full(full_q_num_blocks[row]) {}
 
@@ -58,7 +62,7 @@ struct ListedQTiles {
   }
 
   __device__ __forceinline__ int operator()(int m) const {
-    return m < num_partial ? partial[m] : full[m - num_partial];
+    return m < num_partial ? partial[offset + m] : full[offset + m - num_partial];
   }
   template <class Range>
   __device__ __forceinline__ Range range(Range r) const {
