@@ -1489,9 +1489,10 @@ LogicalResult KernelOp::verifySymbolUses(SymbolTableCollection &symbols) {
       MemorySpaceAttr::get(getContext(), MemorySpace::Global));
   // The lists a forward kernel walks (a query block's KV tiles), or the
   // transposed ones a backward kernel walks (a KV tile's query tiles).
-  bool transposed = llvm::any_of(kBlockMaskTransposedListRoles, [&](StringRef r) {
-    return static_cast<bool>(findArgByRole(*this, r));
-  });
+  bool transposed =
+      llvm::any_of(kBlockMaskTransposedListRoles, [&](StringRef r) {
+        return static_cast<bool>(findArgByRole(*this, r));
+      });
   SmallVector<StringRef, 5> roles;
   if (transposed)
     roles.assign(std::begin(kBlockMaskTransposedListRoles),

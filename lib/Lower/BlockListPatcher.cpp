@@ -273,16 +273,16 @@ LogicalResult BlockListPatcher::writeQueryLists(PatchContext &ctx,
   };
   const auto &roles = kBlockMaskTransposedListRoles;
   std::string code =
-      in + "// ---- cuir: the query tiles of the runtime block mask (its "
-           "transposed lists, " +
+      in +
+      "// ---- cuir: the query tiles of the runtime block mask (its "
+      "transposed lists, " +
       blockM + " x " + blockN + " tiles): masked\n" + in +
       "//      steps visit this KV tile's partial query tiles, unmasked "
       "steps its full ones, nobody the rest ----\n" +
       in + "const cuir_kernels::ListedQTiles q_tiles(\n" + in + "    " +
-      field(roles[0]) + ", " + field(roles[1]) + ", " + field(roles[2]) +
-      ", " + field(roles[3]) + ",\n" + in +
-      "    cuir_kernels::ListedQTiles::row_of(" + batch + ", 0, " +
-      qBlockBase + ", " + flag(mask.dependsOnBatch()) +
+      field(roles[0]) + ", " + field(roles[1]) + ", " + field(roles[2]) + ", " +
+      field(roles[3]) + ",\n" + in + "    cuir_kernels::ListedQTiles::row_of(" +
+      batch + ", 0, " + qBlockBase + ", " + flag(mask.dependsOnBatch()) +
       ", false, params.num_heads_q,\n" + in +
       "                                       (params.seqlen_kv + " + blockN +
       " - 1) / " + blockN + "),\n" + in + "    (params.seqlen_q + " + blockM +
@@ -317,8 +317,7 @@ LogicalResult BlockListPatcher::patch(ArrayRef<Difference> differences,
   if (isPartOfBackwardPass(ctx.diff->target)) {
     FailureOr<unsigned> line = findPoint(ctx, kQueryIterationPoint);
     if (failed(readBackwardSource(ctx)) ||
-        failed(checkTilesRouted(differences, ctx, "q_tiles")) ||
-        failed(line))
+        failed(checkTilesRouted(differences, ctx, "q_tiles")) || failed(line))
       return failure();
     return writeQueryLists(ctx, *line);
   }

@@ -210,7 +210,8 @@ std::string sectionText(const BlockMaskInfo &info, const VisibleBody &body,
          "//      and the entry points of cuir/block_mask.h that classify "
          "the kernels' tiles\n"
          "//      (cuir/block_mask_classify.cuh), by head dim:" +
-         tiles + " ----\n"
+         tiles +
+         " ----\n"
          "#include \"cuir/block_mask.h\"\n"
          "#include \"cuir/block_mask_classify.cuh\"\n\n"
          "namespace {\n" +
@@ -237,12 +238,12 @@ std::string sectionText(const BlockMaskInfo &info, const VisibleBody &body,
          "};\n"
          "}  // namespace\n\n"
          "extern \"C\" int " +
-         info.dimsEntry +
-         "(const " + params + " *params, int32_t dims[4]) {\n" + dims +
+         info.dimsEntry + "(const " + params +
+         " *params, int32_t dims[4]) {\n" + dims +
          "}\n\n"
          "extern \"C\" int " +
-         info.entry +
-         "(const " + params + " *params, cuir_block_mask *mask,\n"
+         info.entry + "(const " + params +
+         " *params, cuir_block_mask *mask,\n"
          "                                void *stream) {\n"
          "  const cudaStream_t cu_stream = static_cast<cudaStream_t>(stream);\n"
          "  // the parameter arrays the mask reads are set\n"

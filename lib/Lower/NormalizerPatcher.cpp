@@ -169,8 +169,8 @@ LogicalResult NormalizerPatcher::replaceDScoresCall(Operation *grad,
                 "++i) d[i] = w[i] * d[i] * (1.f - w[i]);\n"
                 "}\n");
   return ctx.edit({SourceEdit::ReplaceLines, first, last,
-                   ctx.src.indent(first).str() + "cuir_sigmoid_dscores(" +
-                       *ds + ", " + *p + ");  // cuir: the sigmoid's dS",
+                   ctx.src.indent(first).str() + "cuir_sigmoid_dscores(" + *ds +
+                       ", " + *p + ");  // cuir: the sigmoid's dS",
                    "", ""},
                   grad->getLoc());
 }
@@ -236,8 +236,8 @@ LogicalResult NormalizerPatcher::patch(ArrayRef<Difference> differences,
       return failure();
   // A backward's dP * (1 - P) replaces its dS call.
   for (const Difference &d : differences)
-    if (d.kind == Difference::Kind::Inserted &&
-        isa<arith::MulFOp>(d.target) && isPartOfBackwardPass(ctx.diff->target) &&
+    if (d.kind == Difference::Kind::Inserted && isa<arith::MulFOp>(d.target) &&
+        isPartOfBackwardPass(ctx.diff->target) &&
         failed(replaceDScoresCall(d.target, ctx)))
       return failure();
   llvm::DenseSet<Operation *> written;

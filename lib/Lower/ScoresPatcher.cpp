@@ -307,8 +307,7 @@ FailureOr<std::string> ScoresPatcher::maskParameter(Location masked,
     if (a[i] == "true" && b[i] == "false" &&
         StringRef(params[i]).starts_with("bool ")) {
       StringRef name = StringRef(params[i]).drop_front(5).trim();
-      return name.take_until([](char c) { return c == '=' || c == ' '; })
-          .str();
+      return name.take_until([](char c) { return c == '=' || c == ' '; }).str();
     }
   return emitError(masked)
          << "masks its scores and another site of the same statement (line "
@@ -332,8 +331,8 @@ LogicalResult ScoresPatcher::writeCalls(PatchContext &ctx) {
         return isa<ElementwiseOp>(u) && getChange(u);
       });
       if (!hasScores && sites.front().masked)
-        sites.push_back({sites.front().head, sites.front().tail, false,
-                         gemm->getLoc()});
+        sites.push_back(
+            {sites.front().head, sites.front().tail, false, gemm->getLoc()});
     });
     const Call *maskedSite = nullptr, *unmaskedSite = nullptr;
     for (const Call &c : sites) {

@@ -59,7 +59,8 @@ bool readsArgument(Value v, BlockArgument arg) {
     if (x == arg)
       return true;
     Operation *def = x.getDefiningOp();
-    if (def && arg.getOwner()->getParent()->isAncestor(def->getParentRegion()) &&
+    if (def &&
+        arg.getOwner()->getParent()->isAncestor(def->getParentRegion()) &&
         seen.insert(def).second)
       llvm::append_range(work, def->getOperands());
   }
@@ -222,8 +223,8 @@ LogicalResult BackwardSplitter::readLists(BlockMaskOp mask) {
       if (isConstant(mul->getOperand(1 - i), blockN))
         nBlock = mul->getOperand(i);
   if (!nBlock)
-    nBlock = arith::DivUIOp::create(rewriter, loc, site.kvBase,
-                                    constant(blockN));
+    nBlock =
+        arith::DivUIOp::create(rewriter, loc, site.kvBase, constant(blockN));
   Value kvBlocks = arith::CeilDivUIOp::create(
       rewriter, loc, bs.params.lookup("Nkv"), constant(blockN));
   Value qBlocks = arith::CeilDivUIOp::create(
@@ -231,8 +232,8 @@ LogicalResult BackwardSplitter::readLists(BlockMaskOp mask) {
   Value row = nBlock;
   if (mask.dependsOnBatch())
     row = arith::AddIOp::create(
-        rewriter, loc, arith::MulIOp::create(rewriter, loc, site.batch, kvBlocks),
-        nBlock);
+        rewriter, loc,
+        arith::MulIOp::create(rewriter, loc, site.batch, kvBlocks), nBlock);
   auto length = [&](Value list) -> Value {
     Value n = memref::LoadOp::create(rewriter, loc, list, ValueRange{row});
     return arith::IndexCastOp::create(rewriter, loc, rewriter.getIndexType(),
@@ -267,13 +268,12 @@ void BackwardSplitter::replaceBounds() {
 /// Query tile of virtual block m: partial[m] for m < np, else
 /// full[m - np], in this KV tile's row of the transposed lists.
 Value BackwardSplitter::tileOf(Value m, Location loc) {
-  Value partial = arith::CmpIOp::create(rewriter, loc,
-                                        arith::CmpIPredicate::slt, m,
-                                        numPartial);
+  Value partial = arith::CmpIOp::create(
+      rewriter, loc, arith::CmpIPredicate::slt, m, numPartial);
   auto read = [&](Value list, bool full) {
     return [&, list, full](OpBuilder &b, Location l) {
-      Value pos = full ? arith::SubIOp::create(b, l, m, numPartial).getResult()
-                       : m;
+      Value pos =
+          full ? arith::SubIOp::create(b, l, m, numPartial).getResult() : m;
       Value at = arith::AddIOp::create(b, l, rowOffset, pos);
       Value t = memref::LoadOp::create(b, l, list, ValueRange{at});
       scf::YieldOp::create(
@@ -281,16 +281,16 @@ Value BackwardSplitter::tileOf(Value m, Location loc) {
           arith::IndexCastOp::create(b, l, b.getIndexType(), t).getResult());
     };
   };
-  auto select = scf::IfOp::create(rewriter, loc, partial,
-                                  read(lists[1], false), read(lists[3], true));
+  auto select = scf::IfOp::create(rewriter, loc, partial, read(lists[1], false),
+                                  read(lists[3], true));
   return select.getResult(0);
 }
 
 /// Each m * BLOCK_M of a virtual block m becomes tile(m) * BLOCK_M.
 LogicalResult BackwardSplitter::mapQueryCoordinates(int64_t blockM) {
-  llvm::SetVector<Value> blocks = collectVirtualBlocks(
-      kernel, {first, numPartial, total},
-      [&](Operation *op) { return isNew(op); });
+  llvm::SetVector<Value> blocks =
+      collectVirtualBlocks(kernel, {first, numPartial, total},
+                           [&](Operation *op) { return isNew(op); });
   SmallVector<std::pair<Operation *, unsigned>> coordinates;
   kernel.walk([&](arith::MulIOp mul) {
     if (isNew(mul))
@@ -309,9 +309,8 @@ LogicalResult BackwardSplitter::mapQueryCoordinates(int64_t blockM) {
     OpBuilder::InsertionGuard guard(rewriter);
     rewriter.setInsertionPoint(mul);
     Value tile = tileOf(mul->getOperand(i), mul->getLoc());
-    rewriter.modifyOpInPlace(mul, [&, mul = mul, i = i] {
-      mul->setOperand(i, tile);
-    });
+    rewriter.modifyOpInPlace(
+        mul, [&, mul = mul, i = i] { mul->setOperand(i, tile); });
   }
   return success();
 }

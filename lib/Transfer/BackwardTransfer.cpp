@@ -203,7 +203,8 @@ LogicalResult Transfer::useSigmoidBackward(BackwardSite &site) {
   auto dS = dyn_cast<arith::MulFOp>(site.dScores);
   Value p = site.weights->getResult(0);
   Value other = dS ? (dS.getLhs() == p ? dS.getRhs() : dS.getLhs()) : Value();
-  auto dpMinusD = other ? other.getDefiningOp<arith::SubFOp>() : arith::SubFOp();
+  auto dpMinusD =
+      other ? other.getDefiningOp<arith::SubFOp>() : arith::SubFOp();
   if (!scores || !dpMinusD)
     return site.weights->emitError()
            << "computes the weights in a form the sigmoid backward does not "
@@ -223,9 +224,8 @@ LogicalResult Transfer::useSigmoidBackward(BackwardSite &site) {
   Location dloc = dS.getLoc();
   Value rest = arith::SubFOp::create(rewriter, dloc, one, sig);
   Value grad = arith::MulFOp::create(rewriter, dloc, dpMinusD.getLhs(), rest);
-  rewriter.modifyOpInPlace(dS, [&] {
-    dS->setOperand(dS.getLhs() == sig ? 1 : 0, grad);
-  });
+  rewriter.modifyOpInPlace(
+      dS, [&] { dS->setOperand(dS.getLhs() == sig ? 1 : 0, grad); });
   return success();
 }
 

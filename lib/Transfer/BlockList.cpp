@@ -278,12 +278,11 @@ LogicalResult mlir::cuir::visitListedBlocks(KernelOp kernel,
   return BlockLister(kernel, as, rewriter).run(scores, visible, bounds);
 }
 
-LogicalResult
-mlir::cuir::addBlockListArguments(KernelOp kernel, ArrayRef<StringRef> roles,
-                                  SmallVectorImpl<Value> &lists) {
+LogicalResult mlir::cuir::addBlockListArguments(KernelOp kernel,
+                                                ArrayRef<StringRef> roles,
+                                                SmallVectorImpl<Value> &lists) {
   MLIRContext *ctx = kernel.getContext();
-  auto type = MemRefType::get({ShapedType::kDynamic},
-                              IntegerType::get(ctx, 32),
+  auto type = MemRefType::get({ShapedType::kDynamic}, IntegerType::get(ctx, 32),
                               MemRefLayoutAttrInterface(),
                               MemorySpaceAttr::get(ctx, MemorySpace::Global));
   for (StringRef name : roles) {

@@ -1293,8 +1293,8 @@ private:
 
 } // namespace
 
-CausalComparison mlir::cuir::compareWithCausal(const LinearMask &mask,
-                                               Value nq, Value nkv) {
+CausalComparison mlir::cuir::compareWithCausal(const LinearMask &mask, Value nq,
+                                               Value nkv) {
   CausalSpace space(mask, nq, nkv);
   CausalComparison out;
   out.insideCausal = llvm::all_of(mask.pieces, [&](const auto &piece) {
@@ -1304,7 +1304,8 @@ CausalComparison mlir::cuir::compareWithCausal(const LinearMask &mask,
   });
   presburger::PresburgerSet uncovered(space.causalSide(/*past=*/false));
   for (const auto &piece : mask.pieces)
-    uncovered = uncovered.subtract(presburger::PresburgerSet(space.piece(piece)));
+    uncovered =
+        uncovered.subtract(presburger::PresburgerSet(space.piece(piece)));
   out.coversCausal = uncovered.isIntegerEmpty();
   return out;
 }

@@ -17,8 +17,8 @@
 #include "cuir/Transfer/AttentionAnalysis.h"
 #include "cuir/Transfer/BackwardAnalysis.h"
 #include "cuir/Transfer/BlockList.h"
-#include "cuir/Transfer/MaskAnalysis.h"
 #include "cuir/Transfer/ChangeRecorder.h"
+#include "cuir/Transfer/MaskAnalysis.h"
 
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"

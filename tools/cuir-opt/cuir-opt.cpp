@@ -168,8 +168,9 @@ static LogicalResult lowerToCuda(std::unique_ptr<llvm::MemoryBuffer> input,
   llvm::SmallString<256> cu(staged.value_or(""));
   llvm::sys::path::append(cu, llvm::sys::path::filename(out));
   if (!staged || !llvm::sys::fs::exists(cu)) {
-    error = "-o " + out.str() + " asks for CUDA source: add --lower to the "
-                                "pipeline";
+    error = "-o " + out.str() +
+            " asks for CUDA source: add --lower to the "
+            "pipeline";
     return failure();
   }
   llvm::SmallString<256> irPath(*staged);
