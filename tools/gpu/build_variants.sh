@@ -32,7 +32,7 @@ for n in "${names[@]}"; do
   "$OPT" "kernels/$KERNEL/flash_fwd.cu" --lift --transfer="${SPEC[$n]}" --cuir-split-full-partial \
     --lower -o "$OUTDIR/$n/$n.cu"
   grep -h "registers\|spill" "$OUTDIR/$n/$n.$ARCH.ptxas.log" | sort | uniq -c | sort -rn | head -3
-  if [ "${BWD:-0}" = 1 ] && [ "$n" != sigmoid_causal ] && [ "$n" != composite ]; then
+  if [ "${BWD:-0}" = 1 ]; then
     "$OPT" "kernels/$KERNEL/flash_bwd.cu" --lift --transfer="${SPEC[$n]}" --cuir-split-full-partial --lower -o "$OUTDIR/$n/${n}_bwd.cu"
     grep -h "registers\|spill" "$OUTDIR/$n/${n}_bwd.$ARCH.ptxas.log" | sort | uniq -c | sort -rn | head -3
   fi
