@@ -234,13 +234,8 @@ LogicalResult BackwardSplitter::readLists(BlockMaskOp mask) {
     row = arith::AddIOp::create(
         rewriter, loc,
         arith::MulIOp::create(rewriter, loc, site.batch, kvBlocks), nBlock);
-  auto length = [&](Value list) -> Value {
-    Value n = memref::LoadOp::create(rewriter, loc, list, ValueRange{row});
-    return arith::IndexCastOp::create(rewriter, loc, rewriter.getIndexType(),
-                                      n);
-  };
-  numPartial = length(lists[0]);
-  numFull = length(lists[2]);
+  numPartial = readListEntry(rewriter, loc, lists[0], row);
+  numFull = readListEntry(rewriter, loc, lists[2], row);
   total = arith::AddIOp::create(rewriter, loc, numPartial, numFull);
   rowOffset = arith::MulIOp::create(rewriter, loc, row, qBlocks);
   first = index(loc, 0);
@@ -275,10 +270,7 @@ Value BackwardSplitter::tileOf(Value m, Location loc) {
       Value pos =
           full ? arith::SubIOp::create(b, l, m, numPartial).getResult() : m;
       Value at = arith::AddIOp::create(b, l, rowOffset, pos);
-      Value t = memref::LoadOp::create(b, l, list, ValueRange{at});
-      scf::YieldOp::create(
-          b, l,
-          arith::IndexCastOp::create(b, l, b.getIndexType(), t).getResult());
+      scf::YieldOp::create(b, l, readListEntry(b, l, list, at));
     };
   };
   auto select = scf::IfOp::create(rewriter, loc, partial, read(lists[1], false),

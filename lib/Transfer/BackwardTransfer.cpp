@@ -212,13 +212,8 @@ LogicalResult Transfer::useSigmoidBackward(BackwardSite &site) {
               "dS = P * (dP - D)";
   rewriter.setInsertionPointAfter(site.weights);
   Location loc = site.weights->getLoc();
-  auto tile = cast<RankedTensorType>(p.getType());
-  Value one = arith::ConstantOp::create(
-      rewriter, loc, DenseElementsAttr::get(tile, rewriter.getF32FloatAttr(1)));
-  Value neg = arith::NegFOp::create(rewriter, loc, scores);
-  Value e = math::ExpOp::create(rewriter, loc, neg);
-  Value den = arith::AddFOp::create(rewriter, loc, one, e);
-  Value sig = arith::DivFOp::create(rewriter, loc, one, den);
+  Value one = onesLike(p, loc);
+  Value sig = sigmoidTile(scores, one, loc);
   rewriter.replaceAllUsesWith(p, sig);
   rewriter.setInsertionPoint(dS);
   Location dloc = dS.getLoc();

@@ -157,13 +157,8 @@ Value BlockLister::listRow(Location loc, BlockMaskOp mask) {
 /// lists (rows of ceil(Nkv / BLOCK_N) entries).
 void BlockLister::readListLengths(Location loc, BlockMaskOp mask) {
   Value row = listRow(loc, mask);
-  auto length = [&](Value list) -> Value {
-    Value n = memref::LoadOp::create(rewriter, loc, list, ValueRange{row});
-    return arith::IndexCastOp::create(rewriter, loc, rewriter.getIndexType(),
-                                      n);
-  };
-  numPartial = length(lists[0]);
-  numFull = length(lists[2]);
+  numPartial = readListEntry(rewriter, loc, lists[0], row);
+  numFull = readListEntry(rewriter, loc, lists[2], row);
   total = arith::AddIOp::create(rewriter, loc, numPartial, numFull);
   const ScoreSite &s = as.sites.front();
   Value bn = findBlockNConstant(s);
@@ -201,10 +196,7 @@ Value BlockLister::tileOf(Value n, Location loc) {
       Value last = arith::SubIOp::create(b, l, top, index(l, 1));
       Value pos = arith::SubIOp::create(b, l, last, n);
       Value at = arith::AddIOp::create(b, l, rowOffset, pos);
-      Value t = memref::LoadOp::create(b, l, list, ValueRange{at});
-      scf::YieldOp::create(
-          b, l,
-          arith::IndexCastOp::create(b, l, b.getIndexType(), t).getResult());
+      scf::YieldOp::create(b, l, readListEntry(b, l, list, at));
     };
   };
   auto select = scf::IfOp::create(rewriter, loc, partial,
@@ -335,4 +327,10 @@ mlir::cuir::collectVirtualBlocks(KernelOp kernel, ArrayRef<Value> seeds,
     grew = blocks.size() != before;
   }
   return blocks;
+}
+
+Value mlir::cuir::readListEntry(OpBuilder &b, Location loc, Value list,
+                                Value at) {
+  Value v = memref::LoadOp::create(b, loc, list, ValueRange{at});
+  return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
 }

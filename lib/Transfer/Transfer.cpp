@@ -269,6 +269,22 @@ ElementwiseOp Transfer::createScoreOp(Value score, ArrayRef<Value> at) {
   return ew;
 }
 
+/// A tile of 1s of `like`'s type.
+Value Transfer::onesLike(Value like, Location loc) {
+  auto tile = cast<RankedTensorType>(like.getType());
+  return arith::ConstantOp::create(
+      rewriter, loc,
+      DenseElementsAttr::get(tile, rewriter.getF32FloatAttr(1.0f)));
+}
+
+/// 1 / (1 + exp(-s)) over the tile `s`, `one` a tile of 1s.
+Value Transfer::sigmoidTile(Value s, Value one, Location loc) {
+  Value neg = arith::NegFOp::create(rewriter, loc, s);
+  Value e = math::ExpOp::create(rewriter, loc, neg);
+  Value den = arith::AddFOp::create(rewriter, loc, one, e);
+  return arith::DivFOp::create(rewriter, loc, one, den);
+}
+
 /// Sigmoid: P = 1 / (1 + exp(-s)) over the masked scores; no rescale of O.
 LogicalResult Transfer::useSigmoidWeights(ScoreSite &site) {
   use(Rewrite::Normalizer);
@@ -285,14 +301,7 @@ LogicalResult Transfer::useSigmoidWeights(ScoreSite &site) {
   rewriter.setInsertionPointAfter(site.weights);
   Location wloc = site.weights->getLoc();
   Value s = site.rowMax.getInput();
-  auto tile = cast<RankedTensorType>(s.getType());
-  Value one = arith::ConstantOp::create(
-      rewriter, wloc,
-      DenseElementsAttr::get(tile, rewriter.getF32FloatAttr(1.0f)));
-  Value neg = arith::NegFOp::create(rewriter, wloc, s);
-  Value e = math::ExpOp::create(rewriter, wloc, neg);
-  Value den = arith::AddFOp::create(rewriter, wloc, one, e);
-  Value p = arith::DivFOp::create(rewriter, wloc, one, den);
+  Value p = sigmoidTile(s, onesLike(s, wloc), wloc);
   rewriter.replaceAllUsesWith(site.weights->getResult(0), p);
   rewriter.replaceAllUsesWith(site.rescaledAcc, site.carriedAcc);
   return success();

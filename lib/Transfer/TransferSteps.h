@@ -48,6 +48,8 @@ private:
   Value derivativeTile(Value score, ScoreGradOp grad, ArrayRef<Value> at);
   LogicalResult useSigmoidBackward(BackwardSite &site);
   LogicalResult useSigmoidWeights(ScoreSite &site);
+  Value onesLike(Value like, Location loc);
+  Value sigmoidTile(Value s, Value one, Location loc);
   void dropRowNormalizers();
   void dropLogSumExp();
   void use(Rewrite r) { rewriter.getRecorder().setRewrite(r); }

@@ -42,6 +42,9 @@ LogicalResult visitListedBlocks(KernelOp kernel, AttentionStructure &as,
 LogicalResult addBlockListArguments(KernelOp kernel, ArrayRef<StringRef> roles,
                                     SmallVectorImpl<Value> &lists);
 
+/// Entry `at` of the i32 list `list`, as an index, built at `b`.
+Value readListEntry(OpBuilder &b, Location loc, Value list, Value at);
+
 /// Virtual block numbers: `seeds` (bounds), the induction variables of
 /// loops bounded by them, and sums, differences and selects of those with
 /// constants or each other; ops for which `isNew` holds are not followed.

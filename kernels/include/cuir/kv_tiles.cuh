@@ -12,6 +12,15 @@
 
 namespace cuir_kernels {
 
+// The row of block `block` of (batch, head) in lists of B' x H' rows of `blocks` rows each, where a mask that
+// reads neither b nor h has one row for all (broadcast, as FlexAttention's B = 1 or H = 1).
+__device__ __forceinline__ int64_t block_mask_row(int batch, int head, int block, bool per_batch, bool per_head,
+                                                  int num_heads, int blocks) {
+  const int64_t b = per_batch ? batch : 0;
+  const int64_t h = per_head ? head : 0;
+  return (b * (per_head ? num_heads : 1) + h) * blocks + block;
+}
+
 // The dense schedule: virtual block n is KV tile n.
 struct DenseKvTiles {
   __device__ __forceinline__ int operator()(int n) const { return n; }
@@ -52,13 +61,10 @@ struct ListedQTiles {
         num_partial(q_num_blocks[row]),
         num_full(full_q_num_blocks[row]) {}
 
-  // The row of KV block n_block of (batch, head) in transposed lists of B' x H' rows per KV block (one row for
-  // all where the mask reads neither b nor h).
+  // The row of KV block n_block of (batch, head) in the transposed lists.
   __device__ __forceinline__ static int64_t row_of(int batch, int head, int n_block, bool per_batch, bool per_head,
                                                    int num_heads, int kv_blocks) {
-    const int64_t b = per_batch ? batch : 0;
-    const int64_t h = per_head ? head : 0;
-    return (b * (per_head ? num_heads : 1) + h) * kv_blocks + n_block;
+    return block_mask_row(batch, head, n_block, per_batch, per_head, num_heads, kv_blocks);
   }
 
   __device__ __forceinline__ int operator()(int m) const {
@@ -91,13 +97,10 @@ struct ListedKvTiles {
         num_partial(kv_num_blocks[row]),
         num_full(full_kv_num_blocks[row]) {}
 
-  // The row of query block m_block of (batch, head) in a mask of B' x H' rows per query block, where a mask that
-  // reads neither b nor h has one row for all (broadcast, as FlexAttention's B = 1 or H = 1).
+  // The row of query block m_block of (batch, head) in the lists.
   __device__ __forceinline__ static int64_t row_of(int batch, int head, int m_block, bool per_batch, bool per_head,
                                                    int num_heads, int q_blocks) {
-    const int64_t b = per_batch ? batch : 0;
-    const int64_t h = per_head ? head : 0;
-    return (b * (per_head ? num_heads : 1) + h) * q_blocks + m_block;
+    return block_mask_row(batch, head, m_block, per_batch, per_head, num_heads, q_blocks);
   }
 
   __device__ __forceinline__ int operator()(int n) const {
@@ -133,7 +136,7 @@ struct ListedQueryOrder {
     const int rank = static_cast<int>(linear / num_heads % q_blocks);
     const int batch = static_cast<int>(linear / (int64_t(num_heads) * q_blocks));
     const int m_block =
-        q_order[ListedKvTiles::row_of(batch, head, rank, per_batch, per_head, num_heads, q_blocks)];
+        q_order[block_mask_row(batch, head, rank, per_batch, per_head, num_heads, q_blocks)];
     out = BlockIndex{m_block, head, batch};
     return true;
   }
