@@ -103,8 +103,16 @@ bool SourcePatch::add(SourceEdit edit, std::string &conflict) {
     bool overlap = edit.first <= e.last && e.first <= edit.last;
     if (!overlap)
       continue;
-    bool replacing = e.kind == SourceEdit::ReplaceLines ||
-                     edit.kind == SourceEdit::ReplaceLines;
+    // Text inserted after a replaced statement, or before it, follows or
+    // precedes the replacement.
+    auto besideReplacement = [](const SourceEdit &r, const SourceEdit &i) {
+      return r.kind == SourceEdit::ReplaceLines &&
+             ((i.kind == SourceEdit::InsertAfter && i.first == r.last) ||
+              (i.kind == SourceEdit::InsertBefore && i.first == r.first));
+    };
+    bool replacing = (e.kind == SourceEdit::ReplaceLines ||
+                      edit.kind == SourceEdit::ReplaceLines) &&
+                     !besideReplacement(e, edit) && !besideReplacement(edit, e);
     bool sameInsert = e.kind == edit.kind && e.first == edit.first &&
                       (e.kind == SourceEdit::InsertAfter ||
                        e.kind == SourceEdit::InsertBefore);
