@@ -676,6 +676,14 @@ LogicalResult GemmOp::verify() { return verifyGemm(*this, /*async=*/false); }
 LogicalResult GemmAsyncOp::verify() {
   if (failed(verifyGemm(*this, /*async=*/true)))
     return failure();
+  // Transposed registers: the layout distributes the [n x m] product.
+  if (getAccTransposed()) {
+    auto accType = cast<RankedTensorType>(getAcc().getType());
+    SmallVector<int64_t> shape = llvm::to_vector(llvm::reverse(accType.getShape()));
+    if (failed(getFragmentLayout(accType).verifyShape(
+            shape, [&] { return emitOpError() << "acc_transposed: "; })))
+      return failure();
+  }
   // The result is in flight until a gemm_wait: only waits, chained GEMMs and
   // control flow that carries it on may see it.
   for (OpOperand &use : getResult().getUses()) {

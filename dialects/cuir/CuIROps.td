@@ -410,6 +410,26 @@ def CuIR_GemmAsyncOp : CuIR_GemmBase<"gemm_async"> {
     other way reads registers the tensor cores are still writing.
 
     `b` must be a shared-memory tile; `a` a shared tile or register fragment.
+
+    With `acc_transposed`, the instruction computes the transposed product
+    (b a^T for a [m x n] result, the hardware's M dimension being n): the
+    value is still `a * b + acc`, but the accumulator registers hold its
+    transpose, distributed by the result type's layout as an [n x m] tile.
+    A backward kernel computes S^T = K Q^T this way so that P^T and dS^T are
+    already A fragments; lowering reads the flag to place each element's
+    query and key.
+
+    ```mlir
+    %s = cuir.gemm_async %sQ, %sK transpose_b, %zero acc_transposed
+        : memref<64x128xbf16, #S>, memref<64x128xbf16, #S>, tensor<64x64xf32, #WACC>
+    ```
+  }];
+  let arguments = (ins AnyType:$a, AnyType:$b, CuIR_RegisterTile:$acc,
+                       UnitAttr:$transpose_b, UnitAttr:$acc_transposed);
+  let assemblyFormat = [{
+    $a `,` $b (`transpose_b` $transpose_b^)? `,` $acc
+    (`acc_transposed` $acc_transposed^)? attr-dict
+    `:` type($a) `,` type($b) `,` type($acc)
   }];
 }
 

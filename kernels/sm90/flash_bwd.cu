@@ -146,11 +146,11 @@ struct Workspace {
 
 __host__ __device__ inline size_t align256(size_t bytes) { return (bytes + 255) / 256 * 256; }
 
-// The workspace carved out of `base` (nullptr: only the size), for the sizes of `p`; returns its size in bytes.
-inline size_t carve_workspace(const cuir_attention_bwd_params &p, void *base, Workspace *ws) {
-  const int rows_pad = (p.seqlen_q + kBlockM - 1) / kBlockM * kBlockM;
-  const size_t rows = static_cast<size_t>(p.batch) * p.num_heads_q * rows_pad;
-  const size_t dq_bytes = align256(rows * p.head_dim * sizeof(float));
+// The workspace carved out of `base` (nullptr: only the size), for the sizes of `params`; returns its size in bytes.
+inline size_t carve_workspace(const cuir_attention_bwd_params &params, void *base, Workspace *ws) {
+  const int rows_pad = (params.seqlen_q + kBlockM - 1) / kBlockM * kBlockM;
+  const size_t rows = static_cast<size_t>(params.batch) * params.num_heads_q * rows_pad;
+  const size_t dq_bytes = align256(rows * params.head_dim * sizeof(float));
   const size_t row_bytes = align256(rows * sizeof(float));
   const size_t sem_bytes = align256(rows / kBlockM * sizeof(int));
   char *b = static_cast<char *>(base);
@@ -165,9 +165,9 @@ inline size_t carve_workspace(const cuir_attention_bwd_params &p, void *base, Wo
 }
 
 // Row `row` of (batch, head_q) in the workspace's [B][Hq][rows_pad] arrays.
-__device__ __forceinline__ int64_t ws_row(const cuir_attention_bwd_params &p, const Workspace &ws, int batch,
+__device__ __forceinline__ int64_t ws_row(const cuir_attention_bwd_params &params, const Workspace &ws, int batch,
                                           int head_q, int row) {
-  return (static_cast<int64_t>(batch) * p.num_heads_q + head_q) * ws.rows_pad + row;
+  return (static_cast<int64_t>(batch) * params.num_heads_q + head_q) * ws.rows_pad + row;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -180,17 +180,17 @@ constexpr int kRowKernelThreads = 256;
 // row. Grid: (rows_pad / rows per block, Hq, B).
 template <Element ELEMENT, int HEAD_DIM>
 __global__ void __launch_bounds__(kRowKernelThreads)
-    flash_bwd_preprocess_kernel(const __grid_constant__ cuir_attention_bwd_params p, const Workspace ws) {
+    flash_bwd_preprocess_kernel(const __grid_constant__ cuir_attention_bwd_params params, const Workspace ws) {
   constexpr int THREADS_PER_ROW = HEAD_DIM / 8;
   const int head_q = blockIdx.y, batch = blockIdx.z;
   const int row = blockIdx.x * (kRowKernelThreads / THREADS_PER_ROW) + threadIdx.x / THREADS_PER_ROW;
   const int chunk = threadIdx.x % THREADS_PER_ROW;
   float dot = 0.f;
-  if (row < p.seqlen_q) {
-    const int64_t o_at = batch * p.o_batch_stride + row * p.o_row_stride + head_q * p.o_head_stride + chunk * 8;
-    const int64_t do_at = batch * p.do_batch_stride + row * p.do_row_stride + head_q * p.do_head_stride + chunk * 8;
-    const uint4 o = *reinterpret_cast<const uint4 *>(static_cast<const uint16_t *>(p.o) + o_at);
-    const uint4 d_o = *reinterpret_cast<const uint4 *>(static_cast<const uint16_t *>(p.d_o) + do_at);
+  if (row < params.seqlen_q) {
+    const int64_t o_at = batch * params.o_batch_stride + row * params.o_row_stride + head_q * params.o_head_stride + chunk * 8;
+    const int64_t do_at = batch * params.do_batch_stride + row * params.do_row_stride + head_q * params.do_head_stride + chunk * 8;
+    const uint4 o = *reinterpret_cast<const uint4 *>(static_cast<const uint16_t *>(params.o) + o_at);
+    const uint4 d_o = *reinterpret_cast<const uint4 *>(static_cast<const uint16_t *>(params.d_o) + do_at);
     const uint32_t ow[4] = {o.x, o.y, o.z, o.w}, dw[4] = {d_o.x, d_o.y, d_o.z, d_o.w};
 #pragma unroll
     for (int k = 0; k < 4; ++k) {
@@ -201,12 +201,12 @@ __global__ void __launch_bounds__(kRowKernelThreads)
 #pragma unroll
   for (int offset = THREADS_PER_ROW / 2; offset > 0; offset /= 2) dot += __shfl_xor_sync(0xffffffffu, dot, offset);
   if (row >= ws.rows_pad) return;
-  const int64_t at = ws_row(p, ws, batch, head_q, row);
+  const int64_t at = ws_row(params, ws, batch, head_q, row);
   float4 *dq = reinterpret_cast<float4 *>(ws.dq_accum + at * HEAD_DIM + chunk * 8);
   dq[0] = dq[1] = make_float4(0.f, 0.f, 0.f, 0.f);
   if (chunk == 0) {
     const float lse =
-        row < p.seqlen_q ? p.lse[(static_cast<int64_t>(batch) * p.num_heads_q + head_q) * p.seqlen_q + row] : -kInf;
+        row < params.seqlen_q ? params.lse[(static_cast<int64_t>(batch) * params.num_heads_q + head_q) * params.seqlen_q + row] : -kInf;
     ws.dpsum[at] = dot;
     ws.lse_log2[at] = lse == -kInf ? kInf : lse * kLog2e;  // exp2(s - inf) = 0: the row contributes nothing
     if (row % kBlockM == 0) ws.semaphore[at / kBlockM] = 0;
@@ -227,14 +227,14 @@ __host__ __device__ __forceinline__ int dq_fragment_index(int row, int col) {
 // dQ = softmax_scale * accumulator, in the element type. Grid: (rows / rows per block, Hq, B).
 template <Element ELEMENT, int HEAD_DIM>
 __global__ void __launch_bounds__(kRowKernelThreads)
-    flash_bwd_convert_dq_kernel(const __grid_constant__ cuir_attention_bwd_params p, const Workspace ws) {
+    flash_bwd_convert_dq_kernel(const __grid_constant__ cuir_attention_bwd_params params, const Workspace ws) {
   constexpr int THREADS_PER_ROW = HEAD_DIM / 8;
   const int head_q = blockIdx.y, batch = blockIdx.z;
   const int row = blockIdx.x * (kRowKernelThreads / THREADS_PER_ROW) + threadIdx.x / THREADS_PER_ROW;
   const int chunk = threadIdx.x % THREADS_PER_ROW;
-  if (row >= p.seqlen_q) return;
-  const float *block = ws.dq_accum + ws_row(p, ws, batch, head_q, row - row % kBlockM) * HEAD_DIM;
-  const float s = p.softmax_scale;
+  if (row >= params.seqlen_q) return;
+  const float *block = ws.dq_accum + ws_row(params, ws, batch, head_q, row - row % kBlockM) * HEAD_DIM;
+  const float s = params.softmax_scale;
   uint32_t packed[4];
 #pragma unroll
   for (int k = 0; k < 4; ++k) {  // columns chunk * 8 + 2k, +1: one float2 of the fragment order
@@ -243,8 +243,8 @@ __global__ void __launch_bounds__(kRowKernelThreads)
     packed[k] = pack_float2<ELEMENT>(a.x * s, a.y * s);
   }
   const uint4 out = make_uint4(packed[0], packed[1], packed[2], packed[3]);
-  *reinterpret_cast<uint4 *>(static_cast<uint16_t *>(p.dq) + batch * p.dq_batch_stride + row * p.dq_row_stride +
-                             head_q * p.dq_head_stride + chunk * 8) = out;
+  *reinterpret_cast<uint4 *>(static_cast<uint16_t *>(params.dq) + batch * params.dq_batch_stride + row * params.dq_row_stride +
+                             head_q * params.dq_head_stride + chunk * 8) = out;
 }
 
 // Zeros of a [B, rows, heads, HEAD_DIM] 16-bit tensor (the gradients of an empty problem). Grid: (chunks / 256,
@@ -263,29 +263,27 @@ __global__ void __launch_bounds__(kRowKernelThreads)
 // The query blocks a KV tile's thread block visits.
 // ---------------------------------------------------------------------------------------------------
 
-// Virtual query blocks [m_min, m_max) see some key of the tile; [m_min, m_unmasked) need the mask. A head's steps
-// visit them in order, the masking ones first. (Starting each KV tile's unmasked blocks at its own offset, so
-// that the tiles of a head do not add into the same dQ block at once, measured 1-2% slower on the H200.)
+// Virtual query blocks [m_begin, m_end) see some key of the tile; [m_begin, m_unmasked_begin) need the mask. A
+// head's steps visit them in order, the masking ones first. (Starting each KV tile's unmasked blocks at its own
+// offset, so that the tiles of a head do not add into the same dQ block at once, measured 1-2% slower on the
+// H200.)
 struct QueryBlocks {
-  int m_min, m_unmasked, m_max;
+  int m_begin, m_unmasked_begin, m_end;
 
-  __device__ __forceinline__ int num_steps() const { return m_max - m_min; }
-  __device__ __forceinline__ int num_masking_steps() const { return m_unmasked - m_min; }
-  // The virtual query block of a head's step k.
-  __device__ __forceinline__ int block_of_step(int k) const { return m_min + k; }
+  __device__ __forceinline__ int num_steps() const { return m_end - m_begin; }
 };
 
 // Row i sees key j iff j < Nkv and (causal) j <= i + Nkv - Nq. Padded query rows need no mask (their P is 0).
 template <class T, bool IS_CAUSAL>
-__device__ __forceinline__ QueryBlocks query_blocks(const cuir_attention_bwd_params &p, int n_block) {
-  const int m_blocks = (p.seqlen_q + T::BLOCK_M - 1) / T::BLOCK_M;
+__device__ __forceinline__ QueryBlocks query_blocks(const cuir_attention_bwd_params &params, int n_block) {
+  const int m_blocks = (params.seqlen_q + T::BLOCK_M - 1) / T::BLOCK_M;
   const int key0 = n_block * T::BLOCK_N;
-  const int key_last = min(key0 + T::BLOCK_N, p.seqlen_kv) - 1;
-  const bool ragged = key0 + T::BLOCK_N > p.seqlen_kv;
+  const int key_last = min(key0 + T::BLOCK_N, params.seqlen_kv) - 1;
+  const bool ragged = key0 + T::BLOCK_N > params.seqlen_kv;
   if constexpr (!IS_CAUSAL) return QueryBlocks{0, ragged ? m_blocks : 0, m_blocks};
-  const int offset = p.seqlen_kv - p.seqlen_q;
+  const int offset = params.seqlen_kv - params.seqlen_q;
   const int first_row = key0 - offset;  // the first row that sees key0
-  if (first_row > p.seqlen_q - 1) return QueryBlocks{0, 0, 0};
+  if (first_row > params.seqlen_q - 1) return QueryBlocks{0, 0, 0};
   const int m_min = max(first_row, 0) / T::BLOCK_M;
   const int all_keys_row = max(key_last - offset, 0);  // rows from here on see every key of the tile
   const int m_unmasked = ragged ? m_blocks : min(max((all_keys_row + T::BLOCK_M - 1) / T::BLOCK_M, m_min), m_blocks);
@@ -303,14 +301,14 @@ struct TensorMaps {
 // Q + LSE and dO + D of step i (query tile m_tile of head_q) into ring stage i % STAGES, once every consumer
 // thread has released that stage's previous contents.
 template <class T>
-__device__ __forceinline__ void producer_load_step(const cuir_attention_bwd_params &p, const Workspace &ws,
+__device__ __forceinline__ void producer_load_step(const cuir_attention_bwd_params &params, const Workspace &ws,
                                                    const TensorMaps &maps, unsigned char *smem,
                                                    Barriers<T::STAGES> *bars, int i, int m_tile, int head_q,
                                                    int batch) {
   const int stage = i % T::STAGES;
   mbarrier_wait(&bars->q_empty[stage], ((i / T::STAGES) % 2) ^ 1);  // the first round passes at once
   const int row = m_tile * T::BLOCK_M;
-  const int64_t at = ws_row(p, ws, batch, head_q, row);
+  const int64_t at = ws_row(params, ws, batch, head_q, row);
   mbarrier_arrive_expect_tx(&bars->q_full[stage], T::Q_TILE_BYTES + T::ROW_BYTES);
 #pragma unroll
   for (int slab = 0; slab < T::SLABS; ++slab)
@@ -326,7 +324,7 @@ __device__ __forceinline__ void producer_load_step(const cuir_attention_bwd_para
 }
 
 template <class T, class QTiles>
-__device__ __forceinline__ void producer(const cuir_attention_bwd_params &p, const Workspace &ws,
+__device__ __forceinline__ void producer(const cuir_attention_bwd_params &params, const Workspace &ws,
                                          const TensorMaps &maps, unsigned char *smem, Barriers<T::STAGES> *bars,
                                          int n_block, int head_kv, int batch, const QueryBlocks &range,
                                          const QTiles &q_tiles) {
@@ -338,11 +336,11 @@ __device__ __forceinline__ void producer(const cuir_attention_bwd_params &p, con
     tma_load_4d(smem + T::SV_OFFSET + slab * T::KV_SLAB_BYTES, &maps.v, slab * 64, n_block * T::BLOCK_N, head_kv, batch,
                 &bars->kv_full);
   }
-  const int group = p.num_heads_q / p.num_heads_kv;
+  const int group = params.num_heads_q / params.num_heads_kv;
   int i = 0;
   for (int head_q = head_kv * group; head_q < (head_kv + 1) * group; ++head_q)
-    for (int k = 0; k < range.num_steps(); ++k, ++i)
-      producer_load_step<T>(p, ws, maps, smem, bars, i, q_tiles(range.block_of_step(k)), head_q, batch);
+    for (int m = range.m_begin; m < range.m_end; ++m, ++i)
+      producer_load_step<T>(params, ws, maps, smem, bars, i, q_tiles(m), head_q, batch);
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -367,15 +365,15 @@ __device__ __forceinline__ void pass_dq_turn(int *semaphore, int n_block) {
 
 // The whole warp runs this (it takes part in the named barriers); `leader` issues the reductions.
 template <class T, bool DETERMINISTIC, class QTiles>
-__device__ __forceinline__ void dq_writer(const cuir_attention_bwd_params &p, const Workspace &ws, unsigned char *smem,
+__device__ __forceinline__ void dq_writer(const cuir_attention_bwd_params &params, const Workspace &ws, unsigned char *smem,
                                           int n_block, int head_kv, int batch, const QueryBlocks &range,
                                           const QTiles &q_tiles, bool leader) {
-  const int group = p.num_heads_q / p.num_heads_kv;
+  const int group = params.num_heads_q / params.num_heads_kv;
   const int steps = group * range.num_steps();
   int i = 0;
   for (int head_q = head_kv * group; head_q < (head_kv + 1) * group; ++head_q) {
-    for (int k = 0; k < range.num_steps(); ++k, ++i) {
-      const int64_t row_at = ws_row(p, ws, batch, head_q, q_tiles(range.block_of_step(k)) * T::BLOCK_M);
+    for (int m = range.m_begin; m < range.m_end; ++m, ++i) {
+      const int64_t row_at = ws_row(params, ws, batch, head_q, q_tiles(m) * T::BLOCK_M);
       float *dq_block = ws.dq_accum + row_at * T::HEAD_DIM;
       int *semaphore = ws.semaphore + row_at / T::BLOCK_M;
       if (DETERMINISTIC && leader) wait_dq_turn(semaphore, n_block);
@@ -467,6 +465,7 @@ struct ConsumerContext {
   int consumer;        // 0 or 1
   int warp;            // within the warpgroup
   int lane;
+  int wg_key0;   // the first of this warpgroup's 64 keys
   int key_row0;  // absolute key of this thread's accumulator row g
   int n_block;
   int seqlen_kv;
@@ -553,12 +552,16 @@ __device__ __forceinline__ void store_dq(const float (&acc_dq)[T::DQ_REGS], cons
     dst[q * 128] = make_float4(acc_dq[4 * q], acc_dq[4 * q + 1], acc_dq[4 * q + 2], acc_dq[4 * q + 3]);
 }
 
-// One step of a consumer warpgroup: visit i (ring stage i % STAGES), query tile m_tile (of the step's head).
-// (Issuing the next step's S = K Q^T before this step's dQ hand-off measured 10% slower on the H200.)
+// One step of a consumer warpgroup: visit i (ring stage i % STAGES), query tile m_tile of head head_q of batch
+// `batch` (a variant's scores read the tile's coordinates). (Issuing the next step's S = K Q^T before this step's
+// dQ hand-off measured 10% slower on the H200.)
 template <class T, bool IS_MASKED>
-__device__ __forceinline__ void consumer_step(const ConsumerContext &ctx, Barriers<T::STAGES> *bars, int i, int m_tile,
+__device__ __forceinline__ void consumer_step(const cuir_attention_bwd_params &params, const ConsumerContext &ctx,
+                                              Barriers<T::STAGES> *bars, int i, int m_tile, int batch, int head_q,
                                               float (&acc_dk)[T::DKV_REGS], float (&acc_dv)[T::DKV_REGS]) {
+  (void)params, (void)batch, (void)head_q;
   const int stage = i % T::STAGES;
+  const int q_row0 = m_tile * T::BLOCK_M;  // the step's first query row
   const uint32_t phase = (i / T::STAGES) % 2;
   // Opaque to the compiler, so that the wgmma descriptors of the K and V tiles (the same every step) are
   // recomputed each step rather than hoisted out of the loops into ~50 live registers.
@@ -580,7 +583,7 @@ __device__ __forceinline__ void consumer_step(const ConsumerContext &ctx, Barrie
   fence_operands(acc_s);
 
   // ------- score tile complete: acc_s = K Q^T (unscaled) of query tile m_tile -------
-  if constexpr (IS_MASKED) apply_mask<T>(acc_s, ctx, m_tile * T::BLOCK_M);
+  if constexpr (IS_MASKED) apply_mask<T>(acc_s, ctx, q_row0);
   scores_to_probs<T>(acc_s, lse_log2, ctx.lane, ctx.scale_log2);
   wgmma_wait_group<0>();
   fence_operands(acc_dp);
@@ -658,39 +661,39 @@ __device__ __forceinline__ void write_gradient(unsigned char *stage, uint16_t *g
 
 // dK (times softmax_scale) and dV of the block, through the Q and dO stages once every consumer is done with them.
 template <class T>
-__device__ __forceinline__ void write_dkv(const cuir_attention_bwd_params &p, const ConsumerContext &ctx, int head_kv,
+__device__ __forceinline__ void write_dkv(const cuir_attention_bwd_params &params, const ConsumerContext &ctx, int head_kv,
                                           int batch, const float (&acc_dk)[T::DKV_REGS],
                                           const float (&acc_dv)[T::DKV_REGS]) {
   static_assert(T::STAGES * T::Q_TILE_BYTES >= T::KV_TILE_BYTES, "a gradient tile fits in the Q (dO) stages");
   named_barrier_sync(DS_BARRIER, T::NUM_CONSUMER_THREADS);  // the other warpgroup's last wgmmas have read them
   fence_proxy_async_shared();  // generic writes below, after the async-proxy (TMA, wgmma) accesses
   write_gradient<T>(ctx.smem + T::SQ_OFFSET,
-                    static_cast<uint16_t *>(p.dk) + batch * p.dk_batch_stride + head_kv * p.dk_head_stride,
-                    p.dk_row_stride, acc_dk, p.softmax_scale, ctx);
+                    static_cast<uint16_t *>(params.dk) + batch * params.dk_batch_stride + head_kv * params.dk_head_stride,
+                    params.dk_row_stride, acc_dk, params.softmax_scale, ctx);
   write_gradient<T>(ctx.smem + T::SDO_OFFSET,
-                    static_cast<uint16_t *>(p.dv) + batch * p.dv_batch_stride + head_kv * p.dv_head_stride,
-                    p.dv_row_stride, acc_dv, 1.f, ctx);
+                    static_cast<uint16_t *>(params.dv) + batch * params.dv_batch_stride + head_kv * params.dv_head_stride,
+                    params.dv_row_stride, acc_dv, 1.f, ctx);
 }
 
 // The consumer warpgroups' loop: every query head of the group, every query block that sees the tile.
 template <class T, class QTiles>
-__device__ __forceinline__ void consumer(const cuir_attention_bwd_params &p, const ConsumerContext &ctx,
+__device__ __forceinline__ void consumer(const cuir_attention_bwd_params &params, const ConsumerContext &ctx,
                                          Barriers<T::STAGES> *bars, int head_kv, int batch, const QueryBlocks &range,
                                          const QTiles &q_tiles) {
   float acc_dk[T::DKV_REGS], acc_dv[T::DKV_REGS];
 #pragma unroll
   for (int r = 0; r < T::DKV_REGS; ++r) acc_dk[r] = acc_dv[r] = 0.f;
   mbarrier_wait(&bars->kv_full, 0);
-  const int group = p.num_heads_q / p.num_heads_kv;
+  const int group = params.num_heads_q / params.num_heads_kv;
   int i = 0;
   for (int head_q = head_kv * group; head_q < (head_kv + 1) * group; ++head_q) {
-    int k = 0;
-    for (; k < range.num_masking_steps(); ++k, ++i)  // masking steps: the ragged tile, the causal diagonal
-      consumer_step<T, true>(ctx, bars, i, q_tiles(range.block_of_step(k)), acc_dk, acc_dv);
-    for (; k < range.num_steps(); ++k, ++i)  // unmasked steps
-      consumer_step<T, false>(ctx, bars, i, q_tiles(range.block_of_step(k)), acc_dk, acc_dv);
+    int m = range.m_begin;
+    for (; m < range.m_unmasked_begin; ++m, ++i)  // masking steps: the ragged tile, the causal diagonal
+      consumer_step<T, true>(params, ctx, bars, i, q_tiles(m), batch, head_q, acc_dk, acc_dv);
+    for (; m < range.m_end; ++m, ++i)  // unmasked steps
+      consumer_step<T, false>(params, ctx, bars, i, q_tiles(m), batch, head_q, acc_dk, acc_dv);
   }
-  write_dkv<T>(p, ctx, head_kv, batch, acc_dk, acc_dv);
+  write_dkv<T>(params, ctx, head_kv, batch, acc_dk, acc_dv);
 }
 
 // The (KV tile, KV head, batch) of this thread block. Grid: KV tiles x Hkv x B, KV tile fastest: the blocks in
@@ -701,27 +704,27 @@ __device__ __forceinline__ void consumer(const cuir_attention_bwd_params &p, con
 struct BlockIndex {
   int n_block, head_kv, batch;
 };
-__device__ __forceinline__ BlockIndex block_index(const cuir_attention_bwd_params &p) {
+__device__ __forceinline__ BlockIndex block_index(const cuir_attention_bwd_params &params) {
   const int x = blockIdx.x;
-  const int n_blocks = static_cast<int>(gridDim.x) / (p.num_heads_kv * p.batch);
-  return BlockIndex{x % n_blocks, (x / n_blocks) % p.num_heads_kv, x / (n_blocks * p.num_heads_kv)};
+  const int n_blocks = static_cast<int>(gridDim.x) / (params.num_heads_kv * params.batch);
+  return BlockIndex{x % n_blocks, (x / n_blocks) % params.num_heads_kv, x / (n_blocks * params.num_heads_kv)};
 }
 
 template <Element ELEMENT, int HEAD_DIM, bool IS_CAUSAL, bool DETERMINISTIC>
 __global__ void __launch_bounds__(FlashBwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS, 1)
-    flash_bwd_sm90_kernel(const __grid_constant__ cuir_attention_bwd_params p, const Workspace ws,
+    flash_bwd_sm90_kernel(const __grid_constant__ cuir_attention_bwd_params params, const Workspace ws,
                           const __grid_constant__ TensorMaps maps) {
   using T = FlashBwdTraits<ELEMENT, HEAD_DIM>;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   unsigned char *smem = smem_raw + ((1024u - (smem_u32addr(smem_raw) & 1023u)) & 1023u);
   Barriers<T::STAGES> *bars = reinterpret_cast<Barriers<T::STAGES> *>(smem + T::BAR_OFFSET);
-  const BlockIndex block = block_index(p);
+  const BlockIndex block = block_index(params);
   const int n_block = block.n_block, head_kv = block.head_kv, batch = block.batch;
 
-  const QueryBlocks range = query_blocks<T, IS_CAUSAL>(p, n_block);
   // Virtual query block m is query tile q_tiles(m); a runtime block mask replaces this statement by its listed
-  // tiles and takes the range from them.
+  // tiles, whose range replaces the kernel's own.
   const cuir_kernels::DenseQTiles q_tiles{};  // block-iteration point
+  const QueryBlocks range = q_tiles.range(query_blocks<T, IS_CAUSAL>(params, n_block));
 
   if (threadIdx.x == 0) {
     mbarrier_init(&bars->kv_full, 1);
@@ -739,9 +742,9 @@ __global__ void __launch_bounds__(FlashBwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS
   if (warpgroup == 0) {
     setmaxnreg_dec<T::PRODUCER_REGS>();
     if (threadIdx.x / 32 == 0 && elect_one_sync())
-      producer<T>(p, ws, maps, smem, bars, n_block, head_kv, batch, range, q_tiles);
+      producer<T>(params, ws, maps, smem, bars, n_block, head_kv, batch, range, q_tiles);
     else if (threadIdx.x / 32 == 1)
-      dq_writer<T, DETERMINISTIC>(p, ws, smem, n_block, head_kv, batch, range, q_tiles, elect_one_sync());
+      dq_writer<T, DETERMINISTIC>(params, ws, smem, n_block, head_kv, batch, range, q_tiles, elect_one_sync());
   } else {
     setmaxnreg_inc<T::CONSUMER_REGS>();
     const int tid = static_cast<int>(threadIdx.x) - 128;
@@ -751,12 +754,13 @@ __global__ void __launch_bounds__(FlashBwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS
     ctx.consumer = tid / 128;
     ctx.warp = (tid % 128) / 32;
     ctx.lane = tid % 32;
-    ctx.key_row0 = n_block * T::BLOCK_N + ctx.consumer * T::WG_KEYS + ctx.warp * 16 + ctx.lane / 4;
+    ctx.wg_key0 = n_block * T::BLOCK_N + ctx.consumer * T::WG_KEYS;
+    ctx.key_row0 = ctx.wg_key0 + ctx.warp * 16 + ctx.lane / 4;
     ctx.n_block = n_block;
-    ctx.seqlen_kv = p.seqlen_kv;
-    ctx.last_key_offset = IS_CAUSAL ? p.seqlen_kv - p.seqlen_q : p.seqlen_kv;
-    ctx.scale_log2 = p.softmax_scale * kLog2e;
-    consumer<T>(p, ctx, bars, head_kv, batch, range, q_tiles);
+    ctx.seqlen_kv = params.seqlen_kv;
+    ctx.last_key_offset = IS_CAUSAL ? params.seqlen_kv - params.seqlen_q : params.seqlen_kv;
+    ctx.scale_log2 = params.softmax_scale * kLog2e;
+    consumer<T>(params, ctx, bars, head_kv, batch, range, q_tiles);
   }
 }
 
@@ -765,46 +769,46 @@ __global__ void __launch_bounds__(FlashBwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS
 // ---------------------------------------------------------------------------------------------------
 
 template <Element ELEMENT, int HEAD_DIM, bool IS_CAUSAL, bool DETERMINISTIC>
-static cudaError_t launch_main(const cuir_attention_bwd_params &p, const Workspace &ws, cudaStream_t stream) {
+static cudaError_t launch_main(const cuir_attention_bwd_params &params, const Workspace &ws, cudaStream_t stream) {
   using T = FlashBwdTraits<ELEMENT, HEAD_DIM>;
   TensorMaps maps;
-  cudaError_t err = make_tile_map(&maps.q, p.q, p.dtype, HEAD_DIM, p.seqlen_q, p.num_heads_q, p.batch, p.q_row_stride,
-                                  p.q_head_stride, p.q_batch_stride, T::BLOCK_M);
+  cudaError_t err = make_tile_map(&maps.q, params.q, params.dtype, HEAD_DIM, params.seqlen_q, params.num_heads_q, params.batch, params.q_row_stride,
+                                  params.q_head_stride, params.q_batch_stride, T::BLOCK_M);
   if (err == cudaSuccess)
-    err = make_tile_map(&maps.d_o, p.d_o, p.dtype, HEAD_DIM, p.seqlen_q, p.num_heads_q, p.batch, p.do_row_stride,
-                        p.do_head_stride, p.do_batch_stride, T::BLOCK_M);
+    err = make_tile_map(&maps.d_o, params.d_o, params.dtype, HEAD_DIM, params.seqlen_q, params.num_heads_q, params.batch, params.do_row_stride,
+                        params.do_head_stride, params.do_batch_stride, T::BLOCK_M);
   if (err == cudaSuccess)
-    err = make_tile_map(&maps.k, p.k, p.dtype, HEAD_DIM, p.seqlen_kv, p.num_heads_kv, p.batch, p.k_row_stride,
-                        p.k_head_stride, p.k_batch_stride, T::BLOCK_N);
+    err = make_tile_map(&maps.k, params.k, params.dtype, HEAD_DIM, params.seqlen_kv, params.num_heads_kv, params.batch, params.k_row_stride,
+                        params.k_head_stride, params.k_batch_stride, T::BLOCK_N);
   if (err == cudaSuccess)
-    err = make_tile_map(&maps.v, p.v, p.dtype, HEAD_DIM, p.seqlen_kv, p.num_heads_kv, p.batch, p.v_row_stride,
-                        p.v_head_stride, p.v_batch_stride, T::BLOCK_N);
+    err = make_tile_map(&maps.v, params.v, params.dtype, HEAD_DIM, params.seqlen_kv, params.num_heads_kv, params.batch, params.v_row_stride,
+                        params.v_head_stride, params.v_batch_stride, T::BLOCK_N);
   if (err != cudaSuccess) return err;
   auto kernel = flash_bwd_sm90_kernel<ELEMENT, HEAD_DIM, IS_CAUSAL, DETERMINISTIC>;
   err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::SMEM_BYTES);
   if (err != cudaSuccess) return err;
-  const dim3 grid(static_cast<unsigned>((p.seqlen_kv + T::BLOCK_N - 1) / T::BLOCK_N) * p.num_heads_kv * p.batch);
-  kernel<<<grid, T::NUM_THREADS, T::SMEM_BYTES, stream>>>(p, ws, maps);
+  const dim3 grid(static_cast<unsigned>((params.seqlen_kv + T::BLOCK_N - 1) / T::BLOCK_N) * params.num_heads_kv * params.batch);
+  kernel<<<grid, T::NUM_THREADS, T::SMEM_BYTES, stream>>>(params, ws, maps);
   return cudaGetLastError();
 }
 
 template <Element ELEMENT, int HEAD_DIM>
-static cudaError_t run_backward(const cuir_attention_bwd_params &p, cudaStream_t stream) {
+static cudaError_t run_backward(const cuir_attention_bwd_params &params, cudaStream_t stream) {
   Workspace ws;
-  carve_workspace(p, p.workspace, &ws);
+  carve_workspace(params, params.workspace, &ws);
   constexpr int rows_per_block = kRowKernelThreads / (HEAD_DIM / 8);
-  const dim3 row_grid((ws.rows_pad + rows_per_block - 1) / rows_per_block, p.num_heads_q, p.batch);
-  flash_bwd_preprocess_kernel<ELEMENT, HEAD_DIM><<<row_grid, kRowKernelThreads, 0, stream>>>(p, ws);
+  const dim3 row_grid((ws.rows_pad + rows_per_block - 1) / rows_per_block, params.num_heads_q, params.batch);
+  flash_bwd_preprocess_kernel<ELEMENT, HEAD_DIM><<<row_grid, kRowKernelThreads, 0, stream>>>(params, ws);
   cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess) return err;
-  if (p.is_causal)
-    err = p.deterministic ? launch_main<ELEMENT, HEAD_DIM, true, true>(p, ws, stream)
-                          : launch_main<ELEMENT, HEAD_DIM, true, false>(p, ws, stream);
+  if (params.is_causal)
+    err = params.deterministic ? launch_main<ELEMENT, HEAD_DIM, true, true>(params, ws, stream)
+                          : launch_main<ELEMENT, HEAD_DIM, true, false>(params, ws, stream);
   else
-    err = p.deterministic ? launch_main<ELEMENT, HEAD_DIM, false, true>(p, ws, stream)
-                          : launch_main<ELEMENT, HEAD_DIM, false, false>(p, ws, stream);
+    err = params.deterministic ? launch_main<ELEMENT, HEAD_DIM, false, true>(params, ws, stream)
+                          : launch_main<ELEMENT, HEAD_DIM, false, false>(params, ws, stream);
   if (err != cudaSuccess) return err;
-  flash_bwd_convert_dq_kernel<ELEMENT, HEAD_DIM><<<row_grid, kRowKernelThreads, 0, stream>>>(p, ws);
+  flash_bwd_convert_dq_kernel<ELEMENT, HEAD_DIM><<<row_grid, kRowKernelThreads, 0, stream>>>(params, ws);
   return cudaGetLastError();
 }
 
@@ -821,22 +825,22 @@ static cudaError_t zero_gradient(void *base, int rows, int heads, int batch, int
 
 // Nq == 0 < Nkv: dK = dV = 0; Nkv == 0 < Nq: dQ = 0.
 template <int HEAD_DIM>
-static cudaError_t zero_empty_problem(const cuir_attention_bwd_params &p, cudaStream_t stream) {
-  if (p.seqlen_kv == 0)
-    return zero_gradient<HEAD_DIM>(p.dq, p.seqlen_q, p.num_heads_q, p.batch, p.dq_batch_stride, p.dq_row_stride,
-                                   p.dq_head_stride, stream);
-  const cudaError_t err = zero_gradient<HEAD_DIM>(p.dk, p.seqlen_kv, p.num_heads_kv, p.batch, p.dk_batch_stride,
-                                                  p.dk_row_stride, p.dk_head_stride, stream);
+static cudaError_t zero_empty_problem(const cuir_attention_bwd_params &params, cudaStream_t stream) {
+  if (params.seqlen_kv == 0)
+    return zero_gradient<HEAD_DIM>(params.dq, params.seqlen_q, params.num_heads_q, params.batch, params.dq_batch_stride, params.dq_row_stride,
+                                   params.dq_head_stride, stream);
+  const cudaError_t err = zero_gradient<HEAD_DIM>(params.dk, params.seqlen_kv, params.num_heads_kv, params.batch, params.dk_batch_stride,
+                                                  params.dk_row_stride, params.dk_head_stride, stream);
   if (err != cudaSuccess) return err;
-  return zero_gradient<HEAD_DIM>(p.dv, p.seqlen_kv, p.num_heads_kv, p.batch, p.dv_batch_stride, p.dv_row_stride,
-                                 p.dv_head_stride, stream);
+  return zero_gradient<HEAD_DIM>(params.dv, params.seqlen_kv, params.num_heads_kv, params.batch, params.dv_batch_stride, params.dv_row_stride,
+                                 params.dv_head_stride, stream);
 }
 
 template <int HEAD_DIM>
-static cudaError_t dispatch_dtype(const cuir_attention_bwd_params &p, cudaStream_t stream) {
-  if (p.seqlen_q == 0 || p.seqlen_kv == 0) return zero_empty_problem<HEAD_DIM>(p, stream);
-  return p.dtype == CUIR_DTYPE_BF16 ? run_backward<Element::kBF16, HEAD_DIM>(p, stream)
-                                    : run_backward<Element::kFP16, HEAD_DIM>(p, stream);
+static cudaError_t dispatch_dtype(const cuir_attention_bwd_params &params, cudaStream_t stream) {
+  if (params.seqlen_q == 0 || params.seqlen_kv == 0) return zero_empty_problem<HEAD_DIM>(params, stream);
+  return params.dtype == CUIR_DTYPE_BF16 ? run_backward<Element::kBF16, HEAD_DIM>(params, stream)
+                                    : run_backward<Element::kFP16, HEAD_DIM>(params, stream);
 }
 
 }  // namespace bwd

@@ -10,8 +10,9 @@
 //   This IR models the score tile in the logical orientation S = Q K^T: rows
 //   are the step's 64 queries, columns the consumer's 64 keys. Everything
 //   from the score GEMM to dS sees [queries x keys] tiles:
-//     %s_issued = cuir.gemm_async %sQ_stage, %sK_wg transpose_b, at the
-//               score wgmma (gemm_key_query<T>(acc_s, ...)), and
+//     %s_issued = cuir.gemm_async %sQ_stage, %sK_wg transpose_b, ...
+//               acc_transposed, at the score wgmma (gemm_key_query<T>(acc_s,
+//               ...)): the registers hold S^T, as the source's; and
 //     %acc_s  = cuir.gemm_wait %s_issued pending 1: the unscaled S (a wgmma
 //               is cuir.gemm_async: cuir.gemm is mma.sync, whose verifier
 //               refuses the wgmma layouts);
@@ -76,7 +77,8 @@
 //   (cuir_kernels::DenseQTiles, cuir/kv_tiles.cuh) maps it to the query tile
 //   that is loaded and masked, the identity here: no op stands for it, and
 //   the TMA row, the mask row, the LSE / D rows and the dQ block read the
-//   virtual block m_min + k where the source reads q_tiles of it.
+//   virtual block m where the source reads q_tiles(m). The steps loop over
+//   m itself: [m_begin, m_unmasked_begin) masking, then up to m_end.
 // - The masking steps (a ragged KV tile, or for causal the query blocks
 //   crossing the diagonal) come first, then the unmasked ones; each loop has
 //   the step's body, the mask only in the first.
@@ -100,21 +102,21 @@
 // QB: bytes of Q (or dO) + LSE (or D) of a step, KVB: bytes of K + V, DQK: keys of a dQ GEMM (DQ_KEYS),
 // DQKS / DQCS: the first key / column of consumer c's dQ GEMM is c times this, DSB / DSBS / DST: the dS
 // barrier (DS_BARRIER or DS_WG_BARRIER + c) and its threads.
-cuir.launch_sequence @flash_bwd_sm90_bf16_d128 [@flash_bwd_sm90_bf16_d128_preprocess, @flash_bwd_sm90_bf16_d128_main, @flash_bwd_sm90_bf16_d128_convert_dq] loc("flash_bwd.cu":792:20 to 792:89)
+cuir.launch_sequence @flash_bwd_sm90_bf16_d128 [@flash_bwd_sm90_bf16_d128_preprocess, @flash_bwd_sm90_bf16_d128_main, @flash_bwd_sm90_bf16_d128_convert_dq] loc("flash_bwd.cu":796:20 to 796:94)
 
 // =============================== preprocess: D, LSE * log2 e, dQ accumulator zeroed ===============================
 cuir.kernel @flash_bwd_sm90_bf16_d128_preprocess(
-    %o: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "o"} loc("p.o"("flash_bwd.cu":183:33 to 183:84)),
-    %d_o: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "d_o"} loc("p.d_o"("flash_bwd.cu":183:33 to 183:84)),
-    %lse: memref<?x?x?xf32, #G> {cuir.arg = "lse"} loc("p.lse"("flash_bwd.cu":183:33 to 183:84)),
-    %ws_dq_accum: memref<?x?x?x128xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":183:86 to 183:104)),
-    %ws_lse_log2: memref<?x?x?xf32, #G> {cuir.arg = "workspace:lse_log2", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.lse_log2"("flash_bwd.cu":183:86 to 183:104)),
-    %ws_dpsum: memref<?x?x?xf32, #G> {cuir.arg = "workspace:dpsum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.dpsum"("flash_bwd.cu":183:86 to 183:104)),
-    %batch: index {cuir.arg = "B"} loc("p.batch"("flash_bwd.cu":183:33 to 183:84)),
-    %num_heads_q: index {cuir.arg = "Hq"} loc("p.num_heads_q"("flash_bwd.cu":183:33 to 183:84)),
-    %num_heads_kv: index {cuir.arg = "Hkv"} loc("p.num_heads_kv"("flash_bwd.cu":183:33 to 183:84)),
-    %seqlen_q: index {cuir.arg = "Nq"} loc("p.seqlen_q"("flash_bwd.cu":183:33 to 183:84)),
-    %seqlen_kv: index {cuir.arg = "Nkv"} loc("p.seqlen_kv"("flash_bwd.cu":183:33 to 183:84)))
+    %o: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "o"} loc("params.o"("flash_bwd.cu":183:33 to 183:89)),
+    %d_o: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "d_o"} loc("params.d_o"("flash_bwd.cu":183:33 to 183:89)),
+    %lse: memref<?x?x?xf32, #G> {cuir.arg = "lse"} loc("params.lse"("flash_bwd.cu":183:33 to 183:89)),
+    %ws_dq_accum: memref<?x?x?x128xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":183:91 to 183:109)),
+    %ws_lse_log2: memref<?x?x?xf32, #G> {cuir.arg = "workspace:lse_log2", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.lse_log2"("flash_bwd.cu":183:91 to 183:109)),
+    %ws_dpsum: memref<?x?x?xf32, #G> {cuir.arg = "workspace:dpsum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.dpsum"("flash_bwd.cu":183:91 to 183:109)),
+    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":183:33 to 183:89)),
+    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":183:33 to 183:89)),
+    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":183:33 to 183:89)),
+    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":183:33 to 183:89)),
+    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":183:33 to 183:89)))
     grid (b, hq, hkv, nq, nkv) -> (((nq ceildiv 64) * 64) ceildiv 16, hq, b)
     threads 256 arch "sm_90a" {
   %c0 = arith.constant 0 : index
@@ -133,24 +135,24 @@ cuir.kernel @flash_bwd_sm90_bf16_d128_preprocess(
   // ---- O and dO of the block's rows (a row past Nq reads nothing: 0) ----
   %o16 = cuir.elementwise (%zero) at [%b, %head_q, %row0, %c0]
       : (tensor<16x128xf32, #RACC>) -> tensor<16x128xbf16, #RACC> {
-  ^bb0(%x: f32 loc("o"("flash_bwd.cu":192:5 to 192:97)), %bi: index loc("batch"("flash_bwd.cu":185:3 to 185:53)), %hi: index loc("head_q"("flash_bwd.cu":185:3 to 185:53)), %qi: index loc("row"("flash_bwd.cu":186:3 to 186:102)), %ci: index loc("chunk"("flash_bwd.cu":187:3 to 187:51))):
-    %in = arith.cmpi slt, %qi, %seqlen_q : index loc("flash_bwd.cu":189:3 to 189:24)
-    %qc = arith.select %in, %qi, %c0 : index loc("flash_bwd.cu":189:3 to 189:24)
-    %v = memref.load %o[%bi, %qc, %hi, %ci] : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> loc("o"("flash_bwd.cu":192:5 to 192:97))
+  ^bb0(%x: f32 loc("o"("flash_bwd.cu":192:5 to 192:102)), %bi: index loc("batch"("flash_bwd.cu":185:3 to 185:53)), %hi: index loc("head_q"("flash_bwd.cu":185:3 to 185:53)), %qi: index loc("row"("flash_bwd.cu":186:3 to 186:102)), %ci: index loc("chunk"("flash_bwd.cu":187:3 to 187:51))):
+    %in = arith.cmpi slt, %qi, %seqlen_q : index loc("flash_bwd.cu":189:3 to 189:29)
+    %qc = arith.select %in, %qi, %c0 : index loc("flash_bwd.cu":189:3 to 189:29)
+    %v = memref.load %o[%bi, %qc, %hi, %ci] : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> loc("o"("flash_bwd.cu":192:5 to 192:102))
     %z = arith.constant 0.0 : bf16
-    %r = arith.select %in, %v, %z : bf16 loc("flash_bwd.cu":189:3 to 189:24)
-    cuir.yield %r : bf16 loc("o"("flash_bwd.cu":192:5 to 192:97))
-  } loc("o"("flash_bwd.cu":192:5 to 192:97))
+    %r = arith.select %in, %v, %z : bf16 loc("flash_bwd.cu":189:3 to 189:29)
+    cuir.yield %r : bf16 loc("o"("flash_bwd.cu":192:5 to 192:102))
+  } loc("o"("flash_bwd.cu":192:5 to 192:102))
   %do16 = cuir.elementwise (%zero) at [%b, %head_q, %row0, %c0]
       : (tensor<16x128xf32, #RACC>) -> tensor<16x128xbf16, #RACC> {
-  ^bb0(%x: f32 loc("d_o"("flash_bwd.cu":193:5 to 193:102)), %bi: index loc("batch"("flash_bwd.cu":185:3 to 185:53)), %hi: index loc("head_q"("flash_bwd.cu":185:3 to 185:53)), %qi: index loc("row"("flash_bwd.cu":186:3 to 186:102)), %ci: index loc("chunk"("flash_bwd.cu":187:3 to 187:51))):
-    %in = arith.cmpi slt, %qi, %seqlen_q : index loc("flash_bwd.cu":189:3 to 189:24)
-    %qc = arith.select %in, %qi, %c0 : index loc("flash_bwd.cu":189:3 to 189:24)
-    %v = memref.load %d_o[%bi, %qc, %hi, %ci] : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> loc("d_o"("flash_bwd.cu":193:5 to 193:102))
+  ^bb0(%x: f32 loc("d_o"("flash_bwd.cu":193:5 to 193:107)), %bi: index loc("batch"("flash_bwd.cu":185:3 to 185:53)), %hi: index loc("head_q"("flash_bwd.cu":185:3 to 185:53)), %qi: index loc("row"("flash_bwd.cu":186:3 to 186:102)), %ci: index loc("chunk"("flash_bwd.cu":187:3 to 187:51))):
+    %in = arith.cmpi slt, %qi, %seqlen_q : index loc("flash_bwd.cu":189:3 to 189:29)
+    %qc = arith.select %in, %qi, %c0 : index loc("flash_bwd.cu":189:3 to 189:29)
+    %v = memref.load %d_o[%bi, %qc, %hi, %ci] : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> loc("d_o"("flash_bwd.cu":193:5 to 193:107))
     %z = arith.constant 0.0 : bf16
-    %r = arith.select %in, %v, %z : bf16 loc("flash_bwd.cu":189:3 to 189:24)
-    cuir.yield %r : bf16 loc("d_o"("flash_bwd.cu":193:5 to 193:102))
-  } loc("d_o"("flash_bwd.cu":193:5 to 193:102))
+    %r = arith.select %in, %v, %z : bf16 loc("flash_bwd.cu":189:3 to 189:29)
+    cuir.yield %r : bf16 loc("d_o"("flash_bwd.cu":193:5 to 193:107))
+  } loc("d_o"("flash_bwd.cu":193:5 to 193:107))
 
   // ---- D = rowsum(dO * O) in fp32 ----
   %of = arith.extf %o16 : tensor<16x128xbf16, #RACC> to tensor<16x128xf32, #RACC> loc("a"("flash_bwd.cu":197:7 to 197:67))
@@ -162,10 +164,10 @@ cuir.kernel @flash_bwd_sm90_bf16_d128_preprocess(
   %lse_tile = cuir.elementwise (%zero) at [%b, %head_q, %row0, %c0]
       : (tensor<16x128xf32, #RACC>) -> tensor<16x128xf32, #RACC> {
   ^bb0(%x: f32 loc("lse"("flash_bwd.cu":208:5 to 208:22)), %bi: index loc("batch"("flash_bwd.cu":185:3 to 185:53)), %hi: index loc("head_q"("flash_bwd.cu":185:3 to 185:53)), %qi: index loc("row"("flash_bwd.cu":186:3 to 186:102)), %ci: index loc("chunk"("flash_bwd.cu":187:3 to 187:51))):
-    %in = arith.cmpi slt, %qi, %seqlen_q : index loc("lse"("flash_bwd.cu":209:9 to 209:27))
-    %qc = arith.select %in, %qi, %c0 : index loc("lse"("flash_bwd.cu":209:9 to 209:27))
-    %l = memref.load %lse[%bi, %hi, %qc] : memref<?x?x?xf32, #G> loc("lse"("flash_bwd.cu":209:28 to 209:108))
-    %lv = arith.select %in, %l, %ninf : f32 loc("lse"("flash_bwd.cu":209:9 to 209:116))
+    %in = arith.cmpi slt, %qi, %seqlen_q : index loc("lse"("flash_bwd.cu":209:9 to 209:32))
+    %qc = arith.select %in, %qi, %c0 : index loc("lse"("flash_bwd.cu":209:9 to 209:32))
+    %l = memref.load %lse[%bi, %hi, %qc] : memref<?x?x?xf32, #G> loc("lse"("flash_bwd.cu":209:33 to 209:128))
+    %lv = arith.select %in, %l, %ninf : f32 loc("lse"("flash_bwd.cu":209:9 to 209:136))
     %none = arith.cmpf oeq, %lv, %ninf : f32 loc("flash_bwd.cu":211:23 to 211:35)
     %scaled = arith.mulf %lv, %log2e : f32 loc("flash_bwd.cu":211:45 to 211:57)
     %r = arith.select %none, %pinf, %scaled : f32 loc("flash_bwd.cu":211:5 to 211:58)
@@ -175,37 +177,37 @@ cuir.kernel @flash_bwd_sm90_bf16_d128_preprocess(
   %lse_rows = cuir.reduce_rows max %lse_tile : tensor<16x128xf32, #RACC> -> tensor<16xf32, #RROW> loc("flash_bwd.cu":207:3 to 207:18)
 
   // ---- the workspace rows of (batch, head_q) ----
-  %rows_pad = memref.dim %ws_dpsum, %c2 : memref<?x?x?xf32, #G> loc("ws.rows_pad"("flash_bwd.cu":170:65 to 170:84))
+  %rows_pad = memref.dim %ws_dpsum, %c2 : memref<?x?x?xf32, #G> loc("ws.rows_pad"("flash_bwd.cu":170:70 to 170:89))
   %dpsum_head = memref.subview %ws_dpsum[%b, %head_q, 0] [1, 1, %rows_pad] [1, 1, 1]
-      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("at"("flash_bwd.cu":204:3 to 204:56))
+      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("at"("flash_bwd.cu":204:3 to 204:61))
   %lse_head = memref.subview %ws_lse_log2[%b, %head_q, 0] [1, 1, %rows_pad] [1, 1, 1]
-      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("at"("flash_bwd.cu":204:3 to 204:56))
+      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("at"("flash_bwd.cu":204:3 to 204:61))
   %dq_head = memref.subview %ws_dq_accum[%b, %head_q, 0, 0] [1, 1, %rows_pad, 128] [1, 1, 1, 1]
       : memref<?x?x?x128xf32, #G> to memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc("dq"("flash_bwd.cu":205:3 to 205:84))
   cuir.store %zero -> %dq_head[%row0, %c0] : tensor<16x128xf32, #RACC> -> memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc("dq"("flash_bwd.cu":206:3 to 206:51))
   cuir.store %d_rows -> %dpsum_head[%row0] : tensor<16xf32, #RROW> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("ws.dpsum"("flash_bwd.cu":210:5 to 210:24))
   cuir.store %lse_rows -> %lse_head[%row0] : tensor<16xf32, #RROW> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("ws.lse_log2"("flash_bwd.cu":211:5 to 211:58))
   cuir.return loc("flash_bwd.cu":203:3 to 203:34)
-} loc("flash_bwd_preprocess_kernel"("flash_bwd.cu":183:5 to 183:105))
+} loc("flash_bwd_preprocess_kernel"("flash_bwd.cu":183:5 to 183:110))
 
 // =============================== main: one block per (KV tile, KV head, batch) ===============================
 cuir.kernel @flash_bwd_sm90_bf16_d128_main(
-    %q: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "q"} loc("p.q"("flash_bwd.cu":712:27 to 712:78)),
-    %k: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "k"} loc("p.k"("flash_bwd.cu":712:27 to 712:78)),
-    %v: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "v"} loc("p.v"("flash_bwd.cu":712:27 to 712:78)),
-    %d_o: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "d_o"} loc("p.d_o"("flash_bwd.cu":712:27 to 712:78)),
-    %dk: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dk"} loc("p.dk"("flash_bwd.cu":712:27 to 712:78)),
-    %dv: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dv"} loc("p.dv"("flash_bwd.cu":712:27 to 712:78)),
-    %ws_dq_accum: memref<?x?x?x128xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":712:80 to 712:98)),
-    %ws_lse_log2: memref<?x?x?xf32, #G> {cuir.arg = "workspace:lse_log2", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.lse_log2"("flash_bwd.cu":712:80 to 712:98)),
-    %ws_dpsum: memref<?x?x?xf32, #G> {cuir.arg = "workspace:dpsum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.dpsum"("flash_bwd.cu":712:80 to 712:98)),
-    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("p.softmax_scale"("flash_bwd.cu":712:27 to 712:78)),
-    %causal: i1 {cuir.arg = "causal"} loc("IS_CAUSAL"("flash_bwd.cu":710:1 to 710:77)),
-    %batch: index {cuir.arg = "B"} loc("p.batch"("flash_bwd.cu":712:27 to 712:78)),
-    %num_heads_q: index {cuir.arg = "Hq"} loc("p.num_heads_q"("flash_bwd.cu":712:27 to 712:78)),
-    %num_heads_kv: index {cuir.arg = "Hkv"} loc("p.num_heads_kv"("flash_bwd.cu":712:27 to 712:78)),
-    %seqlen_q: index {cuir.arg = "Nq"} loc("p.seqlen_q"("flash_bwd.cu":712:27 to 712:78)),
-    %seqlen_kv: index {cuir.arg = "Nkv"} loc("p.seqlen_kv"("flash_bwd.cu":712:27 to 712:78)))
+    %q: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "q"} loc("params.q"("flash_bwd.cu":715:27 to 715:83)),
+    %k: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "k"} loc("params.k"("flash_bwd.cu":715:27 to 715:83)),
+    %v: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "v"} loc("params.v"("flash_bwd.cu":715:27 to 715:83)),
+    %d_o: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "d_o"} loc("params.d_o"("flash_bwd.cu":715:27 to 715:83)),
+    %dk: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dk"} loc("params.dk"("flash_bwd.cu":715:27 to 715:83)),
+    %dv: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dv"} loc("params.dv"("flash_bwd.cu":715:27 to 715:83)),
+    %ws_dq_accum: memref<?x?x?x128xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":715:85 to 715:103)),
+    %ws_lse_log2: memref<?x?x?xf32, #G> {cuir.arg = "workspace:lse_log2", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.lse_log2"("flash_bwd.cu":715:85 to 715:103)),
+    %ws_dpsum: memref<?x?x?xf32, #G> {cuir.arg = "workspace:dpsum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.dpsum"("flash_bwd.cu":715:85 to 715:103)),
+    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_bwd.cu":715:27 to 715:83)),
+    %causal: i1 {cuir.arg = "causal"} loc("IS_CAUSAL"("flash_bwd.cu":713:1 to 713:77)),
+    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":715:27 to 715:83)),
+    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":715:27 to 715:83)),
+    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":715:27 to 715:83)),
+    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":715:27 to 715:83)),
+    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":715:27 to 715:83)))
     grid (b, hq, hkv, nq, nkv) -> (nkv ceildiv 128, hkv, b)
     threads 384 arch "sm_90a" {
   %c0 = arith.constant 0 : index
@@ -223,50 +225,49 @@ cuir.kernel @flash_bwd_sm90_bf16_d128_main(
   %cDSBS = arith.constant 0 : index loc("T::DQ_SPLIT_COLUMNS ? 0 : 1")
 
   // ---- block coordinates ----
-  %n_block = cuir.block_id x loc("block.n_block"("flash_bwd.cu":718:3 to 718:43))
-  %head_kv = cuir.block_id y loc("block.head_kv"("flash_bwd.cu":718:3 to 718:43))
-  %b = cuir.block_id z loc("block.batch"("flash_bwd.cu":718:3 to 718:43))
+  %n_block = cuir.block_id x loc("block.n_block"("flash_bwd.cu":721:3 to 721:48))
+  %head_kv = cuir.block_id y loc("block.head_kv"("flash_bwd.cu":721:3 to 721:48))
+  %b = cuir.block_id z loc("batch"("flash_bwd.cu":722:3 to 722:83))
 
   // ---- query_blocks<T, IS_CAUSAL>: virtual query blocks [m_min, m_max) see a key of the tile, [m_min, m_unmasked) need the mask ----
-  %m_blocks = arith.ceildivui %seqlen_q, %c64 : index loc(callsite("m_blocks"("flash_bwd.cu":281:3 to 281:67) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %key0 = arith.muli %n_block, %c128 : index loc(callsite("key0"("flash_bwd.cu":282:3 to 282:41) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %key_end = arith.addi %key0, %c128 : index loc(callsite("key_last"("flash_bwd.cu":283:3 to 283:64) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %key_end_c = arith.minsi %key_end, %seqlen_kv : index loc(callsite("key_last"("flash_bwd.cu":283:3 to 283:64) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %key_last = arith.subi %key_end_c, %c1 : index loc(callsite("key_last"("flash_bwd.cu":283:3 to 283:64) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %ragged = arith.cmpi sgt, %key_end, %seqlen_kv : index loc(callsite("ragged"("flash_bwd.cu":284:3 to 284:55) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %full_unmasked = arith.select %ragged, %m_blocks, %c0 : index loc(callsite("flash_bwd.cu":285:3 to 285:47 at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %offset = arith.subi %seqlen_kv, %seqlen_q : index loc(callsite("offset"("flash_bwd.cu":286:3 to 286:47) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %first_row = arith.subi %key0, %offset : index loc(callsite("first_row"("flash_bwd.cu":287:3 to 287:39) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %last_q = arith.subi %seqlen_q, %c1 : index loc(callsite("flash_bwd.cu":288:7 to 288:33 at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %no_rows = arith.cmpi sgt, %first_row, %last_q : index loc(callsite("flash_bwd.cu":288:3 to 288:41 at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %first_row_c = arith.maxsi %first_row, %c0 : index loc(callsite("m_min"("flash_bwd.cu":289:3 to 289:52) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %c_min = arith.divsi %first_row_c, %c64 : index loc(callsite("m_min"("flash_bwd.cu":289:3 to 289:52) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %akr = arith.subi %key_last, %offset : index loc(callsite("all_keys_row"("flash_bwd.cu":290:3 to 290:54) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %all_keys_row = arith.maxsi %akr, %c0 : index loc(callsite("all_keys_row"("flash_bwd.cu":290:3 to 290:54) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %akr_up = arith.addi %all_keys_row, %c63 : index loc(callsite("m_unmasked"("flash_bwd.cu":291:54 to 291:98) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %akr_blk = arith.divsi %akr_up, %c64 : index loc(callsite("m_unmasked"("flash_bwd.cu":291:54 to 291:98) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %akr_min = arith.maxsi %akr_blk, %c_min : index loc(callsite("m_unmasked"("flash_bwd.cu":291:50 to 291:106) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %akr_max = arith.minsi %akr_min, %m_blocks : index loc(callsite("m_unmasked"("flash_bwd.cu":291:46 to 291:117) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %c_unmasked = arith.select %ragged, %m_blocks, %akr_max : index loc(callsite("m_unmasked"("flash_bwd.cu":291:3 to 291:118) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %c_min2 = arith.select %no_rows, %c0, %c_min : index loc(callsite("flash_bwd.cu":288:3 to 288:41 at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %c_unmasked2 = arith.select %no_rows, %c0, %c_unmasked : index loc(callsite("flash_bwd.cu":288:3 to 288:41 at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %c_max2 = arith.select %no_rows, %c0, %m_blocks : index loc(callsite("flash_bwd.cu":288:3 to 288:41 at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %m_min = arith.select %causal, %c_min2, %c0 : index loc(callsite("flash_bwd.cu":285:3 to 285:28 at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %m_unmasked = arith.select %causal, %c_unmasked2, %full_unmasked : index loc(callsite("flash_bwd.cu":285:3 to 285:28 at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %m_max = arith.select %causal, %c_max2, %m_blocks : index loc(callsite("flash_bwd.cu":285:3 to 285:28 at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %num_steps = arith.subi %m_max, %m_min : index loc("flash_bwd.cu":272:30 to 272:51)
-  %num_masking_steps = arith.subi %m_unmasked, %m_min : index loc("flash_bwd.cu":273:30 to 273:59)
+  %m_blocks = arith.ceildivui %seqlen_q, %c64 : index loc(callsite("m_blocks"("flash_bwd.cu":279:3 to 279:72) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %key0 = arith.muli %n_block, %c128 : index loc(callsite("key0"("flash_bwd.cu":280:3 to 280:41) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %key_end = arith.addi %key0, %c128 : index loc(callsite("key_last"("flash_bwd.cu":281:3 to 281:69) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %key_end_c = arith.minsi %key_end, %seqlen_kv : index loc(callsite("key_last"("flash_bwd.cu":281:3 to 281:69) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %key_last = arith.subi %key_end_c, %c1 : index loc(callsite("key_last"("flash_bwd.cu":281:3 to 281:69) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %ragged = arith.cmpi sgt, %key_end, %seqlen_kv : index loc(callsite("ragged"("flash_bwd.cu":282:3 to 282:60) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %full_unmasked = arith.select %ragged, %m_blocks, %c0 : index loc(callsite("flash_bwd.cu":283:3 to 283:47 at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %offset = arith.subi %seqlen_kv, %seqlen_q : index loc(callsite("offset"("flash_bwd.cu":284:3 to 284:57) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %first_row = arith.subi %key0, %offset : index loc(callsite("first_row"("flash_bwd.cu":285:3 to 285:39) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %last_q = arith.subi %seqlen_q, %c1 : index loc(callsite("flash_bwd.cu":286:7 to 286:38 at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %no_rows = arith.cmpi sgt, %first_row, %last_q : index loc(callsite("flash_bwd.cu":286:3 to 286:46 at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %first_row_c = arith.maxsi %first_row, %c0 : index loc(callsite("m_min"("flash_bwd.cu":287:3 to 287:52) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %c_min = arith.divsi %first_row_c, %c64 : index loc(callsite("m_min"("flash_bwd.cu":287:3 to 287:52) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %akr = arith.subi %key_last, %offset : index loc(callsite("all_keys_row"("flash_bwd.cu":288:3 to 288:54) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %all_keys_row = arith.maxsi %akr, %c0 : index loc(callsite("all_keys_row"("flash_bwd.cu":288:3 to 288:54) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %akr_up = arith.addi %all_keys_row, %c63 : index loc(callsite("m_unmasked"("flash_bwd.cu":289:54 to 289:98) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %akr_blk = arith.divsi %akr_up, %c64 : index loc(callsite("m_unmasked"("flash_bwd.cu":289:54 to 289:98) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %akr_min = arith.maxsi %akr_blk, %c_min : index loc(callsite("m_unmasked"("flash_bwd.cu":289:50 to 289:106) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %akr_max = arith.minsi %akr_min, %m_blocks : index loc(callsite("m_unmasked"("flash_bwd.cu":289:46 to 289:117) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %c_unmasked = arith.select %ragged, %m_blocks, %akr_max : index loc(callsite("m_unmasked"("flash_bwd.cu":289:3 to 289:118) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %c_min2 = arith.select %no_rows, %c0, %c_min : index loc(callsite("flash_bwd.cu":286:3 to 286:46 at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %c_unmasked2 = arith.select %no_rows, %c0, %c_unmasked : index loc(callsite("flash_bwd.cu":286:3 to 286:46 at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %c_max2 = arith.select %no_rows, %c0, %m_blocks : index loc(callsite("flash_bwd.cu":286:3 to 286:46 at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %m_min = arith.select %causal, %c_min2, %c0 : index loc(callsite("flash_bwd.cu":283:3 to 283:28 at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %m_unmasked = arith.select %causal, %c_unmasked2, %full_unmasked : index loc(callsite("flash_bwd.cu":283:3 to 283:28 at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %m_max = arith.select %causal, %c_max2, %m_blocks : index loc(callsite("flash_bwd.cu":283:3 to 283:28 at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %num_steps = arith.subi %m_max, %m_min : index loc("flash_bwd.cu":273:30 to 273:51)
 
   // ---- the GQA group, the sequence views ----
-  %group = arith.divui %num_heads_q, %num_heads_kv : index loc("group"("flash_bwd.cu":684:3 to 684:52))
-  %head_q0 = arith.muli %head_kv, %group : index loc("head_q"("flash_bwd.cu":686:8 to 686:36))
-  %head_end = arith.addi %head_q0, %group : index loc("flash_bwd.cu":686:38 to 686:68)
-  %last_key_offset = arith.select %causal, %offset, %seqlen_kv : index loc("ctx.last_key_offset"("flash_bwd.cu":757:5 to 757:78))
-  %rows_pad = memref.dim %ws_dpsum, %c2 : memref<?x?x?xf32, #G> loc("ws.rows_pad"("flash_bwd.cu":170:65 to 170:84))
+  %group = arith.divui %num_heads_q, %num_heads_kv : index loc("group"("flash_bwd.cu":687:3 to 687:62))
+  %head_q0 = arith.muli %head_kv, %group : index loc("head_q"("flash_bwd.cu":689:8 to 689:36))
+  %head_end = arith.addi %head_q0, %group : index loc("flash_bwd.cu":689:38 to 689:68)
+  %last_key_offset = arith.select %causal, %offset, %seqlen_kv : index loc("ctx.last_key_offset"("flash_bwd.cu":761:5 to 761:93))
+  %rows_pad = memref.dim %ws_dpsum, %c2 : memref<?x?x?xf32, #G> loc("ws.rows_pad"("flash_bwd.cu":170:70 to 170:89))
   %k_head = memref.subview %k[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 128] [1, 1, 1, 1]
-      : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("maps.k"("flash_bwd.cu":777:11 to 777:37))
+      : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("maps.k"("flash_bwd.cu":781:11 to 781:42))
   %v_head = memref.subview %v[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 128] [1, 1, 1, 1]
-      : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("maps.v"("flash_bwd.cu":780:11 to 780:37))
+      : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("maps.v"("flash_bwd.cu":784:11 to 784:42))
 
   // ---- shared memory: K, V [BLOCK_N][d]; Q, dO [STAGES][BLOCK_M][d]; dS^T [2][BLOCK_N][BLOCK_M]; dQ [2][64][64] fp32; LSE, D [STAGES][BLOCK_M]; the mbarriers ----
   %sK = cuir.alloc {swizzle = 128} : memref<128x128xbf16, #S> loc("sK"("flash_bwd.cu":103:24 to 103:37))
@@ -277,342 +278,339 @@ cuir.kernel @flash_bwd_sm90_bf16_d128_main(
   %sdQ = cuir.alloc : memref<2x64x64xf32, #S> loc("sdQ"("flash_bwd.cu":108:24 to 108:67))
   %sLSE = cuir.alloc : memref<2x64xf32, #S> loc("sLSE"("flash_bwd.cu":109:24 to 109:78))
   %sdPsum = cuir.alloc : memref<2x64xf32, #S> loc("sdPsum"("flash_bwd.cu":110:24 to 110:72))
-  %kv_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<1> loc("bars->kv_full"("flash_bwd.cu":727:5 to 727:37))
-  %q_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<2> loc("bars->q_full"("flash_bwd.cu":730:7 to 730:41))
-  %do_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<2> loc("bars->do_full"("flash_bwd.cu":731:7 to 731:42))
-  %q_empty = cuir.barrier.init arrivals 2 : !cuir.mbarrier<2> loc("bars->q_empty"("flash_bwd.cu":732:7 to 732:64))
+  %kv_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<1> loc("bars->kv_full"("flash_bwd.cu":730:5 to 730:37))
+  %q_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<2> loc("bars->q_full"("flash_bwd.cu":733:7 to 733:41))
+  %do_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<2> loc("bars->do_full"("flash_bwd.cu":734:7 to 734:42))
+  %q_empty = cuir.barrier.init arrivals 2 : !cuir.mbarrier<2> loc("bars->q_empty"("flash_bwd.cu":735:7 to 735:64))
 
   // =============================== producer: warp 0, one elected thread ===============================
   cuir.bind warp [0] role producer {
-    cuir.barrier.arrive %kv_full[%c0] expect_tx 65536 : !cuir.mbarrier<1> loc("flash_bwd.cu":333:3 to 333:66)
+    cuir.barrier.arrive %kv_full[%c0] expect_tx 65536 : !cuir.mbarrier<1> loc("flash_bwd.cu":331:3 to 331:66)
     cuir.copy_async tma %k_head[%key0, %c0] -> %sK barrier %kv_full[%c0]
-        : memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> -> memref<128x128xbf16, #S>, !cuir.mbarrier<1> loc("sK"("flash_bwd.cu":336:5 to 336:71))
+        : memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> -> memref<128x128xbf16, #S>, !cuir.mbarrier<1> loc("sK"("flash_bwd.cu":334:5 to 334:71))
     cuir.copy_async tma %v_head[%key0, %c0] -> %sV barrier %kv_full[%c0]
-        : memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> -> memref<128x128xbf16, #S>, !cuir.mbarrier<1> loc("sV"("flash_bwd.cu":338:5 to 338:71))
+        : memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> -> memref<128x128xbf16, #S>, !cuir.mbarrier<1> loc("sV"("flash_bwd.cu":336:5 to 336:71))
     %i_p = scf.for %head_q = %head_q0 to %head_end step %c1 iter_args(%i_h = %c0) -> (index) {
       %q_head = memref.subview %q[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 128] [1, 1, 1, 1]
-          : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("maps.q"("flash_bwd.cu":771:21 to 771:47))
+          : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("maps.q"("flash_bwd.cu":775:21 to 775:52))
       %do_head = memref.subview %d_o[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 128] [1, 1, 1, 1]
-          : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("maps.d_o"("flash_bwd.cu":774:11 to 774:41))
+          : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("maps.d_o"("flash_bwd.cu":778:11 to 778:46))
       %lse_head = memref.subview %ws_lse_log2[%b, %head_q, 0] [1, 1, %rows_pad] [1, 1, 1]
-          : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("at"("flash_bwd.cu":313:3 to 313:56))
+          : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("at"("flash_bwd.cu":311:3 to 311:61))
       %dpsum_head = memref.subview %ws_dpsum[%b, %head_q, 0] [1, 1, %rows_pad] [1, 1, 1]
-          : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("at"("flash_bwd.cu":313:3 to 313:56))
-      %i_k = scf.for %kk = %c0 to %num_steps step %c1 iter_args(%i = %i_h) -> (index) {
-        %m_tile = arith.addi %m_min, %kk : index loc(callsite("flash_bwd.cu":275:63 to 275:80 at "flash_bwd.cu":345:57 to 345:88))
+          : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("at"("flash_bwd.cu":311:3 to 311:61))
+      %i_k = scf.for %m = %m_min to %m_max step %c1 iter_args(%i = %i_h) -> (index) {
         // producer_load_step: Q + LSE and dO + D of step i into stage i % STAGES, once both consumers released it.
-        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_bwd.cu":310:3 to 310:35) at "flash_bwd.cu":345:7 to 345:55))
-        %round = arith.divui %i, %cST : index loc(callsite("flash_bwd.cu":311:40 to 311:65 at "flash_bwd.cu":345:7 to 345:55))
-        %phase = arith.remui %round, %c2 : index loc(callsite("flash_bwd.cu":311:40 to 311:65 at "flash_bwd.cu":345:7 to 345:55))
-        %free = arith.xori %phase, %c1 : index loc(callsite("flash_bwd.cu":311:40 to 311:65 at "flash_bwd.cu":345:7 to 345:55))
-        cuir.barrier.wait %q_empty[%stage], %free : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":311:3 to 311:66 at "flash_bwd.cu":345:7 to 345:55))
-        %row = arith.muli %m_tile, %c64 : index loc(callsite("row"("flash_bwd.cu":312:3 to 312:39) at "flash_bwd.cu":345:7 to 345:55))
+        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_bwd.cu":308:3 to 308:35) at "flash_bwd.cu":343:7 to 343:60))
+        %round = arith.divui %i, %cST : index loc(callsite("flash_bwd.cu":309:40 to 309:65 at "flash_bwd.cu":343:7 to 343:60))
+        %phase = arith.remui %round, %c2 : index loc(callsite("flash_bwd.cu":309:40 to 309:65 at "flash_bwd.cu":343:7 to 343:60))
+        %free = arith.xori %phase, %c1 : index loc(callsite("flash_bwd.cu":309:40 to 309:65 at "flash_bwd.cu":343:7 to 343:60))
+        cuir.barrier.wait %q_empty[%stage], %free : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":309:3 to 309:66 at "flash_bwd.cu":343:7 to 343:60))
+        %row = arith.muli %m, %c64 : index loc(callsite("row"("flash_bwd.cu":310:3 to 310:39) at "flash_bwd.cu":343:7 to 343:60))
         %sQ_stage = memref.subview %sQ[%stage, 0, 0] [1, 64, 128] [1, 1, 1]
-            : memref<2x64x128xbf16, #S> to memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sQ"("flash_bwd.cu":317:17 to 317:87) at "flash_bwd.cu":345:7 to 345:55))
+            : memref<2x64x128xbf16, #S> to memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sQ"("flash_bwd.cu":315:17 to 315:87) at "flash_bwd.cu":343:7 to 343:60))
         %sLSE_stage = memref.subview %sLSE[%stage, 0] [1, 64] [1, 1]
-            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("sLSE"("flash_bwd.cu":319:13 to 319:57) at "flash_bwd.cu":345:7 to 345:55))
-        cuir.barrier.arrive %q_full[%stage] expect_tx 16640 : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":314:3 to 314:82 at "flash_bwd.cu":345:7 to 345:55))
+            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("sLSE"("flash_bwd.cu":317:13 to 317:57) at "flash_bwd.cu":343:7 to 343:60))
+        cuir.barrier.arrive %q_full[%stage] expect_tx 16640 : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":312:3 to 312:82 at "flash_bwd.cu":343:7 to 343:60))
         cuir.copy_async tma %q_head[%row, %c0] -> %sQ_stage barrier %q_full[%stage]
-            : memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> -> memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, !cuir.mbarrier<2> loc(callsite("sQ"("flash_bwd.cu":317:5 to 317:96) at "flash_bwd.cu":345:7 to 345:55))
+            : memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> -> memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, !cuir.mbarrier<2> loc(callsite("sQ"("flash_bwd.cu":315:5 to 315:96) at "flash_bwd.cu":343:7 to 343:60))
         cuir.copy_async tma %lse_head[%row] -> %sLSE_stage barrier %q_full[%stage]
-            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S>, !cuir.mbarrier<2> loc(callsite("sLSE"("flash_bwd.cu":319:3 to 319:112) at "flash_bwd.cu":345:7 to 345:55))
+            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S>, !cuir.mbarrier<2> loc(callsite("sLSE"("flash_bwd.cu":317:3 to 317:112) at "flash_bwd.cu":343:7 to 343:60))
         %sdO_stage = memref.subview %sdO[%stage, 0, 0] [1, 64, 128] [1, 1, 1]
-            : memref<2x64x128xbf16, #S> to memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sdO"("flash_bwd.cu":323:17 to 323:88) at "flash_bwd.cu":345:7 to 345:55))
+            : memref<2x64x128xbf16, #S> to memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sdO"("flash_bwd.cu":321:17 to 321:88) at "flash_bwd.cu":343:7 to 343:60))
         %sdPsum_stage = memref.subview %sdPsum[%stage, 0] [1, 64] [1, 1]
-            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("sdPsum"("flash_bwd.cu":325:13 to 325:59) at "flash_bwd.cu":345:7 to 345:55))
-        cuir.barrier.arrive %do_full[%stage] expect_tx 16640 : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":320:3 to 320:83 at "flash_bwd.cu":345:7 to 345:55))
+            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("sdPsum"("flash_bwd.cu":323:13 to 323:59) at "flash_bwd.cu":343:7 to 343:60))
+        cuir.barrier.arrive %do_full[%stage] expect_tx 16640 : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":318:3 to 318:83 at "flash_bwd.cu":343:7 to 343:60))
         cuir.copy_async tma %do_head[%row, %c0] -> %sdO_stage barrier %do_full[%stage]
-            : memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> -> memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, !cuir.mbarrier<2> loc(callsite("sdO"("flash_bwd.cu":323:5 to 323:99) at "flash_bwd.cu":345:7 to 345:55))
+            : memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> -> memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, !cuir.mbarrier<2> loc(callsite("sdO"("flash_bwd.cu":321:5 to 321:99) at "flash_bwd.cu":343:7 to 343:60))
         cuir.copy_async tma %dpsum_head[%row] -> %sdPsum_stage barrier %do_full[%stage]
-            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S>, !cuir.mbarrier<2> loc(callsite("sdPsum"("flash_bwd.cu":325:3 to 325:112) at "flash_bwd.cu":345:7 to 345:55))
-        %i_next = arith.addi %i, %c1 : index loc("flash_bwd.cu":344:44 to 344:53)
-        scf.yield %i_next : index loc("flash_bwd.cu":344:5 to 344:53)
-      } loc("flash_bwd.cu":344:5 to 344:53)
-      scf.yield %i_k : index loc("flash_bwd.cu":343:3 to 343:79)
-    } loc("flash_bwd.cu":343:3 to 343:79)
-    cuir.yield loc("flash_bwd.cu":742:7 to 742:84)
-  } loc("flash_bwd.cu":741:5 to 741:51)
+            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S>, !cuir.mbarrier<2> loc(callsite("sdPsum"("flash_bwd.cu":323:3 to 323:112) at "flash_bwd.cu":343:7 to 343:60))
+        %i_next = arith.addi %i, %c1 : index loc("flash_bwd.cu":342:50 to 342:59)
+        scf.yield %i_next : index loc("flash_bwd.cu":342:5 to 342:59)
+      } loc("flash_bwd.cu":342:5 to 342:59)
+      scf.yield %i_k : index loc("flash_bwd.cu":341:3 to 341:79)
+    } loc("flash_bwd.cu":341:3 to 341:79)
+    cuir.yield loc("flash_bwd.cu":745:7 to 745:89)
+  } loc("flash_bwd.cu":744:5 to 744:51)
 
   // =============================== dQ writer: warp 1 ===============================
   cuir.bind warp [1] role producer {
-    %steps = arith.muli %group, %num_steps : index loc("steps"("flash_bwd.cu":374:3 to 374:47))
+    %steps = arith.muli %group, %num_steps : index loc("steps"("flash_bwd.cu":372:3 to 372:47))
     %i_w = scf.for %head_q = %head_q0 to %head_end step %c1 iter_args(%i_h = %c0) -> (index) {
       %dq_head = memref.subview %ws_dq_accum[%b, %head_q, 0, 0] [1, 1, %rows_pad, 128] [1, 1, 1, 1]
-          : memref<?x?x?x128xf32, #G> to memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc("dq_block"("flash_bwd.cu":379:7 to 379:60))
-      %i_k = scf.for %kk = %c0 to %num_steps step %c1 iter_args(%i = %i_h) -> (index) {
-        %m_tile = arith.addi %m_min, %kk : index loc(callsite("flash_bwd.cu":275:63 to 275:80 at "flash_bwd.cu":378:59 to 378:90))
-        %row_at = arith.muli %m_tile, %c64 : index loc("row_at"("flash_bwd.cu":378:59 to 378:103))
-        %i_next = arith.addi %i, %c1 : index loc("flash_bwd.cu":377:44 to 377:53)
-        %more = arith.cmpi slt, %i_next, %steps : index loc("flash_bwd.cu":396:9 to 396:27)
+          : memref<?x?x?x128xf32, #G> to memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc("dq_block"("flash_bwd.cu":377:7 to 377:60))
+      %i_k = scf.for %m = %m_min to %m_max step %c1 iter_args(%i = %i_h) -> (index) {
+        %row_at = arith.muli %m, %c64 : index loc("row_at"("flash_bwd.cu":376:64 to 376:87))
+        %i_next = arith.addi %i, %c1 : index loc("flash_bwd.cu":375:50 to 375:59)
+        %more = arith.cmpi slt, %i_next, %steps : index loc("flash_bwd.cu":394:9 to 394:27)
         scf.for %c = %c0 to %c2 step %c1 {
-          %full_id = arith.addi %c6, %c : index loc("flash_bwd.cu":384:9 to 384:68)
-          cuir.barrier.named %full_id threads 160 loc("flash_bwd.cu":384:9 to 384:68)
+          %full_id = arith.addi %c6, %c : index loc("flash_bwd.cu":382:9 to 382:68)
+          cuir.barrier.named %full_id threads 160 loc("flash_bwd.cu":382:9 to 382:68)
           %sdQ_c = memref.subview %sdQ[%c, 0, 0] [1, 64, 64] [1, 1, 1]
-              : memref<2x64x64xf32, #S> to memref<64x64xf32, strided<[64, 1], offset: ?>, #S> loc("flash_bwd.cu":387:31 to 387:105)
+              : memref<2x64x64xf32, #S> to memref<64x64xf32, strided<[64, 1], offset: ?>, #S> loc("flash_bwd.cu":385:31 to 385:105)
           // The bulk reduction: the tile read from shared memory, added into the workspace.
-          %dq_tile = cuir.load %sdQ_c : memref<64x64xf32, strided<[64, 1], offset: ?>, #S> -> tensor<64x64xf32, #WACC> loc("flash_bwd.cu":386:11 to 386:90)
-          %col = arith.muli %c, %cDQCS : index loc("flash_bwd.cu":386:43 to 386:88)
-          cuir.atomic_add %dq_tile -> %dq_head[%row_at, %col] : tensor<64x64xf32, #WACC> -> memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc("flash_bwd.cu":386:11 to 386:90)
+          %dq_tile = cuir.load %sdQ_c : memref<64x64xf32, strided<[64, 1], offset: ?>, #S> -> tensor<64x64xf32, #WACC> loc("flash_bwd.cu":384:11 to 384:90)
+          %col = arith.muli %c, %cDQCS : index loc("flash_bwd.cu":384:43 to 384:88)
+          cuir.atomic_add %dq_tile -> %dq_head[%row_at, %col] : tensor<64x64xf32, #WACC> -> memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc("flash_bwd.cu":384:11 to 384:90)
           scf.if %more {
-            %empty_id = arith.addi %c4, %c : index loc("flash_bwd.cu":396:28 to 396:90)
-            cuir.barrier.named %empty_id threads 160 arrive loc("flash_bwd.cu":396:28 to 396:90)
-            scf.yield loc("flash_bwd.cu":396:9 to 396:27)
-          } loc("flash_bwd.cu":396:9 to 396:27)
-          scf.yield loc("flash_bwd.cu":383:7 to 383:49)
-        } loc("flash_bwd.cu":383:7 to 383:49)
-        scf.yield %i_next : index loc("flash_bwd.cu":377:5 to 377:53)
-      } loc("flash_bwd.cu":377:5 to 377:53)
-      scf.yield %i_k : index loc("flash_bwd.cu":376:3 to 376:79)
-    } loc("flash_bwd.cu":376:3 to 376:79)
-    cuir.yield loc("flash_bwd.cu":744:7 to 744:106)
-  } loc("flash_bwd.cu":743:5 to 743:36)
+            %empty_id = arith.addi %c4, %c : index loc("flash_bwd.cu":394:28 to 394:90)
+            cuir.barrier.named %empty_id threads 160 arrive loc("flash_bwd.cu":394:28 to 394:90)
+            scf.yield loc("flash_bwd.cu":394:9 to 394:27)
+          } loc("flash_bwd.cu":394:9 to 394:27)
+          scf.yield loc("flash_bwd.cu":381:7 to 381:49)
+        } loc("flash_bwd.cu":381:7 to 381:49)
+        scf.yield %i_next : index loc("flash_bwd.cu":375:5 to 375:59)
+      } loc("flash_bwd.cu":375:5 to 375:59)
+      scf.yield %i_k : index loc("flash_bwd.cu":374:3 to 374:79)
+    } loc("flash_bwd.cu":374:3 to 374:79)
+    cuir.yield loc("flash_bwd.cu":747:7 to 747:111)
+  } loc("flash_bwd.cu":746:5 to 746:36)
 
   // =============================== consumer warpgroups 1 and 2 ===============================
   cuir.bind warpgroup [1, 2] role consumer regs 232 {
-    %consumer = cuir.worker_id loc("ctx.consumer"("flash_bwd.cu":751:5 to 751:30))
-    %kv_rows = arith.muli %consumer, %c64 : index loc("kv_rows"("flash_bwd.cu":567:3 to 567:60))
+    %consumer = cuir.worker_id loc("ctx.consumer"("flash_bwd.cu":754:5 to 754:30))
+    %kv_rows = arith.muli %consumer, %c64 : index loc("kv_rows"("flash_bwd.cu":570:3 to 570:60))
     // The first key of this warpgroup's 64: a column of the score tile here (a row in the source).
-    %kv0 = arith.addi %key0, %kv_rows : index loc("ctx.key_row0"("flash_bwd.cu":754:5 to 754:68))
+    %kv0 = arith.addi %key0, %kv_rows : index loc("ctx.wg_key0"("flash_bwd.cu":757:5 to 757:68))
     %sK_wg = memref.subview %sK[%kv_rows, 0] [64, 128] [1, 1]
-        : memref<128x128xbf16, #S> to memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc("flash_bwd.cu":576:28 to 576:62)
+        : memref<128x128xbf16, #S> to memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc("flash_bwd.cu":579:28 to 579:62)
     %sV_wg = memref.subview %sV[%kv_rows, 0] [64, 128] [1, 1]
-        : memref<128x128xbf16, #S> to memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc("flash_bwd.cu":578:29 to 578:63)
+        : memref<128x128xbf16, #S> to memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc("flash_bwd.cu":581:29 to 581:63)
     // dQ = dS K of this warpgroup: keys [dq_key0, dq_key0 + DQ_KEYS), columns [dq_slab * 64, + 64).
-    %dq_key0 = arith.muli %consumer, %cDQKS : index loc("dq_key0"("flash_bwd.cu":607:3 to 607:75))
-    %dq_col0 = arith.muli %consumer, %cDQCS : index loc("dq_slab"("flash_bwd.cu":608:3 to 608:62))
+    %dq_key0 = arith.muli %consumer, %cDQKS : index loc("dq_key0"("flash_bwd.cu":610:3 to 610:75))
+    %dq_col0 = arith.muli %consumer, %cDQCS : index loc("dq_slab"("flash_bwd.cu":611:3 to 611:62))
     %sK_dq = memref.subview %sK[%dq_key0, %dq_col0] [128, 64] [1, 1]
-        : memref<128x128xbf16, #S> to memref<128x64xbf16, strided<[128, 1], offset: ?>, #S> loc("flash_bwd.cu":610:14 to 610:83)
-    %ds_bar_c = arith.muli %consumer, %cDSBS : index loc("flash_bwd.cu":603:5 to 603:58)
-    %ds_bar = arith.addi %cDSB, %ds_bar_c : index loc("flash_bwd.cu":603:5 to 603:58)
-    %dq_empty_id = arith.addi %c4, %consumer : index loc("flash_bwd.cu":620:14 to 620:85)
-    %dq_full_id = arith.addi %c6, %consumer : index loc("flash_bwd.cu":623:3 to 623:75)
+        : memref<128x128xbf16, #S> to memref<128x64xbf16, strided<[128, 1], offset: ?>, #S> loc("flash_bwd.cu":613:14 to 613:83)
+    %ds_bar_c = arith.muli %consumer, %cDSBS : index loc("flash_bwd.cu":606:5 to 606:58)
+    %ds_bar = arith.addi %cDSB, %ds_bar_c : index loc("flash_bwd.cu":606:5 to 606:58)
+    %dq_empty_id = arith.addi %c4, %consumer : index loc("flash_bwd.cu":623:14 to 623:85)
+    %dq_full_id = arith.addi %c6, %consumer : index loc("flash_bwd.cu":626:3 to 626:75)
     %sdQ_wg = memref.subview %sdQ[%consumer, 0, 0] [1, 64, 64] [1, 1, 1]
-        : memref<2x64x64xf32, #S> to memref<64x64xf32, strided<[64, 1], offset: ?>, #S> loc("dst"("flash_bwd.cu":550:44 to 550:100))
+        : memref<2x64x64xf32, #S> to memref<64x64xf32, strided<[64, 1], offset: ?>, #S> loc("dst"("flash_bwd.cu":549:44 to 549:100))
 
     // ---- constants of the steps; dK, dV in registers over all of them ----
-    %log2e = arith.constant 1.44269502 : f32 loc("ctx.scale_log2"("flash_bwd.cu":758:5 to 758:47))
-    %scale_log2 = arith.mulf %softmax_scale, %log2e : f32 loc("ctx.scale_log2"("flash_bwd.cu":758:5 to 758:47))
-    %scale_tile = tensor.splat %scale_log2 : tensor<64x64xf32, #WACC> loc("ctx.scale_log2"("flash_bwd.cu":758:5 to 758:47))
-    %ninf = arith.constant 0xFF800000 : f32 loc("flash_bwd.cu":488:87 to 488:92)
-    %zero_s = arith.constant dense<0.0> : tensor<64x64xf32, #WACC> loc("acc_s"("flash_bwd.cu":574:3 to 574:45))
-    %zero_dq = arith.constant dense<0.0> : tensor<64x64xf32, #WACC> loc("acc_dq"("flash_bwd.cu":606:3 to 606:28))
-    %acc_init = arith.constant dense<0.0> : tensor<64x128xf32, #WACC> loc("flash_bwd.cu":682:41 to 682:68)
-    cuir.barrier.wait %kv_full[%c0], %c0 : !cuir.mbarrier<1> loc("flash_bwd.cu":683:3 to 683:35)
+    %log2e = arith.constant 1.44269502 : f32 loc("ctx.scale_log2"("flash_bwd.cu":762:5 to 762:52))
+    %scale_log2 = arith.mulf %softmax_scale, %log2e : f32 loc("ctx.scale_log2"("flash_bwd.cu":762:5 to 762:52))
+    %scale_tile = tensor.splat %scale_log2 : tensor<64x64xf32, #WACC> loc("ctx.scale_log2"("flash_bwd.cu":762:5 to 762:52))
+    %ninf = arith.constant 0xFF800000 : f32 loc("flash_bwd.cu":487:87 to 487:92)
+    %zero_s = arith.constant dense<0.0> : tensor<64x64xf32, #WACC> loc("acc_s"("flash_bwd.cu":577:3 to 577:45))
+    %zero_dq = arith.constant dense<0.0> : tensor<64x64xf32, #WACC> loc("acc_dq"("flash_bwd.cu":609:3 to 609:28))
+    %acc_init = arith.constant dense<0.0> : tensor<64x128xf32, #WACC> loc("flash_bwd.cu":685:41 to 685:68)
+    cuir.barrier.wait %kv_full[%c0], %c0 : !cuir.mbarrier<1> loc("flash_bwd.cu":686:3 to 686:35)
 
     %dk_acc, %dv_acc, %i_c = scf.for %head_q = %head_q0 to %head_end step %c1
         iter_args(%dk_h = %acc_init, %dv_h = %acc_init, %i_h = %c0)
         -> (tensor<64x128xf32, #WACC>, tensor<64x128xf32, #WACC>, index) {
 
       // =============================== masking steps ===============================
-      %m_dk, %m_dv, %m_i = scf.for %kk = %c0 to %num_masking_steps step %c1
+      %m_dk, %m_dv, %m_i = scf.for %m = %m_min to %m_unmasked step %c1
           iter_args(%acc_dk = %dk_h, %acc_dv = %dv_h, %i = %i_h)
           -> (tensor<64x128xf32, #WACC>, tensor<64x128xf32, #WACC>, index) {
-        %m_tile = arith.addi %m_min, %kk : index loc(callsite("flash_bwd.cu":275:63 to 275:80 at "flash_bwd.cu":689:44 to 689:75))
-        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_bwd.cu":561:3 to 561:35) at "flash_bwd.cu":689:7 to 689:30))
-        %round = arith.divui %i, %cST : index loc(callsite("phase"("flash_bwd.cu":562:3 to 562:46) at "flash_bwd.cu":689:7 to 689:30))
-        %phase = arith.remui %round, %c2 : index loc(callsite("phase"("flash_bwd.cu":562:3 to 562:46) at "flash_bwd.cu":689:7 to 689:30))
-        %q_row0 = arith.muli %m_tile, %c64 : index loc(callsite("flash_bwd.cu":312:19 to 312:38 at "flash_bwd.cu":689:7 to 689:30))
+        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_bwd.cu":563:3 to 563:35) at "flash_bwd.cu":692:7 to 692:30))
+        %round = arith.divui %i, %cST : index loc(callsite("phase"("flash_bwd.cu":565:3 to 565:46) at "flash_bwd.cu":692:7 to 692:30))
+        %phase = arith.remui %round, %c2 : index loc(callsite("phase"("flash_bwd.cu":565:3 to 565:46) at "flash_bwd.cu":692:7 to 692:30))
+        %q_row0 = arith.muli %m, %c64 : index loc(callsite("q_row0"("flash_bwd.cu":564:3 to 564:42) at "flash_bwd.cu":692:7 to 692:30))
         %sQ_stage = memref.subview %sQ[%stage, 0, 0] [1, 64, 128] [1, 1, 1]
-            : memref<2x64x128xbf16, #S> to memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sq"("flash_bwd.cu":568:3 to 568:74) at "flash_bwd.cu":689:7 to 689:30))
+            : memref<2x64x128xbf16, #S> to memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sq"("flash_bwd.cu":571:3 to 571:74) at "flash_bwd.cu":692:7 to 692:30))
         %sdO_stage = memref.subview %sdO[%stage, 0, 0] [1, 64, 128] [1, 1, 1]
-            : memref<2x64x128xbf16, #S> to memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sdo"("flash_bwd.cu":569:3 to 569:76) at "flash_bwd.cu":689:7 to 689:30))
+            : memref<2x64x128xbf16, #S> to memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sdo"("flash_bwd.cu":572:3 to 572:76) at "flash_bwd.cu":692:7 to 692:30))
         %sLSE_stage = memref.subview %sLSE[%stage, 0] [1, 64] [1, 1]
-            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("lse_log2"("flash_bwd.cu":570:59 to 570:107) at "flash_bwd.cu":689:7 to 689:30))
+            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("lse_log2"("flash_bwd.cu":573:59 to 573:107) at "flash_bwd.cu":692:7 to 692:30))
         %sdPsum_stage = memref.subview %sdPsum[%stage, 0] [1, 64] [1, 1]
-            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dpsum"("flash_bwd.cu":571:56 to 571:106) at "flash_bwd.cu":689:7 to 689:30))
+            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dpsum"("flash_bwd.cu":574:56 to 574:106) at "flash_bwd.cu":692:7 to 692:30))
 
         // ---- S = Q K^T and dP = dO V^T (the hardware's K Q^T and V dO^T), [queries x keys] ----
-        cuir.barrier.wait %q_full[%stage], %phase : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":575:3 to 575:45 at "flash_bwd.cu":689:7 to 689:30))
-        %s_issued = cuir.gemm_async %sQ_stage, %sK_wg transpose_b, %zero_s
-            : memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":576:3 to 576:67) at "flash_bwd.cu":689:7 to 689:30))
-        cuir.barrier.wait %do_full[%stage], %phase : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":577:3 to 577:46 at "flash_bwd.cu":689:7 to 689:30))
-        %dp_issued = cuir.gemm_async %sdO_stage, %sV_wg transpose_b, %zero_s
-            : memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":578:3 to 578:69) at "flash_bwd.cu":689:7 to 689:30))
+        cuir.barrier.wait %q_full[%stage], %phase : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":578:3 to 578:45 at "flash_bwd.cu":692:7 to 692:30))
+        %s_issued = cuir.gemm_async %sQ_stage, %sK_wg transpose_b, %zero_s acc_transposed
+            : memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":579:3 to 579:67) at "flash_bwd.cu":692:7 to 692:30))
+        cuir.barrier.wait %do_full[%stage], %phase : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":580:3 to 580:46 at "flash_bwd.cu":692:7 to 692:30))
+        %dp_issued = cuir.gemm_async %sdO_stage, %sV_wg transpose_b, %zero_s acc_transposed
+            : memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":581:3 to 581:69) at "flash_bwd.cu":692:7 to 692:30))
         // S has landed once at most dP, issued after it, is pending.
-        %acc_s = cuir.gemm_wait %s_issued pending 1 : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":579:3 to 579:25) at "flash_bwd.cu":689:7 to 689:30))
+        %acc_s = cuir.gemm_wait %s_issued pending 1 : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":582:3 to 582:25) at "flash_bwd.cu":692:7 to 692:30))
 
         // ------- score tile complete: acc_s = Q K^T (unscaled) of query tile m_tile; the mask of a masking step -------
         %acc_s_masked = cuir.elementwise (%acc_s) at [%b, %head_q, %q_row0, %kv0]
             : (tensor<64x64xf32, #WACC>) -> tensor<64x64xf32, #WACC> {
-        ^bb0(%x: f32 loc("acc_s"("flash_bwd.cu":488:68 to 488:92)), %bi: index loc("block.batch"("flash_bwd.cu":718:3 to 718:43)), %hi: index loc("head_q"("flash_bwd.cu":686:8 to 686:36)), %qi: index loc("row"("flash_bwd.cu":487:7 to 487:46)), %ki: index loc("key"("flash_bwd.cu":486:7 to 486:50))):
-          %past_end = arith.cmpi sge, %ki, %seqlen_kv : index loc(callsite("flash_bwd.cu":488:11 to 488:31 at "flash_bwd.cu":583:28 to 583:74))
-          %row_last = arith.addi %qi, %last_key_offset : index loc(callsite("flash_bwd.cu":488:41 to 488:66 at "flash_bwd.cu":583:28 to 583:74))
-          %past_diag = arith.cmpi sgt, %ki, %row_last : index loc(callsite("flash_bwd.cu":488:35 to 488:66 at "flash_bwd.cu":583:28 to 583:74))
-          %hidden = arith.ori %past_end, %past_diag : i1 loc(callsite("flash_bwd.cu":488:7 to 488:31 at "flash_bwd.cu":583:28 to 583:74))
-          %r = arith.select %hidden, %ninf, %x : f32 loc(callsite("acc_s"("flash_bwd.cu":488:68 to 488:92) at "flash_bwd.cu":583:28 to 583:74))
-          cuir.yield %r : f32 loc("flash_bwd.cu":583:28 to 583:74)
-        } loc("acc_s"("flash_bwd.cu":583:28 to 583:74))
+        ^bb0(%x: f32 loc("acc_s"("flash_bwd.cu":487:68 to 487:92)), %bi: index loc("batch"("flash_bwd.cu":722:3 to 722:83)), %hi: index loc("head_q"("flash_bwd.cu":689:8 to 689:36)), %qi: index loc("row"("flash_bwd.cu":486:7 to 486:46)), %ki: index loc("key"("flash_bwd.cu":485:7 to 485:50))):
+          %past_end = arith.cmpi sge, %ki, %seqlen_kv : index loc(callsite("flash_bwd.cu":487:11 to 487:31 at "flash_bwd.cu":586:28 to 586:61))
+          %row_last = arith.addi %qi, %last_key_offset : index loc(callsite("flash_bwd.cu":487:41 to 487:66 at "flash_bwd.cu":586:28 to 586:61))
+          %past_diag = arith.cmpi sgt, %ki, %row_last : index loc(callsite("flash_bwd.cu":487:35 to 487:66 at "flash_bwd.cu":586:28 to 586:61))
+          %hidden = arith.ori %past_end, %past_diag : i1 loc(callsite("flash_bwd.cu":487:7 to 487:31 at "flash_bwd.cu":586:28 to 586:61))
+          %r = arith.select %hidden, %ninf, %x : f32 loc(callsite("acc_s"("flash_bwd.cu":487:68 to 487:92) at "flash_bwd.cu":586:28 to 586:61))
+          cuir.yield %r : f32 loc("flash_bwd.cu":586:28 to 586:61)
+        } loc("acc_s"("flash_bwd.cu":586:28 to 586:61))
 
         // ---- P = exp2(S * scale * log2 e - LSE * log2 e) (scores_to_probs) ----
-        %lse_log2 = cuir.load %sLSE_stage : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #WROW> loc(callsite("lse"("flash_bwd.cu":500:5 to 500:93) at "flash_bwd.cu":584:3 to 584:64))
-        %lse_b = cuir.broadcast_rows %lse_log2 : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc(callsite("flash_bwd.cu":503:71 to 503:95 at "flash_bwd.cu":584:3 to 584:64))
-        %neg_lse = arith.negf %lse_b : tensor<64x64xf32, #WACC> loc(callsite("flash_bwd.cu":503:71 to 503:95 at "flash_bwd.cu":584:3 to 584:64))
-        %logits = math.fma %acc_s_masked, %scale_tile, %neg_lse : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":503:36 to 503:96) at "flash_bwd.cu":584:3 to 584:64))
-        %p = math.exp2 %logits : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":503:7 to 503:97) at "flash_bwd.cu":584:3 to 584:64))
+        %lse_log2 = cuir.load %sLSE_stage : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #WROW> loc(callsite("lse"("flash_bwd.cu":499:5 to 499:93) at "flash_bwd.cu":587:3 to 587:64))
+        %lse_b = cuir.broadcast_rows %lse_log2 : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc(callsite("flash_bwd.cu":502:71 to 502:95 at "flash_bwd.cu":587:3 to 587:64))
+        %neg_lse = arith.negf %lse_b : tensor<64x64xf32, #WACC> loc(callsite("flash_bwd.cu":502:71 to 502:95 at "flash_bwd.cu":587:3 to 587:64))
+        %logits = math.fma %acc_s_masked, %scale_tile, %neg_lse : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":502:36 to 502:96) at "flash_bwd.cu":587:3 to 587:64))
+        %p = math.exp2 %logits : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":502:7 to 502:97) at "flash_bwd.cu":587:3 to 587:64))
 
         // ---- dS = P * (dP - D) (probs_to_dscores), once dP has landed ----
-        %acc_dp = cuir.gemm_wait %dp_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":585:3 to 585:25) at "flash_bwd.cu":689:7 to 689:30))
-        %dpsum = cuir.load %sdPsum_stage : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #WROW> loc(callsite("d"("flash_bwd.cu":513:5 to 513:88) at "flash_bwd.cu":587:3 to 587:54))
-        %d_b = cuir.broadcast_rows %dpsum : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc(callsite("flash_bwd.cu":515:93 to 515:112 at "flash_bwd.cu":587:3 to 587:54))
-        %dp_minus_d = arith.subf %acc_dp, %d_b : tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":515:72 to 515:113) at "flash_bwd.cu":587:3 to 587:54))
-        %ds = arith.mulf %p, %dp_minus_d : tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":515:33 to 515:113) at "flash_bwd.cu":587:3 to 587:54))
+        %acc_dp = cuir.gemm_wait %dp_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":588:3 to 588:25) at "flash_bwd.cu":692:7 to 692:30))
+        %dpsum = cuir.load %sdPsum_stage : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #WROW> loc(callsite("d"("flash_bwd.cu":512:5 to 512:88) at "flash_bwd.cu":590:3 to 590:54))
+        %d_b = cuir.broadcast_rows %dpsum : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc(callsite("flash_bwd.cu":514:93 to 514:112 at "flash_bwd.cu":590:3 to 590:54))
+        %dp_minus_d = arith.subf %acc_dp, %d_b : tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":514:72 to 514:113) at "flash_bwd.cu":590:3 to 590:54))
+        %ds = arith.mulf %p, %dp_minus_d : tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":514:33 to 514:113) at "flash_bwd.cu":590:3 to 590:54))
 
         // ---- dV += P^T dO, dK += dS^T Q: the 16-bit P and dS as the A fragments P^T and dS^T (the same registers in the source) ----
-        %p16 = arith.truncf %p : tensor<64x64xf32, #WACC> to tensor<64x64xbf16, #WACC> loc(callsite("p_frag"("flash_bwd.cu":524:39 to 524:100) at "flash_bwd.cu":591:3 to 591:28))
-        %p_t = cuir.convert_layout %p16 transpose : tensor<64x64xbf16, #WACC> -> tensor<64x64xbf16, #WA> loc("p_frag"("flash_bwd.cu":591:3 to 591:28))
-        %ds16 = arith.truncf %ds : tensor<64x64xf32, #WACC> to tensor<64x64xbf16, #WACC> loc(callsite("ds_frag"("flash_bwd.cu":524:39 to 524:100) at "flash_bwd.cu":592:3 to 592:30))
-        %ds_t = cuir.convert_layout %ds16 transpose : tensor<64x64xbf16, #WACC> -> tensor<64x64xbf16, #WA> loc("ds_frag"("flash_bwd.cu":592:3 to 592:30))
+        %p16 = arith.truncf %p : tensor<64x64xf32, #WACC> to tensor<64x64xbf16, #WACC> loc(callsite("p_frag"("flash_bwd.cu":523:39 to 523:100) at "flash_bwd.cu":594:3 to 594:28))
+        %p_t = cuir.convert_layout %p16 transpose : tensor<64x64xbf16, #WACC> -> tensor<64x64xbf16, #WA> loc("p_frag"("flash_bwd.cu":594:3 to 594:28))
+        %ds16 = arith.truncf %ds : tensor<64x64xf32, #WACC> to tensor<64x64xbf16, #WACC> loc(callsite("ds_frag"("flash_bwd.cu":523:39 to 523:100) at "flash_bwd.cu":595:3 to 595:30))
+        %ds_t = cuir.convert_layout %ds16 transpose : tensor<64x64xbf16, #WACC> -> tensor<64x64xbf16, #WA> loc("ds_frag"("flash_bwd.cu":595:3 to 595:30))
         %dv_issued = cuir.gemm_async %p_t, %sdO_stage, %acc_dv
-            : tensor<64x64xbf16, #WA>, memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_dv"("flash_bwd.cu":594:3 to 594:39) at "flash_bwd.cu":689:7 to 689:30))
+            : tensor<64x64xbf16, #WA>, memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_dv"("flash_bwd.cu":597:3 to 597:39) at "flash_bwd.cu":692:7 to 692:30))
         %dk_issued = cuir.gemm_async %ds_t, %sQ_stage, %acc_dk
-            : tensor<64x64xbf16, #WA>, memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_dk"("flash_bwd.cu":595:3 to 595:39) at "flash_bwd.cu":689:7 to 689:30))
+            : tensor<64x64xbf16, #WA>, memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_dk"("flash_bwd.cu":598:3 to 598:39) at "flash_bwd.cu":692:7 to 692:30))
 
         // ---- dS^T to shared memory (buffer i % 2, this warpgroup's 64 key rows), then dQ = dS K ----
-        %ds_buf = arith.remui %i, %c2 : index loc(callsite("ds"("flash_bwd.cu":597:3 to 597:77) at "flash_bwd.cu":689:7 to 689:30))
+        %ds_buf = arith.remui %i, %c2 : index loc(callsite("ds"("flash_bwd.cu":600:3 to 600:77) at "flash_bwd.cu":692:7 to 692:30))
         %sdS_wg = memref.subview %sdS[%ds_buf, %kv_rows, 0] [1, 64, 64] [1, 1, 1]
-            : memref<2x128x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("rows"("flash_bwd.cu":535:3 to 535:58) at "flash_bwd.cu":598:3 to 598:37))
-        cuir.store %ds_t -> %sdS_wg : tensor<64x64xbf16, #WA> -> memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":540:7 to 540:114 at "flash_bwd.cu":598:3 to 598:37))
-        cuir.barrier.named %ds_bar threads 256 loc(callsite("flash_bwd.cu":600:3 to 600:37 at "flash_bwd.cu":689:7 to 689:30))
+            : memref<2x128x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("rows"("flash_bwd.cu":534:3 to 534:58) at "flash_bwd.cu":601:3 to 601:37))
+        cuir.store %ds_t -> %sdS_wg : tensor<64x64xbf16, #WA> -> memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":539:7 to 539:114 at "flash_bwd.cu":601:3 to 601:37))
+        cuir.barrier.named %ds_bar threads 256 loc(callsite("flash_bwd.cu":603:3 to 603:37 at "flash_bwd.cu":692:7 to 692:30))
         %sdS_dq = memref.subview %sdS[%ds_buf, %dq_key0, 0] [1, 128, 64] [1, 1, 1]
-            : memref<2x128x64xbf16, #S> to memref<128x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":609:22 to 609:54 at "flash_bwd.cu":689:7 to 689:30))
-        %ds_a = cuir.load %sdS_dq transpose : memref<128x64xbf16, strided<[64, 1], offset: ?>, #S> -> tensor<64x128xbf16, #WA> loc(callsite("flash_bwd.cu":451:20 to 451:85 at "flash_bwd.cu":689:7 to 689:30))
+            : memref<2x128x64xbf16, #S> to memref<128x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":612:22 to 612:54 at "flash_bwd.cu":692:7 to 692:30))
+        %ds_a = cuir.load %sdS_dq transpose : memref<128x64xbf16, strided<[64, 1], offset: ?>, #S> -> tensor<64x128xbf16, #WA> loc(callsite("flash_bwd.cu":449:20 to 449:85 at "flash_bwd.cu":692:7 to 692:30))
         %dq_issued = cuir.gemm_async %ds_a, %sK_dq, %zero_dq
-            : tensor<64x128xbf16, #WA>, memref<128x64xbf16, strided<[128, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_dq"("flash_bwd.cu":609:3 to 609:55) at "flash_bwd.cu":689:7 to 689:30))
+            : tensor<64x128xbf16, #WA>, memref<128x64xbf16, strided<[128, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_dq"("flash_bwd.cu":612:3 to 612:55) at "flash_bwd.cu":692:7 to 692:30))
         // wgmma_wait_group<0>: dV, dK and dQ have landed; Q, dO and dS^T are read.
-        %dv_n = cuir.gemm_wait %dv_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_dv"("flash_bwd.cu":611:3 to 611:25) at "flash_bwd.cu":689:7 to 689:30))
-        %dk_n = cuir.gemm_wait %dk_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_dk"("flash_bwd.cu":611:3 to 611:25) at "flash_bwd.cu":689:7 to 689:30))
-        %acc_dq = cuir.gemm_wait %dq_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_dq"("flash_bwd.cu":611:3 to 611:25) at "flash_bwd.cu":689:7 to 689:30))
-        cuir.barrier.arrive %q_empty[%stage] : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":617:3 to 617:41 at "flash_bwd.cu":689:7 to 689:30))
+        %dv_n = cuir.gemm_wait %dv_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_dv"("flash_bwd.cu":614:3 to 614:25) at "flash_bwd.cu":692:7 to 692:30))
+        %dk_n = cuir.gemm_wait %dk_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_dk"("flash_bwd.cu":614:3 to 614:25) at "flash_bwd.cu":692:7 to 692:30))
+        %acc_dq = cuir.gemm_wait %dq_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_dq"("flash_bwd.cu":614:3 to 614:25) at "flash_bwd.cu":692:7 to 692:30))
+        cuir.barrier.arrive %q_empty[%stage] : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":620:3 to 620:41 at "flash_bwd.cu":692:7 to 692:30))
 
         // ---- dQ to shared memory for the dQ writer, once it has read the previous step's ----
-        %has_prev = arith.cmpi sgt, %i, %c0 : index loc(callsite("flash_bwd.cu":620:3 to 620:32 at "flash_bwd.cu":689:7 to 689:30))
+        %has_prev = arith.cmpi sgt, %i, %c0 : index loc(callsite("flash_bwd.cu":623:3 to 623:32 at "flash_bwd.cu":692:7 to 692:30))
         scf.if %has_prev {
-          cuir.barrier.named %dq_empty_id threads 160 loc(callsite("flash_bwd.cu":620:14 to 620:85 at "flash_bwd.cu":689:7 to 689:30))
-          scf.yield loc(callsite("flash_bwd.cu":620:3 to 620:32 at "flash_bwd.cu":689:7 to 689:30))
-        } loc(callsite("flash_bwd.cu":620:3 to 620:32 at "flash_bwd.cu":689:7 to 689:30))
-        cuir.store %acc_dq -> %sdQ_wg : tensor<64x64xf32, #WACC> -> memref<64x64xf32, strided<[64, 1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":553:5 to 553:103) at "flash_bwd.cu":621:3 to 621:27))
-        cuir.barrier.named %dq_full_id threads 160 arrive loc(callsite("flash_bwd.cu":623:3 to 623:75 at "flash_bwd.cu":689:7 to 689:30))
-        %i_next = arith.addi %i, %c1 : index loc("flash_bwd.cu":688:43 to 688:52)
-        scf.yield %dk_n, %dv_n, %i_next : tensor<64x128xf32, #WACC>, tensor<64x128xf32, #WACC>, index loc("flash_bwd.cu":688:5 to 688:52)
-      } loc("flash_bwd.cu":688:5 to 688:52)
+          cuir.barrier.named %dq_empty_id threads 160 loc(callsite("flash_bwd.cu":623:14 to 623:85 at "flash_bwd.cu":692:7 to 692:30))
+          scf.yield loc(callsite("flash_bwd.cu":623:3 to 623:32 at "flash_bwd.cu":692:7 to 692:30))
+        } loc(callsite("flash_bwd.cu":623:3 to 623:32 at "flash_bwd.cu":692:7 to 692:30))
+        cuir.store %acc_dq -> %sdQ_wg : tensor<64x64xf32, #WACC> -> memref<64x64xf32, strided<[64, 1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":552:5 to 552:103) at "flash_bwd.cu":624:3 to 624:27))
+        cuir.barrier.named %dq_full_id threads 160 arrive loc(callsite("flash_bwd.cu":626:3 to 626:75 at "flash_bwd.cu":692:7 to 692:30))
+        %i_next = arith.addi %i, %c1 : index loc("flash_bwd.cu":691:40 to 691:49)
+        scf.yield %dk_n, %dv_n, %i_next : tensor<64x128xf32, #WACC>, tensor<64x128xf32, #WACC>, index loc("flash_bwd.cu":691:5 to 691:49)
+      } loc("flash_bwd.cu":691:5 to 691:49)
 
       // =============================== unmasked steps ===============================
-      %u_dk, %u_dv, %u_i = scf.for %kk = %num_masking_steps to %num_steps step %c1
+      %u_dk, %u_dv, %u_i = scf.for %m = %m_unmasked to %m_max step %c1
           iter_args(%acc_dk = %m_dk, %acc_dv = %m_dv, %i = %m_i)
           -> (tensor<64x128xf32, #WACC>, tensor<64x128xf32, #WACC>, index) {
-        %m_tile = arith.addi %m_min, %kk : index loc(callsite("flash_bwd.cu":275:63 to 275:80 at "flash_bwd.cu":691:45 to 691:76))
-        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_bwd.cu":561:3 to 561:35) at "flash_bwd.cu":691:7 to 691:31))
-        %round = arith.divui %i, %cST : index loc(callsite("phase"("flash_bwd.cu":562:3 to 562:46) at "flash_bwd.cu":691:7 to 691:31))
-        %phase = arith.remui %round, %c2 : index loc(callsite("phase"("flash_bwd.cu":562:3 to 562:46) at "flash_bwd.cu":691:7 to 691:31))
+        %q_row0 = arith.muli %m, %c64 : index loc(callsite("q_row0"("flash_bwd.cu":564:3 to 564:42) at "flash_bwd.cu":694:7 to 694:31))
+        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_bwd.cu":563:3 to 563:35) at "flash_bwd.cu":694:7 to 694:31))
+        %round = arith.divui %i, %cST : index loc(callsite("phase"("flash_bwd.cu":565:3 to 565:46) at "flash_bwd.cu":694:7 to 694:31))
+        %phase = arith.remui %round, %c2 : index loc(callsite("phase"("flash_bwd.cu":565:3 to 565:46) at "flash_bwd.cu":694:7 to 694:31))
         %sQ_stage = memref.subview %sQ[%stage, 0, 0] [1, 64, 128] [1, 1, 1]
-            : memref<2x64x128xbf16, #S> to memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sq"("flash_bwd.cu":568:3 to 568:74) at "flash_bwd.cu":691:7 to 691:31))
+            : memref<2x64x128xbf16, #S> to memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sq"("flash_bwd.cu":571:3 to 571:74) at "flash_bwd.cu":694:7 to 694:31))
         %sdO_stage = memref.subview %sdO[%stage, 0, 0] [1, 64, 128] [1, 1, 1]
-            : memref<2x64x128xbf16, #S> to memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sdo"("flash_bwd.cu":569:3 to 569:76) at "flash_bwd.cu":691:7 to 691:31))
+            : memref<2x64x128xbf16, #S> to memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sdo"("flash_bwd.cu":572:3 to 572:76) at "flash_bwd.cu":694:7 to 694:31))
         %sLSE_stage = memref.subview %sLSE[%stage, 0] [1, 64] [1, 1]
-            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("lse_log2"("flash_bwd.cu":570:59 to 570:107) at "flash_bwd.cu":691:7 to 691:31))
+            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("lse_log2"("flash_bwd.cu":573:59 to 573:107) at "flash_bwd.cu":694:7 to 694:31))
         %sdPsum_stage = memref.subview %sdPsum[%stage, 0] [1, 64] [1, 1]
-            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dpsum"("flash_bwd.cu":571:56 to 571:106) at "flash_bwd.cu":691:7 to 691:31))
+            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dpsum"("flash_bwd.cu":574:56 to 574:106) at "flash_bwd.cu":694:7 to 694:31))
 
         // ---- S = Q K^T and dP = dO V^T (the hardware's K Q^T and V dO^T), [queries x keys] ----
-        cuir.barrier.wait %q_full[%stage], %phase : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":575:3 to 575:45 at "flash_bwd.cu":691:7 to 691:31))
-        %s_issued = cuir.gemm_async %sQ_stage, %sK_wg transpose_b, %zero_s
-            : memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":576:3 to 576:67) at "flash_bwd.cu":691:7 to 691:31))
-        cuir.barrier.wait %do_full[%stage], %phase : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":577:3 to 577:46 at "flash_bwd.cu":691:7 to 691:31))
-        %dp_issued = cuir.gemm_async %sdO_stage, %sV_wg transpose_b, %zero_s
-            : memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":578:3 to 578:69) at "flash_bwd.cu":691:7 to 691:31))
+        cuir.barrier.wait %q_full[%stage], %phase : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":578:3 to 578:45 at "flash_bwd.cu":694:7 to 694:31))
+        %s_issued = cuir.gemm_async %sQ_stage, %sK_wg transpose_b, %zero_s acc_transposed
+            : memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":579:3 to 579:67) at "flash_bwd.cu":694:7 to 694:31))
+        cuir.barrier.wait %do_full[%stage], %phase : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":580:3 to 580:46 at "flash_bwd.cu":694:7 to 694:31))
+        %dp_issued = cuir.gemm_async %sdO_stage, %sV_wg transpose_b, %zero_s acc_transposed
+            : memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":581:3 to 581:69) at "flash_bwd.cu":694:7 to 694:31))
         // S has landed once at most dP, issued after it, is pending.
-        %acc_s = cuir.gemm_wait %s_issued pending 1 : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":579:3 to 579:25) at "flash_bwd.cu":691:7 to 691:31))
+        %acc_s = cuir.gemm_wait %s_issued pending 1 : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":582:3 to 582:25) at "flash_bwd.cu":694:7 to 694:31))
 
         // ------- score tile complete: acc_s = Q K^T (unscaled) of query tile m_tile; no mask -------
 
         // ---- P = exp2(S * scale * log2 e - LSE * log2 e) (scores_to_probs) ----
-        %lse_log2 = cuir.load %sLSE_stage : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #WROW> loc(callsite("lse"("flash_bwd.cu":500:5 to 500:93) at "flash_bwd.cu":584:3 to 584:64))
-        %lse_b = cuir.broadcast_rows %lse_log2 : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc(callsite("flash_bwd.cu":503:71 to 503:95 at "flash_bwd.cu":584:3 to 584:64))
-        %neg_lse = arith.negf %lse_b : tensor<64x64xf32, #WACC> loc(callsite("flash_bwd.cu":503:71 to 503:95 at "flash_bwd.cu":584:3 to 584:64))
-        %logits = math.fma %acc_s, %scale_tile, %neg_lse : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":503:36 to 503:96) at "flash_bwd.cu":584:3 to 584:64))
-        %p = math.exp2 %logits : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":503:7 to 503:97) at "flash_bwd.cu":584:3 to 584:64))
+        %lse_log2 = cuir.load %sLSE_stage : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #WROW> loc(callsite("lse"("flash_bwd.cu":499:5 to 499:93) at "flash_bwd.cu":587:3 to 587:64))
+        %lse_b = cuir.broadcast_rows %lse_log2 : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc(callsite("flash_bwd.cu":502:71 to 502:95 at "flash_bwd.cu":587:3 to 587:64))
+        %neg_lse = arith.negf %lse_b : tensor<64x64xf32, #WACC> loc(callsite("flash_bwd.cu":502:71 to 502:95 at "flash_bwd.cu":587:3 to 587:64))
+        %logits = math.fma %acc_s, %scale_tile, %neg_lse : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":502:36 to 502:96) at "flash_bwd.cu":587:3 to 587:64))
+        %p = math.exp2 %logits : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":502:7 to 502:97) at "flash_bwd.cu":587:3 to 587:64))
 
         // ---- dS = P * (dP - D) (probs_to_dscores), once dP has landed ----
-        %acc_dp = cuir.gemm_wait %dp_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":585:3 to 585:25) at "flash_bwd.cu":691:7 to 691:31))
-        %dpsum = cuir.load %sdPsum_stage : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #WROW> loc(callsite("d"("flash_bwd.cu":513:5 to 513:88) at "flash_bwd.cu":587:3 to 587:54))
-        %d_b = cuir.broadcast_rows %dpsum : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc(callsite("flash_bwd.cu":515:93 to 515:112 at "flash_bwd.cu":587:3 to 587:54))
-        %dp_minus_d = arith.subf %acc_dp, %d_b : tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":515:72 to 515:113) at "flash_bwd.cu":587:3 to 587:54))
-        %ds = arith.mulf %p, %dp_minus_d : tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":515:33 to 515:113) at "flash_bwd.cu":587:3 to 587:54))
+        %acc_dp = cuir.gemm_wait %dp_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":588:3 to 588:25) at "flash_bwd.cu":694:7 to 694:31))
+        %dpsum = cuir.load %sdPsum_stage : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #WROW> loc(callsite("d"("flash_bwd.cu":512:5 to 512:88) at "flash_bwd.cu":590:3 to 590:54))
+        %d_b = cuir.broadcast_rows %dpsum : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc(callsite("flash_bwd.cu":514:93 to 514:112 at "flash_bwd.cu":590:3 to 590:54))
+        %dp_minus_d = arith.subf %acc_dp, %d_b : tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":514:72 to 514:113) at "flash_bwd.cu":590:3 to 590:54))
+        %ds = arith.mulf %p, %dp_minus_d : tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":514:33 to 514:113) at "flash_bwd.cu":590:3 to 590:54))
 
         // ---- dV += P^T dO, dK += dS^T Q: the 16-bit P and dS as the A fragments P^T and dS^T (the same registers in the source) ----
-        %p16 = arith.truncf %p : tensor<64x64xf32, #WACC> to tensor<64x64xbf16, #WACC> loc(callsite("p_frag"("flash_bwd.cu":524:39 to 524:100) at "flash_bwd.cu":591:3 to 591:28))
-        %p_t = cuir.convert_layout %p16 transpose : tensor<64x64xbf16, #WACC> -> tensor<64x64xbf16, #WA> loc("p_frag"("flash_bwd.cu":591:3 to 591:28))
-        %ds16 = arith.truncf %ds : tensor<64x64xf32, #WACC> to tensor<64x64xbf16, #WACC> loc(callsite("ds_frag"("flash_bwd.cu":524:39 to 524:100) at "flash_bwd.cu":592:3 to 592:30))
-        %ds_t = cuir.convert_layout %ds16 transpose : tensor<64x64xbf16, #WACC> -> tensor<64x64xbf16, #WA> loc("ds_frag"("flash_bwd.cu":592:3 to 592:30))
+        %p16 = arith.truncf %p : tensor<64x64xf32, #WACC> to tensor<64x64xbf16, #WACC> loc(callsite("p_frag"("flash_bwd.cu":523:39 to 523:100) at "flash_bwd.cu":594:3 to 594:28))
+        %p_t = cuir.convert_layout %p16 transpose : tensor<64x64xbf16, #WACC> -> tensor<64x64xbf16, #WA> loc("p_frag"("flash_bwd.cu":594:3 to 594:28))
+        %ds16 = arith.truncf %ds : tensor<64x64xf32, #WACC> to tensor<64x64xbf16, #WACC> loc(callsite("ds_frag"("flash_bwd.cu":523:39 to 523:100) at "flash_bwd.cu":595:3 to 595:30))
+        %ds_t = cuir.convert_layout %ds16 transpose : tensor<64x64xbf16, #WACC> -> tensor<64x64xbf16, #WA> loc("ds_frag"("flash_bwd.cu":595:3 to 595:30))
         %dv_issued = cuir.gemm_async %p_t, %sdO_stage, %acc_dv
-            : tensor<64x64xbf16, #WA>, memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_dv"("flash_bwd.cu":594:3 to 594:39) at "flash_bwd.cu":691:7 to 691:31))
+            : tensor<64x64xbf16, #WA>, memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_dv"("flash_bwd.cu":597:3 to 597:39) at "flash_bwd.cu":694:7 to 694:31))
         %dk_issued = cuir.gemm_async %ds_t, %sQ_stage, %acc_dk
-            : tensor<64x64xbf16, #WA>, memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_dk"("flash_bwd.cu":595:3 to 595:39) at "flash_bwd.cu":691:7 to 691:31))
+            : tensor<64x64xbf16, #WA>, memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_dk"("flash_bwd.cu":598:3 to 598:39) at "flash_bwd.cu":694:7 to 694:31))
 
         // ---- dS^T to shared memory (buffer i % 2, this warpgroup's 64 key rows), then dQ = dS K ----
-        %ds_buf = arith.remui %i, %c2 : index loc(callsite("ds"("flash_bwd.cu":597:3 to 597:77) at "flash_bwd.cu":691:7 to 691:31))
+        %ds_buf = arith.remui %i, %c2 : index loc(callsite("ds"("flash_bwd.cu":600:3 to 600:77) at "flash_bwd.cu":694:7 to 694:31))
         %sdS_wg = memref.subview %sdS[%ds_buf, %kv_rows, 0] [1, 64, 64] [1, 1, 1]
-            : memref<2x128x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("rows"("flash_bwd.cu":535:3 to 535:58) at "flash_bwd.cu":598:3 to 598:37))
-        cuir.store %ds_t -> %sdS_wg : tensor<64x64xbf16, #WA> -> memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":540:7 to 540:114 at "flash_bwd.cu":598:3 to 598:37))
-        cuir.barrier.named %ds_bar threads 256 loc(callsite("flash_bwd.cu":600:3 to 600:37 at "flash_bwd.cu":691:7 to 691:31))
+            : memref<2x128x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("rows"("flash_bwd.cu":534:3 to 534:58) at "flash_bwd.cu":601:3 to 601:37))
+        cuir.store %ds_t -> %sdS_wg : tensor<64x64xbf16, #WA> -> memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":539:7 to 539:114 at "flash_bwd.cu":601:3 to 601:37))
+        cuir.barrier.named %ds_bar threads 256 loc(callsite("flash_bwd.cu":603:3 to 603:37 at "flash_bwd.cu":694:7 to 694:31))
         %sdS_dq = memref.subview %sdS[%ds_buf, %dq_key0, 0] [1, 128, 64] [1, 1, 1]
-            : memref<2x128x64xbf16, #S> to memref<128x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":609:22 to 609:54 at "flash_bwd.cu":691:7 to 691:31))
-        %ds_a = cuir.load %sdS_dq transpose : memref<128x64xbf16, strided<[64, 1], offset: ?>, #S> -> tensor<64x128xbf16, #WA> loc(callsite("flash_bwd.cu":451:20 to 451:85 at "flash_bwd.cu":691:7 to 691:31))
+            : memref<2x128x64xbf16, #S> to memref<128x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":612:22 to 612:54 at "flash_bwd.cu":694:7 to 694:31))
+        %ds_a = cuir.load %sdS_dq transpose : memref<128x64xbf16, strided<[64, 1], offset: ?>, #S> -> tensor<64x128xbf16, #WA> loc(callsite("flash_bwd.cu":449:20 to 449:85 at "flash_bwd.cu":694:7 to 694:31))
         %dq_issued = cuir.gemm_async %ds_a, %sK_dq, %zero_dq
-            : tensor<64x128xbf16, #WA>, memref<128x64xbf16, strided<[128, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_dq"("flash_bwd.cu":609:3 to 609:55) at "flash_bwd.cu":691:7 to 691:31))
+            : tensor<64x128xbf16, #WA>, memref<128x64xbf16, strided<[128, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_dq"("flash_bwd.cu":612:3 to 612:55) at "flash_bwd.cu":694:7 to 694:31))
         // wgmma_wait_group<0>: dV, dK and dQ have landed; Q, dO and dS^T are read.
-        %dv_n = cuir.gemm_wait %dv_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_dv"("flash_bwd.cu":611:3 to 611:25) at "flash_bwd.cu":691:7 to 691:31))
-        %dk_n = cuir.gemm_wait %dk_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_dk"("flash_bwd.cu":611:3 to 611:25) at "flash_bwd.cu":691:7 to 691:31))
-        %acc_dq = cuir.gemm_wait %dq_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_dq"("flash_bwd.cu":611:3 to 611:25) at "flash_bwd.cu":691:7 to 691:31))
-        cuir.barrier.arrive %q_empty[%stage] : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":617:3 to 617:41 at "flash_bwd.cu":691:7 to 691:31))
+        %dv_n = cuir.gemm_wait %dv_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_dv"("flash_bwd.cu":614:3 to 614:25) at "flash_bwd.cu":694:7 to 694:31))
+        %dk_n = cuir.gemm_wait %dk_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_dk"("flash_bwd.cu":614:3 to 614:25) at "flash_bwd.cu":694:7 to 694:31))
+        %acc_dq = cuir.gemm_wait %dq_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_dq"("flash_bwd.cu":614:3 to 614:25) at "flash_bwd.cu":694:7 to 694:31))
+        cuir.barrier.arrive %q_empty[%stage] : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":620:3 to 620:41 at "flash_bwd.cu":694:7 to 694:31))
 
         // ---- dQ to shared memory for the dQ writer, once it has read the previous step's ----
-        %has_prev = arith.cmpi sgt, %i, %c0 : index loc(callsite("flash_bwd.cu":620:3 to 620:32 at "flash_bwd.cu":691:7 to 691:31))
+        %has_prev = arith.cmpi sgt, %i, %c0 : index loc(callsite("flash_bwd.cu":623:3 to 623:32 at "flash_bwd.cu":694:7 to 694:31))
         scf.if %has_prev {
-          cuir.barrier.named %dq_empty_id threads 160 loc(callsite("flash_bwd.cu":620:14 to 620:85 at "flash_bwd.cu":691:7 to 691:31))
-          scf.yield loc(callsite("flash_bwd.cu":620:3 to 620:32 at "flash_bwd.cu":691:7 to 691:31))
-        } loc(callsite("flash_bwd.cu":620:3 to 620:32 at "flash_bwd.cu":691:7 to 691:31))
-        cuir.store %acc_dq -> %sdQ_wg : tensor<64x64xf32, #WACC> -> memref<64x64xf32, strided<[64, 1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":553:5 to 553:103) at "flash_bwd.cu":621:3 to 621:27))
-        cuir.barrier.named %dq_full_id threads 160 arrive loc(callsite("flash_bwd.cu":623:3 to 623:75 at "flash_bwd.cu":691:7 to 691:31))
-        %i_next = arith.addi %i, %c1 : index loc("flash_bwd.cu":690:35 to 690:44)
-        scf.yield %dk_n, %dv_n, %i_next : tensor<64x128xf32, #WACC>, tensor<64x128xf32, #WACC>, index loc("flash_bwd.cu":690:5 to 690:44)
-      } loc("flash_bwd.cu":690:5 to 690:44)
-      scf.yield %u_dk, %u_dv, %u_i : tensor<64x128xf32, #WACC>, tensor<64x128xf32, #WACC>, index loc("flash_bwd.cu":686:3 to 686:79)
-    } loc("flash_bwd.cu":686:3 to 686:79)
+          cuir.barrier.named %dq_empty_id threads 160 loc(callsite("flash_bwd.cu":623:14 to 623:85 at "flash_bwd.cu":694:7 to 694:31))
+          scf.yield loc(callsite("flash_bwd.cu":623:3 to 623:32 at "flash_bwd.cu":694:7 to 694:31))
+        } loc(callsite("flash_bwd.cu":623:3 to 623:32 at "flash_bwd.cu":694:7 to 694:31))
+        cuir.store %acc_dq -> %sdQ_wg : tensor<64x64xf32, #WACC> -> memref<64x64xf32, strided<[64, 1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":552:5 to 552:103) at "flash_bwd.cu":624:3 to 624:27))
+        cuir.barrier.named %dq_full_id threads 160 arrive loc(callsite("flash_bwd.cu":626:3 to 626:75 at "flash_bwd.cu":694:7 to 694:31))
+        %i_next = arith.addi %i, %c1 : index loc("flash_bwd.cu":693:29 to 693:38)
+        scf.yield %dk_n, %dv_n, %i_next : tensor<64x128xf32, #WACC>, tensor<64x128xf32, #WACC>, index loc("flash_bwd.cu":693:5 to 693:38)
+      } loc("flash_bwd.cu":693:5 to 693:38)
+      scf.yield %u_dk, %u_dv, %u_i : tensor<64x128xf32, #WACC>, tensor<64x128xf32, #WACC>, index loc("flash_bwd.cu":689:3 to 689:79)
+    } loc("flash_bwd.cu":689:3 to 689:79)
 
     // =============================== write_dkv: dK * softmax_scale and dV through the Q and dO stages ===============================
-    cuir.barrier.named %c1 threads 256 loc("flash_bwd.cu":665:3 to 665:58)
-    %scale_b = tensor.splat %softmax_scale : tensor<64x128xf32, #WACC> loc("flash_bwd.cu":669:46 to 669:67)
-    %dk_scaled = arith.mulf %dk_acc, %scale_b : tensor<64x128xf32, #WACC> loc(callsite("flash_bwd.cu":645:35 to 645:64 at "flash_bwd.cu":667:3 to 667:45))
-    %dk16 = arith.truncf %dk_scaled : tensor<64x128xf32, #WACC> to tensor<64x128xbf16, #WACC> loc(callsite("flash_bwd.cu":645:11 to 645:100 at "flash_bwd.cu":667:3 to 667:45))
-    %dv16 = arith.truncf %dv_acc : tensor<64x128xf32, #WACC> to tensor<64x128xbf16, #WACC> loc(callsite("flash_bwd.cu":645:11 to 645:100 at "flash_bwd.cu":670:3 to 670:46))
+    cuir.barrier.named %c1 threads 256 loc("flash_bwd.cu":668:3 to 668:58)
+    %scale_b = tensor.splat %softmax_scale : tensor<64x128xf32, #WACC> loc("flash_bwd.cu":672:51 to 672:77)
+    %dk_scaled = arith.mulf %dk_acc, %scale_b : tensor<64x128xf32, #WACC> loc(callsite("flash_bwd.cu":648:35 to 648:64 at "flash_bwd.cu":670:3 to 670:45))
+    %dk16 = arith.truncf %dk_scaled : tensor<64x128xf32, #WACC> to tensor<64x128xbf16, #WACC> loc(callsite("flash_bwd.cu":648:11 to 648:100 at "flash_bwd.cu":670:3 to 670:45))
+    %dv16 = arith.truncf %dv_acc : tensor<64x128xf32, #WACC> to tensor<64x128xbf16, #WACC> loc(callsite("flash_bwd.cu":648:11 to 648:100 at "flash_bwd.cu":673:3 to 673:46))
     %sQ_out = memref.subview %sQ[%consumer, 0, 0] [1, 64, 128] [1, 1, 1]
-        : memref<2x64x128xbf16, #S> to memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc("flash_bwd.cu":667:3 to 667:45)
+        : memref<2x64x128xbf16, #S> to memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc("flash_bwd.cu":670:3 to 670:45)
     %sdO_out = memref.subview %sdO[%consumer, 0, 0] [1, 64, 128] [1, 1, 1]
-        : memref<2x64x128xbf16, #S> to memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc("flash_bwd.cu":670:3 to 670:46)
+        : memref<2x64x128xbf16, #S> to memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc("flash_bwd.cu":673:3 to 673:46)
     %dk_head = memref.subview %dk[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 128] [1, 1, 1, 1]
-        : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("flash_bwd.cu":668:21 to 668:107)
+        : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("flash_bwd.cu":671:21 to 671:122)
     %dv_head = memref.subview %dv[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 128] [1, 1, 1, 1]
-        : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("flash_bwd.cu":671:21 to 671:107)
-    cuir.store %dk16 -> %sQ_out : tensor<64x128xbf16, #WACC> -> memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":644:7 to 644:89 at "flash_bwd.cu":667:3 to 667:45))
-    cuir.copy %sQ_out -> %dk_head[%kv0, %c0] : memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> -> memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc(callsite("flash_bwd.cu":655:5 to 655:117 at "flash_bwd.cu":667:3 to 667:45))
-    cuir.store %dv16 -> %sdO_out : tensor<64x128xbf16, #WACC> -> memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":644:7 to 644:89 at "flash_bwd.cu":670:3 to 670:46))
-    cuir.copy %sdO_out -> %dv_head[%kv0, %c0] : memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> -> memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc(callsite("flash_bwd.cu":655:5 to 655:117 at "flash_bwd.cu":670:3 to 670:46))
-    cuir.yield loc("flash_bwd.cu":759:5 to 759:62)
-  } loc("flash_bwd.cu":746:5 to 746:40)
-  cuir.return loc("flash_bwd.cu":712:5 to 712:99)
-} loc("flash_bwd_sm90_kernel"("flash_bwd.cu":712:5 to 712:99))
+        : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("flash_bwd.cu":674:21 to 674:122)
+    cuir.store %dk16 -> %sQ_out : tensor<64x128xbf16, #WACC> -> memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":647:7 to 647:89 at "flash_bwd.cu":670:3 to 670:45))
+    cuir.copy %sQ_out -> %dk_head[%kv0, %c0] : memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> -> memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc(callsite("flash_bwd.cu":658:5 to 658:117 at "flash_bwd.cu":670:3 to 670:45))
+    cuir.store %dv16 -> %sdO_out : tensor<64x128xbf16, #WACC> -> memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":647:7 to 647:89 at "flash_bwd.cu":673:3 to 673:46))
+    cuir.copy %sdO_out -> %dv_head[%kv0, %c0] : memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> -> memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc(callsite("flash_bwd.cu":658:5 to 658:117 at "flash_bwd.cu":673:3 to 673:46))
+    cuir.yield loc("flash_bwd.cu":763:5 to 763:67)
+  } loc("flash_bwd.cu":749:5 to 749:40)
+  cuir.return loc("flash_bwd.cu":715:5 to 715:104)
+} loc("flash_bwd_sm90_kernel"("flash_bwd.cu":715:5 to 715:104))
 
 // =============================== convert: dQ = softmax_scale * accumulator ===============================
 cuir.kernel @flash_bwd_sm90_bf16_d128_convert_dq(
-    %ws_dq_accum: memref<?x?x?x128xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":230:86 to 230:104)),
-    %dq: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dq"} loc("p.dq"("flash_bwd.cu":230:33 to 230:84)),
-    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("p.softmax_scale"("flash_bwd.cu":230:33 to 230:84)),
-    %batch: index {cuir.arg = "B"} loc("p.batch"("flash_bwd.cu":230:33 to 230:84)),
-    %num_heads_q: index {cuir.arg = "Hq"} loc("p.num_heads_q"("flash_bwd.cu":230:33 to 230:84)),
-    %num_heads_kv: index {cuir.arg = "Hkv"} loc("p.num_heads_kv"("flash_bwd.cu":230:33 to 230:84)),
-    %seqlen_q: index {cuir.arg = "Nq"} loc("p.seqlen_q"("flash_bwd.cu":230:33 to 230:84)),
-    %seqlen_kv: index {cuir.arg = "Nkv"} loc("p.seqlen_kv"("flash_bwd.cu":230:33 to 230:84)))
+    %ws_dq_accum: memref<?x?x?x128xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":230:91 to 230:109)),
+    %dq: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dq"} loc("params.dq"("flash_bwd.cu":230:33 to 230:89)),
+    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_bwd.cu":230:33 to 230:89)),
+    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":230:33 to 230:89)),
+    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":230:33 to 230:89)),
+    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":230:33 to 230:89)),
+    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":230:33 to 230:89)),
+    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":230:33 to 230:89)))
     grid (b, hq, hkv, nq, nkv) -> (((nq ceildiv 64) * 64) ceildiv 16, hq, b)
     threads 256 arch "sm_90a" {
   %c0 = arith.constant 0 : index
@@ -628,31 +626,31 @@ cuir.kernel @flash_bwd_sm90_bf16_d128_convert_dq(
   ^bb0(%x: f32 loc("a"("flash_bwd.cu":241:5 to 241:21)), %bi: index loc("batch"("flash_bwd.cu":232:3 to 232:53)), %hi: index loc("head_q"("flash_bwd.cu":232:3 to 232:53)), %qi: index loc("row"("flash_bwd.cu":233:3 to 233:102)), %ci: index loc("chunk"("flash_bwd.cu":234:3 to 234:51))):
     %a = memref.load %ws_dq_accum[%bi, %hi, %qi, %ci] : memref<?x?x?x128xf32, #G> loc("a"("flash_bwd.cu":242:9 to 242:114))
     cuir.yield %a : f32 loc("a"("flash_bwd.cu":242:9 to 242:114))
-  } loc("block"("flash_bwd.cu":236:3 to 236:99))
-  %s = tensor.splat %softmax_scale : tensor<16x128xf32, #RACC> loc("s"("flash_bwd.cu":237:3 to 237:35))
+  } loc("block"("flash_bwd.cu":236:3 to 236:104))
+  %s = tensor.splat %softmax_scale : tensor<16x128xf32, #RACC> loc("s"("flash_bwd.cu":237:3 to 237:40))
   %dq_f = arith.mulf %acc, %s : tensor<16x128xf32, #RACC> loc("flash_bwd.cu":243:38 to 243:45)
   %dq16 = arith.truncf %dq_f : tensor<16x128xf32, #RACC> to tensor<16x128xbf16, #RACC> loc("packed"("flash_bwd.cu":243:5 to 243:56))
   %dq_head = memref.subview %dq[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 128] [1, 1, 1, 1]
-      : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("flash_bwd.cu":246:30 to 246:87)
-  // Rows past Nq are not written (if (row >= p.seqlen_q) return): the store skips them.
-  cuir.store %dq16 -> %dq_head[%row0, %c0] : tensor<16x128xbf16, #RACC> -> memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("flash_bwd.cu":246:3 to 246:113)
-  cuir.return loc("flash_bwd.cu":235:3 to 235:33)
-} loc("flash_bwd_convert_dq_kernel"("flash_bwd.cu":230:5 to 230:105))
-cuir.launch_sequence @flash_bwd_sm90_bf16_d64 [@flash_bwd_sm90_bf16_d64_preprocess, @flash_bwd_sm90_bf16_d64_main, @flash_bwd_sm90_bf16_d64_convert_dq] loc("flash_bwd.cu":792:20 to 792:89)
+      : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("flash_bwd.cu":246:30 to 246:97)
+  // Rows past Nq are not written (if (row >= params.seqlen_q) return): the store skips them.
+  cuir.store %dq16 -> %dq_head[%row0, %c0] : tensor<16x128xbf16, #RACC> -> memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("flash_bwd.cu":246:3 to 246:128)
+  cuir.return loc("flash_bwd.cu":235:3 to 235:38)
+} loc("flash_bwd_convert_dq_kernel"("flash_bwd.cu":230:5 to 230:110))
+cuir.launch_sequence @flash_bwd_sm90_bf16_d64 [@flash_bwd_sm90_bf16_d64_preprocess, @flash_bwd_sm90_bf16_d64_main, @flash_bwd_sm90_bf16_d64_convert_dq] loc("flash_bwd.cu":796:20 to 796:94)
 
 // =============================== preprocess: D, LSE * log2 e, dQ accumulator zeroed ===============================
 cuir.kernel @flash_bwd_sm90_bf16_d64_preprocess(
-    %o: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "o"} loc("p.o"("flash_bwd.cu":183:33 to 183:84)),
-    %d_o: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "d_o"} loc("p.d_o"("flash_bwd.cu":183:33 to 183:84)),
-    %lse: memref<?x?x?xf32, #G> {cuir.arg = "lse"} loc("p.lse"("flash_bwd.cu":183:33 to 183:84)),
-    %ws_dq_accum: memref<?x?x?x64xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":183:86 to 183:104)),
-    %ws_lse_log2: memref<?x?x?xf32, #G> {cuir.arg = "workspace:lse_log2", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.lse_log2"("flash_bwd.cu":183:86 to 183:104)),
-    %ws_dpsum: memref<?x?x?xf32, #G> {cuir.arg = "workspace:dpsum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.dpsum"("flash_bwd.cu":183:86 to 183:104)),
-    %batch: index {cuir.arg = "B"} loc("p.batch"("flash_bwd.cu":183:33 to 183:84)),
-    %num_heads_q: index {cuir.arg = "Hq"} loc("p.num_heads_q"("flash_bwd.cu":183:33 to 183:84)),
-    %num_heads_kv: index {cuir.arg = "Hkv"} loc("p.num_heads_kv"("flash_bwd.cu":183:33 to 183:84)),
-    %seqlen_q: index {cuir.arg = "Nq"} loc("p.seqlen_q"("flash_bwd.cu":183:33 to 183:84)),
-    %seqlen_kv: index {cuir.arg = "Nkv"} loc("p.seqlen_kv"("flash_bwd.cu":183:33 to 183:84)))
+    %o: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "o"} loc("params.o"("flash_bwd.cu":183:33 to 183:89)),
+    %d_o: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "d_o"} loc("params.d_o"("flash_bwd.cu":183:33 to 183:89)),
+    %lse: memref<?x?x?xf32, #G> {cuir.arg = "lse"} loc("params.lse"("flash_bwd.cu":183:33 to 183:89)),
+    %ws_dq_accum: memref<?x?x?x64xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":183:91 to 183:109)),
+    %ws_lse_log2: memref<?x?x?xf32, #G> {cuir.arg = "workspace:lse_log2", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.lse_log2"("flash_bwd.cu":183:91 to 183:109)),
+    %ws_dpsum: memref<?x?x?xf32, #G> {cuir.arg = "workspace:dpsum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.dpsum"("flash_bwd.cu":183:91 to 183:109)),
+    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":183:33 to 183:89)),
+    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":183:33 to 183:89)),
+    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":183:33 to 183:89)),
+    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":183:33 to 183:89)),
+    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":183:33 to 183:89)))
     grid (b, hq, hkv, nq, nkv) -> (((nq ceildiv 64) * 64) ceildiv 32, hq, b)
     threads 256 arch "sm_90a" {
   %c0 = arith.constant 0 : index
@@ -671,24 +669,24 @@ cuir.kernel @flash_bwd_sm90_bf16_d64_preprocess(
   // ---- O and dO of the block's rows (a row past Nq reads nothing: 0) ----
   %o16 = cuir.elementwise (%zero) at [%b, %head_q, %row0, %c0]
       : (tensor<32x64xf32, #RACC>) -> tensor<32x64xbf16, #RACC> {
-  ^bb0(%x: f32 loc("o"("flash_bwd.cu":192:5 to 192:97)), %bi: index loc("batch"("flash_bwd.cu":185:3 to 185:53)), %hi: index loc("head_q"("flash_bwd.cu":185:3 to 185:53)), %qi: index loc("row"("flash_bwd.cu":186:3 to 186:102)), %ci: index loc("chunk"("flash_bwd.cu":187:3 to 187:51))):
-    %in = arith.cmpi slt, %qi, %seqlen_q : index loc("flash_bwd.cu":189:3 to 189:24)
-    %qc = arith.select %in, %qi, %c0 : index loc("flash_bwd.cu":189:3 to 189:24)
-    %v = memref.load %o[%bi, %qc, %hi, %ci] : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> loc("o"("flash_bwd.cu":192:5 to 192:97))
+  ^bb0(%x: f32 loc("o"("flash_bwd.cu":192:5 to 192:102)), %bi: index loc("batch"("flash_bwd.cu":185:3 to 185:53)), %hi: index loc("head_q"("flash_bwd.cu":185:3 to 185:53)), %qi: index loc("row"("flash_bwd.cu":186:3 to 186:102)), %ci: index loc("chunk"("flash_bwd.cu":187:3 to 187:51))):
+    %in = arith.cmpi slt, %qi, %seqlen_q : index loc("flash_bwd.cu":189:3 to 189:29)
+    %qc = arith.select %in, %qi, %c0 : index loc("flash_bwd.cu":189:3 to 189:29)
+    %v = memref.load %o[%bi, %qc, %hi, %ci] : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> loc("o"("flash_bwd.cu":192:5 to 192:102))
     %z = arith.constant 0.0 : bf16
-    %r = arith.select %in, %v, %z : bf16 loc("flash_bwd.cu":189:3 to 189:24)
-    cuir.yield %r : bf16 loc("o"("flash_bwd.cu":192:5 to 192:97))
-  } loc("o"("flash_bwd.cu":192:5 to 192:97))
+    %r = arith.select %in, %v, %z : bf16 loc("flash_bwd.cu":189:3 to 189:29)
+    cuir.yield %r : bf16 loc("o"("flash_bwd.cu":192:5 to 192:102))
+  } loc("o"("flash_bwd.cu":192:5 to 192:102))
   %do16 = cuir.elementwise (%zero) at [%b, %head_q, %row0, %c0]
       : (tensor<32x64xf32, #RACC>) -> tensor<32x64xbf16, #RACC> {
-  ^bb0(%x: f32 loc("d_o"("flash_bwd.cu":193:5 to 193:102)), %bi: index loc("batch"("flash_bwd.cu":185:3 to 185:53)), %hi: index loc("head_q"("flash_bwd.cu":185:3 to 185:53)), %qi: index loc("row"("flash_bwd.cu":186:3 to 186:102)), %ci: index loc("chunk"("flash_bwd.cu":187:3 to 187:51))):
-    %in = arith.cmpi slt, %qi, %seqlen_q : index loc("flash_bwd.cu":189:3 to 189:24)
-    %qc = arith.select %in, %qi, %c0 : index loc("flash_bwd.cu":189:3 to 189:24)
-    %v = memref.load %d_o[%bi, %qc, %hi, %ci] : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> loc("d_o"("flash_bwd.cu":193:5 to 193:102))
+  ^bb0(%x: f32 loc("d_o"("flash_bwd.cu":193:5 to 193:107)), %bi: index loc("batch"("flash_bwd.cu":185:3 to 185:53)), %hi: index loc("head_q"("flash_bwd.cu":185:3 to 185:53)), %qi: index loc("row"("flash_bwd.cu":186:3 to 186:102)), %ci: index loc("chunk"("flash_bwd.cu":187:3 to 187:51))):
+    %in = arith.cmpi slt, %qi, %seqlen_q : index loc("flash_bwd.cu":189:3 to 189:29)
+    %qc = arith.select %in, %qi, %c0 : index loc("flash_bwd.cu":189:3 to 189:29)
+    %v = memref.load %d_o[%bi, %qc, %hi, %ci] : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> loc("d_o"("flash_bwd.cu":193:5 to 193:107))
     %z = arith.constant 0.0 : bf16
-    %r = arith.select %in, %v, %z : bf16 loc("flash_bwd.cu":189:3 to 189:24)
-    cuir.yield %r : bf16 loc("d_o"("flash_bwd.cu":193:5 to 193:102))
-  } loc("d_o"("flash_bwd.cu":193:5 to 193:102))
+    %r = arith.select %in, %v, %z : bf16 loc("flash_bwd.cu":189:3 to 189:29)
+    cuir.yield %r : bf16 loc("d_o"("flash_bwd.cu":193:5 to 193:107))
+  } loc("d_o"("flash_bwd.cu":193:5 to 193:107))
 
   // ---- D = rowsum(dO * O) in fp32 ----
   %of = arith.extf %o16 : tensor<32x64xbf16, #RACC> to tensor<32x64xf32, #RACC> loc("a"("flash_bwd.cu":197:7 to 197:67))
@@ -700,10 +698,10 @@ cuir.kernel @flash_bwd_sm90_bf16_d64_preprocess(
   %lse_tile = cuir.elementwise (%zero) at [%b, %head_q, %row0, %c0]
       : (tensor<32x64xf32, #RACC>) -> tensor<32x64xf32, #RACC> {
   ^bb0(%x: f32 loc("lse"("flash_bwd.cu":208:5 to 208:22)), %bi: index loc("batch"("flash_bwd.cu":185:3 to 185:53)), %hi: index loc("head_q"("flash_bwd.cu":185:3 to 185:53)), %qi: index loc("row"("flash_bwd.cu":186:3 to 186:102)), %ci: index loc("chunk"("flash_bwd.cu":187:3 to 187:51))):
-    %in = arith.cmpi slt, %qi, %seqlen_q : index loc("lse"("flash_bwd.cu":209:9 to 209:27))
-    %qc = arith.select %in, %qi, %c0 : index loc("lse"("flash_bwd.cu":209:9 to 209:27))
-    %l = memref.load %lse[%bi, %hi, %qc] : memref<?x?x?xf32, #G> loc("lse"("flash_bwd.cu":209:28 to 209:108))
-    %lv = arith.select %in, %l, %ninf : f32 loc("lse"("flash_bwd.cu":209:9 to 209:116))
+    %in = arith.cmpi slt, %qi, %seqlen_q : index loc("lse"("flash_bwd.cu":209:9 to 209:32))
+    %qc = arith.select %in, %qi, %c0 : index loc("lse"("flash_bwd.cu":209:9 to 209:32))
+    %l = memref.load %lse[%bi, %hi, %qc] : memref<?x?x?xf32, #G> loc("lse"("flash_bwd.cu":209:33 to 209:128))
+    %lv = arith.select %in, %l, %ninf : f32 loc("lse"("flash_bwd.cu":209:9 to 209:136))
     %none = arith.cmpf oeq, %lv, %ninf : f32 loc("flash_bwd.cu":211:23 to 211:35)
     %scaled = arith.mulf %lv, %log2e : f32 loc("flash_bwd.cu":211:45 to 211:57)
     %r = arith.select %none, %pinf, %scaled : f32 loc("flash_bwd.cu":211:5 to 211:58)
@@ -713,37 +711,37 @@ cuir.kernel @flash_bwd_sm90_bf16_d64_preprocess(
   %lse_rows = cuir.reduce_rows max %lse_tile : tensor<32x64xf32, #RACC> -> tensor<32xf32, #RROW> loc("flash_bwd.cu":207:3 to 207:18)
 
   // ---- the workspace rows of (batch, head_q) ----
-  %rows_pad = memref.dim %ws_dpsum, %c2 : memref<?x?x?xf32, #G> loc("ws.rows_pad"("flash_bwd.cu":170:65 to 170:84))
+  %rows_pad = memref.dim %ws_dpsum, %c2 : memref<?x?x?xf32, #G> loc("ws.rows_pad"("flash_bwd.cu":170:70 to 170:89))
   %dpsum_head = memref.subview %ws_dpsum[%b, %head_q, 0] [1, 1, %rows_pad] [1, 1, 1]
-      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("at"("flash_bwd.cu":204:3 to 204:56))
+      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("at"("flash_bwd.cu":204:3 to 204:61))
   %lse_head = memref.subview %ws_lse_log2[%b, %head_q, 0] [1, 1, %rows_pad] [1, 1, 1]
-      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("at"("flash_bwd.cu":204:3 to 204:56))
+      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("at"("flash_bwd.cu":204:3 to 204:61))
   %dq_head = memref.subview %ws_dq_accum[%b, %head_q, 0, 0] [1, 1, %rows_pad, 64] [1, 1, 1, 1]
       : memref<?x?x?x64xf32, #G> to memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc("dq"("flash_bwd.cu":205:3 to 205:84))
   cuir.store %zero -> %dq_head[%row0, %c0] : tensor<32x64xf32, #RACC> -> memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc("dq"("flash_bwd.cu":206:3 to 206:51))
   cuir.store %d_rows -> %dpsum_head[%row0] : tensor<32xf32, #RROW> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("ws.dpsum"("flash_bwd.cu":210:5 to 210:24))
   cuir.store %lse_rows -> %lse_head[%row0] : tensor<32xf32, #RROW> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("ws.lse_log2"("flash_bwd.cu":211:5 to 211:58))
   cuir.return loc("flash_bwd.cu":203:3 to 203:34)
-} loc("flash_bwd_preprocess_kernel"("flash_bwd.cu":183:5 to 183:105))
+} loc("flash_bwd_preprocess_kernel"("flash_bwd.cu":183:5 to 183:110))
 
 // =============================== main: one block per (KV tile, KV head, batch) ===============================
 cuir.kernel @flash_bwd_sm90_bf16_d64_main(
-    %q: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "q"} loc("p.q"("flash_bwd.cu":712:27 to 712:78)),
-    %k: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "k"} loc("p.k"("flash_bwd.cu":712:27 to 712:78)),
-    %v: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "v"} loc("p.v"("flash_bwd.cu":712:27 to 712:78)),
-    %d_o: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "d_o"} loc("p.d_o"("flash_bwd.cu":712:27 to 712:78)),
-    %dk: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dk"} loc("p.dk"("flash_bwd.cu":712:27 to 712:78)),
-    %dv: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dv"} loc("p.dv"("flash_bwd.cu":712:27 to 712:78)),
-    %ws_dq_accum: memref<?x?x?x64xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":712:80 to 712:98)),
-    %ws_lse_log2: memref<?x?x?xf32, #G> {cuir.arg = "workspace:lse_log2", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.lse_log2"("flash_bwd.cu":712:80 to 712:98)),
-    %ws_dpsum: memref<?x?x?xf32, #G> {cuir.arg = "workspace:dpsum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.dpsum"("flash_bwd.cu":712:80 to 712:98)),
-    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("p.softmax_scale"("flash_bwd.cu":712:27 to 712:78)),
-    %causal: i1 {cuir.arg = "causal"} loc("IS_CAUSAL"("flash_bwd.cu":710:1 to 710:77)),
-    %batch: index {cuir.arg = "B"} loc("p.batch"("flash_bwd.cu":712:27 to 712:78)),
-    %num_heads_q: index {cuir.arg = "Hq"} loc("p.num_heads_q"("flash_bwd.cu":712:27 to 712:78)),
-    %num_heads_kv: index {cuir.arg = "Hkv"} loc("p.num_heads_kv"("flash_bwd.cu":712:27 to 712:78)),
-    %seqlen_q: index {cuir.arg = "Nq"} loc("p.seqlen_q"("flash_bwd.cu":712:27 to 712:78)),
-    %seqlen_kv: index {cuir.arg = "Nkv"} loc("p.seqlen_kv"("flash_bwd.cu":712:27 to 712:78)))
+    %q: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "q"} loc("params.q"("flash_bwd.cu":715:27 to 715:83)),
+    %k: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "k"} loc("params.k"("flash_bwd.cu":715:27 to 715:83)),
+    %v: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "v"} loc("params.v"("flash_bwd.cu":715:27 to 715:83)),
+    %d_o: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "d_o"} loc("params.d_o"("flash_bwd.cu":715:27 to 715:83)),
+    %dk: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dk"} loc("params.dk"("flash_bwd.cu":715:27 to 715:83)),
+    %dv: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dv"} loc("params.dv"("flash_bwd.cu":715:27 to 715:83)),
+    %ws_dq_accum: memref<?x?x?x64xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":715:85 to 715:103)),
+    %ws_lse_log2: memref<?x?x?xf32, #G> {cuir.arg = "workspace:lse_log2", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.lse_log2"("flash_bwd.cu":715:85 to 715:103)),
+    %ws_dpsum: memref<?x?x?xf32, #G> {cuir.arg = "workspace:dpsum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.dpsum"("flash_bwd.cu":715:85 to 715:103)),
+    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_bwd.cu":715:27 to 715:83)),
+    %causal: i1 {cuir.arg = "causal"} loc("IS_CAUSAL"("flash_bwd.cu":713:1 to 713:77)),
+    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":715:27 to 715:83)),
+    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":715:27 to 715:83)),
+    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":715:27 to 715:83)),
+    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":715:27 to 715:83)),
+    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":715:27 to 715:83)))
     grid (b, hq, hkv, nq, nkv) -> (nkv ceildiv 128, hkv, b)
     threads 384 arch "sm_90a" {
   %c0 = arith.constant 0 : index
@@ -761,50 +759,49 @@ cuir.kernel @flash_bwd_sm90_bf16_d64_main(
   %cDSBS = arith.constant 1 : index loc("T::DQ_SPLIT_COLUMNS ? 0 : 1")
 
   // ---- block coordinates ----
-  %n_block = cuir.block_id x loc("block.n_block"("flash_bwd.cu":718:3 to 718:43))
-  %head_kv = cuir.block_id y loc("block.head_kv"("flash_bwd.cu":718:3 to 718:43))
-  %b = cuir.block_id z loc("block.batch"("flash_bwd.cu":718:3 to 718:43))
+  %n_block = cuir.block_id x loc("block.n_block"("flash_bwd.cu":721:3 to 721:48))
+  %head_kv = cuir.block_id y loc("block.head_kv"("flash_bwd.cu":721:3 to 721:48))
+  %b = cuir.block_id z loc("batch"("flash_bwd.cu":722:3 to 722:83))
 
   // ---- query_blocks<T, IS_CAUSAL>: virtual query blocks [m_min, m_max) see a key of the tile, [m_min, m_unmasked) need the mask ----
-  %m_blocks = arith.ceildivui %seqlen_q, %c64 : index loc(callsite("m_blocks"("flash_bwd.cu":281:3 to 281:67) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %key0 = arith.muli %n_block, %c128 : index loc(callsite("key0"("flash_bwd.cu":282:3 to 282:41) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %key_end = arith.addi %key0, %c128 : index loc(callsite("key_last"("flash_bwd.cu":283:3 to 283:64) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %key_end_c = arith.minsi %key_end, %seqlen_kv : index loc(callsite("key_last"("flash_bwd.cu":283:3 to 283:64) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %key_last = arith.subi %key_end_c, %c1 : index loc(callsite("key_last"("flash_bwd.cu":283:3 to 283:64) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %ragged = arith.cmpi sgt, %key_end, %seqlen_kv : index loc(callsite("ragged"("flash_bwd.cu":284:3 to 284:55) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %full_unmasked = arith.select %ragged, %m_blocks, %c0 : index loc(callsite("flash_bwd.cu":285:3 to 285:47 at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %offset = arith.subi %seqlen_kv, %seqlen_q : index loc(callsite("offset"("flash_bwd.cu":286:3 to 286:47) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %first_row = arith.subi %key0, %offset : index loc(callsite("first_row"("flash_bwd.cu":287:3 to 287:39) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %last_q = arith.subi %seqlen_q, %c1 : index loc(callsite("flash_bwd.cu":288:7 to 288:33 at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %no_rows = arith.cmpi sgt, %first_row, %last_q : index loc(callsite("flash_bwd.cu":288:3 to 288:41 at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %first_row_c = arith.maxsi %first_row, %c0 : index loc(callsite("m_min"("flash_bwd.cu":289:3 to 289:52) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %c_min = arith.divsi %first_row_c, %c64 : index loc(callsite("m_min"("flash_bwd.cu":289:3 to 289:52) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %akr = arith.subi %key_last, %offset : index loc(callsite("all_keys_row"("flash_bwd.cu":290:3 to 290:54) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %all_keys_row = arith.maxsi %akr, %c0 : index loc(callsite("all_keys_row"("flash_bwd.cu":290:3 to 290:54) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %akr_up = arith.addi %all_keys_row, %c63 : index loc(callsite("m_unmasked"("flash_bwd.cu":291:54 to 291:98) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %akr_blk = arith.divsi %akr_up, %c64 : index loc(callsite("m_unmasked"("flash_bwd.cu":291:54 to 291:98) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %akr_min = arith.maxsi %akr_blk, %c_min : index loc(callsite("m_unmasked"("flash_bwd.cu":291:50 to 291:106) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %akr_max = arith.minsi %akr_min, %m_blocks : index loc(callsite("m_unmasked"("flash_bwd.cu":291:46 to 291:117) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %c_unmasked = arith.select %ragged, %m_blocks, %akr_max : index loc(callsite("m_unmasked"("flash_bwd.cu":291:3 to 291:118) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %c_min2 = arith.select %no_rows, %c0, %c_min : index loc(callsite("flash_bwd.cu":288:3 to 288:41 at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %c_unmasked2 = arith.select %no_rows, %c0, %c_unmasked : index loc(callsite("flash_bwd.cu":288:3 to 288:41 at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %c_max2 = arith.select %no_rows, %c0, %m_blocks : index loc(callsite("flash_bwd.cu":288:3 to 288:41 at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %m_min = arith.select %causal, %c_min2, %c0 : index loc(callsite("flash_bwd.cu":285:3 to 285:28 at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %m_unmasked = arith.select %causal, %c_unmasked2, %full_unmasked : index loc(callsite("flash_bwd.cu":285:3 to 285:28 at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %m_max = arith.select %causal, %c_max2, %m_blocks : index loc(callsite("flash_bwd.cu":285:3 to 285:28 at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %num_steps = arith.subi %m_max, %m_min : index loc("flash_bwd.cu":272:30 to 272:51)
-  %num_masking_steps = arith.subi %m_unmasked, %m_min : index loc("flash_bwd.cu":273:30 to 273:59)
+  %m_blocks = arith.ceildivui %seqlen_q, %c64 : index loc(callsite("m_blocks"("flash_bwd.cu":279:3 to 279:72) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %key0 = arith.muli %n_block, %c128 : index loc(callsite("key0"("flash_bwd.cu":280:3 to 280:41) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %key_end = arith.addi %key0, %c128 : index loc(callsite("key_last"("flash_bwd.cu":281:3 to 281:69) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %key_end_c = arith.minsi %key_end, %seqlen_kv : index loc(callsite("key_last"("flash_bwd.cu":281:3 to 281:69) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %key_last = arith.subi %key_end_c, %c1 : index loc(callsite("key_last"("flash_bwd.cu":281:3 to 281:69) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %ragged = arith.cmpi sgt, %key_end, %seqlen_kv : index loc(callsite("ragged"("flash_bwd.cu":282:3 to 282:60) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %full_unmasked = arith.select %ragged, %m_blocks, %c0 : index loc(callsite("flash_bwd.cu":283:3 to 283:47 at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %offset = arith.subi %seqlen_kv, %seqlen_q : index loc(callsite("offset"("flash_bwd.cu":284:3 to 284:57) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %first_row = arith.subi %key0, %offset : index loc(callsite("first_row"("flash_bwd.cu":285:3 to 285:39) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %last_q = arith.subi %seqlen_q, %c1 : index loc(callsite("flash_bwd.cu":286:7 to 286:38 at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %no_rows = arith.cmpi sgt, %first_row, %last_q : index loc(callsite("flash_bwd.cu":286:3 to 286:46 at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %first_row_c = arith.maxsi %first_row, %c0 : index loc(callsite("m_min"("flash_bwd.cu":287:3 to 287:52) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %c_min = arith.divsi %first_row_c, %c64 : index loc(callsite("m_min"("flash_bwd.cu":287:3 to 287:52) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %akr = arith.subi %key_last, %offset : index loc(callsite("all_keys_row"("flash_bwd.cu":288:3 to 288:54) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %all_keys_row = arith.maxsi %akr, %c0 : index loc(callsite("all_keys_row"("flash_bwd.cu":288:3 to 288:54) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %akr_up = arith.addi %all_keys_row, %c63 : index loc(callsite("m_unmasked"("flash_bwd.cu":289:54 to 289:98) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %akr_blk = arith.divsi %akr_up, %c64 : index loc(callsite("m_unmasked"("flash_bwd.cu":289:54 to 289:98) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %akr_min = arith.maxsi %akr_blk, %c_min : index loc(callsite("m_unmasked"("flash_bwd.cu":289:50 to 289:106) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %akr_max = arith.minsi %akr_min, %m_blocks : index loc(callsite("m_unmasked"("flash_bwd.cu":289:46 to 289:117) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %c_unmasked = arith.select %ragged, %m_blocks, %akr_max : index loc(callsite("m_unmasked"("flash_bwd.cu":289:3 to 289:118) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %c_min2 = arith.select %no_rows, %c0, %c_min : index loc(callsite("flash_bwd.cu":286:3 to 286:46 at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %c_unmasked2 = arith.select %no_rows, %c0, %c_unmasked : index loc(callsite("flash_bwd.cu":286:3 to 286:46 at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %c_max2 = arith.select %no_rows, %c0, %m_blocks : index loc(callsite("flash_bwd.cu":286:3 to 286:46 at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %m_min = arith.select %causal, %c_min2, %c0 : index loc(callsite("flash_bwd.cu":283:3 to 283:28 at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %m_unmasked = arith.select %causal, %c_unmasked2, %full_unmasked : index loc(callsite("flash_bwd.cu":283:3 to 283:28 at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %m_max = arith.select %causal, %c_max2, %m_blocks : index loc(callsite("flash_bwd.cu":283:3 to 283:28 at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %num_steps = arith.subi %m_max, %m_min : index loc("flash_bwd.cu":273:30 to 273:51)
 
   // ---- the GQA group, the sequence views ----
-  %group = arith.divui %num_heads_q, %num_heads_kv : index loc("group"("flash_bwd.cu":684:3 to 684:52))
-  %head_q0 = arith.muli %head_kv, %group : index loc("head_q"("flash_bwd.cu":686:8 to 686:36))
-  %head_end = arith.addi %head_q0, %group : index loc("flash_bwd.cu":686:38 to 686:68)
-  %last_key_offset = arith.select %causal, %offset, %seqlen_kv : index loc("ctx.last_key_offset"("flash_bwd.cu":757:5 to 757:78))
-  %rows_pad = memref.dim %ws_dpsum, %c2 : memref<?x?x?xf32, #G> loc("ws.rows_pad"("flash_bwd.cu":170:65 to 170:84))
+  %group = arith.divui %num_heads_q, %num_heads_kv : index loc("group"("flash_bwd.cu":687:3 to 687:62))
+  %head_q0 = arith.muli %head_kv, %group : index loc("head_q"("flash_bwd.cu":689:8 to 689:36))
+  %head_end = arith.addi %head_q0, %group : index loc("flash_bwd.cu":689:38 to 689:68)
+  %last_key_offset = arith.select %causal, %offset, %seqlen_kv : index loc("ctx.last_key_offset"("flash_bwd.cu":761:5 to 761:93))
+  %rows_pad = memref.dim %ws_dpsum, %c2 : memref<?x?x?xf32, #G> loc("ws.rows_pad"("flash_bwd.cu":170:70 to 170:89))
   %k_head = memref.subview %k[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 64] [1, 1, 1, 1]
-      : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("maps.k"("flash_bwd.cu":777:11 to 777:37))
+      : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("maps.k"("flash_bwd.cu":781:11 to 781:42))
   %v_head = memref.subview %v[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 64] [1, 1, 1, 1]
-      : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("maps.v"("flash_bwd.cu":780:11 to 780:37))
+      : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("maps.v"("flash_bwd.cu":784:11 to 784:42))
 
   // ---- shared memory: K, V [BLOCK_N][d]; Q, dO [STAGES][BLOCK_M][d]; dS^T [2][BLOCK_N][BLOCK_M]; dQ [2][64][64] fp32; LSE, D [STAGES][BLOCK_M]; the mbarriers ----
   %sK = cuir.alloc {swizzle = 128} : memref<128x64xbf16, #S> loc("sK"("flash_bwd.cu":103:24 to 103:37))
@@ -815,342 +812,339 @@ cuir.kernel @flash_bwd_sm90_bf16_d64_main(
   %sdQ = cuir.alloc : memref<2x64x64xf32, #S> loc("sdQ"("flash_bwd.cu":108:24 to 108:67))
   %sLSE = cuir.alloc : memref<2x64xf32, #S> loc("sLSE"("flash_bwd.cu":109:24 to 109:78))
   %sdPsum = cuir.alloc : memref<2x64xf32, #S> loc("sdPsum"("flash_bwd.cu":110:24 to 110:72))
-  %kv_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<1> loc("bars->kv_full"("flash_bwd.cu":727:5 to 727:37))
-  %q_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<2> loc("bars->q_full"("flash_bwd.cu":730:7 to 730:41))
-  %do_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<2> loc("bars->do_full"("flash_bwd.cu":731:7 to 731:42))
-  %q_empty = cuir.barrier.init arrivals 2 : !cuir.mbarrier<2> loc("bars->q_empty"("flash_bwd.cu":732:7 to 732:64))
+  %kv_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<1> loc("bars->kv_full"("flash_bwd.cu":730:5 to 730:37))
+  %q_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<2> loc("bars->q_full"("flash_bwd.cu":733:7 to 733:41))
+  %do_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<2> loc("bars->do_full"("flash_bwd.cu":734:7 to 734:42))
+  %q_empty = cuir.barrier.init arrivals 2 : !cuir.mbarrier<2> loc("bars->q_empty"("flash_bwd.cu":735:7 to 735:64))
 
   // =============================== producer: warp 0, one elected thread ===============================
   cuir.bind warp [0] role producer {
-    cuir.barrier.arrive %kv_full[%c0] expect_tx 32768 : !cuir.mbarrier<1> loc("flash_bwd.cu":333:3 to 333:66)
+    cuir.barrier.arrive %kv_full[%c0] expect_tx 32768 : !cuir.mbarrier<1> loc("flash_bwd.cu":331:3 to 331:66)
     cuir.copy_async tma %k_head[%key0, %c0] -> %sK barrier %kv_full[%c0]
-        : memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> -> memref<128x64xbf16, #S>, !cuir.mbarrier<1> loc("sK"("flash_bwd.cu":336:5 to 336:71))
+        : memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> -> memref<128x64xbf16, #S>, !cuir.mbarrier<1> loc("sK"("flash_bwd.cu":334:5 to 334:71))
     cuir.copy_async tma %v_head[%key0, %c0] -> %sV barrier %kv_full[%c0]
-        : memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> -> memref<128x64xbf16, #S>, !cuir.mbarrier<1> loc("sV"("flash_bwd.cu":338:5 to 338:71))
+        : memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> -> memref<128x64xbf16, #S>, !cuir.mbarrier<1> loc("sV"("flash_bwd.cu":336:5 to 336:71))
     %i_p = scf.for %head_q = %head_q0 to %head_end step %c1 iter_args(%i_h = %c0) -> (index) {
       %q_head = memref.subview %q[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 64] [1, 1, 1, 1]
-          : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("maps.q"("flash_bwd.cu":771:21 to 771:47))
+          : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("maps.q"("flash_bwd.cu":775:21 to 775:52))
       %do_head = memref.subview %d_o[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 64] [1, 1, 1, 1]
-          : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("maps.d_o"("flash_bwd.cu":774:11 to 774:41))
+          : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("maps.d_o"("flash_bwd.cu":778:11 to 778:46))
       %lse_head = memref.subview %ws_lse_log2[%b, %head_q, 0] [1, 1, %rows_pad] [1, 1, 1]
-          : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("at"("flash_bwd.cu":313:3 to 313:56))
+          : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("at"("flash_bwd.cu":311:3 to 311:61))
       %dpsum_head = memref.subview %ws_dpsum[%b, %head_q, 0] [1, 1, %rows_pad] [1, 1, 1]
-          : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("at"("flash_bwd.cu":313:3 to 313:56))
-      %i_k = scf.for %kk = %c0 to %num_steps step %c1 iter_args(%i = %i_h) -> (index) {
-        %m_tile = arith.addi %m_min, %kk : index loc(callsite("flash_bwd.cu":275:63 to 275:80 at "flash_bwd.cu":345:57 to 345:88))
+          : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("at"("flash_bwd.cu":311:3 to 311:61))
+      %i_k = scf.for %m = %m_min to %m_max step %c1 iter_args(%i = %i_h) -> (index) {
         // producer_load_step: Q + LSE and dO + D of step i into stage i % STAGES, once both consumers released it.
-        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_bwd.cu":310:3 to 310:35) at "flash_bwd.cu":345:7 to 345:55))
-        %round = arith.divui %i, %cST : index loc(callsite("flash_bwd.cu":311:40 to 311:65 at "flash_bwd.cu":345:7 to 345:55))
-        %phase = arith.remui %round, %c2 : index loc(callsite("flash_bwd.cu":311:40 to 311:65 at "flash_bwd.cu":345:7 to 345:55))
-        %free = arith.xori %phase, %c1 : index loc(callsite("flash_bwd.cu":311:40 to 311:65 at "flash_bwd.cu":345:7 to 345:55))
-        cuir.barrier.wait %q_empty[%stage], %free : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":311:3 to 311:66 at "flash_bwd.cu":345:7 to 345:55))
-        %row = arith.muli %m_tile, %c64 : index loc(callsite("row"("flash_bwd.cu":312:3 to 312:39) at "flash_bwd.cu":345:7 to 345:55))
+        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_bwd.cu":308:3 to 308:35) at "flash_bwd.cu":343:7 to 343:60))
+        %round = arith.divui %i, %cST : index loc(callsite("flash_bwd.cu":309:40 to 309:65 at "flash_bwd.cu":343:7 to 343:60))
+        %phase = arith.remui %round, %c2 : index loc(callsite("flash_bwd.cu":309:40 to 309:65 at "flash_bwd.cu":343:7 to 343:60))
+        %free = arith.xori %phase, %c1 : index loc(callsite("flash_bwd.cu":309:40 to 309:65 at "flash_bwd.cu":343:7 to 343:60))
+        cuir.barrier.wait %q_empty[%stage], %free : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":309:3 to 309:66 at "flash_bwd.cu":343:7 to 343:60))
+        %row = arith.muli %m, %c64 : index loc(callsite("row"("flash_bwd.cu":310:3 to 310:39) at "flash_bwd.cu":343:7 to 343:60))
         %sQ_stage = memref.subview %sQ[%stage, 0, 0] [1, 64, 64] [1, 1, 1]
-            : memref<2x64x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sQ"("flash_bwd.cu":317:17 to 317:87) at "flash_bwd.cu":345:7 to 345:55))
+            : memref<2x64x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sQ"("flash_bwd.cu":315:17 to 315:87) at "flash_bwd.cu":343:7 to 343:60))
         %sLSE_stage = memref.subview %sLSE[%stage, 0] [1, 64] [1, 1]
-            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("sLSE"("flash_bwd.cu":319:13 to 319:57) at "flash_bwd.cu":345:7 to 345:55))
-        cuir.barrier.arrive %q_full[%stage] expect_tx 8448 : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":314:3 to 314:82 at "flash_bwd.cu":345:7 to 345:55))
+            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("sLSE"("flash_bwd.cu":317:13 to 317:57) at "flash_bwd.cu":343:7 to 343:60))
+        cuir.barrier.arrive %q_full[%stage] expect_tx 8448 : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":312:3 to 312:82 at "flash_bwd.cu":343:7 to 343:60))
         cuir.copy_async tma %q_head[%row, %c0] -> %sQ_stage barrier %q_full[%stage]
-            : memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> -> memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, !cuir.mbarrier<2> loc(callsite("sQ"("flash_bwd.cu":317:5 to 317:96) at "flash_bwd.cu":345:7 to 345:55))
+            : memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> -> memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, !cuir.mbarrier<2> loc(callsite("sQ"("flash_bwd.cu":315:5 to 315:96) at "flash_bwd.cu":343:7 to 343:60))
         cuir.copy_async tma %lse_head[%row] -> %sLSE_stage barrier %q_full[%stage]
-            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S>, !cuir.mbarrier<2> loc(callsite("sLSE"("flash_bwd.cu":319:3 to 319:112) at "flash_bwd.cu":345:7 to 345:55))
+            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S>, !cuir.mbarrier<2> loc(callsite("sLSE"("flash_bwd.cu":317:3 to 317:112) at "flash_bwd.cu":343:7 to 343:60))
         %sdO_stage = memref.subview %sdO[%stage, 0, 0] [1, 64, 64] [1, 1, 1]
-            : memref<2x64x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sdO"("flash_bwd.cu":323:17 to 323:88) at "flash_bwd.cu":345:7 to 345:55))
+            : memref<2x64x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sdO"("flash_bwd.cu":321:17 to 321:88) at "flash_bwd.cu":343:7 to 343:60))
         %sdPsum_stage = memref.subview %sdPsum[%stage, 0] [1, 64] [1, 1]
-            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("sdPsum"("flash_bwd.cu":325:13 to 325:59) at "flash_bwd.cu":345:7 to 345:55))
-        cuir.barrier.arrive %do_full[%stage] expect_tx 8448 : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":320:3 to 320:83 at "flash_bwd.cu":345:7 to 345:55))
+            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("sdPsum"("flash_bwd.cu":323:13 to 323:59) at "flash_bwd.cu":343:7 to 343:60))
+        cuir.barrier.arrive %do_full[%stage] expect_tx 8448 : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":318:3 to 318:83 at "flash_bwd.cu":343:7 to 343:60))
         cuir.copy_async tma %do_head[%row, %c0] -> %sdO_stage barrier %do_full[%stage]
-            : memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> -> memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, !cuir.mbarrier<2> loc(callsite("sdO"("flash_bwd.cu":323:5 to 323:99) at "flash_bwd.cu":345:7 to 345:55))
+            : memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> -> memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, !cuir.mbarrier<2> loc(callsite("sdO"("flash_bwd.cu":321:5 to 321:99) at "flash_bwd.cu":343:7 to 343:60))
         cuir.copy_async tma %dpsum_head[%row] -> %sdPsum_stage barrier %do_full[%stage]
-            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S>, !cuir.mbarrier<2> loc(callsite("sdPsum"("flash_bwd.cu":325:3 to 325:112) at "flash_bwd.cu":345:7 to 345:55))
-        %i_next = arith.addi %i, %c1 : index loc("flash_bwd.cu":344:44 to 344:53)
-        scf.yield %i_next : index loc("flash_bwd.cu":344:5 to 344:53)
-      } loc("flash_bwd.cu":344:5 to 344:53)
-      scf.yield %i_k : index loc("flash_bwd.cu":343:3 to 343:79)
-    } loc("flash_bwd.cu":343:3 to 343:79)
-    cuir.yield loc("flash_bwd.cu":742:7 to 742:84)
-  } loc("flash_bwd.cu":741:5 to 741:51)
+            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S>, !cuir.mbarrier<2> loc(callsite("sdPsum"("flash_bwd.cu":323:3 to 323:112) at "flash_bwd.cu":343:7 to 343:60))
+        %i_next = arith.addi %i, %c1 : index loc("flash_bwd.cu":342:50 to 342:59)
+        scf.yield %i_next : index loc("flash_bwd.cu":342:5 to 342:59)
+      } loc("flash_bwd.cu":342:5 to 342:59)
+      scf.yield %i_k : index loc("flash_bwd.cu":341:3 to 341:79)
+    } loc("flash_bwd.cu":341:3 to 341:79)
+    cuir.yield loc("flash_bwd.cu":745:7 to 745:89)
+  } loc("flash_bwd.cu":744:5 to 744:51)
 
   // =============================== dQ writer: warp 1 ===============================
   cuir.bind warp [1] role producer {
-    %steps = arith.muli %group, %num_steps : index loc("steps"("flash_bwd.cu":374:3 to 374:47))
+    %steps = arith.muli %group, %num_steps : index loc("steps"("flash_bwd.cu":372:3 to 372:47))
     %i_w = scf.for %head_q = %head_q0 to %head_end step %c1 iter_args(%i_h = %c0) -> (index) {
       %dq_head = memref.subview %ws_dq_accum[%b, %head_q, 0, 0] [1, 1, %rows_pad, 64] [1, 1, 1, 1]
-          : memref<?x?x?x64xf32, #G> to memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc("dq_block"("flash_bwd.cu":379:7 to 379:60))
-      %i_k = scf.for %kk = %c0 to %num_steps step %c1 iter_args(%i = %i_h) -> (index) {
-        %m_tile = arith.addi %m_min, %kk : index loc(callsite("flash_bwd.cu":275:63 to 275:80 at "flash_bwd.cu":378:59 to 378:90))
-        %row_at = arith.muli %m_tile, %c64 : index loc("row_at"("flash_bwd.cu":378:59 to 378:103))
-        %i_next = arith.addi %i, %c1 : index loc("flash_bwd.cu":377:44 to 377:53)
-        %more = arith.cmpi slt, %i_next, %steps : index loc("flash_bwd.cu":396:9 to 396:27)
+          : memref<?x?x?x64xf32, #G> to memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc("dq_block"("flash_bwd.cu":377:7 to 377:60))
+      %i_k = scf.for %m = %m_min to %m_max step %c1 iter_args(%i = %i_h) -> (index) {
+        %row_at = arith.muli %m, %c64 : index loc("row_at"("flash_bwd.cu":376:64 to 376:87))
+        %i_next = arith.addi %i, %c1 : index loc("flash_bwd.cu":375:50 to 375:59)
+        %more = arith.cmpi slt, %i_next, %steps : index loc("flash_bwd.cu":394:9 to 394:27)
         scf.for %c = %c0 to %c2 step %c1 {
-          %full_id = arith.addi %c6, %c : index loc("flash_bwd.cu":384:9 to 384:68)
-          cuir.barrier.named %full_id threads 160 loc("flash_bwd.cu":384:9 to 384:68)
+          %full_id = arith.addi %c6, %c : index loc("flash_bwd.cu":382:9 to 382:68)
+          cuir.barrier.named %full_id threads 160 loc("flash_bwd.cu":382:9 to 382:68)
           %sdQ_c = memref.subview %sdQ[%c, 0, 0] [1, 64, 64] [1, 1, 1]
-              : memref<2x64x64xf32, #S> to memref<64x64xf32, strided<[64, 1], offset: ?>, #S> loc("flash_bwd.cu":387:31 to 387:105)
+              : memref<2x64x64xf32, #S> to memref<64x64xf32, strided<[64, 1], offset: ?>, #S> loc("flash_bwd.cu":385:31 to 385:105)
           // The bulk reduction: the tile read from shared memory, added into the workspace.
-          %dq_tile = cuir.load %sdQ_c : memref<64x64xf32, strided<[64, 1], offset: ?>, #S> -> tensor<64x64xf32, #WACC> loc("flash_bwd.cu":386:11 to 386:90)
-          %col = arith.muli %c, %cDQCS : index loc("flash_bwd.cu":386:43 to 386:88)
-          cuir.atomic_add %dq_tile -> %dq_head[%row_at, %col] : tensor<64x64xf32, #WACC> -> memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc("flash_bwd.cu":386:11 to 386:90)
+          %dq_tile = cuir.load %sdQ_c : memref<64x64xf32, strided<[64, 1], offset: ?>, #S> -> tensor<64x64xf32, #WACC> loc("flash_bwd.cu":384:11 to 384:90)
+          %col = arith.muli %c, %cDQCS : index loc("flash_bwd.cu":384:43 to 384:88)
+          cuir.atomic_add %dq_tile -> %dq_head[%row_at, %col] : tensor<64x64xf32, #WACC> -> memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc("flash_bwd.cu":384:11 to 384:90)
           scf.if %more {
-            %empty_id = arith.addi %c4, %c : index loc("flash_bwd.cu":396:28 to 396:90)
-            cuir.barrier.named %empty_id threads 160 arrive loc("flash_bwd.cu":396:28 to 396:90)
-            scf.yield loc("flash_bwd.cu":396:9 to 396:27)
-          } loc("flash_bwd.cu":396:9 to 396:27)
-          scf.yield loc("flash_bwd.cu":383:7 to 383:49)
-        } loc("flash_bwd.cu":383:7 to 383:49)
-        scf.yield %i_next : index loc("flash_bwd.cu":377:5 to 377:53)
-      } loc("flash_bwd.cu":377:5 to 377:53)
-      scf.yield %i_k : index loc("flash_bwd.cu":376:3 to 376:79)
-    } loc("flash_bwd.cu":376:3 to 376:79)
-    cuir.yield loc("flash_bwd.cu":744:7 to 744:106)
-  } loc("flash_bwd.cu":743:5 to 743:36)
+            %empty_id = arith.addi %c4, %c : index loc("flash_bwd.cu":394:28 to 394:90)
+            cuir.barrier.named %empty_id threads 160 arrive loc("flash_bwd.cu":394:28 to 394:90)
+            scf.yield loc("flash_bwd.cu":394:9 to 394:27)
+          } loc("flash_bwd.cu":394:9 to 394:27)
+          scf.yield loc("flash_bwd.cu":381:7 to 381:49)
+        } loc("flash_bwd.cu":381:7 to 381:49)
+        scf.yield %i_next : index loc("flash_bwd.cu":375:5 to 375:59)
+      } loc("flash_bwd.cu":375:5 to 375:59)
+      scf.yield %i_k : index loc("flash_bwd.cu":374:3 to 374:79)
+    } loc("flash_bwd.cu":374:3 to 374:79)
+    cuir.yield loc("flash_bwd.cu":747:7 to 747:111)
+  } loc("flash_bwd.cu":746:5 to 746:36)
 
   // =============================== consumer warpgroups 1 and 2 ===============================
   cuir.bind warpgroup [1, 2] role consumer regs 232 {
-    %consumer = cuir.worker_id loc("ctx.consumer"("flash_bwd.cu":751:5 to 751:30))
-    %kv_rows = arith.muli %consumer, %c64 : index loc("kv_rows"("flash_bwd.cu":567:3 to 567:60))
+    %consumer = cuir.worker_id loc("ctx.consumer"("flash_bwd.cu":754:5 to 754:30))
+    %kv_rows = arith.muli %consumer, %c64 : index loc("kv_rows"("flash_bwd.cu":570:3 to 570:60))
     // The first key of this warpgroup's 64: a column of the score tile here (a row in the source).
-    %kv0 = arith.addi %key0, %kv_rows : index loc("ctx.key_row0"("flash_bwd.cu":754:5 to 754:68))
+    %kv0 = arith.addi %key0, %kv_rows : index loc("ctx.wg_key0"("flash_bwd.cu":757:5 to 757:68))
     %sK_wg = memref.subview %sK[%kv_rows, 0] [64, 64] [1, 1]
-        : memref<128x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc("flash_bwd.cu":576:28 to 576:62)
+        : memref<128x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc("flash_bwd.cu":579:28 to 579:62)
     %sV_wg = memref.subview %sV[%kv_rows, 0] [64, 64] [1, 1]
-        : memref<128x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc("flash_bwd.cu":578:29 to 578:63)
+        : memref<128x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc("flash_bwd.cu":581:29 to 581:63)
     // dQ = dS K of this warpgroup: keys [dq_key0, dq_key0 + DQ_KEYS), columns [dq_slab * 64, + 64).
-    %dq_key0 = arith.muli %consumer, %cDQKS : index loc("dq_key0"("flash_bwd.cu":607:3 to 607:75))
-    %dq_col0 = arith.muli %consumer, %cDQCS : index loc("dq_slab"("flash_bwd.cu":608:3 to 608:62))
+    %dq_key0 = arith.muli %consumer, %cDQKS : index loc("dq_key0"("flash_bwd.cu":610:3 to 610:75))
+    %dq_col0 = arith.muli %consumer, %cDQCS : index loc("dq_slab"("flash_bwd.cu":611:3 to 611:62))
     %sK_dq = memref.subview %sK[%dq_key0, %dq_col0] [64, 64] [1, 1]
-        : memref<128x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc("flash_bwd.cu":610:14 to 610:83)
-    %ds_bar_c = arith.muli %consumer, %cDSBS : index loc("flash_bwd.cu":603:5 to 603:58)
-    %ds_bar = arith.addi %cDSB, %ds_bar_c : index loc("flash_bwd.cu":603:5 to 603:58)
-    %dq_empty_id = arith.addi %c4, %consumer : index loc("flash_bwd.cu":620:14 to 620:85)
-    %dq_full_id = arith.addi %c6, %consumer : index loc("flash_bwd.cu":623:3 to 623:75)
+        : memref<128x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc("flash_bwd.cu":613:14 to 613:83)
+    %ds_bar_c = arith.muli %consumer, %cDSBS : index loc("flash_bwd.cu":606:5 to 606:58)
+    %ds_bar = arith.addi %cDSB, %ds_bar_c : index loc("flash_bwd.cu":606:5 to 606:58)
+    %dq_empty_id = arith.addi %c4, %consumer : index loc("flash_bwd.cu":623:14 to 623:85)
+    %dq_full_id = arith.addi %c6, %consumer : index loc("flash_bwd.cu":626:3 to 626:75)
     %sdQ_wg = memref.subview %sdQ[%consumer, 0, 0] [1, 64, 64] [1, 1, 1]
-        : memref<2x64x64xf32, #S> to memref<64x64xf32, strided<[64, 1], offset: ?>, #S> loc("dst"("flash_bwd.cu":550:44 to 550:100))
+        : memref<2x64x64xf32, #S> to memref<64x64xf32, strided<[64, 1], offset: ?>, #S> loc("dst"("flash_bwd.cu":549:44 to 549:100))
 
     // ---- constants of the steps; dK, dV in registers over all of them ----
-    %log2e = arith.constant 1.44269502 : f32 loc("ctx.scale_log2"("flash_bwd.cu":758:5 to 758:47))
-    %scale_log2 = arith.mulf %softmax_scale, %log2e : f32 loc("ctx.scale_log2"("flash_bwd.cu":758:5 to 758:47))
-    %scale_tile = tensor.splat %scale_log2 : tensor<64x64xf32, #WACC> loc("ctx.scale_log2"("flash_bwd.cu":758:5 to 758:47))
-    %ninf = arith.constant 0xFF800000 : f32 loc("flash_bwd.cu":488:87 to 488:92)
-    %zero_s = arith.constant dense<0.0> : tensor<64x64xf32, #WACC> loc("acc_s"("flash_bwd.cu":574:3 to 574:45))
-    %zero_dq = arith.constant dense<0.0> : tensor<64x64xf32, #WACC> loc("acc_dq"("flash_bwd.cu":606:3 to 606:28))
-    %acc_init = arith.constant dense<0.0> : tensor<64x64xf32, #WACC> loc("flash_bwd.cu":682:41 to 682:68)
-    cuir.barrier.wait %kv_full[%c0], %c0 : !cuir.mbarrier<1> loc("flash_bwd.cu":683:3 to 683:35)
+    %log2e = arith.constant 1.44269502 : f32 loc("ctx.scale_log2"("flash_bwd.cu":762:5 to 762:52))
+    %scale_log2 = arith.mulf %softmax_scale, %log2e : f32 loc("ctx.scale_log2"("flash_bwd.cu":762:5 to 762:52))
+    %scale_tile = tensor.splat %scale_log2 : tensor<64x64xf32, #WACC> loc("ctx.scale_log2"("flash_bwd.cu":762:5 to 762:52))
+    %ninf = arith.constant 0xFF800000 : f32 loc("flash_bwd.cu":487:87 to 487:92)
+    %zero_s = arith.constant dense<0.0> : tensor<64x64xf32, #WACC> loc("acc_s"("flash_bwd.cu":577:3 to 577:45))
+    %zero_dq = arith.constant dense<0.0> : tensor<64x64xf32, #WACC> loc("acc_dq"("flash_bwd.cu":609:3 to 609:28))
+    %acc_init = arith.constant dense<0.0> : tensor<64x64xf32, #WACC> loc("flash_bwd.cu":685:41 to 685:68)
+    cuir.barrier.wait %kv_full[%c0], %c0 : !cuir.mbarrier<1> loc("flash_bwd.cu":686:3 to 686:35)
 
     %dk_acc, %dv_acc, %i_c = scf.for %head_q = %head_q0 to %head_end step %c1
         iter_args(%dk_h = %acc_init, %dv_h = %acc_init, %i_h = %c0)
         -> (tensor<64x64xf32, #WACC>, tensor<64x64xf32, #WACC>, index) {
 
       // =============================== masking steps ===============================
-      %m_dk, %m_dv, %m_i = scf.for %kk = %c0 to %num_masking_steps step %c1
+      %m_dk, %m_dv, %m_i = scf.for %m = %m_min to %m_unmasked step %c1
           iter_args(%acc_dk = %dk_h, %acc_dv = %dv_h, %i = %i_h)
           -> (tensor<64x64xf32, #WACC>, tensor<64x64xf32, #WACC>, index) {
-        %m_tile = arith.addi %m_min, %kk : index loc(callsite("flash_bwd.cu":275:63 to 275:80 at "flash_bwd.cu":689:44 to 689:75))
-        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_bwd.cu":561:3 to 561:35) at "flash_bwd.cu":689:7 to 689:30))
-        %round = arith.divui %i, %cST : index loc(callsite("phase"("flash_bwd.cu":562:3 to 562:46) at "flash_bwd.cu":689:7 to 689:30))
-        %phase = arith.remui %round, %c2 : index loc(callsite("phase"("flash_bwd.cu":562:3 to 562:46) at "flash_bwd.cu":689:7 to 689:30))
-        %q_row0 = arith.muli %m_tile, %c64 : index loc(callsite("flash_bwd.cu":312:19 to 312:38 at "flash_bwd.cu":689:7 to 689:30))
+        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_bwd.cu":563:3 to 563:35) at "flash_bwd.cu":692:7 to 692:30))
+        %round = arith.divui %i, %cST : index loc(callsite("phase"("flash_bwd.cu":565:3 to 565:46) at "flash_bwd.cu":692:7 to 692:30))
+        %phase = arith.remui %round, %c2 : index loc(callsite("phase"("flash_bwd.cu":565:3 to 565:46) at "flash_bwd.cu":692:7 to 692:30))
+        %q_row0 = arith.muli %m, %c64 : index loc(callsite("q_row0"("flash_bwd.cu":564:3 to 564:42) at "flash_bwd.cu":692:7 to 692:30))
         %sQ_stage = memref.subview %sQ[%stage, 0, 0] [1, 64, 64] [1, 1, 1]
-            : memref<2x64x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sq"("flash_bwd.cu":568:3 to 568:74) at "flash_bwd.cu":689:7 to 689:30))
+            : memref<2x64x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sq"("flash_bwd.cu":571:3 to 571:74) at "flash_bwd.cu":692:7 to 692:30))
         %sdO_stage = memref.subview %sdO[%stage, 0, 0] [1, 64, 64] [1, 1, 1]
-            : memref<2x64x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sdo"("flash_bwd.cu":569:3 to 569:76) at "flash_bwd.cu":689:7 to 689:30))
+            : memref<2x64x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sdo"("flash_bwd.cu":572:3 to 572:76) at "flash_bwd.cu":692:7 to 692:30))
         %sLSE_stage = memref.subview %sLSE[%stage, 0] [1, 64] [1, 1]
-            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("lse_log2"("flash_bwd.cu":570:59 to 570:107) at "flash_bwd.cu":689:7 to 689:30))
+            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("lse_log2"("flash_bwd.cu":573:59 to 573:107) at "flash_bwd.cu":692:7 to 692:30))
         %sdPsum_stage = memref.subview %sdPsum[%stage, 0] [1, 64] [1, 1]
-            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dpsum"("flash_bwd.cu":571:56 to 571:106) at "flash_bwd.cu":689:7 to 689:30))
+            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dpsum"("flash_bwd.cu":574:56 to 574:106) at "flash_bwd.cu":692:7 to 692:30))
 
         // ---- S = Q K^T and dP = dO V^T (the hardware's K Q^T and V dO^T), [queries x keys] ----
-        cuir.barrier.wait %q_full[%stage], %phase : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":575:3 to 575:45 at "flash_bwd.cu":689:7 to 689:30))
-        %s_issued = cuir.gemm_async %sQ_stage, %sK_wg transpose_b, %zero_s
-            : memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":576:3 to 576:67) at "flash_bwd.cu":689:7 to 689:30))
-        cuir.barrier.wait %do_full[%stage], %phase : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":577:3 to 577:46 at "flash_bwd.cu":689:7 to 689:30))
-        %dp_issued = cuir.gemm_async %sdO_stage, %sV_wg transpose_b, %zero_s
-            : memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":578:3 to 578:69) at "flash_bwd.cu":689:7 to 689:30))
+        cuir.barrier.wait %q_full[%stage], %phase : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":578:3 to 578:45 at "flash_bwd.cu":692:7 to 692:30))
+        %s_issued = cuir.gemm_async %sQ_stage, %sK_wg transpose_b, %zero_s acc_transposed
+            : memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":579:3 to 579:67) at "flash_bwd.cu":692:7 to 692:30))
+        cuir.barrier.wait %do_full[%stage], %phase : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":580:3 to 580:46 at "flash_bwd.cu":692:7 to 692:30))
+        %dp_issued = cuir.gemm_async %sdO_stage, %sV_wg transpose_b, %zero_s acc_transposed
+            : memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":581:3 to 581:69) at "flash_bwd.cu":692:7 to 692:30))
         // S has landed once at most dP, issued after it, is pending.
-        %acc_s = cuir.gemm_wait %s_issued pending 1 : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":579:3 to 579:25) at "flash_bwd.cu":689:7 to 689:30))
+        %acc_s = cuir.gemm_wait %s_issued pending 1 : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":582:3 to 582:25) at "flash_bwd.cu":692:7 to 692:30))
 
         // ------- score tile complete: acc_s = Q K^T (unscaled) of query tile m_tile; the mask of a masking step -------
         %acc_s_masked = cuir.elementwise (%acc_s) at [%b, %head_q, %q_row0, %kv0]
             : (tensor<64x64xf32, #WACC>) -> tensor<64x64xf32, #WACC> {
-        ^bb0(%x: f32 loc("acc_s"("flash_bwd.cu":488:68 to 488:92)), %bi: index loc("block.batch"("flash_bwd.cu":718:3 to 718:43)), %hi: index loc("head_q"("flash_bwd.cu":686:8 to 686:36)), %qi: index loc("row"("flash_bwd.cu":487:7 to 487:46)), %ki: index loc("key"("flash_bwd.cu":486:7 to 486:50))):
-          %past_end = arith.cmpi sge, %ki, %seqlen_kv : index loc(callsite("flash_bwd.cu":488:11 to 488:31 at "flash_bwd.cu":583:28 to 583:74))
-          %row_last = arith.addi %qi, %last_key_offset : index loc(callsite("flash_bwd.cu":488:41 to 488:66 at "flash_bwd.cu":583:28 to 583:74))
-          %past_diag = arith.cmpi sgt, %ki, %row_last : index loc(callsite("flash_bwd.cu":488:35 to 488:66 at "flash_bwd.cu":583:28 to 583:74))
-          %hidden = arith.ori %past_end, %past_diag : i1 loc(callsite("flash_bwd.cu":488:7 to 488:31 at "flash_bwd.cu":583:28 to 583:74))
-          %r = arith.select %hidden, %ninf, %x : f32 loc(callsite("acc_s"("flash_bwd.cu":488:68 to 488:92) at "flash_bwd.cu":583:28 to 583:74))
-          cuir.yield %r : f32 loc("flash_bwd.cu":583:28 to 583:74)
-        } loc("acc_s"("flash_bwd.cu":583:28 to 583:74))
+        ^bb0(%x: f32 loc("acc_s"("flash_bwd.cu":487:68 to 487:92)), %bi: index loc("batch"("flash_bwd.cu":722:3 to 722:83)), %hi: index loc("head_q"("flash_bwd.cu":689:8 to 689:36)), %qi: index loc("row"("flash_bwd.cu":486:7 to 486:46)), %ki: index loc("key"("flash_bwd.cu":485:7 to 485:50))):
+          %past_end = arith.cmpi sge, %ki, %seqlen_kv : index loc(callsite("flash_bwd.cu":487:11 to 487:31 at "flash_bwd.cu":586:28 to 586:61))
+          %row_last = arith.addi %qi, %last_key_offset : index loc(callsite("flash_bwd.cu":487:41 to 487:66 at "flash_bwd.cu":586:28 to 586:61))
+          %past_diag = arith.cmpi sgt, %ki, %row_last : index loc(callsite("flash_bwd.cu":487:35 to 487:66 at "flash_bwd.cu":586:28 to 586:61))
+          %hidden = arith.ori %past_end, %past_diag : i1 loc(callsite("flash_bwd.cu":487:7 to 487:31 at "flash_bwd.cu":586:28 to 586:61))
+          %r = arith.select %hidden, %ninf, %x : f32 loc(callsite("acc_s"("flash_bwd.cu":487:68 to 487:92) at "flash_bwd.cu":586:28 to 586:61))
+          cuir.yield %r : f32 loc("flash_bwd.cu":586:28 to 586:61)
+        } loc("acc_s"("flash_bwd.cu":586:28 to 586:61))
 
         // ---- P = exp2(S * scale * log2 e - LSE * log2 e) (scores_to_probs) ----
-        %lse_log2 = cuir.load %sLSE_stage : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #WROW> loc(callsite("lse"("flash_bwd.cu":500:5 to 500:93) at "flash_bwd.cu":584:3 to 584:64))
-        %lse_b = cuir.broadcast_rows %lse_log2 : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc(callsite("flash_bwd.cu":503:71 to 503:95 at "flash_bwd.cu":584:3 to 584:64))
-        %neg_lse = arith.negf %lse_b : tensor<64x64xf32, #WACC> loc(callsite("flash_bwd.cu":503:71 to 503:95 at "flash_bwd.cu":584:3 to 584:64))
-        %logits = math.fma %acc_s_masked, %scale_tile, %neg_lse : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":503:36 to 503:96) at "flash_bwd.cu":584:3 to 584:64))
-        %p = math.exp2 %logits : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":503:7 to 503:97) at "flash_bwd.cu":584:3 to 584:64))
+        %lse_log2 = cuir.load %sLSE_stage : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #WROW> loc(callsite("lse"("flash_bwd.cu":499:5 to 499:93) at "flash_bwd.cu":587:3 to 587:64))
+        %lse_b = cuir.broadcast_rows %lse_log2 : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc(callsite("flash_bwd.cu":502:71 to 502:95 at "flash_bwd.cu":587:3 to 587:64))
+        %neg_lse = arith.negf %lse_b : tensor<64x64xf32, #WACC> loc(callsite("flash_bwd.cu":502:71 to 502:95 at "flash_bwd.cu":587:3 to 587:64))
+        %logits = math.fma %acc_s_masked, %scale_tile, %neg_lse : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":502:36 to 502:96) at "flash_bwd.cu":587:3 to 587:64))
+        %p = math.exp2 %logits : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":502:7 to 502:97) at "flash_bwd.cu":587:3 to 587:64))
 
         // ---- dS = P * (dP - D) (probs_to_dscores), once dP has landed ----
-        %acc_dp = cuir.gemm_wait %dp_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":585:3 to 585:25) at "flash_bwd.cu":689:7 to 689:30))
-        %dpsum = cuir.load %sdPsum_stage : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #WROW> loc(callsite("d"("flash_bwd.cu":513:5 to 513:88) at "flash_bwd.cu":587:3 to 587:54))
-        %d_b = cuir.broadcast_rows %dpsum : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc(callsite("flash_bwd.cu":515:93 to 515:112 at "flash_bwd.cu":587:3 to 587:54))
-        %dp_minus_d = arith.subf %acc_dp, %d_b : tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":515:72 to 515:113) at "flash_bwd.cu":587:3 to 587:54))
-        %ds = arith.mulf %p, %dp_minus_d : tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":515:33 to 515:113) at "flash_bwd.cu":587:3 to 587:54))
+        %acc_dp = cuir.gemm_wait %dp_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":588:3 to 588:25) at "flash_bwd.cu":692:7 to 692:30))
+        %dpsum = cuir.load %sdPsum_stage : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #WROW> loc(callsite("d"("flash_bwd.cu":512:5 to 512:88) at "flash_bwd.cu":590:3 to 590:54))
+        %d_b = cuir.broadcast_rows %dpsum : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc(callsite("flash_bwd.cu":514:93 to 514:112 at "flash_bwd.cu":590:3 to 590:54))
+        %dp_minus_d = arith.subf %acc_dp, %d_b : tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":514:72 to 514:113) at "flash_bwd.cu":590:3 to 590:54))
+        %ds = arith.mulf %p, %dp_minus_d : tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":514:33 to 514:113) at "flash_bwd.cu":590:3 to 590:54))
 
         // ---- dV += P^T dO, dK += dS^T Q: the 16-bit P and dS as the A fragments P^T and dS^T (the same registers in the source) ----
-        %p16 = arith.truncf %p : tensor<64x64xf32, #WACC> to tensor<64x64xbf16, #WACC> loc(callsite("p_frag"("flash_bwd.cu":524:39 to 524:100) at "flash_bwd.cu":591:3 to 591:28))
-        %p_t = cuir.convert_layout %p16 transpose : tensor<64x64xbf16, #WACC> -> tensor<64x64xbf16, #WA> loc("p_frag"("flash_bwd.cu":591:3 to 591:28))
-        %ds16 = arith.truncf %ds : tensor<64x64xf32, #WACC> to tensor<64x64xbf16, #WACC> loc(callsite("ds_frag"("flash_bwd.cu":524:39 to 524:100) at "flash_bwd.cu":592:3 to 592:30))
-        %ds_t = cuir.convert_layout %ds16 transpose : tensor<64x64xbf16, #WACC> -> tensor<64x64xbf16, #WA> loc("ds_frag"("flash_bwd.cu":592:3 to 592:30))
+        %p16 = arith.truncf %p : tensor<64x64xf32, #WACC> to tensor<64x64xbf16, #WACC> loc(callsite("p_frag"("flash_bwd.cu":523:39 to 523:100) at "flash_bwd.cu":594:3 to 594:28))
+        %p_t = cuir.convert_layout %p16 transpose : tensor<64x64xbf16, #WACC> -> tensor<64x64xbf16, #WA> loc("p_frag"("flash_bwd.cu":594:3 to 594:28))
+        %ds16 = arith.truncf %ds : tensor<64x64xf32, #WACC> to tensor<64x64xbf16, #WACC> loc(callsite("ds_frag"("flash_bwd.cu":523:39 to 523:100) at "flash_bwd.cu":595:3 to 595:30))
+        %ds_t = cuir.convert_layout %ds16 transpose : tensor<64x64xbf16, #WACC> -> tensor<64x64xbf16, #WA> loc("ds_frag"("flash_bwd.cu":595:3 to 595:30))
         %dv_issued = cuir.gemm_async %p_t, %sdO_stage, %acc_dv
-            : tensor<64x64xbf16, #WA>, memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_dv"("flash_bwd.cu":594:3 to 594:39) at "flash_bwd.cu":689:7 to 689:30))
+            : tensor<64x64xbf16, #WA>, memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_dv"("flash_bwd.cu":597:3 to 597:39) at "flash_bwd.cu":692:7 to 692:30))
         %dk_issued = cuir.gemm_async %ds_t, %sQ_stage, %acc_dk
-            : tensor<64x64xbf16, #WA>, memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_dk"("flash_bwd.cu":595:3 to 595:39) at "flash_bwd.cu":689:7 to 689:30))
+            : tensor<64x64xbf16, #WA>, memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_dk"("flash_bwd.cu":598:3 to 598:39) at "flash_bwd.cu":692:7 to 692:30))
 
         // ---- dS^T to shared memory (buffer i % 2, this warpgroup's 64 key rows), then dQ = dS K ----
-        %ds_buf = arith.remui %i, %c2 : index loc(callsite("ds"("flash_bwd.cu":597:3 to 597:77) at "flash_bwd.cu":689:7 to 689:30))
+        %ds_buf = arith.remui %i, %c2 : index loc(callsite("ds"("flash_bwd.cu":600:3 to 600:77) at "flash_bwd.cu":692:7 to 692:30))
         %sdS_wg = memref.subview %sdS[%ds_buf, %kv_rows, 0] [1, 64, 64] [1, 1, 1]
-            : memref<2x128x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("rows"("flash_bwd.cu":535:3 to 535:58) at "flash_bwd.cu":598:3 to 598:37))
-        cuir.store %ds_t -> %sdS_wg : tensor<64x64xbf16, #WA> -> memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":540:7 to 540:114 at "flash_bwd.cu":598:3 to 598:37))
-        cuir.barrier.named %ds_bar threads 128 loc(callsite("flash_bwd.cu":600:3 to 600:37 at "flash_bwd.cu":689:7 to 689:30))
+            : memref<2x128x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("rows"("flash_bwd.cu":534:3 to 534:58) at "flash_bwd.cu":601:3 to 601:37))
+        cuir.store %ds_t -> %sdS_wg : tensor<64x64xbf16, #WA> -> memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":539:7 to 539:114 at "flash_bwd.cu":601:3 to 601:37))
+        cuir.barrier.named %ds_bar threads 128 loc(callsite("flash_bwd.cu":603:3 to 603:37 at "flash_bwd.cu":692:7 to 692:30))
         %sdS_dq = memref.subview %sdS[%ds_buf, %dq_key0, 0] [1, 64, 64] [1, 1, 1]
-            : memref<2x128x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":609:22 to 609:54 at "flash_bwd.cu":689:7 to 689:30))
-        %ds_a = cuir.load %sdS_dq transpose : memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> -> tensor<64x64xbf16, #WA> loc(callsite("flash_bwd.cu":451:20 to 451:85 at "flash_bwd.cu":689:7 to 689:30))
+            : memref<2x128x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":612:22 to 612:54 at "flash_bwd.cu":692:7 to 692:30))
+        %ds_a = cuir.load %sdS_dq transpose : memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> -> tensor<64x64xbf16, #WA> loc(callsite("flash_bwd.cu":449:20 to 449:85 at "flash_bwd.cu":692:7 to 692:30))
         %dq_issued = cuir.gemm_async %ds_a, %sK_dq, %zero_dq
-            : tensor<64x64xbf16, #WA>, memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_dq"("flash_bwd.cu":609:3 to 609:55) at "flash_bwd.cu":689:7 to 689:30))
+            : tensor<64x64xbf16, #WA>, memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_dq"("flash_bwd.cu":612:3 to 612:55) at "flash_bwd.cu":692:7 to 692:30))
         // wgmma_wait_group<0>: dV, dK and dQ have landed; Q, dO and dS^T are read.
-        %dv_n = cuir.gemm_wait %dv_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_dv"("flash_bwd.cu":611:3 to 611:25) at "flash_bwd.cu":689:7 to 689:30))
-        %dk_n = cuir.gemm_wait %dk_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_dk"("flash_bwd.cu":611:3 to 611:25) at "flash_bwd.cu":689:7 to 689:30))
-        %acc_dq = cuir.gemm_wait %dq_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_dq"("flash_bwd.cu":611:3 to 611:25) at "flash_bwd.cu":689:7 to 689:30))
-        cuir.barrier.arrive %q_empty[%stage] : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":617:3 to 617:41 at "flash_bwd.cu":689:7 to 689:30))
+        %dv_n = cuir.gemm_wait %dv_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_dv"("flash_bwd.cu":614:3 to 614:25) at "flash_bwd.cu":692:7 to 692:30))
+        %dk_n = cuir.gemm_wait %dk_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_dk"("flash_bwd.cu":614:3 to 614:25) at "flash_bwd.cu":692:7 to 692:30))
+        %acc_dq = cuir.gemm_wait %dq_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_dq"("flash_bwd.cu":614:3 to 614:25) at "flash_bwd.cu":692:7 to 692:30))
+        cuir.barrier.arrive %q_empty[%stage] : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":620:3 to 620:41 at "flash_bwd.cu":692:7 to 692:30))
 
         // ---- dQ to shared memory for the dQ writer, once it has read the previous step's ----
-        %has_prev = arith.cmpi sgt, %i, %c0 : index loc(callsite("flash_bwd.cu":620:3 to 620:32 at "flash_bwd.cu":689:7 to 689:30))
+        %has_prev = arith.cmpi sgt, %i, %c0 : index loc(callsite("flash_bwd.cu":623:3 to 623:32 at "flash_bwd.cu":692:7 to 692:30))
         scf.if %has_prev {
-          cuir.barrier.named %dq_empty_id threads 160 loc(callsite("flash_bwd.cu":620:14 to 620:85 at "flash_bwd.cu":689:7 to 689:30))
-          scf.yield loc(callsite("flash_bwd.cu":620:3 to 620:32 at "flash_bwd.cu":689:7 to 689:30))
-        } loc(callsite("flash_bwd.cu":620:3 to 620:32 at "flash_bwd.cu":689:7 to 689:30))
-        cuir.store %acc_dq -> %sdQ_wg : tensor<64x64xf32, #WACC> -> memref<64x64xf32, strided<[64, 1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":553:5 to 553:103) at "flash_bwd.cu":621:3 to 621:27))
-        cuir.barrier.named %dq_full_id threads 160 arrive loc(callsite("flash_bwd.cu":623:3 to 623:75 at "flash_bwd.cu":689:7 to 689:30))
-        %i_next = arith.addi %i, %c1 : index loc("flash_bwd.cu":688:43 to 688:52)
-        scf.yield %dk_n, %dv_n, %i_next : tensor<64x64xf32, #WACC>, tensor<64x64xf32, #WACC>, index loc("flash_bwd.cu":688:5 to 688:52)
-      } loc("flash_bwd.cu":688:5 to 688:52)
+          cuir.barrier.named %dq_empty_id threads 160 loc(callsite("flash_bwd.cu":623:14 to 623:85 at "flash_bwd.cu":692:7 to 692:30))
+          scf.yield loc(callsite("flash_bwd.cu":623:3 to 623:32 at "flash_bwd.cu":692:7 to 692:30))
+        } loc(callsite("flash_bwd.cu":623:3 to 623:32 at "flash_bwd.cu":692:7 to 692:30))
+        cuir.store %acc_dq -> %sdQ_wg : tensor<64x64xf32, #WACC> -> memref<64x64xf32, strided<[64, 1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":552:5 to 552:103) at "flash_bwd.cu":624:3 to 624:27))
+        cuir.barrier.named %dq_full_id threads 160 arrive loc(callsite("flash_bwd.cu":626:3 to 626:75 at "flash_bwd.cu":692:7 to 692:30))
+        %i_next = arith.addi %i, %c1 : index loc("flash_bwd.cu":691:40 to 691:49)
+        scf.yield %dk_n, %dv_n, %i_next : tensor<64x64xf32, #WACC>, tensor<64x64xf32, #WACC>, index loc("flash_bwd.cu":691:5 to 691:49)
+      } loc("flash_bwd.cu":691:5 to 691:49)
 
       // =============================== unmasked steps ===============================
-      %u_dk, %u_dv, %u_i = scf.for %kk = %num_masking_steps to %num_steps step %c1
+      %u_dk, %u_dv, %u_i = scf.for %m = %m_unmasked to %m_max step %c1
           iter_args(%acc_dk = %m_dk, %acc_dv = %m_dv, %i = %m_i)
           -> (tensor<64x64xf32, #WACC>, tensor<64x64xf32, #WACC>, index) {
-        %m_tile = arith.addi %m_min, %kk : index loc(callsite("flash_bwd.cu":275:63 to 275:80 at "flash_bwd.cu":691:45 to 691:76))
-        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_bwd.cu":561:3 to 561:35) at "flash_bwd.cu":691:7 to 691:31))
-        %round = arith.divui %i, %cST : index loc(callsite("phase"("flash_bwd.cu":562:3 to 562:46) at "flash_bwd.cu":691:7 to 691:31))
-        %phase = arith.remui %round, %c2 : index loc(callsite("phase"("flash_bwd.cu":562:3 to 562:46) at "flash_bwd.cu":691:7 to 691:31))
+        %q_row0 = arith.muli %m, %c64 : index loc(callsite("q_row0"("flash_bwd.cu":564:3 to 564:42) at "flash_bwd.cu":694:7 to 694:31))
+        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_bwd.cu":563:3 to 563:35) at "flash_bwd.cu":694:7 to 694:31))
+        %round = arith.divui %i, %cST : index loc(callsite("phase"("flash_bwd.cu":565:3 to 565:46) at "flash_bwd.cu":694:7 to 694:31))
+        %phase = arith.remui %round, %c2 : index loc(callsite("phase"("flash_bwd.cu":565:3 to 565:46) at "flash_bwd.cu":694:7 to 694:31))
         %sQ_stage = memref.subview %sQ[%stage, 0, 0] [1, 64, 64] [1, 1, 1]
-            : memref<2x64x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sq"("flash_bwd.cu":568:3 to 568:74) at "flash_bwd.cu":691:7 to 691:31))
+            : memref<2x64x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sq"("flash_bwd.cu":571:3 to 571:74) at "flash_bwd.cu":694:7 to 694:31))
         %sdO_stage = memref.subview %sdO[%stage, 0, 0] [1, 64, 64] [1, 1, 1]
-            : memref<2x64x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sdo"("flash_bwd.cu":569:3 to 569:76) at "flash_bwd.cu":691:7 to 691:31))
+            : memref<2x64x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sdo"("flash_bwd.cu":572:3 to 572:76) at "flash_bwd.cu":694:7 to 694:31))
         %sLSE_stage = memref.subview %sLSE[%stage, 0] [1, 64] [1, 1]
-            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("lse_log2"("flash_bwd.cu":570:59 to 570:107) at "flash_bwd.cu":691:7 to 691:31))
+            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("lse_log2"("flash_bwd.cu":573:59 to 573:107) at "flash_bwd.cu":694:7 to 694:31))
         %sdPsum_stage = memref.subview %sdPsum[%stage, 0] [1, 64] [1, 1]
-            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dpsum"("flash_bwd.cu":571:56 to 571:106) at "flash_bwd.cu":691:7 to 691:31))
+            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dpsum"("flash_bwd.cu":574:56 to 574:106) at "flash_bwd.cu":694:7 to 694:31))
 
         // ---- S = Q K^T and dP = dO V^T (the hardware's K Q^T and V dO^T), [queries x keys] ----
-        cuir.barrier.wait %q_full[%stage], %phase : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":575:3 to 575:45 at "flash_bwd.cu":691:7 to 691:31))
-        %s_issued = cuir.gemm_async %sQ_stage, %sK_wg transpose_b, %zero_s
-            : memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":576:3 to 576:67) at "flash_bwd.cu":691:7 to 691:31))
-        cuir.barrier.wait %do_full[%stage], %phase : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":577:3 to 577:46 at "flash_bwd.cu":691:7 to 691:31))
-        %dp_issued = cuir.gemm_async %sdO_stage, %sV_wg transpose_b, %zero_s
-            : memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":578:3 to 578:69) at "flash_bwd.cu":691:7 to 691:31))
+        cuir.barrier.wait %q_full[%stage], %phase : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":578:3 to 578:45 at "flash_bwd.cu":694:7 to 694:31))
+        %s_issued = cuir.gemm_async %sQ_stage, %sK_wg transpose_b, %zero_s acc_transposed
+            : memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":579:3 to 579:67) at "flash_bwd.cu":694:7 to 694:31))
+        cuir.barrier.wait %do_full[%stage], %phase : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":580:3 to 580:46 at "flash_bwd.cu":694:7 to 694:31))
+        %dp_issued = cuir.gemm_async %sdO_stage, %sV_wg transpose_b, %zero_s acc_transposed
+            : memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":581:3 to 581:69) at "flash_bwd.cu":694:7 to 694:31))
         // S has landed once at most dP, issued after it, is pending.
-        %acc_s = cuir.gemm_wait %s_issued pending 1 : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":579:3 to 579:25) at "flash_bwd.cu":691:7 to 691:31))
+        %acc_s = cuir.gemm_wait %s_issued pending 1 : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":582:3 to 582:25) at "flash_bwd.cu":694:7 to 694:31))
 
         // ------- score tile complete: acc_s = Q K^T (unscaled) of query tile m_tile; no mask -------
 
         // ---- P = exp2(S * scale * log2 e - LSE * log2 e) (scores_to_probs) ----
-        %lse_log2 = cuir.load %sLSE_stage : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #WROW> loc(callsite("lse"("flash_bwd.cu":500:5 to 500:93) at "flash_bwd.cu":584:3 to 584:64))
-        %lse_b = cuir.broadcast_rows %lse_log2 : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc(callsite("flash_bwd.cu":503:71 to 503:95 at "flash_bwd.cu":584:3 to 584:64))
-        %neg_lse = arith.negf %lse_b : tensor<64x64xf32, #WACC> loc(callsite("flash_bwd.cu":503:71 to 503:95 at "flash_bwd.cu":584:3 to 584:64))
-        %logits = math.fma %acc_s, %scale_tile, %neg_lse : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":503:36 to 503:96) at "flash_bwd.cu":584:3 to 584:64))
-        %p = math.exp2 %logits : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":503:7 to 503:97) at "flash_bwd.cu":584:3 to 584:64))
+        %lse_log2 = cuir.load %sLSE_stage : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #WROW> loc(callsite("lse"("flash_bwd.cu":499:5 to 499:93) at "flash_bwd.cu":587:3 to 587:64))
+        %lse_b = cuir.broadcast_rows %lse_log2 : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc(callsite("flash_bwd.cu":502:71 to 502:95 at "flash_bwd.cu":587:3 to 587:64))
+        %neg_lse = arith.negf %lse_b : tensor<64x64xf32, #WACC> loc(callsite("flash_bwd.cu":502:71 to 502:95 at "flash_bwd.cu":587:3 to 587:64))
+        %logits = math.fma %acc_s, %scale_tile, %neg_lse : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":502:36 to 502:96) at "flash_bwd.cu":587:3 to 587:64))
+        %p = math.exp2 %logits : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":502:7 to 502:97) at "flash_bwd.cu":587:3 to 587:64))
 
         // ---- dS = P * (dP - D) (probs_to_dscores), once dP has landed ----
-        %acc_dp = cuir.gemm_wait %dp_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":585:3 to 585:25) at "flash_bwd.cu":691:7 to 691:31))
-        %dpsum = cuir.load %sdPsum_stage : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #WROW> loc(callsite("d"("flash_bwd.cu":513:5 to 513:88) at "flash_bwd.cu":587:3 to 587:54))
-        %d_b = cuir.broadcast_rows %dpsum : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc(callsite("flash_bwd.cu":515:93 to 515:112 at "flash_bwd.cu":587:3 to 587:54))
-        %dp_minus_d = arith.subf %acc_dp, %d_b : tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":515:72 to 515:113) at "flash_bwd.cu":587:3 to 587:54))
-        %ds = arith.mulf %p, %dp_minus_d : tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":515:33 to 515:113) at "flash_bwd.cu":587:3 to 587:54))
+        %acc_dp = cuir.gemm_wait %dp_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":588:3 to 588:25) at "flash_bwd.cu":694:7 to 694:31))
+        %dpsum = cuir.load %sdPsum_stage : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #WROW> loc(callsite("d"("flash_bwd.cu":512:5 to 512:88) at "flash_bwd.cu":590:3 to 590:54))
+        %d_b = cuir.broadcast_rows %dpsum : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc(callsite("flash_bwd.cu":514:93 to 514:112 at "flash_bwd.cu":590:3 to 590:54))
+        %dp_minus_d = arith.subf %acc_dp, %d_b : tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":514:72 to 514:113) at "flash_bwd.cu":590:3 to 590:54))
+        %ds = arith.mulf %p, %dp_minus_d : tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":514:33 to 514:113) at "flash_bwd.cu":590:3 to 590:54))
 
         // ---- dV += P^T dO, dK += dS^T Q: the 16-bit P and dS as the A fragments P^T and dS^T (the same registers in the source) ----
-        %p16 = arith.truncf %p : tensor<64x64xf32, #WACC> to tensor<64x64xbf16, #WACC> loc(callsite("p_frag"("flash_bwd.cu":524:39 to 524:100) at "flash_bwd.cu":591:3 to 591:28))
-        %p_t = cuir.convert_layout %p16 transpose : tensor<64x64xbf16, #WACC> -> tensor<64x64xbf16, #WA> loc("p_frag"("flash_bwd.cu":591:3 to 591:28))
-        %ds16 = arith.truncf %ds : tensor<64x64xf32, #WACC> to tensor<64x64xbf16, #WACC> loc(callsite("ds_frag"("flash_bwd.cu":524:39 to 524:100) at "flash_bwd.cu":592:3 to 592:30))
-        %ds_t = cuir.convert_layout %ds16 transpose : tensor<64x64xbf16, #WACC> -> tensor<64x64xbf16, #WA> loc("ds_frag"("flash_bwd.cu":592:3 to 592:30))
+        %p16 = arith.truncf %p : tensor<64x64xf32, #WACC> to tensor<64x64xbf16, #WACC> loc(callsite("p_frag"("flash_bwd.cu":523:39 to 523:100) at "flash_bwd.cu":594:3 to 594:28))
+        %p_t = cuir.convert_layout %p16 transpose : tensor<64x64xbf16, #WACC> -> tensor<64x64xbf16, #WA> loc("p_frag"("flash_bwd.cu":594:3 to 594:28))
+        %ds16 = arith.truncf %ds : tensor<64x64xf32, #WACC> to tensor<64x64xbf16, #WACC> loc(callsite("ds_frag"("flash_bwd.cu":523:39 to 523:100) at "flash_bwd.cu":595:3 to 595:30))
+        %ds_t = cuir.convert_layout %ds16 transpose : tensor<64x64xbf16, #WACC> -> tensor<64x64xbf16, #WA> loc("ds_frag"("flash_bwd.cu":595:3 to 595:30))
         %dv_issued = cuir.gemm_async %p_t, %sdO_stage, %acc_dv
-            : tensor<64x64xbf16, #WA>, memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_dv"("flash_bwd.cu":594:3 to 594:39) at "flash_bwd.cu":691:7 to 691:31))
+            : tensor<64x64xbf16, #WA>, memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_dv"("flash_bwd.cu":597:3 to 597:39) at "flash_bwd.cu":694:7 to 694:31))
         %dk_issued = cuir.gemm_async %ds_t, %sQ_stage, %acc_dk
-            : tensor<64x64xbf16, #WA>, memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_dk"("flash_bwd.cu":595:3 to 595:39) at "flash_bwd.cu":691:7 to 691:31))
+            : tensor<64x64xbf16, #WA>, memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_dk"("flash_bwd.cu":598:3 to 598:39) at "flash_bwd.cu":694:7 to 694:31))
 
         // ---- dS^T to shared memory (buffer i % 2, this warpgroup's 64 key rows), then dQ = dS K ----
-        %ds_buf = arith.remui %i, %c2 : index loc(callsite("ds"("flash_bwd.cu":597:3 to 597:77) at "flash_bwd.cu":691:7 to 691:31))
+        %ds_buf = arith.remui %i, %c2 : index loc(callsite("ds"("flash_bwd.cu":600:3 to 600:77) at "flash_bwd.cu":694:7 to 694:31))
         %sdS_wg = memref.subview %sdS[%ds_buf, %kv_rows, 0] [1, 64, 64] [1, 1, 1]
-            : memref<2x128x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("rows"("flash_bwd.cu":535:3 to 535:58) at "flash_bwd.cu":598:3 to 598:37))
-        cuir.store %ds_t -> %sdS_wg : tensor<64x64xbf16, #WA> -> memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":540:7 to 540:114 at "flash_bwd.cu":598:3 to 598:37))
-        cuir.barrier.named %ds_bar threads 128 loc(callsite("flash_bwd.cu":600:3 to 600:37 at "flash_bwd.cu":691:7 to 691:31))
+            : memref<2x128x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("rows"("flash_bwd.cu":534:3 to 534:58) at "flash_bwd.cu":601:3 to 601:37))
+        cuir.store %ds_t -> %sdS_wg : tensor<64x64xbf16, #WA> -> memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":539:7 to 539:114 at "flash_bwd.cu":601:3 to 601:37))
+        cuir.barrier.named %ds_bar threads 128 loc(callsite("flash_bwd.cu":603:3 to 603:37 at "flash_bwd.cu":694:7 to 694:31))
         %sdS_dq = memref.subview %sdS[%ds_buf, %dq_key0, 0] [1, 64, 64] [1, 1, 1]
-            : memref<2x128x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":609:22 to 609:54 at "flash_bwd.cu":691:7 to 691:31))
-        %ds_a = cuir.load %sdS_dq transpose : memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> -> tensor<64x64xbf16, #WA> loc(callsite("flash_bwd.cu":451:20 to 451:85 at "flash_bwd.cu":691:7 to 691:31))
+            : memref<2x128x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":612:22 to 612:54 at "flash_bwd.cu":694:7 to 694:31))
+        %ds_a = cuir.load %sdS_dq transpose : memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> -> tensor<64x64xbf16, #WA> loc(callsite("flash_bwd.cu":449:20 to 449:85 at "flash_bwd.cu":694:7 to 694:31))
         %dq_issued = cuir.gemm_async %ds_a, %sK_dq, %zero_dq
-            : tensor<64x64xbf16, #WA>, memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_dq"("flash_bwd.cu":609:3 to 609:55) at "flash_bwd.cu":691:7 to 691:31))
+            : tensor<64x64xbf16, #WA>, memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_dq"("flash_bwd.cu":612:3 to 612:55) at "flash_bwd.cu":694:7 to 694:31))
         // wgmma_wait_group<0>: dV, dK and dQ have landed; Q, dO and dS^T are read.
-        %dv_n = cuir.gemm_wait %dv_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_dv"("flash_bwd.cu":611:3 to 611:25) at "flash_bwd.cu":691:7 to 691:31))
-        %dk_n = cuir.gemm_wait %dk_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_dk"("flash_bwd.cu":611:3 to 611:25) at "flash_bwd.cu":691:7 to 691:31))
-        %acc_dq = cuir.gemm_wait %dq_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_dq"("flash_bwd.cu":611:3 to 611:25) at "flash_bwd.cu":691:7 to 691:31))
-        cuir.barrier.arrive %q_empty[%stage] : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":617:3 to 617:41 at "flash_bwd.cu":691:7 to 691:31))
+        %dv_n = cuir.gemm_wait %dv_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_dv"("flash_bwd.cu":614:3 to 614:25) at "flash_bwd.cu":694:7 to 694:31))
+        %dk_n = cuir.gemm_wait %dk_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_dk"("flash_bwd.cu":614:3 to 614:25) at "flash_bwd.cu":694:7 to 694:31))
+        %acc_dq = cuir.gemm_wait %dq_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_dq"("flash_bwd.cu":614:3 to 614:25) at "flash_bwd.cu":694:7 to 694:31))
+        cuir.barrier.arrive %q_empty[%stage] : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":620:3 to 620:41 at "flash_bwd.cu":694:7 to 694:31))
 
         // ---- dQ to shared memory for the dQ writer, once it has read the previous step's ----
-        %has_prev = arith.cmpi sgt, %i, %c0 : index loc(callsite("flash_bwd.cu":620:3 to 620:32 at "flash_bwd.cu":691:7 to 691:31))
+        %has_prev = arith.cmpi sgt, %i, %c0 : index loc(callsite("flash_bwd.cu":623:3 to 623:32 at "flash_bwd.cu":694:7 to 694:31))
         scf.if %has_prev {
-          cuir.barrier.named %dq_empty_id threads 160 loc(callsite("flash_bwd.cu":620:14 to 620:85 at "flash_bwd.cu":691:7 to 691:31))
-          scf.yield loc(callsite("flash_bwd.cu":620:3 to 620:32 at "flash_bwd.cu":691:7 to 691:31))
-        } loc(callsite("flash_bwd.cu":620:3 to 620:32 at "flash_bwd.cu":691:7 to 691:31))
-        cuir.store %acc_dq -> %sdQ_wg : tensor<64x64xf32, #WACC> -> memref<64x64xf32, strided<[64, 1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":553:5 to 553:103) at "flash_bwd.cu":621:3 to 621:27))
-        cuir.barrier.named %dq_full_id threads 160 arrive loc(callsite("flash_bwd.cu":623:3 to 623:75 at "flash_bwd.cu":691:7 to 691:31))
-        %i_next = arith.addi %i, %c1 : index loc("flash_bwd.cu":690:35 to 690:44)
-        scf.yield %dk_n, %dv_n, %i_next : tensor<64x64xf32, #WACC>, tensor<64x64xf32, #WACC>, index loc("flash_bwd.cu":690:5 to 690:44)
-      } loc("flash_bwd.cu":690:5 to 690:44)
-      scf.yield %u_dk, %u_dv, %u_i : tensor<64x64xf32, #WACC>, tensor<64x64xf32, #WACC>, index loc("flash_bwd.cu":686:3 to 686:79)
-    } loc("flash_bwd.cu":686:3 to 686:79)
+          cuir.barrier.named %dq_empty_id threads 160 loc(callsite("flash_bwd.cu":623:14 to 623:85 at "flash_bwd.cu":694:7 to 694:31))
+          scf.yield loc(callsite("flash_bwd.cu":623:3 to 623:32 at "flash_bwd.cu":694:7 to 694:31))
+        } loc(callsite("flash_bwd.cu":623:3 to 623:32 at "flash_bwd.cu":694:7 to 694:31))
+        cuir.store %acc_dq -> %sdQ_wg : tensor<64x64xf32, #WACC> -> memref<64x64xf32, strided<[64, 1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":552:5 to 552:103) at "flash_bwd.cu":624:3 to 624:27))
+        cuir.barrier.named %dq_full_id threads 160 arrive loc(callsite("flash_bwd.cu":626:3 to 626:75 at "flash_bwd.cu":694:7 to 694:31))
+        %i_next = arith.addi %i, %c1 : index loc("flash_bwd.cu":693:29 to 693:38)
+        scf.yield %dk_n, %dv_n, %i_next : tensor<64x64xf32, #WACC>, tensor<64x64xf32, #WACC>, index loc("flash_bwd.cu":693:5 to 693:38)
+      } loc("flash_bwd.cu":693:5 to 693:38)
+      scf.yield %u_dk, %u_dv, %u_i : tensor<64x64xf32, #WACC>, tensor<64x64xf32, #WACC>, index loc("flash_bwd.cu":689:3 to 689:79)
+    } loc("flash_bwd.cu":689:3 to 689:79)
 
     // =============================== write_dkv: dK * softmax_scale and dV through the Q and dO stages ===============================
-    cuir.barrier.named %c1 threads 256 loc("flash_bwd.cu":665:3 to 665:58)
-    %scale_b = tensor.splat %softmax_scale : tensor<64x64xf32, #WACC> loc("flash_bwd.cu":669:46 to 669:67)
-    %dk_scaled = arith.mulf %dk_acc, %scale_b : tensor<64x64xf32, #WACC> loc(callsite("flash_bwd.cu":645:35 to 645:64 at "flash_bwd.cu":667:3 to 667:45))
-    %dk16 = arith.truncf %dk_scaled : tensor<64x64xf32, #WACC> to tensor<64x64xbf16, #WACC> loc(callsite("flash_bwd.cu":645:11 to 645:100 at "flash_bwd.cu":667:3 to 667:45))
-    %dv16 = arith.truncf %dv_acc : tensor<64x64xf32, #WACC> to tensor<64x64xbf16, #WACC> loc(callsite("flash_bwd.cu":645:11 to 645:100 at "flash_bwd.cu":670:3 to 670:46))
+    cuir.barrier.named %c1 threads 256 loc("flash_bwd.cu":668:3 to 668:58)
+    %scale_b = tensor.splat %softmax_scale : tensor<64x64xf32, #WACC> loc("flash_bwd.cu":672:51 to 672:77)
+    %dk_scaled = arith.mulf %dk_acc, %scale_b : tensor<64x64xf32, #WACC> loc(callsite("flash_bwd.cu":648:35 to 648:64 at "flash_bwd.cu":670:3 to 670:45))
+    %dk16 = arith.truncf %dk_scaled : tensor<64x64xf32, #WACC> to tensor<64x64xbf16, #WACC> loc(callsite("flash_bwd.cu":648:11 to 648:100 at "flash_bwd.cu":670:3 to 670:45))
+    %dv16 = arith.truncf %dv_acc : tensor<64x64xf32, #WACC> to tensor<64x64xbf16, #WACC> loc(callsite("flash_bwd.cu":648:11 to 648:100 at "flash_bwd.cu":673:3 to 673:46))
     %sQ_out = memref.subview %sQ[%consumer, 0, 0] [1, 64, 64] [1, 1, 1]
-        : memref<2x64x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc("flash_bwd.cu":667:3 to 667:45)
+        : memref<2x64x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc("flash_bwd.cu":670:3 to 670:45)
     %sdO_out = memref.subview %sdO[%consumer, 0, 0] [1, 64, 64] [1, 1, 1]
-        : memref<2x64x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc("flash_bwd.cu":670:3 to 670:46)
+        : memref<2x64x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc("flash_bwd.cu":673:3 to 673:46)
     %dk_head = memref.subview %dk[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 64] [1, 1, 1, 1]
-        : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("flash_bwd.cu":668:21 to 668:107)
+        : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("flash_bwd.cu":671:21 to 671:122)
     %dv_head = memref.subview %dv[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 64] [1, 1, 1, 1]
-        : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("flash_bwd.cu":671:21 to 671:107)
-    cuir.store %dk16 -> %sQ_out : tensor<64x64xbf16, #WACC> -> memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":644:7 to 644:89 at "flash_bwd.cu":667:3 to 667:45))
-    cuir.copy %sQ_out -> %dk_head[%kv0, %c0] : memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> -> memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc(callsite("flash_bwd.cu":655:5 to 655:117 at "flash_bwd.cu":667:3 to 667:45))
-    cuir.store %dv16 -> %sdO_out : tensor<64x64xbf16, #WACC> -> memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":644:7 to 644:89 at "flash_bwd.cu":670:3 to 670:46))
-    cuir.copy %sdO_out -> %dv_head[%kv0, %c0] : memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> -> memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc(callsite("flash_bwd.cu":655:5 to 655:117 at "flash_bwd.cu":670:3 to 670:46))
-    cuir.yield loc("flash_bwd.cu":759:5 to 759:62)
-  } loc("flash_bwd.cu":746:5 to 746:40)
-  cuir.return loc("flash_bwd.cu":712:5 to 712:99)
-} loc("flash_bwd_sm90_kernel"("flash_bwd.cu":712:5 to 712:99))
+        : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("flash_bwd.cu":674:21 to 674:122)
+    cuir.store %dk16 -> %sQ_out : tensor<64x64xbf16, #WACC> -> memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":647:7 to 647:89 at "flash_bwd.cu":670:3 to 670:45))
+    cuir.copy %sQ_out -> %dk_head[%kv0, %c0] : memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> -> memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc(callsite("flash_bwd.cu":658:5 to 658:117 at "flash_bwd.cu":670:3 to 670:45))
+    cuir.store %dv16 -> %sdO_out : tensor<64x64xbf16, #WACC> -> memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":647:7 to 647:89 at "flash_bwd.cu":673:3 to 673:46))
+    cuir.copy %sdO_out -> %dv_head[%kv0, %c0] : memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> -> memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc(callsite("flash_bwd.cu":658:5 to 658:117 at "flash_bwd.cu":673:3 to 673:46))
+    cuir.yield loc("flash_bwd.cu":763:5 to 763:67)
+  } loc("flash_bwd.cu":749:5 to 749:40)
+  cuir.return loc("flash_bwd.cu":715:5 to 715:104)
+} loc("flash_bwd_sm90_kernel"("flash_bwd.cu":715:5 to 715:104))
 
 // =============================== convert: dQ = softmax_scale * accumulator ===============================
 cuir.kernel @flash_bwd_sm90_bf16_d64_convert_dq(
-    %ws_dq_accum: memref<?x?x?x64xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":230:86 to 230:104)),
-    %dq: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dq"} loc("p.dq"("flash_bwd.cu":230:33 to 230:84)),
-    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("p.softmax_scale"("flash_bwd.cu":230:33 to 230:84)),
-    %batch: index {cuir.arg = "B"} loc("p.batch"("flash_bwd.cu":230:33 to 230:84)),
-    %num_heads_q: index {cuir.arg = "Hq"} loc("p.num_heads_q"("flash_bwd.cu":230:33 to 230:84)),
-    %num_heads_kv: index {cuir.arg = "Hkv"} loc("p.num_heads_kv"("flash_bwd.cu":230:33 to 230:84)),
-    %seqlen_q: index {cuir.arg = "Nq"} loc("p.seqlen_q"("flash_bwd.cu":230:33 to 230:84)),
-    %seqlen_kv: index {cuir.arg = "Nkv"} loc("p.seqlen_kv"("flash_bwd.cu":230:33 to 230:84)))
+    %ws_dq_accum: memref<?x?x?x64xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":230:91 to 230:109)),
+    %dq: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dq"} loc("params.dq"("flash_bwd.cu":230:33 to 230:89)),
+    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_bwd.cu":230:33 to 230:89)),
+    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":230:33 to 230:89)),
+    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":230:33 to 230:89)),
+    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":230:33 to 230:89)),
+    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":230:33 to 230:89)),
+    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":230:33 to 230:89)))
     grid (b, hq, hkv, nq, nkv) -> (((nq ceildiv 64) * 64) ceildiv 32, hq, b)
     threads 256 arch "sm_90a" {
   %c0 = arith.constant 0 : index
@@ -1166,31 +1160,31 @@ cuir.kernel @flash_bwd_sm90_bf16_d64_convert_dq(
   ^bb0(%x: f32 loc("a"("flash_bwd.cu":241:5 to 241:21)), %bi: index loc("batch"("flash_bwd.cu":232:3 to 232:53)), %hi: index loc("head_q"("flash_bwd.cu":232:3 to 232:53)), %qi: index loc("row"("flash_bwd.cu":233:3 to 233:102)), %ci: index loc("chunk"("flash_bwd.cu":234:3 to 234:51))):
     %a = memref.load %ws_dq_accum[%bi, %hi, %qi, %ci] : memref<?x?x?x64xf32, #G> loc("a"("flash_bwd.cu":242:9 to 242:114))
     cuir.yield %a : f32 loc("a"("flash_bwd.cu":242:9 to 242:114))
-  } loc("block"("flash_bwd.cu":236:3 to 236:99))
-  %s = tensor.splat %softmax_scale : tensor<32x64xf32, #RACC> loc("s"("flash_bwd.cu":237:3 to 237:35))
+  } loc("block"("flash_bwd.cu":236:3 to 236:104))
+  %s = tensor.splat %softmax_scale : tensor<32x64xf32, #RACC> loc("s"("flash_bwd.cu":237:3 to 237:40))
   %dq_f = arith.mulf %acc, %s : tensor<32x64xf32, #RACC> loc("flash_bwd.cu":243:38 to 243:45)
   %dq16 = arith.truncf %dq_f : tensor<32x64xf32, #RACC> to tensor<32x64xbf16, #RACC> loc("packed"("flash_bwd.cu":243:5 to 243:56))
   %dq_head = memref.subview %dq[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 64] [1, 1, 1, 1]
-      : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("flash_bwd.cu":246:30 to 246:87)
-  // Rows past Nq are not written (if (row >= p.seqlen_q) return): the store skips them.
-  cuir.store %dq16 -> %dq_head[%row0, %c0] : tensor<32x64xbf16, #RACC> -> memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("flash_bwd.cu":246:3 to 246:113)
-  cuir.return loc("flash_bwd.cu":235:3 to 235:33)
-} loc("flash_bwd_convert_dq_kernel"("flash_bwd.cu":230:5 to 230:105))
-cuir.launch_sequence @flash_bwd_sm90_f16_d128 [@flash_bwd_sm90_f16_d128_preprocess, @flash_bwd_sm90_f16_d128_main, @flash_bwd_sm90_f16_d128_convert_dq] loc("flash_bwd.cu":792:20 to 792:89)
+      : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("flash_bwd.cu":246:30 to 246:97)
+  // Rows past Nq are not written (if (row >= params.seqlen_q) return): the store skips them.
+  cuir.store %dq16 -> %dq_head[%row0, %c0] : tensor<32x64xbf16, #RACC> -> memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("flash_bwd.cu":246:3 to 246:128)
+  cuir.return loc("flash_bwd.cu":235:3 to 235:38)
+} loc("flash_bwd_convert_dq_kernel"("flash_bwd.cu":230:5 to 230:110))
+cuir.launch_sequence @flash_bwd_sm90_f16_d128 [@flash_bwd_sm90_f16_d128_preprocess, @flash_bwd_sm90_f16_d128_main, @flash_bwd_sm90_f16_d128_convert_dq] loc("flash_bwd.cu":796:20 to 796:94)
 
 // =============================== preprocess: D, LSE * log2 e, dQ accumulator zeroed ===============================
 cuir.kernel @flash_bwd_sm90_f16_d128_preprocess(
-    %o: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "o"} loc("p.o"("flash_bwd.cu":183:33 to 183:84)),
-    %d_o: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "d_o"} loc("p.d_o"("flash_bwd.cu":183:33 to 183:84)),
-    %lse: memref<?x?x?xf32, #G> {cuir.arg = "lse"} loc("p.lse"("flash_bwd.cu":183:33 to 183:84)),
-    %ws_dq_accum: memref<?x?x?x128xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":183:86 to 183:104)),
-    %ws_lse_log2: memref<?x?x?xf32, #G> {cuir.arg = "workspace:lse_log2", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.lse_log2"("flash_bwd.cu":183:86 to 183:104)),
-    %ws_dpsum: memref<?x?x?xf32, #G> {cuir.arg = "workspace:dpsum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.dpsum"("flash_bwd.cu":183:86 to 183:104)),
-    %batch: index {cuir.arg = "B"} loc("p.batch"("flash_bwd.cu":183:33 to 183:84)),
-    %num_heads_q: index {cuir.arg = "Hq"} loc("p.num_heads_q"("flash_bwd.cu":183:33 to 183:84)),
-    %num_heads_kv: index {cuir.arg = "Hkv"} loc("p.num_heads_kv"("flash_bwd.cu":183:33 to 183:84)),
-    %seqlen_q: index {cuir.arg = "Nq"} loc("p.seqlen_q"("flash_bwd.cu":183:33 to 183:84)),
-    %seqlen_kv: index {cuir.arg = "Nkv"} loc("p.seqlen_kv"("flash_bwd.cu":183:33 to 183:84)))
+    %o: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "o"} loc("params.o"("flash_bwd.cu":183:33 to 183:89)),
+    %d_o: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "d_o"} loc("params.d_o"("flash_bwd.cu":183:33 to 183:89)),
+    %lse: memref<?x?x?xf32, #G> {cuir.arg = "lse"} loc("params.lse"("flash_bwd.cu":183:33 to 183:89)),
+    %ws_dq_accum: memref<?x?x?x128xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":183:91 to 183:109)),
+    %ws_lse_log2: memref<?x?x?xf32, #G> {cuir.arg = "workspace:lse_log2", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.lse_log2"("flash_bwd.cu":183:91 to 183:109)),
+    %ws_dpsum: memref<?x?x?xf32, #G> {cuir.arg = "workspace:dpsum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.dpsum"("flash_bwd.cu":183:91 to 183:109)),
+    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":183:33 to 183:89)),
+    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":183:33 to 183:89)),
+    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":183:33 to 183:89)),
+    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":183:33 to 183:89)),
+    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":183:33 to 183:89)))
     grid (b, hq, hkv, nq, nkv) -> (((nq ceildiv 64) * 64) ceildiv 16, hq, b)
     threads 256 arch "sm_90a" {
   %c0 = arith.constant 0 : index
@@ -1209,24 +1203,24 @@ cuir.kernel @flash_bwd_sm90_f16_d128_preprocess(
   // ---- O and dO of the block's rows (a row past Nq reads nothing: 0) ----
   %o16 = cuir.elementwise (%zero) at [%b, %head_q, %row0, %c0]
       : (tensor<16x128xf32, #RACC>) -> tensor<16x128xf16, #RACC> {
-  ^bb0(%x: f32 loc("o"("flash_bwd.cu":192:5 to 192:97)), %bi: index loc("batch"("flash_bwd.cu":185:3 to 185:53)), %hi: index loc("head_q"("flash_bwd.cu":185:3 to 185:53)), %qi: index loc("row"("flash_bwd.cu":186:3 to 186:102)), %ci: index loc("chunk"("flash_bwd.cu":187:3 to 187:51))):
-    %in = arith.cmpi slt, %qi, %seqlen_q : index loc("flash_bwd.cu":189:3 to 189:24)
-    %qc = arith.select %in, %qi, %c0 : index loc("flash_bwd.cu":189:3 to 189:24)
-    %v = memref.load %o[%bi, %qc, %hi, %ci] : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> loc("o"("flash_bwd.cu":192:5 to 192:97))
+  ^bb0(%x: f32 loc("o"("flash_bwd.cu":192:5 to 192:102)), %bi: index loc("batch"("flash_bwd.cu":185:3 to 185:53)), %hi: index loc("head_q"("flash_bwd.cu":185:3 to 185:53)), %qi: index loc("row"("flash_bwd.cu":186:3 to 186:102)), %ci: index loc("chunk"("flash_bwd.cu":187:3 to 187:51))):
+    %in = arith.cmpi slt, %qi, %seqlen_q : index loc("flash_bwd.cu":189:3 to 189:29)
+    %qc = arith.select %in, %qi, %c0 : index loc("flash_bwd.cu":189:3 to 189:29)
+    %v = memref.load %o[%bi, %qc, %hi, %ci] : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> loc("o"("flash_bwd.cu":192:5 to 192:102))
     %z = arith.constant 0.0 : f16
-    %r = arith.select %in, %v, %z : f16 loc("flash_bwd.cu":189:3 to 189:24)
-    cuir.yield %r : f16 loc("o"("flash_bwd.cu":192:5 to 192:97))
-  } loc("o"("flash_bwd.cu":192:5 to 192:97))
+    %r = arith.select %in, %v, %z : f16 loc("flash_bwd.cu":189:3 to 189:29)
+    cuir.yield %r : f16 loc("o"("flash_bwd.cu":192:5 to 192:102))
+  } loc("o"("flash_bwd.cu":192:5 to 192:102))
   %do16 = cuir.elementwise (%zero) at [%b, %head_q, %row0, %c0]
       : (tensor<16x128xf32, #RACC>) -> tensor<16x128xf16, #RACC> {
-  ^bb0(%x: f32 loc("d_o"("flash_bwd.cu":193:5 to 193:102)), %bi: index loc("batch"("flash_bwd.cu":185:3 to 185:53)), %hi: index loc("head_q"("flash_bwd.cu":185:3 to 185:53)), %qi: index loc("row"("flash_bwd.cu":186:3 to 186:102)), %ci: index loc("chunk"("flash_bwd.cu":187:3 to 187:51))):
-    %in = arith.cmpi slt, %qi, %seqlen_q : index loc("flash_bwd.cu":189:3 to 189:24)
-    %qc = arith.select %in, %qi, %c0 : index loc("flash_bwd.cu":189:3 to 189:24)
-    %v = memref.load %d_o[%bi, %qc, %hi, %ci] : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> loc("d_o"("flash_bwd.cu":193:5 to 193:102))
+  ^bb0(%x: f32 loc("d_o"("flash_bwd.cu":193:5 to 193:107)), %bi: index loc("batch"("flash_bwd.cu":185:3 to 185:53)), %hi: index loc("head_q"("flash_bwd.cu":185:3 to 185:53)), %qi: index loc("row"("flash_bwd.cu":186:3 to 186:102)), %ci: index loc("chunk"("flash_bwd.cu":187:3 to 187:51))):
+    %in = arith.cmpi slt, %qi, %seqlen_q : index loc("flash_bwd.cu":189:3 to 189:29)
+    %qc = arith.select %in, %qi, %c0 : index loc("flash_bwd.cu":189:3 to 189:29)
+    %v = memref.load %d_o[%bi, %qc, %hi, %ci] : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> loc("d_o"("flash_bwd.cu":193:5 to 193:107))
     %z = arith.constant 0.0 : f16
-    %r = arith.select %in, %v, %z : f16 loc("flash_bwd.cu":189:3 to 189:24)
-    cuir.yield %r : f16 loc("d_o"("flash_bwd.cu":193:5 to 193:102))
-  } loc("d_o"("flash_bwd.cu":193:5 to 193:102))
+    %r = arith.select %in, %v, %z : f16 loc("flash_bwd.cu":189:3 to 189:29)
+    cuir.yield %r : f16 loc("d_o"("flash_bwd.cu":193:5 to 193:107))
+  } loc("d_o"("flash_bwd.cu":193:5 to 193:107))
 
   // ---- D = rowsum(dO * O) in fp32 ----
   %of = arith.extf %o16 : tensor<16x128xf16, #RACC> to tensor<16x128xf32, #RACC> loc("a"("flash_bwd.cu":197:7 to 197:67))
@@ -1238,10 +1232,10 @@ cuir.kernel @flash_bwd_sm90_f16_d128_preprocess(
   %lse_tile = cuir.elementwise (%zero) at [%b, %head_q, %row0, %c0]
       : (tensor<16x128xf32, #RACC>) -> tensor<16x128xf32, #RACC> {
   ^bb0(%x: f32 loc("lse"("flash_bwd.cu":208:5 to 208:22)), %bi: index loc("batch"("flash_bwd.cu":185:3 to 185:53)), %hi: index loc("head_q"("flash_bwd.cu":185:3 to 185:53)), %qi: index loc("row"("flash_bwd.cu":186:3 to 186:102)), %ci: index loc("chunk"("flash_bwd.cu":187:3 to 187:51))):
-    %in = arith.cmpi slt, %qi, %seqlen_q : index loc("lse"("flash_bwd.cu":209:9 to 209:27))
-    %qc = arith.select %in, %qi, %c0 : index loc("lse"("flash_bwd.cu":209:9 to 209:27))
-    %l = memref.load %lse[%bi, %hi, %qc] : memref<?x?x?xf32, #G> loc("lse"("flash_bwd.cu":209:28 to 209:108))
-    %lv = arith.select %in, %l, %ninf : f32 loc("lse"("flash_bwd.cu":209:9 to 209:116))
+    %in = arith.cmpi slt, %qi, %seqlen_q : index loc("lse"("flash_bwd.cu":209:9 to 209:32))
+    %qc = arith.select %in, %qi, %c0 : index loc("lse"("flash_bwd.cu":209:9 to 209:32))
+    %l = memref.load %lse[%bi, %hi, %qc] : memref<?x?x?xf32, #G> loc("lse"("flash_bwd.cu":209:33 to 209:128))
+    %lv = arith.select %in, %l, %ninf : f32 loc("lse"("flash_bwd.cu":209:9 to 209:136))
     %none = arith.cmpf oeq, %lv, %ninf : f32 loc("flash_bwd.cu":211:23 to 211:35)
     %scaled = arith.mulf %lv, %log2e : f32 loc("flash_bwd.cu":211:45 to 211:57)
     %r = arith.select %none, %pinf, %scaled : f32 loc("flash_bwd.cu":211:5 to 211:58)
@@ -1251,37 +1245,37 @@ cuir.kernel @flash_bwd_sm90_f16_d128_preprocess(
   %lse_rows = cuir.reduce_rows max %lse_tile : tensor<16x128xf32, #RACC> -> tensor<16xf32, #RROW> loc("flash_bwd.cu":207:3 to 207:18)
 
   // ---- the workspace rows of (batch, head_q) ----
-  %rows_pad = memref.dim %ws_dpsum, %c2 : memref<?x?x?xf32, #G> loc("ws.rows_pad"("flash_bwd.cu":170:65 to 170:84))
+  %rows_pad = memref.dim %ws_dpsum, %c2 : memref<?x?x?xf32, #G> loc("ws.rows_pad"("flash_bwd.cu":170:70 to 170:89))
   %dpsum_head = memref.subview %ws_dpsum[%b, %head_q, 0] [1, 1, %rows_pad] [1, 1, 1]
-      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("at"("flash_bwd.cu":204:3 to 204:56))
+      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("at"("flash_bwd.cu":204:3 to 204:61))
   %lse_head = memref.subview %ws_lse_log2[%b, %head_q, 0] [1, 1, %rows_pad] [1, 1, 1]
-      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("at"("flash_bwd.cu":204:3 to 204:56))
+      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("at"("flash_bwd.cu":204:3 to 204:61))
   %dq_head = memref.subview %ws_dq_accum[%b, %head_q, 0, 0] [1, 1, %rows_pad, 128] [1, 1, 1, 1]
       : memref<?x?x?x128xf32, #G> to memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc("dq"("flash_bwd.cu":205:3 to 205:84))
   cuir.store %zero -> %dq_head[%row0, %c0] : tensor<16x128xf32, #RACC> -> memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc("dq"("flash_bwd.cu":206:3 to 206:51))
   cuir.store %d_rows -> %dpsum_head[%row0] : tensor<16xf32, #RROW> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("ws.dpsum"("flash_bwd.cu":210:5 to 210:24))
   cuir.store %lse_rows -> %lse_head[%row0] : tensor<16xf32, #RROW> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("ws.lse_log2"("flash_bwd.cu":211:5 to 211:58))
   cuir.return loc("flash_bwd.cu":203:3 to 203:34)
-} loc("flash_bwd_preprocess_kernel"("flash_bwd.cu":183:5 to 183:105))
+} loc("flash_bwd_preprocess_kernel"("flash_bwd.cu":183:5 to 183:110))
 
 // =============================== main: one block per (KV tile, KV head, batch) ===============================
 cuir.kernel @flash_bwd_sm90_f16_d128_main(
-    %q: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "q"} loc("p.q"("flash_bwd.cu":712:27 to 712:78)),
-    %k: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "k"} loc("p.k"("flash_bwd.cu":712:27 to 712:78)),
-    %v: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "v"} loc("p.v"("flash_bwd.cu":712:27 to 712:78)),
-    %d_o: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "d_o"} loc("p.d_o"("flash_bwd.cu":712:27 to 712:78)),
-    %dk: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dk"} loc("p.dk"("flash_bwd.cu":712:27 to 712:78)),
-    %dv: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dv"} loc("p.dv"("flash_bwd.cu":712:27 to 712:78)),
-    %ws_dq_accum: memref<?x?x?x128xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":712:80 to 712:98)),
-    %ws_lse_log2: memref<?x?x?xf32, #G> {cuir.arg = "workspace:lse_log2", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.lse_log2"("flash_bwd.cu":712:80 to 712:98)),
-    %ws_dpsum: memref<?x?x?xf32, #G> {cuir.arg = "workspace:dpsum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.dpsum"("flash_bwd.cu":712:80 to 712:98)),
-    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("p.softmax_scale"("flash_bwd.cu":712:27 to 712:78)),
-    %causal: i1 {cuir.arg = "causal"} loc("IS_CAUSAL"("flash_bwd.cu":710:1 to 710:77)),
-    %batch: index {cuir.arg = "B"} loc("p.batch"("flash_bwd.cu":712:27 to 712:78)),
-    %num_heads_q: index {cuir.arg = "Hq"} loc("p.num_heads_q"("flash_bwd.cu":712:27 to 712:78)),
-    %num_heads_kv: index {cuir.arg = "Hkv"} loc("p.num_heads_kv"("flash_bwd.cu":712:27 to 712:78)),
-    %seqlen_q: index {cuir.arg = "Nq"} loc("p.seqlen_q"("flash_bwd.cu":712:27 to 712:78)),
-    %seqlen_kv: index {cuir.arg = "Nkv"} loc("p.seqlen_kv"("flash_bwd.cu":712:27 to 712:78)))
+    %q: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "q"} loc("params.q"("flash_bwd.cu":715:27 to 715:83)),
+    %k: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "k"} loc("params.k"("flash_bwd.cu":715:27 to 715:83)),
+    %v: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "v"} loc("params.v"("flash_bwd.cu":715:27 to 715:83)),
+    %d_o: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "d_o"} loc("params.d_o"("flash_bwd.cu":715:27 to 715:83)),
+    %dk: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dk"} loc("params.dk"("flash_bwd.cu":715:27 to 715:83)),
+    %dv: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dv"} loc("params.dv"("flash_bwd.cu":715:27 to 715:83)),
+    %ws_dq_accum: memref<?x?x?x128xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":715:85 to 715:103)),
+    %ws_lse_log2: memref<?x?x?xf32, #G> {cuir.arg = "workspace:lse_log2", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.lse_log2"("flash_bwd.cu":715:85 to 715:103)),
+    %ws_dpsum: memref<?x?x?xf32, #G> {cuir.arg = "workspace:dpsum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.dpsum"("flash_bwd.cu":715:85 to 715:103)),
+    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_bwd.cu":715:27 to 715:83)),
+    %causal: i1 {cuir.arg = "causal"} loc("IS_CAUSAL"("flash_bwd.cu":713:1 to 713:77)),
+    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":715:27 to 715:83)),
+    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":715:27 to 715:83)),
+    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":715:27 to 715:83)),
+    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":715:27 to 715:83)),
+    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":715:27 to 715:83)))
     grid (b, hq, hkv, nq, nkv) -> (nkv ceildiv 128, hkv, b)
     threads 384 arch "sm_90a" {
   %c0 = arith.constant 0 : index
@@ -1299,50 +1293,49 @@ cuir.kernel @flash_bwd_sm90_f16_d128_main(
   %cDSBS = arith.constant 0 : index loc("T::DQ_SPLIT_COLUMNS ? 0 : 1")
 
   // ---- block coordinates ----
-  %n_block = cuir.block_id x loc("block.n_block"("flash_bwd.cu":718:3 to 718:43))
-  %head_kv = cuir.block_id y loc("block.head_kv"("flash_bwd.cu":718:3 to 718:43))
-  %b = cuir.block_id z loc("block.batch"("flash_bwd.cu":718:3 to 718:43))
+  %n_block = cuir.block_id x loc("block.n_block"("flash_bwd.cu":721:3 to 721:48))
+  %head_kv = cuir.block_id y loc("block.head_kv"("flash_bwd.cu":721:3 to 721:48))
+  %b = cuir.block_id z loc("batch"("flash_bwd.cu":722:3 to 722:83))
 
   // ---- query_blocks<T, IS_CAUSAL>: virtual query blocks [m_min, m_max) see a key of the tile, [m_min, m_unmasked) need the mask ----
-  %m_blocks = arith.ceildivui %seqlen_q, %c64 : index loc(callsite("m_blocks"("flash_bwd.cu":281:3 to 281:67) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %key0 = arith.muli %n_block, %c128 : index loc(callsite("key0"("flash_bwd.cu":282:3 to 282:41) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %key_end = arith.addi %key0, %c128 : index loc(callsite("key_last"("flash_bwd.cu":283:3 to 283:64) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %key_end_c = arith.minsi %key_end, %seqlen_kv : index loc(callsite("key_last"("flash_bwd.cu":283:3 to 283:64) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %key_last = arith.subi %key_end_c, %c1 : index loc(callsite("key_last"("flash_bwd.cu":283:3 to 283:64) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %ragged = arith.cmpi sgt, %key_end, %seqlen_kv : index loc(callsite("ragged"("flash_bwd.cu":284:3 to 284:55) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %full_unmasked = arith.select %ragged, %m_blocks, %c0 : index loc(callsite("flash_bwd.cu":285:3 to 285:47 at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %offset = arith.subi %seqlen_kv, %seqlen_q : index loc(callsite("offset"("flash_bwd.cu":286:3 to 286:47) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %first_row = arith.subi %key0, %offset : index loc(callsite("first_row"("flash_bwd.cu":287:3 to 287:39) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %last_q = arith.subi %seqlen_q, %c1 : index loc(callsite("flash_bwd.cu":288:7 to 288:33 at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %no_rows = arith.cmpi sgt, %first_row, %last_q : index loc(callsite("flash_bwd.cu":288:3 to 288:41 at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %first_row_c = arith.maxsi %first_row, %c0 : index loc(callsite("m_min"("flash_bwd.cu":289:3 to 289:52) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %c_min = arith.divsi %first_row_c, %c64 : index loc(callsite("m_min"("flash_bwd.cu":289:3 to 289:52) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %akr = arith.subi %key_last, %offset : index loc(callsite("all_keys_row"("flash_bwd.cu":290:3 to 290:54) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %all_keys_row = arith.maxsi %akr, %c0 : index loc(callsite("all_keys_row"("flash_bwd.cu":290:3 to 290:54) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %akr_up = arith.addi %all_keys_row, %c63 : index loc(callsite("m_unmasked"("flash_bwd.cu":291:54 to 291:98) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %akr_blk = arith.divsi %akr_up, %c64 : index loc(callsite("m_unmasked"("flash_bwd.cu":291:54 to 291:98) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %akr_min = arith.maxsi %akr_blk, %c_min : index loc(callsite("m_unmasked"("flash_bwd.cu":291:50 to 291:106) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %akr_max = arith.minsi %akr_min, %m_blocks : index loc(callsite("m_unmasked"("flash_bwd.cu":291:46 to 291:117) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %c_unmasked = arith.select %ragged, %m_blocks, %akr_max : index loc(callsite("m_unmasked"("flash_bwd.cu":291:3 to 291:118) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %c_min2 = arith.select %no_rows, %c0, %c_min : index loc(callsite("flash_bwd.cu":288:3 to 288:41 at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %c_unmasked2 = arith.select %no_rows, %c0, %c_unmasked : index loc(callsite("flash_bwd.cu":288:3 to 288:41 at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %c_max2 = arith.select %no_rows, %c0, %m_blocks : index loc(callsite("flash_bwd.cu":288:3 to 288:41 at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %m_min = arith.select %causal, %c_min2, %c0 : index loc(callsite("flash_bwd.cu":285:3 to 285:28 at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %m_unmasked = arith.select %causal, %c_unmasked2, %full_unmasked : index loc(callsite("flash_bwd.cu":285:3 to 285:28 at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %m_max = arith.select %causal, %c_max2, %m_blocks : index loc(callsite("flash_bwd.cu":285:3 to 285:28 at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %num_steps = arith.subi %m_max, %m_min : index loc("flash_bwd.cu":272:30 to 272:51)
-  %num_masking_steps = arith.subi %m_unmasked, %m_min : index loc("flash_bwd.cu":273:30 to 273:59)
+  %m_blocks = arith.ceildivui %seqlen_q, %c64 : index loc(callsite("m_blocks"("flash_bwd.cu":279:3 to 279:72) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %key0 = arith.muli %n_block, %c128 : index loc(callsite("key0"("flash_bwd.cu":280:3 to 280:41) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %key_end = arith.addi %key0, %c128 : index loc(callsite("key_last"("flash_bwd.cu":281:3 to 281:69) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %key_end_c = arith.minsi %key_end, %seqlen_kv : index loc(callsite("key_last"("flash_bwd.cu":281:3 to 281:69) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %key_last = arith.subi %key_end_c, %c1 : index loc(callsite("key_last"("flash_bwd.cu":281:3 to 281:69) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %ragged = arith.cmpi sgt, %key_end, %seqlen_kv : index loc(callsite("ragged"("flash_bwd.cu":282:3 to 282:60) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %full_unmasked = arith.select %ragged, %m_blocks, %c0 : index loc(callsite("flash_bwd.cu":283:3 to 283:47 at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %offset = arith.subi %seqlen_kv, %seqlen_q : index loc(callsite("offset"("flash_bwd.cu":284:3 to 284:57) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %first_row = arith.subi %key0, %offset : index loc(callsite("first_row"("flash_bwd.cu":285:3 to 285:39) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %last_q = arith.subi %seqlen_q, %c1 : index loc(callsite("flash_bwd.cu":286:7 to 286:38 at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %no_rows = arith.cmpi sgt, %first_row, %last_q : index loc(callsite("flash_bwd.cu":286:3 to 286:46 at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %first_row_c = arith.maxsi %first_row, %c0 : index loc(callsite("m_min"("flash_bwd.cu":287:3 to 287:52) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %c_min = arith.divsi %first_row_c, %c64 : index loc(callsite("m_min"("flash_bwd.cu":287:3 to 287:52) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %akr = arith.subi %key_last, %offset : index loc(callsite("all_keys_row"("flash_bwd.cu":288:3 to 288:54) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %all_keys_row = arith.maxsi %akr, %c0 : index loc(callsite("all_keys_row"("flash_bwd.cu":288:3 to 288:54) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %akr_up = arith.addi %all_keys_row, %c63 : index loc(callsite("m_unmasked"("flash_bwd.cu":289:54 to 289:98) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %akr_blk = arith.divsi %akr_up, %c64 : index loc(callsite("m_unmasked"("flash_bwd.cu":289:54 to 289:98) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %akr_min = arith.maxsi %akr_blk, %c_min : index loc(callsite("m_unmasked"("flash_bwd.cu":289:50 to 289:106) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %akr_max = arith.minsi %akr_min, %m_blocks : index loc(callsite("m_unmasked"("flash_bwd.cu":289:46 to 289:117) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %c_unmasked = arith.select %ragged, %m_blocks, %akr_max : index loc(callsite("m_unmasked"("flash_bwd.cu":289:3 to 289:118) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %c_min2 = arith.select %no_rows, %c0, %c_min : index loc(callsite("flash_bwd.cu":286:3 to 286:46 at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %c_unmasked2 = arith.select %no_rows, %c0, %c_unmasked : index loc(callsite("flash_bwd.cu":286:3 to 286:46 at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %c_max2 = arith.select %no_rows, %c0, %m_blocks : index loc(callsite("flash_bwd.cu":286:3 to 286:46 at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %m_min = arith.select %causal, %c_min2, %c0 : index loc(callsite("flash_bwd.cu":283:3 to 283:28 at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %m_unmasked = arith.select %causal, %c_unmasked2, %full_unmasked : index loc(callsite("flash_bwd.cu":283:3 to 283:28 at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %m_max = arith.select %causal, %c_max2, %m_blocks : index loc(callsite("flash_bwd.cu":283:3 to 283:28 at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %num_steps = arith.subi %m_max, %m_min : index loc("flash_bwd.cu":273:30 to 273:51)
 
   // ---- the GQA group, the sequence views ----
-  %group = arith.divui %num_heads_q, %num_heads_kv : index loc("group"("flash_bwd.cu":684:3 to 684:52))
-  %head_q0 = arith.muli %head_kv, %group : index loc("head_q"("flash_bwd.cu":686:8 to 686:36))
-  %head_end = arith.addi %head_q0, %group : index loc("flash_bwd.cu":686:38 to 686:68)
-  %last_key_offset = arith.select %causal, %offset, %seqlen_kv : index loc("ctx.last_key_offset"("flash_bwd.cu":757:5 to 757:78))
-  %rows_pad = memref.dim %ws_dpsum, %c2 : memref<?x?x?xf32, #G> loc("ws.rows_pad"("flash_bwd.cu":170:65 to 170:84))
+  %group = arith.divui %num_heads_q, %num_heads_kv : index loc("group"("flash_bwd.cu":687:3 to 687:62))
+  %head_q0 = arith.muli %head_kv, %group : index loc("head_q"("flash_bwd.cu":689:8 to 689:36))
+  %head_end = arith.addi %head_q0, %group : index loc("flash_bwd.cu":689:38 to 689:68)
+  %last_key_offset = arith.select %causal, %offset, %seqlen_kv : index loc("ctx.last_key_offset"("flash_bwd.cu":761:5 to 761:93))
+  %rows_pad = memref.dim %ws_dpsum, %c2 : memref<?x?x?xf32, #G> loc("ws.rows_pad"("flash_bwd.cu":170:70 to 170:89))
   %k_head = memref.subview %k[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 128] [1, 1, 1, 1]
-      : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("maps.k"("flash_bwd.cu":777:11 to 777:37))
+      : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("maps.k"("flash_bwd.cu":781:11 to 781:42))
   %v_head = memref.subview %v[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 128] [1, 1, 1, 1]
-      : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("maps.v"("flash_bwd.cu":780:11 to 780:37))
+      : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("maps.v"("flash_bwd.cu":784:11 to 784:42))
 
   // ---- shared memory: K, V [BLOCK_N][d]; Q, dO [STAGES][BLOCK_M][d]; dS^T [2][BLOCK_N][BLOCK_M]; dQ [2][64][64] fp32; LSE, D [STAGES][BLOCK_M]; the mbarriers ----
   %sK = cuir.alloc {swizzle = 128} : memref<128x128xf16, #S> loc("sK"("flash_bwd.cu":103:24 to 103:37))
@@ -1353,342 +1346,339 @@ cuir.kernel @flash_bwd_sm90_f16_d128_main(
   %sdQ = cuir.alloc : memref<2x64x64xf32, #S> loc("sdQ"("flash_bwd.cu":108:24 to 108:67))
   %sLSE = cuir.alloc : memref<2x64xf32, #S> loc("sLSE"("flash_bwd.cu":109:24 to 109:78))
   %sdPsum = cuir.alloc : memref<2x64xf32, #S> loc("sdPsum"("flash_bwd.cu":110:24 to 110:72))
-  %kv_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<1> loc("bars->kv_full"("flash_bwd.cu":727:5 to 727:37))
-  %q_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<2> loc("bars->q_full"("flash_bwd.cu":730:7 to 730:41))
-  %do_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<2> loc("bars->do_full"("flash_bwd.cu":731:7 to 731:42))
-  %q_empty = cuir.barrier.init arrivals 2 : !cuir.mbarrier<2> loc("bars->q_empty"("flash_bwd.cu":732:7 to 732:64))
+  %kv_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<1> loc("bars->kv_full"("flash_bwd.cu":730:5 to 730:37))
+  %q_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<2> loc("bars->q_full"("flash_bwd.cu":733:7 to 733:41))
+  %do_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<2> loc("bars->do_full"("flash_bwd.cu":734:7 to 734:42))
+  %q_empty = cuir.barrier.init arrivals 2 : !cuir.mbarrier<2> loc("bars->q_empty"("flash_bwd.cu":735:7 to 735:64))
 
   // =============================== producer: warp 0, one elected thread ===============================
   cuir.bind warp [0] role producer {
-    cuir.barrier.arrive %kv_full[%c0] expect_tx 65536 : !cuir.mbarrier<1> loc("flash_bwd.cu":333:3 to 333:66)
+    cuir.barrier.arrive %kv_full[%c0] expect_tx 65536 : !cuir.mbarrier<1> loc("flash_bwd.cu":331:3 to 331:66)
     cuir.copy_async tma %k_head[%key0, %c0] -> %sK barrier %kv_full[%c0]
-        : memref<?x128xf16, strided<[?, 1], offset: ?>, #G> -> memref<128x128xf16, #S>, !cuir.mbarrier<1> loc("sK"("flash_bwd.cu":336:5 to 336:71))
+        : memref<?x128xf16, strided<[?, 1], offset: ?>, #G> -> memref<128x128xf16, #S>, !cuir.mbarrier<1> loc("sK"("flash_bwd.cu":334:5 to 334:71))
     cuir.copy_async tma %v_head[%key0, %c0] -> %sV barrier %kv_full[%c0]
-        : memref<?x128xf16, strided<[?, 1], offset: ?>, #G> -> memref<128x128xf16, #S>, !cuir.mbarrier<1> loc("sV"("flash_bwd.cu":338:5 to 338:71))
+        : memref<?x128xf16, strided<[?, 1], offset: ?>, #G> -> memref<128x128xf16, #S>, !cuir.mbarrier<1> loc("sV"("flash_bwd.cu":336:5 to 336:71))
     %i_p = scf.for %head_q = %head_q0 to %head_end step %c1 iter_args(%i_h = %c0) -> (index) {
       %q_head = memref.subview %q[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 128] [1, 1, 1, 1]
-          : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("maps.q"("flash_bwd.cu":771:21 to 771:47))
+          : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("maps.q"("flash_bwd.cu":775:21 to 775:52))
       %do_head = memref.subview %d_o[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 128] [1, 1, 1, 1]
-          : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("maps.d_o"("flash_bwd.cu":774:11 to 774:41))
+          : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("maps.d_o"("flash_bwd.cu":778:11 to 778:46))
       %lse_head = memref.subview %ws_lse_log2[%b, %head_q, 0] [1, 1, %rows_pad] [1, 1, 1]
-          : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("at"("flash_bwd.cu":313:3 to 313:56))
+          : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("at"("flash_bwd.cu":311:3 to 311:61))
       %dpsum_head = memref.subview %ws_dpsum[%b, %head_q, 0] [1, 1, %rows_pad] [1, 1, 1]
-          : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("at"("flash_bwd.cu":313:3 to 313:56))
-      %i_k = scf.for %kk = %c0 to %num_steps step %c1 iter_args(%i = %i_h) -> (index) {
-        %m_tile = arith.addi %m_min, %kk : index loc(callsite("flash_bwd.cu":275:63 to 275:80 at "flash_bwd.cu":345:57 to 345:88))
+          : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("at"("flash_bwd.cu":311:3 to 311:61))
+      %i_k = scf.for %m = %m_min to %m_max step %c1 iter_args(%i = %i_h) -> (index) {
         // producer_load_step: Q + LSE and dO + D of step i into stage i % STAGES, once both consumers released it.
-        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_bwd.cu":310:3 to 310:35) at "flash_bwd.cu":345:7 to 345:55))
-        %round = arith.divui %i, %cST : index loc(callsite("flash_bwd.cu":311:40 to 311:65 at "flash_bwd.cu":345:7 to 345:55))
-        %phase = arith.remui %round, %c2 : index loc(callsite("flash_bwd.cu":311:40 to 311:65 at "flash_bwd.cu":345:7 to 345:55))
-        %free = arith.xori %phase, %c1 : index loc(callsite("flash_bwd.cu":311:40 to 311:65 at "flash_bwd.cu":345:7 to 345:55))
-        cuir.barrier.wait %q_empty[%stage], %free : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":311:3 to 311:66 at "flash_bwd.cu":345:7 to 345:55))
-        %row = arith.muli %m_tile, %c64 : index loc(callsite("row"("flash_bwd.cu":312:3 to 312:39) at "flash_bwd.cu":345:7 to 345:55))
+        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_bwd.cu":308:3 to 308:35) at "flash_bwd.cu":343:7 to 343:60))
+        %round = arith.divui %i, %cST : index loc(callsite("flash_bwd.cu":309:40 to 309:65 at "flash_bwd.cu":343:7 to 343:60))
+        %phase = arith.remui %round, %c2 : index loc(callsite("flash_bwd.cu":309:40 to 309:65 at "flash_bwd.cu":343:7 to 343:60))
+        %free = arith.xori %phase, %c1 : index loc(callsite("flash_bwd.cu":309:40 to 309:65 at "flash_bwd.cu":343:7 to 343:60))
+        cuir.barrier.wait %q_empty[%stage], %free : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":309:3 to 309:66 at "flash_bwd.cu":343:7 to 343:60))
+        %row = arith.muli %m, %c64 : index loc(callsite("row"("flash_bwd.cu":310:3 to 310:39) at "flash_bwd.cu":343:7 to 343:60))
         %sQ_stage = memref.subview %sQ[%stage, 0, 0] [1, 64, 128] [1, 1, 1]
-            : memref<2x64x128xf16, #S> to memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sQ"("flash_bwd.cu":317:17 to 317:87) at "flash_bwd.cu":345:7 to 345:55))
+            : memref<2x64x128xf16, #S> to memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sQ"("flash_bwd.cu":315:17 to 315:87) at "flash_bwd.cu":343:7 to 343:60))
         %sLSE_stage = memref.subview %sLSE[%stage, 0] [1, 64] [1, 1]
-            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("sLSE"("flash_bwd.cu":319:13 to 319:57) at "flash_bwd.cu":345:7 to 345:55))
-        cuir.barrier.arrive %q_full[%stage] expect_tx 16640 : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":314:3 to 314:82 at "flash_bwd.cu":345:7 to 345:55))
+            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("sLSE"("flash_bwd.cu":317:13 to 317:57) at "flash_bwd.cu":343:7 to 343:60))
+        cuir.barrier.arrive %q_full[%stage] expect_tx 16640 : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":312:3 to 312:82 at "flash_bwd.cu":343:7 to 343:60))
         cuir.copy_async tma %q_head[%row, %c0] -> %sQ_stage barrier %q_full[%stage]
-            : memref<?x128xf16, strided<[?, 1], offset: ?>, #G> -> memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, !cuir.mbarrier<2> loc(callsite("sQ"("flash_bwd.cu":317:5 to 317:96) at "flash_bwd.cu":345:7 to 345:55))
+            : memref<?x128xf16, strided<[?, 1], offset: ?>, #G> -> memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, !cuir.mbarrier<2> loc(callsite("sQ"("flash_bwd.cu":315:5 to 315:96) at "flash_bwd.cu":343:7 to 343:60))
         cuir.copy_async tma %lse_head[%row] -> %sLSE_stage barrier %q_full[%stage]
-            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S>, !cuir.mbarrier<2> loc(callsite("sLSE"("flash_bwd.cu":319:3 to 319:112) at "flash_bwd.cu":345:7 to 345:55))
+            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S>, !cuir.mbarrier<2> loc(callsite("sLSE"("flash_bwd.cu":317:3 to 317:112) at "flash_bwd.cu":343:7 to 343:60))
         %sdO_stage = memref.subview %sdO[%stage, 0, 0] [1, 64, 128] [1, 1, 1]
-            : memref<2x64x128xf16, #S> to memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sdO"("flash_bwd.cu":323:17 to 323:88) at "flash_bwd.cu":345:7 to 345:55))
+            : memref<2x64x128xf16, #S> to memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sdO"("flash_bwd.cu":321:17 to 321:88) at "flash_bwd.cu":343:7 to 343:60))
         %sdPsum_stage = memref.subview %sdPsum[%stage, 0] [1, 64] [1, 1]
-            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("sdPsum"("flash_bwd.cu":325:13 to 325:59) at "flash_bwd.cu":345:7 to 345:55))
-        cuir.barrier.arrive %do_full[%stage] expect_tx 16640 : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":320:3 to 320:83 at "flash_bwd.cu":345:7 to 345:55))
+            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("sdPsum"("flash_bwd.cu":323:13 to 323:59) at "flash_bwd.cu":343:7 to 343:60))
+        cuir.barrier.arrive %do_full[%stage] expect_tx 16640 : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":318:3 to 318:83 at "flash_bwd.cu":343:7 to 343:60))
         cuir.copy_async tma %do_head[%row, %c0] -> %sdO_stage barrier %do_full[%stage]
-            : memref<?x128xf16, strided<[?, 1], offset: ?>, #G> -> memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, !cuir.mbarrier<2> loc(callsite("sdO"("flash_bwd.cu":323:5 to 323:99) at "flash_bwd.cu":345:7 to 345:55))
+            : memref<?x128xf16, strided<[?, 1], offset: ?>, #G> -> memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, !cuir.mbarrier<2> loc(callsite("sdO"("flash_bwd.cu":321:5 to 321:99) at "flash_bwd.cu":343:7 to 343:60))
         cuir.copy_async tma %dpsum_head[%row] -> %sdPsum_stage barrier %do_full[%stage]
-            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S>, !cuir.mbarrier<2> loc(callsite("sdPsum"("flash_bwd.cu":325:3 to 325:112) at "flash_bwd.cu":345:7 to 345:55))
-        %i_next = arith.addi %i, %c1 : index loc("flash_bwd.cu":344:44 to 344:53)
-        scf.yield %i_next : index loc("flash_bwd.cu":344:5 to 344:53)
-      } loc("flash_bwd.cu":344:5 to 344:53)
-      scf.yield %i_k : index loc("flash_bwd.cu":343:3 to 343:79)
-    } loc("flash_bwd.cu":343:3 to 343:79)
-    cuir.yield loc("flash_bwd.cu":742:7 to 742:84)
-  } loc("flash_bwd.cu":741:5 to 741:51)
+            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S>, !cuir.mbarrier<2> loc(callsite("sdPsum"("flash_bwd.cu":323:3 to 323:112) at "flash_bwd.cu":343:7 to 343:60))
+        %i_next = arith.addi %i, %c1 : index loc("flash_bwd.cu":342:50 to 342:59)
+        scf.yield %i_next : index loc("flash_bwd.cu":342:5 to 342:59)
+      } loc("flash_bwd.cu":342:5 to 342:59)
+      scf.yield %i_k : index loc("flash_bwd.cu":341:3 to 341:79)
+    } loc("flash_bwd.cu":341:3 to 341:79)
+    cuir.yield loc("flash_bwd.cu":745:7 to 745:89)
+  } loc("flash_bwd.cu":744:5 to 744:51)
 
   // =============================== dQ writer: warp 1 ===============================
   cuir.bind warp [1] role producer {
-    %steps = arith.muli %group, %num_steps : index loc("steps"("flash_bwd.cu":374:3 to 374:47))
+    %steps = arith.muli %group, %num_steps : index loc("steps"("flash_bwd.cu":372:3 to 372:47))
     %i_w = scf.for %head_q = %head_q0 to %head_end step %c1 iter_args(%i_h = %c0) -> (index) {
       %dq_head = memref.subview %ws_dq_accum[%b, %head_q, 0, 0] [1, 1, %rows_pad, 128] [1, 1, 1, 1]
-          : memref<?x?x?x128xf32, #G> to memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc("dq_block"("flash_bwd.cu":379:7 to 379:60))
-      %i_k = scf.for %kk = %c0 to %num_steps step %c1 iter_args(%i = %i_h) -> (index) {
-        %m_tile = arith.addi %m_min, %kk : index loc(callsite("flash_bwd.cu":275:63 to 275:80 at "flash_bwd.cu":378:59 to 378:90))
-        %row_at = arith.muli %m_tile, %c64 : index loc("row_at"("flash_bwd.cu":378:59 to 378:103))
-        %i_next = arith.addi %i, %c1 : index loc("flash_bwd.cu":377:44 to 377:53)
-        %more = arith.cmpi slt, %i_next, %steps : index loc("flash_bwd.cu":396:9 to 396:27)
+          : memref<?x?x?x128xf32, #G> to memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc("dq_block"("flash_bwd.cu":377:7 to 377:60))
+      %i_k = scf.for %m = %m_min to %m_max step %c1 iter_args(%i = %i_h) -> (index) {
+        %row_at = arith.muli %m, %c64 : index loc("row_at"("flash_bwd.cu":376:64 to 376:87))
+        %i_next = arith.addi %i, %c1 : index loc("flash_bwd.cu":375:50 to 375:59)
+        %more = arith.cmpi slt, %i_next, %steps : index loc("flash_bwd.cu":394:9 to 394:27)
         scf.for %c = %c0 to %c2 step %c1 {
-          %full_id = arith.addi %c6, %c : index loc("flash_bwd.cu":384:9 to 384:68)
-          cuir.barrier.named %full_id threads 160 loc("flash_bwd.cu":384:9 to 384:68)
+          %full_id = arith.addi %c6, %c : index loc("flash_bwd.cu":382:9 to 382:68)
+          cuir.barrier.named %full_id threads 160 loc("flash_bwd.cu":382:9 to 382:68)
           %sdQ_c = memref.subview %sdQ[%c, 0, 0] [1, 64, 64] [1, 1, 1]
-              : memref<2x64x64xf32, #S> to memref<64x64xf32, strided<[64, 1], offset: ?>, #S> loc("flash_bwd.cu":387:31 to 387:105)
+              : memref<2x64x64xf32, #S> to memref<64x64xf32, strided<[64, 1], offset: ?>, #S> loc("flash_bwd.cu":385:31 to 385:105)
           // The bulk reduction: the tile read from shared memory, added into the workspace.
-          %dq_tile = cuir.load %sdQ_c : memref<64x64xf32, strided<[64, 1], offset: ?>, #S> -> tensor<64x64xf32, #WACC> loc("flash_bwd.cu":386:11 to 386:90)
-          %col = arith.muli %c, %cDQCS : index loc("flash_bwd.cu":386:43 to 386:88)
-          cuir.atomic_add %dq_tile -> %dq_head[%row_at, %col] : tensor<64x64xf32, #WACC> -> memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc("flash_bwd.cu":386:11 to 386:90)
+          %dq_tile = cuir.load %sdQ_c : memref<64x64xf32, strided<[64, 1], offset: ?>, #S> -> tensor<64x64xf32, #WACC> loc("flash_bwd.cu":384:11 to 384:90)
+          %col = arith.muli %c, %cDQCS : index loc("flash_bwd.cu":384:43 to 384:88)
+          cuir.atomic_add %dq_tile -> %dq_head[%row_at, %col] : tensor<64x64xf32, #WACC> -> memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc("flash_bwd.cu":384:11 to 384:90)
           scf.if %more {
-            %empty_id = arith.addi %c4, %c : index loc("flash_bwd.cu":396:28 to 396:90)
-            cuir.barrier.named %empty_id threads 160 arrive loc("flash_bwd.cu":396:28 to 396:90)
-            scf.yield loc("flash_bwd.cu":396:9 to 396:27)
-          } loc("flash_bwd.cu":396:9 to 396:27)
-          scf.yield loc("flash_bwd.cu":383:7 to 383:49)
-        } loc("flash_bwd.cu":383:7 to 383:49)
-        scf.yield %i_next : index loc("flash_bwd.cu":377:5 to 377:53)
-      } loc("flash_bwd.cu":377:5 to 377:53)
-      scf.yield %i_k : index loc("flash_bwd.cu":376:3 to 376:79)
-    } loc("flash_bwd.cu":376:3 to 376:79)
-    cuir.yield loc("flash_bwd.cu":744:7 to 744:106)
-  } loc("flash_bwd.cu":743:5 to 743:36)
+            %empty_id = arith.addi %c4, %c : index loc("flash_bwd.cu":394:28 to 394:90)
+            cuir.barrier.named %empty_id threads 160 arrive loc("flash_bwd.cu":394:28 to 394:90)
+            scf.yield loc("flash_bwd.cu":394:9 to 394:27)
+          } loc("flash_bwd.cu":394:9 to 394:27)
+          scf.yield loc("flash_bwd.cu":381:7 to 381:49)
+        } loc("flash_bwd.cu":381:7 to 381:49)
+        scf.yield %i_next : index loc("flash_bwd.cu":375:5 to 375:59)
+      } loc("flash_bwd.cu":375:5 to 375:59)
+      scf.yield %i_k : index loc("flash_bwd.cu":374:3 to 374:79)
+    } loc("flash_bwd.cu":374:3 to 374:79)
+    cuir.yield loc("flash_bwd.cu":747:7 to 747:111)
+  } loc("flash_bwd.cu":746:5 to 746:36)
 
   // =============================== consumer warpgroups 1 and 2 ===============================
   cuir.bind warpgroup [1, 2] role consumer regs 232 {
-    %consumer = cuir.worker_id loc("ctx.consumer"("flash_bwd.cu":751:5 to 751:30))
-    %kv_rows = arith.muli %consumer, %c64 : index loc("kv_rows"("flash_bwd.cu":567:3 to 567:60))
+    %consumer = cuir.worker_id loc("ctx.consumer"("flash_bwd.cu":754:5 to 754:30))
+    %kv_rows = arith.muli %consumer, %c64 : index loc("kv_rows"("flash_bwd.cu":570:3 to 570:60))
     // The first key of this warpgroup's 64: a column of the score tile here (a row in the source).
-    %kv0 = arith.addi %key0, %kv_rows : index loc("ctx.key_row0"("flash_bwd.cu":754:5 to 754:68))
+    %kv0 = arith.addi %key0, %kv_rows : index loc("ctx.wg_key0"("flash_bwd.cu":757:5 to 757:68))
     %sK_wg = memref.subview %sK[%kv_rows, 0] [64, 128] [1, 1]
-        : memref<128x128xf16, #S> to memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc("flash_bwd.cu":576:28 to 576:62)
+        : memref<128x128xf16, #S> to memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc("flash_bwd.cu":579:28 to 579:62)
     %sV_wg = memref.subview %sV[%kv_rows, 0] [64, 128] [1, 1]
-        : memref<128x128xf16, #S> to memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc("flash_bwd.cu":578:29 to 578:63)
+        : memref<128x128xf16, #S> to memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc("flash_bwd.cu":581:29 to 581:63)
     // dQ = dS K of this warpgroup: keys [dq_key0, dq_key0 + DQ_KEYS), columns [dq_slab * 64, + 64).
-    %dq_key0 = arith.muli %consumer, %cDQKS : index loc("dq_key0"("flash_bwd.cu":607:3 to 607:75))
-    %dq_col0 = arith.muli %consumer, %cDQCS : index loc("dq_slab"("flash_bwd.cu":608:3 to 608:62))
+    %dq_key0 = arith.muli %consumer, %cDQKS : index loc("dq_key0"("flash_bwd.cu":610:3 to 610:75))
+    %dq_col0 = arith.muli %consumer, %cDQCS : index loc("dq_slab"("flash_bwd.cu":611:3 to 611:62))
     %sK_dq = memref.subview %sK[%dq_key0, %dq_col0] [128, 64] [1, 1]
-        : memref<128x128xf16, #S> to memref<128x64xf16, strided<[128, 1], offset: ?>, #S> loc("flash_bwd.cu":610:14 to 610:83)
-    %ds_bar_c = arith.muli %consumer, %cDSBS : index loc("flash_bwd.cu":603:5 to 603:58)
-    %ds_bar = arith.addi %cDSB, %ds_bar_c : index loc("flash_bwd.cu":603:5 to 603:58)
-    %dq_empty_id = arith.addi %c4, %consumer : index loc("flash_bwd.cu":620:14 to 620:85)
-    %dq_full_id = arith.addi %c6, %consumer : index loc("flash_bwd.cu":623:3 to 623:75)
+        : memref<128x128xf16, #S> to memref<128x64xf16, strided<[128, 1], offset: ?>, #S> loc("flash_bwd.cu":613:14 to 613:83)
+    %ds_bar_c = arith.muli %consumer, %cDSBS : index loc("flash_bwd.cu":606:5 to 606:58)
+    %ds_bar = arith.addi %cDSB, %ds_bar_c : index loc("flash_bwd.cu":606:5 to 606:58)
+    %dq_empty_id = arith.addi %c4, %consumer : index loc("flash_bwd.cu":623:14 to 623:85)
+    %dq_full_id = arith.addi %c6, %consumer : index loc("flash_bwd.cu":626:3 to 626:75)
     %sdQ_wg = memref.subview %sdQ[%consumer, 0, 0] [1, 64, 64] [1, 1, 1]
-        : memref<2x64x64xf32, #S> to memref<64x64xf32, strided<[64, 1], offset: ?>, #S> loc("dst"("flash_bwd.cu":550:44 to 550:100))
+        : memref<2x64x64xf32, #S> to memref<64x64xf32, strided<[64, 1], offset: ?>, #S> loc("dst"("flash_bwd.cu":549:44 to 549:100))
 
     // ---- constants of the steps; dK, dV in registers over all of them ----
-    %log2e = arith.constant 1.44269502 : f32 loc("ctx.scale_log2"("flash_bwd.cu":758:5 to 758:47))
-    %scale_log2 = arith.mulf %softmax_scale, %log2e : f32 loc("ctx.scale_log2"("flash_bwd.cu":758:5 to 758:47))
-    %scale_tile = tensor.splat %scale_log2 : tensor<64x64xf32, #WACC> loc("ctx.scale_log2"("flash_bwd.cu":758:5 to 758:47))
-    %ninf = arith.constant 0xFF800000 : f32 loc("flash_bwd.cu":488:87 to 488:92)
-    %zero_s = arith.constant dense<0.0> : tensor<64x64xf32, #WACC> loc("acc_s"("flash_bwd.cu":574:3 to 574:45))
-    %zero_dq = arith.constant dense<0.0> : tensor<64x64xf32, #WACC> loc("acc_dq"("flash_bwd.cu":606:3 to 606:28))
-    %acc_init = arith.constant dense<0.0> : tensor<64x128xf32, #WACC> loc("flash_bwd.cu":682:41 to 682:68)
-    cuir.barrier.wait %kv_full[%c0], %c0 : !cuir.mbarrier<1> loc("flash_bwd.cu":683:3 to 683:35)
+    %log2e = arith.constant 1.44269502 : f32 loc("ctx.scale_log2"("flash_bwd.cu":762:5 to 762:52))
+    %scale_log2 = arith.mulf %softmax_scale, %log2e : f32 loc("ctx.scale_log2"("flash_bwd.cu":762:5 to 762:52))
+    %scale_tile = tensor.splat %scale_log2 : tensor<64x64xf32, #WACC> loc("ctx.scale_log2"("flash_bwd.cu":762:5 to 762:52))
+    %ninf = arith.constant 0xFF800000 : f32 loc("flash_bwd.cu":487:87 to 487:92)
+    %zero_s = arith.constant dense<0.0> : tensor<64x64xf32, #WACC> loc("acc_s"("flash_bwd.cu":577:3 to 577:45))
+    %zero_dq = arith.constant dense<0.0> : tensor<64x64xf32, #WACC> loc("acc_dq"("flash_bwd.cu":609:3 to 609:28))
+    %acc_init = arith.constant dense<0.0> : tensor<64x128xf32, #WACC> loc("flash_bwd.cu":685:41 to 685:68)
+    cuir.barrier.wait %kv_full[%c0], %c0 : !cuir.mbarrier<1> loc("flash_bwd.cu":686:3 to 686:35)
 
     %dk_acc, %dv_acc, %i_c = scf.for %head_q = %head_q0 to %head_end step %c1
         iter_args(%dk_h = %acc_init, %dv_h = %acc_init, %i_h = %c0)
         -> (tensor<64x128xf32, #WACC>, tensor<64x128xf32, #WACC>, index) {
 
       // =============================== masking steps ===============================
-      %m_dk, %m_dv, %m_i = scf.for %kk = %c0 to %num_masking_steps step %c1
+      %m_dk, %m_dv, %m_i = scf.for %m = %m_min to %m_unmasked step %c1
           iter_args(%acc_dk = %dk_h, %acc_dv = %dv_h, %i = %i_h)
           -> (tensor<64x128xf32, #WACC>, tensor<64x128xf32, #WACC>, index) {
-        %m_tile = arith.addi %m_min, %kk : index loc(callsite("flash_bwd.cu":275:63 to 275:80 at "flash_bwd.cu":689:44 to 689:75))
-        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_bwd.cu":561:3 to 561:35) at "flash_bwd.cu":689:7 to 689:30))
-        %round = arith.divui %i, %cST : index loc(callsite("phase"("flash_bwd.cu":562:3 to 562:46) at "flash_bwd.cu":689:7 to 689:30))
-        %phase = arith.remui %round, %c2 : index loc(callsite("phase"("flash_bwd.cu":562:3 to 562:46) at "flash_bwd.cu":689:7 to 689:30))
-        %q_row0 = arith.muli %m_tile, %c64 : index loc(callsite("flash_bwd.cu":312:19 to 312:38 at "flash_bwd.cu":689:7 to 689:30))
+        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_bwd.cu":563:3 to 563:35) at "flash_bwd.cu":692:7 to 692:30))
+        %round = arith.divui %i, %cST : index loc(callsite("phase"("flash_bwd.cu":565:3 to 565:46) at "flash_bwd.cu":692:7 to 692:30))
+        %phase = arith.remui %round, %c2 : index loc(callsite("phase"("flash_bwd.cu":565:3 to 565:46) at "flash_bwd.cu":692:7 to 692:30))
+        %q_row0 = arith.muli %m, %c64 : index loc(callsite("q_row0"("flash_bwd.cu":564:3 to 564:42) at "flash_bwd.cu":692:7 to 692:30))
         %sQ_stage = memref.subview %sQ[%stage, 0, 0] [1, 64, 128] [1, 1, 1]
-            : memref<2x64x128xf16, #S> to memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sq"("flash_bwd.cu":568:3 to 568:74) at "flash_bwd.cu":689:7 to 689:30))
+            : memref<2x64x128xf16, #S> to memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sq"("flash_bwd.cu":571:3 to 571:74) at "flash_bwd.cu":692:7 to 692:30))
         %sdO_stage = memref.subview %sdO[%stage, 0, 0] [1, 64, 128] [1, 1, 1]
-            : memref<2x64x128xf16, #S> to memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sdo"("flash_bwd.cu":569:3 to 569:76) at "flash_bwd.cu":689:7 to 689:30))
+            : memref<2x64x128xf16, #S> to memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sdo"("flash_bwd.cu":572:3 to 572:76) at "flash_bwd.cu":692:7 to 692:30))
         %sLSE_stage = memref.subview %sLSE[%stage, 0] [1, 64] [1, 1]
-            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("lse_log2"("flash_bwd.cu":570:59 to 570:107) at "flash_bwd.cu":689:7 to 689:30))
+            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("lse_log2"("flash_bwd.cu":573:59 to 573:107) at "flash_bwd.cu":692:7 to 692:30))
         %sdPsum_stage = memref.subview %sdPsum[%stage, 0] [1, 64] [1, 1]
-            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dpsum"("flash_bwd.cu":571:56 to 571:106) at "flash_bwd.cu":689:7 to 689:30))
+            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dpsum"("flash_bwd.cu":574:56 to 574:106) at "flash_bwd.cu":692:7 to 692:30))
 
         // ---- S = Q K^T and dP = dO V^T (the hardware's K Q^T and V dO^T), [queries x keys] ----
-        cuir.barrier.wait %q_full[%stage], %phase : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":575:3 to 575:45 at "flash_bwd.cu":689:7 to 689:30))
-        %s_issued = cuir.gemm_async %sQ_stage, %sK_wg transpose_b, %zero_s
-            : memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":576:3 to 576:67) at "flash_bwd.cu":689:7 to 689:30))
-        cuir.barrier.wait %do_full[%stage], %phase : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":577:3 to 577:46 at "flash_bwd.cu":689:7 to 689:30))
-        %dp_issued = cuir.gemm_async %sdO_stage, %sV_wg transpose_b, %zero_s
-            : memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":578:3 to 578:69) at "flash_bwd.cu":689:7 to 689:30))
+        cuir.barrier.wait %q_full[%stage], %phase : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":578:3 to 578:45 at "flash_bwd.cu":692:7 to 692:30))
+        %s_issued = cuir.gemm_async %sQ_stage, %sK_wg transpose_b, %zero_s acc_transposed
+            : memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":579:3 to 579:67) at "flash_bwd.cu":692:7 to 692:30))
+        cuir.barrier.wait %do_full[%stage], %phase : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":580:3 to 580:46 at "flash_bwd.cu":692:7 to 692:30))
+        %dp_issued = cuir.gemm_async %sdO_stage, %sV_wg transpose_b, %zero_s acc_transposed
+            : memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":581:3 to 581:69) at "flash_bwd.cu":692:7 to 692:30))
         // S has landed once at most dP, issued after it, is pending.
-        %acc_s = cuir.gemm_wait %s_issued pending 1 : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":579:3 to 579:25) at "flash_bwd.cu":689:7 to 689:30))
+        %acc_s = cuir.gemm_wait %s_issued pending 1 : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":582:3 to 582:25) at "flash_bwd.cu":692:7 to 692:30))
 
         // ------- score tile complete: acc_s = Q K^T (unscaled) of query tile m_tile; the mask of a masking step -------
         %acc_s_masked = cuir.elementwise (%acc_s) at [%b, %head_q, %q_row0, %kv0]
             : (tensor<64x64xf32, #WACC>) -> tensor<64x64xf32, #WACC> {
-        ^bb0(%x: f32 loc("acc_s"("flash_bwd.cu":488:68 to 488:92)), %bi: index loc("block.batch"("flash_bwd.cu":718:3 to 718:43)), %hi: index loc("head_q"("flash_bwd.cu":686:8 to 686:36)), %qi: index loc("row"("flash_bwd.cu":487:7 to 487:46)), %ki: index loc("key"("flash_bwd.cu":486:7 to 486:50))):
-          %past_end = arith.cmpi sge, %ki, %seqlen_kv : index loc(callsite("flash_bwd.cu":488:11 to 488:31 at "flash_bwd.cu":583:28 to 583:74))
-          %row_last = arith.addi %qi, %last_key_offset : index loc(callsite("flash_bwd.cu":488:41 to 488:66 at "flash_bwd.cu":583:28 to 583:74))
-          %past_diag = arith.cmpi sgt, %ki, %row_last : index loc(callsite("flash_bwd.cu":488:35 to 488:66 at "flash_bwd.cu":583:28 to 583:74))
-          %hidden = arith.ori %past_end, %past_diag : i1 loc(callsite("flash_bwd.cu":488:7 to 488:31 at "flash_bwd.cu":583:28 to 583:74))
-          %r = arith.select %hidden, %ninf, %x : f32 loc(callsite("acc_s"("flash_bwd.cu":488:68 to 488:92) at "flash_bwd.cu":583:28 to 583:74))
-          cuir.yield %r : f32 loc("flash_bwd.cu":583:28 to 583:74)
-        } loc("acc_s"("flash_bwd.cu":583:28 to 583:74))
+        ^bb0(%x: f32 loc("acc_s"("flash_bwd.cu":487:68 to 487:92)), %bi: index loc("batch"("flash_bwd.cu":722:3 to 722:83)), %hi: index loc("head_q"("flash_bwd.cu":689:8 to 689:36)), %qi: index loc("row"("flash_bwd.cu":486:7 to 486:46)), %ki: index loc("key"("flash_bwd.cu":485:7 to 485:50))):
+          %past_end = arith.cmpi sge, %ki, %seqlen_kv : index loc(callsite("flash_bwd.cu":487:11 to 487:31 at "flash_bwd.cu":586:28 to 586:61))
+          %row_last = arith.addi %qi, %last_key_offset : index loc(callsite("flash_bwd.cu":487:41 to 487:66 at "flash_bwd.cu":586:28 to 586:61))
+          %past_diag = arith.cmpi sgt, %ki, %row_last : index loc(callsite("flash_bwd.cu":487:35 to 487:66 at "flash_bwd.cu":586:28 to 586:61))
+          %hidden = arith.ori %past_end, %past_diag : i1 loc(callsite("flash_bwd.cu":487:7 to 487:31 at "flash_bwd.cu":586:28 to 586:61))
+          %r = arith.select %hidden, %ninf, %x : f32 loc(callsite("acc_s"("flash_bwd.cu":487:68 to 487:92) at "flash_bwd.cu":586:28 to 586:61))
+          cuir.yield %r : f32 loc("flash_bwd.cu":586:28 to 586:61)
+        } loc("acc_s"("flash_bwd.cu":586:28 to 586:61))
 
         // ---- P = exp2(S * scale * log2 e - LSE * log2 e) (scores_to_probs) ----
-        %lse_log2 = cuir.load %sLSE_stage : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #WROW> loc(callsite("lse"("flash_bwd.cu":500:5 to 500:93) at "flash_bwd.cu":584:3 to 584:64))
-        %lse_b = cuir.broadcast_rows %lse_log2 : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc(callsite("flash_bwd.cu":503:71 to 503:95 at "flash_bwd.cu":584:3 to 584:64))
-        %neg_lse = arith.negf %lse_b : tensor<64x64xf32, #WACC> loc(callsite("flash_bwd.cu":503:71 to 503:95 at "flash_bwd.cu":584:3 to 584:64))
-        %logits = math.fma %acc_s_masked, %scale_tile, %neg_lse : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":503:36 to 503:96) at "flash_bwd.cu":584:3 to 584:64))
-        %p = math.exp2 %logits : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":503:7 to 503:97) at "flash_bwd.cu":584:3 to 584:64))
+        %lse_log2 = cuir.load %sLSE_stage : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #WROW> loc(callsite("lse"("flash_bwd.cu":499:5 to 499:93) at "flash_bwd.cu":587:3 to 587:64))
+        %lse_b = cuir.broadcast_rows %lse_log2 : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc(callsite("flash_bwd.cu":502:71 to 502:95 at "flash_bwd.cu":587:3 to 587:64))
+        %neg_lse = arith.negf %lse_b : tensor<64x64xf32, #WACC> loc(callsite("flash_bwd.cu":502:71 to 502:95 at "flash_bwd.cu":587:3 to 587:64))
+        %logits = math.fma %acc_s_masked, %scale_tile, %neg_lse : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":502:36 to 502:96) at "flash_bwd.cu":587:3 to 587:64))
+        %p = math.exp2 %logits : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":502:7 to 502:97) at "flash_bwd.cu":587:3 to 587:64))
 
         // ---- dS = P * (dP - D) (probs_to_dscores), once dP has landed ----
-        %acc_dp = cuir.gemm_wait %dp_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":585:3 to 585:25) at "flash_bwd.cu":689:7 to 689:30))
-        %dpsum = cuir.load %sdPsum_stage : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #WROW> loc(callsite("d"("flash_bwd.cu":513:5 to 513:88) at "flash_bwd.cu":587:3 to 587:54))
-        %d_b = cuir.broadcast_rows %dpsum : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc(callsite("flash_bwd.cu":515:93 to 515:112 at "flash_bwd.cu":587:3 to 587:54))
-        %dp_minus_d = arith.subf %acc_dp, %d_b : tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":515:72 to 515:113) at "flash_bwd.cu":587:3 to 587:54))
-        %ds = arith.mulf %p, %dp_minus_d : tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":515:33 to 515:113) at "flash_bwd.cu":587:3 to 587:54))
+        %acc_dp = cuir.gemm_wait %dp_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":588:3 to 588:25) at "flash_bwd.cu":692:7 to 692:30))
+        %dpsum = cuir.load %sdPsum_stage : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #WROW> loc(callsite("d"("flash_bwd.cu":512:5 to 512:88) at "flash_bwd.cu":590:3 to 590:54))
+        %d_b = cuir.broadcast_rows %dpsum : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc(callsite("flash_bwd.cu":514:93 to 514:112 at "flash_bwd.cu":590:3 to 590:54))
+        %dp_minus_d = arith.subf %acc_dp, %d_b : tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":514:72 to 514:113) at "flash_bwd.cu":590:3 to 590:54))
+        %ds = arith.mulf %p, %dp_minus_d : tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":514:33 to 514:113) at "flash_bwd.cu":590:3 to 590:54))
 
         // ---- dV += P^T dO, dK += dS^T Q: the 16-bit P and dS as the A fragments P^T and dS^T (the same registers in the source) ----
-        %p16 = arith.truncf %p : tensor<64x64xf32, #WACC> to tensor<64x64xf16, #WACC> loc(callsite("p_frag"("flash_bwd.cu":524:39 to 524:100) at "flash_bwd.cu":591:3 to 591:28))
-        %p_t = cuir.convert_layout %p16 transpose : tensor<64x64xf16, #WACC> -> tensor<64x64xf16, #WA> loc("p_frag"("flash_bwd.cu":591:3 to 591:28))
-        %ds16 = arith.truncf %ds : tensor<64x64xf32, #WACC> to tensor<64x64xf16, #WACC> loc(callsite("ds_frag"("flash_bwd.cu":524:39 to 524:100) at "flash_bwd.cu":592:3 to 592:30))
-        %ds_t = cuir.convert_layout %ds16 transpose : tensor<64x64xf16, #WACC> -> tensor<64x64xf16, #WA> loc("ds_frag"("flash_bwd.cu":592:3 to 592:30))
+        %p16 = arith.truncf %p : tensor<64x64xf32, #WACC> to tensor<64x64xf16, #WACC> loc(callsite("p_frag"("flash_bwd.cu":523:39 to 523:100) at "flash_bwd.cu":594:3 to 594:28))
+        %p_t = cuir.convert_layout %p16 transpose : tensor<64x64xf16, #WACC> -> tensor<64x64xf16, #WA> loc("p_frag"("flash_bwd.cu":594:3 to 594:28))
+        %ds16 = arith.truncf %ds : tensor<64x64xf32, #WACC> to tensor<64x64xf16, #WACC> loc(callsite("ds_frag"("flash_bwd.cu":523:39 to 523:100) at "flash_bwd.cu":595:3 to 595:30))
+        %ds_t = cuir.convert_layout %ds16 transpose : tensor<64x64xf16, #WACC> -> tensor<64x64xf16, #WA> loc("ds_frag"("flash_bwd.cu":595:3 to 595:30))
         %dv_issued = cuir.gemm_async %p_t, %sdO_stage, %acc_dv
-            : tensor<64x64xf16, #WA>, memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_dv"("flash_bwd.cu":594:3 to 594:39) at "flash_bwd.cu":689:7 to 689:30))
+            : tensor<64x64xf16, #WA>, memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_dv"("flash_bwd.cu":597:3 to 597:39) at "flash_bwd.cu":692:7 to 692:30))
         %dk_issued = cuir.gemm_async %ds_t, %sQ_stage, %acc_dk
-            : tensor<64x64xf16, #WA>, memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_dk"("flash_bwd.cu":595:3 to 595:39) at "flash_bwd.cu":689:7 to 689:30))
+            : tensor<64x64xf16, #WA>, memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_dk"("flash_bwd.cu":598:3 to 598:39) at "flash_bwd.cu":692:7 to 692:30))
 
         // ---- dS^T to shared memory (buffer i % 2, this warpgroup's 64 key rows), then dQ = dS K ----
-        %ds_buf = arith.remui %i, %c2 : index loc(callsite("ds"("flash_bwd.cu":597:3 to 597:77) at "flash_bwd.cu":689:7 to 689:30))
+        %ds_buf = arith.remui %i, %c2 : index loc(callsite("ds"("flash_bwd.cu":600:3 to 600:77) at "flash_bwd.cu":692:7 to 692:30))
         %sdS_wg = memref.subview %sdS[%ds_buf, %kv_rows, 0] [1, 64, 64] [1, 1, 1]
-            : memref<2x128x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("rows"("flash_bwd.cu":535:3 to 535:58) at "flash_bwd.cu":598:3 to 598:37))
-        cuir.store %ds_t -> %sdS_wg : tensor<64x64xf16, #WA> -> memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":540:7 to 540:114 at "flash_bwd.cu":598:3 to 598:37))
-        cuir.barrier.named %ds_bar threads 256 loc(callsite("flash_bwd.cu":600:3 to 600:37 at "flash_bwd.cu":689:7 to 689:30))
+            : memref<2x128x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("rows"("flash_bwd.cu":534:3 to 534:58) at "flash_bwd.cu":601:3 to 601:37))
+        cuir.store %ds_t -> %sdS_wg : tensor<64x64xf16, #WA> -> memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":539:7 to 539:114 at "flash_bwd.cu":601:3 to 601:37))
+        cuir.barrier.named %ds_bar threads 256 loc(callsite("flash_bwd.cu":603:3 to 603:37 at "flash_bwd.cu":692:7 to 692:30))
         %sdS_dq = memref.subview %sdS[%ds_buf, %dq_key0, 0] [1, 128, 64] [1, 1, 1]
-            : memref<2x128x64xf16, #S> to memref<128x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":609:22 to 609:54 at "flash_bwd.cu":689:7 to 689:30))
-        %ds_a = cuir.load %sdS_dq transpose : memref<128x64xf16, strided<[64, 1], offset: ?>, #S> -> tensor<64x128xf16, #WA> loc(callsite("flash_bwd.cu":451:20 to 451:85 at "flash_bwd.cu":689:7 to 689:30))
+            : memref<2x128x64xf16, #S> to memref<128x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":612:22 to 612:54 at "flash_bwd.cu":692:7 to 692:30))
+        %ds_a = cuir.load %sdS_dq transpose : memref<128x64xf16, strided<[64, 1], offset: ?>, #S> -> tensor<64x128xf16, #WA> loc(callsite("flash_bwd.cu":449:20 to 449:85 at "flash_bwd.cu":692:7 to 692:30))
         %dq_issued = cuir.gemm_async %ds_a, %sK_dq, %zero_dq
-            : tensor<64x128xf16, #WA>, memref<128x64xf16, strided<[128, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_dq"("flash_bwd.cu":609:3 to 609:55) at "flash_bwd.cu":689:7 to 689:30))
+            : tensor<64x128xf16, #WA>, memref<128x64xf16, strided<[128, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_dq"("flash_bwd.cu":612:3 to 612:55) at "flash_bwd.cu":692:7 to 692:30))
         // wgmma_wait_group<0>: dV, dK and dQ have landed; Q, dO and dS^T are read.
-        %dv_n = cuir.gemm_wait %dv_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_dv"("flash_bwd.cu":611:3 to 611:25) at "flash_bwd.cu":689:7 to 689:30))
-        %dk_n = cuir.gemm_wait %dk_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_dk"("flash_bwd.cu":611:3 to 611:25) at "flash_bwd.cu":689:7 to 689:30))
-        %acc_dq = cuir.gemm_wait %dq_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_dq"("flash_bwd.cu":611:3 to 611:25) at "flash_bwd.cu":689:7 to 689:30))
-        cuir.barrier.arrive %q_empty[%stage] : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":617:3 to 617:41 at "flash_bwd.cu":689:7 to 689:30))
+        %dv_n = cuir.gemm_wait %dv_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_dv"("flash_bwd.cu":614:3 to 614:25) at "flash_bwd.cu":692:7 to 692:30))
+        %dk_n = cuir.gemm_wait %dk_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_dk"("flash_bwd.cu":614:3 to 614:25) at "flash_bwd.cu":692:7 to 692:30))
+        %acc_dq = cuir.gemm_wait %dq_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_dq"("flash_bwd.cu":614:3 to 614:25) at "flash_bwd.cu":692:7 to 692:30))
+        cuir.barrier.arrive %q_empty[%stage] : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":620:3 to 620:41 at "flash_bwd.cu":692:7 to 692:30))
 
         // ---- dQ to shared memory for the dQ writer, once it has read the previous step's ----
-        %has_prev = arith.cmpi sgt, %i, %c0 : index loc(callsite("flash_bwd.cu":620:3 to 620:32 at "flash_bwd.cu":689:7 to 689:30))
+        %has_prev = arith.cmpi sgt, %i, %c0 : index loc(callsite("flash_bwd.cu":623:3 to 623:32 at "flash_bwd.cu":692:7 to 692:30))
         scf.if %has_prev {
-          cuir.barrier.named %dq_empty_id threads 160 loc(callsite("flash_bwd.cu":620:14 to 620:85 at "flash_bwd.cu":689:7 to 689:30))
-          scf.yield loc(callsite("flash_bwd.cu":620:3 to 620:32 at "flash_bwd.cu":689:7 to 689:30))
-        } loc(callsite("flash_bwd.cu":620:3 to 620:32 at "flash_bwd.cu":689:7 to 689:30))
-        cuir.store %acc_dq -> %sdQ_wg : tensor<64x64xf32, #WACC> -> memref<64x64xf32, strided<[64, 1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":553:5 to 553:103) at "flash_bwd.cu":621:3 to 621:27))
-        cuir.barrier.named %dq_full_id threads 160 arrive loc(callsite("flash_bwd.cu":623:3 to 623:75 at "flash_bwd.cu":689:7 to 689:30))
-        %i_next = arith.addi %i, %c1 : index loc("flash_bwd.cu":688:43 to 688:52)
-        scf.yield %dk_n, %dv_n, %i_next : tensor<64x128xf32, #WACC>, tensor<64x128xf32, #WACC>, index loc("flash_bwd.cu":688:5 to 688:52)
-      } loc("flash_bwd.cu":688:5 to 688:52)
+          cuir.barrier.named %dq_empty_id threads 160 loc(callsite("flash_bwd.cu":623:14 to 623:85 at "flash_bwd.cu":692:7 to 692:30))
+          scf.yield loc(callsite("flash_bwd.cu":623:3 to 623:32 at "flash_bwd.cu":692:7 to 692:30))
+        } loc(callsite("flash_bwd.cu":623:3 to 623:32 at "flash_bwd.cu":692:7 to 692:30))
+        cuir.store %acc_dq -> %sdQ_wg : tensor<64x64xf32, #WACC> -> memref<64x64xf32, strided<[64, 1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":552:5 to 552:103) at "flash_bwd.cu":624:3 to 624:27))
+        cuir.barrier.named %dq_full_id threads 160 arrive loc(callsite("flash_bwd.cu":626:3 to 626:75 at "flash_bwd.cu":692:7 to 692:30))
+        %i_next = arith.addi %i, %c1 : index loc("flash_bwd.cu":691:40 to 691:49)
+        scf.yield %dk_n, %dv_n, %i_next : tensor<64x128xf32, #WACC>, tensor<64x128xf32, #WACC>, index loc("flash_bwd.cu":691:5 to 691:49)
+      } loc("flash_bwd.cu":691:5 to 691:49)
 
       // =============================== unmasked steps ===============================
-      %u_dk, %u_dv, %u_i = scf.for %kk = %num_masking_steps to %num_steps step %c1
+      %u_dk, %u_dv, %u_i = scf.for %m = %m_unmasked to %m_max step %c1
           iter_args(%acc_dk = %m_dk, %acc_dv = %m_dv, %i = %m_i)
           -> (tensor<64x128xf32, #WACC>, tensor<64x128xf32, #WACC>, index) {
-        %m_tile = arith.addi %m_min, %kk : index loc(callsite("flash_bwd.cu":275:63 to 275:80 at "flash_bwd.cu":691:45 to 691:76))
-        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_bwd.cu":561:3 to 561:35) at "flash_bwd.cu":691:7 to 691:31))
-        %round = arith.divui %i, %cST : index loc(callsite("phase"("flash_bwd.cu":562:3 to 562:46) at "flash_bwd.cu":691:7 to 691:31))
-        %phase = arith.remui %round, %c2 : index loc(callsite("phase"("flash_bwd.cu":562:3 to 562:46) at "flash_bwd.cu":691:7 to 691:31))
+        %q_row0 = arith.muli %m, %c64 : index loc(callsite("q_row0"("flash_bwd.cu":564:3 to 564:42) at "flash_bwd.cu":694:7 to 694:31))
+        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_bwd.cu":563:3 to 563:35) at "flash_bwd.cu":694:7 to 694:31))
+        %round = arith.divui %i, %cST : index loc(callsite("phase"("flash_bwd.cu":565:3 to 565:46) at "flash_bwd.cu":694:7 to 694:31))
+        %phase = arith.remui %round, %c2 : index loc(callsite("phase"("flash_bwd.cu":565:3 to 565:46) at "flash_bwd.cu":694:7 to 694:31))
         %sQ_stage = memref.subview %sQ[%stage, 0, 0] [1, 64, 128] [1, 1, 1]
-            : memref<2x64x128xf16, #S> to memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sq"("flash_bwd.cu":568:3 to 568:74) at "flash_bwd.cu":691:7 to 691:31))
+            : memref<2x64x128xf16, #S> to memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sq"("flash_bwd.cu":571:3 to 571:74) at "flash_bwd.cu":694:7 to 694:31))
         %sdO_stage = memref.subview %sdO[%stage, 0, 0] [1, 64, 128] [1, 1, 1]
-            : memref<2x64x128xf16, #S> to memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sdo"("flash_bwd.cu":569:3 to 569:76) at "flash_bwd.cu":691:7 to 691:31))
+            : memref<2x64x128xf16, #S> to memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sdo"("flash_bwd.cu":572:3 to 572:76) at "flash_bwd.cu":694:7 to 694:31))
         %sLSE_stage = memref.subview %sLSE[%stage, 0] [1, 64] [1, 1]
-            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("lse_log2"("flash_bwd.cu":570:59 to 570:107) at "flash_bwd.cu":691:7 to 691:31))
+            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("lse_log2"("flash_bwd.cu":573:59 to 573:107) at "flash_bwd.cu":694:7 to 694:31))
         %sdPsum_stage = memref.subview %sdPsum[%stage, 0] [1, 64] [1, 1]
-            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dpsum"("flash_bwd.cu":571:56 to 571:106) at "flash_bwd.cu":691:7 to 691:31))
+            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dpsum"("flash_bwd.cu":574:56 to 574:106) at "flash_bwd.cu":694:7 to 694:31))
 
         // ---- S = Q K^T and dP = dO V^T (the hardware's K Q^T and V dO^T), [queries x keys] ----
-        cuir.barrier.wait %q_full[%stage], %phase : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":575:3 to 575:45 at "flash_bwd.cu":691:7 to 691:31))
-        %s_issued = cuir.gemm_async %sQ_stage, %sK_wg transpose_b, %zero_s
-            : memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":576:3 to 576:67) at "flash_bwd.cu":691:7 to 691:31))
-        cuir.barrier.wait %do_full[%stage], %phase : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":577:3 to 577:46 at "flash_bwd.cu":691:7 to 691:31))
-        %dp_issued = cuir.gemm_async %sdO_stage, %sV_wg transpose_b, %zero_s
-            : memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":578:3 to 578:69) at "flash_bwd.cu":691:7 to 691:31))
+        cuir.barrier.wait %q_full[%stage], %phase : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":578:3 to 578:45 at "flash_bwd.cu":694:7 to 694:31))
+        %s_issued = cuir.gemm_async %sQ_stage, %sK_wg transpose_b, %zero_s acc_transposed
+            : memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":579:3 to 579:67) at "flash_bwd.cu":694:7 to 694:31))
+        cuir.barrier.wait %do_full[%stage], %phase : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":580:3 to 580:46 at "flash_bwd.cu":694:7 to 694:31))
+        %dp_issued = cuir.gemm_async %sdO_stage, %sV_wg transpose_b, %zero_s acc_transposed
+            : memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":581:3 to 581:69) at "flash_bwd.cu":694:7 to 694:31))
         // S has landed once at most dP, issued after it, is pending.
-        %acc_s = cuir.gemm_wait %s_issued pending 1 : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":579:3 to 579:25) at "flash_bwd.cu":691:7 to 691:31))
+        %acc_s = cuir.gemm_wait %s_issued pending 1 : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":582:3 to 582:25) at "flash_bwd.cu":694:7 to 694:31))
 
         // ------- score tile complete: acc_s = Q K^T (unscaled) of query tile m_tile; no mask -------
 
         // ---- P = exp2(S * scale * log2 e - LSE * log2 e) (scores_to_probs) ----
-        %lse_log2 = cuir.load %sLSE_stage : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #WROW> loc(callsite("lse"("flash_bwd.cu":500:5 to 500:93) at "flash_bwd.cu":584:3 to 584:64))
-        %lse_b = cuir.broadcast_rows %lse_log2 : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc(callsite("flash_bwd.cu":503:71 to 503:95 at "flash_bwd.cu":584:3 to 584:64))
-        %neg_lse = arith.negf %lse_b : tensor<64x64xf32, #WACC> loc(callsite("flash_bwd.cu":503:71 to 503:95 at "flash_bwd.cu":584:3 to 584:64))
-        %logits = math.fma %acc_s, %scale_tile, %neg_lse : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":503:36 to 503:96) at "flash_bwd.cu":584:3 to 584:64))
-        %p = math.exp2 %logits : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":503:7 to 503:97) at "flash_bwd.cu":584:3 to 584:64))
+        %lse_log2 = cuir.load %sLSE_stage : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #WROW> loc(callsite("lse"("flash_bwd.cu":499:5 to 499:93) at "flash_bwd.cu":587:3 to 587:64))
+        %lse_b = cuir.broadcast_rows %lse_log2 : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc(callsite("flash_bwd.cu":502:71 to 502:95 at "flash_bwd.cu":587:3 to 587:64))
+        %neg_lse = arith.negf %lse_b : tensor<64x64xf32, #WACC> loc(callsite("flash_bwd.cu":502:71 to 502:95 at "flash_bwd.cu":587:3 to 587:64))
+        %logits = math.fma %acc_s, %scale_tile, %neg_lse : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":502:36 to 502:96) at "flash_bwd.cu":587:3 to 587:64))
+        %p = math.exp2 %logits : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":502:7 to 502:97) at "flash_bwd.cu":587:3 to 587:64))
 
         // ---- dS = P * (dP - D) (probs_to_dscores), once dP has landed ----
-        %acc_dp = cuir.gemm_wait %dp_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":585:3 to 585:25) at "flash_bwd.cu":691:7 to 691:31))
-        %dpsum = cuir.load %sdPsum_stage : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #WROW> loc(callsite("d"("flash_bwd.cu":513:5 to 513:88) at "flash_bwd.cu":587:3 to 587:54))
-        %d_b = cuir.broadcast_rows %dpsum : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc(callsite("flash_bwd.cu":515:93 to 515:112 at "flash_bwd.cu":587:3 to 587:54))
-        %dp_minus_d = arith.subf %acc_dp, %d_b : tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":515:72 to 515:113) at "flash_bwd.cu":587:3 to 587:54))
-        %ds = arith.mulf %p, %dp_minus_d : tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":515:33 to 515:113) at "flash_bwd.cu":587:3 to 587:54))
+        %acc_dp = cuir.gemm_wait %dp_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":588:3 to 588:25) at "flash_bwd.cu":694:7 to 694:31))
+        %dpsum = cuir.load %sdPsum_stage : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #WROW> loc(callsite("d"("flash_bwd.cu":512:5 to 512:88) at "flash_bwd.cu":590:3 to 590:54))
+        %d_b = cuir.broadcast_rows %dpsum : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc(callsite("flash_bwd.cu":514:93 to 514:112 at "flash_bwd.cu":590:3 to 590:54))
+        %dp_minus_d = arith.subf %acc_dp, %d_b : tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":514:72 to 514:113) at "flash_bwd.cu":590:3 to 590:54))
+        %ds = arith.mulf %p, %dp_minus_d : tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":514:33 to 514:113) at "flash_bwd.cu":590:3 to 590:54))
 
         // ---- dV += P^T dO, dK += dS^T Q: the 16-bit P and dS as the A fragments P^T and dS^T (the same registers in the source) ----
-        %p16 = arith.truncf %p : tensor<64x64xf32, #WACC> to tensor<64x64xf16, #WACC> loc(callsite("p_frag"("flash_bwd.cu":524:39 to 524:100) at "flash_bwd.cu":591:3 to 591:28))
-        %p_t = cuir.convert_layout %p16 transpose : tensor<64x64xf16, #WACC> -> tensor<64x64xf16, #WA> loc("p_frag"("flash_bwd.cu":591:3 to 591:28))
-        %ds16 = arith.truncf %ds : tensor<64x64xf32, #WACC> to tensor<64x64xf16, #WACC> loc(callsite("ds_frag"("flash_bwd.cu":524:39 to 524:100) at "flash_bwd.cu":592:3 to 592:30))
-        %ds_t = cuir.convert_layout %ds16 transpose : tensor<64x64xf16, #WACC> -> tensor<64x64xf16, #WA> loc("ds_frag"("flash_bwd.cu":592:3 to 592:30))
+        %p16 = arith.truncf %p : tensor<64x64xf32, #WACC> to tensor<64x64xf16, #WACC> loc(callsite("p_frag"("flash_bwd.cu":523:39 to 523:100) at "flash_bwd.cu":594:3 to 594:28))
+        %p_t = cuir.convert_layout %p16 transpose : tensor<64x64xf16, #WACC> -> tensor<64x64xf16, #WA> loc("p_frag"("flash_bwd.cu":594:3 to 594:28))
+        %ds16 = arith.truncf %ds : tensor<64x64xf32, #WACC> to tensor<64x64xf16, #WACC> loc(callsite("ds_frag"("flash_bwd.cu":523:39 to 523:100) at "flash_bwd.cu":595:3 to 595:30))
+        %ds_t = cuir.convert_layout %ds16 transpose : tensor<64x64xf16, #WACC> -> tensor<64x64xf16, #WA> loc("ds_frag"("flash_bwd.cu":595:3 to 595:30))
         %dv_issued = cuir.gemm_async %p_t, %sdO_stage, %acc_dv
-            : tensor<64x64xf16, #WA>, memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_dv"("flash_bwd.cu":594:3 to 594:39) at "flash_bwd.cu":691:7 to 691:31))
+            : tensor<64x64xf16, #WA>, memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_dv"("flash_bwd.cu":597:3 to 597:39) at "flash_bwd.cu":694:7 to 694:31))
         %dk_issued = cuir.gemm_async %ds_t, %sQ_stage, %acc_dk
-            : tensor<64x64xf16, #WA>, memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_dk"("flash_bwd.cu":595:3 to 595:39) at "flash_bwd.cu":691:7 to 691:31))
+            : tensor<64x64xf16, #WA>, memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_dk"("flash_bwd.cu":598:3 to 598:39) at "flash_bwd.cu":694:7 to 694:31))
 
         // ---- dS^T to shared memory (buffer i % 2, this warpgroup's 64 key rows), then dQ = dS K ----
-        %ds_buf = arith.remui %i, %c2 : index loc(callsite("ds"("flash_bwd.cu":597:3 to 597:77) at "flash_bwd.cu":691:7 to 691:31))
+        %ds_buf = arith.remui %i, %c2 : index loc(callsite("ds"("flash_bwd.cu":600:3 to 600:77) at "flash_bwd.cu":694:7 to 694:31))
         %sdS_wg = memref.subview %sdS[%ds_buf, %kv_rows, 0] [1, 64, 64] [1, 1, 1]
-            : memref<2x128x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("rows"("flash_bwd.cu":535:3 to 535:58) at "flash_bwd.cu":598:3 to 598:37))
-        cuir.store %ds_t -> %sdS_wg : tensor<64x64xf16, #WA> -> memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":540:7 to 540:114 at "flash_bwd.cu":598:3 to 598:37))
-        cuir.barrier.named %ds_bar threads 256 loc(callsite("flash_bwd.cu":600:3 to 600:37 at "flash_bwd.cu":691:7 to 691:31))
+            : memref<2x128x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("rows"("flash_bwd.cu":534:3 to 534:58) at "flash_bwd.cu":601:3 to 601:37))
+        cuir.store %ds_t -> %sdS_wg : tensor<64x64xf16, #WA> -> memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":539:7 to 539:114 at "flash_bwd.cu":601:3 to 601:37))
+        cuir.barrier.named %ds_bar threads 256 loc(callsite("flash_bwd.cu":603:3 to 603:37 at "flash_bwd.cu":694:7 to 694:31))
         %sdS_dq = memref.subview %sdS[%ds_buf, %dq_key0, 0] [1, 128, 64] [1, 1, 1]
-            : memref<2x128x64xf16, #S> to memref<128x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":609:22 to 609:54 at "flash_bwd.cu":691:7 to 691:31))
-        %ds_a = cuir.load %sdS_dq transpose : memref<128x64xf16, strided<[64, 1], offset: ?>, #S> -> tensor<64x128xf16, #WA> loc(callsite("flash_bwd.cu":451:20 to 451:85 at "flash_bwd.cu":691:7 to 691:31))
+            : memref<2x128x64xf16, #S> to memref<128x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":612:22 to 612:54 at "flash_bwd.cu":694:7 to 694:31))
+        %ds_a = cuir.load %sdS_dq transpose : memref<128x64xf16, strided<[64, 1], offset: ?>, #S> -> tensor<64x128xf16, #WA> loc(callsite("flash_bwd.cu":449:20 to 449:85 at "flash_bwd.cu":694:7 to 694:31))
         %dq_issued = cuir.gemm_async %ds_a, %sK_dq, %zero_dq
-            : tensor<64x128xf16, #WA>, memref<128x64xf16, strided<[128, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_dq"("flash_bwd.cu":609:3 to 609:55) at "flash_bwd.cu":691:7 to 691:31))
+            : tensor<64x128xf16, #WA>, memref<128x64xf16, strided<[128, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_dq"("flash_bwd.cu":612:3 to 612:55) at "flash_bwd.cu":694:7 to 694:31))
         // wgmma_wait_group<0>: dV, dK and dQ have landed; Q, dO and dS^T are read.
-        %dv_n = cuir.gemm_wait %dv_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_dv"("flash_bwd.cu":611:3 to 611:25) at "flash_bwd.cu":691:7 to 691:31))
-        %dk_n = cuir.gemm_wait %dk_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_dk"("flash_bwd.cu":611:3 to 611:25) at "flash_bwd.cu":691:7 to 691:31))
-        %acc_dq = cuir.gemm_wait %dq_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_dq"("flash_bwd.cu":611:3 to 611:25) at "flash_bwd.cu":691:7 to 691:31))
-        cuir.barrier.arrive %q_empty[%stage] : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":617:3 to 617:41 at "flash_bwd.cu":691:7 to 691:31))
+        %dv_n = cuir.gemm_wait %dv_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_dv"("flash_bwd.cu":614:3 to 614:25) at "flash_bwd.cu":694:7 to 694:31))
+        %dk_n = cuir.gemm_wait %dk_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_dk"("flash_bwd.cu":614:3 to 614:25) at "flash_bwd.cu":694:7 to 694:31))
+        %acc_dq = cuir.gemm_wait %dq_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_dq"("flash_bwd.cu":614:3 to 614:25) at "flash_bwd.cu":694:7 to 694:31))
+        cuir.barrier.arrive %q_empty[%stage] : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":620:3 to 620:41 at "flash_bwd.cu":694:7 to 694:31))
 
         // ---- dQ to shared memory for the dQ writer, once it has read the previous step's ----
-        %has_prev = arith.cmpi sgt, %i, %c0 : index loc(callsite("flash_bwd.cu":620:3 to 620:32 at "flash_bwd.cu":691:7 to 691:31))
+        %has_prev = arith.cmpi sgt, %i, %c0 : index loc(callsite("flash_bwd.cu":623:3 to 623:32 at "flash_bwd.cu":694:7 to 694:31))
         scf.if %has_prev {
-          cuir.barrier.named %dq_empty_id threads 160 loc(callsite("flash_bwd.cu":620:14 to 620:85 at "flash_bwd.cu":691:7 to 691:31))
-          scf.yield loc(callsite("flash_bwd.cu":620:3 to 620:32 at "flash_bwd.cu":691:7 to 691:31))
-        } loc(callsite("flash_bwd.cu":620:3 to 620:32 at "flash_bwd.cu":691:7 to 691:31))
-        cuir.store %acc_dq -> %sdQ_wg : tensor<64x64xf32, #WACC> -> memref<64x64xf32, strided<[64, 1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":553:5 to 553:103) at "flash_bwd.cu":621:3 to 621:27))
-        cuir.barrier.named %dq_full_id threads 160 arrive loc(callsite("flash_bwd.cu":623:3 to 623:75 at "flash_bwd.cu":691:7 to 691:31))
-        %i_next = arith.addi %i, %c1 : index loc("flash_bwd.cu":690:35 to 690:44)
-        scf.yield %dk_n, %dv_n, %i_next : tensor<64x128xf32, #WACC>, tensor<64x128xf32, #WACC>, index loc("flash_bwd.cu":690:5 to 690:44)
-      } loc("flash_bwd.cu":690:5 to 690:44)
-      scf.yield %u_dk, %u_dv, %u_i : tensor<64x128xf32, #WACC>, tensor<64x128xf32, #WACC>, index loc("flash_bwd.cu":686:3 to 686:79)
-    } loc("flash_bwd.cu":686:3 to 686:79)
+          cuir.barrier.named %dq_empty_id threads 160 loc(callsite("flash_bwd.cu":623:14 to 623:85 at "flash_bwd.cu":694:7 to 694:31))
+          scf.yield loc(callsite("flash_bwd.cu":623:3 to 623:32 at "flash_bwd.cu":694:7 to 694:31))
+        } loc(callsite("flash_bwd.cu":623:3 to 623:32 at "flash_bwd.cu":694:7 to 694:31))
+        cuir.store %acc_dq -> %sdQ_wg : tensor<64x64xf32, #WACC> -> memref<64x64xf32, strided<[64, 1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":552:5 to 552:103) at "flash_bwd.cu":624:3 to 624:27))
+        cuir.barrier.named %dq_full_id threads 160 arrive loc(callsite("flash_bwd.cu":626:3 to 626:75 at "flash_bwd.cu":694:7 to 694:31))
+        %i_next = arith.addi %i, %c1 : index loc("flash_bwd.cu":693:29 to 693:38)
+        scf.yield %dk_n, %dv_n, %i_next : tensor<64x128xf32, #WACC>, tensor<64x128xf32, #WACC>, index loc("flash_bwd.cu":693:5 to 693:38)
+      } loc("flash_bwd.cu":693:5 to 693:38)
+      scf.yield %u_dk, %u_dv, %u_i : tensor<64x128xf32, #WACC>, tensor<64x128xf32, #WACC>, index loc("flash_bwd.cu":689:3 to 689:79)
+    } loc("flash_bwd.cu":689:3 to 689:79)
 
     // =============================== write_dkv: dK * softmax_scale and dV through the Q and dO stages ===============================
-    cuir.barrier.named %c1 threads 256 loc("flash_bwd.cu":665:3 to 665:58)
-    %scale_b = tensor.splat %softmax_scale : tensor<64x128xf32, #WACC> loc("flash_bwd.cu":669:46 to 669:67)
-    %dk_scaled = arith.mulf %dk_acc, %scale_b : tensor<64x128xf32, #WACC> loc(callsite("flash_bwd.cu":645:35 to 645:64 at "flash_bwd.cu":667:3 to 667:45))
-    %dk16 = arith.truncf %dk_scaled : tensor<64x128xf32, #WACC> to tensor<64x128xf16, #WACC> loc(callsite("flash_bwd.cu":645:11 to 645:100 at "flash_bwd.cu":667:3 to 667:45))
-    %dv16 = arith.truncf %dv_acc : tensor<64x128xf32, #WACC> to tensor<64x128xf16, #WACC> loc(callsite("flash_bwd.cu":645:11 to 645:100 at "flash_bwd.cu":670:3 to 670:46))
+    cuir.barrier.named %c1 threads 256 loc("flash_bwd.cu":668:3 to 668:58)
+    %scale_b = tensor.splat %softmax_scale : tensor<64x128xf32, #WACC> loc("flash_bwd.cu":672:51 to 672:77)
+    %dk_scaled = arith.mulf %dk_acc, %scale_b : tensor<64x128xf32, #WACC> loc(callsite("flash_bwd.cu":648:35 to 648:64 at "flash_bwd.cu":670:3 to 670:45))
+    %dk16 = arith.truncf %dk_scaled : tensor<64x128xf32, #WACC> to tensor<64x128xf16, #WACC> loc(callsite("flash_bwd.cu":648:11 to 648:100 at "flash_bwd.cu":670:3 to 670:45))
+    %dv16 = arith.truncf %dv_acc : tensor<64x128xf32, #WACC> to tensor<64x128xf16, #WACC> loc(callsite("flash_bwd.cu":648:11 to 648:100 at "flash_bwd.cu":673:3 to 673:46))
     %sQ_out = memref.subview %sQ[%consumer, 0, 0] [1, 64, 128] [1, 1, 1]
-        : memref<2x64x128xf16, #S> to memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc("flash_bwd.cu":667:3 to 667:45)
+        : memref<2x64x128xf16, #S> to memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc("flash_bwd.cu":670:3 to 670:45)
     %sdO_out = memref.subview %sdO[%consumer, 0, 0] [1, 64, 128] [1, 1, 1]
-        : memref<2x64x128xf16, #S> to memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc("flash_bwd.cu":670:3 to 670:46)
+        : memref<2x64x128xf16, #S> to memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc("flash_bwd.cu":673:3 to 673:46)
     %dk_head = memref.subview %dk[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 128] [1, 1, 1, 1]
-        : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("flash_bwd.cu":668:21 to 668:107)
+        : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("flash_bwd.cu":671:21 to 671:122)
     %dv_head = memref.subview %dv[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 128] [1, 1, 1, 1]
-        : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("flash_bwd.cu":671:21 to 671:107)
-    cuir.store %dk16 -> %sQ_out : tensor<64x128xf16, #WACC> -> memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":644:7 to 644:89 at "flash_bwd.cu":667:3 to 667:45))
-    cuir.copy %sQ_out -> %dk_head[%kv0, %c0] : memref<64x128xf16, strided<[128, 1], offset: ?>, #S> -> memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc(callsite("flash_bwd.cu":655:5 to 655:117 at "flash_bwd.cu":667:3 to 667:45))
-    cuir.store %dv16 -> %sdO_out : tensor<64x128xf16, #WACC> -> memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":644:7 to 644:89 at "flash_bwd.cu":670:3 to 670:46))
-    cuir.copy %sdO_out -> %dv_head[%kv0, %c0] : memref<64x128xf16, strided<[128, 1], offset: ?>, #S> -> memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc(callsite("flash_bwd.cu":655:5 to 655:117 at "flash_bwd.cu":670:3 to 670:46))
-    cuir.yield loc("flash_bwd.cu":759:5 to 759:62)
-  } loc("flash_bwd.cu":746:5 to 746:40)
-  cuir.return loc("flash_bwd.cu":712:5 to 712:99)
-} loc("flash_bwd_sm90_kernel"("flash_bwd.cu":712:5 to 712:99))
+        : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("flash_bwd.cu":674:21 to 674:122)
+    cuir.store %dk16 -> %sQ_out : tensor<64x128xf16, #WACC> -> memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":647:7 to 647:89 at "flash_bwd.cu":670:3 to 670:45))
+    cuir.copy %sQ_out -> %dk_head[%kv0, %c0] : memref<64x128xf16, strided<[128, 1], offset: ?>, #S> -> memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc(callsite("flash_bwd.cu":658:5 to 658:117 at "flash_bwd.cu":670:3 to 670:45))
+    cuir.store %dv16 -> %sdO_out : tensor<64x128xf16, #WACC> -> memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":647:7 to 647:89 at "flash_bwd.cu":673:3 to 673:46))
+    cuir.copy %sdO_out -> %dv_head[%kv0, %c0] : memref<64x128xf16, strided<[128, 1], offset: ?>, #S> -> memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc(callsite("flash_bwd.cu":658:5 to 658:117 at "flash_bwd.cu":673:3 to 673:46))
+    cuir.yield loc("flash_bwd.cu":763:5 to 763:67)
+  } loc("flash_bwd.cu":749:5 to 749:40)
+  cuir.return loc("flash_bwd.cu":715:5 to 715:104)
+} loc("flash_bwd_sm90_kernel"("flash_bwd.cu":715:5 to 715:104))
 
 // =============================== convert: dQ = softmax_scale * accumulator ===============================
 cuir.kernel @flash_bwd_sm90_f16_d128_convert_dq(
-    %ws_dq_accum: memref<?x?x?x128xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":230:86 to 230:104)),
-    %dq: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dq"} loc("p.dq"("flash_bwd.cu":230:33 to 230:84)),
-    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("p.softmax_scale"("flash_bwd.cu":230:33 to 230:84)),
-    %batch: index {cuir.arg = "B"} loc("p.batch"("flash_bwd.cu":230:33 to 230:84)),
-    %num_heads_q: index {cuir.arg = "Hq"} loc("p.num_heads_q"("flash_bwd.cu":230:33 to 230:84)),
-    %num_heads_kv: index {cuir.arg = "Hkv"} loc("p.num_heads_kv"("flash_bwd.cu":230:33 to 230:84)),
-    %seqlen_q: index {cuir.arg = "Nq"} loc("p.seqlen_q"("flash_bwd.cu":230:33 to 230:84)),
-    %seqlen_kv: index {cuir.arg = "Nkv"} loc("p.seqlen_kv"("flash_bwd.cu":230:33 to 230:84)))
+    %ws_dq_accum: memref<?x?x?x128xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":230:91 to 230:109)),
+    %dq: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dq"} loc("params.dq"("flash_bwd.cu":230:33 to 230:89)),
+    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_bwd.cu":230:33 to 230:89)),
+    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":230:33 to 230:89)),
+    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":230:33 to 230:89)),
+    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":230:33 to 230:89)),
+    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":230:33 to 230:89)),
+    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":230:33 to 230:89)))
     grid (b, hq, hkv, nq, nkv) -> (((nq ceildiv 64) * 64) ceildiv 16, hq, b)
     threads 256 arch "sm_90a" {
   %c0 = arith.constant 0 : index
@@ -1704,31 +1694,31 @@ cuir.kernel @flash_bwd_sm90_f16_d128_convert_dq(
   ^bb0(%x: f32 loc("a"("flash_bwd.cu":241:5 to 241:21)), %bi: index loc("batch"("flash_bwd.cu":232:3 to 232:53)), %hi: index loc("head_q"("flash_bwd.cu":232:3 to 232:53)), %qi: index loc("row"("flash_bwd.cu":233:3 to 233:102)), %ci: index loc("chunk"("flash_bwd.cu":234:3 to 234:51))):
     %a = memref.load %ws_dq_accum[%bi, %hi, %qi, %ci] : memref<?x?x?x128xf32, #G> loc("a"("flash_bwd.cu":242:9 to 242:114))
     cuir.yield %a : f32 loc("a"("flash_bwd.cu":242:9 to 242:114))
-  } loc("block"("flash_bwd.cu":236:3 to 236:99))
-  %s = tensor.splat %softmax_scale : tensor<16x128xf32, #RACC> loc("s"("flash_bwd.cu":237:3 to 237:35))
+  } loc("block"("flash_bwd.cu":236:3 to 236:104))
+  %s = tensor.splat %softmax_scale : tensor<16x128xf32, #RACC> loc("s"("flash_bwd.cu":237:3 to 237:40))
   %dq_f = arith.mulf %acc, %s : tensor<16x128xf32, #RACC> loc("flash_bwd.cu":243:38 to 243:45)
   %dq16 = arith.truncf %dq_f : tensor<16x128xf32, #RACC> to tensor<16x128xf16, #RACC> loc("packed"("flash_bwd.cu":243:5 to 243:56))
   %dq_head = memref.subview %dq[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 128] [1, 1, 1, 1]
-      : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("flash_bwd.cu":246:30 to 246:87)
-  // Rows past Nq are not written (if (row >= p.seqlen_q) return): the store skips them.
-  cuir.store %dq16 -> %dq_head[%row0, %c0] : tensor<16x128xf16, #RACC> -> memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("flash_bwd.cu":246:3 to 246:113)
-  cuir.return loc("flash_bwd.cu":235:3 to 235:33)
-} loc("flash_bwd_convert_dq_kernel"("flash_bwd.cu":230:5 to 230:105))
-cuir.launch_sequence @flash_bwd_sm90_f16_d64 [@flash_bwd_sm90_f16_d64_preprocess, @flash_bwd_sm90_f16_d64_main, @flash_bwd_sm90_f16_d64_convert_dq] loc("flash_bwd.cu":792:20 to 792:89)
+      : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("flash_bwd.cu":246:30 to 246:97)
+  // Rows past Nq are not written (if (row >= params.seqlen_q) return): the store skips them.
+  cuir.store %dq16 -> %dq_head[%row0, %c0] : tensor<16x128xf16, #RACC> -> memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("flash_bwd.cu":246:3 to 246:128)
+  cuir.return loc("flash_bwd.cu":235:3 to 235:38)
+} loc("flash_bwd_convert_dq_kernel"("flash_bwd.cu":230:5 to 230:110))
+cuir.launch_sequence @flash_bwd_sm90_f16_d64 [@flash_bwd_sm90_f16_d64_preprocess, @flash_bwd_sm90_f16_d64_main, @flash_bwd_sm90_f16_d64_convert_dq] loc("flash_bwd.cu":796:20 to 796:94)
 
 // =============================== preprocess: D, LSE * log2 e, dQ accumulator zeroed ===============================
 cuir.kernel @flash_bwd_sm90_f16_d64_preprocess(
-    %o: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "o"} loc("p.o"("flash_bwd.cu":183:33 to 183:84)),
-    %d_o: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "d_o"} loc("p.d_o"("flash_bwd.cu":183:33 to 183:84)),
-    %lse: memref<?x?x?xf32, #G> {cuir.arg = "lse"} loc("p.lse"("flash_bwd.cu":183:33 to 183:84)),
-    %ws_dq_accum: memref<?x?x?x64xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":183:86 to 183:104)),
-    %ws_lse_log2: memref<?x?x?xf32, #G> {cuir.arg = "workspace:lse_log2", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.lse_log2"("flash_bwd.cu":183:86 to 183:104)),
-    %ws_dpsum: memref<?x?x?xf32, #G> {cuir.arg = "workspace:dpsum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.dpsum"("flash_bwd.cu":183:86 to 183:104)),
-    %batch: index {cuir.arg = "B"} loc("p.batch"("flash_bwd.cu":183:33 to 183:84)),
-    %num_heads_q: index {cuir.arg = "Hq"} loc("p.num_heads_q"("flash_bwd.cu":183:33 to 183:84)),
-    %num_heads_kv: index {cuir.arg = "Hkv"} loc("p.num_heads_kv"("flash_bwd.cu":183:33 to 183:84)),
-    %seqlen_q: index {cuir.arg = "Nq"} loc("p.seqlen_q"("flash_bwd.cu":183:33 to 183:84)),
-    %seqlen_kv: index {cuir.arg = "Nkv"} loc("p.seqlen_kv"("flash_bwd.cu":183:33 to 183:84)))
+    %o: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "o"} loc("params.o"("flash_bwd.cu":183:33 to 183:89)),
+    %d_o: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "d_o"} loc("params.d_o"("flash_bwd.cu":183:33 to 183:89)),
+    %lse: memref<?x?x?xf32, #G> {cuir.arg = "lse"} loc("params.lse"("flash_bwd.cu":183:33 to 183:89)),
+    %ws_dq_accum: memref<?x?x?x64xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":183:91 to 183:109)),
+    %ws_lse_log2: memref<?x?x?xf32, #G> {cuir.arg = "workspace:lse_log2", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.lse_log2"("flash_bwd.cu":183:91 to 183:109)),
+    %ws_dpsum: memref<?x?x?xf32, #G> {cuir.arg = "workspace:dpsum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.dpsum"("flash_bwd.cu":183:91 to 183:109)),
+    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":183:33 to 183:89)),
+    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":183:33 to 183:89)),
+    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":183:33 to 183:89)),
+    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":183:33 to 183:89)),
+    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":183:33 to 183:89)))
     grid (b, hq, hkv, nq, nkv) -> (((nq ceildiv 64) * 64) ceildiv 32, hq, b)
     threads 256 arch "sm_90a" {
   %c0 = arith.constant 0 : index
@@ -1747,24 +1737,24 @@ cuir.kernel @flash_bwd_sm90_f16_d64_preprocess(
   // ---- O and dO of the block's rows (a row past Nq reads nothing: 0) ----
   %o16 = cuir.elementwise (%zero) at [%b, %head_q, %row0, %c0]
       : (tensor<32x64xf32, #RACC>) -> tensor<32x64xf16, #RACC> {
-  ^bb0(%x: f32 loc("o"("flash_bwd.cu":192:5 to 192:97)), %bi: index loc("batch"("flash_bwd.cu":185:3 to 185:53)), %hi: index loc("head_q"("flash_bwd.cu":185:3 to 185:53)), %qi: index loc("row"("flash_bwd.cu":186:3 to 186:102)), %ci: index loc("chunk"("flash_bwd.cu":187:3 to 187:51))):
-    %in = arith.cmpi slt, %qi, %seqlen_q : index loc("flash_bwd.cu":189:3 to 189:24)
-    %qc = arith.select %in, %qi, %c0 : index loc("flash_bwd.cu":189:3 to 189:24)
-    %v = memref.load %o[%bi, %qc, %hi, %ci] : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> loc("o"("flash_bwd.cu":192:5 to 192:97))
+  ^bb0(%x: f32 loc("o"("flash_bwd.cu":192:5 to 192:102)), %bi: index loc("batch"("flash_bwd.cu":185:3 to 185:53)), %hi: index loc("head_q"("flash_bwd.cu":185:3 to 185:53)), %qi: index loc("row"("flash_bwd.cu":186:3 to 186:102)), %ci: index loc("chunk"("flash_bwd.cu":187:3 to 187:51))):
+    %in = arith.cmpi slt, %qi, %seqlen_q : index loc("flash_bwd.cu":189:3 to 189:29)
+    %qc = arith.select %in, %qi, %c0 : index loc("flash_bwd.cu":189:3 to 189:29)
+    %v = memref.load %o[%bi, %qc, %hi, %ci] : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> loc("o"("flash_bwd.cu":192:5 to 192:102))
     %z = arith.constant 0.0 : f16
-    %r = arith.select %in, %v, %z : f16 loc("flash_bwd.cu":189:3 to 189:24)
-    cuir.yield %r : f16 loc("o"("flash_bwd.cu":192:5 to 192:97))
-  } loc("o"("flash_bwd.cu":192:5 to 192:97))
+    %r = arith.select %in, %v, %z : f16 loc("flash_bwd.cu":189:3 to 189:29)
+    cuir.yield %r : f16 loc("o"("flash_bwd.cu":192:5 to 192:102))
+  } loc("o"("flash_bwd.cu":192:5 to 192:102))
   %do16 = cuir.elementwise (%zero) at [%b, %head_q, %row0, %c0]
       : (tensor<32x64xf32, #RACC>) -> tensor<32x64xf16, #RACC> {
-  ^bb0(%x: f32 loc("d_o"("flash_bwd.cu":193:5 to 193:102)), %bi: index loc("batch"("flash_bwd.cu":185:3 to 185:53)), %hi: index loc("head_q"("flash_bwd.cu":185:3 to 185:53)), %qi: index loc("row"("flash_bwd.cu":186:3 to 186:102)), %ci: index loc("chunk"("flash_bwd.cu":187:3 to 187:51))):
-    %in = arith.cmpi slt, %qi, %seqlen_q : index loc("flash_bwd.cu":189:3 to 189:24)
-    %qc = arith.select %in, %qi, %c0 : index loc("flash_bwd.cu":189:3 to 189:24)
-    %v = memref.load %d_o[%bi, %qc, %hi, %ci] : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> loc("d_o"("flash_bwd.cu":193:5 to 193:102))
+  ^bb0(%x: f32 loc("d_o"("flash_bwd.cu":193:5 to 193:107)), %bi: index loc("batch"("flash_bwd.cu":185:3 to 185:53)), %hi: index loc("head_q"("flash_bwd.cu":185:3 to 185:53)), %qi: index loc("row"("flash_bwd.cu":186:3 to 186:102)), %ci: index loc("chunk"("flash_bwd.cu":187:3 to 187:51))):
+    %in = arith.cmpi slt, %qi, %seqlen_q : index loc("flash_bwd.cu":189:3 to 189:29)
+    %qc = arith.select %in, %qi, %c0 : index loc("flash_bwd.cu":189:3 to 189:29)
+    %v = memref.load %d_o[%bi, %qc, %hi, %ci] : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> loc("d_o"("flash_bwd.cu":193:5 to 193:107))
     %z = arith.constant 0.0 : f16
-    %r = arith.select %in, %v, %z : f16 loc("flash_bwd.cu":189:3 to 189:24)
-    cuir.yield %r : f16 loc("d_o"("flash_bwd.cu":193:5 to 193:102))
-  } loc("d_o"("flash_bwd.cu":193:5 to 193:102))
+    %r = arith.select %in, %v, %z : f16 loc("flash_bwd.cu":189:3 to 189:29)
+    cuir.yield %r : f16 loc("d_o"("flash_bwd.cu":193:5 to 193:107))
+  } loc("d_o"("flash_bwd.cu":193:5 to 193:107))
 
   // ---- D = rowsum(dO * O) in fp32 ----
   %of = arith.extf %o16 : tensor<32x64xf16, #RACC> to tensor<32x64xf32, #RACC> loc("a"("flash_bwd.cu":197:7 to 197:67))
@@ -1776,10 +1766,10 @@ cuir.kernel @flash_bwd_sm90_f16_d64_preprocess(
   %lse_tile = cuir.elementwise (%zero) at [%b, %head_q, %row0, %c0]
       : (tensor<32x64xf32, #RACC>) -> tensor<32x64xf32, #RACC> {
   ^bb0(%x: f32 loc("lse"("flash_bwd.cu":208:5 to 208:22)), %bi: index loc("batch"("flash_bwd.cu":185:3 to 185:53)), %hi: index loc("head_q"("flash_bwd.cu":185:3 to 185:53)), %qi: index loc("row"("flash_bwd.cu":186:3 to 186:102)), %ci: index loc("chunk"("flash_bwd.cu":187:3 to 187:51))):
-    %in = arith.cmpi slt, %qi, %seqlen_q : index loc("lse"("flash_bwd.cu":209:9 to 209:27))
-    %qc = arith.select %in, %qi, %c0 : index loc("lse"("flash_bwd.cu":209:9 to 209:27))
-    %l = memref.load %lse[%bi, %hi, %qc] : memref<?x?x?xf32, #G> loc("lse"("flash_bwd.cu":209:28 to 209:108))
-    %lv = arith.select %in, %l, %ninf : f32 loc("lse"("flash_bwd.cu":209:9 to 209:116))
+    %in = arith.cmpi slt, %qi, %seqlen_q : index loc("lse"("flash_bwd.cu":209:9 to 209:32))
+    %qc = arith.select %in, %qi, %c0 : index loc("lse"("flash_bwd.cu":209:9 to 209:32))
+    %l = memref.load %lse[%bi, %hi, %qc] : memref<?x?x?xf32, #G> loc("lse"("flash_bwd.cu":209:33 to 209:128))
+    %lv = arith.select %in, %l, %ninf : f32 loc("lse"("flash_bwd.cu":209:9 to 209:136))
     %none = arith.cmpf oeq, %lv, %ninf : f32 loc("flash_bwd.cu":211:23 to 211:35)
     %scaled = arith.mulf %lv, %log2e : f32 loc("flash_bwd.cu":211:45 to 211:57)
     %r = arith.select %none, %pinf, %scaled : f32 loc("flash_bwd.cu":211:5 to 211:58)
@@ -1789,37 +1779,37 @@ cuir.kernel @flash_bwd_sm90_f16_d64_preprocess(
   %lse_rows = cuir.reduce_rows max %lse_tile : tensor<32x64xf32, #RACC> -> tensor<32xf32, #RROW> loc("flash_bwd.cu":207:3 to 207:18)
 
   // ---- the workspace rows of (batch, head_q) ----
-  %rows_pad = memref.dim %ws_dpsum, %c2 : memref<?x?x?xf32, #G> loc("ws.rows_pad"("flash_bwd.cu":170:65 to 170:84))
+  %rows_pad = memref.dim %ws_dpsum, %c2 : memref<?x?x?xf32, #G> loc("ws.rows_pad"("flash_bwd.cu":170:70 to 170:89))
   %dpsum_head = memref.subview %ws_dpsum[%b, %head_q, 0] [1, 1, %rows_pad] [1, 1, 1]
-      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("at"("flash_bwd.cu":204:3 to 204:56))
+      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("at"("flash_bwd.cu":204:3 to 204:61))
   %lse_head = memref.subview %ws_lse_log2[%b, %head_q, 0] [1, 1, %rows_pad] [1, 1, 1]
-      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("at"("flash_bwd.cu":204:3 to 204:56))
+      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("at"("flash_bwd.cu":204:3 to 204:61))
   %dq_head = memref.subview %ws_dq_accum[%b, %head_q, 0, 0] [1, 1, %rows_pad, 64] [1, 1, 1, 1]
       : memref<?x?x?x64xf32, #G> to memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc("dq"("flash_bwd.cu":205:3 to 205:84))
   cuir.store %zero -> %dq_head[%row0, %c0] : tensor<32x64xf32, #RACC> -> memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc("dq"("flash_bwd.cu":206:3 to 206:51))
   cuir.store %d_rows -> %dpsum_head[%row0] : tensor<32xf32, #RROW> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("ws.dpsum"("flash_bwd.cu":210:5 to 210:24))
   cuir.store %lse_rows -> %lse_head[%row0] : tensor<32xf32, #RROW> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("ws.lse_log2"("flash_bwd.cu":211:5 to 211:58))
   cuir.return loc("flash_bwd.cu":203:3 to 203:34)
-} loc("flash_bwd_preprocess_kernel"("flash_bwd.cu":183:5 to 183:105))
+} loc("flash_bwd_preprocess_kernel"("flash_bwd.cu":183:5 to 183:110))
 
 // =============================== main: one block per (KV tile, KV head, batch) ===============================
 cuir.kernel @flash_bwd_sm90_f16_d64_main(
-    %q: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "q"} loc("p.q"("flash_bwd.cu":712:27 to 712:78)),
-    %k: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "k"} loc("p.k"("flash_bwd.cu":712:27 to 712:78)),
-    %v: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "v"} loc("p.v"("flash_bwd.cu":712:27 to 712:78)),
-    %d_o: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "d_o"} loc("p.d_o"("flash_bwd.cu":712:27 to 712:78)),
-    %dk: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dk"} loc("p.dk"("flash_bwd.cu":712:27 to 712:78)),
-    %dv: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dv"} loc("p.dv"("flash_bwd.cu":712:27 to 712:78)),
-    %ws_dq_accum: memref<?x?x?x64xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":712:80 to 712:98)),
-    %ws_lse_log2: memref<?x?x?xf32, #G> {cuir.arg = "workspace:lse_log2", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.lse_log2"("flash_bwd.cu":712:80 to 712:98)),
-    %ws_dpsum: memref<?x?x?xf32, #G> {cuir.arg = "workspace:dpsum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.dpsum"("flash_bwd.cu":712:80 to 712:98)),
-    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("p.softmax_scale"("flash_bwd.cu":712:27 to 712:78)),
-    %causal: i1 {cuir.arg = "causal"} loc("IS_CAUSAL"("flash_bwd.cu":710:1 to 710:77)),
-    %batch: index {cuir.arg = "B"} loc("p.batch"("flash_bwd.cu":712:27 to 712:78)),
-    %num_heads_q: index {cuir.arg = "Hq"} loc("p.num_heads_q"("flash_bwd.cu":712:27 to 712:78)),
-    %num_heads_kv: index {cuir.arg = "Hkv"} loc("p.num_heads_kv"("flash_bwd.cu":712:27 to 712:78)),
-    %seqlen_q: index {cuir.arg = "Nq"} loc("p.seqlen_q"("flash_bwd.cu":712:27 to 712:78)),
-    %seqlen_kv: index {cuir.arg = "Nkv"} loc("p.seqlen_kv"("flash_bwd.cu":712:27 to 712:78)))
+    %q: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "q"} loc("params.q"("flash_bwd.cu":715:27 to 715:83)),
+    %k: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "k"} loc("params.k"("flash_bwd.cu":715:27 to 715:83)),
+    %v: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "v"} loc("params.v"("flash_bwd.cu":715:27 to 715:83)),
+    %d_o: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "d_o"} loc("params.d_o"("flash_bwd.cu":715:27 to 715:83)),
+    %dk: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dk"} loc("params.dk"("flash_bwd.cu":715:27 to 715:83)),
+    %dv: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dv"} loc("params.dv"("flash_bwd.cu":715:27 to 715:83)),
+    %ws_dq_accum: memref<?x?x?x64xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":715:85 to 715:103)),
+    %ws_lse_log2: memref<?x?x?xf32, #G> {cuir.arg = "workspace:lse_log2", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.lse_log2"("flash_bwd.cu":715:85 to 715:103)),
+    %ws_dpsum: memref<?x?x?xf32, #G> {cuir.arg = "workspace:dpsum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.dpsum"("flash_bwd.cu":715:85 to 715:103)),
+    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_bwd.cu":715:27 to 715:83)),
+    %causal: i1 {cuir.arg = "causal"} loc("IS_CAUSAL"("flash_bwd.cu":713:1 to 713:77)),
+    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":715:27 to 715:83)),
+    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":715:27 to 715:83)),
+    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":715:27 to 715:83)),
+    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":715:27 to 715:83)),
+    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":715:27 to 715:83)))
     grid (b, hq, hkv, nq, nkv) -> (nkv ceildiv 128, hkv, b)
     threads 384 arch "sm_90a" {
   %c0 = arith.constant 0 : index
@@ -1837,50 +1827,49 @@ cuir.kernel @flash_bwd_sm90_f16_d64_main(
   %cDSBS = arith.constant 1 : index loc("T::DQ_SPLIT_COLUMNS ? 0 : 1")
 
   // ---- block coordinates ----
-  %n_block = cuir.block_id x loc("block.n_block"("flash_bwd.cu":718:3 to 718:43))
-  %head_kv = cuir.block_id y loc("block.head_kv"("flash_bwd.cu":718:3 to 718:43))
-  %b = cuir.block_id z loc("block.batch"("flash_bwd.cu":718:3 to 718:43))
+  %n_block = cuir.block_id x loc("block.n_block"("flash_bwd.cu":721:3 to 721:48))
+  %head_kv = cuir.block_id y loc("block.head_kv"("flash_bwd.cu":721:3 to 721:48))
+  %b = cuir.block_id z loc("batch"("flash_bwd.cu":722:3 to 722:83))
 
   // ---- query_blocks<T, IS_CAUSAL>: virtual query blocks [m_min, m_max) see a key of the tile, [m_min, m_unmasked) need the mask ----
-  %m_blocks = arith.ceildivui %seqlen_q, %c64 : index loc(callsite("m_blocks"("flash_bwd.cu":281:3 to 281:67) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %key0 = arith.muli %n_block, %c128 : index loc(callsite("key0"("flash_bwd.cu":282:3 to 282:41) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %key_end = arith.addi %key0, %c128 : index loc(callsite("key_last"("flash_bwd.cu":283:3 to 283:64) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %key_end_c = arith.minsi %key_end, %seqlen_kv : index loc(callsite("key_last"("flash_bwd.cu":283:3 to 283:64) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %key_last = arith.subi %key_end_c, %c1 : index loc(callsite("key_last"("flash_bwd.cu":283:3 to 283:64) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %ragged = arith.cmpi sgt, %key_end, %seqlen_kv : index loc(callsite("ragged"("flash_bwd.cu":284:3 to 284:55) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %full_unmasked = arith.select %ragged, %m_blocks, %c0 : index loc(callsite("flash_bwd.cu":285:3 to 285:47 at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %offset = arith.subi %seqlen_kv, %seqlen_q : index loc(callsite("offset"("flash_bwd.cu":286:3 to 286:47) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %first_row = arith.subi %key0, %offset : index loc(callsite("first_row"("flash_bwd.cu":287:3 to 287:39) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %last_q = arith.subi %seqlen_q, %c1 : index loc(callsite("flash_bwd.cu":288:7 to 288:33 at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %no_rows = arith.cmpi sgt, %first_row, %last_q : index loc(callsite("flash_bwd.cu":288:3 to 288:41 at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %first_row_c = arith.maxsi %first_row, %c0 : index loc(callsite("m_min"("flash_bwd.cu":289:3 to 289:52) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %c_min = arith.divsi %first_row_c, %c64 : index loc(callsite("m_min"("flash_bwd.cu":289:3 to 289:52) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %akr = arith.subi %key_last, %offset : index loc(callsite("all_keys_row"("flash_bwd.cu":290:3 to 290:54) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %all_keys_row = arith.maxsi %akr, %c0 : index loc(callsite("all_keys_row"("flash_bwd.cu":290:3 to 290:54) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %akr_up = arith.addi %all_keys_row, %c63 : index loc(callsite("m_unmasked"("flash_bwd.cu":291:54 to 291:98) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %akr_blk = arith.divsi %akr_up, %c64 : index loc(callsite("m_unmasked"("flash_bwd.cu":291:54 to 291:98) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %akr_min = arith.maxsi %akr_blk, %c_min : index loc(callsite("m_unmasked"("flash_bwd.cu":291:50 to 291:106) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %akr_max = arith.minsi %akr_min, %m_blocks : index loc(callsite("m_unmasked"("flash_bwd.cu":291:46 to 291:117) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %c_unmasked = arith.select %ragged, %m_blocks, %akr_max : index loc(callsite("m_unmasked"("flash_bwd.cu":291:3 to 291:118) at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %c_min2 = arith.select %no_rows, %c0, %c_min : index loc(callsite("flash_bwd.cu":288:3 to 288:41 at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %c_unmasked2 = arith.select %no_rows, %c0, %c_unmasked : index loc(callsite("flash_bwd.cu":288:3 to 288:41 at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %c_max2 = arith.select %no_rows, %c0, %m_blocks : index loc(callsite("flash_bwd.cu":288:3 to 288:41 at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %m_min = arith.select %causal, %c_min2, %c0 : index loc(callsite("flash_bwd.cu":285:3 to 285:28 at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %m_unmasked = arith.select %causal, %c_unmasked2, %full_unmasked : index loc(callsite("flash_bwd.cu":285:3 to 285:28 at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %m_max = arith.select %causal, %c_max2, %m_blocks : index loc(callsite("flash_bwd.cu":285:3 to 285:28 at "range"("flash_bwd.cu":721:29 to 721:67)))
-  %num_steps = arith.subi %m_max, %m_min : index loc("flash_bwd.cu":272:30 to 272:51)
-  %num_masking_steps = arith.subi %m_unmasked, %m_min : index loc("flash_bwd.cu":273:30 to 273:59)
+  %m_blocks = arith.ceildivui %seqlen_q, %c64 : index loc(callsite("m_blocks"("flash_bwd.cu":279:3 to 279:72) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %key0 = arith.muli %n_block, %c128 : index loc(callsite("key0"("flash_bwd.cu":280:3 to 280:41) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %key_end = arith.addi %key0, %c128 : index loc(callsite("key_last"("flash_bwd.cu":281:3 to 281:69) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %key_end_c = arith.minsi %key_end, %seqlen_kv : index loc(callsite("key_last"("flash_bwd.cu":281:3 to 281:69) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %key_last = arith.subi %key_end_c, %c1 : index loc(callsite("key_last"("flash_bwd.cu":281:3 to 281:69) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %ragged = arith.cmpi sgt, %key_end, %seqlen_kv : index loc(callsite("ragged"("flash_bwd.cu":282:3 to 282:60) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %full_unmasked = arith.select %ragged, %m_blocks, %c0 : index loc(callsite("flash_bwd.cu":283:3 to 283:47 at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %offset = arith.subi %seqlen_kv, %seqlen_q : index loc(callsite("offset"("flash_bwd.cu":284:3 to 284:57) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %first_row = arith.subi %key0, %offset : index loc(callsite("first_row"("flash_bwd.cu":285:3 to 285:39) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %last_q = arith.subi %seqlen_q, %c1 : index loc(callsite("flash_bwd.cu":286:7 to 286:38 at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %no_rows = arith.cmpi sgt, %first_row, %last_q : index loc(callsite("flash_bwd.cu":286:3 to 286:46 at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %first_row_c = arith.maxsi %first_row, %c0 : index loc(callsite("m_min"("flash_bwd.cu":287:3 to 287:52) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %c_min = arith.divsi %first_row_c, %c64 : index loc(callsite("m_min"("flash_bwd.cu":287:3 to 287:52) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %akr = arith.subi %key_last, %offset : index loc(callsite("all_keys_row"("flash_bwd.cu":288:3 to 288:54) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %all_keys_row = arith.maxsi %akr, %c0 : index loc(callsite("all_keys_row"("flash_bwd.cu":288:3 to 288:54) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %akr_up = arith.addi %all_keys_row, %c63 : index loc(callsite("m_unmasked"("flash_bwd.cu":289:54 to 289:98) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %akr_blk = arith.divsi %akr_up, %c64 : index loc(callsite("m_unmasked"("flash_bwd.cu":289:54 to 289:98) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %akr_min = arith.maxsi %akr_blk, %c_min : index loc(callsite("m_unmasked"("flash_bwd.cu":289:50 to 289:106) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %akr_max = arith.minsi %akr_min, %m_blocks : index loc(callsite("m_unmasked"("flash_bwd.cu":289:46 to 289:117) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %c_unmasked = arith.select %ragged, %m_blocks, %akr_max : index loc(callsite("m_unmasked"("flash_bwd.cu":289:3 to 289:118) at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %c_min2 = arith.select %no_rows, %c0, %c_min : index loc(callsite("flash_bwd.cu":286:3 to 286:46 at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %c_unmasked2 = arith.select %no_rows, %c0, %c_unmasked : index loc(callsite("flash_bwd.cu":286:3 to 286:46 at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %c_max2 = arith.select %no_rows, %c0, %m_blocks : index loc(callsite("flash_bwd.cu":286:3 to 286:46 at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %m_min = arith.select %causal, %c_min2, %c0 : index loc(callsite("flash_bwd.cu":283:3 to 283:28 at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %m_unmasked = arith.select %causal, %c_unmasked2, %full_unmasked : index loc(callsite("flash_bwd.cu":283:3 to 283:28 at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %m_max = arith.select %causal, %c_max2, %m_blocks : index loc(callsite("flash_bwd.cu":283:3 to 283:28 at "range"("flash_bwd.cu":727:43 to 727:86)))
+  %num_steps = arith.subi %m_max, %m_min : index loc("flash_bwd.cu":273:30 to 273:51)
 
   // ---- the GQA group, the sequence views ----
-  %group = arith.divui %num_heads_q, %num_heads_kv : index loc("group"("flash_bwd.cu":684:3 to 684:52))
-  %head_q0 = arith.muli %head_kv, %group : index loc("head_q"("flash_bwd.cu":686:8 to 686:36))
-  %head_end = arith.addi %head_q0, %group : index loc("flash_bwd.cu":686:38 to 686:68)
-  %last_key_offset = arith.select %causal, %offset, %seqlen_kv : index loc("ctx.last_key_offset"("flash_bwd.cu":757:5 to 757:78))
-  %rows_pad = memref.dim %ws_dpsum, %c2 : memref<?x?x?xf32, #G> loc("ws.rows_pad"("flash_bwd.cu":170:65 to 170:84))
+  %group = arith.divui %num_heads_q, %num_heads_kv : index loc("group"("flash_bwd.cu":687:3 to 687:62))
+  %head_q0 = arith.muli %head_kv, %group : index loc("head_q"("flash_bwd.cu":689:8 to 689:36))
+  %head_end = arith.addi %head_q0, %group : index loc("flash_bwd.cu":689:38 to 689:68)
+  %last_key_offset = arith.select %causal, %offset, %seqlen_kv : index loc("ctx.last_key_offset"("flash_bwd.cu":761:5 to 761:93))
+  %rows_pad = memref.dim %ws_dpsum, %c2 : memref<?x?x?xf32, #G> loc("ws.rows_pad"("flash_bwd.cu":170:70 to 170:89))
   %k_head = memref.subview %k[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 64] [1, 1, 1, 1]
-      : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("maps.k"("flash_bwd.cu":777:11 to 777:37))
+      : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("maps.k"("flash_bwd.cu":781:11 to 781:42))
   %v_head = memref.subview %v[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 64] [1, 1, 1, 1]
-      : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("maps.v"("flash_bwd.cu":780:11 to 780:37))
+      : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("maps.v"("flash_bwd.cu":784:11 to 784:42))
 
   // ---- shared memory: K, V [BLOCK_N][d]; Q, dO [STAGES][BLOCK_M][d]; dS^T [2][BLOCK_N][BLOCK_M]; dQ [2][64][64] fp32; LSE, D [STAGES][BLOCK_M]; the mbarriers ----
   %sK = cuir.alloc {swizzle = 128} : memref<128x64xf16, #S> loc("sK"("flash_bwd.cu":103:24 to 103:37))
@@ -1891,342 +1880,339 @@ cuir.kernel @flash_bwd_sm90_f16_d64_main(
   %sdQ = cuir.alloc : memref<2x64x64xf32, #S> loc("sdQ"("flash_bwd.cu":108:24 to 108:67))
   %sLSE = cuir.alloc : memref<2x64xf32, #S> loc("sLSE"("flash_bwd.cu":109:24 to 109:78))
   %sdPsum = cuir.alloc : memref<2x64xf32, #S> loc("sdPsum"("flash_bwd.cu":110:24 to 110:72))
-  %kv_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<1> loc("bars->kv_full"("flash_bwd.cu":727:5 to 727:37))
-  %q_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<2> loc("bars->q_full"("flash_bwd.cu":730:7 to 730:41))
-  %do_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<2> loc("bars->do_full"("flash_bwd.cu":731:7 to 731:42))
-  %q_empty = cuir.barrier.init arrivals 2 : !cuir.mbarrier<2> loc("bars->q_empty"("flash_bwd.cu":732:7 to 732:64))
+  %kv_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<1> loc("bars->kv_full"("flash_bwd.cu":730:5 to 730:37))
+  %q_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<2> loc("bars->q_full"("flash_bwd.cu":733:7 to 733:41))
+  %do_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<2> loc("bars->do_full"("flash_bwd.cu":734:7 to 734:42))
+  %q_empty = cuir.barrier.init arrivals 2 : !cuir.mbarrier<2> loc("bars->q_empty"("flash_bwd.cu":735:7 to 735:64))
 
   // =============================== producer: warp 0, one elected thread ===============================
   cuir.bind warp [0] role producer {
-    cuir.barrier.arrive %kv_full[%c0] expect_tx 32768 : !cuir.mbarrier<1> loc("flash_bwd.cu":333:3 to 333:66)
+    cuir.barrier.arrive %kv_full[%c0] expect_tx 32768 : !cuir.mbarrier<1> loc("flash_bwd.cu":331:3 to 331:66)
     cuir.copy_async tma %k_head[%key0, %c0] -> %sK barrier %kv_full[%c0]
-        : memref<?x64xf16, strided<[?, 1], offset: ?>, #G> -> memref<128x64xf16, #S>, !cuir.mbarrier<1> loc("sK"("flash_bwd.cu":336:5 to 336:71))
+        : memref<?x64xf16, strided<[?, 1], offset: ?>, #G> -> memref<128x64xf16, #S>, !cuir.mbarrier<1> loc("sK"("flash_bwd.cu":334:5 to 334:71))
     cuir.copy_async tma %v_head[%key0, %c0] -> %sV barrier %kv_full[%c0]
-        : memref<?x64xf16, strided<[?, 1], offset: ?>, #G> -> memref<128x64xf16, #S>, !cuir.mbarrier<1> loc("sV"("flash_bwd.cu":338:5 to 338:71))
+        : memref<?x64xf16, strided<[?, 1], offset: ?>, #G> -> memref<128x64xf16, #S>, !cuir.mbarrier<1> loc("sV"("flash_bwd.cu":336:5 to 336:71))
     %i_p = scf.for %head_q = %head_q0 to %head_end step %c1 iter_args(%i_h = %c0) -> (index) {
       %q_head = memref.subview %q[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 64] [1, 1, 1, 1]
-          : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("maps.q"("flash_bwd.cu":771:21 to 771:47))
+          : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("maps.q"("flash_bwd.cu":775:21 to 775:52))
       %do_head = memref.subview %d_o[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 64] [1, 1, 1, 1]
-          : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("maps.d_o"("flash_bwd.cu":774:11 to 774:41))
+          : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("maps.d_o"("flash_bwd.cu":778:11 to 778:46))
       %lse_head = memref.subview %ws_lse_log2[%b, %head_q, 0] [1, 1, %rows_pad] [1, 1, 1]
-          : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("at"("flash_bwd.cu":313:3 to 313:56))
+          : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("at"("flash_bwd.cu":311:3 to 311:61))
       %dpsum_head = memref.subview %ws_dpsum[%b, %head_q, 0] [1, 1, %rows_pad] [1, 1, 1]
-          : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("at"("flash_bwd.cu":313:3 to 313:56))
-      %i_k = scf.for %kk = %c0 to %num_steps step %c1 iter_args(%i = %i_h) -> (index) {
-        %m_tile = arith.addi %m_min, %kk : index loc(callsite("flash_bwd.cu":275:63 to 275:80 at "flash_bwd.cu":345:57 to 345:88))
+          : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("at"("flash_bwd.cu":311:3 to 311:61))
+      %i_k = scf.for %m = %m_min to %m_max step %c1 iter_args(%i = %i_h) -> (index) {
         // producer_load_step: Q + LSE and dO + D of step i into stage i % STAGES, once both consumers released it.
-        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_bwd.cu":310:3 to 310:35) at "flash_bwd.cu":345:7 to 345:55))
-        %round = arith.divui %i, %cST : index loc(callsite("flash_bwd.cu":311:40 to 311:65 at "flash_bwd.cu":345:7 to 345:55))
-        %phase = arith.remui %round, %c2 : index loc(callsite("flash_bwd.cu":311:40 to 311:65 at "flash_bwd.cu":345:7 to 345:55))
-        %free = arith.xori %phase, %c1 : index loc(callsite("flash_bwd.cu":311:40 to 311:65 at "flash_bwd.cu":345:7 to 345:55))
-        cuir.barrier.wait %q_empty[%stage], %free : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":311:3 to 311:66 at "flash_bwd.cu":345:7 to 345:55))
-        %row = arith.muli %m_tile, %c64 : index loc(callsite("row"("flash_bwd.cu":312:3 to 312:39) at "flash_bwd.cu":345:7 to 345:55))
+        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_bwd.cu":308:3 to 308:35) at "flash_bwd.cu":343:7 to 343:60))
+        %round = arith.divui %i, %cST : index loc(callsite("flash_bwd.cu":309:40 to 309:65 at "flash_bwd.cu":343:7 to 343:60))
+        %phase = arith.remui %round, %c2 : index loc(callsite("flash_bwd.cu":309:40 to 309:65 at "flash_bwd.cu":343:7 to 343:60))
+        %free = arith.xori %phase, %c1 : index loc(callsite("flash_bwd.cu":309:40 to 309:65 at "flash_bwd.cu":343:7 to 343:60))
+        cuir.barrier.wait %q_empty[%stage], %free : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":309:3 to 309:66 at "flash_bwd.cu":343:7 to 343:60))
+        %row = arith.muli %m, %c64 : index loc(callsite("row"("flash_bwd.cu":310:3 to 310:39) at "flash_bwd.cu":343:7 to 343:60))
         %sQ_stage = memref.subview %sQ[%stage, 0, 0] [1, 64, 64] [1, 1, 1]
-            : memref<2x64x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sQ"("flash_bwd.cu":317:17 to 317:87) at "flash_bwd.cu":345:7 to 345:55))
+            : memref<2x64x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sQ"("flash_bwd.cu":315:17 to 315:87) at "flash_bwd.cu":343:7 to 343:60))
         %sLSE_stage = memref.subview %sLSE[%stage, 0] [1, 64] [1, 1]
-            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("sLSE"("flash_bwd.cu":319:13 to 319:57) at "flash_bwd.cu":345:7 to 345:55))
-        cuir.barrier.arrive %q_full[%stage] expect_tx 8448 : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":314:3 to 314:82 at "flash_bwd.cu":345:7 to 345:55))
+            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("sLSE"("flash_bwd.cu":317:13 to 317:57) at "flash_bwd.cu":343:7 to 343:60))
+        cuir.barrier.arrive %q_full[%stage] expect_tx 8448 : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":312:3 to 312:82 at "flash_bwd.cu":343:7 to 343:60))
         cuir.copy_async tma %q_head[%row, %c0] -> %sQ_stage barrier %q_full[%stage]
-            : memref<?x64xf16, strided<[?, 1], offset: ?>, #G> -> memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, !cuir.mbarrier<2> loc(callsite("sQ"("flash_bwd.cu":317:5 to 317:96) at "flash_bwd.cu":345:7 to 345:55))
+            : memref<?x64xf16, strided<[?, 1], offset: ?>, #G> -> memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, !cuir.mbarrier<2> loc(callsite("sQ"("flash_bwd.cu":315:5 to 315:96) at "flash_bwd.cu":343:7 to 343:60))
         cuir.copy_async tma %lse_head[%row] -> %sLSE_stage barrier %q_full[%stage]
-            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S>, !cuir.mbarrier<2> loc(callsite("sLSE"("flash_bwd.cu":319:3 to 319:112) at "flash_bwd.cu":345:7 to 345:55))
+            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S>, !cuir.mbarrier<2> loc(callsite("sLSE"("flash_bwd.cu":317:3 to 317:112) at "flash_bwd.cu":343:7 to 343:60))
         %sdO_stage = memref.subview %sdO[%stage, 0, 0] [1, 64, 64] [1, 1, 1]
-            : memref<2x64x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sdO"("flash_bwd.cu":323:17 to 323:88) at "flash_bwd.cu":345:7 to 345:55))
+            : memref<2x64x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sdO"("flash_bwd.cu":321:17 to 321:88) at "flash_bwd.cu":343:7 to 343:60))
         %sdPsum_stage = memref.subview %sdPsum[%stage, 0] [1, 64] [1, 1]
-            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("sdPsum"("flash_bwd.cu":325:13 to 325:59) at "flash_bwd.cu":345:7 to 345:55))
-        cuir.barrier.arrive %do_full[%stage] expect_tx 8448 : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":320:3 to 320:83 at "flash_bwd.cu":345:7 to 345:55))
+            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("sdPsum"("flash_bwd.cu":323:13 to 323:59) at "flash_bwd.cu":343:7 to 343:60))
+        cuir.barrier.arrive %do_full[%stage] expect_tx 8448 : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":318:3 to 318:83 at "flash_bwd.cu":343:7 to 343:60))
         cuir.copy_async tma %do_head[%row, %c0] -> %sdO_stage barrier %do_full[%stage]
-            : memref<?x64xf16, strided<[?, 1], offset: ?>, #G> -> memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, !cuir.mbarrier<2> loc(callsite("sdO"("flash_bwd.cu":323:5 to 323:99) at "flash_bwd.cu":345:7 to 345:55))
+            : memref<?x64xf16, strided<[?, 1], offset: ?>, #G> -> memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, !cuir.mbarrier<2> loc(callsite("sdO"("flash_bwd.cu":321:5 to 321:99) at "flash_bwd.cu":343:7 to 343:60))
         cuir.copy_async tma %dpsum_head[%row] -> %sdPsum_stage barrier %do_full[%stage]
-            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S>, !cuir.mbarrier<2> loc(callsite("sdPsum"("flash_bwd.cu":325:3 to 325:112) at "flash_bwd.cu":345:7 to 345:55))
-        %i_next = arith.addi %i, %c1 : index loc("flash_bwd.cu":344:44 to 344:53)
-        scf.yield %i_next : index loc("flash_bwd.cu":344:5 to 344:53)
-      } loc("flash_bwd.cu":344:5 to 344:53)
-      scf.yield %i_k : index loc("flash_bwd.cu":343:3 to 343:79)
-    } loc("flash_bwd.cu":343:3 to 343:79)
-    cuir.yield loc("flash_bwd.cu":742:7 to 742:84)
-  } loc("flash_bwd.cu":741:5 to 741:51)
+            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S>, !cuir.mbarrier<2> loc(callsite("sdPsum"("flash_bwd.cu":323:3 to 323:112) at "flash_bwd.cu":343:7 to 343:60))
+        %i_next = arith.addi %i, %c1 : index loc("flash_bwd.cu":342:50 to 342:59)
+        scf.yield %i_next : index loc("flash_bwd.cu":342:5 to 342:59)
+      } loc("flash_bwd.cu":342:5 to 342:59)
+      scf.yield %i_k : index loc("flash_bwd.cu":341:3 to 341:79)
+    } loc("flash_bwd.cu":341:3 to 341:79)
+    cuir.yield loc("flash_bwd.cu":745:7 to 745:89)
+  } loc("flash_bwd.cu":744:5 to 744:51)
 
   // =============================== dQ writer: warp 1 ===============================
   cuir.bind warp [1] role producer {
-    %steps = arith.muli %group, %num_steps : index loc("steps"("flash_bwd.cu":374:3 to 374:47))
+    %steps = arith.muli %group, %num_steps : index loc("steps"("flash_bwd.cu":372:3 to 372:47))
     %i_w = scf.for %head_q = %head_q0 to %head_end step %c1 iter_args(%i_h = %c0) -> (index) {
       %dq_head = memref.subview %ws_dq_accum[%b, %head_q, 0, 0] [1, 1, %rows_pad, 64] [1, 1, 1, 1]
-          : memref<?x?x?x64xf32, #G> to memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc("dq_block"("flash_bwd.cu":379:7 to 379:60))
-      %i_k = scf.for %kk = %c0 to %num_steps step %c1 iter_args(%i = %i_h) -> (index) {
-        %m_tile = arith.addi %m_min, %kk : index loc(callsite("flash_bwd.cu":275:63 to 275:80 at "flash_bwd.cu":378:59 to 378:90))
-        %row_at = arith.muli %m_tile, %c64 : index loc("row_at"("flash_bwd.cu":378:59 to 378:103))
-        %i_next = arith.addi %i, %c1 : index loc("flash_bwd.cu":377:44 to 377:53)
-        %more = arith.cmpi slt, %i_next, %steps : index loc("flash_bwd.cu":396:9 to 396:27)
+          : memref<?x?x?x64xf32, #G> to memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc("dq_block"("flash_bwd.cu":377:7 to 377:60))
+      %i_k = scf.for %m = %m_min to %m_max step %c1 iter_args(%i = %i_h) -> (index) {
+        %row_at = arith.muli %m, %c64 : index loc("row_at"("flash_bwd.cu":376:64 to 376:87))
+        %i_next = arith.addi %i, %c1 : index loc("flash_bwd.cu":375:50 to 375:59)
+        %more = arith.cmpi slt, %i_next, %steps : index loc("flash_bwd.cu":394:9 to 394:27)
         scf.for %c = %c0 to %c2 step %c1 {
-          %full_id = arith.addi %c6, %c : index loc("flash_bwd.cu":384:9 to 384:68)
-          cuir.barrier.named %full_id threads 160 loc("flash_bwd.cu":384:9 to 384:68)
+          %full_id = arith.addi %c6, %c : index loc("flash_bwd.cu":382:9 to 382:68)
+          cuir.barrier.named %full_id threads 160 loc("flash_bwd.cu":382:9 to 382:68)
           %sdQ_c = memref.subview %sdQ[%c, 0, 0] [1, 64, 64] [1, 1, 1]
-              : memref<2x64x64xf32, #S> to memref<64x64xf32, strided<[64, 1], offset: ?>, #S> loc("flash_bwd.cu":387:31 to 387:105)
+              : memref<2x64x64xf32, #S> to memref<64x64xf32, strided<[64, 1], offset: ?>, #S> loc("flash_bwd.cu":385:31 to 385:105)
           // The bulk reduction: the tile read from shared memory, added into the workspace.
-          %dq_tile = cuir.load %sdQ_c : memref<64x64xf32, strided<[64, 1], offset: ?>, #S> -> tensor<64x64xf32, #WACC> loc("flash_bwd.cu":386:11 to 386:90)
-          %col = arith.muli %c, %cDQCS : index loc("flash_bwd.cu":386:43 to 386:88)
-          cuir.atomic_add %dq_tile -> %dq_head[%row_at, %col] : tensor<64x64xf32, #WACC> -> memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc("flash_bwd.cu":386:11 to 386:90)
+          %dq_tile = cuir.load %sdQ_c : memref<64x64xf32, strided<[64, 1], offset: ?>, #S> -> tensor<64x64xf32, #WACC> loc("flash_bwd.cu":384:11 to 384:90)
+          %col = arith.muli %c, %cDQCS : index loc("flash_bwd.cu":384:43 to 384:88)
+          cuir.atomic_add %dq_tile -> %dq_head[%row_at, %col] : tensor<64x64xf32, #WACC> -> memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc("flash_bwd.cu":384:11 to 384:90)
           scf.if %more {
-            %empty_id = arith.addi %c4, %c : index loc("flash_bwd.cu":396:28 to 396:90)
-            cuir.barrier.named %empty_id threads 160 arrive loc("flash_bwd.cu":396:28 to 396:90)
-            scf.yield loc("flash_bwd.cu":396:9 to 396:27)
-          } loc("flash_bwd.cu":396:9 to 396:27)
-          scf.yield loc("flash_bwd.cu":383:7 to 383:49)
-        } loc("flash_bwd.cu":383:7 to 383:49)
-        scf.yield %i_next : index loc("flash_bwd.cu":377:5 to 377:53)
-      } loc("flash_bwd.cu":377:5 to 377:53)
-      scf.yield %i_k : index loc("flash_bwd.cu":376:3 to 376:79)
-    } loc("flash_bwd.cu":376:3 to 376:79)
-    cuir.yield loc("flash_bwd.cu":744:7 to 744:106)
-  } loc("flash_bwd.cu":743:5 to 743:36)
+            %empty_id = arith.addi %c4, %c : index loc("flash_bwd.cu":394:28 to 394:90)
+            cuir.barrier.named %empty_id threads 160 arrive loc("flash_bwd.cu":394:28 to 394:90)
+            scf.yield loc("flash_bwd.cu":394:9 to 394:27)
+          } loc("flash_bwd.cu":394:9 to 394:27)
+          scf.yield loc("flash_bwd.cu":381:7 to 381:49)
+        } loc("flash_bwd.cu":381:7 to 381:49)
+        scf.yield %i_next : index loc("flash_bwd.cu":375:5 to 375:59)
+      } loc("flash_bwd.cu":375:5 to 375:59)
+      scf.yield %i_k : index loc("flash_bwd.cu":374:3 to 374:79)
+    } loc("flash_bwd.cu":374:3 to 374:79)
+    cuir.yield loc("flash_bwd.cu":747:7 to 747:111)
+  } loc("flash_bwd.cu":746:5 to 746:36)
 
   // =============================== consumer warpgroups 1 and 2 ===============================
   cuir.bind warpgroup [1, 2] role consumer regs 232 {
-    %consumer = cuir.worker_id loc("ctx.consumer"("flash_bwd.cu":751:5 to 751:30))
-    %kv_rows = arith.muli %consumer, %c64 : index loc("kv_rows"("flash_bwd.cu":567:3 to 567:60))
+    %consumer = cuir.worker_id loc("ctx.consumer"("flash_bwd.cu":754:5 to 754:30))
+    %kv_rows = arith.muli %consumer, %c64 : index loc("kv_rows"("flash_bwd.cu":570:3 to 570:60))
     // The first key of this warpgroup's 64: a column of the score tile here (a row in the source).
-    %kv0 = arith.addi %key0, %kv_rows : index loc("ctx.key_row0"("flash_bwd.cu":754:5 to 754:68))
+    %kv0 = arith.addi %key0, %kv_rows : index loc("ctx.wg_key0"("flash_bwd.cu":757:5 to 757:68))
     %sK_wg = memref.subview %sK[%kv_rows, 0] [64, 64] [1, 1]
-        : memref<128x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc("flash_bwd.cu":576:28 to 576:62)
+        : memref<128x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc("flash_bwd.cu":579:28 to 579:62)
     %sV_wg = memref.subview %sV[%kv_rows, 0] [64, 64] [1, 1]
-        : memref<128x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc("flash_bwd.cu":578:29 to 578:63)
+        : memref<128x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc("flash_bwd.cu":581:29 to 581:63)
     // dQ = dS K of this warpgroup: keys [dq_key0, dq_key0 + DQ_KEYS), columns [dq_slab * 64, + 64).
-    %dq_key0 = arith.muli %consumer, %cDQKS : index loc("dq_key0"("flash_bwd.cu":607:3 to 607:75))
-    %dq_col0 = arith.muli %consumer, %cDQCS : index loc("dq_slab"("flash_bwd.cu":608:3 to 608:62))
+    %dq_key0 = arith.muli %consumer, %cDQKS : index loc("dq_key0"("flash_bwd.cu":610:3 to 610:75))
+    %dq_col0 = arith.muli %consumer, %cDQCS : index loc("dq_slab"("flash_bwd.cu":611:3 to 611:62))
     %sK_dq = memref.subview %sK[%dq_key0, %dq_col0] [64, 64] [1, 1]
-        : memref<128x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc("flash_bwd.cu":610:14 to 610:83)
-    %ds_bar_c = arith.muli %consumer, %cDSBS : index loc("flash_bwd.cu":603:5 to 603:58)
-    %ds_bar = arith.addi %cDSB, %ds_bar_c : index loc("flash_bwd.cu":603:5 to 603:58)
-    %dq_empty_id = arith.addi %c4, %consumer : index loc("flash_bwd.cu":620:14 to 620:85)
-    %dq_full_id = arith.addi %c6, %consumer : index loc("flash_bwd.cu":623:3 to 623:75)
+        : memref<128x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc("flash_bwd.cu":613:14 to 613:83)
+    %ds_bar_c = arith.muli %consumer, %cDSBS : index loc("flash_bwd.cu":606:5 to 606:58)
+    %ds_bar = arith.addi %cDSB, %ds_bar_c : index loc("flash_bwd.cu":606:5 to 606:58)
+    %dq_empty_id = arith.addi %c4, %consumer : index loc("flash_bwd.cu":623:14 to 623:85)
+    %dq_full_id = arith.addi %c6, %consumer : index loc("flash_bwd.cu":626:3 to 626:75)
     %sdQ_wg = memref.subview %sdQ[%consumer, 0, 0] [1, 64, 64] [1, 1, 1]
-        : memref<2x64x64xf32, #S> to memref<64x64xf32, strided<[64, 1], offset: ?>, #S> loc("dst"("flash_bwd.cu":550:44 to 550:100))
+        : memref<2x64x64xf32, #S> to memref<64x64xf32, strided<[64, 1], offset: ?>, #S> loc("dst"("flash_bwd.cu":549:44 to 549:100))
 
     // ---- constants of the steps; dK, dV in registers over all of them ----
-    %log2e = arith.constant 1.44269502 : f32 loc("ctx.scale_log2"("flash_bwd.cu":758:5 to 758:47))
-    %scale_log2 = arith.mulf %softmax_scale, %log2e : f32 loc("ctx.scale_log2"("flash_bwd.cu":758:5 to 758:47))
-    %scale_tile = tensor.splat %scale_log2 : tensor<64x64xf32, #WACC> loc("ctx.scale_log2"("flash_bwd.cu":758:5 to 758:47))
-    %ninf = arith.constant 0xFF800000 : f32 loc("flash_bwd.cu":488:87 to 488:92)
-    %zero_s = arith.constant dense<0.0> : tensor<64x64xf32, #WACC> loc("acc_s"("flash_bwd.cu":574:3 to 574:45))
-    %zero_dq = arith.constant dense<0.0> : tensor<64x64xf32, #WACC> loc("acc_dq"("flash_bwd.cu":606:3 to 606:28))
-    %acc_init = arith.constant dense<0.0> : tensor<64x64xf32, #WACC> loc("flash_bwd.cu":682:41 to 682:68)
-    cuir.barrier.wait %kv_full[%c0], %c0 : !cuir.mbarrier<1> loc("flash_bwd.cu":683:3 to 683:35)
+    %log2e = arith.constant 1.44269502 : f32 loc("ctx.scale_log2"("flash_bwd.cu":762:5 to 762:52))
+    %scale_log2 = arith.mulf %softmax_scale, %log2e : f32 loc("ctx.scale_log2"("flash_bwd.cu":762:5 to 762:52))
+    %scale_tile = tensor.splat %scale_log2 : tensor<64x64xf32, #WACC> loc("ctx.scale_log2"("flash_bwd.cu":762:5 to 762:52))
+    %ninf = arith.constant 0xFF800000 : f32 loc("flash_bwd.cu":487:87 to 487:92)
+    %zero_s = arith.constant dense<0.0> : tensor<64x64xf32, #WACC> loc("acc_s"("flash_bwd.cu":577:3 to 577:45))
+    %zero_dq = arith.constant dense<0.0> : tensor<64x64xf32, #WACC> loc("acc_dq"("flash_bwd.cu":609:3 to 609:28))
+    %acc_init = arith.constant dense<0.0> : tensor<64x64xf32, #WACC> loc("flash_bwd.cu":685:41 to 685:68)
+    cuir.barrier.wait %kv_full[%c0], %c0 : !cuir.mbarrier<1> loc("flash_bwd.cu":686:3 to 686:35)
 
     %dk_acc, %dv_acc, %i_c = scf.for %head_q = %head_q0 to %head_end step %c1
         iter_args(%dk_h = %acc_init, %dv_h = %acc_init, %i_h = %c0)
         -> (tensor<64x64xf32, #WACC>, tensor<64x64xf32, #WACC>, index) {
 
       // =============================== masking steps ===============================
-      %m_dk, %m_dv, %m_i = scf.for %kk = %c0 to %num_masking_steps step %c1
+      %m_dk, %m_dv, %m_i = scf.for %m = %m_min to %m_unmasked step %c1
           iter_args(%acc_dk = %dk_h, %acc_dv = %dv_h, %i = %i_h)
           -> (tensor<64x64xf32, #WACC>, tensor<64x64xf32, #WACC>, index) {
-        %m_tile = arith.addi %m_min, %kk : index loc(callsite("flash_bwd.cu":275:63 to 275:80 at "flash_bwd.cu":689:44 to 689:75))
-        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_bwd.cu":561:3 to 561:35) at "flash_bwd.cu":689:7 to 689:30))
-        %round = arith.divui %i, %cST : index loc(callsite("phase"("flash_bwd.cu":562:3 to 562:46) at "flash_bwd.cu":689:7 to 689:30))
-        %phase = arith.remui %round, %c2 : index loc(callsite("phase"("flash_bwd.cu":562:3 to 562:46) at "flash_bwd.cu":689:7 to 689:30))
-        %q_row0 = arith.muli %m_tile, %c64 : index loc(callsite("flash_bwd.cu":312:19 to 312:38 at "flash_bwd.cu":689:7 to 689:30))
+        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_bwd.cu":563:3 to 563:35) at "flash_bwd.cu":692:7 to 692:30))
+        %round = arith.divui %i, %cST : index loc(callsite("phase"("flash_bwd.cu":565:3 to 565:46) at "flash_bwd.cu":692:7 to 692:30))
+        %phase = arith.remui %round, %c2 : index loc(callsite("phase"("flash_bwd.cu":565:3 to 565:46) at "flash_bwd.cu":692:7 to 692:30))
+        %q_row0 = arith.muli %m, %c64 : index loc(callsite("q_row0"("flash_bwd.cu":564:3 to 564:42) at "flash_bwd.cu":692:7 to 692:30))
         %sQ_stage = memref.subview %sQ[%stage, 0, 0] [1, 64, 64] [1, 1, 1]
-            : memref<2x64x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sq"("flash_bwd.cu":568:3 to 568:74) at "flash_bwd.cu":689:7 to 689:30))
+            : memref<2x64x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sq"("flash_bwd.cu":571:3 to 571:74) at "flash_bwd.cu":692:7 to 692:30))
         %sdO_stage = memref.subview %sdO[%stage, 0, 0] [1, 64, 64] [1, 1, 1]
-            : memref<2x64x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sdo"("flash_bwd.cu":569:3 to 569:76) at "flash_bwd.cu":689:7 to 689:30))
+            : memref<2x64x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sdo"("flash_bwd.cu":572:3 to 572:76) at "flash_bwd.cu":692:7 to 692:30))
         %sLSE_stage = memref.subview %sLSE[%stage, 0] [1, 64] [1, 1]
-            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("lse_log2"("flash_bwd.cu":570:59 to 570:107) at "flash_bwd.cu":689:7 to 689:30))
+            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("lse_log2"("flash_bwd.cu":573:59 to 573:107) at "flash_bwd.cu":692:7 to 692:30))
         %sdPsum_stage = memref.subview %sdPsum[%stage, 0] [1, 64] [1, 1]
-            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dpsum"("flash_bwd.cu":571:56 to 571:106) at "flash_bwd.cu":689:7 to 689:30))
+            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dpsum"("flash_bwd.cu":574:56 to 574:106) at "flash_bwd.cu":692:7 to 692:30))
 
         // ---- S = Q K^T and dP = dO V^T (the hardware's K Q^T and V dO^T), [queries x keys] ----
-        cuir.barrier.wait %q_full[%stage], %phase : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":575:3 to 575:45 at "flash_bwd.cu":689:7 to 689:30))
-        %s_issued = cuir.gemm_async %sQ_stage, %sK_wg transpose_b, %zero_s
-            : memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":576:3 to 576:67) at "flash_bwd.cu":689:7 to 689:30))
-        cuir.barrier.wait %do_full[%stage], %phase : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":577:3 to 577:46 at "flash_bwd.cu":689:7 to 689:30))
-        %dp_issued = cuir.gemm_async %sdO_stage, %sV_wg transpose_b, %zero_s
-            : memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":578:3 to 578:69) at "flash_bwd.cu":689:7 to 689:30))
+        cuir.barrier.wait %q_full[%stage], %phase : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":578:3 to 578:45 at "flash_bwd.cu":692:7 to 692:30))
+        %s_issued = cuir.gemm_async %sQ_stage, %sK_wg transpose_b, %zero_s acc_transposed
+            : memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":579:3 to 579:67) at "flash_bwd.cu":692:7 to 692:30))
+        cuir.barrier.wait %do_full[%stage], %phase : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":580:3 to 580:46 at "flash_bwd.cu":692:7 to 692:30))
+        %dp_issued = cuir.gemm_async %sdO_stage, %sV_wg transpose_b, %zero_s acc_transposed
+            : memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":581:3 to 581:69) at "flash_bwd.cu":692:7 to 692:30))
         // S has landed once at most dP, issued after it, is pending.
-        %acc_s = cuir.gemm_wait %s_issued pending 1 : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":579:3 to 579:25) at "flash_bwd.cu":689:7 to 689:30))
+        %acc_s = cuir.gemm_wait %s_issued pending 1 : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":582:3 to 582:25) at "flash_bwd.cu":692:7 to 692:30))
 
         // ------- score tile complete: acc_s = Q K^T (unscaled) of query tile m_tile; the mask of a masking step -------
         %acc_s_masked = cuir.elementwise (%acc_s) at [%b, %head_q, %q_row0, %kv0]
             : (tensor<64x64xf32, #WACC>) -> tensor<64x64xf32, #WACC> {
-        ^bb0(%x: f32 loc("acc_s"("flash_bwd.cu":488:68 to 488:92)), %bi: index loc("block.batch"("flash_bwd.cu":718:3 to 718:43)), %hi: index loc("head_q"("flash_bwd.cu":686:8 to 686:36)), %qi: index loc("row"("flash_bwd.cu":487:7 to 487:46)), %ki: index loc("key"("flash_bwd.cu":486:7 to 486:50))):
-          %past_end = arith.cmpi sge, %ki, %seqlen_kv : index loc(callsite("flash_bwd.cu":488:11 to 488:31 at "flash_bwd.cu":583:28 to 583:74))
-          %row_last = arith.addi %qi, %last_key_offset : index loc(callsite("flash_bwd.cu":488:41 to 488:66 at "flash_bwd.cu":583:28 to 583:74))
-          %past_diag = arith.cmpi sgt, %ki, %row_last : index loc(callsite("flash_bwd.cu":488:35 to 488:66 at "flash_bwd.cu":583:28 to 583:74))
-          %hidden = arith.ori %past_end, %past_diag : i1 loc(callsite("flash_bwd.cu":488:7 to 488:31 at "flash_bwd.cu":583:28 to 583:74))
-          %r = arith.select %hidden, %ninf, %x : f32 loc(callsite("acc_s"("flash_bwd.cu":488:68 to 488:92) at "flash_bwd.cu":583:28 to 583:74))
-          cuir.yield %r : f32 loc("flash_bwd.cu":583:28 to 583:74)
-        } loc("acc_s"("flash_bwd.cu":583:28 to 583:74))
+        ^bb0(%x: f32 loc("acc_s"("flash_bwd.cu":487:68 to 487:92)), %bi: index loc("batch"("flash_bwd.cu":722:3 to 722:83)), %hi: index loc("head_q"("flash_bwd.cu":689:8 to 689:36)), %qi: index loc("row"("flash_bwd.cu":486:7 to 486:46)), %ki: index loc("key"("flash_bwd.cu":485:7 to 485:50))):
+          %past_end = arith.cmpi sge, %ki, %seqlen_kv : index loc(callsite("flash_bwd.cu":487:11 to 487:31 at "flash_bwd.cu":586:28 to 586:61))
+          %row_last = arith.addi %qi, %last_key_offset : index loc(callsite("flash_bwd.cu":487:41 to 487:66 at "flash_bwd.cu":586:28 to 586:61))
+          %past_diag = arith.cmpi sgt, %ki, %row_last : index loc(callsite("flash_bwd.cu":487:35 to 487:66 at "flash_bwd.cu":586:28 to 586:61))
+          %hidden = arith.ori %past_end, %past_diag : i1 loc(callsite("flash_bwd.cu":487:7 to 487:31 at "flash_bwd.cu":586:28 to 586:61))
+          %r = arith.select %hidden, %ninf, %x : f32 loc(callsite("acc_s"("flash_bwd.cu":487:68 to 487:92) at "flash_bwd.cu":586:28 to 586:61))
+          cuir.yield %r : f32 loc("flash_bwd.cu":586:28 to 586:61)
+        } loc("acc_s"("flash_bwd.cu":586:28 to 586:61))
 
         // ---- P = exp2(S * scale * log2 e - LSE * log2 e) (scores_to_probs) ----
-        %lse_log2 = cuir.load %sLSE_stage : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #WROW> loc(callsite("lse"("flash_bwd.cu":500:5 to 500:93) at "flash_bwd.cu":584:3 to 584:64))
-        %lse_b = cuir.broadcast_rows %lse_log2 : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc(callsite("flash_bwd.cu":503:71 to 503:95 at "flash_bwd.cu":584:3 to 584:64))
-        %neg_lse = arith.negf %lse_b : tensor<64x64xf32, #WACC> loc(callsite("flash_bwd.cu":503:71 to 503:95 at "flash_bwd.cu":584:3 to 584:64))
-        %logits = math.fma %acc_s_masked, %scale_tile, %neg_lse : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":503:36 to 503:96) at "flash_bwd.cu":584:3 to 584:64))
-        %p = math.exp2 %logits : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":503:7 to 503:97) at "flash_bwd.cu":584:3 to 584:64))
+        %lse_log2 = cuir.load %sLSE_stage : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #WROW> loc(callsite("lse"("flash_bwd.cu":499:5 to 499:93) at "flash_bwd.cu":587:3 to 587:64))
+        %lse_b = cuir.broadcast_rows %lse_log2 : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc(callsite("flash_bwd.cu":502:71 to 502:95 at "flash_bwd.cu":587:3 to 587:64))
+        %neg_lse = arith.negf %lse_b : tensor<64x64xf32, #WACC> loc(callsite("flash_bwd.cu":502:71 to 502:95 at "flash_bwd.cu":587:3 to 587:64))
+        %logits = math.fma %acc_s_masked, %scale_tile, %neg_lse : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":502:36 to 502:96) at "flash_bwd.cu":587:3 to 587:64))
+        %p = math.exp2 %logits : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":502:7 to 502:97) at "flash_bwd.cu":587:3 to 587:64))
 
         // ---- dS = P * (dP - D) (probs_to_dscores), once dP has landed ----
-        %acc_dp = cuir.gemm_wait %dp_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":585:3 to 585:25) at "flash_bwd.cu":689:7 to 689:30))
-        %dpsum = cuir.load %sdPsum_stage : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #WROW> loc(callsite("d"("flash_bwd.cu":513:5 to 513:88) at "flash_bwd.cu":587:3 to 587:54))
-        %d_b = cuir.broadcast_rows %dpsum : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc(callsite("flash_bwd.cu":515:93 to 515:112 at "flash_bwd.cu":587:3 to 587:54))
-        %dp_minus_d = arith.subf %acc_dp, %d_b : tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":515:72 to 515:113) at "flash_bwd.cu":587:3 to 587:54))
-        %ds = arith.mulf %p, %dp_minus_d : tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":515:33 to 515:113) at "flash_bwd.cu":587:3 to 587:54))
+        %acc_dp = cuir.gemm_wait %dp_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":588:3 to 588:25) at "flash_bwd.cu":692:7 to 692:30))
+        %dpsum = cuir.load %sdPsum_stage : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #WROW> loc(callsite("d"("flash_bwd.cu":512:5 to 512:88) at "flash_bwd.cu":590:3 to 590:54))
+        %d_b = cuir.broadcast_rows %dpsum : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc(callsite("flash_bwd.cu":514:93 to 514:112 at "flash_bwd.cu":590:3 to 590:54))
+        %dp_minus_d = arith.subf %acc_dp, %d_b : tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":514:72 to 514:113) at "flash_bwd.cu":590:3 to 590:54))
+        %ds = arith.mulf %p, %dp_minus_d : tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":514:33 to 514:113) at "flash_bwd.cu":590:3 to 590:54))
 
         // ---- dV += P^T dO, dK += dS^T Q: the 16-bit P and dS as the A fragments P^T and dS^T (the same registers in the source) ----
-        %p16 = arith.truncf %p : tensor<64x64xf32, #WACC> to tensor<64x64xf16, #WACC> loc(callsite("p_frag"("flash_bwd.cu":524:39 to 524:100) at "flash_bwd.cu":591:3 to 591:28))
-        %p_t = cuir.convert_layout %p16 transpose : tensor<64x64xf16, #WACC> -> tensor<64x64xf16, #WA> loc("p_frag"("flash_bwd.cu":591:3 to 591:28))
-        %ds16 = arith.truncf %ds : tensor<64x64xf32, #WACC> to tensor<64x64xf16, #WACC> loc(callsite("ds_frag"("flash_bwd.cu":524:39 to 524:100) at "flash_bwd.cu":592:3 to 592:30))
-        %ds_t = cuir.convert_layout %ds16 transpose : tensor<64x64xf16, #WACC> -> tensor<64x64xf16, #WA> loc("ds_frag"("flash_bwd.cu":592:3 to 592:30))
+        %p16 = arith.truncf %p : tensor<64x64xf32, #WACC> to tensor<64x64xf16, #WACC> loc(callsite("p_frag"("flash_bwd.cu":523:39 to 523:100) at "flash_bwd.cu":594:3 to 594:28))
+        %p_t = cuir.convert_layout %p16 transpose : tensor<64x64xf16, #WACC> -> tensor<64x64xf16, #WA> loc("p_frag"("flash_bwd.cu":594:3 to 594:28))
+        %ds16 = arith.truncf %ds : tensor<64x64xf32, #WACC> to tensor<64x64xf16, #WACC> loc(callsite("ds_frag"("flash_bwd.cu":523:39 to 523:100) at "flash_bwd.cu":595:3 to 595:30))
+        %ds_t = cuir.convert_layout %ds16 transpose : tensor<64x64xf16, #WACC> -> tensor<64x64xf16, #WA> loc("ds_frag"("flash_bwd.cu":595:3 to 595:30))
         %dv_issued = cuir.gemm_async %p_t, %sdO_stage, %acc_dv
-            : tensor<64x64xf16, #WA>, memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_dv"("flash_bwd.cu":594:3 to 594:39) at "flash_bwd.cu":689:7 to 689:30))
+            : tensor<64x64xf16, #WA>, memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_dv"("flash_bwd.cu":597:3 to 597:39) at "flash_bwd.cu":692:7 to 692:30))
         %dk_issued = cuir.gemm_async %ds_t, %sQ_stage, %acc_dk
-            : tensor<64x64xf16, #WA>, memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_dk"("flash_bwd.cu":595:3 to 595:39) at "flash_bwd.cu":689:7 to 689:30))
+            : tensor<64x64xf16, #WA>, memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_dk"("flash_bwd.cu":598:3 to 598:39) at "flash_bwd.cu":692:7 to 692:30))
 
         // ---- dS^T to shared memory (buffer i % 2, this warpgroup's 64 key rows), then dQ = dS K ----
-        %ds_buf = arith.remui %i, %c2 : index loc(callsite("ds"("flash_bwd.cu":597:3 to 597:77) at "flash_bwd.cu":689:7 to 689:30))
+        %ds_buf = arith.remui %i, %c2 : index loc(callsite("ds"("flash_bwd.cu":600:3 to 600:77) at "flash_bwd.cu":692:7 to 692:30))
         %sdS_wg = memref.subview %sdS[%ds_buf, %kv_rows, 0] [1, 64, 64] [1, 1, 1]
-            : memref<2x128x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("rows"("flash_bwd.cu":535:3 to 535:58) at "flash_bwd.cu":598:3 to 598:37))
-        cuir.store %ds_t -> %sdS_wg : tensor<64x64xf16, #WA> -> memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":540:7 to 540:114 at "flash_bwd.cu":598:3 to 598:37))
-        cuir.barrier.named %ds_bar threads 128 loc(callsite("flash_bwd.cu":600:3 to 600:37 at "flash_bwd.cu":689:7 to 689:30))
+            : memref<2x128x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("rows"("flash_bwd.cu":534:3 to 534:58) at "flash_bwd.cu":601:3 to 601:37))
+        cuir.store %ds_t -> %sdS_wg : tensor<64x64xf16, #WA> -> memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":539:7 to 539:114 at "flash_bwd.cu":601:3 to 601:37))
+        cuir.barrier.named %ds_bar threads 128 loc(callsite("flash_bwd.cu":603:3 to 603:37 at "flash_bwd.cu":692:7 to 692:30))
         %sdS_dq = memref.subview %sdS[%ds_buf, %dq_key0, 0] [1, 64, 64] [1, 1, 1]
-            : memref<2x128x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":609:22 to 609:54 at "flash_bwd.cu":689:7 to 689:30))
-        %ds_a = cuir.load %sdS_dq transpose : memref<64x64xf16, strided<[64, 1], offset: ?>, #S> -> tensor<64x64xf16, #WA> loc(callsite("flash_bwd.cu":451:20 to 451:85 at "flash_bwd.cu":689:7 to 689:30))
+            : memref<2x128x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":612:22 to 612:54 at "flash_bwd.cu":692:7 to 692:30))
+        %ds_a = cuir.load %sdS_dq transpose : memref<64x64xf16, strided<[64, 1], offset: ?>, #S> -> tensor<64x64xf16, #WA> loc(callsite("flash_bwd.cu":449:20 to 449:85 at "flash_bwd.cu":692:7 to 692:30))
         %dq_issued = cuir.gemm_async %ds_a, %sK_dq, %zero_dq
-            : tensor<64x64xf16, #WA>, memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_dq"("flash_bwd.cu":609:3 to 609:55) at "flash_bwd.cu":689:7 to 689:30))
+            : tensor<64x64xf16, #WA>, memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_dq"("flash_bwd.cu":612:3 to 612:55) at "flash_bwd.cu":692:7 to 692:30))
         // wgmma_wait_group<0>: dV, dK and dQ have landed; Q, dO and dS^T are read.
-        %dv_n = cuir.gemm_wait %dv_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_dv"("flash_bwd.cu":611:3 to 611:25) at "flash_bwd.cu":689:7 to 689:30))
-        %dk_n = cuir.gemm_wait %dk_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_dk"("flash_bwd.cu":611:3 to 611:25) at "flash_bwd.cu":689:7 to 689:30))
-        %acc_dq = cuir.gemm_wait %dq_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_dq"("flash_bwd.cu":611:3 to 611:25) at "flash_bwd.cu":689:7 to 689:30))
-        cuir.barrier.arrive %q_empty[%stage] : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":617:3 to 617:41 at "flash_bwd.cu":689:7 to 689:30))
+        %dv_n = cuir.gemm_wait %dv_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_dv"("flash_bwd.cu":614:3 to 614:25) at "flash_bwd.cu":692:7 to 692:30))
+        %dk_n = cuir.gemm_wait %dk_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_dk"("flash_bwd.cu":614:3 to 614:25) at "flash_bwd.cu":692:7 to 692:30))
+        %acc_dq = cuir.gemm_wait %dq_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_dq"("flash_bwd.cu":614:3 to 614:25) at "flash_bwd.cu":692:7 to 692:30))
+        cuir.barrier.arrive %q_empty[%stage] : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":620:3 to 620:41 at "flash_bwd.cu":692:7 to 692:30))
 
         // ---- dQ to shared memory for the dQ writer, once it has read the previous step's ----
-        %has_prev = arith.cmpi sgt, %i, %c0 : index loc(callsite("flash_bwd.cu":620:3 to 620:32 at "flash_bwd.cu":689:7 to 689:30))
+        %has_prev = arith.cmpi sgt, %i, %c0 : index loc(callsite("flash_bwd.cu":623:3 to 623:32 at "flash_bwd.cu":692:7 to 692:30))
         scf.if %has_prev {
-          cuir.barrier.named %dq_empty_id threads 160 loc(callsite("flash_bwd.cu":620:14 to 620:85 at "flash_bwd.cu":689:7 to 689:30))
-          scf.yield loc(callsite("flash_bwd.cu":620:3 to 620:32 at "flash_bwd.cu":689:7 to 689:30))
-        } loc(callsite("flash_bwd.cu":620:3 to 620:32 at "flash_bwd.cu":689:7 to 689:30))
-        cuir.store %acc_dq -> %sdQ_wg : tensor<64x64xf32, #WACC> -> memref<64x64xf32, strided<[64, 1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":553:5 to 553:103) at "flash_bwd.cu":621:3 to 621:27))
-        cuir.barrier.named %dq_full_id threads 160 arrive loc(callsite("flash_bwd.cu":623:3 to 623:75 at "flash_bwd.cu":689:7 to 689:30))
-        %i_next = arith.addi %i, %c1 : index loc("flash_bwd.cu":688:43 to 688:52)
-        scf.yield %dk_n, %dv_n, %i_next : tensor<64x64xf32, #WACC>, tensor<64x64xf32, #WACC>, index loc("flash_bwd.cu":688:5 to 688:52)
-      } loc("flash_bwd.cu":688:5 to 688:52)
+          cuir.barrier.named %dq_empty_id threads 160 loc(callsite("flash_bwd.cu":623:14 to 623:85 at "flash_bwd.cu":692:7 to 692:30))
+          scf.yield loc(callsite("flash_bwd.cu":623:3 to 623:32 at "flash_bwd.cu":692:7 to 692:30))
+        } loc(callsite("flash_bwd.cu":623:3 to 623:32 at "flash_bwd.cu":692:7 to 692:30))
+        cuir.store %acc_dq -> %sdQ_wg : tensor<64x64xf32, #WACC> -> memref<64x64xf32, strided<[64, 1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":552:5 to 552:103) at "flash_bwd.cu":624:3 to 624:27))
+        cuir.barrier.named %dq_full_id threads 160 arrive loc(callsite("flash_bwd.cu":626:3 to 626:75 at "flash_bwd.cu":692:7 to 692:30))
+        %i_next = arith.addi %i, %c1 : index loc("flash_bwd.cu":691:40 to 691:49)
+        scf.yield %dk_n, %dv_n, %i_next : tensor<64x64xf32, #WACC>, tensor<64x64xf32, #WACC>, index loc("flash_bwd.cu":691:5 to 691:49)
+      } loc("flash_bwd.cu":691:5 to 691:49)
 
       // =============================== unmasked steps ===============================
-      %u_dk, %u_dv, %u_i = scf.for %kk = %num_masking_steps to %num_steps step %c1
+      %u_dk, %u_dv, %u_i = scf.for %m = %m_unmasked to %m_max step %c1
           iter_args(%acc_dk = %m_dk, %acc_dv = %m_dv, %i = %m_i)
           -> (tensor<64x64xf32, #WACC>, tensor<64x64xf32, #WACC>, index) {
-        %m_tile = arith.addi %m_min, %kk : index loc(callsite("flash_bwd.cu":275:63 to 275:80 at "flash_bwd.cu":691:45 to 691:76))
-        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_bwd.cu":561:3 to 561:35) at "flash_bwd.cu":691:7 to 691:31))
-        %round = arith.divui %i, %cST : index loc(callsite("phase"("flash_bwd.cu":562:3 to 562:46) at "flash_bwd.cu":691:7 to 691:31))
-        %phase = arith.remui %round, %c2 : index loc(callsite("phase"("flash_bwd.cu":562:3 to 562:46) at "flash_bwd.cu":691:7 to 691:31))
+        %q_row0 = arith.muli %m, %c64 : index loc(callsite("q_row0"("flash_bwd.cu":564:3 to 564:42) at "flash_bwd.cu":694:7 to 694:31))
+        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_bwd.cu":563:3 to 563:35) at "flash_bwd.cu":694:7 to 694:31))
+        %round = arith.divui %i, %cST : index loc(callsite("phase"("flash_bwd.cu":565:3 to 565:46) at "flash_bwd.cu":694:7 to 694:31))
+        %phase = arith.remui %round, %c2 : index loc(callsite("phase"("flash_bwd.cu":565:3 to 565:46) at "flash_bwd.cu":694:7 to 694:31))
         %sQ_stage = memref.subview %sQ[%stage, 0, 0] [1, 64, 64] [1, 1, 1]
-            : memref<2x64x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sq"("flash_bwd.cu":568:3 to 568:74) at "flash_bwd.cu":691:7 to 691:31))
+            : memref<2x64x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sq"("flash_bwd.cu":571:3 to 571:74) at "flash_bwd.cu":694:7 to 694:31))
         %sdO_stage = memref.subview %sdO[%stage, 0, 0] [1, 64, 64] [1, 1, 1]
-            : memref<2x64x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sdo"("flash_bwd.cu":569:3 to 569:76) at "flash_bwd.cu":691:7 to 691:31))
+            : memref<2x64x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sdo"("flash_bwd.cu":572:3 to 572:76) at "flash_bwd.cu":694:7 to 694:31))
         %sLSE_stage = memref.subview %sLSE[%stage, 0] [1, 64] [1, 1]
-            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("lse_log2"("flash_bwd.cu":570:59 to 570:107) at "flash_bwd.cu":691:7 to 691:31))
+            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("lse_log2"("flash_bwd.cu":573:59 to 573:107) at "flash_bwd.cu":694:7 to 694:31))
         %sdPsum_stage = memref.subview %sdPsum[%stage, 0] [1, 64] [1, 1]
-            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dpsum"("flash_bwd.cu":571:56 to 571:106) at "flash_bwd.cu":691:7 to 691:31))
+            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dpsum"("flash_bwd.cu":574:56 to 574:106) at "flash_bwd.cu":694:7 to 694:31))
 
         // ---- S = Q K^T and dP = dO V^T (the hardware's K Q^T and V dO^T), [queries x keys] ----
-        cuir.barrier.wait %q_full[%stage], %phase : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":575:3 to 575:45 at "flash_bwd.cu":691:7 to 691:31))
-        %s_issued = cuir.gemm_async %sQ_stage, %sK_wg transpose_b, %zero_s
-            : memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":576:3 to 576:67) at "flash_bwd.cu":691:7 to 691:31))
-        cuir.barrier.wait %do_full[%stage], %phase : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":577:3 to 577:46 at "flash_bwd.cu":691:7 to 691:31))
-        %dp_issued = cuir.gemm_async %sdO_stage, %sV_wg transpose_b, %zero_s
-            : memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":578:3 to 578:69) at "flash_bwd.cu":691:7 to 691:31))
+        cuir.barrier.wait %q_full[%stage], %phase : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":578:3 to 578:45 at "flash_bwd.cu":694:7 to 694:31))
+        %s_issued = cuir.gemm_async %sQ_stage, %sK_wg transpose_b, %zero_s acc_transposed
+            : memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":579:3 to 579:67) at "flash_bwd.cu":694:7 to 694:31))
+        cuir.barrier.wait %do_full[%stage], %phase : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":580:3 to 580:46 at "flash_bwd.cu":694:7 to 694:31))
+        %dp_issued = cuir.gemm_async %sdO_stage, %sV_wg transpose_b, %zero_s acc_transposed
+            : memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":581:3 to 581:69) at "flash_bwd.cu":694:7 to 694:31))
         // S has landed once at most dP, issued after it, is pending.
-        %acc_s = cuir.gemm_wait %s_issued pending 1 : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":579:3 to 579:25) at "flash_bwd.cu":691:7 to 691:31))
+        %acc_s = cuir.gemm_wait %s_issued pending 1 : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":582:3 to 582:25) at "flash_bwd.cu":694:7 to 694:31))
 
         // ------- score tile complete: acc_s = Q K^T (unscaled) of query tile m_tile; no mask -------
 
         // ---- P = exp2(S * scale * log2 e - LSE * log2 e) (scores_to_probs) ----
-        %lse_log2 = cuir.load %sLSE_stage : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #WROW> loc(callsite("lse"("flash_bwd.cu":500:5 to 500:93) at "flash_bwd.cu":584:3 to 584:64))
-        %lse_b = cuir.broadcast_rows %lse_log2 : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc(callsite("flash_bwd.cu":503:71 to 503:95 at "flash_bwd.cu":584:3 to 584:64))
-        %neg_lse = arith.negf %lse_b : tensor<64x64xf32, #WACC> loc(callsite("flash_bwd.cu":503:71 to 503:95 at "flash_bwd.cu":584:3 to 584:64))
-        %logits = math.fma %acc_s, %scale_tile, %neg_lse : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":503:36 to 503:96) at "flash_bwd.cu":584:3 to 584:64))
-        %p = math.exp2 %logits : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":503:7 to 503:97) at "flash_bwd.cu":584:3 to 584:64))
+        %lse_log2 = cuir.load %sLSE_stage : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #WROW> loc(callsite("lse"("flash_bwd.cu":499:5 to 499:93) at "flash_bwd.cu":587:3 to 587:64))
+        %lse_b = cuir.broadcast_rows %lse_log2 : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc(callsite("flash_bwd.cu":502:71 to 502:95 at "flash_bwd.cu":587:3 to 587:64))
+        %neg_lse = arith.negf %lse_b : tensor<64x64xf32, #WACC> loc(callsite("flash_bwd.cu":502:71 to 502:95 at "flash_bwd.cu":587:3 to 587:64))
+        %logits = math.fma %acc_s, %scale_tile, %neg_lse : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":502:36 to 502:96) at "flash_bwd.cu":587:3 to 587:64))
+        %p = math.exp2 %logits : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":502:7 to 502:97) at "flash_bwd.cu":587:3 to 587:64))
 
         // ---- dS = P * (dP - D) (probs_to_dscores), once dP has landed ----
-        %acc_dp = cuir.gemm_wait %dp_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":585:3 to 585:25) at "flash_bwd.cu":691:7 to 691:31))
-        %dpsum = cuir.load %sdPsum_stage : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #WROW> loc(callsite("d"("flash_bwd.cu":513:5 to 513:88) at "flash_bwd.cu":587:3 to 587:54))
-        %d_b = cuir.broadcast_rows %dpsum : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc(callsite("flash_bwd.cu":515:93 to 515:112 at "flash_bwd.cu":587:3 to 587:54))
-        %dp_minus_d = arith.subf %acc_dp, %d_b : tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":515:72 to 515:113) at "flash_bwd.cu":587:3 to 587:54))
-        %ds = arith.mulf %p, %dp_minus_d : tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":515:33 to 515:113) at "flash_bwd.cu":587:3 to 587:54))
+        %acc_dp = cuir.gemm_wait %dp_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":588:3 to 588:25) at "flash_bwd.cu":694:7 to 694:31))
+        %dpsum = cuir.load %sdPsum_stage : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #WROW> loc(callsite("d"("flash_bwd.cu":512:5 to 512:88) at "flash_bwd.cu":590:3 to 590:54))
+        %d_b = cuir.broadcast_rows %dpsum : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc(callsite("flash_bwd.cu":514:93 to 514:112 at "flash_bwd.cu":590:3 to 590:54))
+        %dp_minus_d = arith.subf %acc_dp, %d_b : tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":514:72 to 514:113) at "flash_bwd.cu":590:3 to 590:54))
+        %ds = arith.mulf %p, %dp_minus_d : tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":514:33 to 514:113) at "flash_bwd.cu":590:3 to 590:54))
 
         // ---- dV += P^T dO, dK += dS^T Q: the 16-bit P and dS as the A fragments P^T and dS^T (the same registers in the source) ----
-        %p16 = arith.truncf %p : tensor<64x64xf32, #WACC> to tensor<64x64xf16, #WACC> loc(callsite("p_frag"("flash_bwd.cu":524:39 to 524:100) at "flash_bwd.cu":591:3 to 591:28))
-        %p_t = cuir.convert_layout %p16 transpose : tensor<64x64xf16, #WACC> -> tensor<64x64xf16, #WA> loc("p_frag"("flash_bwd.cu":591:3 to 591:28))
-        %ds16 = arith.truncf %ds : tensor<64x64xf32, #WACC> to tensor<64x64xf16, #WACC> loc(callsite("ds_frag"("flash_bwd.cu":524:39 to 524:100) at "flash_bwd.cu":592:3 to 592:30))
-        %ds_t = cuir.convert_layout %ds16 transpose : tensor<64x64xf16, #WACC> -> tensor<64x64xf16, #WA> loc("ds_frag"("flash_bwd.cu":592:3 to 592:30))
+        %p16 = arith.truncf %p : tensor<64x64xf32, #WACC> to tensor<64x64xf16, #WACC> loc(callsite("p_frag"("flash_bwd.cu":523:39 to 523:100) at "flash_bwd.cu":594:3 to 594:28))
+        %p_t = cuir.convert_layout %p16 transpose : tensor<64x64xf16, #WACC> -> tensor<64x64xf16, #WA> loc("p_frag"("flash_bwd.cu":594:3 to 594:28))
+        %ds16 = arith.truncf %ds : tensor<64x64xf32, #WACC> to tensor<64x64xf16, #WACC> loc(callsite("ds_frag"("flash_bwd.cu":523:39 to 523:100) at "flash_bwd.cu":595:3 to 595:30))
+        %ds_t = cuir.convert_layout %ds16 transpose : tensor<64x64xf16, #WACC> -> tensor<64x64xf16, #WA> loc("ds_frag"("flash_bwd.cu":595:3 to 595:30))
         %dv_issued = cuir.gemm_async %p_t, %sdO_stage, %acc_dv
-            : tensor<64x64xf16, #WA>, memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_dv"("flash_bwd.cu":594:3 to 594:39) at "flash_bwd.cu":691:7 to 691:31))
+            : tensor<64x64xf16, #WA>, memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_dv"("flash_bwd.cu":597:3 to 597:39) at "flash_bwd.cu":694:7 to 694:31))
         %dk_issued = cuir.gemm_async %ds_t, %sQ_stage, %acc_dk
-            : tensor<64x64xf16, #WA>, memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_dk"("flash_bwd.cu":595:3 to 595:39) at "flash_bwd.cu":691:7 to 691:31))
+            : tensor<64x64xf16, #WA>, memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_dk"("flash_bwd.cu":598:3 to 598:39) at "flash_bwd.cu":694:7 to 694:31))
 
         // ---- dS^T to shared memory (buffer i % 2, this warpgroup's 64 key rows), then dQ = dS K ----
-        %ds_buf = arith.remui %i, %c2 : index loc(callsite("ds"("flash_bwd.cu":597:3 to 597:77) at "flash_bwd.cu":691:7 to 691:31))
+        %ds_buf = arith.remui %i, %c2 : index loc(callsite("ds"("flash_bwd.cu":600:3 to 600:77) at "flash_bwd.cu":694:7 to 694:31))
         %sdS_wg = memref.subview %sdS[%ds_buf, %kv_rows, 0] [1, 64, 64] [1, 1, 1]
-            : memref<2x128x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("rows"("flash_bwd.cu":535:3 to 535:58) at "flash_bwd.cu":598:3 to 598:37))
-        cuir.store %ds_t -> %sdS_wg : tensor<64x64xf16, #WA> -> memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":540:7 to 540:114 at "flash_bwd.cu":598:3 to 598:37))
-        cuir.barrier.named %ds_bar threads 128 loc(callsite("flash_bwd.cu":600:3 to 600:37 at "flash_bwd.cu":691:7 to 691:31))
+            : memref<2x128x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("rows"("flash_bwd.cu":534:3 to 534:58) at "flash_bwd.cu":601:3 to 601:37))
+        cuir.store %ds_t -> %sdS_wg : tensor<64x64xf16, #WA> -> memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":539:7 to 539:114 at "flash_bwd.cu":601:3 to 601:37))
+        cuir.barrier.named %ds_bar threads 128 loc(callsite("flash_bwd.cu":603:3 to 603:37 at "flash_bwd.cu":694:7 to 694:31))
         %sdS_dq = memref.subview %sdS[%ds_buf, %dq_key0, 0] [1, 64, 64] [1, 1, 1]
-            : memref<2x128x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":609:22 to 609:54 at "flash_bwd.cu":691:7 to 691:31))
-        %ds_a = cuir.load %sdS_dq transpose : memref<64x64xf16, strided<[64, 1], offset: ?>, #S> -> tensor<64x64xf16, #WA> loc(callsite("flash_bwd.cu":451:20 to 451:85 at "flash_bwd.cu":691:7 to 691:31))
+            : memref<2x128x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":612:22 to 612:54 at "flash_bwd.cu":694:7 to 694:31))
+        %ds_a = cuir.load %sdS_dq transpose : memref<64x64xf16, strided<[64, 1], offset: ?>, #S> -> tensor<64x64xf16, #WA> loc(callsite("flash_bwd.cu":449:20 to 449:85 at "flash_bwd.cu":694:7 to 694:31))
         %dq_issued = cuir.gemm_async %ds_a, %sK_dq, %zero_dq
-            : tensor<64x64xf16, #WA>, memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_dq"("flash_bwd.cu":609:3 to 609:55) at "flash_bwd.cu":691:7 to 691:31))
+            : tensor<64x64xf16, #WA>, memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_dq"("flash_bwd.cu":612:3 to 612:55) at "flash_bwd.cu":694:7 to 694:31))
         // wgmma_wait_group<0>: dV, dK and dQ have landed; Q, dO and dS^T are read.
-        %dv_n = cuir.gemm_wait %dv_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_dv"("flash_bwd.cu":611:3 to 611:25) at "flash_bwd.cu":691:7 to 691:31))
-        %dk_n = cuir.gemm_wait %dk_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_dk"("flash_bwd.cu":611:3 to 611:25) at "flash_bwd.cu":691:7 to 691:31))
-        %acc_dq = cuir.gemm_wait %dq_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_dq"("flash_bwd.cu":611:3 to 611:25) at "flash_bwd.cu":691:7 to 691:31))
-        cuir.barrier.arrive %q_empty[%stage] : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":617:3 to 617:41 at "flash_bwd.cu":691:7 to 691:31))
+        %dv_n = cuir.gemm_wait %dv_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_dv"("flash_bwd.cu":614:3 to 614:25) at "flash_bwd.cu":694:7 to 694:31))
+        %dk_n = cuir.gemm_wait %dk_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_dk"("flash_bwd.cu":614:3 to 614:25) at "flash_bwd.cu":694:7 to 694:31))
+        %acc_dq = cuir.gemm_wait %dq_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_dq"("flash_bwd.cu":614:3 to 614:25) at "flash_bwd.cu":694:7 to 694:31))
+        cuir.barrier.arrive %q_empty[%stage] : !cuir.mbarrier<2> loc(callsite("flash_bwd.cu":620:3 to 620:41 at "flash_bwd.cu":694:7 to 694:31))
 
         // ---- dQ to shared memory for the dQ writer, once it has read the previous step's ----
-        %has_prev = arith.cmpi sgt, %i, %c0 : index loc(callsite("flash_bwd.cu":620:3 to 620:32 at "flash_bwd.cu":691:7 to 691:31))
+        %has_prev = arith.cmpi sgt, %i, %c0 : index loc(callsite("flash_bwd.cu":623:3 to 623:32 at "flash_bwd.cu":694:7 to 694:31))
         scf.if %has_prev {
-          cuir.barrier.named %dq_empty_id threads 160 loc(callsite("flash_bwd.cu":620:14 to 620:85 at "flash_bwd.cu":691:7 to 691:31))
-          scf.yield loc(callsite("flash_bwd.cu":620:3 to 620:32 at "flash_bwd.cu":691:7 to 691:31))
-        } loc(callsite("flash_bwd.cu":620:3 to 620:32 at "flash_bwd.cu":691:7 to 691:31))
-        cuir.store %acc_dq -> %sdQ_wg : tensor<64x64xf32, #WACC> -> memref<64x64xf32, strided<[64, 1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":553:5 to 553:103) at "flash_bwd.cu":621:3 to 621:27))
-        cuir.barrier.named %dq_full_id threads 160 arrive loc(callsite("flash_bwd.cu":623:3 to 623:75 at "flash_bwd.cu":691:7 to 691:31))
-        %i_next = arith.addi %i, %c1 : index loc("flash_bwd.cu":690:35 to 690:44)
-        scf.yield %dk_n, %dv_n, %i_next : tensor<64x64xf32, #WACC>, tensor<64x64xf32, #WACC>, index loc("flash_bwd.cu":690:5 to 690:44)
-      } loc("flash_bwd.cu":690:5 to 690:44)
-      scf.yield %u_dk, %u_dv, %u_i : tensor<64x64xf32, #WACC>, tensor<64x64xf32, #WACC>, index loc("flash_bwd.cu":686:3 to 686:79)
-    } loc("flash_bwd.cu":686:3 to 686:79)
+          cuir.barrier.named %dq_empty_id threads 160 loc(callsite("flash_bwd.cu":623:14 to 623:85 at "flash_bwd.cu":694:7 to 694:31))
+          scf.yield loc(callsite("flash_bwd.cu":623:3 to 623:32 at "flash_bwd.cu":694:7 to 694:31))
+        } loc(callsite("flash_bwd.cu":623:3 to 623:32 at "flash_bwd.cu":694:7 to 694:31))
+        cuir.store %acc_dq -> %sdQ_wg : tensor<64x64xf32, #WACC> -> memref<64x64xf32, strided<[64, 1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":552:5 to 552:103) at "flash_bwd.cu":624:3 to 624:27))
+        cuir.barrier.named %dq_full_id threads 160 arrive loc(callsite("flash_bwd.cu":626:3 to 626:75 at "flash_bwd.cu":694:7 to 694:31))
+        %i_next = arith.addi %i, %c1 : index loc("flash_bwd.cu":693:29 to 693:38)
+        scf.yield %dk_n, %dv_n, %i_next : tensor<64x64xf32, #WACC>, tensor<64x64xf32, #WACC>, index loc("flash_bwd.cu":693:5 to 693:38)
+      } loc("flash_bwd.cu":693:5 to 693:38)
+      scf.yield %u_dk, %u_dv, %u_i : tensor<64x64xf32, #WACC>, tensor<64x64xf32, #WACC>, index loc("flash_bwd.cu":689:3 to 689:79)
+    } loc("flash_bwd.cu":689:3 to 689:79)
 
     // =============================== write_dkv: dK * softmax_scale and dV through the Q and dO stages ===============================
-    cuir.barrier.named %c1 threads 256 loc("flash_bwd.cu":665:3 to 665:58)
-    %scale_b = tensor.splat %softmax_scale : tensor<64x64xf32, #WACC> loc("flash_bwd.cu":669:46 to 669:67)
-    %dk_scaled = arith.mulf %dk_acc, %scale_b : tensor<64x64xf32, #WACC> loc(callsite("flash_bwd.cu":645:35 to 645:64 at "flash_bwd.cu":667:3 to 667:45))
-    %dk16 = arith.truncf %dk_scaled : tensor<64x64xf32, #WACC> to tensor<64x64xf16, #WACC> loc(callsite("flash_bwd.cu":645:11 to 645:100 at "flash_bwd.cu":667:3 to 667:45))
-    %dv16 = arith.truncf %dv_acc : tensor<64x64xf32, #WACC> to tensor<64x64xf16, #WACC> loc(callsite("flash_bwd.cu":645:11 to 645:100 at "flash_bwd.cu":670:3 to 670:46))
+    cuir.barrier.named %c1 threads 256 loc("flash_bwd.cu":668:3 to 668:58)
+    %scale_b = tensor.splat %softmax_scale : tensor<64x64xf32, #WACC> loc("flash_bwd.cu":672:51 to 672:77)
+    %dk_scaled = arith.mulf %dk_acc, %scale_b : tensor<64x64xf32, #WACC> loc(callsite("flash_bwd.cu":648:35 to 648:64 at "flash_bwd.cu":670:3 to 670:45))
+    %dk16 = arith.truncf %dk_scaled : tensor<64x64xf32, #WACC> to tensor<64x64xf16, #WACC> loc(callsite("flash_bwd.cu":648:11 to 648:100 at "flash_bwd.cu":670:3 to 670:45))
+    %dv16 = arith.truncf %dv_acc : tensor<64x64xf32, #WACC> to tensor<64x64xf16, #WACC> loc(callsite("flash_bwd.cu":648:11 to 648:100 at "flash_bwd.cu":673:3 to 673:46))
     %sQ_out = memref.subview %sQ[%consumer, 0, 0] [1, 64, 64] [1, 1, 1]
-        : memref<2x64x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc("flash_bwd.cu":667:3 to 667:45)
+        : memref<2x64x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc("flash_bwd.cu":670:3 to 670:45)
     %sdO_out = memref.subview %sdO[%consumer, 0, 0] [1, 64, 64] [1, 1, 1]
-        : memref<2x64x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc("flash_bwd.cu":670:3 to 670:46)
+        : memref<2x64x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc("flash_bwd.cu":673:3 to 673:46)
     %dk_head = memref.subview %dk[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 64] [1, 1, 1, 1]
-        : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("flash_bwd.cu":668:21 to 668:107)
+        : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("flash_bwd.cu":671:21 to 671:122)
     %dv_head = memref.subview %dv[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 64] [1, 1, 1, 1]
-        : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("flash_bwd.cu":671:21 to 671:107)
-    cuir.store %dk16 -> %sQ_out : tensor<64x64xf16, #WACC> -> memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":644:7 to 644:89 at "flash_bwd.cu":667:3 to 667:45))
-    cuir.copy %sQ_out -> %dk_head[%kv0, %c0] : memref<64x64xf16, strided<[64, 1], offset: ?>, #S> -> memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc(callsite("flash_bwd.cu":655:5 to 655:117 at "flash_bwd.cu":667:3 to 667:45))
-    cuir.store %dv16 -> %sdO_out : tensor<64x64xf16, #WACC> -> memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":644:7 to 644:89 at "flash_bwd.cu":670:3 to 670:46))
-    cuir.copy %sdO_out -> %dv_head[%kv0, %c0] : memref<64x64xf16, strided<[64, 1], offset: ?>, #S> -> memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc(callsite("flash_bwd.cu":655:5 to 655:117 at "flash_bwd.cu":670:3 to 670:46))
-    cuir.yield loc("flash_bwd.cu":759:5 to 759:62)
-  } loc("flash_bwd.cu":746:5 to 746:40)
-  cuir.return loc("flash_bwd.cu":712:5 to 712:99)
-} loc("flash_bwd_sm90_kernel"("flash_bwd.cu":712:5 to 712:99))
+        : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("flash_bwd.cu":674:21 to 674:122)
+    cuir.store %dk16 -> %sQ_out : tensor<64x64xf16, #WACC> -> memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":647:7 to 647:89 at "flash_bwd.cu":670:3 to 670:45))
+    cuir.copy %sQ_out -> %dk_head[%kv0, %c0] : memref<64x64xf16, strided<[64, 1], offset: ?>, #S> -> memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc(callsite("flash_bwd.cu":658:5 to 658:117 at "flash_bwd.cu":670:3 to 670:45))
+    cuir.store %dv16 -> %sdO_out : tensor<64x64xf16, #WACC> -> memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":647:7 to 647:89 at "flash_bwd.cu":673:3 to 673:46))
+    cuir.copy %sdO_out -> %dv_head[%kv0, %c0] : memref<64x64xf16, strided<[64, 1], offset: ?>, #S> -> memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc(callsite("flash_bwd.cu":658:5 to 658:117 at "flash_bwd.cu":673:3 to 673:46))
+    cuir.yield loc("flash_bwd.cu":763:5 to 763:67)
+  } loc("flash_bwd.cu":749:5 to 749:40)
+  cuir.return loc("flash_bwd.cu":715:5 to 715:104)
+} loc("flash_bwd_sm90_kernel"("flash_bwd.cu":715:5 to 715:104))
 
 // =============================== convert: dQ = softmax_scale * accumulator ===============================
 cuir.kernel @flash_bwd_sm90_f16_d64_convert_dq(
-    %ws_dq_accum: memref<?x?x?x64xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":230:86 to 230:104)),
-    %dq: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dq"} loc("p.dq"("flash_bwd.cu":230:33 to 230:84)),
-    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("p.softmax_scale"("flash_bwd.cu":230:33 to 230:84)),
-    %batch: index {cuir.arg = "B"} loc("p.batch"("flash_bwd.cu":230:33 to 230:84)),
-    %num_heads_q: index {cuir.arg = "Hq"} loc("p.num_heads_q"("flash_bwd.cu":230:33 to 230:84)),
-    %num_heads_kv: index {cuir.arg = "Hkv"} loc("p.num_heads_kv"("flash_bwd.cu":230:33 to 230:84)),
-    %seqlen_q: index {cuir.arg = "Nq"} loc("p.seqlen_q"("flash_bwd.cu":230:33 to 230:84)),
-    %seqlen_kv: index {cuir.arg = "Nkv"} loc("p.seqlen_kv"("flash_bwd.cu":230:33 to 230:84)))
+    %ws_dq_accum: memref<?x?x?x64xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":230:91 to 230:109)),
+    %dq: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dq"} loc("params.dq"("flash_bwd.cu":230:33 to 230:89)),
+    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_bwd.cu":230:33 to 230:89)),
+    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":230:33 to 230:89)),
+    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":230:33 to 230:89)),
+    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":230:33 to 230:89)),
+    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":230:33 to 230:89)),
+    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":230:33 to 230:89)))
     grid (b, hq, hkv, nq, nkv) -> (((nq ceildiv 64) * 64) ceildiv 32, hq, b)
     threads 256 arch "sm_90a" {
   %c0 = arith.constant 0 : index
@@ -2242,13 +2228,13 @@ cuir.kernel @flash_bwd_sm90_f16_d64_convert_dq(
   ^bb0(%x: f32 loc("a"("flash_bwd.cu":241:5 to 241:21)), %bi: index loc("batch"("flash_bwd.cu":232:3 to 232:53)), %hi: index loc("head_q"("flash_bwd.cu":232:3 to 232:53)), %qi: index loc("row"("flash_bwd.cu":233:3 to 233:102)), %ci: index loc("chunk"("flash_bwd.cu":234:3 to 234:51))):
     %a = memref.load %ws_dq_accum[%bi, %hi, %qi, %ci] : memref<?x?x?x64xf32, #G> loc("a"("flash_bwd.cu":242:9 to 242:114))
     cuir.yield %a : f32 loc("a"("flash_bwd.cu":242:9 to 242:114))
-  } loc("block"("flash_bwd.cu":236:3 to 236:99))
-  %s = tensor.splat %softmax_scale : tensor<32x64xf32, #RACC> loc("s"("flash_bwd.cu":237:3 to 237:35))
+  } loc("block"("flash_bwd.cu":236:3 to 236:104))
+  %s = tensor.splat %softmax_scale : tensor<32x64xf32, #RACC> loc("s"("flash_bwd.cu":237:3 to 237:40))
   %dq_f = arith.mulf %acc, %s : tensor<32x64xf32, #RACC> loc("flash_bwd.cu":243:38 to 243:45)
   %dq16 = arith.truncf %dq_f : tensor<32x64xf32, #RACC> to tensor<32x64xf16, #RACC> loc("packed"("flash_bwd.cu":243:5 to 243:56))
   %dq_head = memref.subview %dq[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 64] [1, 1, 1, 1]
-      : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("flash_bwd.cu":246:30 to 246:87)
-  // Rows past Nq are not written (if (row >= p.seqlen_q) return): the store skips them.
-  cuir.store %dq16 -> %dq_head[%row0, %c0] : tensor<32x64xf16, #RACC> -> memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("flash_bwd.cu":246:3 to 246:113)
-  cuir.return loc("flash_bwd.cu":235:3 to 235:33)
-} loc("flash_bwd_convert_dq_kernel"("flash_bwd.cu":230:5 to 230:105))
+      : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("flash_bwd.cu":246:30 to 246:97)
+  // Rows past Nq are not written (if (row >= params.seqlen_q) return): the store skips them.
+  cuir.store %dq16 -> %dq_head[%row0, %c0] : tensor<32x64xf16, #RACC> -> memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("flash_bwd.cu":246:3 to 246:128)
+  cuir.return loc("flash_bwd.cu":235:3 to 235:38)
+} loc("flash_bwd_convert_dq_kernel"("flash_bwd.cu":230:5 to 230:110))

@@ -931,3 +931,17 @@ cuir.kernel @k(%n: index) grid (n) -> (n) threads 128 arch "sm_90a" {
   %e = "cuir.gemm_wait"(%c, %n) <{pending = 1 : i64}> : (tensor<64x8xf32, #WACC>, index) -> tensor<64x8xf32, #WACC>
   cuir.return
 }
+
+// -----
+
+// acc_transposed: the registers hold the [64 x 128] transpose of a [128 x 64]
+// result, which one warpgroup's wgmma accumulator (64 rows) cannot hold.
+#WACC = #cuir.frag<acc, wgmma_m64nNk16, warps = [2, 1]>
+cuir.kernel @k(%n: index) grid (n) -> (n) threads 256 arch "sm_90a" {
+  %a = cuir.alloc : memref<128x16xbf16, #cuir.mem<shared>>
+  %b = cuir.alloc : memref<64x16xbf16, #cuir.mem<shared>>
+  %c = arith.constant dense<0.0> : tensor<128x64xf32, #WACC>
+  // expected-error @below {{acc_transposed: }}
+  %d = cuir.gemm_async %a, %b transpose_b, %c acc_transposed : memref<128x16xbf16, #cuir.mem<shared>>, memref<64x16xbf16, #cuir.mem<shared>>, tensor<128x64xf32, #WACC>
+  %e = cuir.gemm_wait %d pending 0 : tensor<128x64xf32, #WACC>
+}

@@ -157,6 +157,13 @@ cuir.kernel @sm90_ops(%g: memref<?x128xbf16, #G>, %n: index)
     // A pending count that varies over a loop's steps is an index value.
     // CHECK: cuir.gemm_wait %{{.*}} pending %{{.*}} : tensor<128x128xf32, #[[WACC]]>
     %o3 = cuir.gemm_wait %o2 pending %c0 : tensor<128x128xf32, #WACC>
+    // The registers hold the transposed product (a backward's S^T = K Q^T).
+    // CHECK: cuir.gemm_async %{{.*}}, %{{.*}} transpose_b, %{{.*}} acc_transposed : memref<64x128xbf16, strided<[128, 1]>, #[[SHARED]]>
+    %sq64 = memref.subview %sq[0, 0] [64, 128] [1, 1] : memref<128x128xbf16, #S> to memref<64x128xbf16, strided<[128, 1]>, #S>
+    %z64 = arith.constant dense<0.0> : tensor<64x64xf32, #cuir.frag<acc, wgmma_m64nNk16, warps = [1, 1]>>
+    %st = cuir.gemm_async %sq64, %sq64 transpose_b, %z64 acc_transposed
+        : memref<64x128xbf16, strided<[128, 1]>, #S>, memref<64x128xbf16, strided<[128, 1]>, #S>, tensor<64x64xf32, #cuir.frag<acc, wgmma_m64nNk16, warps = [1, 1]>>
+    %stw = cuir.gemm_wait %st pending 0 : tensor<64x64xf32, #cuir.frag<acc, wgmma_m64nNk16, warps = [1, 1]>>
     cuir.barrier.arrive %empty[%c0] : !cuir.mbarrier<2>
   }
   cuir.return
