@@ -6,6 +6,7 @@
 
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;
 using namespace mlir::cuir;
@@ -156,9 +157,8 @@ std::optional<std::array<unsigned, 3>> dqDims(KernelOp kernel,
 }
 
 /// The query tile's batch, head and first row: those of the dQ tile that
-/// the site's dS accumulates into.
-LogicalResult findQueryTile(BackwardSite &site, KernelOp kernel,
-                            Region &scope) {
+/// the site's dS accumulates into, where the step adds it to dQ itself.
+bool findQueryTileFromDq(BackwardSite &site, KernelOp kernel, Region &scope) {
   SmallVector<Operation *> reached;
   followThroughShared(site.dScores->getResult(0), scope, reached);
   for (Operation *op : reached) {
@@ -176,21 +176,99 @@ LogicalResult findQueryTile(BackwardSite &site, KernelOp kernel,
     site.head = coordinateOf(views, add.getIndices(), (*dims)[1]);
     site.qBase = coordinateOf(views, add.getIndices(), (*dims)[2]);
     if (site.batch && site.head && site.qBase)
+      return true;
+  }
+  return false;
+}
+
+/// The coordinates that the kernel's own elementwise over S (its mask)
+/// names: the step's batch, query head, first query row and first key.
+bool findTileFromKernelMask(BackwardSite &site) {
+  for (Operation *user : site.score.getUsers()) {
+    auto ew = dyn_cast<ElementwiseOp>(user);
+    if (!ew || ew.getInputs().size() != 1)
+      continue;
+    site.batch = ew.getB();
+    site.head = ew.getH();
+    site.qBase = ew.getQBase();
+    site.kvBase = ew.getKvBase();
+    return true;
+  }
+  return false;
+}
+
+/// `v` of `from`'s step as `to`'s step computes it: `v` itself where it is
+/// defined outside `from`, `to`'s induction variable for `from`'s, else the
+/// op of `to`'s body that applies the same operation to the corresponding
+/// operands; null if `to` computes none.
+Value correspondingValue(Value v, scf::ForOp from, scf::ForOp to) {
+  if (v == from.getInductionVar())
+    return to.getInductionVar();
+  if (!from->isAncestor(v.getParentBlock()->getParentOp()))
+    return v;
+  Operation *def = v.getDefiningOp();
+  if (!def || def->getNumResults() != 1 || def->getNumRegions() != 0 ||
+      def->getBlock() != from.getBody() || !isMemoryEffectFree(def))
+    return {};
+  SmallVector<Value> operands;
+  for (Value operand : def->getOperands()) {
+    Value mapped = correspondingValue(operand, from, to);
+    if (!mapped)
+      return {};
+    operands.push_back(mapped);
+  }
+  for (Operation &op : to.getBody()->without_terminator())
+    if (op.getName() == def->getName() &&
+        op.getAttrDictionary() == def->getAttrDictionary() &&
+        op.getResultTypes() == def->getResultTypes() &&
+        llvm::equal(op.getOperands(), operands))
+      return op.getResult(0);
+  return {};
+}
+
+/// The root buffers a GEMM's two operands view.
+std::pair<Value, Value> gemmBuffers(Operation *gemm) {
+  SmallVector<memref::SubViewOp> views;
+  Value a = viewedBuffer(gemm->getOperand(0), views);
+  Value b = viewedBuffer(gemm->getOperand(1), views);
+  return {a, b};
+}
+
+/// A step that neither adds its dQ itself nor masks (a warp-specialized
+/// kernel's unmasked step) has the coordinates of a masking step over the
+/// same buffers, as its own loop computes them.
+LogicalResult findTileFromSibling(BackwardSite &site,
+                                  ArrayRef<BackwardSite> known) {
+  auto to = site.gemm->getParentOfType<scf::ForOp>();
+  for (const BackwardSite &other : known) {
+    auto from = other.gemm->getParentOfType<scf::ForOp>();
+    if (!from || !to || from == to ||
+        gemmBuffers(other.gemm) != gemmBuffers(site.gemm))
+      continue;
+    site.batch = correspondingValue(other.batch, from, to);
+    site.head = correspondingValue(other.head, from, to);
+    site.qBase = correspondingValue(other.qBase, from, to);
+    site.kvBase = correspondingValue(other.kvBase, from, to);
+    if (site.batch && site.head && site.qBase && site.kvBase)
       return success();
   }
   return site.dScores->emitError()
-         << "computes dS, but no cuir.atomic_add of the dQ it contributes "
-            "to names the query tile (a view at [b, .., h, ..] of 'dq' or "
-            "of a workspace whose cuir.shape has the dimensions B, Hq and "
-            "Nq, at the tile's first row): transfer needs the score tile's "
-            "coordinates";
+         << "computes dS, but transfer finds no coordinates of its score "
+            "tile: no cuir.atomic_add of the dQ it contributes to names the "
+            "query tile (a view at [b, .., h, ..] of 'dq' or of a workspace "
+            "whose cuir.shape has the dimensions B, Hq and Nq, at the tile's "
+            "first row), no elementwise of the kernel over S names them "
+            "(cuir.elementwise ... at [b, h, q, kv]), and no such step over "
+            "the same buffers has coordinates that this step's loop computes "
+            "alike";
 }
 
-/// The tile's first key: the row of K that the copy into the GEMM's B
-/// buffer starts at, from a [b, :, h, :] view of 'k'.
+/// The KV tile: the row of K that the copy into the GEMM's B buffer starts
+/// at, from a [b, :, h, :] view of 'k', and the buffer's rows.
 LogicalResult findKeyTile(BackwardSite &site, BlockArgument k) {
   SmallVector<memref::SubViewOp> bViews;
   Value bBuf = viewedBuffer(site.gemm->getOperand(1), bViews);
+  site.kvTileKeys = cast<MemRefType>(bBuf.getType()).getDimSize(0);
   for (Operation *user : bBuf.getUsers()) {
     auto copy = dyn_cast<CopyAsyncOp>(user);
     if (!copy || copy.getSrcIndices().empty())
@@ -199,7 +277,10 @@ LogicalResult findKeyTile(BackwardSite &site, BlockArgument k) {
     Value dst = viewedBuffer(copy.getDst(), views);
     if (dst != bBuf || viewedBuffer(copy.getSrc(), views) != k)
       continue;
-    site.kvBase = copy.getSrcIndices()[0];
+    site.kvTile = copy.getSrcIndices()[0];
+    // The score tile's keys start there unless the GEMM reads some rows.
+    if (bViews.empty() && !site.kvBase)
+      site.kvBase = site.kvTile;
     return success();
   }
   return site.gemm->emitError()
@@ -238,9 +319,10 @@ FailureOr<BackwardSite> analyzeSite(Operation *gemm, Value score,
            << "turns scores into weights, but no product of the weights "
               "with the gradient of another GEMM (dS = P * (dP - D)) reads "
               "them: transfer expects a backward kernel's dS";
-  if (failed(findKeyTile(site, k)) ||
-      failed(findQueryTile(site, kernel, scope)))
+  if (failed(findKeyTile(site, k)))
     return failure();
+  if (!findQueryTileFromDq(site, kernel, scope))
+    findTileFromKernelMask(site);
   return site;
 }
 
@@ -280,5 +362,14 @@ FailureOr<BackwardStructure> mlir::cuir::analyzeBackward(KernelOp kernel) {
       return failure();
     bs.sites.push_back(*site);
   }
+  // Steps without coordinates of their own take a sibling's.
+  SmallVector<BackwardSite> known;
+  for (BackwardSite &site : bs.sites)
+    if (site.qBase && site.kvBase)
+      known.push_back(site);
+  for (BackwardSite &site : bs.sites)
+    if ((!site.qBase || !site.kvBase) &&
+        failed(findTileFromSibling(site, known)))
+      return failure();
   return bs;
 }

@@ -206,8 +206,8 @@ LogicalResult BackwardSplitter::readLists(BlockMaskOp mask) {
   if (failed(addBlockListArguments(kernel, roles, lists)))
     return failure();
   const BackwardSite &site = bs.sites.front();
-  auto tile = cast<RankedTensorType>(site.score.getType());
-  int64_t blockM = tile.getDimSize(0), blockN = tile.getDimSize(1);
+  int64_t blockM = cast<RankedTensorType>(site.score.getType()).getDimSize(0);
+  int64_t blockN = site.kvTileKeys;
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPointAfter(after);
   Location loc = after->getLoc();
@@ -215,16 +215,16 @@ LogicalResult BackwardSplitter::readLists(BlockMaskOp mask) {
     Value named = findIndexConstant(kernel, c);
     return named ? named : index(loc, c);
   };
-  // The KV tile: the block id that the first key is a multiple of, else
-  // the first key over BLOCK_N.
+  // The KV tile: the block id that its first key is a multiple of, else
+  // that key over BLOCK_N.
   Value nBlock;
-  if (auto mul = site.kvBase.getDefiningOp<arith::MulIOp>())
+  if (auto mul = site.kvTile.getDefiningOp<arith::MulIOp>())
     for (unsigned i : {0u, 1u})
       if (isConstant(mul->getOperand(1 - i), blockN))
         nBlock = mul->getOperand(i);
   if (!nBlock)
     nBlock =
-        arith::DivUIOp::create(rewriter, loc, site.kvBase, constant(blockN));
+        arith::DivUIOp::create(rewriter, loc, site.kvTile, constant(blockN));
   Value kvBlocks = arith::CeilDivUIOp::create(
       rewriter, loc, bs.params.lookup("Nkv"), constant(blockN));
   Value qBlocks = arith::CeilDivUIOp::create(
@@ -363,15 +363,18 @@ LogicalResult BackwardSplitter::run() {
            "causal query steps stay";
     return success();
   }
-  auto tile = cast<RankedTensorType>(bs.sites.front().score.getType());
+  // Tiles of the thread block's steps: the score tile's query rows, every
+  // key of the block's KV tile (the score tile may hold some of them).
+  int64_t blockM =
+      cast<RankedTensorType>(bs.sites.front().score.getType()).getDimSize(0);
+  int64_t blockN = bs.sites.front().kvTileKeys;
   FailureOr<BlockMaskOp> mask = buildBlockMask(
       rewriter, kernel, visible, body.getArgument(n), body.getArgument(n + 1),
-      body.getArgument(n + 2), body.getArgument(n + 3), tile.getDimSize(0),
-      tile.getDimSize(1));
+      body.getArgument(n + 2), body.getArgument(n + 3), blockM, blockN);
   if (failed(mask) || failed(readLists(*mask)))
     return failure();
   replaceBounds();
-  if (failed(mapQueryCoordinates(tile.getDimSize(0))))
+  if (failed(mapQueryCoordinates(blockM)))
     return failure();
   unmask(siteOps[1].scores);
   unmask(siteOps[1].derivative);
@@ -379,8 +382,8 @@ LogicalResult BackwardSplitter::run() {
   mlir::emitRemark(v0.getLoc())
       << "the backward's query tiles come from a runtime block mask's "
          "transposed lists ("
-      << kernel->getAttr("cuir.block_mask") << ", " << tile.getDimSize(0)
-      << " x " << tile.getDimSize(1) << " tiles)";
+      << kernel->getAttr("cuir.block_mask") << ", " << blockM << " x "
+      << blockN << " tiles)";
   return success();
 }
 

@@ -6,7 +6,10 @@
 // the score function's derivative; this analysis finds S, P and dS from the
 // dataflow of the IR, and the coordinates of the score tile from the
 // buffers the kernel reads and accumulates into (K's copy, dQ's
-// accumulation), not from op order.
+// accumulation), or from the kernel's own mask over S where dQ leaves
+// through another worker; a step without either takes those of a masking
+// step over the same buffers, as its own loop computes them. Not from op
+// order.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,6 +33,10 @@ struct BackwardSite {
   /// The score tile's coordinates: batch, query head, first query row and
   /// first key.
   Value batch, head, qBase, kvBase;
+  /// The thread block's KV tile: its first key and its keys (the rows of
+  /// the shared K tile; a score tile may read some of them).
+  Value kvTile;
+  int64_t kvTileKeys = 0;
 };
 
 struct BackwardStructure {
