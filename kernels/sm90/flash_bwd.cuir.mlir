@@ -13,7 +13,9 @@
 //     %s_issued = cuir.gemm_async %sQ_stage, %sK_wg transpose_b, ...
 //               acc_transposed, at the score wgmma (gemm_key_query<T>(acc_s,
 //               ...)): the registers hold S^T, as the source's; and
-//     %acc_s  = cuir.gemm_wait %s_issued pending 1: the unscaled S (a wgmma
+//     %acc_s  = cuir.gemm_wait %s_issued pending 1: the unscaled S, located
+//               at the fence_operands(acc_s) after wgmma_wait_group<1>, where
+//               the compiler may first read it (a wgmma
 //               is cuir.gemm_async: cuir.gemm is mma.sync, whose verifier
 //               refuses the wgmma layouts);
 //     %acc_dp = cuir.gemm_wait of %dp_issued = cuir.gemm_async %sdO_stage,
@@ -327,9 +329,9 @@ cuir.kernel @flash_bwd_sm90_bf16_d128_main(
             : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S>, !cuir.mbarrier<2> loc(callsite("sdPsum"("flash_bwd.cu":323:3 to 323:112) at "flash_bwd.cu":343:7 to 343:60))
         %i_next = arith.addi %i, %c1 : index loc("flash_bwd.cu":342:50 to 342:59)
         scf.yield %i_next : index loc("flash_bwd.cu":342:5 to 342:59)
-      } loc("flash_bwd.cu":342:5 to 342:59)
+      } loc("m"("flash_bwd.cu":342:5 to 342:59))
       scf.yield %i_k : index loc("flash_bwd.cu":341:3 to 341:79)
-    } loc("flash_bwd.cu":341:3 to 341:79)
+    } loc("head_q"("flash_bwd.cu":341:3 to 341:79))
     cuir.yield loc("flash_bwd.cu":745:7 to 745:89)
   } loc("flash_bwd.cu":744:5 to 744:51)
 
@@ -360,9 +362,9 @@ cuir.kernel @flash_bwd_sm90_bf16_d128_main(
           scf.yield loc("flash_bwd.cu":381:7 to 381:49)
         } loc("flash_bwd.cu":381:7 to 381:49)
         scf.yield %i_next : index loc("flash_bwd.cu":375:5 to 375:59)
-      } loc("flash_bwd.cu":375:5 to 375:59)
+      } loc("m"("flash_bwd.cu":375:5 to 375:59))
       scf.yield %i_k : index loc("flash_bwd.cu":374:3 to 374:79)
-    } loc("flash_bwd.cu":374:3 to 374:79)
+    } loc("head_q"("flash_bwd.cu":374:3 to 374:79))
     cuir.yield loc("flash_bwd.cu":747:7 to 747:111)
   } loc("flash_bwd.cu":746:5 to 746:36)
 
@@ -427,7 +429,7 @@ cuir.kernel @flash_bwd_sm90_bf16_d128_main(
         %dp_issued = cuir.gemm_async %sdO_stage, %sV_wg transpose_b, %zero_s acc_transposed
             : memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":581:3 to 581:69) at "flash_bwd.cu":692:7 to 692:30))
         // S has landed once at most dP, issued after it, is pending.
-        %acc_s = cuir.gemm_wait %s_issued pending 1 : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":582:3 to 582:25) at "flash_bwd.cu":692:7 to 692:30))
+        %acc_s = cuir.gemm_wait %s_issued pending 1 : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":583:3 to 583:25) at "flash_bwd.cu":692:7 to 692:30))
 
         // ------- score tile complete: acc_s = Q K^T (unscaled) of query tile m_tile; the mask of a masking step -------
         %acc_s_masked = cuir.elementwise (%acc_s) at [%b, %head_q, %q_row0, %kv0]
@@ -492,7 +494,7 @@ cuir.kernel @flash_bwd_sm90_bf16_d128_main(
         cuir.barrier.named %dq_full_id threads 160 arrive loc(callsite("flash_bwd.cu":626:3 to 626:75 at "flash_bwd.cu":692:7 to 692:30))
         %i_next = arith.addi %i, %c1 : index loc("flash_bwd.cu":691:40 to 691:49)
         scf.yield %dk_n, %dv_n, %i_next : tensor<64x128xf32, #WACC>, tensor<64x128xf32, #WACC>, index loc("flash_bwd.cu":691:5 to 691:49)
-      } loc("flash_bwd.cu":691:5 to 691:49)
+      } loc("m"("flash_bwd.cu":691:5 to 691:49))
 
       // =============================== unmasked steps ===============================
       %u_dk, %u_dv, %u_i = scf.for %m = %m_unmasked to %m_max step %c1
@@ -519,7 +521,7 @@ cuir.kernel @flash_bwd_sm90_bf16_d128_main(
         %dp_issued = cuir.gemm_async %sdO_stage, %sV_wg transpose_b, %zero_s acc_transposed
             : memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":581:3 to 581:69) at "flash_bwd.cu":694:7 to 694:31))
         // S has landed once at most dP, issued after it, is pending.
-        %acc_s = cuir.gemm_wait %s_issued pending 1 : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":582:3 to 582:25) at "flash_bwd.cu":694:7 to 694:31))
+        %acc_s = cuir.gemm_wait %s_issued pending 1 : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":583:3 to 583:25) at "flash_bwd.cu":694:7 to 694:31))
 
         // ------- score tile complete: acc_s = Q K^T (unscaled) of query tile m_tile; no mask -------
 
@@ -574,9 +576,9 @@ cuir.kernel @flash_bwd_sm90_bf16_d128_main(
         cuir.barrier.named %dq_full_id threads 160 arrive loc(callsite("flash_bwd.cu":626:3 to 626:75 at "flash_bwd.cu":694:7 to 694:31))
         %i_next = arith.addi %i, %c1 : index loc("flash_bwd.cu":693:29 to 693:38)
         scf.yield %dk_n, %dv_n, %i_next : tensor<64x128xf32, #WACC>, tensor<64x128xf32, #WACC>, index loc("flash_bwd.cu":693:5 to 693:38)
-      } loc("flash_bwd.cu":693:5 to 693:38)
+      } loc("m"("flash_bwd.cu":693:5 to 693:38))
       scf.yield %u_dk, %u_dv, %u_i : tensor<64x128xf32, #WACC>, tensor<64x128xf32, #WACC>, index loc("flash_bwd.cu":689:3 to 689:79)
-    } loc("flash_bwd.cu":689:3 to 689:79)
+    } loc("head_q"("flash_bwd.cu":689:3 to 689:79))
 
     // =============================== write_dkv: dK * softmax_scale and dV through the Q and dO stages ===============================
     cuir.barrier.named %c1 threads 256 loc("flash_bwd.cu":668:3 to 668:58)
@@ -861,9 +863,9 @@ cuir.kernel @flash_bwd_sm90_bf16_d64_main(
             : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S>, !cuir.mbarrier<2> loc(callsite("sdPsum"("flash_bwd.cu":323:3 to 323:112) at "flash_bwd.cu":343:7 to 343:60))
         %i_next = arith.addi %i, %c1 : index loc("flash_bwd.cu":342:50 to 342:59)
         scf.yield %i_next : index loc("flash_bwd.cu":342:5 to 342:59)
-      } loc("flash_bwd.cu":342:5 to 342:59)
+      } loc("m"("flash_bwd.cu":342:5 to 342:59))
       scf.yield %i_k : index loc("flash_bwd.cu":341:3 to 341:79)
-    } loc("flash_bwd.cu":341:3 to 341:79)
+    } loc("head_q"("flash_bwd.cu":341:3 to 341:79))
     cuir.yield loc("flash_bwd.cu":745:7 to 745:89)
   } loc("flash_bwd.cu":744:5 to 744:51)
 
@@ -894,9 +896,9 @@ cuir.kernel @flash_bwd_sm90_bf16_d64_main(
           scf.yield loc("flash_bwd.cu":381:7 to 381:49)
         } loc("flash_bwd.cu":381:7 to 381:49)
         scf.yield %i_next : index loc("flash_bwd.cu":375:5 to 375:59)
-      } loc("flash_bwd.cu":375:5 to 375:59)
+      } loc("m"("flash_bwd.cu":375:5 to 375:59))
       scf.yield %i_k : index loc("flash_bwd.cu":374:3 to 374:79)
-    } loc("flash_bwd.cu":374:3 to 374:79)
+    } loc("head_q"("flash_bwd.cu":374:3 to 374:79))
     cuir.yield loc("flash_bwd.cu":747:7 to 747:111)
   } loc("flash_bwd.cu":746:5 to 746:36)
 
@@ -961,7 +963,7 @@ cuir.kernel @flash_bwd_sm90_bf16_d64_main(
         %dp_issued = cuir.gemm_async %sdO_stage, %sV_wg transpose_b, %zero_s acc_transposed
             : memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":581:3 to 581:69) at "flash_bwd.cu":692:7 to 692:30))
         // S has landed once at most dP, issued after it, is pending.
-        %acc_s = cuir.gemm_wait %s_issued pending 1 : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":582:3 to 582:25) at "flash_bwd.cu":692:7 to 692:30))
+        %acc_s = cuir.gemm_wait %s_issued pending 1 : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":583:3 to 583:25) at "flash_bwd.cu":692:7 to 692:30))
 
         // ------- score tile complete: acc_s = Q K^T (unscaled) of query tile m_tile; the mask of a masking step -------
         %acc_s_masked = cuir.elementwise (%acc_s) at [%b, %head_q, %q_row0, %kv0]
@@ -1026,7 +1028,7 @@ cuir.kernel @flash_bwd_sm90_bf16_d64_main(
         cuir.barrier.named %dq_full_id threads 160 arrive loc(callsite("flash_bwd.cu":626:3 to 626:75 at "flash_bwd.cu":692:7 to 692:30))
         %i_next = arith.addi %i, %c1 : index loc("flash_bwd.cu":691:40 to 691:49)
         scf.yield %dk_n, %dv_n, %i_next : tensor<64x64xf32, #WACC>, tensor<64x64xf32, #WACC>, index loc("flash_bwd.cu":691:5 to 691:49)
-      } loc("flash_bwd.cu":691:5 to 691:49)
+      } loc("m"("flash_bwd.cu":691:5 to 691:49))
 
       // =============================== unmasked steps ===============================
       %u_dk, %u_dv, %u_i = scf.for %m = %m_unmasked to %m_max step %c1
@@ -1053,7 +1055,7 @@ cuir.kernel @flash_bwd_sm90_bf16_d64_main(
         %dp_issued = cuir.gemm_async %sdO_stage, %sV_wg transpose_b, %zero_s acc_transposed
             : memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":581:3 to 581:69) at "flash_bwd.cu":694:7 to 694:31))
         // S has landed once at most dP, issued after it, is pending.
-        %acc_s = cuir.gemm_wait %s_issued pending 1 : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":582:3 to 582:25) at "flash_bwd.cu":694:7 to 694:31))
+        %acc_s = cuir.gemm_wait %s_issued pending 1 : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":583:3 to 583:25) at "flash_bwd.cu":694:7 to 694:31))
 
         // ------- score tile complete: acc_s = Q K^T (unscaled) of query tile m_tile; no mask -------
 
@@ -1108,9 +1110,9 @@ cuir.kernel @flash_bwd_sm90_bf16_d64_main(
         cuir.barrier.named %dq_full_id threads 160 arrive loc(callsite("flash_bwd.cu":626:3 to 626:75 at "flash_bwd.cu":694:7 to 694:31))
         %i_next = arith.addi %i, %c1 : index loc("flash_bwd.cu":693:29 to 693:38)
         scf.yield %dk_n, %dv_n, %i_next : tensor<64x64xf32, #WACC>, tensor<64x64xf32, #WACC>, index loc("flash_bwd.cu":693:5 to 693:38)
-      } loc("flash_bwd.cu":693:5 to 693:38)
+      } loc("m"("flash_bwd.cu":693:5 to 693:38))
       scf.yield %u_dk, %u_dv, %u_i : tensor<64x64xf32, #WACC>, tensor<64x64xf32, #WACC>, index loc("flash_bwd.cu":689:3 to 689:79)
-    } loc("flash_bwd.cu":689:3 to 689:79)
+    } loc("head_q"("flash_bwd.cu":689:3 to 689:79))
 
     // =============================== write_dkv: dK * softmax_scale and dV through the Q and dO stages ===============================
     cuir.barrier.named %c1 threads 256 loc("flash_bwd.cu":668:3 to 668:58)
@@ -1395,9 +1397,9 @@ cuir.kernel @flash_bwd_sm90_f16_d128_main(
             : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S>, !cuir.mbarrier<2> loc(callsite("sdPsum"("flash_bwd.cu":323:3 to 323:112) at "flash_bwd.cu":343:7 to 343:60))
         %i_next = arith.addi %i, %c1 : index loc("flash_bwd.cu":342:50 to 342:59)
         scf.yield %i_next : index loc("flash_bwd.cu":342:5 to 342:59)
-      } loc("flash_bwd.cu":342:5 to 342:59)
+      } loc("m"("flash_bwd.cu":342:5 to 342:59))
       scf.yield %i_k : index loc("flash_bwd.cu":341:3 to 341:79)
-    } loc("flash_bwd.cu":341:3 to 341:79)
+    } loc("head_q"("flash_bwd.cu":341:3 to 341:79))
     cuir.yield loc("flash_bwd.cu":745:7 to 745:89)
   } loc("flash_bwd.cu":744:5 to 744:51)
 
@@ -1428,9 +1430,9 @@ cuir.kernel @flash_bwd_sm90_f16_d128_main(
           scf.yield loc("flash_bwd.cu":381:7 to 381:49)
         } loc("flash_bwd.cu":381:7 to 381:49)
         scf.yield %i_next : index loc("flash_bwd.cu":375:5 to 375:59)
-      } loc("flash_bwd.cu":375:5 to 375:59)
+      } loc("m"("flash_bwd.cu":375:5 to 375:59))
       scf.yield %i_k : index loc("flash_bwd.cu":374:3 to 374:79)
-    } loc("flash_bwd.cu":374:3 to 374:79)
+    } loc("head_q"("flash_bwd.cu":374:3 to 374:79))
     cuir.yield loc("flash_bwd.cu":747:7 to 747:111)
   } loc("flash_bwd.cu":746:5 to 746:36)
 
@@ -1495,7 +1497,7 @@ cuir.kernel @flash_bwd_sm90_f16_d128_main(
         %dp_issued = cuir.gemm_async %sdO_stage, %sV_wg transpose_b, %zero_s acc_transposed
             : memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":581:3 to 581:69) at "flash_bwd.cu":692:7 to 692:30))
         // S has landed once at most dP, issued after it, is pending.
-        %acc_s = cuir.gemm_wait %s_issued pending 1 : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":582:3 to 582:25) at "flash_bwd.cu":692:7 to 692:30))
+        %acc_s = cuir.gemm_wait %s_issued pending 1 : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":583:3 to 583:25) at "flash_bwd.cu":692:7 to 692:30))
 
         // ------- score tile complete: acc_s = Q K^T (unscaled) of query tile m_tile; the mask of a masking step -------
         %acc_s_masked = cuir.elementwise (%acc_s) at [%b, %head_q, %q_row0, %kv0]
@@ -1560,7 +1562,7 @@ cuir.kernel @flash_bwd_sm90_f16_d128_main(
         cuir.barrier.named %dq_full_id threads 160 arrive loc(callsite("flash_bwd.cu":626:3 to 626:75 at "flash_bwd.cu":692:7 to 692:30))
         %i_next = arith.addi %i, %c1 : index loc("flash_bwd.cu":691:40 to 691:49)
         scf.yield %dk_n, %dv_n, %i_next : tensor<64x128xf32, #WACC>, tensor<64x128xf32, #WACC>, index loc("flash_bwd.cu":691:5 to 691:49)
-      } loc("flash_bwd.cu":691:5 to 691:49)
+      } loc("m"("flash_bwd.cu":691:5 to 691:49))
 
       // =============================== unmasked steps ===============================
       %u_dk, %u_dv, %u_i = scf.for %m = %m_unmasked to %m_max step %c1
@@ -1587,7 +1589,7 @@ cuir.kernel @flash_bwd_sm90_f16_d128_main(
         %dp_issued = cuir.gemm_async %sdO_stage, %sV_wg transpose_b, %zero_s acc_transposed
             : memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":581:3 to 581:69) at "flash_bwd.cu":694:7 to 694:31))
         // S has landed once at most dP, issued after it, is pending.
-        %acc_s = cuir.gemm_wait %s_issued pending 1 : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":582:3 to 582:25) at "flash_bwd.cu":694:7 to 694:31))
+        %acc_s = cuir.gemm_wait %s_issued pending 1 : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":583:3 to 583:25) at "flash_bwd.cu":694:7 to 694:31))
 
         // ------- score tile complete: acc_s = Q K^T (unscaled) of query tile m_tile; no mask -------
 
@@ -1642,9 +1644,9 @@ cuir.kernel @flash_bwd_sm90_f16_d128_main(
         cuir.barrier.named %dq_full_id threads 160 arrive loc(callsite("flash_bwd.cu":626:3 to 626:75 at "flash_bwd.cu":694:7 to 694:31))
         %i_next = arith.addi %i, %c1 : index loc("flash_bwd.cu":693:29 to 693:38)
         scf.yield %dk_n, %dv_n, %i_next : tensor<64x128xf32, #WACC>, tensor<64x128xf32, #WACC>, index loc("flash_bwd.cu":693:5 to 693:38)
-      } loc("flash_bwd.cu":693:5 to 693:38)
+      } loc("m"("flash_bwd.cu":693:5 to 693:38))
       scf.yield %u_dk, %u_dv, %u_i : tensor<64x128xf32, #WACC>, tensor<64x128xf32, #WACC>, index loc("flash_bwd.cu":689:3 to 689:79)
-    } loc("flash_bwd.cu":689:3 to 689:79)
+    } loc("head_q"("flash_bwd.cu":689:3 to 689:79))
 
     // =============================== write_dkv: dK * softmax_scale and dV through the Q and dO stages ===============================
     cuir.barrier.named %c1 threads 256 loc("flash_bwd.cu":668:3 to 668:58)
@@ -1929,9 +1931,9 @@ cuir.kernel @flash_bwd_sm90_f16_d64_main(
             : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S>, !cuir.mbarrier<2> loc(callsite("sdPsum"("flash_bwd.cu":323:3 to 323:112) at "flash_bwd.cu":343:7 to 343:60))
         %i_next = arith.addi %i, %c1 : index loc("flash_bwd.cu":342:50 to 342:59)
         scf.yield %i_next : index loc("flash_bwd.cu":342:5 to 342:59)
-      } loc("flash_bwd.cu":342:5 to 342:59)
+      } loc("m"("flash_bwd.cu":342:5 to 342:59))
       scf.yield %i_k : index loc("flash_bwd.cu":341:3 to 341:79)
-    } loc("flash_bwd.cu":341:3 to 341:79)
+    } loc("head_q"("flash_bwd.cu":341:3 to 341:79))
     cuir.yield loc("flash_bwd.cu":745:7 to 745:89)
   } loc("flash_bwd.cu":744:5 to 744:51)
 
@@ -1962,9 +1964,9 @@ cuir.kernel @flash_bwd_sm90_f16_d64_main(
           scf.yield loc("flash_bwd.cu":381:7 to 381:49)
         } loc("flash_bwd.cu":381:7 to 381:49)
         scf.yield %i_next : index loc("flash_bwd.cu":375:5 to 375:59)
-      } loc("flash_bwd.cu":375:5 to 375:59)
+      } loc("m"("flash_bwd.cu":375:5 to 375:59))
       scf.yield %i_k : index loc("flash_bwd.cu":374:3 to 374:79)
-    } loc("flash_bwd.cu":374:3 to 374:79)
+    } loc("head_q"("flash_bwd.cu":374:3 to 374:79))
     cuir.yield loc("flash_bwd.cu":747:7 to 747:111)
   } loc("flash_bwd.cu":746:5 to 746:36)
 
@@ -2029,7 +2031,7 @@ cuir.kernel @flash_bwd_sm90_f16_d64_main(
         %dp_issued = cuir.gemm_async %sdO_stage, %sV_wg transpose_b, %zero_s acc_transposed
             : memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":581:3 to 581:69) at "flash_bwd.cu":692:7 to 692:30))
         // S has landed once at most dP, issued after it, is pending.
-        %acc_s = cuir.gemm_wait %s_issued pending 1 : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":582:3 to 582:25) at "flash_bwd.cu":692:7 to 692:30))
+        %acc_s = cuir.gemm_wait %s_issued pending 1 : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":583:3 to 583:25) at "flash_bwd.cu":692:7 to 692:30))
 
         // ------- score tile complete: acc_s = Q K^T (unscaled) of query tile m_tile; the mask of a masking step -------
         %acc_s_masked = cuir.elementwise (%acc_s) at [%b, %head_q, %q_row0, %kv0]
@@ -2094,7 +2096,7 @@ cuir.kernel @flash_bwd_sm90_f16_d64_main(
         cuir.barrier.named %dq_full_id threads 160 arrive loc(callsite("flash_bwd.cu":626:3 to 626:75 at "flash_bwd.cu":692:7 to 692:30))
         %i_next = arith.addi %i, %c1 : index loc("flash_bwd.cu":691:40 to 691:49)
         scf.yield %dk_n, %dv_n, %i_next : tensor<64x64xf32, #WACC>, tensor<64x64xf32, #WACC>, index loc("flash_bwd.cu":691:5 to 691:49)
-      } loc("flash_bwd.cu":691:5 to 691:49)
+      } loc("m"("flash_bwd.cu":691:5 to 691:49))
 
       // =============================== unmasked steps ===============================
       %u_dk, %u_dv, %u_i = scf.for %m = %m_unmasked to %m_max step %c1
@@ -2121,7 +2123,7 @@ cuir.kernel @flash_bwd_sm90_f16_d64_main(
         %dp_issued = cuir.gemm_async %sdO_stage, %sV_wg transpose_b, %zero_s acc_transposed
             : memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_dp"("flash_bwd.cu":581:3 to 581:69) at "flash_bwd.cu":694:7 to 694:31))
         // S has landed once at most dP, issued after it, is pending.
-        %acc_s = cuir.gemm_wait %s_issued pending 1 : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":582:3 to 582:25) at "flash_bwd.cu":694:7 to 694:31))
+        %acc_s = cuir.gemm_wait %s_issued pending 1 : tensor<64x64xf32, #WACC> loc(callsite("acc_s"("flash_bwd.cu":583:3 to 583:25) at "flash_bwd.cu":694:7 to 694:31))
 
         // ------- score tile complete: acc_s = Q K^T (unscaled) of query tile m_tile; no mask -------
 
@@ -2176,9 +2178,9 @@ cuir.kernel @flash_bwd_sm90_f16_d64_main(
         cuir.barrier.named %dq_full_id threads 160 arrive loc(callsite("flash_bwd.cu":626:3 to 626:75 at "flash_bwd.cu":694:7 to 694:31))
         %i_next = arith.addi %i, %c1 : index loc("flash_bwd.cu":693:29 to 693:38)
         scf.yield %dk_n, %dv_n, %i_next : tensor<64x64xf32, #WACC>, tensor<64x64xf32, #WACC>, index loc("flash_bwd.cu":693:5 to 693:38)
-      } loc("flash_bwd.cu":693:5 to 693:38)
+      } loc("m"("flash_bwd.cu":693:5 to 693:38))
       scf.yield %u_dk, %u_dv, %u_i : tensor<64x64xf32, #WACC>, tensor<64x64xf32, #WACC>, index loc("flash_bwd.cu":689:3 to 689:79)
-    } loc("flash_bwd.cu":689:3 to 689:79)
+    } loc("head_q"("flash_bwd.cu":689:3 to 689:79))
 
     // =============================== write_dkv: dK * softmax_scale and dV through the Q and dO stages ===============================
     cuir.barrier.named %c1 threads 256 loc("flash_bwd.cu":668:3 to 668:58)

@@ -227,7 +227,7 @@ LogicalResult BlockListPatcher::writeQueryOrder(PatchContext &ctx) {
 }
 
 /// The source names a backward list row needs: the batch and the KV tile
-/// (the block id whose multiple of BLOCK_N is the tile's first key).
+/// (the block id whose multiple of BLOCK_N is the KV tile's first key).
 LogicalResult BlockListPatcher::readBackwardSource(PatchContext &ctx) {
   FailureOr<BackwardStructure> s = analyzeBackward(ctx.diff->source);
   if (failed(s))
@@ -235,15 +235,17 @@ LogicalResult BlockListPatcher::readBackwardSource(PatchContext &ctx) {
   if (s->sites.empty())
     return ctx.diff->source.emitError()
            << "walks block lists but recomputes no scores";
+  // Tiles of the thread block's steps: the score tile's rows, the keys of
+  // the block's KV tile (as the split classified them).
   const BackwardSite &site = s->sites.front();
   auto tile = cast<RankedTensorType>(site.score.getType());
   blockM = std::to_string(tile.getDimSize(0));
-  blockN = std::to_string(tile.getDimSize(1));
+  blockN = std::to_string(site.kvTileKeys);
   Value nBlock;
-  if (auto mul = site.kvBase.getDefiningOp<arith::MulIOp>())
+  if (auto mul = site.kvTile.getDefiningOp<arith::MulIOp>())
     for (unsigned i : {0u, 1u})
       if (APInt c; matchPattern(mul->getOperand(1 - i), m_ConstantInt(&c)) &&
-                   c.getSExtValue() == tile.getDimSize(1))
+                   c.getSExtValue() == site.kvTileKeys)
         nBlock = mul->getOperand(i);
   std::optional<std::string> b = nameOf(site.batch), n = nameOf(nBlock);
   if (!b || !n)

@@ -5,14 +5,18 @@
 using namespace mlir;
 using namespace mlir::cuir;
 
-FragmentWalk FragmentWalk::of(MmaInstr instr) {
-  if (instr == MmaInstr::WgmmaM64NK16)
+FragmentWalk FragmentWalk::of(MmaInstr instr, bool transposed) {
+  if (instr == MmaInstr::WgmmaM64NK16) {
+    std::string rowOff = "(e / 2) * 8", colOff = "j * 8 + (e % 2)";
+    if (transposed)
+      std::swap(rowOff, colOff);
     return {"int N",
             "float (&scores)[N]",
             "scores[4 * j + e]",
-            "(e / 2) * 8",
-            "j * 8 + (e % 2)",
+            rowOff,
+            colOff,
             {"for (int j = 0; j < N / 4; ++j)", "for (int e = 0; e < 4; ++e)"}};
+  }
   return {"int M_TILES, int N_TILES",
           "float (&scores)[M_TILES][N_TILES][4]",
           "scores[mi][ni][e]",

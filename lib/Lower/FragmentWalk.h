@@ -19,7 +19,10 @@ struct FragmentWalk {
 
   /// mma.m16n8k16 (register e of n8 tile ni of m16 slice mi, [M][N][4]) or
   /// wgmma m64nNk16 (register 4j + e of n8 tile j of the warp's 16 rows).
-  static FragmentWalk of(MmaInstr instr);
+  /// `transposed`: the registers hold the tile's transpose (a wgmma of
+  /// S^T), so a register's row offset is its key's and its column its
+  /// query's.
+  static FragmentWalk of(MmaInstr instr, bool transposed = false);
 
   /// The loops around `body`, whose lines are indented for the innermost.
   std::string walk(llvm::StringRef indent, llvm::StringRef body) const;

@@ -95,6 +95,23 @@ private:
   llvm::DenseSet<Operation *> written;
 };
 
+/// Whether the registers of score tile `v` hold its transpose: it comes,
+/// through elementwise ops and the wait, from a gemm_async with
+/// acc_transposed (a backward's S^T = K Q^T).
+static bool holdsTranspose(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (auto gemm = dyn_cast<GemmAsyncOp>(def))
+      return gemm.getAccTransposed();
+    if (auto wait = dyn_cast<GemmWaitOp>(def))
+      v = wait.getAcc();
+    else if (auto ew = dyn_cast<ElementwiseOp>(def); ew && ew.getInputs().size() == 1)
+      v = ew.getInputs()[0];
+    else
+      return false;
+  }
+  return false;
+}
+
 void ScoresPatcher::markWritten(Value v) {
   Operation *def = v.getDefiningOp();
   if (!def || !getChange(def) || !written.insert(def).second)
@@ -188,7 +205,8 @@ LogicalResult ScoresPatcher::lowerScores(ElementwiseOp ew, PatchContext &ctx) {
                              "mma.m16n8k16 accumulators and over one "
                              "warpgroup's wgmma accumulator; this tile is "
                           << in.getType();
-  FragmentWalk fw = FragmentWalk::of(layout.getInstr());
+  bool transposed = holdsTranspose(in);
+  FragmentWalk fw = FragmentWalk::of(layout.getInstr(), transposed);
   auto frag = expr(in, loc), b = expr(ew.getB(), loc), h = expr(ew.getH(), loc),
        q0 = expr(ew.getQBase(), loc), k0 = expr(ew.getKvBase(), loc);
   if (failed(frag) || failed(b) || failed(h) || failed(q0) || failed(k0))
@@ -238,6 +256,12 @@ LogicalResult ScoresPatcher::lowerScores(ElementwiseOp ew, PatchContext &ctx) {
                    : " + (" + warp + " % " + std::to_string(warpsN) + ") * " +
                          std::to_string(colsPerWarp)) +
       " + " + lane + " % 4 * 2";
+  // Transposed registers: the warp's rows and the thread's row are keys, its
+  // column pair queries (one warpgroup: the verifier's layouts of S^T).
+  if (transposed) {
+    row0 = *q0 + " + " + lane + " % 4 * 2";
+    col0 = *k0 + " + " + warp + " * 16 + " + lane + " / 4";
+  }
   std::string args =
       "params, " + *b + ", " + *h + ", " + row0 + ", " + col0 + ");";
   // The derivative reads the scores before they change.
@@ -325,9 +349,16 @@ LogicalResult ScoresPatcher::writeCalls(PatchContext &ctx) {
   for (auto &[line, sites] : calls) {
     FileLineColRange at = rangeOf(sites.front().loc);
     ctx.diff->target.walk([&](Operation *gemm) {
-      if (!isa<GemmOp, GemmAsyncOp>(gemm) || rangeOf(gemm->getLoc()) != at)
+      if (!isa<GemmOp, GemmAsyncOp>(gemm))
         return;
-      bool hasScores = llvm::any_of(gemm->getUsers(), [](Operation *u) {
+      // The scores are complete at the GEMM, or at its wait.
+      Operation *complete = gemm;
+      for (Operation *u : gemm->getUsers())
+        if (isa<GemmWaitOp>(u))
+          complete = u;
+      if (rangeOf(complete->getLoc()) != at)
+        return;
+      bool hasScores = llvm::any_of(complete->getUsers(), [](Operation *u) {
         return isa<ElementwiseOp>(u) && getChange(u);
       });
       if (!hasScores && sites.front().masked)
@@ -405,7 +436,8 @@ ScoresPatcher::lowerDerivative(ElementwiseOp ew, PatchContext &ctx,
                                const std::string &frag, const std::string &args,
                                const std::string &indent) {
   FragmentLayoutAttr layout = getFragmentLayout(ew.getType());
-  FragmentWalk fw = FragmentWalk::of(layout.getInstr());
+  FragmentWalk fw =
+      FragmentWalk::of(layout.getInstr(), holdsTranspose(ew.getInputs()[0]));
   for (Value v : {ew.getB(), ew.getH(), ew.getQBase(), ew.getKvBase()})
     if (failed(expr(v, ew.getLoc())))
       return failure();
