@@ -30,7 +30,7 @@ from .variant_lib import load_variant, load_variant_backward
 _ROOT = pathlib.Path(__file__).resolve().parents[2]
 KERNELS = {"sm80": _ROOT / "kernels" / "sm80" / "flash_fwd.cu", "sm90": _ROOT / "kernels" / "sm90" / "flash_fwd.cu"}
 # The backward kernels a variant's backward pass is lowered from (their Source CuIR: docs/Backward.md).
-BWD_KERNELS = {"sm80": _ROOT / "kernels" / "sm80" / "flash_bwd.cu"}
+BWD_KERNELS = {"sm80": _ROOT / "kernels" / "sm80" / "flash_bwd.cu", "sm90": _ROOT / "kernels" / "sm90" / "flash_bwd.cu"}
 # The archs each kernel is compiled for by default: the sm_90 kernel uses sm_90a-only instructions.
 DEFAULT_ARCHS = {"sm80": ("sm_80", "sm_90"), "sm90": ("sm_90a",)}
 _LOADED = {}  # library path -> VariantKernel: loaded once per process
@@ -175,7 +175,7 @@ def compile(spec=None, score_mod=None, mask_mod=None, normalizer="softmax", kern
     kernel: "sm80" (FA2-class, runs on sm_80 and later) or "sm90" (warp-specialized, Hopper only).
     cache: use the on-disk kernel cache (default: when out_dir is not given).
     load=False returns the library's path instead of the callable.
-    backward=True also builds the variant's backward pass (from the sm_80 backward kernel) and returns a
+    backward=True also builds the variant's backward pass (from `kernel`'s backward kernel) and returns a
     differentiable callable (docs/Backward.md); load=False then returns both libraries' paths."""
     if kernel not in KERNELS:
         raise ValueError(f"unknown kernel {kernel!r}: one of {', '.join(KERNELS)}")
@@ -196,7 +196,7 @@ def compile(spec=None, score_mod=None, mask_mod=None, normalizer="softmax", kern
         library = _build_in(pathlib.Path(out_dir or tempfile.mkdtemp(prefix="cuir-")), kernel, spec, text, name,
                             archs, split)
     if backward:
-        bwd_library = _backward_library(spec, text, name, cache, pathlib.Path(library).parent, normalizer)
+        bwd_library = _backward_library(kernel, spec, text, name, cache, pathlib.Path(library).parent)
         if not load:
             return library, bwd_library
         from .autograd_variant import TrainableVariant
@@ -207,17 +207,17 @@ def compile(spec=None, score_mod=None, mask_mod=None, normalizer="softmax", kern
     return BoundVariant(kernel_obj, values) if values else kernel_obj
 
 
-def _backward_library(spec, text, name, cache, out_dir, normalizer):
-    """The library of a variant's backward pass, on the sm_80 backward kernel (the one whose Source CuIR
-    the transfer reads); its O and LSE come from either forward kernel."""
-    archs = DEFAULT_ARCHS["sm80"]
+def _backward_library(kernel, spec, text, name, cache, out_dir):
+    """The library of a variant's backward pass, on the backward kernel of the forward's `kernel` (sm80 or
+    sm90: both have a Source CuIR the transfer reads)."""
+    archs = DEFAULT_ARCHS[kernel]
     if cache:
-        return build_cached("sm80", spec if spec is not None else text, name + "_bwd", archs,
+        return build_cached(kernel, spec if spec is not None else text, name + "_bwd", archs,
                             builtin=spec is not None, backward=True)
     out = out_dir  # beside the forward's library and its variant file
     if spec is None:
         spec = str(out / f"{name}.variant.mlir")
-    r = subprocess.run(lower_command("sm80", spec, out / f"{name}_bwd.cu", archs, backward=True),
+    r = subprocess.run(lower_command(kernel, spec, out / f"{name}_bwd.cu", archs, backward=True),
                        capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(f"cuir-opt failed:\n{r.stderr[-4000:]}")

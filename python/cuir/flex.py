@@ -267,8 +267,9 @@ def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=Non
             raise NotImplementedError("flex_attention: the backward pass takes no return_lse yet; call it under "
                                       "torch.no_grad() for that")
         from .autograd_variant import variant_attention
-        bwd = _compile.load_once(_compile.build_cached("sm80", text, "flex_bwd", _compile.DEFAULT_ARCHS["sm80"],
-                                                       split=False, backward=True), backward=True)
+        # The backward on the forward's kernel, its query steps over its own transposed lists.
+        bwd = _compile.load_once(_compile.build_cached(chosen, text, "flex_bwd", _compile.DEFAULT_ARCHS[chosen],
+                                                       backward=True), backward=True)
         block = params.pop("block_mask", None)
         return variant_attention(variant, bwd, query, key, value, scale, block, **params)
     with torch.no_grad():

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """GPU check and benchmark of variants' backward passes: libraries lowered by
 `BWD=1 tools/gpu/build_variants.sh` (<dir>/<name>/lib<name>.so, the forward, and lib<name>_bwd.so, the backward
-from kernels/sm80/flash_bwd.cu).
+from kernels/sm80/flash_bwd.cu; with KERNEL=sm90, both from the sm90 kernels, staged in build/variant-libs-sm90).
 
 1. gradients: the variant's forward gives O and LSE, its backward dQ, dK, dV; compared with torch.autograd on the
    float64 eager variant of tools/gpu/variant_defs.py (fresh random inputs, bf16, d 64 and 128, GQA, Nq != Nkv),
@@ -15,7 +15,8 @@ from kernels/sm80/flash_bwd.cu).
    loss and the gradients of the input and every weight against eager's, max relative error < 1e-2 (the
    compiled projections round differently in bf16; dQ's float atomics vary between runs);
 4. with --bench: the backward's time against FlexAttention's backward (torch.compile(flex_attention) with its
-   block mask) in the same run, bf16, d 128, llama2-7b heads, 16k tokens, N = 2k and 8k.
+   block mask) in the same run, bf16, d 128, llama2-7b heads, 16k tokens, N = 2k and 8k; both block masks
+   computed once (cuir_bwd_ms), ours also in every call (cuir_bwd_mask_each_call_ms).
 
 usage: python3 tools/gpu/check_variant_bwd.py --libs build/variant-libs [--names a,b] [--compile] [--bench]
        [--train NAME] [--steps 300] [--sanitize] [--json f]
@@ -188,12 +189,16 @@ def bench(fwd, bwd, name, N):
     with torch.no_grad():
         o, lse = fwd(q, k, v, return_lse=True, **params)
     do = torch.randn_like(o)
-    cuir_ms = median_ms(lambda: bwd(q, k, v, o, do, lse, **params))
+    # The block mask computed once and reused, as FlexAttention's below; and computed in every call.
+    bm_cuir = bwd.block_mask(B, H, N, N, head_dim=d, **params) if bwd.block_mask_info else None
+    cuir_ms = median_ms(lambda: bwd(q, k, v, o, do, lse, block_mask=bm_cuir, **params))
+    cuir_each_ms = median_ms(lambda: bwd(q, k, v, o, do, lse, **params)) if bm_cuir is not None else cuir_ms
     flex = torch.compile(flex_attention)
     bm = create_block_mask(mask_mod, B, H, N, N, device="cuda")
     of = flex(q, k, v, score_mod=score_mod, block_mask=bm)
     flex_ms = median_ms(lambda: torch.autograd.grad(of, (q, k, v), do, retain_graph=True))
-    row = {"variant": name, "N": N, "cuir_bwd_ms": cuir_ms, "flex_bwd_ms": flex_ms, "cuir / flex": flex_ms / cuir_ms}
+    row = {"variant": name, "N": N, "cuir_bwd_ms": cuir_ms, "cuir_bwd_mask_each_call_ms": cuir_each_ms,
+           "flex_bwd_ms": flex_ms, "cuir / flex": flex_ms / cuir_ms}
     print(json.dumps({a: (round(b, 3) if isinstance(b, float) else b) for a, b in row.items()}), flush=True)
     return row
 
