@@ -89,12 +89,15 @@ CUIR_KERNEL_API int cuir_flash_fwd_sm90_block_mask(const cuir_attention_params *
 /*
  * A variant's backward library (lowered from a flash_bwd.cu with the split) exports the same two functions named
  * after its backward entry point, with its params struct: the lists at the backward kernel's tiles (the sm_80
- * backward: 64 query rows x 128 keys at both head dims). Its kernel steps, for its KV tile, over the transposed
- * lists (q_num_blocks / q_indices: masked steps; full_q_num_blocks / full_q_indices: unmasked steps); the
- * other lists are computed too. Same contract and return values as above.
+ * backward and the sm_90 one: 64 query rows x 128 keys at both head dims). Its kernel steps, for its KV tile,
+ * over the transposed lists (q_num_blocks / q_indices: masked steps; full_q_num_blocks / full_q_indices: unmasked
+ * steps); the other lists are computed too. Same contract and return values as above.
  */
 CUIR_KERNEL_API int cuir_flash_bwd_sm80_block_mask_dims(const cuir_attention_bwd_params *params, int32_t dims[4]);
 CUIR_KERNEL_API int cuir_flash_bwd_sm80_block_mask(const cuir_attention_bwd_params *params, cuir_block_mask *mask,
+                                                   void *stream);
+CUIR_KERNEL_API int cuir_flash_bwd_sm90_block_mask_dims(const cuir_attention_bwd_params *params, int32_t dims[4]);
+CUIR_KERNEL_API int cuir_flash_bwd_sm90_block_mask(const cuir_attention_bwd_params *params, cuir_block_mask *mask,
                                                    void *stream);
 
 #ifdef __cplusplus
