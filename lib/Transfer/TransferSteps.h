@@ -47,6 +47,9 @@ private:
                         ArrayRef<Value> at);
   Value derivativeTile(Value score, ScoreGradOp grad, ArrayRef<Value> at);
   LogicalResult useSigmoidBackward(BackwardSite &site);
+  LogicalResult addGradientBuffers(ScoreGradOp grad);
+  void insertParamGrads(BackwardSite &site, ScoreGradOp grad,
+                        ArrayRef<Value> at);
   LogicalResult useSigmoidWeights(ScoreSite &site);
   Value onesLike(Value like, Location loc);
   Value sigmoidTile(Value s, Value one, Location loc);
@@ -65,6 +68,10 @@ private:
   Value naturalScale;
   /// The variant's mask as inlined into the first score elementwise.
   Value inlinedMask;
+  /// The fp32 gradient buffer (a kernel argument "grad:<name>") of each
+  /// float parameter of the variant whose elements have partials, by the
+  /// parameter's argument number in the variant's body.
+  llvm::DenseMap<unsigned, Value> gradBuffers;
 };
 
 } // namespace mlir::cuir::detail
