@@ -270,10 +270,11 @@ void Transfer::insertParamGrads(BackwardSite &site, ScoreGradOp grad,
     YieldOp::create(eb, loc, yielded);
     // The score_grad's other results (the score, its derivative, other
     // partials) are not needed here.
-    for (Operation &o : llvm::make_early_inc_range(
-             llvm::reverse(body->without_terminator())))
-      if (isOpTriviallyDead(&o))
-        o.erase();
+    SmallVector<Operation *> ops = llvm::map_to_vector(
+        body->without_terminator(), [](Operation &o) { return &o; });
+    for (Operation *o : llvm::reverse(ops))
+      if (isOpTriviallyDead(o))
+        o->erase();
     if (body->getArgument(1).use_empty()) {
       body->eraseArgument(1);
       op.getInputsMutable().erase(1);

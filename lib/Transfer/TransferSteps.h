@@ -36,7 +36,8 @@ private:
   ElementwiseOp insertScores(Value score, ArrayRef<Value> at);
   ElementwiseOp createScoreOp(Value score, ArrayRef<Value> at);
   void inlineMods(OpBuilder &eb, Block *body);
-  SmallVector<Value> clampedCoordinates(OpBuilder &eb, Block *body);
+  SmallVector<Value> clampedCoordinates(OpBuilder &eb, Block *body,
+                                        ValueRange at);
   Value inlineMod(OpBuilder &eb, Block *body, Operation *mod, ValueRange args,
                   IRMapping &map, SmallVector<Value> &clamped,
                   unsigned result = 0);
