@@ -943,8 +943,7 @@ void ScatterAddOp::print(OpAsmPrinter &p) {
   p << " (" << getInputs() << ") at [" << getB() << ", " << getH() << ", "
     << getQBase() << ", " << getKvBase() << "] into " << getDst();
   p.printOptionalAttrDict((*this)->getAttrs());
-  p << " : (" << getInputs().getTypes() << ") -> " << getDst().getType()
-    << ' ';
+  p << " : (" << getInputs().getTypes() << ") -> " << getDst().getType() << ' ';
   p.printRegion(getBody(), /*printEntryBlockArgs=*/true);
 }
 
@@ -961,8 +960,8 @@ LogicalResult ScatterAddOp::verify() {
       return emitOpError() << "inputs must share one shape and layout; "
                            << first << " and " << t << " differ";
   }
-  if (failed(verifySpace(*this, getDst(), "destination",
-                         {MemorySpace::Global})))
+  if (failed(
+          verifySpace(*this, getDst(), "destination", {MemorySpace::Global})))
     return failure();
   auto dst = cast<MemRefType>(getDst().getType());
   if (!dst.getElementType().isF32())
@@ -986,8 +985,7 @@ LogicalResult ScatterAddOp::verify() {
   }
   for (size_t i = n; i < n + 4; ++i)
     if (!body.getArgument(i).getType().isIndex())
-      return emitOpError() << "coordinate argument #" << i
-                           << " must be index";
+      return emitOpError() << "coordinate argument #" << i << " must be index";
   if (body.empty() || !isa<YieldOp>(body.back()))
     return emitOpError() << "body must end in a cuir.yield of the indices "
                             "and the value to add";

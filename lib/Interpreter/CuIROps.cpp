@@ -334,8 +334,8 @@ LogicalResult Worker::execCuIR(Operation *op) {
       .Case<BlockIdOp, WorkerIdOp, AllocOp, CopyOp, CopyAsyncOp, CommitOp,
             WaitGroupOp, LoadOp, StoreOp, AtomicAddOp, GemmOp, GemmAsyncOp,
             GemmWaitOp, ReduceRowsOp, BroadcastRowsOp, ConvertLayoutOp,
-            ElementwiseOp, ScatterAddOp, BarrierInitOp, BarrierArriveOp, BarrierWaitOp,
-            BarrierSyncOp, BarrierNamedOp>(
+            ElementwiseOp, ScatterAddOp, BarrierInitOp, BarrierArriveOp,
+            BarrierWaitOp, BarrierSyncOp, BarrierNamedOp>(
           [&](auto cuirOp) { return execOp(cuirOp); })
       .Default([&](Operation *) {
         return op->emitError() << "the CuIR interpreter does not execute '"

@@ -1343,8 +1343,7 @@ private:
   LogicalResult declareBuffer(KernelOp kernel, unsigned i, StringRef role);
   /// The zeroed fp32 gradient buffer of a parameter ("grad:<name>"), of
   /// the parameter's shape.
-  LogicalResult declareGradBuffer(KernelOp kernel, unsigned i,
-                                  StringRef role);
+  LogicalResult declareGradBuffer(KernelOp kernel, unsigned i, StringRef role);
   /// The problem vector an input role's values go to, or null.
   std::vector<float> *problemInput(StringRef role);
 
@@ -1468,8 +1467,7 @@ LogicalResult BackwardRun::declareGradBuffer(KernelOp kernel, unsigned i,
   buf.written.assign(buf.size(), true);
   buf.blockAccess.resize(buf.size());
   buffers[role] = v;
-  prob.trainable.push_back(
-      {role.drop_front(kGradRolePrefix.size()).str(), *n});
+  prob.trainable.push_back({role.drop_front(kGradRolePrefix.size()).str(), *n});
   return success();
 }
 

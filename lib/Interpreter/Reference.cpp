@@ -479,8 +479,8 @@ FailureOr<BackwardOutput> mlir::cuir::interp::pytorchBackward(const Problem &p,
       std::string error;
       auto g = readNpy(file("grad_" + name + ".npy"), count, error);
       if (failed(g))
-        return emitError(loc) << "the PyTorch reference's gradient of '"
-                              << name << "': " << error;
+        return emitError(loc) << "the PyTorch reference's gradient of '" << name
+                              << "': " << error;
       result.grads.params[name] = std::move(*g);
     }
     return success();

@@ -35,9 +35,7 @@ using namespace mlir::cuir;
 namespace {
 
 /// The params field of the gradient buffer of parameter `param`.
-std::string gradField(StringRef param) {
-  return ("cuir_grad_" + param).str();
-}
+std::string gradField(StringRef param) { return ("cuir_grad_" + param).str(); }
 
 /// Whether the registers of tile `v` hold its transpose: it comes from a
 /// gemm_async with acc_transposed (the sm_90 backward's S^T, dP^T), through
@@ -106,8 +104,7 @@ private:
   std::map<unsigned, Calls> calls;
 };
 
-LogicalResult ParamGradPatcher::addField(BlockArgument arg,
-                                         PatchContext &ctx) {
+LogicalResult ParamGradPatcher::addField(BlockArgument arg, PatchContext &ctx) {
   KernelOp kernel = ctx.diff->target;
   unsigned i = arg.getArgNumber();
   StringRef role = argRole(kernel, i);
@@ -164,8 +161,7 @@ LogicalResult ParamGradPatcher::lowerScatter(ScatterAddOp op,
                              "wgmma accumulator; this tile is "
                           << dS.getType();
   auto dst = cast<BlockArgument>(op.getDst());
-  StringRef param =
-      argRole(ctx.diff->target, dst.getArgNumber()).drop_front(5);
+  StringRef param = argRole(ctx.diff->target, dst.getArgNumber()).drop_front(5);
   auto dstType = cast<MemRefType>(dst.getType());
   bool transposed = holdsTranspose(dS);
   FragmentWalk fw = FragmentWalk::of(layout.getInstr(), transposed);
@@ -221,7 +217,8 @@ LogicalResult ParamGradPatcher::lowerScatter(ScatterAddOp op,
       "template <" +
       fw.templateParams +
       ">\n"
-      "__device__ __forceinline__ void @NAME@(" + fw.param + ", const " + ctx.paramsStruct +
+      "__device__ __forceinline__ void @NAME@(" +
+      fw.param + ", const " + ctx.paramsStruct +
       " &params,\n"
       "                                                 int b, int h, int "
       "row0, int col0) {\n"
@@ -256,10 +253,10 @@ LogicalResult ParamGradPatcher::lowerScatter(ScatterAddOp op,
   auto [first, last] = ctx.src.statement(anchor);
   std::string indent = ctx.src.indent(first).str();
   ctx.noteCall(last);
-  std::string text = indent + "// ---- cuir: the gradient of '" +
-                     param.str() + "' from dS ----\n" + indent + name + "(" +
-                     args[0] + ", params, " + args[1] + ", " + args[2] + ", " +
-                     row0 + ", " + col0 + ");";
+  std::string text = indent + "// ---- cuir: the gradient of '" + param.str() +
+                     "' from dS ----\n" + indent + name + "(" + args[0] +
+                     ", params, " + args[1] + ", " + args[2] + ", " + row0 +
+                     ", " + col0 + ");";
   Calls &at = calls.try_emplace(last, Calls{{}, loc}).first->second;
   if (!llvm::is_contained(at.texts, text))
     at.texts.push_back(text);

@@ -507,9 +507,9 @@ FailureOr<ScatterBody> BodyPrinter::printScatter(StringRef hoistIndent,
 
 } // namespace
 
-FailureOr<ScatterBody>
-mlir::cuir::printScatterBody(ScatterAddOp op, StringRef hoistIndent,
-                             StringRef elementIndent) {
+FailureOr<ScatterBody> mlir::cuir::printScatterBody(ScatterAddOp op,
+                                                    StringRef hoistIndent,
+                                                    StringRef elementIndent) {
   OpBuilder builder(op);
   auto work = cast<ScatterAddOp>(builder.clone(*op));
   llvm::scope_exit erase([&] { work.erase(); });

@@ -194,15 +194,14 @@ LogicalResult Transfer::addGradientBuffers(ScoreGradOp grad) {
       continue;
     StringRef name = variant.getParamName(i);
     std::string role = (kGradRolePrefix + name).str();
-    if (llvm::any_of(llvm::seq(kernel.getNumArguments()), [&](unsigned a) {
-          return argRole(kernel, a) == role;
-        }))
+    if (llvm::any_of(llvm::seq(kernel.getNumArguments()),
+                     [&](unsigned a) { return argRole(kernel, a) == role; }))
       return kernel.emitError() << "already has a gradient buffer '" << role
                                 << "': transfer a variant once";
     auto type = cast<MemRefType>(param.getType());
-    auto bufType = MemRefType::get(type.getShape(), Float32Type::get(ctx),
-                                   MemRefLayoutAttrInterface(),
-                                   type.getMemorySpace());
+    auto bufType =
+        MemRefType::get(type.getShape(), Float32Type::get(ctx),
+                        MemRefLayoutAttrInterface(), type.getMemorySpace());
     NamedAttrList attrs;
     attrs.set(CuIRDialect::ArgAttrHelper::getNameStr(),
               StringAttr::get(ctx, role));
@@ -239,9 +238,9 @@ void Transfer::insertParamGrads(BackwardSite &site, ScoreGradOp grad,
     auto load = yield.getElements()[i].getDefiningOp<memref::LoadOp>();
     unsigned param = cast<BlockArgument>(load.getMemRef()).getArgNumber();
     rewriter.setInsertionPointAfter(site.dScores);
-    auto op = ScatterAddOp::create(rewriter, loc, ValueRange{dS, site.score},
-                                   at[0], at[1], at[2], at[3],
-                                   gradBuffers.lookup(param));
+    auto op =
+        ScatterAddOp::create(rewriter, loc, ValueRange{dS, site.score}, at[0],
+                             at[1], at[2], at[3], gradBuffers.lookup(param));
     Block *body = new Block();
     op.getBody().push_back(body);
     Type f32 = rewriter.getF32Type();
