@@ -70,7 +70,8 @@ def CuIR_Rewrite : I32EnumAttr<"Rewrite",
     I32EnumAttrCase<"Constant", 2, "constant">,
     I32EnumAttrCase<"Normalizer", 3, "normalizer">,
     I32EnumAttrCase<"Split", 4, "split">,
-    I32EnumAttrCase<"Blocks", 5, "blocks">]> {
+    I32EnumAttrCase<"Blocks", 5, "blocks">,
+    I32EnumAttrCase<"ParamGrad", 6, "param_grad">]> {
   let cppNamespace = "::mlir::cuir";
   let genSpecializedAttr = 0;
 }

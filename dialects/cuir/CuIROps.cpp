@@ -360,6 +360,20 @@ LogicalResult YieldOp::verify() {
                            << " element in a cuir.elementwise body";
     return success();
   }
+  if (auto scatter = dyn_cast<ScatterAddOp>(parent)) {
+    int64_t rank = cast<MemRefType>(scatter.getDst().getType()).getRank();
+    ValueRange values = getValues();
+    bool ok = static_cast<int64_t>(values.size()) == rank + 1 &&
+              values.back().getType().isF32() &&
+              llvm::all_of(values.drop_back(),
+                           [](Value v) { return v.getType().isIndex(); });
+    if (!ok)
+      return emitOpError() << "must yield " << rank
+                           << " index value(s), one per dimension of the "
+                              "destination, then the f32 value to add, in a "
+                              "cuir.scatter_add body";
+    return success();
+  }
   if (!getValues().empty())
     return emitOpError() << "a cuir.bind region yields no values; workers "
                             "communicate through memory";
@@ -897,6 +911,84 @@ LogicalResult ElementwiseOp::verify() {
     if (!body.getArgument(i).getType().isIndex())
       return emitOpError() << "coordinate argument #" << i
                            << " must be index";
+  return success();
+}
+
+ParseResult ScatterAddOp::parse(OpAsmParser &parser, OperationState &result) {
+  SmallVector<OpAsmParser::UnresolvedOperand> inputs, coords;
+  OpAsmParser::UnresolvedOperand dst;
+  SmallVector<Type> inputTypes;
+  Type dstType;
+  if (parser.parseOperandList(inputs, OpAsmParser::Delimiter::Paren) ||
+      parser.parseKeyword("at") ||
+      parser.parseOperandList(coords, 4, OpAsmParser::Delimiter::Square) ||
+      parser.parseKeyword("into") || parser.parseOperand(dst) ||
+      parser.parseOptionalAttrDict(result.attributes) || parser.parseColon() ||
+      parser.parseLParen())
+    return failure();
+  if (failed(parser.parseOptionalRParen()) &&
+      (parser.parseTypeList(inputTypes) || parser.parseRParen()))
+    return failure();
+  if (parser.parseArrow() || parser.parseType(dstType) ||
+      parser.resolveOperands(inputs, inputTypes, parser.getNameLoc(),
+                             result.operands) ||
+      parser.resolveOperands(coords, parser.getBuilder().getIndexType(),
+                             result.operands) ||
+      parser.resolveOperand(dst, dstType, result.operands))
+    return failure();
+  return parser.parseRegion(*result.addRegion());
+}
+
+void ScatterAddOp::print(OpAsmPrinter &p) {
+  p << " (" << getInputs() << ") at [" << getB() << ", " << getH() << ", "
+    << getQBase() << ", " << getKvBase() << "] into " << getDst();
+  p.printOptionalAttrDict((*this)->getAttrs());
+  p << " : (" << getInputs().getTypes() << ") -> " << getDst().getType() << ' ';
+  p.printRegion(getBody(), /*printEntryBlockArgs=*/true);
+}
+
+LogicalResult ScatterAddOp::verify() {
+  if (getInputs().empty())
+    return emitOpError() << "needs at least one input tile";
+  auto first = cast<RankedTensorType>(getInputs()[0].getType());
+  if (first.getRank() != 2)
+    return emitOpError() << "works on 2-D (query x key) tiles, got " << first;
+  for (Value in : getInputs()) {
+    auto t = cast<RankedTensorType>(in.getType());
+    if (t.getShape() != first.getShape() ||
+        t.getEncoding() != first.getEncoding())
+      return emitOpError() << "inputs must share one shape and layout; "
+                           << first << " and " << t << " differ";
+  }
+  if (failed(
+          verifySpace(*this, getDst(), "destination", {MemorySpace::Global})))
+    return failure();
+  auto dst = cast<MemRefType>(getDst().getType());
+  if (!dst.getElementType().isF32())
+    return emitOpError() << "adds f32 values (red.global.add.f32) into an "
+                            "f32 buffer, not into "
+                         << dst.getElementType();
+  Block &body = getBody().front();
+  size_t n = getInputs().size();
+  if (body.getNumArguments() != n + 4)
+    return emitOpError() << "body must take " << n
+                         << " element(s) and the coordinates (b, h, q_idx, "
+                            "kv_idx), i.e. "
+                         << n + 4 << " arguments, got "
+                         << body.getNumArguments();
+  for (size_t i = 0; i < n; ++i) {
+    Type want =
+        cast<RankedTensorType>(getInputs()[i].getType()).getElementType();
+    if (body.getArgument(i).getType() != want)
+      return emitOpError() << "body argument #" << i << " must be " << want
+                           << ", the element type of input #" << i;
+  }
+  for (size_t i = n; i < n + 4; ++i)
+    if (!body.getArgument(i).getType().isIndex())
+      return emitOpError() << "coordinate argument #" << i << " must be index";
+  if (body.empty() || !isa<YieldOp>(body.back()))
+    return emitOpError() << "body must end in a cuir.yield of the indices "
+                            "and the value to add";
   return success();
 }
 

@@ -181,9 +181,9 @@ def CuIR_WorkerIdOp : CuIR_Op<"worker_id", [Pure]> {
 }
 
 def CuIR_YieldOp : CuIR_Op<"yield", [Pure, ReturnLike, Terminator,
-    ParentOneOf<["BindOp", "ElementwiseOp", "ScoreModOp", "MaskModOp",
-                 "BlockMaskOp"]>]> {
-  let summary = "terminates a bind, element-wise, mod or block-mask region";
+    ParentOneOf<["BindOp", "ElementwiseOp", "ScatterAddOp", "ScoreModOp",
+                 "MaskModOp", "BlockMaskOp"]>]> {
+  let summary = "terminates a bind, element-wise, scatter-add, mod or block-mask region";
   let arguments = (ins Variadic<AnyType>:$values);
   let builders = [OpBuilder<(ins), [{ /* nothing to yield */ }]>];
   let assemblyFormat = "($values^ `:` type($values))? attr-dict";
@@ -539,6 +539,44 @@ def CuIR_ElementwiseOp : CuIR_Op<"elementwise", [
       return getBody().getArgument(getInputs().size() + i);
     }
   }];
+}
+
+def CuIR_ScatterAddOp : CuIR_Op<"scatter_add", [SingleBlock]> {
+  let summary = "adds one value per tile element into a global buffer, at indices computed per element";
+  let description = [{
+    Runs its region on every element of its input tiles (all of one shape
+    and layout), as `cuir.elementwise` does: the region receives one scalar
+    per input followed by the element's coordinates `(b, h, q_idx,
+    kv_idx)`, and yields as many `index` values as `dst` has dimensions,
+    then one `f32` value. That value is added into `dst` at those indices,
+    one `red.global.add.f32` per element: the adds of all threads and
+    blocks to one element are atomic. An element whose value is exactly
+    zero adds nothing and accesses nothing, so its indices need not be in
+    bounds; any other index outside `dst` is an error (the interpreter
+    reports it).
+
+    This is how a backward kernel accumulates the gradient of a float
+    array parameter of a variant (ALiBi slopes, a bias table): each score
+    contributes `dS * d score_mod / d element` to the element its score_mod
+    loaded, whose index depends on the score's coordinates. `cuir.atomic_add`
+    places a whole tile at one offset and cannot express that scatter. The
+    transfer yields `select(dS == 0, 0, dS * partial)`, so that a score the
+    mask hides (dS = 0 exactly) adds nothing whatever the partial is there.
+
+    ```mlir
+    cuir.scatter_add (%ds) at [%b, %h, %q0, %kv0] into %grad_slopes
+        : (tensor<64x128xf32, #ACC>) -> memref<?xf32, #cuir.mem<global>> {
+    ^bb0(%d: f32, %bi: index, %hi: index, %qi: index, %ki: index):
+      ...
+      cuir.yield %hi, %v : index, f32
+    }
+    ```
+  }];
+  let arguments = (ins Variadic<CuIR_RegisterTile>:$inputs, Index:$b, Index:$h,
+                       Index:$q_base, Index:$kv_base, AnyMemRef:$dst);
+  let regions = (region SizedRegion<1>:$body);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//

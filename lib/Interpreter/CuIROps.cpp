@@ -334,8 +334,8 @@ LogicalResult Worker::execCuIR(Operation *op) {
       .Case<BlockIdOp, WorkerIdOp, AllocOp, CopyOp, CopyAsyncOp, CommitOp,
             WaitGroupOp, LoadOp, StoreOp, AtomicAddOp, GemmOp, GemmAsyncOp,
             GemmWaitOp, ReduceRowsOp, BroadcastRowsOp, ConvertLayoutOp,
-            ElementwiseOp, BarrierInitOp, BarrierArriveOp, BarrierWaitOp,
-            BarrierSyncOp, BarrierNamedOp>(
+            ElementwiseOp, ScatterAddOp, BarrierInitOp, BarrierArriveOp,
+            BarrierWaitOp, BarrierSyncOp, BarrierNamedOp>(
           [&](auto cuirOp) { return execOp(cuirOp); })
       .Default([&](Operation *) {
         return op->emitError() << "the CuIR interpreter does not execute '"
@@ -587,22 +587,23 @@ LogicalResult Worker::execOp(ConvertLayoutOp cvt) {
   return success();
 }
 
-LogicalResult Worker::execOp(ElementwiseOp ew) {
-  // The body runs once over whole tiles: coordinates are tiles too.
+// The inputs and the coordinates are tiles too.
+template <typename OpT>
+LogicalResult Worker::runTileBody(OpT op, SmallVectorImpl<RtValue> &results) {
   SmallVector<RtValue> args;
-  for (Value v : ew.getInputs()) {
-    FailureOr<Tile> t = getTile(ew, v);
+  for (Value v : op.getInputs()) {
+    FailureOr<Tile> t = getTile(op, v);
     if (failed(t))
       return failure();
     args.push_back(*t);
   }
-  FailureOr<int64_t> b = getIndex(ew, ew.getB());
-  FailureOr<int64_t> h = getIndex(ew, ew.getH());
-  FailureOr<int64_t> q0 = getIndex(ew, ew.getQBase());
-  FailureOr<int64_t> k0 = getIndex(ew, ew.getKvBase());
+  FailureOr<int64_t> b = getIndex(op, op.getB());
+  FailureOr<int64_t> h = getIndex(op, op.getH());
+  FailureOr<int64_t> q0 = getIndex(op, op.getQBase());
+  FailureOr<int64_t> k0 = getIndex(op, op.getKvBase());
   if (failed(b) || failed(h) || failed(q0) || failed(k0))
     return failure();
-  auto type = ew.getResult().getType();
+  auto type = cast<RankedTensorType>(op.getInputs()[0].getType());
   int64_t rows = type.getShape()[0], cols = type.getShape()[1];
   Tile qi = Tile::ints(64, {rows, cols}), ki = Tile::ints(64, {rows, cols});
   for (int64_t r = 0; r < rows; ++r)
@@ -611,9 +612,15 @@ LogicalResult Worker::execOp(ElementwiseOp ew) {
       (*ki.i)[r * cols + c] = *k0 + c;
     }
   args.append({Tile::scalarI(64, *b), Tile::scalarI(64, *h), qi, ki});
+  return runRegion(op.getBody(), args, &results);
+}
+
+LogicalResult Worker::execOp(ElementwiseOp ew) {
   SmallVector<RtValue> results;
-  if (failed(runRegion(ew.getBody(), args, &results)))
+  if (failed(runTileBody(ew, results)))
     return failure();
+  auto type = ew.getResult().getType();
+  int64_t rows = type.getShape()[0], cols = type.getShape()[1];
   const Tile &y = std::get<Tile>(results[0]);
   Tile out = Tile::floats(getElemKind(type.getElementType()), {rows, cols});
   if (!out.isFloat())
@@ -625,6 +632,40 @@ LogicalResult Worker::execOp(ElementwiseOp ew) {
       (*out.i)[e] = y.getI(e);
   }
   set(ew.getResult(), out);
+  return success();
+}
+
+LogicalResult Worker::execOp(ScatterAddOp op) {
+  SmallVector<RtValue> results;
+  FailureOr<View> dst = getView(op, op.getDst());
+  if (failed(dst) || failed(runTileBody(op, results)))
+    return failure();
+  const Tile &value = std::get<Tile>(results.back());
+  auto shape = cast<RankedTensorType>(op.getInputs()[0].getType()).getShape();
+  Buffer &buf = *dst->buffer;
+  for (int64_t e = 0, n = shape[0] * shape[1]; e < n; ++e) {
+    float v = value.getF(e);
+    // An exact zero adds nothing and accesses nothing.
+    if (v == 0.0f)
+      continue;
+    int64_t addr = dst->offset;
+    for (int64_t d = 0; d < dst->rank(); ++d) {
+      int64_t pos = std::get<Tile>(results[d]).getI(e);
+      if (pos < 0 || pos >= dst->sizes[d])
+        return op.emitError()
+               << "adds " << v << " at index " << pos << " of dimension " << d
+               << " of a buffer of " << dst->sizes[d]
+               << " elements there (element (" << e / shape[1] << ", "
+               << e % shape[1] << ") of the tile)";
+      addr += pos * dst->strides[d];
+    }
+    if (failed(checkBlockRace(op, buf, addr, Access::Add)))
+      return failure();
+    // One f32 addition, as red.global.add.f32 rounds it.
+    buf.f[addr] += v;
+    if (buf.trackWrites)
+      buf.written[addr] = true;
+  }
   return success();
 }
 

@@ -1341,6 +1341,9 @@ private:
   FailureOr<SmallVector<int64_t>> bufferShape(KernelOp kernel, unsigned i,
                                               StringRef role);
   LogicalResult declareBuffer(KernelOp kernel, unsigned i, StringRef role);
+  /// The zeroed fp32 gradient buffer of a parameter ("grad:<name>"), of
+  /// the parameter's shape.
+  LogicalResult declareGradBuffer(KernelOp kernel, unsigned i, StringRef role);
   /// The problem vector an input role's values go to, or null.
   std::vector<float> *problemInput(StringRef role);
 
@@ -1430,10 +1433,54 @@ LogicalResult BackwardRun::declareBuffer(KernelOp kernel, unsigned i,
   return success();
 }
 
+LogicalResult BackwardRun::declareGradBuffer(KernelOp kernel, unsigned i,
+                                             StringRef role) {
+  auto memref = cast<MemRefType>(kernel.getArgumentTypes()[i]);
+  SmallVector<int64_t> shape(memref.getShape());
+  if (!memref.hasStaticShape()) {
+    auto ext = kernel.getArgAttrOfType<StringAttr>(
+        i, CuIRDialect::ExtentAttrHelper::getNameStr());
+    std::optional<int64_t> n =
+        llvm::StringSwitch<std::optional<int64_t>>(ext ? ext.getValue() : "")
+            .Case("batch", opt.batch)
+            .Case("heads", opt.headsQ)
+            .Case("batch*kv", llvm::checkedMul(opt.batch, opt.seqKV))
+            .Default(-1);
+    if (memref.getRank() != 1 || (n && *n < 0))
+      return emitError(kernel.getLoc())
+             << "gradient buffer '" << role
+             << "' needs a static shape, or rank 1 and a cuir.extent "
+                "batch, heads or batch*kv";
+    if (!n)
+      return emitError(kernel.getLoc())
+             << "gradient buffer '" << role << "': its extent overflows";
+    shape = {*n};
+  }
+  std::optional<int64_t> n = product(shape);
+  if (failed(budget.take(n ? product({*n, kOutputBytes}) : std::nullopt,
+                         "buffer '" + role + "'", kernel.getLoc())))
+    return failure();
+  // Zeroed, as the caller hands it over; every element is compared (one
+  // that nothing adds to must stay 0).
+  View v = globalBuffer(memref.getElementType(), shape);
+  Buffer &buf = *v.buffer;
+  buf.written.assign(buf.size(), true);
+  buf.blockAccess.resize(buf.size());
+  buffers[role] = v;
+  prob.trainable.push_back({role.drop_front(kGradRolePrefix.size()).str(), *n});
+  return success();
+}
+
 LogicalResult BackwardRun::declareBuffers() {
   for (KernelOp kernel : kernels)
     for (unsigned i = 0, e = kernel.getNumArguments(); i < e; ++i) {
       StringRef role = argRole(kernel, i);
+      if (role.starts_with(kGradRolePrefix) && !buffers.count(role) &&
+          isa<MemRefType>(kernel.getArgumentTypes()[i])) {
+        if (failed(declareGradBuffer(kernel, i, role)))
+          return failure();
+        continue;
+      }
       bool tensor =
           globalShape(role, opt) || role.starts_with(kWorkspaceRolePrefix);
       if (!tensor || buffers.count(role) ||
@@ -1560,6 +1607,19 @@ void BackwardRun::compare(InterpreterReport &report) {
         [&](int64_t e) {
           return tensorCoords(e, N, H, prob.d, isQ ? "q" : "kv");
         },
+        opt.tolerance, /*sampled=*/false, /*namePositions=*/true);
+    if (!r.passed && report.passed) {
+      report.passed = false;
+      report.firstMismatch = r.firstMismatch;
+      report.worstMismatch = r.worstMismatch;
+    }
+    report.outputs.push_back(std::move(r));
+  }
+  for (const auto &[name, grad] : g.params) {
+    std::string role = (kGradRolePrefix + name).str();
+    OutputComparison r = compareBuffer(
+        role, *buffers[role].buffer, grad,
+        [&](int64_t e) { return "element " + std::to_string(e); },
         opt.tolerance, /*sampled=*/false, /*namePositions=*/true);
     if (!r.passed && report.passed) {
       report.passed = false;

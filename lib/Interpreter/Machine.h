@@ -126,6 +126,11 @@ private:
   LogicalResult execOp(BroadcastRowsOp op);
   LogicalResult execOp(ConvertLayoutOp op);
   LogicalResult execOp(ElementwiseOp op);
+  LogicalResult execOp(ScatterAddOp op);
+  /// Runs the body of a per-element op (cuir.elementwise, cuir.scatter_add)
+  /// once over whole tiles, into `results` (CuIROps.cpp).
+  template <typename OpT>
+  LogicalResult runTileBody(OpT op, SmallVectorImpl<RtValue> &results);
   LogicalResult execOp(BarrierInitOp op);
   LogicalResult execOp(BarrierArriveOp op);
   LogicalResult execOp(BarrierWaitOp op);

@@ -150,6 +150,12 @@ std::string mlir::cuir::interp::referenceMetaJson(const Problem &p) {
   // A backward problem: the runner computes O, LSE and the gradients.
   if (!p.dO.empty())
     meta["backward"] = true;
+  if (!p.trainable.empty()) {
+    nlohmann::json names = nlohmann::json::array();
+    for (const auto &entry : p.trainable)
+      names.push_back(entry.first);
+    meta["trainable"] = std::move(names);
+  }
   return dumpJson(meta);
 }
 
@@ -272,6 +278,13 @@ if meta.get("backward"):
     # float64 leaves, so that autograd gives float64 gradients.
     q, k, v = (t.to(torch.float64).requires_grad_() for t in (q, k, v))
     do = load("d_o").to(torch.float64)
+    # Trainable parameters: float64 leaves too, of their shapes.
+    trainable = meta.get("trainable", [])
+    leaves = []
+    for name in trainable:
+        leaf = torch.as_tensor(meta["params"][name], dtype=torch.float64).clone().requires_grad_()
+        meta["params"][name] = leaf
+        leaves.append(leaf)
     out = mod.reference(q, k, v, meta["scale"], **meta["params"])
     if isinstance(out, (tuple, list)) and len(out) >= 2:
         o, lse = out[0], out[1]
@@ -281,11 +294,17 @@ if meta.get("backward"):
     else:
         sys.exit(f"{sys.argv[2]}: for a backward, 'reference' must return (O, LSE), or O for a normaliser "
                  f"without a log-sum-exp")
+    if hasattr(mod, "reference_backward") and trainable:
+        sys.exit(f"{sys.argv[2]}: 'reference_backward' gives no gradients of {', '.join(trainable)}; "
+                 f"the kernel computes them: define 'reference' alone (autograd)")
     if hasattr(mod, "reference_backward"):
         grads = mod.reference_backward(q.detach(), k.detach(), v.detach(), o.detach(), lse.detach(), do,
                                        meta["scale"], **meta["params"])
     else:
-        grads = torch.autograd.grad(o, (q, k, v), do, allow_unused=True)
+        grads = torch.autograd.grad(o, (q, k, v, *leaves), do, allow_unused=True)
+        for name, g, x in zip(trainable, grads[3:], leaves):
+            np.save(f"{d}/grad_{name}.npy", (torch.zeros_like(x) if g is None else g).detach().contiguous().numpy())
+        grads = grads[:3]
     if not isinstance(grads, (tuple, list)) or len(grads) != 3:
         sys.exit(f"{sys.argv[2]}: 'reference_backward' must return (dq, dk, dv)")
     save("o", o)
@@ -353,6 +372,8 @@ static LogicalResult runReferenceProcess(
          {"q.npy", "k.npy", "v.npy", "d_o.npy", "o.npy", "lse.npy", "dq.npy",
           "dk.npy", "dv.npy", "meta.json", "runner.py", "stdout", "stderr"})
       llvm::sys::fs::remove(file(name));
+    for (const auto &entry : p.trainable)
+      llvm::sys::fs::remove(file("grad_" + entry.first + ".npy"));
     llvm::sys::fs::remove(dir);
   });
   if (!writeNpy(file("q.npy"), {p.B, p.Nq, p.Hq, p.d}, p.q) ||
@@ -453,6 +474,14 @@ FailureOr<BackwardOutput> mlir::cuir::interp::pytorchBackward(const Problem &p,
                << " (expected the shape of "
                << (name == "dq" ? "q" : name.drop_front()) << ")";
       *dst = std::move(*g);
+    }
+    for (const auto &[name, count] : p.trainable) {
+      std::string error;
+      auto g = readNpy(file("grad_" + name + ".npy"), count, error);
+      if (failed(g))
+        return emitError(loc) << "the PyTorch reference's gradient of '" << name
+                              << "': " << error;
+      result.grads.params[name] = std::move(*g);
     }
     return success();
   };

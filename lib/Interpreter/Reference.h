@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,10 @@ struct Problem {
   /// as the strings "nan", "inf" and "-inf". The runner hands each to the
   /// reference as a torch tensor of that shape and dtype, among `params`.
   nlohmann::json tensors;
+  /// The parameters (of `params` or `tensors`) whose gradients a backward
+  /// problem's reference computes too, with their element counts: float64
+  /// leaves of its autograd, their gradients written as grad_<name>.npy.
+  std::vector<std::pair<std::string, int64_t>> trainable;
 };
 
 /// Output [B, Nq, Hq, d] and natural-log LSE [B, Hq, Nq].
@@ -44,6 +49,9 @@ struct Output {
 /// [B, Nkv, Hkv, d].
 struct Gradients {
   std::vector<double> dq, dk, dv;
+  /// The gradient of each trainable parameter (Problem::trainable),
+  /// row-major.
+  std::map<std::string, std::vector<double>> params;
 };
 
 /// What a backward problem's reference gives: the forward's O and LSE (the

@@ -37,3 +37,33 @@ std::string FragmentWalk::walk(StringRef indent, StringRef body) const {
   s += body.str();
   return s + std::string(indent.size() + 2 * (loops.size() - 1), ' ') + "}\n";
 }
+
+std::pair<std::string, std::string>
+FragmentWalk::threadOrigin(FragmentLayoutAttr layout, ArrayRef<int64_t> shape,
+                           bool transposed, StringRef q0, StringRef k0) {
+  std::string lane = "(threadIdx.x % 32)", warp = "(threadIdx.x / 32)";
+  // Transposed registers (one warpgroup's S^T): the warp's rows and the
+  // thread's row are keys, its column pair queries.
+  if (transposed)
+    return {q0.str() + " + " + lane + " % 4 * 2",
+            k0.str() + " + (threadIdx.x / 32 % 4) * 16 + " + lane + " / 4"};
+  int64_t rowsPerWarp = shape[0] / layout.getWarps()[0];
+  int64_t colsPerWarp = shape[1] / layout.getWarps()[1];
+  int64_t warpsN = layout.getWarps()[1];
+  if (layout.getInstr() == MmaInstr::WgmmaM64NK16) {
+    // Warp w of a warpgroup holds rows [16w, 16w + 16) of its 64.
+    warp = "(threadIdx.x / 32 % 4)";
+    rowsPerWarp = 16;
+  }
+  std::string row0 =
+      q0.str() + " + " +
+      (warpsN == 1 ? warp : "(" + warp + " / " + std::to_string(warpsN) + ")") +
+      " * " + std::to_string(rowsPerWarp) + " + " + lane + " / 4";
+  std::string col0 =
+      k0.str() +
+      (warpsN == 1 ? std::string()
+                   : " + (" + warp + " % " + std::to_string(warpsN) + ") * " +
+                         std::to_string(colsPerWarp)) +
+      " + " + lane + " % 4 * 2";
+  return {row0, col0};
+}

@@ -24,6 +24,14 @@ struct FragmentWalk {
   /// query's.
   static FragmentWalk of(MmaInstr instr, bool transposed = false);
 
+  /// This thread's first query row and key (row0, col0) of an accumulator
+  /// tile of `layout` and `shape` whose element (0, 0) is (q0, k0), as C++
+  /// expressions: the warp's slice of the warp grid, then the lane's. The
+  /// same origin as the scores helper's calls (ScoresPatcher).
+  static std::pair<std::string, std::string>
+  threadOrigin(FragmentLayoutAttr layout, llvm::ArrayRef<int64_t> shape,
+               bool transposed, llvm::StringRef q0, llvm::StringRef k0);
+
   /// The loops around `body`, whose lines are indented for the innermost.
   std::string walk(llvm::StringRef indent, llvm::StringRef body) const;
 

@@ -112,6 +112,7 @@ SmallVector<std::unique_ptr<Patcher>> createPatchers() {
   all.push_back(createNormalizerPatcher());
   all.push_back(createSplitPatcher());
   all.push_back(createBlockListPatcher());
+  all.push_back(createParamGradPatcher());
   return all;
 }
 
@@ -245,6 +246,8 @@ std::string Lowerer::manifest() const {
         {"name", f.name}, {"type", f.pytype}, {"extent", f.extent}};
     if (!f.blockMaskList.empty())
       field["list"] = f.blockMaskList;
+    if (!f.gradOf.empty())
+      field["param"] = f.gradOf;
     if (!f.defaultValue.empty())
       field["default"] = f.defaultValue;
     if (!f.dtype.empty()) {

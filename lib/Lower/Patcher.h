@@ -34,6 +34,8 @@ struct ParamField {
   /// A block mask's list ("kv_indices", ...): the field is its device
   /// pointer (type "block_mask"), bound from a block mask, not by name.
   std::string blockMaskList;
+  /// A parameter's fp32 gradient buffer ("grad"): the parameter's name.
+  std::string gradOf;
 };
 
 /// The runtime block mask of a variant library, for its manifest.
@@ -153,6 +155,7 @@ std::unique_ptr<Patcher> createScoresPatcher();
 std::unique_ptr<Patcher> createNormalizerPatcher();
 std::unique_ptr<Patcher> createSplitPatcher();
 std::unique_ptr<Patcher> createBlockListPatcher();
+std::unique_ptr<Patcher> createParamGradPatcher();
 
 /// For a kernel that walks a runtime block mask (its `cuir.block_mask`):
 /// adds the params fields of its list arguments (`block_mask:` roles,

@@ -198,6 +198,8 @@ public:
 
   FailureOr<ScoreBody> print(StringRef hoistIndent, StringRef elementIndent);
   FailureOr<FunctionBody> printFunction(StringRef indent, StringRef what);
+  FailureOr<ScatterBody> printScatter(StringRef hoistIndent,
+                                      StringRef elementIndent);
 
 private:
   LogicalResult declare(Operation &op);
@@ -473,7 +475,48 @@ FailureOr<FunctionBody> BodyPrinter::printFunction(StringRef indent,
   return FunctionBody{stmts.stmts, *e};
 }
 
+FailureOr<ScatterBody> BodyPrinter::printScatter(StringRef hoistIndent,
+                                                 StringRef elementIndent) {
+  what = "the variant's parameter gradient";
+  em.names[body.getArgument(0)] = "ds";
+  Operation *yield = body.getTerminator();
+  for (Operation &op : body.without_terminator())
+    if (op.getNumResults() == 1 && !isa<arith::ConstantOp>(op) &&
+        failed(declare(op)))
+      return failure();
+  live.assign(decls.size(), false);
+  for (Value v : yield->getOperands())
+    markLive(v);
+  ScoreBody stmts;
+  if (failed(render(hoistIndent, elementIndent, stmts)))
+    return failure();
+  ScatterBody out{stmts.hoisted, stmts.stmts, {}, "", false};
+  for (Value v : yield->getOperands().drop_back()) {
+    FailureOr<std::string> e = expr(v);
+    if (failed(e))
+      return failure();
+    out.indices.push_back(*e);
+    out.perElementIndex |= perElement.contains(v);
+  }
+  FailureOr<std::string> value = expr(yield->getOperands().back());
+  if (failed(value))
+    return failure();
+  out.value = *value;
+  return out;
+}
+
 } // namespace
+
+FailureOr<ScatterBody> mlir::cuir::printScatterBody(ScatterAddOp op,
+                                                    StringRef hoistIndent,
+                                                    StringRef elementIndent) {
+  OpBuilder builder(op);
+  auto work = cast<ScatterAddOp>(builder.clone(*op));
+  llvm::scope_exit erase([&] { work.erase(); });
+  cleanUp(work);
+  return BodyPrinter(work.getBody().front())
+      .printScatter(hoistIndent, elementIndent);
+}
 
 FailureOr<FunctionBody>
 mlir::cuir::printFunctionBody(Operation *op, ArrayRef<std::string> argNames,

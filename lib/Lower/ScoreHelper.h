@@ -6,6 +6,7 @@
 #include "cuir/Dialect/CuIR.h"
 
 #include <string>
+#include <vector>
 
 namespace mlir::cuir {
 
@@ -25,6 +26,23 @@ struct ScoreBody {
 FailureOr<ScoreBody> printScoreBody(ElementwiseOp ew, bool halve,
                                     llvm::StringRef hoistIndent,
                                     llvm::StringRef elementIndent);
+
+/// The statements of a cuir.scatter_add's body over (ds, b, h, q_idx,
+/// kv_idx), as printScoreBody's, and the expressions of the indices and of
+/// the value it adds.
+struct ScatterBody {
+  std::string hoisted, stmts;
+  std::vector<std::string> indices;
+  std::string value;
+  /// Whether an index depends on the element (q_idx, kv_idx or ds): if
+  /// none does, every element of a call adds to one place.
+  bool perElementIndex = false;
+};
+
+/// Prints the body of `op` (one input: dS) after MLIR's clean-up of a copy.
+FailureOr<ScatterBody> printScatterBody(ScatterAddOp op,
+                                        llvm::StringRef hoistIndent,
+                                        llvm::StringRef elementIndent);
 
 /// The statements of a function's body and the expression it returns.
 struct FunctionBody {

@@ -114,6 +114,7 @@ bool SourcePatch::add(SourceEdit edit, std::string &conflict) {
                       edit.kind == SourceEdit::ReplaceLines) &&
                      !besideReplacement(e, edit) && !besideReplacement(edit, e);
     bool sameInsert = e.kind == edit.kind && e.first == edit.first &&
+                      e.leading == edit.leading &&
                       (e.kind == SourceEdit::InsertAfter ||
                        e.kind == SourceEdit::InsertBefore);
     if (replacing || sameInsert) {
@@ -154,9 +155,11 @@ std::string SourcePatch::render(unsigned first, unsigned last) const {
         }
       out += text + "\n";
     }
-    for (const SourceEdit &e : edits)
-      if (e.kind == SourceEdit::InsertAfter && e.first == l)
-        out += e.text + "\n";
+    for (bool leading : {true, false})
+      for (const SourceEdit &e : edits)
+        if (e.kind == SourceEdit::InsertAfter && e.first == l &&
+            e.leading == leading)
+          out += e.text + "\n";
   }
   return out;
 }

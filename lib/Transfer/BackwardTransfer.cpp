@@ -12,6 +12,10 @@
 //   - dS multiplied by d score_mod / d score, from the variant's
 //     cuir.score_grad, computed beside the scores (S is overwritten by P
 //     afterwards) and 0 where the mask hides a score;
+//   - for every element a score_mod loads from a float array parameter, the
+//     score's contribution dS * d score_mod / d element accumulated into
+//     the parameter's fp32 gradient buffer (a new kernel argument), by a
+//     cuir.scatter_add after dS (dS there is dL / d modified score);
 //   - the kernel's own causal mask kept where the variant's mask implies it
 //     (proved on the mask's linear constraints), so that the backward skips
 //     the KV/query tiles above the diagonal; switched off otherwise.
@@ -176,6 +180,107 @@ void Transfer::insertDerivative(BackwardSite &site, Value score,
   });
 }
 
+/// An fp32 buffer of the parameter's shape (role "grad:<name>") for every
+/// float parameter of the variant whose elements the score_grad lists.
+LogicalResult Transfer::addGradientBuffers(ScoreGradOp grad) {
+  use(Rewrite::ParamGrad);
+  MLIRContext *ctx = kernel.getContext();
+  Block &vbody = variant.getBody().front();
+  for (Value element : grad.getYield().getElements()) {
+    auto param = cast<BlockArgument>(
+        element.getDefiningOp<memref::LoadOp>().getMemRef());
+    unsigned i = param.getArgNumber();
+    if (gradBuffers.count(i))
+      continue;
+    StringRef name = variant.getParamName(i);
+    std::string role = (kGradRolePrefix + name).str();
+    if (llvm::any_of(llvm::seq(kernel.getNumArguments()),
+                     [&](unsigned a) { return argRole(kernel, a) == role; }))
+      return kernel.emitError() << "already has a gradient buffer '" << role
+                                << "': transfer a variant once";
+    auto type = cast<MemRefType>(param.getType());
+    auto bufType =
+        MemRefType::get(type.getShape(), Float32Type::get(ctx),
+                        MemRefLayoutAttrInterface(), type.getMemorySpace());
+    NamedAttrList attrs;
+    attrs.set(CuIRDialect::ArgAttrHelper::getNameStr(),
+              StringAttr::get(ctx, role));
+    attrs.set(CuIRDialect::ChangeAttrHelper::getNameStr(),
+              ChangeAttr::get(ctx, Rewrite::ParamGrad));
+    auto argAttrs = cast<DictionaryAttr>(variant.getArgAttrsAttr()[i]);
+    if (Attribute extent =
+            argAttrs.get(CuIRDialect::ExtentAttrHelper::getNameStr()))
+      attrs.set(CuIRDialect::ExtentAttrHelper::getNameStr(), extent);
+    unsigned pos = kernel.getNumArguments();
+    if (failed(kernel.insertArgument(pos, bufType, attrs.getDictionary(ctx),
+                                     vbody.getArgument(i).getLoc())))
+      return kernel.emitError()
+             << "cannot add the gradient buffer of '" << name << "'";
+    gradBuffers[i] = kernel.getArgument(pos);
+  }
+  return success();
+}
+
+/// Per partial of the score_grad, a cuir.scatter_add after dS that adds
+/// select(dS == 0, 0, dS * partial) into the gradient of the element's
+/// parameter at the element's indices (computed, as the scores' loads, from
+/// coordinates clamped to the sequences). A hidden or padded score has
+/// dS = 0 exactly and adds nothing. The scores are an input only where the
+/// partial reads them.
+void Transfer::insertParamGrads(BackwardSite &site, ScoreGradOp grad,
+                                ArrayRef<Value> at) {
+  use(Rewrite::ParamGrad);
+  GradYieldOp yield = grad.getYield();
+  Value dS = site.dScores->getResult(0);
+  Location loc = site.dScores->getLoc();
+  size_t n = yield.getElements().size();
+  for (size_t i = 0; i < n; ++i) {
+    auto load = yield.getElements()[i].getDefiningOp<memref::LoadOp>();
+    unsigned param = cast<BlockArgument>(load.getMemRef()).getArgNumber();
+    rewriter.setInsertionPointAfter(site.dScores);
+    auto op =
+        ScatterAddOp::create(rewriter, loc, ValueRange{dS, site.score}, at[0],
+                             at[1], at[2], at[3], gradBuffers.lookup(param));
+    Block *body = new Block();
+    op.getBody().push_back(body);
+    Type f32 = rewriter.getF32Type();
+    body->addArguments({f32, f32}, {loc, loc});
+    for (int c = 0; c < 4; ++c)
+      body->addArgument(rewriter.getIndexType(), loc);
+    OpBuilder eb = OpBuilder::atBlockEnd(body);
+    Value x = body->getArgument(1);
+    if (naturalScale)
+      x = arith::MulFOp::create(eb, loc, x, naturalScale);
+    IRMapping map = variantParamMap();
+    SmallVector<Value> clamped;
+    SmallVector<Value> args = {x};
+    llvm::append_range(args, body->getArguments().drop_front(2));
+    Value partial = inlineMod(eb, body, grad, args, map, clamped,
+                              /*result=*/2 + n + i);
+    auto element = map.lookup(load.getResult()).getDefiningOp<memref::LoadOp>();
+    Value zero = arith::ConstantOp::create(eb, loc, eb.getF32FloatAttr(0));
+    Value d = body->getArgument(0);
+    Value product = arith::MulFOp::create(eb, loc, d, partial);
+    Value isZero =
+        arith::CmpFOp::create(eb, loc, arith::CmpFPredicate::OEQ, d, zero);
+    Value value = arith::SelectOp::create(eb, loc, isZero, zero, product);
+    SmallVector<Value> yielded(element.getIndices());
+    yielded.push_back(value);
+    YieldOp::create(eb, loc, yielded);
+    // The score_grad's other results (the score, its derivative, other
+    // partials) are not needed here.
+    SmallVector<Operation *> ops = llvm::map_to_vector(
+        body->without_terminator(), [](Operation &o) { return &o; });
+    for (Operation *o : llvm::reverse(ops))
+      if (isOpTriviallyDead(o))
+        o->erase();
+    if (body->getArgument(1).use_empty()) {
+      body->eraseArgument(1);
+      op.getInputsMutable().erase(1);
+    }
+  }
+}
+
 /// The variant's scores after S, then its derivative into dS.
 LogicalResult Transfer::insertBackwardScores(BackwardSite &site,
                                              ScoreGradOp grad) {
@@ -187,8 +292,10 @@ LogicalResult Transfer::insertBackwardScores(BackwardSite &site,
   rewriter.setInsertionPointAfter(*point);
   Value score = site.score;
   insertScores(score, at);
-  if (grad)
+  if (grad) {
     insertDerivative(site, score, grad, at);
+    insertParamGrads(site, grad, at);
+  }
   return success();
 }
 
@@ -251,6 +358,8 @@ LogicalResult Transfer::runBackward() {
     if (failed(derived))
       return failure();
     grad = *derived;
+    if (failed(addGradientBuffers(grad)))
+      return failure();
   }
   if (variant.getScoreMod() || sigmoid) {
     auto inWeights = [&](OpOperand &use) {

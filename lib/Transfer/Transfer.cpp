@@ -129,16 +129,17 @@ static llvm::DenseSet<Operation *> loadIndexSlice(Block &body) {
   return slice;
 }
 
-/// The coordinates (b, h, q_idx, kv_idx) with q_idx and kv_idx clamped to
+/// The coordinates `at` (b, h, q_idx, kv_idx) with q_idx and kv_idx clamped to
 /// the last row and key. A score tile covers rows and keys past the
 /// sequences (padding, whose scores are never used): the loads of captured
 /// tensors see those positions clamped, so that no load leaves its tensor.
 /// Visible positions are unchanged. Empty if the kernel has no sizes.
-SmallVector<Value> Transfer::clampedCoordinates(OpBuilder &eb, Block *body) {
+SmallVector<Value> Transfer::clampedCoordinates(OpBuilder &eb, Block *body,
+                                                ValueRange at) {
   auto nq = as.params.find("Nq"), nkv = as.params.find("Nkv");
   if (nq == as.params.end() || nkv == as.params.end())
     return {};
-  SmallVector<Value> coords(body->getArguments().drop_front());
+  SmallVector<Value> coords(at);
   Location loc = body->getParentOp()->getLoc();
   Value one = arith::ConstantIndexOp::create(eb, loc, 1);
   auto clampToLast = [&](Value v, Value size) -> Value {
@@ -168,7 +169,7 @@ Value Transfer::inlineMod(OpBuilder &eb, Block *body, Operation *mod,
   };
   auto qk = src.getArguments().take_back(2);
   if (clamped.empty() && (indexes(qk[0]) || indexes(qk[1])))
-    clamped = clampedCoordinates(eb, body);
+    clamped = clampedCoordinates(eb, body, args.take_back(4));
   for (auto [from, to] : llvm::zip(src.getArguments(), args))
     map.map(from, to);
   auto bindCoordinates = [&](ValueRange to) {

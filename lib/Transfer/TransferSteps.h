@@ -36,7 +36,8 @@ private:
   ElementwiseOp insertScores(Value score, ArrayRef<Value> at);
   ElementwiseOp createScoreOp(Value score, ArrayRef<Value> at);
   void inlineMods(OpBuilder &eb, Block *body);
-  SmallVector<Value> clampedCoordinates(OpBuilder &eb, Block *body);
+  SmallVector<Value> clampedCoordinates(OpBuilder &eb, Block *body,
+                                        ValueRange at);
   Value inlineMod(OpBuilder &eb, Block *body, Operation *mod, ValueRange args,
                   IRMapping &map, SmallVector<Value> &clamped,
                   unsigned result = 0);
@@ -47,6 +48,9 @@ private:
                         ArrayRef<Value> at);
   Value derivativeTile(Value score, ScoreGradOp grad, ArrayRef<Value> at);
   LogicalResult useSigmoidBackward(BackwardSite &site);
+  LogicalResult addGradientBuffers(ScoreGradOp grad);
+  void insertParamGrads(BackwardSite &site, ScoreGradOp grad,
+                        ArrayRef<Value> at);
   LogicalResult useSigmoidWeights(ScoreSite &site);
   Value onesLike(Value like, Location loc);
   Value sigmoidTile(Value s, Value one, Location loc);
@@ -65,6 +69,10 @@ private:
   Value naturalScale;
   /// The variant's mask as inlined into the first score elementwise.
   Value inlinedMask;
+  /// The fp32 gradient buffer (a kernel argument "grad:<name>") of each
+  /// float parameter of the variant whose elements have partials, by the
+  /// parameter's argument number in the variant's body.
+  llvm::DenseMap<unsigned, Value> gradBuffers;
 };
 
 } // namespace mlir::cuir::detail

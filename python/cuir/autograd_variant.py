@@ -53,7 +53,7 @@ def op_params(fwd, bwd):
     kinds = {}
     for kernel in (fwd, bwd):
         for f in kernel.fields:
-            if f["type"] == "block_mask":
+            if f["type"] in ("block_mask", "grad"):  # lists come from a BlockMask; gradient buffers are outputs
                 continue
             if f["type"] not in _KINDS:
                 raise ValueError(f"{f['name']}: a field of type {f['type']!r}, which the variant ops cannot pass")

@@ -29,7 +29,7 @@ from .kernel_lib import (BWD_ENTRY_POINTS, AttentionBwdParams, AttentionParams, 
 
 _CTYPES = {"float": ctypes.c_float, "int32": ctypes.c_int32, "int64": ctypes.c_int64,
            "float_ptr": ctypes.c_void_p, "int32_ptr": ctypes.c_void_p, "tensor": ctypes.c_void_p,
-           "block_mask": ctypes.c_void_p}
+           "block_mask": ctypes.c_void_p, "grad": ctypes.c_void_p}
 _ENTRY_POINTS = ("cuir_flash_fwd_sm80", "cuir_flash_fwd_sm90")
 
 
@@ -183,6 +183,8 @@ class VariantKernel:
         for f in self.fields:
             if f["type"] == "block_mask" or (only is not None and f["name"] not in only):
                 continue  # lists are bound from a BlockMask
+            if f["type"] == "grad":  # a parameter's fp32 gradient buffer: null (not trained) unless given
+                continue
             if f["name"] in params:
                 value = params[f["name"]]
             elif "default" in f:  # a value captured from the traced score_mod/mask_mod
@@ -268,7 +270,10 @@ class VariantBackwardKernel(VariantKernel):
         self._open_block_mask(library)
 
     def __call__(self, q, k, v, o, d_o, lse, softmax_scale=None, layout="bhnd", deterministic=False,
-                 block_mask=None, **params):
+                 block_mask=None, param_grads=None, **params):
+        """param_grads: {parameter name: float32 tensor} for the parameters to train (manifest fields of type
+        "grad"): the kernel adds the parameter's gradient into it (zero it first); the others are not
+        computed (a null buffer)."""
         import torch
         view = (lambda t: t.transpose(1, 2)) if layout == "bhnd" else (lambda t: t)
         grads = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
@@ -281,6 +286,7 @@ class VariantBackwardKernel(VariantKernel):
                                  causal=bool(self.manifest.get("is_causal")), softmax_scale=softmax_scale,
                                  deterministic=deterministic)
         keep = self._bind_fields(p, params, q.device)
+        keep += self._bind_grads(p, param_grads or {}, q.device)
         if self.block_mask_info:  # the transposed lists at the backward's tiles (its own, not the forward's)
             self._bind_block_mask(p, block_mask, q.device, keep)
         elif block_mask is not None:
@@ -295,6 +301,31 @@ class VariantBackwardKernel(VariantKernel):
         if rc != 0:
             raise KernelError(rc, f"the backward of variant '{self.variant}'")
         return grads
+
+
+    def trainable(self):
+        """The parameters whose gradients the kernel can accumulate (its "grad" fields' "param")."""
+        return [f["param"] for f in self.fields if f["type"] == "grad"]
+
+    def _bind_grads(self, p, param_grads, device):
+        """Points the "grad" fields of the parameters in `param_grads` at their float32 buffers."""
+        import torch
+        fields = {f["param"]: f for f in self.fields if f["type"] == "grad"}
+        for name, buf in param_grads.items():
+            f = fields.get(name)
+            if f is None:
+                raise ValueError(f"the backward of variant '{self.variant}' computes no gradient of {name!r} "
+                                 f"(it does: {sorted(fields)})")
+            if not (torch.is_tensor(buf) and buf.dtype == torch.float32 and buf.device == device and
+                    buf.is_contiguous()):
+                raise TypeError(f"{name}: its gradient buffer must be a contiguous float32 tensor on {device}")
+            b = p.base
+            want = f["shape"] if "shape" in f else [{"batch": b.batch, "heads": b.num_heads_q,
+                                                      "batch*kv": b.batch * b.seqlen_kv}[f["extent"]]]
+            if list(buf.shape) != list(want):
+                raise ValueError(f"{name}: its gradient buffer must have shape {want}, got {list(buf.shape)}")
+            setattr(p, f["name"], buf.data_ptr())
+        return list(param_grads.values())
 
 
 def load_variant(library, manifest=None):

@@ -53,6 +53,11 @@ std::string variantParamRole(llvm::StringRef name);
 /// The name of the variant parameter whose role is `role`, if it is one.
 std::optional<llvm::StringRef> variantParamName(llvm::StringRef role);
 
+/// The role prefix of the fp32 gradient buffer that a backward kernel
+/// accumulates a float parameter's gradient into ("grad:<name>"), of the
+/// parameter's shape.
+inline constexpr llvm::StringLiteral kGradRolePrefix = "grad:";
+
 /// The role of `kernel`'s argument `index` (its `cuir.arg`), or "".
 llvm::StringRef argRole(KernelOp kernel, unsigned index);
 

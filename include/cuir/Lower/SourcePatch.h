@@ -50,9 +50,15 @@ struct SourceEdit {
   unsigned first = 0, last = 0;
   std::string text;     // inserted or replacing lines
   std::string from, to; // ReplaceText: within lines [first, last]
+  /// An insertion that goes ahead of the other insertions at its line,
+  /// which it does not conflict with: what must read a statement's result
+  /// before another patcher's insertion changes it (the parameter
+  /// gradients read dS before the score derivative's product).
+  bool leading = false;
   bool operator==(const SourceEdit &o) const {
     return kind == o.kind && first == o.first && last == o.last &&
-           text == o.text && from == o.from && to == o.to;
+           text == o.text && from == o.from && to == o.to &&
+           leading == o.leading;
   }
 };
 
