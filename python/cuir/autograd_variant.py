@@ -31,20 +31,44 @@ class _VariantAttention(torch.autograd.Function):
     """The autograd.Function of torch without torch.library.custom_op."""
 
     @staticmethod
-    def forward(ctx, q, k, v, fwd, bwd, scale, block_mask, params):
+    def forward(ctx, q, k, v, fwd, bwd, scale, block_mask, params, names, *trained):
+        """names: the captured tensors to train, given as `trained` (autograd sees only positional tensors)."""
         extra = {"block_mask": block_mask} if block_mask is not None else {}
+        params = dict(params, **{n: t.detach() for n, t in zip(names, trained)})
         q, k, v = (t.detach().contiguous() for t in (q, k, v))
         o, lse = fwd(q, k, v, softmax_scale=scale, layout="bhnd", return_lse=True, **params, **extra)
         ctx.save_for_backward(q, k, v, o, lse)
-        ctx.bwd, ctx.scale, ctx.params = bwd, scale, params
+        ctx.bwd, ctx.scale, ctx.params, ctx.names = bwd, scale, params, names
         return o
 
     @staticmethod
     def backward(ctx, d_o):
         q, k, v, o, lse = ctx.saved_tensors
+        bufs = {n: gradient_buffer(ctx.params[n]) for n, need in zip(ctx.names, ctx.needs_input_grad[9:]) if need}
         dq, dk, dv = ctx.bwd(q, k, v, o, d_o.contiguous(), lse, softmax_scale=ctx.scale, layout="bhnd",
-                             **ctx.params)
-        return dq, dk, dv, None, None, None, None, None
+                             **({"param_grads": bufs} if bufs else {}), **ctx.params)
+        trained = tuple(bufs[n].to(ctx.params[n].dtype) if n in bufs else None for n in ctx.names)
+        return (dq, dk, dv, None, None, None, None, None, None) + trained
+
+
+def gradient_buffer(param):
+    """The zeroed fp32 buffer a backward kernel adds the gradient of captured tensor `param` into."""
+    return torch.zeros(param.shape, dtype=torch.float32, device=param.device)
+
+
+def trained_params(bwd, params):
+    """The captured tensors of `params` that require grad, in order; each must be one whose gradient the
+    backward kernel accumulates (its manifest's "grad" fields)."""
+    can = list(bwd.trainable()) if hasattr(bwd, "trainable") else []
+    names = []
+    for name, value in params.items():
+        if torch.is_tensor(value) and value.requires_grad:
+            if name not in can:
+                raise NotImplementedError(
+                    f"{name} requires grad, but the variant's backward computes no gradient of it (it does of: "
+                    f"{', '.join(can) or 'none'}): pass it detached")
+            names.append(name)
+    return names
 
 
 def op_params(fwd, bwd):
@@ -64,19 +88,22 @@ def op_params(fwd, bwd):
     return sorted(kinds.items())
 
 
-def op_schemas(params):
+def op_schemas(params, trainable=0):
     """The forward op's and the backward op's schemas (without the name) for `params` (op_params): parameter x is
     the argument p_x (prefixed: a variant may name one q or scale).
 
     The block mask goes in as its tensors (bm_<list>: the lists the kernels walk; bm_sizes: [block_m, block_n,
     Nq, Nkv], empty without a mask), not recomputed inside the op: a BlockMask is computed once and reused
     across calls and layers (its point), may be made by hand or converted from FlexAttention's, and the kernel
-    then checks it against the call as it does in eager mode."""
+    then checks it against the call as it does in eager mode. `trainable` captured tensors whose gradients
+    the backward kernel accumulates: the backward op then takes which to compute (bool[] train) and returns
+    them (Tensor[]: each fp32, or empty where not computed)."""
     ps = "".join(f", {_SCHEMA[kind]} p_{name}" for name, kind in params)
     bm = "".join(f", Tensor? bm_{name}" for name in _bm.WALKED_LISTS)
+    train, grads = (", bool[] train", ", Tensor[]") if trainable else ("", "")
     return (f"(Tensor q, Tensor k, Tensor v, float? scale{ps}{bm}, int[] bm_sizes) -> (Tensor, Tensor)",
-            f"(Tensor q, Tensor k, Tensor v, Tensor o, Tensor d_o, Tensor lse, float? scale{ps}) -> "
-            f"(Tensor, Tensor, Tensor)")
+            f"(Tensor q, Tensor k, Tensor v, Tensor o, Tensor d_o, Tensor lse, float? scale{ps}{train}) -> "
+            f"(Tensor, Tensor, Tensor{grads})")
 
 
 def pack_params(params, values):
@@ -125,9 +152,15 @@ def fake_forward(q, k, v, *args):
     return q.new_empty((*q.shape[:-1], v.shape[-1])), q.new_empty(q.shape[:-1], dtype=torch.float32)
 
 
-def fake_backward(q, k, v, *args):
-    """The backward op's outputs on fake tensors: dq, dk, dv like q, k, v."""
-    return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+def fake_backward(q, k, v, *args, trainable=()):
+    """The backward op's outputs on fake tensors: dq, dk, dv like q, k, v; with `trainable` (positions of
+    the trainable tensors among the parameters, after scale), their fp32 gradients where train says so."""
+    out = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+    if not trainable:
+        return out
+    pargs, train = args[4:-1], args[-1]
+    return out + ([pargs[i].new_empty(pargs[i].shape, dtype=torch.float32) if t else q.new_empty(0)
+                   for i, t in zip(trainable, train)],)
 
 
 def op_stem(fwd):
@@ -146,9 +179,11 @@ class VariantOps:
         self.params = op_params(fwd, bwd)
         stem = op_stem(fwd)
         self.names = (f"cuir::variant_fwd_{stem}_{n}", f"cuir::variant_bwd_{stem}_{n}")
-        self.schemas = op_schemas(self.params)
         count, lists = len(self.params), len(_bm.WALKED_LISTS)
         tensor_at = [i for i, (_, kind) in enumerate(self.params) if kind == "tensor"]
+        can = set(bwd.trainable()) if hasattr(bwd, "trainable") else set()
+        trainable = [i for i in tensor_at if self.params[i][0] in can]
+        self.schemas = op_schemas(self.params, len(trainable))
 
         def forward(q, k, v, scale, *rest):
             block_mask = unpack_block_mask(rest[count:count + lists], rest[-1])
@@ -159,15 +194,19 @@ class VariantOps:
                 lse = torch.zeros(q.shape[:-1], dtype=torch.float32, device=q.device)
             return o, lse
 
-        def backward(q, k, v, o, d_o, lse, scale, *pargs):
+        def backward(q, k, v, o, d_o, lse, scale, *rest):
+            pargs, train = rest[:count], (rest[count] if trainable else [])
+            bufs = {self.params[i][0]: gradient_buffer(pargs[i]) for i, t in zip(trainable, train) if t}
             dq, dk, dv = bwd(q, k, v, o, d_o, lse, softmax_scale=scale, layout="bhnd",
-                             **unpack_params(self.params, pargs))
-            return dq, dk, dv
+                             **({"param_grads": bufs} if bufs else {}), **unpack_params(self.params, pargs))
+            if not trainable:
+                return dq, dk, dv
+            return dq, dk, dv, [bufs.get(self.params[i][0], q.new_empty(0)) for i in trainable]
 
         self.fwd_op = library.custom_op(self.names[0], forward, mutates_args=(), schema=self.schemas[0])
         self.fwd_op.register_fake(fake_forward)
         self.bwd_op = library.custom_op(self.names[1], backward, mutates_args=(), schema=self.schemas[1])
-        self.bwd_op.register_fake(fake_backward)
+        self.bwd_op.register_fake(lambda *a: fake_backward(*a, trainable=trainable))
 
         def setup_context(ctx, inputs, output):
             q, k, v, scale, *rest = inputs
@@ -182,8 +221,15 @@ class VariantOps:
             pargs = list(ctx.pargs)
             for i, t in zip(tensor_at, tensors):
                 pargs[i] = t
-            dq, dk, dv = self.bwd_op(q, k, v, o, d_o.contiguous(), lse, ctx.scale, *pargs)
-            return (dq, dk, dv) + (None,) * (1 + count + lists + 1)  # none for scale, parameters, block mask
+            if not trainable:
+                dq, dk, dv = self.bwd_op(q, k, v, o, d_o.contiguous(), lse, ctx.scale, *pargs)
+                return (dq, dk, dv) + (None,) * (1 + count + lists + 1)  # none for scale, parameters, block mask
+            train = [bool(ctx.needs_input_grad[4 + i]) for i in trainable]  # inputs: q, k, v, scale, parameters
+            dq, dk, dv, grads = self.bwd_op(q, k, v, o, d_o.contiguous(), lse, ctx.scale, *pargs, train)
+            pgrads = [None] * count
+            for i, t, g in zip(trainable, train, grads):
+                pgrads[i] = g.to(pargs[i].dtype) if t else None
+            return (dq, dk, dv, None) + tuple(pgrads) + (None,) * (lists + 1)
 
         self.fwd_op.register_autograd(grad, setup_context=setup_context)
 
@@ -211,12 +257,11 @@ def variant_ops(fwd, bwd):
 
 
 def _attend(ops, fwd, bwd, q, k, v, softmax_scale, block_mask, params):
-    for name, value in params.items():
-        if torch.is_tensor(value) and value.requires_grad:
-            raise NotImplementedError(f"{name} requires grad: gradients of a variant's captured tensors are "
-                                      f"not computed yet (pass it detached)")
+    names = trained_params(bwd, params)
     if ops is None:
-        return _VariantAttention.apply(q, k, v, fwd, bwd, softmax_scale, block_mask, params)
+        rest = {n: x for n, x in params.items() if n not in names}
+        return _VariantAttention.apply(q, k, v, fwd, bwd, softmax_scale, block_mask, rest, tuple(names),
+                                       *(params[n] for n in names))
     return ops(q, k, v, None if softmax_scale is None else float(softmax_scale), block_mask, params)
 
 

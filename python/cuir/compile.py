@@ -158,6 +158,8 @@ def tensor_for(kernel, pname, tensor, device):
     dtype = {"float_ptr": torch.float32, "int32_ptr": torch.int32}.get(field.get("type"), tensor.dtype)
     if tensor.device == device and tensor.dtype == dtype and tensor.is_contiguous():
         return tensor
+    if tensor.requires_grad:  # a trained tensor: a differentiable copy, made again each call
+        return tensor.to(device=device, dtype=dtype).contiguous()
     # Keyed by id(), which a new tensor may reuse once the old one is freed: the entry also holds a weak
     # reference to its tensor, and is used only while that is still this tensor.
     memo = (tensor._version, str(device), dtype)

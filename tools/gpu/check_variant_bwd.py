@@ -18,8 +18,11 @@ from kernels/sm80/flash_bwd.cu; with KERNEL=sm90, both from the sm90 kernels, st
    block mask) in the same run, bf16, d 128, llama2-7b heads, 16k tokens, N = 2k and 8k; both block masks
    computed once (cuir_bwd_ms), ours also in every call (cuir_bwd_mask_each_call_ms).
 
+5. with --trainable: ALiBi's slopes as a trained tensor (requires_grad) through TrainableVariant: their gradient,
+   accumulated by the backward kernel in fp32, and dq, dk, dv against float64 autograd.
+
 usage: python3 tools/gpu/check_variant_bwd.py --libs build/variant-libs [--names a,b] [--compile] [--bench]
-       [--train NAME] [--steps 300] [--sanitize] [--json f]
+       [--train NAME] [--steps 300] [--trainable] [--sanitize] [--json f]
 --sanitize: two small shapes, no autograd check (run it under compute-sanitizer).
 Exit code 0 iff every gradient check (and the compile and training checks) passes.
 """
@@ -145,6 +148,32 @@ def check_compile(fwd, bwd, name, tol=1e-2):
     return {"compiled": ok_all, "max_rel": worst_all, "ok": ok_all}
 
 
+def check_trainable(fwd, bwd, name, dtype=torch.bfloat16):
+    """ALiBi's slopes as a trained tensor (requires_grad) through TrainableVariant: dq, dk, dv and the slopes'
+    gradient (accumulated by the kernel in fp32) against float64 autograd of ALiBi + causal, GQA, Nq != Nkv."""
+    B, Hq, Hkv, Nq, Nkv, d = 2, 4, 2, 300, 517, 64
+    g = torch.Generator(device="cuda").manual_seed(7)
+    q, k, v = (torch.randn(B, H, N, d, generator=g, device="cuda").to(dtype).requires_grad_()
+               for H, N in ((Hq, Nq), (Hkv, Nkv), (Hkv, Nkv)))
+    *_, params = variant_defs.make(name, B, Hq, Nq, Nkv)
+    slopes = (params["alibi_slopes"] * (1 + torch.rand(Hq, generator=g, device="cuda"))).requires_grad_()
+    out = TrainableVariant(fwd, bwd)(q, k, v, **{**params, "alibi_slopes": slopes})
+    do = torch.randn(out.shape, generator=g, device="cuda").to(dtype)
+    got = torch.autograd.grad(out, (q, k, v, slopes), do)
+    q64, k64, v64, s64 = (t.detach().double().requires_grad_() for t in (q, k, v, slopes))
+    off, rep = Nkv - Nq, Hq // Hkv
+    qi = torch.arange(Nq, device="cuda").view(1, 1, Nq, 1) + off
+    ki = torch.arange(Nkv, device="cuda").view(1, 1, 1, Nkv)
+    s = (q64 @ k64.repeat_interleave(rep, 1).transpose(-1, -2)) / math.sqrt(d) + s64.view(1, Hq, 1, 1) * (ki - qi)
+    ref = torch.softmax(s.masked_fill(ki > qi, float("-inf")), -1).nan_to_num() @ v64.repeat_interleave(rep, 1)
+    want = torch.autograd.grad(ref, (q64, k64, v64, s64), do.double())
+    errs = {n: rel(a, b) for n, a, b in zip(("dq", "dk", "dv", "d_slopes"), got, want)}
+    ok = all(math.isfinite(e) and e < 2e-2 for e in errs.values()) and got[3].dtype == slopes.dtype
+    print(f"{name:18} trained alibi_slopes, {str(dtype)[6:]} B{B} H{Hq}/{Hkv} N{Nq}/{Nkv}: " +
+          " ".join(f"{n} {e:.2e}" for n, e in errs.items()) + (" ok" if ok else " FAIL"), flush=True)
+    return {"variant": name, "trainable": "alibi_slopes", **errs, "ok": ok}
+
+
 def check_training(fwd, bwd, name, steps, tol=0.05):
     from torch.nn.attention.flex_attention import create_block_mask, flex_attention
     from check_attention_autograd import train
@@ -213,6 +242,8 @@ def main():
     ap.add_argument("--steps", type=int, default=300)
     ap.add_argument("--sanitize", action="store_true", help="two small shapes only (for compute-sanitizer)")
     ap.add_argument("--n", type=int, nargs="+", default=[2048, 8192], help="sequence lengths of --bench")
+    ap.add_argument("--trainable", action="store_true",
+                    help="the ALiBi slopes as a trained tensor (variants with alibi_slopes)")
     ap.add_argument("--json")
     args = ap.parse_args()
     libs = pathlib.Path(args.libs)
@@ -235,6 +266,8 @@ def main():
             rows.append({"variant": name, "autograd": True, "ok": check_autograd(fwd, bwd, name)})
         if args.compile:
             rows.append({"variant": name, "compile": True, **check_compile(fwd, bwd, name)})
+        if args.trainable and "alibi" in variant_defs.SPECS[name]:
+            rows.append(check_trainable(fwd, bwd, name))
         if args.bench and name not in variant_defs.NO_FLEX:  # FlexAttention has no sigmoid normaliser
             for N in args.n:
                 bench_rows.append(bench(fwd, bwd, name, N))

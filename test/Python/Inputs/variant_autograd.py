@@ -110,7 +110,8 @@ class StandInOp:
             t = str(a.type)
             ok = {"Tensor": torch.is_tensor(x), "Optional[Tensor]": x is None or torch.is_tensor(x),
                   "Optional[float]": x is None or type(x) is float, "Optional[int]": x is None or type(x) is int,
-                  "List[int]": type(x) is list and all(type(i) is int for i in x)}[t]
+                  "List[int]": type(x) is list and all(type(i) is int for i in x),
+                  "List[bool]": type(x) is list and all(type(i) is bool for i in x)}[t]
             assert ok, f"{self.name}: argument {a.name} ({t}) is {x!r}"
 
     def run(self, args):
@@ -119,7 +120,9 @@ class StandInOp:
                 for x in args]
         fake = self.fake(*meta)
         assert type(out) is tuple and len(out) == len(self.schema.returns) == len(fake), f"{self.name}: outputs"
-        for i, (o, f) in enumerate(zip(out, fake)):
+        flat = lambda ts: [t for x in ts for t in (x if isinstance(x, list) else [x])]  # noqa: E731
+        assert len(flat(out)) == len(flat(fake)), f"{self.name}: outputs"
+        for i, (o, f) in enumerate(zip(flat(out), flat(fake))):
             assert (o.shape, o.dtype, o.stride()) == (f.shape, f.dtype, f.stride()), \
                 f"{self.name}: output {i} is {o.dtype} {list(o.shape)} {o.stride()}, its fake {f.dtype} " \
                 f"{list(f.shape)} {f.stride()}"
@@ -275,3 +278,45 @@ else:
                                    (q, k, v))
     print(f"compile: fullgraph forward and backward, gradients match eager's "
           f"{all(torch.allclose(a, b) for a, b in zip(eager, compiled))}")
+
+# A captured tensor that requires grad, where the backward kernel accumulates its gradient (manifest "grad"
+# fields: trainable()): the autograd.Function and the ops return it; one it cannot train is refused.
+
+
+class FakeTrainBwd(FakeAlibiBwd):
+    def trainable(self):
+        return ["alibi_slopes"]
+
+    def __call__(self, q, k, v, o, d_o, lse, softmax_scale=None, layout="bnhd", param_grads=None, **params):
+        calls.append(("bwd", sorted(param_grads or {})))
+        if param_grads:  # float64 autograd of the reference, added into the fp32 buffer as the kernel adds
+            with torch.enable_grad():
+                s = params["alibi_slopes"].detach().double().requires_grad_()
+                out, _ = reference(q, k, v, softmax_scale, params.get("softcap", 5.0), s, params["window"])
+                (g,) = torch.autograd.grad(out, (s,), d_o)
+            param_grads["alibi_slopes"] += g.float()
+        return reference_grads(q, k, v, d_o, softmax_scale, params.get("softcap", 5.0), params["alibi_slopes"],
+                               params["window"])
+
+
+trained = slopes.double().clone().requires_grad_()
+want = torch.autograd.grad(reference(q, k, v, 0.5, 5.0, trained, 7)[0], (q, k, v, trained), grad)
+for path, lib in (("function", None), ("ops", library)):
+    av._custom_op_library = lambda: lib
+    calls.clear()
+    train = cuir.TrainableVariant(FakeAlibiFwd(), FakeTrainBwd())
+    if train.ops is not None:
+        print("op", train.ops.names[1], train.ops.schemas[1])
+    out = train(q, k, v, softmax_scale=0.5, block_mask=block_mask, window=7, alibi_slopes=trained)
+    got = torch.autograd.grad(out, (q, k, v, trained), grad)
+    print(f"{path}: trained slopes: gradients match {all(torch.allclose(a, b) for a, b in zip(got, want))}, "
+          f"slopes' {got[3].dtype}", "calls", [c for c in calls if c[0] == "bwd"])
+    calls.clear()
+    got = torch.autograd.grad(train(q, k, v, softmax_scale=0.5, block_mask=block_mask, window=7,
+                                    alibi_slopes=trained.detach()), (q,), grad)
+    print(f"{path}: detached slopes: not computed", [c for c in calls if c[0] == "bwd"])
+    try:
+        cuir.TrainableVariant(FakeAlibiFwd(), FakeAlibiBwd())(q, k, v, softmax_scale=0.5, block_mask=block_mask,
+                                                              window=7, alibi_slopes=trained)
+    except NotImplementedError as e:
+        print(f"{path}: NotImplementedError:", e)
