@@ -67,3 +67,18 @@ FragmentWalk::threadOrigin(FragmentLayoutAttr layout, ArrayRef<int64_t> shape,
       " + " + lane + " % 4 * 2";
   return {row0, col0};
 }
+
+bool mlir::cuir::holdsTransposedRegisters(Value v) {
+  for (int depth = 0; depth < 16; ++depth) {
+    Operation *def = v.getDefiningOp();
+    if (!def)
+      return false;
+    if (auto gemm = dyn_cast<GemmAsyncOp>(def))
+      return gemm.getAccTransposed();
+    if (isa<GemmOp>(def) || def->getNumOperands() == 0 ||
+        !isa<RankedTensorType>(def->getOperand(0).getType()))
+      return false;
+    v = def->getOperand(0);
+  }
+  return false;
+}

@@ -37,24 +37,6 @@ namespace {
 /// The params field of the gradient buffer of parameter `param`.
 std::string gradField(StringRef param) { return ("cuir_grad_" + param).str(); }
 
-/// Whether the registers of tile `v` hold its transpose: it comes from a
-/// gemm_async with acc_transposed (the sm_90 backward's S^T, dP^T), through
-/// the element-wise ops that form dS from it.
-bool holdsTranspose(Value v) {
-  for (int depth = 0; depth < 16; ++depth) {
-    Operation *def = v.getDefiningOp();
-    if (!def)
-      return false;
-    if (auto gemm = dyn_cast<GemmAsyncOp>(def))
-      return gemm.getAccTransposed();
-    if (isa<GemmOp>(def) || def->getNumOperands() == 0 ||
-        !isa<RankedTensorType>(def->getOperand(0).getType()))
-      return false;
-    v = def->getOperand(0);
-  }
-  return false;
-}
-
 class ParamGradPatcher : public Patcher {
 public:
   Rewrite getRewrite() const override { return Rewrite::ParamGrad; }
@@ -163,7 +145,7 @@ LogicalResult ParamGradPatcher::lowerScatter(ScatterAddOp op,
   auto dst = cast<BlockArgument>(op.getDst());
   StringRef param = argRole(ctx.diff->target, dst.getArgNumber()).drop_front(5);
   auto dstType = cast<MemRefType>(dst.getType());
-  bool transposed = holdsTranspose(dS);
+  bool transposed = holdsTransposedRegisters(dS);
   FragmentWalk fw = FragmentWalk::of(layout.getInstr(), transposed);
   std::string ind = fw.bodyIndent("  ");
   FailureOr<ScatterBody> body = printScatterBody(op, "  ", ind);

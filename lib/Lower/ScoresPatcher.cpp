@@ -95,23 +95,6 @@ private:
   llvm::DenseSet<Operation *> written;
 };
 
-/// Whether the registers of score tile `v` hold its transpose: it comes,
-/// through elementwise ops and the wait, from a gemm_async with
-/// acc_transposed (a backward's S^T = K Q^T).
-static bool holdsTranspose(Value v) {
-  while (Operation *def = v.getDefiningOp()) {
-    if (auto gemm = dyn_cast<GemmAsyncOp>(def))
-      return gemm.getAccTransposed();
-    if (auto wait = dyn_cast<GemmWaitOp>(def))
-      v = wait.getAcc();
-    else if (auto ew = dyn_cast<ElementwiseOp>(def); ew && ew.getInputs().size() == 1)
-      v = ew.getInputs()[0];
-    else
-      return false;
-  }
-  return false;
-}
-
 void ScoresPatcher::markWritten(Value v) {
   Operation *def = v.getDefiningOp();
   if (!def || !getChange(def) || !written.insert(def).second)
@@ -205,7 +188,7 @@ LogicalResult ScoresPatcher::lowerScores(ElementwiseOp ew, PatchContext &ctx) {
                              "mma.m16n8k16 accumulators and over one "
                              "warpgroup's wgmma accumulator; this tile is "
                           << in.getType();
-  bool transposed = holdsTranspose(in);
+  bool transposed = holdsTransposedRegisters(in);
   FragmentWalk fw = FragmentWalk::of(layout.getInstr(), transposed);
   auto frag = expr(in, loc), b = expr(ew.getB(), loc), h = expr(ew.getH(), loc),
        q0 = expr(ew.getQBase(), loc), k0 = expr(ew.getKvBase(), loc);
@@ -237,31 +220,8 @@ LogicalResult ScoresPatcher::lowerScores(ElementwiseOp ew, PatchContext &ctx) {
   auto [first, last] = ctx.src.statement(anchor);
   std::string indent = ctx.src.indent(first).str();
   auto shape = cast<RankedTensorType>(in.getType()).getShape();
-  int64_t rowsPerWarp = shape[0] / layout.getWarps()[0];
-  int64_t colsPerWarp = shape[1] / layout.getWarps()[1];
-  int64_t warpsN = layout.getWarps()[1];
-  std::string lane = "(threadIdx.x % 32)", warp = "(threadIdx.x / 32)";
-  if (layout.getInstr() == MmaInstr::WgmmaM64NK16) {
-    // Warp w of a warpgroup holds rows [16w, 16w + 16) of its 64.
-    warp = "(threadIdx.x / 32 % 4)";
-    rowsPerWarp = 16;
-  }
-  std::string row0 =
-      *q0 + " + " +
-      (warpsN == 1 ? warp : "(" + warp + " / " + std::to_string(warpsN) + ")") +
-      " * " + std::to_string(rowsPerWarp) + " + " + lane + " / 4";
-  std::string col0 =
-      *k0 +
-      (warpsN == 1 ? std::string()
-                   : " + (" + warp + " % " + std::to_string(warpsN) + ") * " +
-                         std::to_string(colsPerWarp)) +
-      " + " + lane + " % 4 * 2";
-  // Transposed registers: the warp's rows and the thread's row are keys, its
-  // column pair queries (one warpgroup: the verifier's layouts of S^T).
-  if (transposed) {
-    row0 = *q0 + " + " + lane + " % 4 * 2";
-    col0 = *k0 + " + " + warp + " * 16 + " + lane + " / 4";
-  }
+  auto [row0, col0] =
+      FragmentWalk::threadOrigin(layout, shape, transposed, *q0, *k0);
   std::string args =
       "params, " + *b + ", " + *h + ", " + row0 + ", " + col0 + ");";
   // The derivative reads the scores before they change.
@@ -437,7 +397,7 @@ ScoresPatcher::lowerDerivative(ElementwiseOp ew, PatchContext &ctx,
                                const std::string &indent) {
   FragmentLayoutAttr layout = getFragmentLayout(ew.getType());
   FragmentWalk fw =
-      FragmentWalk::of(layout.getInstr(), holdsTranspose(ew.getInputs()[0]));
+      FragmentWalk::of(layout.getInstr(), holdsTransposedRegisters(ew.getInputs()[0]));
   for (Value v : {ew.getB(), ew.getH(), ew.getQBase(), ew.getKvBase()})
     if (failed(expr(v, ew.getLoc())))
       return failure();
