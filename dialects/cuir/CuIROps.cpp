@@ -354,10 +354,16 @@ LogicalResult YieldOp::verify() {
     return success();
   }
   if (auto ew = dyn_cast<ElementwiseOp>(parent)) {
-    Type expected = ew.getResult().getType().getElementType();
-    if (getValues().size() != 1 || getValues()[0].getType() != expected)
-      return emitOpError() << "must yield exactly one " << expected
-                           << " element in a cuir.elementwise body";
+    SmallVector<Type> expected = llvm::map_to_vector(
+        ew.getResultTypes(),
+        [](Type t) { return cast<RankedTensorType>(t).getElementType(); });
+    if (TypeRange(getValues()) != TypeRange(expected)) {
+      InFlightDiagnostic diag = emitOpError() << "must yield one element per "
+                                                 "result tile of the "
+                                                 "cuir.elementwise: ";
+      llvm::interleaveComma(expected, diag);
+      return diag;
+    }
     return success();
   }
   if (auto scatter = dyn_cast<ScatterAddOp>(parent)) {
@@ -839,8 +845,7 @@ LogicalResult ConvertLayoutOp::verify() {
 
 ParseResult ElementwiseOp::parse(OpAsmParser &parser, OperationState &result) {
   SmallVector<OpAsmParser::UnresolvedOperand> inputs, coords;
-  SmallVector<Type> inputTypes;
-  Type resultType;
+  SmallVector<Type> inputTypes, resultTypes;
   if (parser.parseOperandList(inputs, OpAsmParser::Delimiter::Paren) ||
       parser.parseKeyword("at") ||
       parser.parseOperandList(coords, 4, OpAsmParser::Delimiter::Square) ||
@@ -850,14 +855,14 @@ ParseResult ElementwiseOp::parse(OpAsmParser &parser, OperationState &result) {
   if (failed(parser.parseOptionalRParen()) &&
       (parser.parseTypeList(inputTypes) || parser.parseRParen()))
     return failure();
-  if (parser.parseArrow() || parser.parseType(resultType))
+  if (parser.parseArrowTypeList(resultTypes))
     return failure();
   if (parser.resolveOperands(inputs, inputTypes, parser.getNameLoc(),
                              result.operands) ||
       parser.resolveOperands(coords, parser.getBuilder().getIndexType(),
                              result.operands))
     return failure();
-  result.addTypes(resultType);
+  result.addTypes(resultTypes);
   Region *body = result.addRegion();
   if (parser.parseRegion(*body))
     return failure();
@@ -869,48 +874,62 @@ void ElementwiseOp::print(OpAsmPrinter &p) {
   p << " (" << getInputs() << ") at [" << getB() << ", " << getH() << ", "
     << getQBase() << ", " << getKvBase() << "]";
   p.printOptionalAttrDict((*this)->getAttrs());
-  p << " : (" << getInputs().getTypes() << ") -> " << getResult().getType()
-    << ' ';
+  p << " : (" << getInputs().getTypes() << ")";
+  p.printArrowTypeList(getResultTypes());
+  p << ' ';
   p.printRegion(getBody(), /*printEntryBlockArgs=*/true);
 }
 
-LogicalResult ElementwiseOp::verify() {
-  if (getInputs().empty())
-    return emitOpError() << "needs at least one input tile";
-  auto first = cast<RankedTensorType>(getInputs()[0].getType());
+/// Checks what cuir.elementwise and cuir.scatter_add share: one or more 2-D
+/// input tiles of one shape and layout, and a body over one element of each
+/// plus the (b, h, q_idx, kv_idx) coordinates.
+static LogicalResult verifyTileRegion(Operation *op, ValueRange inputs,
+                                      Block &body) {
+  if (inputs.empty())
+    return op->emitOpError() << "needs at least one input tile";
+  auto first = cast<RankedTensorType>(inputs[0].getType());
   if (first.getRank() != 2)
-    return emitOpError() << "works on 2-D (query x key) tiles, got " << first;
-  for (Value in : getInputs()) {
+    return op->emitOpError()
+           << "works on 2-D (query x key) tiles, got " << first;
+  for (Value in : inputs) {
     auto t = cast<RankedTensorType>(in.getType());
     if (t.getShape() != first.getShape() ||
         t.getEncoding() != first.getEncoding())
-      return emitOpError() << "inputs must share one shape and layout; "
-                           << first << " and " << t << " differ";
+      return op->emitOpError() << "inputs must share one shape and layout; "
+                               << first << " and " << t << " differ";
   }
-  auto res = getResult().getType();
-  if (res.getShape() != first.getShape() ||
-      res.getEncoding() != first.getEncoding())
-    return emitOpError() << "result " << res
-                         << " must have the inputs' shape and layout";
-  Block &body = getBody().front();
-  size_t n = getInputs().size();
+  size_t n = inputs.size();
   if (body.getNumArguments() != n + 4)
-    return emitOpError() << "body must take " << n
-                         << " element(s) and the coordinates (b, h, q_idx, "
-                            "kv_idx), i.e. "
-                         << n + 4 << " arguments, got "
-                         << body.getNumArguments();
+    return op->emitOpError()
+           << "body must take " << n
+           << " element(s) and the coordinates (b, h, q_idx, kv_idx), i.e. "
+           << n + 4 << " arguments, got " << body.getNumArguments();
   for (size_t i = 0; i < n; ++i) {
-    Type want = cast<RankedTensorType>(getInputs()[i].getType())
-                    .getElementType();
+    Type want = cast<RankedTensorType>(inputs[i].getType()).getElementType();
     if (body.getArgument(i).getType() != want)
-      return emitOpError() << "body argument #" << i << " must be " << want
-                           << ", the element type of input #" << i;
+      return op->emitOpError() << "body argument #" << i << " must be " << want
+                               << ", the element type of input #" << i;
   }
   for (size_t i = n; i < n + 4; ++i)
     if (!body.getArgument(i).getType().isIndex())
-      return emitOpError() << "coordinate argument #" << i
-                           << " must be index";
+      return op->emitOpError()
+             << "coordinate argument #" << i << " must be index";
+  return success();
+}
+
+LogicalResult ElementwiseOp::verify() {
+  if (failed(verifyTileRegion(*this, getInputs(), getBody().front())))
+    return failure();
+  if (getResults().empty())
+    return emitOpError() << "needs at least one result tile";
+  auto first = cast<RankedTensorType>(getInputs()[0].getType());
+  for (Type t : getResultTypes()) {
+    auto res = cast<RankedTensorType>(t);
+    if (res.getShape() != first.getShape() ||
+        res.getEncoding() != first.getEncoding())
+      return emitOpError() << "result " << res
+                           << " must have the inputs' shape and layout";
+  }
   return success();
 }
 
@@ -948,18 +967,9 @@ void ScatterAddOp::print(OpAsmPrinter &p) {
 }
 
 LogicalResult ScatterAddOp::verify() {
-  if (getInputs().empty())
-    return emitOpError() << "needs at least one input tile";
-  auto first = cast<RankedTensorType>(getInputs()[0].getType());
-  if (first.getRank() != 2)
-    return emitOpError() << "works on 2-D (query x key) tiles, got " << first;
-  for (Value in : getInputs()) {
-    auto t = cast<RankedTensorType>(in.getType());
-    if (t.getShape() != first.getShape() ||
-        t.getEncoding() != first.getEncoding())
-      return emitOpError() << "inputs must share one shape and layout; "
-                           << first << " and " << t << " differ";
-  }
+  Block &body = getBody().front();
+  if (failed(verifyTileRegion(*this, getInputs(), body)))
+    return failure();
   if (failed(
           verifySpace(*this, getDst(), "destination", {MemorySpace::Global})))
     return failure();
@@ -968,24 +978,6 @@ LogicalResult ScatterAddOp::verify() {
     return emitOpError() << "adds f32 values (red.global.add.f32) into an "
                             "f32 buffer, not into "
                          << dst.getElementType();
-  Block &body = getBody().front();
-  size_t n = getInputs().size();
-  if (body.getNumArguments() != n + 4)
-    return emitOpError() << "body must take " << n
-                         << " element(s) and the coordinates (b, h, q_idx, "
-                            "kv_idx), i.e. "
-                         << n + 4 << " arguments, got "
-                         << body.getNumArguments();
-  for (size_t i = 0; i < n; ++i) {
-    Type want =
-        cast<RankedTensorType>(getInputs()[i].getType()).getElementType();
-    if (body.getArgument(i).getType() != want)
-      return emitOpError() << "body argument #" << i << " must be " << want
-                           << ", the element type of input #" << i;
-  }
-  for (size_t i = n; i < n + 4; ++i)
-    if (!body.getArgument(i).getType().isIndex())
-      return emitOpError() << "coordinate argument #" << i << " must be index";
   if (body.empty() || !isa<YieldOp>(body.back()))
     return emitOpError() << "body must end in a cuir.yield of the indices "
                             "and the value to add";

@@ -514,8 +514,13 @@ def CuIR_ElementwiseOp : CuIR_Op<"elementwise", [
     shape. The region receives one scalar per input followed by the
     element's attention coordinates `(b, h, q_idx, kv_idx)`: `b` and `h` are
     the given operands, `q_idx` is `q_base` plus the element's row and
-    `kv_idx` is `kv_base` plus its column. It yields the result element.
-    This is where score modifications and mask predicates live.
+    `kv_idx` is `kv_base` plus its column. It yields one element per result
+    tile; every result has the inputs' shape and layout. This is where
+    score modifications and mask predicates live.
+
+    Several results share one evaluation of the region: a backward kernel's
+    scores yield the modified score and its derivative together, so that
+    what the derivative reuses (a softcap's `tanh`) is computed once.
 
     ```mlir
     %masked = cuir.elementwise (%s) at [%b, %h, %q0, %kv0]
@@ -526,10 +531,13 @@ def CuIR_ElementwiseOp : CuIR_Op<"elementwise", [
       cuir.yield %r : f32
     }
     ```
+
+    With two results, the result types are listed in parentheses:
+    `: (tensor<...>) -> (tensor<...>, tensor<...>)`.
   }];
   let arguments = (ins Variadic<CuIR_RegisterTile>:$inputs, Index:$b, Index:$h,
                        Index:$q_base, Index:$kv_base);
-  let results = (outs CuIR_RegisterTile:$result);
+  let results = (outs Variadic<CuIR_RegisterTile>:$results);
   let regions = (region SizedRegion<1>:$body);
   let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;

@@ -619,19 +619,21 @@ LogicalResult Worker::execOp(ElementwiseOp ew) {
   SmallVector<RtValue> results;
   if (failed(runTileBody(ew, results)))
     return failure();
-  auto type = ew.getResult().getType();
-  int64_t rows = type.getShape()[0], cols = type.getShape()[1];
-  const Tile &y = std::get<Tile>(results[0]);
-  Tile out = Tile::floats(getElemKind(type.getElementType()), {rows, cols});
-  if (!out.isFloat())
-    out = Tile::ints(getIntWidth(type.getElementType()), {rows, cols});
-  for (int64_t e = 0, n = rows * cols; e < n; ++e) {
-    if (out.isFloat())
-      (*out.f)[e] = roundTo(out.kind, y.getF(e));
-    else
-      (*out.i)[e] = y.getI(e);
+  for (auto [result, yielded] : llvm::zip(ew.getResults(), results)) {
+    auto type = cast<RankedTensorType>(result.getType());
+    int64_t rows = type.getShape()[0], cols = type.getShape()[1];
+    const Tile &y = std::get<Tile>(yielded);
+    Tile out = Tile::floats(getElemKind(type.getElementType()), {rows, cols});
+    if (!out.isFloat())
+      out = Tile::ints(getIntWidth(type.getElementType()), {rows, cols});
+    for (int64_t e = 0, n = rows * cols; e < n; ++e) {
+      if (out.isFloat())
+        (*out.f)[e] = roundTo(out.kind, y.getF(e));
+      else
+        (*out.i)[e] = y.getI(e);
+    }
+    set(result, out);
   }
-  set(ew.getResult(), out);
   return success();
 }
 

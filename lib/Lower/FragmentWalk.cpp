@@ -11,15 +11,15 @@ FragmentWalk FragmentWalk::of(MmaInstr instr, bool transposed) {
     if (transposed)
       std::swap(rowOff, colOff);
     return {"int N",
-            "float (&scores)[N]",
-            "scores[4 * j + e]",
+            "[N]",
+            "[4 * j + e]",
             rowOff,
             colOff,
             {"for (int j = 0; j < N / 4; ++j)", "for (int e = 0; e < 4; ++e)"}};
   }
   return {"int M_TILES, int N_TILES",
-          "float (&scores)[M_TILES][N_TILES][4]",
-          "scores[mi][ni][e]",
+          "[M_TILES][N_TILES][4]",
+          "[mi][ni][e]",
           "mi * 16 + (e / 2) * 8",
           "ni * 8 + (e % 2)",
           {"for (int mi = 0; mi < M_TILES; ++mi)",

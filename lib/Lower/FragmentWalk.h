@@ -14,8 +14,19 @@ namespace mlir::cuir {
 /// helper's parameter, the loops over its registers, and each register's
 /// offset from the thread's first query row and key (row0, col0).
 struct FragmentWalk {
-  std::string templateParams, param, element, qOff, kvOff;
+  /// The register array's dimensions ("[N]") and a register's index in it
+  /// ("[4 * j + e]"), in the loops' variables.
+  std::string templateParams, dims, index, qOff, kvOff;
   std::vector<std::string> loops;
+
+  /// A helper's parameter for the registers, named `name`, and the register
+  /// the innermost loop visits.
+  std::string param(llvm::StringRef name = "scores") const {
+    return "float (&" + name.str() + ")" + dims;
+  }
+  std::string element(llvm::StringRef name = "scores") const {
+    return name.str() + index;
+  }
 
   /// mma.m16n8k16 (register e of n8 tile ni of m16 slice mi, [M][N][4]) or
   /// wgmma m64nNk16 (register 4j + e of n8 tile j of the warp's 16 rows).

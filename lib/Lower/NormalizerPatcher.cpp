@@ -289,10 +289,10 @@ LogicalResult NormalizerPatcher::addHelpers(PatchContext &ctx) {
           "template <" + fw.templateParams +
           ">\n"
           "__device__ __forceinline__ void cuir_sigmoid_weights(" +
-          fw.param + ") {\n" +
-          fw.walk("  ", fw.bodyIndent("  ") + fw.element +
+          fw.param() + ") {\n" +
+          fw.walk("  ", fw.bodyIndent("  ") + fw.element() +
                             " = 0.5f * cuir_tanh_approx(" +
-                            (halved ? fw.element : "0.5f * " + fw.element) +
+                            (halved ? fw.element() : "0.5f * " + fw.element()) +
                             ") + 0.5f;\n") +
           "}\n");
   return success();

@@ -166,7 +166,7 @@ LogicalResult ParamGradPatcher::lowerScatter(ScatterAddOp op,
   std::string element =
       ind + "const int q_off = " + fw.qOff + ", q_idx = row0 + q_off;\n" + ind +
       "const int kv_off = " + fw.kvOff + ", kv_idx = col0 + kv_off;\n" + ind +
-      "const float ds = " + fw.element + ";\n" + ind +
+      "const float ds = " + fw.element() + ";\n" + ind +
       "(void)q_idx, (void)kv_idx;\n" + body->stmts;
   std::string walk, tail;
   if (body->perElementIndex) {
@@ -200,7 +200,7 @@ LogicalResult ParamGradPatcher::lowerScatter(ScatterAddOp op,
       fw.templateParams +
       ">\n"
       "__device__ __forceinline__ void @NAME@(" +
-      fw.param + ", const " + ctx.paramsStruct +
+      fw.param() + ", const " + ctx.paramsStruct +
       " &params,\n"
       "                                                 int b, int h, int "
       "row0, int col0) {\n"

@@ -383,52 +383,75 @@ LogicalResult BodyPrinter::declare(Operation &op) {
 
 FailureOr<ScoreBody> BodyPrinter::print(StringRef hoistIndent,
                                         StringRef elementIndent) {
-  Value result = body.getTerminator()->getOperand(0);
+  ValueRange results = body.getTerminator()->getOperands();
   ScoreBody out;
-  // The mask: select(visible, s, -inf), or select(hidden, -inf, s) as
-  // canonicalization writes an inverted compare; either is skipped on the
-  // tiles the split proved full (MASK false).
-  Value visible, score = result;
-  bool inverted = false;
-  if (auto sel = result.getDefiningOp<arith::SelectOp>()) {
-    auto isNegInf = [](Value v) {
-      APFloat f(0.0f);
-      return matchPattern(v, m_ConstantFloat(&f)) && f.isInfinity() &&
-             f.isNegative();
-    };
-    if (isNegInf(sel.getFalseValue())) {
+  // The mask: the score's select(visible, s, -inf), or select(hidden, -inf,
+  // s) as canonicalization writes an inverted compare. It and every other
+  // result's select on the same condition (the derivative's 0 where the
+  // score is hidden) are skipped on the tiles the split proved full (MASK
+  // false).
+  Value visible;
+  auto isNegInf = [](Value v) {
+    APFloat f(0.0f);
+    return matchPattern(v, m_ConstantFloat(&f)) && f.isInfinity() &&
+           f.isNegative();
+  };
+  if (auto sel = results[0].getDefiningOp<arith::SelectOp>())
+    if (isNegInf(sel.getFalseValue()) || isNegInf(sel.getTrueValue()))
       visible = sel.getCondition();
-      score = sel.getTrueValue();
-    } else if (isNegInf(sel.getTrueValue())) {
-      visible = sel.getCondition();
-      score = sel.getFalseValue();
-      inverted = true;
+  // Per result: the value when visible, and the fill where hidden (which
+  // select operand), if it is masked.
+  struct Masked {
+    Value value, fill;
+    bool inverted = false;
+  };
+  SmallVector<Masked> parts;
+  llvm::SmallPtrSet<Operation *, 2> maskSelects;
+  for (Value r : results) {
+    Masked m{r, Value()};
+    auto sel = r.getDefiningOp<arith::SelectOp>();
+    if (visible && sel && sel.getCondition() == visible) {
+      bool inverted = matchPattern(sel.getTrueValue(), m_Constant()) &&
+                      !matchPattern(sel.getFalseValue(), m_Constant());
+      m = {inverted ? sel.getFalseValue() : sel.getTrueValue(),
+           inverted ? sel.getTrueValue() : sel.getFalseValue(), inverted};
+      if (matchPattern(m.fill, m_Constant()))
+        maskSelects.insert(sel);
+      else
+        m = {r, Value()};
     }
+    parts.push_back(m);
   }
-  Operation *resultOp = result.getDefiningOp();
   for (Operation &op : body.without_terminator())
-    if (op.getNumResults() == 1 && &op != resultOp &&
+    if (op.getNumResults() == 1 && !maskSelects.contains(&op) &&
         !isa<arith::ConstantOp>(op) && failed(declare(op)))
       return failure();
   live.assign(decls.size(), false);
-  markLive(score);
+  for (const Masked &m : parts)
+    markLive(m.value);
   if (visible)
     markLive(visible);
   if (failed(render(hoistIndent, elementIndent, out)))
     return failure();
-  FailureOr<std::string> scoreE = expr(score);
-  if (failed(scoreE))
+  FailureOr<std::string> visE =
+      visible ? expr(visible) : FailureOr<std::string>(std::string());
+  if (failed(visE))
     return failure();
-  out.masked = bool(visible);
-  out.assign = *scoreE;
-  if (visible) {
-    FailureOr<std::string> visE = expr(visible);
-    if (failed(visE))
+  out.masked = !maskSelects.empty();
+  for (const Masked &m : parts) {
+    FailureOr<std::string> v = expr(m.value);
+    FailureOr<std::string> fill =
+        m.fill ? expr(m.fill) : FailureOr<std::string>(std::string());
+    if (failed(v) || failed(fill))
       return failure();
-    out.assign = inverted ? "MASK ? (" + *visE + " ? -INFINITY : " + *scoreE +
-                                ") : " + *scoreE
-                          : "MASK ? (" + *visE + " ? " + *scoreE +
-                                " : -INFINITY) : " + *scoreE;
+    if (!m.fill)
+      out.assigns.push_back(*v);
+    else if (m.inverted)
+      out.assigns.push_back("MASK ? (" + *visE + " ? " + *fill + " : " + *v +
+                            ") : " + *v);
+    else
+      out.assigns.push_back("MASK ? (" + *visE + " ? " + *v + " : " + *fill +
+                            ") : " + *v);
   }
   return out;
 }

@@ -15,8 +15,9 @@ struct ScoreBody {
   /// Once per call (indented for the function body) and per element
   /// (indented for the innermost fragment loop).
   std::string hoisted, stmts;
-  /// The element's new value: the score, or under MASK the mask's select.
-  std::string assign;
+  /// Per result tile, the element's new value: the score (then its
+  /// derivative, if yielded), or under MASK the mask's select.
+  std::vector<std::string> assigns;
   bool masked = false;
 };
 

@@ -8,10 +8,11 @@
 // call's arguments (the first key of the block, the natural scale) are
 // written into the call as expressions.
 //
-// In a backward pass, a second elementwise over the same scores computes
-// d score_mod / d score (the backward transfer's derivative): it is written
-// into a copy of the tile before the scores change, and dS, once formed,
-// is multiplied by it (an exact zero, a hidden score's, stays zero).
+// In a backward pass, the elementwise's second result is d score_mod /
+// d score (the backward transfer's derivative): the same helper writes it,
+// from the same statements, into a tile declared before the call, and dS,
+// once formed, is multiplied by it (an exact zero, a hidden score's, stays
+// zero).
 //
 // Two score sites at one statement are two instantiations of a function
 // template (a backward kernel's masked and unmasked steps): where one site
@@ -44,8 +45,7 @@ public:
                       PatchContext &ctx) override {
     for (const Difference &d : differences)
       if (d.kind == Difference::Kind::Inserted)
-        if (auto ew = dyn_cast<ElementwiseOp>(d.target);
-            ew && !isDerivative(ew))
+        if (auto ew = dyn_cast<ElementwiseOp>(d.target))
           if (failed(lowerScores(ew, ctx)))
             return failure();
     if (failed(writeCalls(ctx)))
@@ -67,16 +67,10 @@ public:
 
 private:
   LogicalResult lowerScores(ElementwiseOp ew, PatchContext &ctx);
-  FailureOr<std::string> lowerDerivative(ElementwiseOp ew, PatchContext &ctx,
-                                         const std::string &frag,
-                                         const std::string &args,
-                                         const std::string &indent);
   LogicalResult lowerDerivativeProduct(arith::SelectOp sel, PatchContext &ctx);
   FailureOr<std::string> expr(Value v, Location loc);
   std::string helperText(const FragmentWalk &fw, const ScoreBody &body,
-                         MmaInstr instr, const PatchContext &ctx,
-                         StringRef name = "cuir_variant_scores");
-  static bool isDerivative(ElementwiseOp ew);
+                         MmaInstr instr, const PatchContext &ctx);
   /// `v`'s inserted ops, written as part of an expression.
   void markWritten(Value v);
   LogicalResult writeCalls(PatchContext &ctx);
@@ -136,31 +130,23 @@ FailureOr<std::string> ScoresPatcher::expr(Value v, Location loc) {
   return e;
 }
 
-/// The derivative of the backward transfer: its result scales dS.
-bool ScoresPatcher::isDerivative(ElementwiseOp ew) {
-  return llvm::any_of(ew->getUsers(), [](Operation *user) {
-    return isa<arith::MulFOp>(user) && getChange(user);
-  });
-}
-
 std::string ScoresPatcher::helperText(const FragmentWalk &fw,
                                       const ScoreBody &body, MmaInstr instr,
-                                      const PatchContext &ctx, StringRef name) {
-  bool derivative = name != "cuir_variant_scores";
+                                      const PatchContext &ctx) {
+  bool derivative = body.assigns.size() > 1;
   std::string ind = fw.bodyIndent("  ");
   std::string loopBody =
       ind + "const int q_off = " + fw.qOff + ", q_idx = row0 + q_off;\n" + ind +
       "const int kv_off = " + fw.kvOff + ", kv_idx = col0 + kv_off;\n" + ind +
-      "const float s = " + fw.element + ";\n" + body.stmts + ind + fw.element +
-      " = " + body.assign + ";\n";
-  std::string what = derivative
-                         ? " becomes d score_mod / d score at s, or 0 where\n"
-                           "//      the mask hides it"
-                         : " becomes score_mod(s), or -inf where the\n"
-                           "//      mask hides it (MASK: partial blocks only)";
-  return "// ---- cuir: the " +
-         std::string(derivative ? "score derivative" : "scores") +
-         " of the variant '" + ctx.variantSpec +
+      "const float s = " + fw.element() + ";\n" + body.stmts;
+  if (derivative)
+    loopBody += ind + fw.element("dscores") + " = " + body.assigns[1] + ";\n";
+  loopBody += ind + fw.element() + " = " + body.assigns[0] + ";\n";
+  std::string what = " becomes score_mod(s), or -inf where the\n"
+                     "//      mask hides it (MASK: partial blocks only)";
+  if (derivative)
+    what += ", and dscores's\n//      d score_mod / d score at s, or 0 there";
+  return "// ---- cuir: the scores of the variant '" + ctx.variantSpec +
          "' (generated from the Target CuIR): each\n"
          "//      score s of an " +
          stringifyMmaInstr(instr).str() + " accumulator tile" + what +
@@ -168,8 +154,9 @@ std::string ScoresPatcher::helperText(const FragmentWalk &fw,
          "template <bool MASK, " +
          fw.templateParams +
          ">\n"
-         "__device__ __forceinline__ void " +
-         name.str() + "(" + fw.param + ", const " + ctx.paramsStruct +
+         "__device__ __forceinline__ void cuir_variant_scores(" + fw.param() +
+         (derivative ? ", " + fw.param("dscores") : std::string()) +
+         ", const " + ctx.paramsStruct +
          " &params,\n"
          "                                                    int b, int h, "
          "int row0, int col0) {\n"
@@ -224,23 +211,20 @@ LogicalResult ScoresPatcher::lowerScores(ElementwiseOp ew, PatchContext &ctx) {
       FragmentWalk::threadOrigin(layout, shape, transposed, *q0, *k0);
   std::string args =
       "params, " + *b + ", " + *h + ", " + row0 + ", " + col0 + ");";
-  // The derivative reads the scores before they change.
-  std::string derivatives;
-  for (Operation *user : in.getUsers())
-    if (auto dew = dyn_cast<ElementwiseOp>(user);
-        dew && dew != ew && getChange(dew.getOperation()) &&
-        isDerivative(dew)) {
-      FailureOr<std::string> d = lowerDerivative(dew, ctx, *frag, args, indent);
-      if (failed(d))
-        return failure();
-      derivatives += *d;
-    }
-  std::string head = derivatives + indent + "// ---- cuir: the variant's " +
-                     (body->masked ? "scores and mask" : "scores") + " ----\n" +
-                     indent + "cuir_variant_scores<";
+  std::string head = indent + "// ---- cuir: the variant's " +
+                     (body->masked ? "scores and mask" : "scores") +
+                     (ew.getNumResults() > 1 ? ", and d score_mod / d score"
+                                             : "") +
+                     " ----\n";
+  std::string tiles = *frag;
+  if (ew.getNumResults() > 1) {
+    head += indent + "decltype(" + *frag + ") cuir_dscore;\n";
+    tiles += ", cuir_dscore";
+  }
+  head += indent + "cuir_variant_scores<";
   written.insert(ew);
   ctx.noteCall(last);
-  calls[last].push_back({head, ">(" + *frag + ", " + args, body->masked, loc});
+  calls[last].push_back({head, ">(" + tiles + ", " + args, body->masked, loc});
   return success();
 }
 
@@ -356,19 +340,10 @@ LogicalResult ScoresPatcher::writeCalls(PatchContext &ctx) {
   return success();
 }
 
-/// Elementwise products of two tiles of one type, and the copy of a tile.
+/// Elementwise products of a tile with a tile of one type or a constant.
 static const char *const kTileHelpers =
     "// ---- cuir: elementwise helpers over register tiles (float arrays of "
     "any shape) ----\n"
-    "template <class Tile>\n"
-    "__device__ __forceinline__ void cuir_copy_tile(Tile &dst, const Tile "
-    "&src) {\n"
-    "  const float *s = reinterpret_cast<const float *>(&src);\n"
-    "  float *d = reinterpret_cast<float *>(&dst);\n"
-    "#pragma unroll\n"
-    "  for (int i = 0; i < int(sizeof(Tile) / sizeof(float)); ++i) d[i] = "
-    "s[i];\n"
-    "}\n"
     "// ds <- ds * d, an exact zero kept (a hidden score's dS, whatever d is "
     "there).\n"
     "template <class Tile>\n"
@@ -389,42 +364,6 @@ static const char *const kTileHelpers =
     "x[i] == 0.f ? 0.f : x[i] * c;\n"
     "}\n";
 
-/// The derivative elementwise `ew` over the scores `frag`: a helper that
-/// writes it into a copy of the tile, `cuir_dscore`, called with `args`.
-FailureOr<std::string>
-ScoresPatcher::lowerDerivative(ElementwiseOp ew, PatchContext &ctx,
-                               const std::string &frag, const std::string &args,
-                               const std::string &indent) {
-  FragmentLayoutAttr layout = getFragmentLayout(ew.getType());
-  FragmentWalk fw =
-      FragmentWalk::of(layout.getInstr(), holdsTransposedRegisters(ew.getInputs()[0]));
-  for (Value v : {ew.getB(), ew.getH(), ew.getQBase(), ew.getKvBase()})
-    if (failed(expr(v, ew.getLoc())))
-      return failure();
-  ew.walk([&](Operation *op) {
-    for (Value v : op->getOperands())
-      if (!ew->isAncestor(v.getParentBlock()->getParentOp()))
-        markWritten(v);
-  });
-  FailureOr<ScoreBody> body =
-      printScoreBody(ew, /*halve=*/false, "  ", fw.bodyIndent("  "));
-  if (failed(body))
-    return failure();
-  std::string helper = helperText(fw, *body, layout.getInstr(), ctx,
-                                  "cuir_variant_score_derivative");
-  if (helper.find(kTanhApproxName) != std::string::npos)
-    ctx.addHelper("tanh", kTanhApproxHelper);
-  ctx.addHelper("variant_score_derivative", helper);
-  ctx.addHelper("tile_helpers", kTileHelpers);
-  written.insert(ew);
-  return indent +
-         "// ---- cuir: d score_mod / d score, before the scores change "
-         "----\n" +
-         indent + "decltype(" + frag + ") cuir_dscore;\n" + indent +
-         "cuir_copy_tile(cuir_dscore, " + frag + ");\n" + indent +
-         "cuir_variant_score_derivative<false>(cuir_dscore, " + args + "\n";
-}
-
 /// dS <- dS * d (select(dS == 0, 0, dS * d)), after the statement that
 /// forms dS: `d` is the derivative tile or a constant.
 LogicalResult ScoresPatcher::lowerDerivativeProduct(arith::SelectOp sel,
@@ -443,7 +382,8 @@ LogicalResult ScoresPatcher::lowerDerivativeProduct(arith::SelectOp sel,
     return failure();
   std::string call;
   DenseElementsAttr c;
-  if (auto dew = d.getDefiningOp<ElementwiseOp>(); dew && written.count(dew)) {
+  if (auto dew = d.getDefiningOp<ElementwiseOp>();
+      dew && written.count(dew) && d == dew.getResult(1)) {
     call = "cuir_times_derivative(" + *ds + ", cuir_dscore);";
   } else if (matchPattern(d, m_Constant(&c)) && c.isSplat()) {
     auto cst = d.getDefiningOp<arith::ConstantOp>();

@@ -67,11 +67,6 @@ bool readsArgument(Value v, BlockArgument arg) {
   return false;
 }
 
-/// The variant's elementwise ops over one site's scores.
-struct SiteOps {
-  ElementwiseOp scores, derivative;
-};
-
 class BackwardSplitter {
 public:
   BackwardSplitter(KernelOp kernel, BlockMaskMode mode)
@@ -79,7 +74,7 @@ public:
   LogicalResult run();
 
 private:
-  FailureOr<SiteOps> variantOps(BackwardSite &site);
+  FailureOr<ElementwiseOp> variantScores(BackwardSite &site);
   LogicalResult findLoops();
   bool equalsKernelCausal(Value visible, Block &body);
   LogicalResult readLists(BlockMaskOp mask);
@@ -96,7 +91,8 @@ private:
   BlockMaskMode mode;
   RecordingRewriter rewriter;
   BackwardStructure bs;
-  SmallVector<SiteOps, 2> siteOps;
+  /// Per site, the variant's scores (and derivative, if it has one).
+  SmallVector<ElementwiseOp, 2> siteScores;
   /// The masking and the unmasked query loops and the bounds they read.
   scf::ForOp masked, unmasked;
   Value begin, unmaskedBegin, end;
@@ -112,36 +108,17 @@ private:
 
 } // namespace
 
-/// The scores elementwise is the one whose result becomes the weights P;
-/// the other (if any) is the score derivative.
-FailureOr<SiteOps> BackwardSplitter::variantOps(BackwardSite &site) {
-  SiteOps out;
-  auto feedsWeights = [&](Value v) {
-    SmallVector<Value> work = {v};
-    llvm::SmallPtrSet<Operation *, 16> seen;
-    while (!work.empty())
-      for (Operation *user : work.pop_back_val().getUsers()) {
-        if (user == site.weights)
-          return true;
-        // Through elementwise tiles (the kernel's own mask), not into loops.
-        if (seen.insert(user).second &&
-            (user->getNumRegions() == 0 || isa<ElementwiseOp>(user)))
-          llvm::append_range(work, user->getResults());
-      }
-    return false;
-  };
-  for (Operation *user : site.score.getUsers()) {
-    auto ew = dyn_cast<ElementwiseOp>(user);
-    if (!ew || !CuIRDialect::VariantScoresAttrHelper(kernel.getContext())
-                    .isAttrPresent(ew))
-      continue;
-    (feedsWeights(ew.getResult()) ? out.scores : out.derivative) = ew;
-  }
-  if (!out.scores)
-    return site.gemm->emitError()
-           << "computes S, but no variant scores read it: run --transfer "
-              "before the split";
-  return out;
+/// The variant's elementwise over the site's scores: its first result
+/// becomes the weights P, its second (if any) is the score derivative.
+FailureOr<ElementwiseOp> BackwardSplitter::variantScores(BackwardSite &site) {
+  for (Operation *user : site.score.getUsers())
+    if (auto ew = dyn_cast<ElementwiseOp>(user);
+        ew && CuIRDialect::VariantScoresAttrHelper(kernel.getContext())
+                  .isAttrPresent(ew))
+      return ew;
+  return site.gemm->emitError()
+         << "computes S, but no variant scores read it: run --transfer "
+            "before the split";
 }
 
 /// The FA2 backward form: a loop of masking steps, then a loop of unmasked
@@ -308,14 +285,20 @@ LogicalResult BackwardSplitter::mapQueryCoordinates(int64_t blockM) {
 }
 
 /// The unmasked steps visit full tiles only: their scores and derivative
-/// need no mask.
+/// need no mask (the selects on the scores' visibility go).
 void BackwardSplitter::unmask(ElementwiseOp ew) {
-  if (!ew)
+  arith::SelectOp sel0 = yieldedSelect(ew);
+  if (!sel0)
     return;
-  if (arith::SelectOp sel = yieldedSelect(ew))
-    rewriter.replaceAllUsesWith(sel.getResult(), sel.getTrueValue());
+  Value visible = sel0.getCondition();
   Block &body = ew.getBody().front();
-  if (body.getTerminator()->getOperand(0) == body.getArgument(0))
+  for (Value y : body.getTerminator()->getOperands())
+    if (auto sel = y.getDefiningOp<arith::SelectOp>();
+        sel && sel.getCondition() == visible &&
+        matchPattern(sel.getFalseValue(), m_Constant()))
+      rewriter.replaceAllUsesWith(sel.getResult(), sel.getTrueValue());
+  if (ew.getNumResults() == 1 &&
+      body.getTerminator()->getOperand(0) == body.getArgument(0))
     rewriter.replaceOp(ew, ew.getInputs()[0]);
 }
 
@@ -328,12 +311,12 @@ LogicalResult BackwardSplitter::run() {
   if (bs.sites.empty() || mode == BlockMaskMode::Dense)
     return success();
   for (BackwardSite &site : bs.sites) {
-    FailureOr<SiteOps> ops = variantOps(site);
-    if (failed(ops))
+    FailureOr<ElementwiseOp> ew = variantScores(site);
+    if (failed(ew))
       return failure();
-    siteOps.push_back(*ops);
+    siteScores.push_back(*ew);
   }
-  ElementwiseOp v0 = siteOps.front().scores;
+  ElementwiseOp v0 = siteScores.front();
   arith::SelectOp sel0 = yieldedSelect(v0);
   if (!sel0) {
     mlir::emitRemark(kernel.getLoc())
@@ -376,8 +359,7 @@ LogicalResult BackwardSplitter::run() {
   replaceBounds();
   if (failed(mapQueryCoordinates(blockM)))
     return failure();
-  unmask(siteOps[1].scores);
-  unmask(siteOps[1].derivative);
+  unmask(siteScores[1]);
   rewriter.eraseDeadOps();
   mlir::emitRemark(v0.getLoc())
       << "the backward's query tiles come from a runtime block mask's "

@@ -123,60 +123,36 @@ void Transfer::keepCausal() {
   rewriter.replaceAllUsesWith(causal, on);
 }
 
-/// d score_mod / d score over the scaled `score` tile, 0 where the mask
-/// hides a score, as a cuir.elementwise at the rewriter's insertion point.
-Value Transfer::derivativeTile(Value score, ScoreGradOp grad,
-                               ArrayRef<Value> at) {
-  Location loc = score.getDefiningOp()->getLoc();
-  ElementwiseOp ew = createScoreOp(score, at);
-  Block *body = &ew.getBody().front();
-  OpBuilder eb = OpBuilder::atBlockEnd(body);
-  Value x = body->getArgument(0);
-  if (naturalScale)
-    x = arith::MulFOp::create(eb, loc, x, naturalScale);
-  IRMapping map = variantParamMap();
-  SmallVector<Value> clamped;
-  ValueRange coords = body->getArguments().drop_front();
-  SmallVector<Value> args = {x};
-  args.append(coords.begin(), coords.end());
-  Value d = inlineMod(eb, body, grad, args, map, clamped, /*result=*/1);
-  if (MaskModOp m = variant.getMaskMod()) {
-    Value visible = inlineMod(eb, body, m, coords, map, clamped);
-    Value zero = arith::ConstantOp::create(eb, loc, eb.getF32FloatAttr(0));
-    d = arith::SelectOp::create(eb, loc, visible, d, zero);
-  }
-  YieldOp::create(eb, loc, d);
-  return ew.getResult();
+/// select(d == 0, 0, d * x) at the builder's insertion point: an exact zero
+/// (a hidden score's dS) stays zero whatever `x` is there.
+static arith::SelectOp zeroKeepingProduct(OpBuilder &b, Location loc, Value d,
+                                          Value x) {
+  Value zero = arith::ConstantOp::create(
+      b, loc,
+      isa<RankedTensorType>(d.getType())
+          ? TypedAttr(DenseElementsAttr::get(cast<ShapedType>(d.getType()),
+                                             b.getF32FloatAttr(0)))
+          : TypedAttr(b.getF32FloatAttr(0)));
+  Value product = arith::MulFOp::create(b, loc, d, x);
+  Value isZero =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, d, zero);
+  return arith::SelectOp::create(b, loc, isZero, zero, product);
 }
 
-/// dS <- dS * d, after dS; an exact zero stays zero (a hidden score's dS
-/// whatever the derivative is there).
-void Transfer::insertDerivative(BackwardSite &site, Value score,
-                                ScoreGradOp grad, ArrayRef<Value> at) {
+/// dS <- dS * derivative after dS (a tile, or null for a derivative that is
+/// 1 everywhere); an exact zero stays zero.
+void Transfer::insertDerivative(BackwardSite &site, Value derivative) {
+  if (!derivative)
+    return;
   Value dS = site.dScores->getResult(0);
-  auto tile = cast<RankedTensorType>(dS.getType());
-  Location loc = site.dScores->getLoc();
-  Value d;
-  if (std::optional<double> c = constantDerivative(grad)) {
-    if (*c == 1.0)
-      return;
-    rewriter.setInsertionPointAfter(site.dScores);
-    d = arith::ConstantOp::create(
-        rewriter, loc,
-        DenseElementsAttr::get(tile, rewriter.getF32FloatAttr(*c)));
-  } else {
-    d = derivativeTile(score, grad, at);
-    rewriter.setInsertionPointAfter(site.dScores);
-  }
-  Value zero = arith::ConstantOp::create(
-      rewriter, loc, DenseElementsAttr::get(tile, rewriter.getF32FloatAttr(0)));
-  Value product = arith::MulFOp::create(rewriter, loc, dS, d);
-  Value isZero =
-      arith::CmpFOp::create(rewriter, loc, arith::CmpFPredicate::OEQ, dS, zero);
-  Value result = arith::SelectOp::create(rewriter, loc, isZero, zero, product);
+  rewriter.setInsertionPointAfter(site.dScores);
+  arith::SelectOp result =
+      zeroKeepingProduct(rewriter, site.dScores->getLoc(), dS, derivative);
+  Operation *product = result.getFalseValue().getDefiningOp();
+  Operation *isZero = result.getCondition().getDefiningOp();
   rewriter.replaceUsesWithIf(dS, result, [&](OpOperand &use) {
     Operation *user = use.getOwner();
-    return user != product.getDefiningOp() && user != isZero.getDefiningOp();
+    return user != product && user != isZero;
   });
 }
 
@@ -255,15 +231,9 @@ void Transfer::insertParamGrads(BackwardSite &site, ScoreGradOp grad,
     SmallVector<Value> clamped;
     SmallVector<Value> args = {x};
     llvm::append_range(args, body->getArguments().drop_front(2));
-    Value partial = inlineMod(eb, body, grad, args, map, clamped,
-                              /*result=*/2 + n + i);
+    Value partial = inlineMod(eb, body, grad, args, map, clamped)[2 + n + i];
     auto element = map.lookup(load.getResult()).getDefiningOp<memref::LoadOp>();
-    Value zero = arith::ConstantOp::create(eb, loc, eb.getF32FloatAttr(0));
-    Value d = body->getArgument(0);
-    Value product = arith::MulFOp::create(eb, loc, d, partial);
-    Value isZero =
-        arith::CmpFOp::create(eb, loc, arith::CmpFPredicate::OEQ, d, zero);
-    Value value = arith::SelectOp::create(eb, loc, isZero, zero, product);
+    Value value = zeroKeepingProduct(eb, loc, body->getArgument(0), partial);
     SmallVector<Value> yielded(element.getIndices());
     yielded.push_back(value);
     YieldOp::create(eb, loc, yielded);
@@ -290,12 +260,27 @@ LogicalResult Transfer::insertBackwardScores(BackwardSite &site,
   if (failed(point))
     return failure();
   rewriter.setInsertionPointAfter(*point);
-  Value score = site.score;
-  insertScores(score, at);
-  if (grad) {
-    insertDerivative(site, score, grad, at);
-    insertParamGrads(site, grad, at);
+  // A derivative that varies is the scores' second result.
+  std::optional<double> constant =
+      grad ? constantDerivative(grad) : std::nullopt;
+  bool tile = grad && !constant;
+  ElementwiseOp scores =
+      insertScores(site.score, at, tile ? grad : ScoreGradOp());
+  if (!grad)
+    return success();
+  Value d;
+  if (tile) {
+    d = scores.getResult(1);
+  } else if (*constant != 1.0) {
+    rewriter.setInsertionPointAfter(site.dScores);
+    d = arith::ConstantOp::create(
+        rewriter, site.dScores->getLoc(),
+        DenseElementsAttr::get(
+            cast<ShapedType>(site.dScores->getResult(0).getType()),
+                               rewriter.getF32FloatAttr(*constant)));
   }
+  insertDerivative(site, d);
+  insertParamGrads(site, grad, at);
   return success();
 }
 

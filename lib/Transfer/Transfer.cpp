@@ -156,9 +156,10 @@ SmallVector<Value> Transfer::clampedCoordinates(OpBuilder &eb, Block *body,
 /// wrote it, called from the op it stands for, so that diagnostics name the
 /// user's line. The loads' indices see clamped coordinates (`clamped`, made
 /// on first need).
-Value Transfer::inlineMod(OpBuilder &eb, Block *body, Operation *mod,
-                          ValueRange args, IRMapping &map,
-                          SmallVector<Value> &clamped, unsigned result) {
+SmallVector<Value> Transfer::inlineMod(OpBuilder &eb, Block *body,
+                                       Operation *mod, ValueRange args,
+                                       IRMapping &map,
+                                       SmallVector<Value> &clamped) {
   Location loc = body->getParentOp()->getLoc();
   Block &src = mod->getRegion(0).front();
   llvm::DenseSet<Operation *> indexing = loadIndexSlice(src);
@@ -184,7 +185,8 @@ Value Transfer::inlineMod(OpBuilder &eb, Block *body, Operation *mod,
                       : Location(CallSiteLoc::get(op.getLoc(), loc));
     eb.clone(op, map)->setLoc(at);
   }
-  return map.lookup(src.getTerminator()->getOperand(result));
+  return llvm::map_to_vector(src.getTerminator()->getOperands(),
+                             [&](Value v) { return map.lookup(v); });
 }
 
 /// The variant's parameters bound to the kernel's values.
@@ -197,8 +199,12 @@ IRMapping Transfer::variantParamMap() {
 }
 
 /// The variant's score function and mask, inlined into `body` (the score and
-/// the coordinates b, h, q_idx, kv_idx as arguments).
-void Transfer::inlineMods(OpBuilder &eb, Block *body) {
+/// the coordinates b, h, q_idx, kv_idx as arguments). With `withDerivative`,
+/// its score_grad is inlined instead of the score_mod, and the body also
+/// yields d score_mod / d score (0 where the mask hides the score): the two
+/// share what they both compute.
+void Transfer::inlineMods(OpBuilder &eb, Block *body,
+                          ScoreGradOp withDerivative) {
   Location loc = body->getParentOp()->getLoc();
   Value x = body->getArgument(0);
   if (naturalScale)
@@ -206,20 +212,31 @@ void Transfer::inlineMods(OpBuilder &eb, Block *body) {
   IRMapping map = variantParamMap();
   SmallVector<Value> clamped;
   ValueRange coords = body->getArguments().drop_front();
-  if (ScoreModOp s = variant.getScoreMod()) {
-    SmallVector<Value> args = {x};
-    args.append(coords.begin(), coords.end());
-    x = inlineMod(eb, body, s, args, map, clamped);
+  SmallVector<Value> args = {x};
+  args.append(coords.begin(), coords.end());
+  SmallVector<Value> yielded;
+  if (withDerivative) {
+    SmallVector<Value> r =
+        inlineMod(eb, body, withDerivative, args, map, clamped);
+    yielded = {r[0], r[1]};
+  } else if (ScoreModOp s = variant.getScoreMod()) {
+    yielded = {inlineMod(eb, body, s, args, map, clamped)[0]};
+  } else {
+    yielded = {x};
   }
   if (MaskModOp m = variant.getMaskMod()) {
-    Value visible = inlineMod(eb, body, m, coords, map, clamped);
+    Value visible = inlineMod(eb, body, m, coords, map, clamped)[0];
     if (!inlinedMask)
       inlinedMask = visible;
-    Value ninf = arith::ConstantOp::create(
-        eb, loc, eb.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
-    x = arith::SelectOp::create(eb, loc, visible, x, ninf);
+    // A hidden score is -inf; its derivative is 0.
+    const float fills[] = {-std::numeric_limits<float>::infinity(), 0.0f};
+    for (size_t i = 0; i < yielded.size(); ++i) {
+      Value c =
+          arith::ConstantOp::create(eb, loc, eb.getF32FloatAttr(fills[i]));
+      yielded[i] = arith::SelectOp::create(eb, loc, visible, yielded[i], c);
+    }
   }
-  YieldOp::create(eb, loc, x);
+  YieldOp::create(eb, loc, yielded);
 }
 
 /// A cuir.elementwise after the score GEMM's completion applies the
@@ -238,28 +255,31 @@ void Transfer::insertScores(ScoreSite &site) {
 
 /// The variant's scores and mask over `score`, whose element (0, 0) has the
 /// coordinates `at` (b, h, q_idx, kv_idx), at the rewriter's insertion
-/// point, replacing `score` for every reader but the new op.
-ElementwiseOp Transfer::insertScores(Value score, ArrayRef<Value> at) {
+/// point, replacing `score` for every reader but the new op. With
+/// `withDerivative`, the op's second result is d score_mod / d score.
+ElementwiseOp Transfer::insertScores(Value score, ArrayRef<Value> at,
+                                     ScoreGradOp withDerivative) {
   use(Rewrite::Scores);
-  ElementwiseOp ew = createScoreOp(score, at);
+  ElementwiseOp ew = createScoreOp(score, at, withDerivative ? 2 : 1);
   Block *body = &ew.getBody().front();
   OpBuilder eb = OpBuilder::atBlockEnd(body);
-  inlineMods(eb, body);
-  rewriter.replaceUsesWithIf(score, ew.getResult(), [&](OpOperand &use) {
+  inlineMods(eb, body, withDerivative);
+  rewriter.replaceUsesWithIf(score, ew.getResult(0), [&](OpOperand &use) {
     return use.getOwner() != ew;
   });
   return ew;
 }
 
 /// A cuir.elementwise of the variant over `score` at the rewriter's insertion
-/// point, with coordinates `at`; its empty entry block takes the score and
-/// (b, h, q, kv).
-ElementwiseOp Transfer::createScoreOp(Value score, ArrayRef<Value> at) {
+/// point, with coordinates `at` and `numResults` tiles of the score's type;
+/// its empty entry block takes the score and (b, h, q, kv).
+ElementwiseOp Transfer::createScoreOp(Value score, ArrayRef<Value> at,
+                                      unsigned numResults) {
   MLIRContext *ctx = kernel.getContext();
   Location loc = score.getDefiningOp()->getLoc();
-  auto ew =
-      ElementwiseOp::create(rewriter, loc, score.getType(), ValueRange{score},
-                            at[0], at[1], at[2], at[3]);
+  SmallVector<Type> types(numResults, score.getType());
+  auto ew = ElementwiseOp::create(rewriter, loc, types, ValueRange{score},
+                                  at[0], at[1], at[2], at[3]);
   CuIRDialect::VariantScoresAttrHelper(ctx).setAttr(ew,
                                                     StringAttr::get(ctx, spec));
   Block *body = new Block();

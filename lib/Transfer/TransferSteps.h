@@ -33,20 +33,20 @@ private:
   bool maskImpliesCausal();
   LogicalResult foldScale(function_ref<bool(OpOperand &)> folds = nullptr);
   void insertScores(ScoreSite &site);
-  ElementwiseOp insertScores(Value score, ArrayRef<Value> at);
-  ElementwiseOp createScoreOp(Value score, ArrayRef<Value> at);
-  void inlineMods(OpBuilder &eb, Block *body);
+  ElementwiseOp insertScores(Value score, ArrayRef<Value> at,
+                             ScoreGradOp withDerivative = {});
+  ElementwiseOp createScoreOp(Value score, ArrayRef<Value> at,
+                              unsigned numResults = 1);
+  void inlineMods(OpBuilder &eb, Block *body, ScoreGradOp withDerivative);
   SmallVector<Value> clampedCoordinates(OpBuilder &eb, Block *body,
                                         ValueRange at);
-  Value inlineMod(OpBuilder &eb, Block *body, Operation *mod, ValueRange args,
-                  IRMapping &map, SmallVector<Value> &clamped,
-                  unsigned result = 0);
+  SmallVector<Value> inlineMod(OpBuilder &eb, Block *body, Operation *mod,
+                               ValueRange args, IRMapping &map,
+                               SmallVector<Value> &clamped);
   IRMapping variantParamMap();
   // Backward (BackwardTransfer.cpp).
   LogicalResult insertBackwardScores(BackwardSite &site, ScoreGradOp grad);
-  void insertDerivative(BackwardSite &site, Value score, ScoreGradOp grad,
-                        ArrayRef<Value> at);
-  Value derivativeTile(Value score, ScoreGradOp grad, ArrayRef<Value> at);
+  void insertDerivative(BackwardSite &site, Value derivative);
   LogicalResult useSigmoidBackward(BackwardSite &site);
   LogicalResult addGradientBuffers(ScoreGradOp grad);
   void insertParamGrads(BackwardSite &site, ScoreGradOp grad,

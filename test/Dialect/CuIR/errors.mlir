@@ -197,7 +197,7 @@ cuir.kernel @k(%n: index) grid (n) -> (n) threads 128 arch "sm_80" {
 cuir.kernel @k(%t: tensor<64x8xf32, #ACC>, %n: index) grid (n) -> (n) threads 128 arch "sm_80" {
   %e = cuir.elementwise (%t) at [%n, %n, %n, %n] : (tensor<64x8xf32, #ACC>) -> tensor<64x8xf32, #ACC> {
   ^bb0(%x: f32, %b: index, %h: index, %q: index, %k: index):
-    // expected-error @below {{must yield exactly one 'f32' element in a cuir.elementwise body}}
+    // expected-error @below {{must yield one element per result tile of the cuir.elementwise: 'f32'}}
     cuir.yield %x, %x : f32, f32
   }
 }
@@ -863,6 +863,39 @@ cuir.kernel @k(%t: tensor<64x8xf32, #ACC>, %n: index) grid (n) -> (n) threads 12
   %e = cuir.elementwise (%t) at [%n, %n, %n, %n] : (tensor<64x8xf32, #ACC>) -> tensor<64x16xf32, #ACC> {
   ^bb0(%x: f32, %b: index, %h: index, %q: index, %k: index):
     cuir.yield %x : f32
+  }
+}
+
+// -----
+
+#ACC = #cuir.frag<acc, mma_m16n8k16, warps = [4, 1]>
+cuir.kernel @k(%t: tensor<64x8xf32, #ACC>, %n: index) grid (n) -> (n) threads 128 arch "sm_80" {
+  // expected-error @below {{result 'tensor<64x16xf32, #cuir.frag<acc, mma_m16n8k16, warps = [4, 1]>>' must have the inputs' shape and layout}}
+  %e:2 = cuir.elementwise (%t) at [%n, %n, %n, %n] : (tensor<64x8xf32, #ACC>) -> (tensor<64x8xf32, #ACC>, tensor<64x16xf32, #ACC>) {
+  ^bb0(%x: f32, %b: index, %h: index, %q: index, %k: index):
+    cuir.yield %x, %x : f32, f32
+  }
+}
+
+// -----
+
+#ACC = #cuir.frag<acc, mma_m16n8k16, warps = [4, 1]>
+cuir.kernel @k(%t: tensor<64x8xf32, #ACC>, %n: index) grid (n) -> (n) threads 128 arch "sm_80" {
+  %e:2 = cuir.elementwise (%t) at [%n, %n, %n, %n] : (tensor<64x8xf32, #ACC>) -> (tensor<64x8xf32, #ACC>, tensor<64x8xf32, #ACC>) {
+  ^bb0(%x: f32, %b: index, %h: index, %q: index, %k: index):
+    // expected-error @below {{must yield one element per result tile of the cuir.elementwise: 'f32', 'f32'}}
+    cuir.yield %x : f32
+  }
+}
+
+// -----
+
+#ACC = #cuir.frag<acc, mma_m16n8k16, warps = [4, 1]>
+cuir.kernel @k(%t: tensor<64x8xf32, #ACC>, %n: index) grid (n) -> (n) threads 128 arch "sm_80" {
+  // expected-error @below {{needs at least one result tile}}
+  cuir.elementwise (%t) at [%n, %n, %n, %n] : (tensor<64x8xf32, #ACC>) -> () {
+  ^bb0(%x: f32, %b: index, %h: index, %q: index, %k: index):
+    cuir.yield
   }
 }
 

@@ -82,6 +82,16 @@ cuir.kernel @sm80_ops(%g: memref<?x128xbf16, #G>, %lse: memref<?xf32, #G>,
     %r = arith.select %ok, %sum, %ninf : f32
     cuir.yield %r : f32
   }
+  // Two results from one evaluation (a backward's score and its derivative).
+  // CHECK: %{{.*}}:2 = cuir.elementwise (%{{.*}}) at [%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : (tensor<128x64xf32, #[[ACC]]>) -> (tensor<128x64xf32, #[[ACC]]>, tensor<128x64xf32, #[[ACC]]>) {
+  // CHECK: cuir.yield %{{.*}}, %{{.*}} : f32, f32
+  %sd:2 = cuir.elementwise (%acc2) at [%c0, %by, %bx, %c0]
+      : (tensor<128x64xf32, #ACC>) -> (tensor<128x64xf32, #ACC>, tensor<128x64xf32, #ACC>) {
+  ^bb0(%x: f32, %b: index, %hh: index, %qi: index, %ki: index):
+    %th = math.tanh %x : f32
+    %t2 = arith.mulf %th, %th : f32
+    cuir.yield %th, %t2 : f32, f32
+  }
   %p16 = arith.truncf %e : tensor<128x64xf32, #ACC> to tensor<128x64xbf16, #ACC>
   // CHECK: cuir.convert_layout %{{.*}} : tensor<128x64xbf16, #[[ACC]]> -> tensor<128x64xbf16, #[[A]]>
   %pa = cuir.convert_layout %p16 : tensor<128x64xbf16, #ACC> -> tensor<128x64xbf16, #A>
