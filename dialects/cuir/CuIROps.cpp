@@ -354,9 +354,10 @@ LogicalResult YieldOp::verify() {
     return success();
   }
   if (auto ew = dyn_cast<ElementwiseOp>(parent)) {
-    SmallVector<Type> expected = llvm::map_to_vector(
-        ew.getResultTypes(),
-        [](Type t) { return cast<RankedTensorType>(t).getElementType(); });
+    SmallVector<Type> expected =
+        llvm::map_to_vector(ew.getResultTypes(), [](Type t) {
+          return cast<RankedTensorType>(t).getElementType();
+        });
     if (TypeRange(getValues()) != TypeRange(expected)) {
       InFlightDiagnostic diag = emitOpError() << "must yield one element per "
                                                  "result tile of the "

@@ -154,7 +154,8 @@ std::string ScoresPatcher::helperText(const FragmentWalk &fw,
          "template <bool MASK, " +
          fw.templateParams +
          ">\n"
-         "__device__ __forceinline__ void cuir_variant_scores(" + fw.param() +
+         "__device__ __forceinline__ void cuir_variant_scores(" +
+         fw.param() +
          (derivative ? ", " + fw.param("dscores") : std::string()) +
          ", const " + ctx.paramsStruct +
          " &params,\n"
@@ -211,11 +212,10 @@ LogicalResult ScoresPatcher::lowerScores(ElementwiseOp ew, PatchContext &ctx) {
       FragmentWalk::threadOrigin(layout, shape, transposed, *q0, *k0);
   std::string args =
       "params, " + *b + ", " + *h + ", " + row0 + ", " + col0 + ");";
-  std::string head = indent + "// ---- cuir: the variant's " +
-                     (body->masked ? "scores and mask" : "scores") +
-                     (ew.getNumResults() > 1 ? ", and d score_mod / d score"
-                                             : "") +
-                     " ----\n";
+  std::string head =
+      indent + "// ---- cuir: the variant's " +
+      (body->masked ? "scores and mask" : "scores") +
+      (ew.getNumResults() > 1 ? ", and d score_mod / d score" : "") + " ----\n";
   std::string tiles = *frag;
   if (ew.getNumResults() > 1) {
     head += indent + "decltype(" + *frag + ") cuir_dscore;\n";
@@ -290,7 +290,10 @@ FailureOr<std::string> ScoresPatcher::maskParameter(Location masked,
 /// score GEMM of the same statement whose scores stay as they are (a site
 /// of full tiles after the split) is an unmasked site without a call.
 LogicalResult ScoresPatcher::writeCalls(PatchContext &ctx) {
-  for (auto &[line, sites] : calls) {
+  for (auto &entry : calls) {
+    // Named, not bound: the walk below captures them (C++17).
+    unsigned line = entry.first;
+    SmallVector<Call, 2> &sites = entry.second;
     FileLineColRange at = rangeOf(sites.front().loc);
     ctx.diff->target.walk([&](Operation *gemm) {
       if (!isa<GemmOp, GemmAsyncOp>(gemm))

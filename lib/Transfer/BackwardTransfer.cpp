@@ -277,7 +277,7 @@ LogicalResult Transfer::insertBackwardScores(BackwardSite &site,
         rewriter, site.dScores->getLoc(),
         DenseElementsAttr::get(
             cast<ShapedType>(site.dScores->getResult(0).getType()),
-                               rewriter.getF32FloatAttr(*constant)));
+            rewriter.getF32FloatAttr(*constant)));
   }
   insertDerivative(site, d);
   insertParamGrads(site, grad, at);
