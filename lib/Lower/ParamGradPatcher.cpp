@@ -15,6 +15,8 @@
 //     them, so that one lane adds once per call;
 //   - its call right after the statement that forms dS, ahead of the score
 //     derivative's product there (dS is dL / d modified score until then).
+//     A partial that reads the score is not recomputed there (S is P by
+//     then): it is the tile the scores helper wrote beside the scores.
 //
 //===----------------------------------------------------------------------===//
 
@@ -127,12 +129,18 @@ LogicalResult ParamGradPatcher::addField(BlockArgument arg, PatchContext &ctx) {
 LogicalResult ParamGradPatcher::lowerScatter(ScatterAddOp op,
                                              PatchContext &ctx) {
   Location loc = op.getLoc();
-  if (op.getInputs().size() != 1)
-    return emitError(loc)
-           << "accumulates a parameter's gradient whose partial derivative "
-              "reads the score: the kernel has overwritten the scores with "
-              "P where dS is formed, and lowering does not keep a copy; "
-              "partials of the coordinates and parameters only are lowered";
+  // A partial that reads the score is a tile the scores helper wrote.
+  std::string partialTile;
+  if (op.getInputs().size() == 2) {
+    Value p = op.getInputs()[1];
+    auto ew = p.getDefiningOp<ElementwiseOp>();
+    if (!ew || !getChange(ew) || cast<OpResult>(p).getResultNumber() == 0)
+      return emitError(loc)
+             << "accumulates a parameter's gradient from a tile that is not "
+                "a partial the variant's scores computed: lowering has no "
+                "copy of it where dS is formed";
+    partialTile = scoreTileName(ew, cast<OpResult>(p).getResultNumber());
+  }
   Value dS = op.getInputs()[0];
   FragmentLayoutAttr layout = getFragmentLayout(dS.getType());
   if (!layout || layout.getKind() != FragmentKind::Acc ||
@@ -166,8 +174,11 @@ LogicalResult ParamGradPatcher::lowerScatter(ScatterAddOp op,
   std::string element =
       ind + "const int q_off = " + fw.qOff + ", q_idx = row0 + q_off;\n" + ind +
       "const int kv_off = " + fw.kvOff + ", kv_idx = col0 + kv_off;\n" + ind +
-      "const float ds = " + fw.element() + ";\n" + ind +
-      "(void)q_idx, (void)kv_idx;\n" + body->stmts;
+      "const float ds = " + fw.element() + ";\n" +
+      (partialTile.empty()
+           ? std::string()
+           : ind + "const float partial = " + fw.element("partials") + ";\n") +
+      ind + "(void)q_idx, (void)kv_idx;\n" + body->stmts;
   std::string walk, tail;
   if (body->perElementIndex) {
     walk = fw.walk("  ", element + ind + "const float value = " + body->value +
@@ -200,7 +211,9 @@ LogicalResult ParamGradPatcher::lowerScatter(ScatterAddOp op,
       fw.templateParams +
       ">\n"
       "__device__ __forceinline__ void @NAME@(" +
-      fw.param() + ", const " + ctx.paramsStruct +
+      fw.param() +
+      (partialTile.empty() ? std::string() : ", " + fw.param("partials")) +
+      ", const " + ctx.paramsStruct +
       " &params,\n"
       "                                                 int b, int h, int "
       "row0, int col0) {\n"
@@ -235,8 +248,10 @@ LogicalResult ParamGradPatcher::lowerScatter(ScatterAddOp op,
   auto [first, last] = ctx.src.statement(anchor);
   std::string indent = ctx.src.indent(first).str();
   ctx.noteCall(last);
+  std::string tiles =
+      partialTile.empty() ? args[0] : args[0] + ", " + partialTile;
   std::string text = indent + "// ---- cuir: the gradient of '" + param.str() +
-                     "' from dS ----\n" + indent + name + "(" + args[0] +
+                     "' from dS ----\n" + indent + name + "(" + tiles +
                      ", params, " + args[1] + ", " + args[2] + ", " + row0 +
                      ", " + col0 + ");";
   Calls &at = calls.try_emplace(last, Calls{{}, loc}).first->second;

@@ -130,8 +130,12 @@ Value buildHalf(OpBuilder &b, Value x,
 /// The values of an elementwise body that depend on the element: its score
 /// and indices, and everything computed from them.
 llvm::DenseSet<Value> perElementValues(Block &body) {
-  llvm::DenseSet<Value> perElement = {body.getArgument(0), body.getArgument(3),
-                                      body.getArgument(4)};
+  // The tiles' elements, then (b, h, q_idx, kv_idx).
+  unsigned n = body.getNumArguments();
+  llvm::DenseSet<Value> perElement = {body.getArgument(n - 2),
+                                      body.getArgument(n - 1)};
+  for (unsigned i = 0; i + 4 < n; ++i)
+    perElement.insert(body.getArgument(i));
   for (Operation &op : body.without_terminator())
     if (llvm::any_of(op.getOperands(),
                      [&](Value v) { return perElement.contains(v); }))
@@ -176,14 +180,17 @@ struct Decl {
 /// Prints a cleaned-up body.
 class BodyPrinter {
 public:
-  /// The body of a score helper: (s, b, h, q_idx, kv_idx).
+  /// The body of a score helper, (s, b, h, q_idx, kv_idx), or of a
+  /// scatter_add, (ds[, partial], b, h, q_idx, kv_idx).
   explicit BodyPrinter(Block &body)
       : body(body), perElement(perElementValues(body)), scoreForms(true) {
+    unsigned n = body.getNumArguments();
     em.names[body.getArgument(0)] = "s";
-    em.names[body.getArgument(1)] = "b";
-    em.names[body.getArgument(2)] = "h";
-    em.names[body.getArgument(3)] = "q_idx";
-    em.names[body.getArgument(4)] = "kv_idx";
+    if (n == 6)
+      em.names[body.getArgument(1)] = "partial";
+    const char *coords[] = {"b", "h", "q_idx", "kv_idx"};
+    for (unsigned i = 0; i < 4; ++i)
+      em.names[body.getArgument(n - 4 + i)] = coords[i];
   }
   /// The body of a function of its arguments, named `names`: every statement
   /// in order, none of the score helper's forms.
@@ -570,4 +577,12 @@ FailureOr<ScoreBody> mlir::cuir::printScoreBody(ElementwiseOp ew, bool halve,
   }
   cleanUp(work);
   return BodyPrinter(copy).print(hoistIndent, elementIndent);
+}
+
+std::string mlir::cuir::scoreTileName(ElementwiseOp ew, unsigned result) {
+  if (result == 0)
+    return "";
+  bool partial = llvm::all_of(ew.getResult(result).getUsers(),
+                              llvm::IsaPred<ScatterAddOp>);
+  return partial ? "cuir_partial_" + std::to_string(result) : "cuir_dscore";
 }

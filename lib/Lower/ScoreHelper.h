@@ -28,6 +28,12 @@ FailureOr<ScoreBody> printScoreBody(ElementwiseOp ew, bool halve,
                                     llvm::StringRef hoistIndent,
                                     llvm::StringRef elementIndent);
 
+/// The C++ tile that the scores helper writes result `result` (> 0) of the
+/// variant's scores `ew` into, declared before its call: d score_mod /
+/// d score (`cuir_dscore`), or a partial that only parameter gradients read
+/// (`cuir_partial_<result>`).
+std::string scoreTileName(ElementwiseOp ew, unsigned result);
+
 /// The statements of a cuir.scatter_add's body over (ds, b, h, q_idx,
 /// kv_idx), as printScoreBody's, and the expressions of the indices and of
 /// the value it adds.
@@ -40,7 +46,8 @@ struct ScatterBody {
   bool perElementIndex = false;
 };
 
-/// Prints the body of `op` (one input: dS) after MLIR's clean-up of a copy.
+/// Prints the body of `op` (inputs dS and, if the partial reads the score,
+/// the partial's tile: `ds`, `partial`) after MLIR's clean-up of a copy.
 FailureOr<ScatterBody> printScatterBody(ScatterAddOp op,
                                         llvm::StringRef hoistIndent,
                                         llvm::StringRef elementIndent);

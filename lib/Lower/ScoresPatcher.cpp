@@ -8,11 +8,12 @@
 // call's arguments (the first key of the block, the natural scale) are
 // written into the call as expressions.
 //
-// In a backward pass, the elementwise's second result is d score_mod /
-// d score (the backward transfer's derivative): the same helper writes it,
-// from the same statements, into a tile declared before the call, and dS,
-// once formed, is multiplied by it (an exact zero, a hidden score's, stays
-// zero).
+// In a backward pass, the elementwise's other results are d score_mod /
+// d score (the backward transfer's derivative) and the partials of trained
+// parameters that read the score: the same helper writes them, from the
+// same statements, into tiles declared before the call. dS, once formed, is
+// multiplied by the derivative (an exact zero, a hidden score's, stays
+// zero); the parameter gradients read the partials (ParamGradPatcher).
 //
 // Two score sites at one statement are two instantiations of a function
 // template (a backward kernel's masked and unmasked steps): where one site
@@ -69,8 +70,9 @@ private:
   LogicalResult lowerScores(ElementwiseOp ew, PatchContext &ctx);
   LogicalResult lowerDerivativeProduct(arith::SelectOp sel, PatchContext &ctx);
   FailureOr<std::string> expr(Value v, Location loc);
-  std::string helperText(const FragmentWalk &fw, const ScoreBody &body,
-                         MmaInstr instr, const PatchContext &ctx);
+  std::string helperText(ElementwiseOp ew, const FragmentWalk &fw,
+                         const ScoreBody &body, MmaInstr instr,
+                         const PatchContext &ctx);
   /// `v`'s inserted ops, written as part of an expression.
   void markWritten(Value v);
   LogicalResult writeCalls(PatchContext &ctx);
@@ -130,22 +132,36 @@ FailureOr<std::string> ScoresPatcher::expr(Value v, Location loc) {
   return e;
 }
 
-std::string ScoresPatcher::helperText(const FragmentWalk &fw,
+/// The helper's parameter for result `result` (> 0) of `ew`.
+static std::string tileParam(ElementwiseOp ew, unsigned result) {
+  std::string tile = scoreTileName(ew, result);
+  return tile == "cuir_dscore" ? "dscores"
+                               : StringRef(tile).drop_front(5).str();
+}
+
+std::string ScoresPatcher::helperText(ElementwiseOp ew, const FragmentWalk &fw,
                                       const ScoreBody &body, MmaInstr instr,
                                       const PatchContext &ctx) {
-  bool derivative = body.assigns.size() > 1;
   std::string ind = fw.bodyIndent("  ");
   std::string loopBody =
       ind + "const int q_off = " + fw.qOff + ", q_idx = row0 + q_off;\n" + ind +
       "const int kv_off = " + fw.kvOff + ", kv_idx = col0 + kv_off;\n" + ind +
       "const float s = " + fw.element() + ";\n" + body.stmts;
-  if (derivative)
-    loopBody += ind + fw.element("dscores") + " = " + body.assigns[1] + ";\n";
-  loopBody += ind + fw.element() + " = " + body.assigns[0] + ";\n";
   std::string what = " becomes score_mod(s), or -inf where the\n"
                      "//      mask hides it (MASK: partial blocks only)";
-  if (derivative)
-    what += ", and dscores's\n//      d score_mod / d score at s, or 0 there";
+  std::string params;
+  for (unsigned r = 1; r < body.assigns.size(); ++r) {
+    std::string name = tileParam(ew, r);
+    loopBody += ind + fw.element(name) + " = " + body.assigns[r] + ";\n";
+    params += ", " + fw.param(name);
+    what += name == "dscores"
+                ? ", and dscores's\n//      d score_mod / d score at s, or 0 "
+                  "there"
+                : ", and " + name +
+                      "'s\n//      partial of a trained parameter at s, or 0 "
+                      "there";
+  }
+  loopBody += ind + fw.element() + " = " + body.assigns[0] + ";\n";
   return "// ---- cuir: the scores of the variant '" + ctx.variantSpec +
          "' (generated from the Target CuIR): each\n"
          "//      score s of an " +
@@ -155,9 +171,7 @@ std::string ScoresPatcher::helperText(const FragmentWalk &fw,
          fw.templateParams +
          ">\n"
          "__device__ __forceinline__ void cuir_variant_scores(" +
-         fw.param() +
-         (derivative ? ", " + fw.param("dscores") : std::string()) +
-         ", const " + ctx.paramsStruct +
+         fw.param() + params + ", const " + ctx.paramsStruct +
          " &params,\n"
          "                                                    int b, int h, "
          "int row0, int col0) {\n"
@@ -195,7 +209,7 @@ LogicalResult ScoresPatcher::lowerScores(ElementwiseOp ew, PatchContext &ctx) {
     return failure();
   if (halve)
     ++ctx.halvedScoreSites;
-  std::string helper = helperText(fw, *body, layout.getInstr(), ctx);
+  std::string helper = helperText(ew, fw, *body, layout.getInstr(), ctx);
   if (helper.find(kTanhApproxName) != std::string::npos)
     ctx.addHelper("tanh", kTanhApproxHelper);
   ctx.addHelper("variant_scores", helper);
@@ -215,11 +229,16 @@ LogicalResult ScoresPatcher::lowerScores(ElementwiseOp ew, PatchContext &ctx) {
   std::string head =
       indent + "// ---- cuir: the variant's " +
       (body->masked ? "scores and mask" : "scores") +
-      (ew.getNumResults() > 1 ? ", and d score_mod / d score" : "") + " ----\n";
+      (ew.getNumResults() == 2 && scoreTileName(ew, 1) == "cuir_dscore"
+           ? ", and d score_mod / d score"
+       : ew.getNumResults() > 1 ? ", and their derivatives"
+                                : "") +
+      " ----\n";
   std::string tiles = *frag;
-  if (ew.getNumResults() > 1) {
-    head += indent + "decltype(" + *frag + ") cuir_dscore;\n";
-    tiles += ", cuir_dscore";
+  for (unsigned r = 1; r < ew.getNumResults(); ++r) {
+    std::string tile = scoreTileName(ew, r);
+    head += indent + "decltype(" + *frag + ") " + tile + ";\n";
+    tiles += ", " + tile;
   }
   head += indent + "cuir_variant_scores<";
   written.insert(ew);
@@ -387,7 +406,7 @@ LogicalResult ScoresPatcher::lowerDerivativeProduct(arith::SelectOp sel,
   DenseElementsAttr c;
   if (auto dew = d.getDefiningOp<ElementwiseOp>();
       dew && written.count(dew) && d == dew.getResult(1)) {
-    call = "cuir_times_derivative(" + *ds + ", cuir_dscore);";
+    call = "cuir_times_derivative(" + *ds + ", " + scoreTileName(dew, 1) + ");";
   } else if (matchPattern(d, m_Constant(&c)) && c.isSplat()) {
     auto cst = d.getDefiningOp<arith::ConstantOp>();
     std::string value =

@@ -197,14 +197,33 @@ LogicalResult Transfer::addGradientBuffers(ScoreGradOp grad) {
   return success();
 }
 
+/// Whether `v`, a value of the score_grad's body, depends on its score.
+static bool readsScore(ScoreGradOp grad, Value v) {
+  Value score = grad.getBody().getArgument(0);
+  SmallVector<Value> work = {v};
+  llvm::SmallPtrSet<Operation *, 16> seen;
+  while (!work.empty()) {
+    Value x = work.pop_back_val();
+    if (x == score)
+      return true;
+    Operation *def = x.getDefiningOp();
+    if (def && seen.insert(def).second)
+      llvm::append_range(work, def->getOperands());
+  }
+  return false;
+}
+
 /// Per partial of the score_grad, a cuir.scatter_add after dS that adds
 /// select(dS == 0, 0, dS * partial) into the gradient of the element's
 /// parameter at the element's indices (computed, as the scores' loads, from
 /// coordinates clamped to the sequences). A hidden or padded score has
-/// dS = 0 exactly and adds nothing. The scores are an input only where the
-/// partial reads them.
-void Transfer::insertParamGrads(BackwardSite &site, ScoreGradOp grad,
-                                ArrayRef<Value> at) {
+/// dS = 0 exactly and adds nothing. A partial that reads the score is an
+/// input, the tile `partialTiles[i]` that the scores op computed beside the
+/// score (the kernel has overwritten S with P by dS); the others are
+/// computed here from the coordinates.
+void Transfer::insertParamGrads(
+    BackwardSite &site, ScoreGradOp grad, ArrayRef<Value> at,
+    const llvm::DenseMap<unsigned, Value> &partialTiles) {
   use(Rewrite::ParamGrad);
   GradYieldOp yield = grad.getYield();
   Value dS = site.dScores->getResult(0);
@@ -213,25 +232,32 @@ void Transfer::insertParamGrads(BackwardSite &site, ScoreGradOp grad,
   for (size_t i = 0; i < n; ++i) {
     auto load = yield.getElements()[i].getDefiningOp<memref::LoadOp>();
     unsigned param = cast<BlockArgument>(load.getMemRef()).getArgNumber();
+    Value tile = partialTiles.lookup(i);
+    SmallVector<Value> inputs = {dS};
+    if (tile)
+      inputs.push_back(tile);
     rewriter.setInsertionPointAfter(site.dScores);
-    auto op =
-        ScatterAddOp::create(rewriter, loc, ValueRange{dS, site.score}, at[0],
-                             at[1], at[2], at[3], gradBuffers.lookup(param));
+    auto op = ScatterAddOp::create(rewriter, loc, inputs, at[0], at[1], at[2],
+                                   at[3], gradBuffers.lookup(param));
     Block *body = new Block();
     op.getBody().push_back(body);
     Type f32 = rewriter.getF32Type();
-    body->addArguments({f32, f32}, {loc, loc});
+    for (size_t k = 0; k < inputs.size(); ++k)
+      body->addArgument(f32, loc);
     for (int c = 0; c < 4; ++c)
       body->addArgument(rewriter.getIndexType(), loc);
     OpBuilder eb = OpBuilder::atBlockEnd(body);
-    Value x = body->getArgument(1);
-    if (naturalScale)
-      x = arith::MulFOp::create(eb, loc, x, naturalScale);
+    // The element's indices (and a partial that reads no score) from the
+    // coordinates; the score_grad's score argument is then unused.
+    Value unusedScore =
+        arith::ConstantOp::create(eb, loc, eb.getF32FloatAttr(0));
     IRMapping map = variantParamMap();
     SmallVector<Value> clamped;
-    SmallVector<Value> args = {x};
-    llvm::append_range(args, body->getArguments().drop_front(2));
+    SmallVector<Value> args = {unusedScore};
+    llvm::append_range(args, body->getArguments().take_back(4));
     Value partial = inlineMod(eb, body, grad, args, map, clamped)[2 + n + i];
+    if (tile)
+      partial = body->getArgument(1);
     auto element = map.lookup(load.getResult()).getDefiningOp<memref::LoadOp>();
     Value value = zeroKeepingProduct(eb, loc, body->getArgument(0), partial);
     SmallVector<Value> yielded(element.getIndices());
@@ -244,10 +270,6 @@ void Transfer::insertParamGrads(BackwardSite &site, ScoreGradOp grad,
     for (Operation *o : llvm::reverse(ops))
       if (isOpTriviallyDead(o))
         o->erase();
-    if (body->getArgument(1).use_empty()) {
-      body->eraseArgument(1);
-      op.getInputsMutable().erase(1);
-    }
   }
 }
 
@@ -260,16 +282,28 @@ LogicalResult Transfer::insertBackwardScores(BackwardSite &site,
   if (failed(point))
     return failure();
   rewriter.setInsertionPointAfter(*point);
-  // A derivative that varies is the scores' second result.
+  // What varies and reads the score is computed with the scores: a
+  // derivative that varies (their second result), then the partials that
+  // read the score.
   std::optional<double> constant =
       grad ? constantDerivative(grad) : std::nullopt;
-  bool tile = grad && !constant;
-  ElementwiseOp scores =
-      insertScores(site.score, at, tile ? grad : ScoreGradOp());
+  SmallVector<unsigned> gradResults;
+  if (grad && !constant)
+    gradResults.push_back(1);
+  SmallVector<unsigned> scoreReading;
+  if (grad) {
+    GradYieldOp yield = grad.getYield();
+    for (auto [i, p] : llvm::enumerate(yield.getPartials()))
+      if (readsScore(grad, p)) {
+        scoreReading.push_back(i);
+        gradResults.push_back(2 + yield.getElements().size() + i);
+      }
+  }
+  ElementwiseOp scores = insertScores(site.score, at, grad, gradResults);
   if (!grad)
     return success();
   Value d;
-  if (tile) {
+  if (!constant) {
     d = scores.getResult(1);
   } else if (*constant != 1.0) {
     rewriter.setInsertionPointAfter(site.dScores);
@@ -280,7 +314,11 @@ LogicalResult Transfer::insertBackwardScores(BackwardSite &site,
             rewriter.getF32FloatAttr(*constant)));
   }
   insertDerivative(site, d);
-  insertParamGrads(site, grad, at);
+  llvm::DenseMap<unsigned, Value> partialTiles;
+  unsigned first = scores.getNumResults() - scoreReading.size();
+  for (auto [k, i] : llvm::enumerate(scoreReading))
+    partialTiles[i] = scores.getResult(first + k);
+  insertParamGrads(site, grad, at, partialTiles);
   return success();
 }
 

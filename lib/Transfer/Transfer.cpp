@@ -199,12 +199,13 @@ IRMapping Transfer::variantParamMap() {
 }
 
 /// The variant's score function and mask, inlined into `body` (the score and
-/// the coordinates b, h, q_idx, kv_idx as arguments). With `withDerivative`,
-/// its score_grad is inlined instead of the score_mod, and the body also
-/// yields d score_mod / d score (0 where the mask hides the score): the two
-/// share what they both compute.
-void Transfer::inlineMods(OpBuilder &eb, Block *body,
-                          ScoreGradOp withDerivative) {
+/// the coordinates b, h, q_idx, kv_idx as arguments). With `grad`, its
+/// score_grad is inlined instead of the score_mod, and the body also yields
+/// the score_grad's results `gradResults` (operand numbers of its
+/// cuir.grad_yield: the derivative, partials), each 0 where the mask hides
+/// the score: they share what they compute with the score.
+void Transfer::inlineMods(OpBuilder &eb, Block *body, ScoreGradOp grad,
+                          ArrayRef<unsigned> gradResults) {
   Location loc = body->getParentOp()->getLoc();
   Value x = body->getArgument(0);
   if (naturalScale)
@@ -215,10 +216,11 @@ void Transfer::inlineMods(OpBuilder &eb, Block *body,
   SmallVector<Value> args = {x};
   args.append(coords.begin(), coords.end());
   SmallVector<Value> yielded;
-  if (withDerivative) {
-    SmallVector<Value> r =
-        inlineMod(eb, body, withDerivative, args, map, clamped);
-    yielded = {r[0], r[1]};
+  if (grad && !gradResults.empty()) {
+    SmallVector<Value> r = inlineMod(eb, body, grad, args, map, clamped);
+    yielded = {r[0]};
+    for (unsigned i : gradResults)
+      yielded.push_back(r[i]);
   } else if (ScoreModOp s = variant.getScoreMod()) {
     yielded = {inlineMod(eb, body, s, args, map, clamped)[0]};
   } else {
@@ -228,11 +230,10 @@ void Transfer::inlineMods(OpBuilder &eb, Block *body,
     Value visible = inlineMod(eb, body, m, coords, map, clamped)[0];
     if (!inlinedMask)
       inlinedMask = visible;
-    // A hidden score is -inf; its derivative is 0.
-    const float fills[] = {-std::numeric_limits<float>::infinity(), 0.0f};
+    // A hidden score is -inf; its derivatives are 0.
     for (size_t i = 0; i < yielded.size(); ++i) {
-      Value c =
-          arith::ConstantOp::create(eb, loc, eb.getF32FloatAttr(fills[i]));
+      float fill = i ? 0.0f : -std::numeric_limits<float>::infinity();
+      Value c = arith::ConstantOp::create(eb, loc, eb.getF32FloatAttr(fill));
       yielded[i] = arith::SelectOp::create(eb, loc, visible, yielded[i], c);
     }
   }
@@ -255,15 +256,17 @@ void Transfer::insertScores(ScoreSite &site) {
 
 /// The variant's scores and mask over `score`, whose element (0, 0) has the
 /// coordinates `at` (b, h, q_idx, kv_idx), at the rewriter's insertion
-/// point, replacing `score` for every reader but the new op. With
-/// `withDerivative`, the op's second result is d score_mod / d score.
+/// point, replacing `score` for every reader but the new op. With `grad`,
+/// result 1 + k is the score_grad's result `gradResults[k]` (inlineMods).
 ElementwiseOp Transfer::insertScores(Value score, ArrayRef<Value> at,
-                                     ScoreGradOp withDerivative) {
+                                     ScoreGradOp grad,
+                                     ArrayRef<unsigned> gradResults) {
   use(Rewrite::Scores);
-  ElementwiseOp ew = createScoreOp(score, at, withDerivative ? 2 : 1);
+  ElementwiseOp ew =
+      createScoreOp(score, at, grad ? 1 + gradResults.size() : 1);
   Block *body = &ew.getBody().front();
   OpBuilder eb = OpBuilder::atBlockEnd(body);
-  inlineMods(eb, body, withDerivative);
+  inlineMods(eb, body, grad, gradResults);
   rewriter.replaceUsesWithIf(score, ew.getResult(0), [&](OpOperand &use) {
     return use.getOwner() != ew;
   });

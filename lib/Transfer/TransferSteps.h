@@ -34,10 +34,12 @@ private:
   LogicalResult foldScale(function_ref<bool(OpOperand &)> folds = nullptr);
   void insertScores(ScoreSite &site);
   ElementwiseOp insertScores(Value score, ArrayRef<Value> at,
-                             ScoreGradOp withDerivative = {});
+                             ScoreGradOp grad = {},
+                             ArrayRef<unsigned> gradResults = {});
   ElementwiseOp createScoreOp(Value score, ArrayRef<Value> at,
                               unsigned numResults = 1);
-  void inlineMods(OpBuilder &eb, Block *body, ScoreGradOp withDerivative);
+  void inlineMods(OpBuilder &eb, Block *body, ScoreGradOp grad,
+                  ArrayRef<unsigned> gradResults);
   SmallVector<Value> clampedCoordinates(OpBuilder &eb, Block *body,
                                         ValueRange at);
   SmallVector<Value> inlineMod(OpBuilder &eb, Block *body, Operation *mod,
@@ -50,7 +52,8 @@ private:
   LogicalResult useSigmoidBackward(BackwardSite &site);
   LogicalResult addGradientBuffers(ScoreGradOp grad);
   void insertParamGrads(BackwardSite &site, ScoreGradOp grad,
-                        ArrayRef<Value> at);
+                        ArrayRef<Value> at,
+                        const llvm::DenseMap<unsigned, Value> &partialTiles);
   LogicalResult useSigmoidWeights(ScoreSite &site);
   Value onesLike(Value like, Location loc);
   Value sigmoidTile(Value s, Value one, Location loc);

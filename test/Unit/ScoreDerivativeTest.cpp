@@ -363,12 +363,13 @@ TEST_F(ScoreDerivativeTest, ComposedVariant) {
   EXPECT_GT(checkVariant(*v, rng, 200), 50);
 }
 
-/// The catalogue's score_mods as the tracer emits them (softcap, ALiBi,
-/// relative-bias, T5 and bias tables in bf16 / f16, -inf masking).
+/// The catalogue's score_mods as the tracer emits them (softcap, a learned
+/// cap, ALiBi, relative-bias, T5 and bias tables in bf16 / f16, -inf
+/// masking).
 TEST_F(ScoreDerivativeTest, CatalogueVariants) {
   EXPECT_EQ(
       checkAll(readTestFile("/Unit/Inputs/catalogue-scores.mlir"), "catalogue"),
-      13);
+      14);
 }
 
 /// A refusal leaves the variant as it was: the earlier score_grad stays, no

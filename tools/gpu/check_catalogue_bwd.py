@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """The backward pass of every catalogue entry (softmax and sigmoid) (python/cuir/catalogue), on the GPU: each entry's
 score_mod/mask_mod is traced, transferred onto the sm_80 backward kernel and lowered (cuir.compile's backward
-pipeline); its dQ, dK, dV are compared with torch.autograd of the entry's own float64 reference, at ragged and
-GQA shapes, bf16 and fp16. O and LSE come from that float64 reference (O rounded to the input type), as
+pipeline); its dQ, dK, dV, and the gradients of the captured float tensors it trains (d_<tensor>), are compared
+with torch.autograd of the entry's own float64 reference, at ragged and GQA shapes, bf16 and fp16. O and LSE
+come from that float64 reference (O rounded to the input type), as
 tools/gpu/check_bwd.py does for the base kernel: the check is of the backward alone.
 
 Two modes, as tools/gpu/check_catalogue.py (the GPU machine has neither clang nor cuir-opt):
@@ -81,6 +82,8 @@ def stage(out, names, opt, workers):
 
 
 def check_one(entry, library, tag, dtype, name):
+    """dQ, dK, dV, and the gradient of every captured float tensor the backward can train (accumulated by the
+    kernel in fp32: d_<name>), against autograd of the entry's float64 reference."""
     import importlib
     import torch
     comp = importlib.import_module("cuir.compile")
@@ -89,18 +92,22 @@ def check_one(entry, library, tag, dtype, name):
     bwd = comp.load_once(library, backward=True)
     score_mod, mask_mod = entry.mods({n: t.cuda() for n, t in tensors.items()})
     values = comp.trace(score_mod, mask_mod, entry.normalizer, entry.name, defaults=False)[1] if tensors else {}
+    trained = [n for n in bwd.trainable() if n in tensors and tensors[n].is_floating_point()]
+    t64 = {n: t.double().requires_grad_() if n in trained else t for n, t in tensors.items()}
     q, k, v = _inputs(B, Hq, Hkv, Nq, Nkv, D, dtype, seed=hash((entry.name, tag)) & 0xFFFF)
     q64, k64, v64 = (t.cpu().double().requires_grad_() for t in (q, k, v))
-    res = entry.reference(q64, k64, v64, D ** -0.5, tensors)
+    res = entry.reference(q64, k64, v64, D ** -0.5, t64)
     out, lse = res if isinstance(res, tuple) else (res, None)  # sigmoid: O alone, no log-sum-exp
     d_o = torch.randn(out.shape, dtype=torch.float64)
-    refs = torch.autograd.grad(out, (q64, k64, v64), d_o)
+    refs = torch.autograd.grad(out, (q64, k64, v64, *(t64[n] for n in trained)), d_o)
     o = out.detach().to(dtype).cuda()
     lse = lse.detach().float().cuda().contiguous() if lse is not None else None
-    grads = bwd(q, k, v, o, d_o.to(dtype).cuda(), lse,
+    bufs = {n: torch.zeros(tensors[n].shape, dtype=torch.float32, device="cuda") for n in trained}
+    grads = bwd(q, k, v, o, d_o.to(dtype).cuda(), lse, param_grads=bufs,
                 **{n: comp.tensor_for(bwd, n, t, q.device) for n, t in values.items()})
+    names = ("dq", "dk", "dv", *(f"d_{n}" for n in trained))
     errs = {g: ((a.double().cpu() - r).norm() / r.norm().clamp_min(1e-30)).item()
-            for g, a, r in zip(("dq", "dk", "dv"), grads, refs)}
+            for g, a, r in zip(names, (*grads, *bufs.values()), refs)}
     ok = all(e == e and e < REL_TOL[name] for e in errs.values())
     return ok, errs
 
@@ -123,7 +130,7 @@ def run(stage_dir, json_path, names=()):
             row["error"] = f"{type(e).__name__}: {str(e)[:300]}"
         rows.append(row)
         cells = [f"{d} " + ("ok" if row[d]["ok"] else "FAIL") + " " +
-                 " ".join(f"{g} {row[d][g]:.1e}" for g in ("dq", "dk", "dv")) for d in ("bf16", "fp16") if d in row]
+                 " ".join(f"{g} {e:.1e}" for g, e in row[d].items() if g != "ok") for d in ("bf16", "fp16") if d in row]
         print(f"{entry.name:22} {item['shape']:6} " + ("; ".join(cells) or row.get("error", "")), flush=True)
     json_path.write_text(json.dumps({"rows": rows, "failed_to_stage": info["failed"],
                                      "device": torch.cuda.get_device_name()}, indent=1))

@@ -34,6 +34,31 @@ register("softcap_causal", "cap", "tanh soft-capping + the causal mask_mod",
          lambda q, k, v, scale, t: attend(_ref_softcap_scores(q, k, scale), v, _causal_visible(q, k)))
 
 
+# ---- a learned cap per head (a captured tensor that training updates) ---------------------------------
+def _make_caps(B, H, Nq, Nkv, device):
+    g = torch.Generator().manual_seed(1000 + H)
+    # caps of a few units: the scaled scores reach the nonlinear part of tanh
+    return {"softcap_caps": (2 + 3 * torch.rand(H, generator=g)).to(device)}
+
+
+def _learned_softcap_mods(t):
+    softcap_caps = t["softcap_caps"]  # the kernel parameter's name
+
+    def learned_softcap(score, b, h, q_idx, kv_idx):
+        return softcap_caps[h] * torch.tanh(score / softcap_caps[h])
+    return learned_softcap, None
+
+
+def _ref_learned_softcap(q, k, v, scale, t):
+    c = t["softcap_caps"].cpu().double().view(1, -1, 1, 1)
+    return attend(c * torch.tanh(scores(q, k, scale) / c), v)
+
+
+register("learned_softcap", "cap", "tanh soft-capping with a cap per head, caps[h] * tanh(score / caps[h]) "
+         "(float32 [H]; its gradient reads the score)",
+         _learned_softcap_mods, _ref_learned_softcap, make=_make_caps)
+
+
 def causal_by_score(score, b, h, q_idx, kv_idx):
     return torch.where(q_idx >= kv_idx, score, -float("inf"))
 

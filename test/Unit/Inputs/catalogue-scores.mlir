@@ -106,6 +106,17 @@ cuir.variant @softcap_causal() normalizer softmax {
     cuir.yield %3 : f32
   }
 }
+cuir.variant @learned_softcap(%softcap_caps: memref<4xf32, #cuir.mem<global>> {cuir.param = "softcap_caps", cuir.default = dense<[4.91485643e+00, 3.16794014e+00, 2.78882384e+00, 4.72118855e+00]> : tensor<4xf32>}) normalizer softmax {
+  cuir.score_mod {
+  ^bb0(%score: f32, %b: index, %h: index, %q_idx: index, %kv_idx: index):
+    %0 = memref.load %softcap_caps[%h] : memref<4xf32, #cuir.mem<global>>
+    %1 = memref.load %softcap_caps[%h] : memref<4xf32, #cuir.mem<global>>
+    %2 = arith.divf %score, %1 : f32
+    %3 = math.tanh %2 : f32
+    %4 = arith.mulf %0, %3 : f32
+    cuir.yield %4 : f32
+  }
+}
 cuir.variant @causal_score_mod() normalizer softmax {
   cuir.score_mod {
   ^bb0(%score: f32, %b: index, %h: index, %q_idx: index, %kv_idx: index):

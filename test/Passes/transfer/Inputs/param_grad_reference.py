@@ -1,10 +1,11 @@
-"""Float64 references of Inputs/relbias_table.mlir and Inputs/qk_table.mlir,
-written from their descriptions; their tensors arrive as float64 leaves when
-the kernel computes their gradients (autograd then gives those too)."""
+"""Float64 references of Inputs/relbias_table.mlir, Inputs/qk_table.mlir and
+Inputs/learned_softcap.mlir, written from their descriptions; their tensors
+arrive as float64 leaves when the kernel computes their gradients (autograd
+then gives those too)."""
 import torch
 
 
-def reference(q, k, v, scale, causal=False, variant="", bias=None, table=None, gain=None, **_):
+def reference(q, k, v, scale, causal=False, variant="", bias=None, table=None, gain=None, cap=None, **_):
     B, Hq, Nq, _ = q.shape
     Nkv = k.shape[2]
     k = k.double().repeat_interleave(Hq // k.shape[1], dim=1)
@@ -17,6 +18,9 @@ def reference(q, k, v, scale, causal=False, variant="", bias=None, table=None, g
     elif variant == "qkbias":
         g = gain.double().view(1, Hq, 1, 1)
         s = (s + g * table.double().view(1, 1, Nq, Nkv)) * g
+    elif variant == "learned_softcap":
+        c = cap.double().view(1, Hq, 1, 1)
+        s = c * torch.tanh(s / c)
     else:
         raise ValueError(f"unknown variant {variant!r}")
     w = torch.softmax(s, dim=-1)
