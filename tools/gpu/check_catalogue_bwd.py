@@ -4,7 +4,8 @@ score_mod/mask_mod is traced, transferred onto the sm_80 backward kernel and low
 pipeline); its dQ, dK, dV, and the gradients of the captured float tensors it trains (d_<tensor>), are compared
 with torch.autograd of the entry's own float64 reference, at ragged and GQA shapes, bf16 and fp16. O and LSE
 come from that float64 reference (O rounded to the input type), as
-tools/gpu/check_bwd.py does for the base kernel: the check is of the backward alone.
+tools/gpu/check_bwd.py does for the base kernel: the check is of the backward alone, against the exact backward
+of the kernel's own inputs (dO and O as rounded to the input type; for softmax, the D of the rounded O).
 
 Two modes, as tools/gpu/check_catalogue.py (the GPU machine has neither clang nor cuir-opt):
   --stage DIR  (here): trace and build DIR/<entry>/<shape>/lib<entry>_bwd.so, write DIR/stage.json;
@@ -90,22 +91,38 @@ def check_one(entry, library, tag, dtype, name):
     B, Hq, Hkv, Nq, Nkv, D = SHAPES[tag]
     tensors = entry.make(B, Hq, Nq, Nkv, "cpu")
     bwd = comp.load_once(library, backward=True)
-    score_mod, mask_mod = entry.mods({n: t.cuda() for n, t in tensors.items()})
+    on_gpu = {n: t.cuda() for n, t in tensors.items()}
+    score_mod, mask_mod = entry.mods(on_gpu)
     values = comp.trace(score_mod, mask_mod, entry.normalizer, entry.name, defaults=False)[1] if tensors else {}
-    trained = [n for n in bwd.trainable() if n in tensors and tensors[n].is_floating_point()]
-    t64 = {n: t.double().requires_grad_() if n in trained else t for n, t in tensors.items()}
+    # The kernel names a captured tensor by its variable in the score_mod; the tracer keeps a copy of it:
+    # the entry's tensor of the same value.
+    of = {p: n for p, x in values.items() for n, t in tensors.items()
+          if t.shape == x.shape and t.dtype == x.dtype and torch.equal(t, x.cpu())}
+    trained = {p: of[p] for p in bwd.trainable() if p in of and tensors[of[p]].is_floating_point()}
+    if set(bwd.trainable()) - set(trained):
+        raise RuntimeError(f"the backward trains {bwd.trainable()}, but only {sorted(trained)} are entry tensors")
+    t64 = {n: t.double().requires_grad_() if n in trained.values() else t for n, t in tensors.items()}
     q, k, v = _inputs(B, Hq, Hkv, Nq, Nkv, D, dtype, seed=hash((entry.name, tag)) & 0xFFFF)
     q64, k64, v64 = (t.cpu().double().requires_grad_() for t in (q, k, v))
     res = entry.reference(q64, k64, v64, D ** -0.5, t64)
     out, lse = res if isinstance(res, tuple) else (res, None)  # sigmoid: O alone, no log-sum-exp
-    d_o = torch.randn(out.shape, dtype=torch.float64)
-    refs = torch.autograd.grad(out, (q64, k64, v64, *(t64[n] for n in trained)), d_o)
+    d_o = torch.randn(out.shape, dtype=torch.float64).to(dtype).double()  # the kernel's dO, exactly
+    wrt = (q64, k64, v64, *(t64[n] for n in trained.values()))
+    refs = torch.autograd.grad(out, wrt, d_o, retain_graph=lse is not None)
     o = out.detach().to(dtype).cuda()
+    if lse is not None:
+        # The exact backward of the kernel's inputs: its O is rounded to `dtype`, so its D = rowsum(dO * O)
+        # differs by delta from the exact one, and dS by P * delta, whose contribution is that of LSE with
+        # upstream gradient delta. It matters where the summands cancel: the ALiBi slopes' gradient
+        # sums dS * (kv - q) over whole rows, and the rounding of O alone moves it by 4e-2 in bf16.
+        delta = (d_o * (out.detach() - o.cpu().double())).sum(-1)
+        fix = torch.autograd.grad(lse, wrt, delta, allow_unused=True)
+        refs = tuple(r if f is None else r + f for r, f in zip(refs, fix))
     lse = lse.detach().float().cuda().contiguous() if lse is not None else None
-    bufs = {n: torch.zeros(tensors[n].shape, dtype=torch.float32, device="cuda") for n in trained}
+    bufs = {p: torch.zeros(tensors[n].shape, dtype=torch.float32, device="cuda") for p, n in trained.items()}
     grads = bwd(q, k, v, o, d_o.to(dtype).cuda(), lse, param_grads=bufs,
                 **{n: comp.tensor_for(bwd, n, t, q.device) for n, t in values.items()})
-    names = ("dq", "dk", "dv", *(f"d_{n}" for n in trained))
+    names = ("dq", "dk", "dv", *(f"d_{n}" for n in trained.values()))
     errs = {g: ((a.double().cpu() - r).norm() / r.norm().clamp_min(1e-30)).item()
             for g, a, r in zip(names, (*grads, *bufs.values()), refs)}
     ok = all(e == e and e < REL_TOL[name] for e in errs.values())
