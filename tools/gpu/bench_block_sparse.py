@@ -10,13 +10,15 @@ For each mask, at N = 2k and 8k (16k tokens: B = 16384 // N), bf16, d = 128, the
 Masks: packed documents (random lengths 128-2048, a fresh draw each run), global tokens + a sliding window,
 the DESIGN section 8 five, and equivalent spellings traced from Python (a window, documents, causal) next to
 the built-in they mean. Checks come first: every (mask, shape) output against a float64 reference at a ragged
-and a GQA shape.
+and a GQA shape. With --spellings R, each traced spelling and its built-in are also timed interleaved (R rounds,
+the order alternating), for the "within 3%" comparison that separate timings cannot resolve.
 
 Two modes (the GPU machine has no cuir-opt):
   --stage DIR   (here) build the libraries into DIR/<kernel>/<name>[-dense]/ and write DIR/stage.json
   --run DIR     (GPU) check, time, print the table, write --json
 Usage: PYTHONPATH=python /usr/bin/python3 tools/gpu/bench_block_sparse.py --stage build/sparse --kernels sm90,sm80
        PYTHONPATH=python python3 tools/gpu/bench_block_sparse.py --run build/sparse --json out.json
+       PYTHONPATH=python python3 tools/gpu/bench_block_sparse.py --run build/sparse --no-check --no-bench --spellings 8
 """
 import argparse
 import importlib
@@ -334,6 +336,59 @@ def bench_one(libs, name, base, kernel, cname, B, Hq, N, doc, q, k, v, flex, cre
     return row
 
 
+def spellings(root, kernel, ns, configs, rounds):
+    """Each traced spelling against the built-in it means, timed interleaved: `rounds` rounds of a median of 10
+    calls each, the order alternating (A B, B A, ...) so that clock and thermal drift fall on both; the ratio
+    of the medians of the rounds (traced time / built-in time: 1.03 = 3% slower) and its round-to-round range."""
+    import torch
+    libs = _libraries(root, kernel)
+    rows = []
+    for cname in configs:
+        Hq, Hkv = CONFIGS[cname]
+        for N in ns:
+            B = TOKENS // N
+            q, k, v = (torch.randn(B, H, N, D, device="cuda", dtype=torch.bfloat16) for H in (Hq, Hkv, Hkv))
+            doc = doc_ids(B, N, device="cuda")
+            for traced, means in TRACED.items():
+                name = f"{traced}-{N}"
+                if (name, False) not in libs or (means, False) not in libs:
+                    continue
+                calls = []
+                for lib_name, base, is_traced in ((means, means, False), (name, traced, True)):
+                    lib = Library(libs[(lib_name, False)], is_traced)
+                    params = lib.params(base, B, Hq, N, doc, "cuda")
+                    bm = lib.block_mask(B, Hq, N, params) if lib.kern.block_mask_info else None
+                    calls.append(lambda lib=lib, params=params, bm=bm: lib(q, k, v, params, bm))
+                times = ([], [])
+                for r in range(rounds):
+                    for i in ((0, 1) if r % 2 == 0 else (1, 0)):
+                        times[i].append(median_ms(calls[i], warmup=3, reps=10))
+                ratios = sorted(t / b for b, t in zip(*times))
+                med = lambda xs: sorted(xs)[len(xs) // 2]  # noqa: E731
+                row = {"kernel": kernel, "config": cname, "N": N, "traced": traced, "means": means,
+                       "builtin_ms": med(times[0]), "traced_ms": med(times[1]),
+                       "traced / builtin": med(times[1]) / med(times[0]),
+                       "round ratio min": ratios[0], "round ratio max": ratios[-1], "rounds": rounds}
+                rows.append(row)
+                print(json.dumps({a: (round(b, 4) if isinstance(b, float) else b) for a, b in row.items()}),
+                      flush=True)
+            del q, k, v
+            torch.cuda.empty_cache()
+    return rows
+
+
+def spelling_table(rows):
+    lines = ["| kernel | config | N | traced | built-in | built-in ms | traced ms | traced / built-in |"
+             " rounds' range |", "|" + "---|" * 9]
+    for r in rows:
+        lines.append(f"| {r['kernel']} | {r['config']} | {r['N']} | {r['traced']} | {r['means']} | "
+                     f"{r['builtin_ms']:.3f} | {r['traced_ms']:.3f} | {r['traced / builtin']:.3f} | "
+                     f"{r['round ratio min']:.3f}-{r['round ratio max']:.3f} |")
+    within = sum(abs(r["traced / builtin"] - 1) <= 0.03 for r in rows)
+    lines.append(f"\n{within} of {len(rows)} within 3%")
+    return "\n".join(lines)
+
+
 def table(rows):
     lines = ["| kernel | config | N | mask | CuIR TF/s | Flex TF/s | CuIR/Flex | classify ms | create_block_mask ms"
              " | dense/CuIR |", "|" + "---|" * 10]
@@ -359,7 +414,13 @@ def run(root, args):
             bad += b + fb
         if not args.no_bench:
             result["bench"] += bench(root, kernel, args.n, args.configs.split(","))
-    print(table(result["bench"]))
+        if args.spellings:
+            result["spellings"] = result.get("spellings", []) + spellings(
+                root, kernel, args.n, args.configs.split(","), args.spellings)
+    if result["bench"]:
+        print(table(result["bench"]))
+    if result.get("spellings"):
+        print(spelling_table(result["spellings"]))
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(result, indent=1))
     return 1 if bad else 0
@@ -376,6 +437,8 @@ def main():
     ap.add_argument("--configs", default=",".join(CONFIGS))
     ap.add_argument("--no-check", action="store_true")
     ap.add_argument("--no-bench", action="store_true")
+    ap.add_argument("--spellings", type=int, default=0, metavar="ROUNDS",
+                    help="--run: also time each traced spelling against its built-in, interleaved, ROUNDS rounds")
     ap.add_argument("--json")
     args = ap.parse_args()
     if args.stage:
