@@ -83,12 +83,14 @@ def CuIR_ReduceKind : I32EnumAttr<"ReduceKind", "row reduction", [
 }
 
 // The attention dimensions a runtime block mask reads besides (q, kv): the
-// lists are broadcast over the others.
+// lists are broadcast over the others. kv_heads: a row of lists per KV head,
+// for the query heads of its GQA group together.
 def CuIR_MaskDims : I32BitEnumAttr<"MaskDims",
     "batch and head dimensions a block mask depends on", [
     I32BitEnumAttrCaseNone<"None", "none">,
     I32BitEnumAttrCaseBit<"Batch", 0, "batch">,
-    I32BitEnumAttrCaseBit<"Heads", 1, "heads">]> {
+    I32BitEnumAttrCaseBit<"Heads", 1, "heads">,
+    I32BitEnumAttrCaseBit<"KvHeads", 2, "kv_heads">]> {
   let cppNamespace = "::mlir::cuir";
   let genSpecializedAttr = 0;
 }

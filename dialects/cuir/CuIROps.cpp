@@ -1343,7 +1343,7 @@ Value BlockMaskOp::getVisible() {
   return yield.getValues().empty() ? Value() : yield.getValues()[0];
 }
 
-/// `depends [batch, heads]`; absent means none.
+/// `depends [batch, heads]` (or `kv_heads`); absent means none.
 static ParseResult parseMaskDims(OpAsmParser &parser, MaskDims &dims) {
   dims = MaskDims::None;
   if (failed(parser.parseOptionalKeyword("depends")))
@@ -1354,12 +1354,13 @@ static ParseResult parseMaskDims(OpAsmParser &parser, MaskDims &dims) {
         StringRef word;
         if (parser.parseKeyword(&word))
           return failure();
-        MaskDims dim = word == "batch"   ? MaskDims::Batch
-                       : word == "heads" ? MaskDims::Heads
-                                         : MaskDims::None;
+        MaskDims dim = word == "batch"      ? MaskDims::Batch
+                       : word == "heads"    ? MaskDims::Heads
+                       : word == "kv_heads" ? MaskDims::KvHeads
+                                            : MaskDims::None;
         if (dim == MaskDims::None)
-          return parser.emitError(loc, "a block mask depends on batch or "
-                                       "heads, not '")
+          return parser.emitError(loc, "a block mask depends on batch, "
+                                       "heads or kv_heads, not '")
                  << word << "'";
         if (bitEnumContainsAny(dims, dim))
           return parser.emitError(loc, "'") << word << "' is listed twice";
@@ -1429,11 +1430,13 @@ void BlockMaskOp::print(OpAsmPrinter &p) {
   p << ") tiles " << getBlockMAttr().getInt() << " x "
     << getBlockNAttr().getInt();
   if (getDepends() != MaskDims::None) {
-    SmallVector<StringRef, 2> dims;
+    SmallVector<StringRef, 3> dims;
     if (dependsOnBatch())
       dims.push_back("batch");
     if (dependsOnHeads())
       dims.push_back("heads");
+    if (listsPerKvHead())
+      dims.push_back("kv_heads");
     p << " depends [" << llvm::join(dims, ", ") << ']';
   }
   p << " coords(";
@@ -1505,8 +1508,12 @@ static LogicalResult verifyDepends(BlockMaskOp op) {
     diag.attachNote((*arg.getUsers().begin())->getLoc()) << "read here";
     return failure();
   };
-  return failure(failed(check(0, op.dependsOnBatch(), "batch")) ||
-                 failed(check(1, op.dependsOnHeads(), "heads")));
+  if (op.dependsOnHeads() && op.listsPerKvHead())
+    return op.emitOpError() << "lists `heads` and `kv_heads`: a row of lists "
+                               "is per query head or per KV head, not both";
+  return failure(
+      failed(check(0, op.dependsOnBatch(), "batch")) ||
+      failed(check(1, op.dependsOnHeads() || op.listsPerKvHead(), "heads")));
 }
 
 LogicalResult BlockMaskOp::verify() {

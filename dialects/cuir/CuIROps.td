@@ -836,7 +836,7 @@ def CuIR_BlockMaskOp : CuIR_Op<"block_mask", [
     of `B` batches, `Hq` query heads, `Nq` queries and `Nkv` keys, with
     `QB = ceil(Nq / block_m)` query tiles and `KB = ceil(Nkv / block_n)` KV
     tiles, `B' = B` if `depends` lists `batch` (else 1) and `H' = Hq` if it
-    lists `heads` (else 1):
+    lists `heads`, `H' = Hkv` if it lists `kv_heads` (else 1):
 
     - `kv_num_blocks [B', H', QB]`, `kv_indices [B', H', QB, KB]`: the
       partial KV tiles of each query tile, `full_kv_num_blocks`,
@@ -850,6 +850,14 @@ def CuIR_BlockMaskOp : CuIR_Op<"block_mask", [
     PARTIAL. CuIR writes the indices of a row in descending tile order; the
     first `*_num_blocks` entries of a row are valid.
 
+    With `kv_heads` (for a kernel whose thread block walks the query heads
+    of a GQA group with one row of lists, a backward pass), row `g` covers
+    the query heads `g * G .. (g + 1) * G - 1`, `G = Hq / Hkv`: a tile is
+    EMPTY if it is empty for every one of them, FULL if full for every one,
+    else PARTIAL. The region still sees each query head `h`; a kernel that
+    masks its partial tiles with the exact mask of each head stays exact.
+    `kv_heads` excludes `heads`.
+
     The op's arguments stand for kernel arguments: each carries the
     `cuir.arg` of the kernel argument it is (`"Nkv"`, `"param:doc_ids"`,
     ...) and, for a variant's array, its `cuir.extent`. Scalars are index,
@@ -858,8 +866,8 @@ def CuIR_BlockMaskOp : CuIR_Op<"block_mask", [
     followed by the arguments, and yields whether the pair is visible (i1).
     It is evaluated only for in-range coordinates.
 
-    `depends` must list `batch` if the region reads `b` and `heads` if it
-    reads `h` (any use counts). Listing one the region does not read is
+    `depends` must list `batch` if the region reads `b` and `heads` or
+    `kv_heads` if it reads `h` (any use counts). Listing one the region does not read is
     allowed: the lists are then not broadcast over that dimension, which is
     correct but larger; transformations that drop a use keep the op valid.
 
@@ -911,6 +919,11 @@ def CuIR_BlockMaskOp : CuIR_Op<"block_mask", [
     bool dependsOnHeads() {
       return ::mlir::cuir::bitEnumContainsAll(getDepends(),
                                               ::mlir::cuir::MaskDims::Heads);
+    }
+    /// A row of lists per KV head: its GQA group's query heads merged.
+    bool listsPerKvHead() {
+      return ::mlir::cuir::bitEnumContainsAll(getDepends(),
+                                              ::mlir::cuir::MaskDims::KvHeads);
     }
   }];
 }

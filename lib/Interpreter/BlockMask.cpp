@@ -4,6 +4,7 @@
 // visible, FULL if all of its pairs are in range and visible (a ragged last
 // tile is never full), else PARTIAL. The region runs once per query tile of
 // each (b', h'), on tiles of coordinates, as cuir.elementwise bodies do.
+// Lists per KV head merge the classes of the query heads of its group.
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,7 +45,9 @@ int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 BlockMaskLists shapeOf(BlockMaskOp mask, const MaskProblem &p) {
   BlockMaskLists lists;
   lists.batches = mask.dependsOnBatch() ? p.B : 1;
-  lists.heads = mask.dependsOnHeads() ? p.Hq : 1;
+  lists.heads = mask.dependsOnHeads()   ? p.Hq
+                : mask.listsPerKvHead() ? p.Hkv
+                                        : 1;
   lists.qBlocks = ceilDiv(p.Nq, mask.getBlockM());
   lists.kvBlocks = ceilDiv(p.Nkv, mask.getBlockN());
   return lists;
@@ -157,13 +160,25 @@ FailureOr<BlockMaskLists> interp::classifyBlockMask(BlockMaskOp mask,
   // The region touches no kernel state: a machine of no kernel runs it.
   Machine machine{KernelOp()};
   Worker worker(machine, /*section=*/nullptr, 0, /*threads=*/1, 0, nullptr);
+  // The query heads of a row: one, or a KV head's group.
+  int64_t group = mask.listsPerKvHead() && p.Hkv > 0 ? p.Hq / p.Hkv : 1;
+  std::vector<TileClass> headClasses(KB);
   for (int64_t bh = 0; bh < BH; ++bh)
-    for (int64_t m = 0; m < QB; ++m)
-      if (failed(classifyRow(worker, mask, args, p, bh / lists.heads,
-                             bh % lists.heads, m,
-                             MutableArrayRef<TileClass>(classes).slice(
-                                 (bh * QB + m) * KB, KB))))
-        return failure();
+    for (int64_t m = 0; m < QB; ++m) {
+      MutableArrayRef<TileClass> row =
+          MutableArrayRef<TileClass>(classes).slice((bh * QB + m) * KB, KB);
+      int64_t h0 = (bh % lists.heads) * group;
+      for (int64_t h = h0; h < h0 + group; ++h) {
+        if (failed(classifyRow(worker, mask, args, p, bh / lists.heads, h, m,
+                               h == h0 ? row
+                                       : MutableArrayRef<TileClass>(headClasses))))
+          return failure();
+        // Empty or full for the group where so for every head.
+        for (int64_t n = 0; h != h0 && n < KB; ++n)
+          if (row[n] != headClasses[n])
+            row[n] = TileClass::Partial;
+      }
+    }
 
   auto resize = [](std::vector<int32_t> &v, int64_t n) { v.assign(n, 0); };
   for (auto *v : {&lists.kvNumBlocks, &lists.fullKvNumBlocks, &lists.qOrder})

@@ -11,7 +11,7 @@ namespace mlir::cuir::interp {
 
 /// The sizes of a problem that a block mask's lists depend on.
 struct MaskProblem {
-  int64_t B, Hq, Nq, Nkv;
+  int64_t B, Hq, Hkv, Nq, Nkv;
 };
 
 /// Bytes that classifying `mask` on `p` takes (the lists, as the lists and

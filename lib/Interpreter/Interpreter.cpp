@@ -985,7 +985,7 @@ LogicalResult KernelRun::bindBlockLists() {
                               << "', which the kernel cannot give it";
     maskArgs.push_back(args[arg.getArgNumber()]);
   }
-  MaskProblem p{prob.B, prob.Hq, prob.Nq, prob.Nkv};
+  MaskProblem p{prob.B, prob.Hq, prob.Hkv, prob.Nq, prob.Nkv};
   if (failed(budget.take(blockMaskBytes(mask, p), "the block mask's lists",
                          mask.getLoc())))
     return failure();
@@ -1293,7 +1293,7 @@ mlir::cuir::computeBlockMaskLists(BlockMaskOp mask,
       return failure();
     args.push_back(*value);
   }
-  MaskProblem p{opt.batch, opt.headsQ, opt.seqQ, opt.seqKV};
+  MaskProblem p{opt.batch, opt.headsQ, opt.headsKV, opt.seqQ, opt.seqKV};
   if (failed(
           budget.take(blockMaskBytes(mask, p), "the block mask's lists", loc)))
     return failure();

@@ -226,8 +226,9 @@ LogicalResult BlockListPatcher::writeQueryOrder(PatchContext &ctx) {
                   ctx.diff->target.getLoc());
 }
 
-/// The source names a backward list row needs: the batch and the KV tile
-/// (the block id whose multiple of BLOCK_N is the KV tile's first key).
+/// The source names a backward list row needs: the batch, the KV tile
+/// (the block id whose multiple of BLOCK_N is the KV tile's first key) and,
+/// for lists per KV head, the KV head of the steps' GQA group.
 LogicalResult BlockListPatcher::readBackwardSource(PatchContext &ctx) {
   FailureOr<BackwardStructure> s = analyzeBackward(ctx.diff->source);
   if (failed(s))
@@ -254,6 +255,15 @@ LogicalResult BlockListPatcher::readBackwardSource(PatchContext &ctx) {
               "steps (the block list's row)";
   batch = *b;
   qBlockBase = *n; // the KV tile, here
+  head = "0";
+  if (mask.listsPerKvHead()) {
+    std::optional<std::string> g = nameOf(findGroupKvHead(*s));
+    if (!g)
+      return ctx.diff->source.emitError()
+             << "walks lists per KV head, but names no source variable for "
+                "the KV head of its GQA group's head loop";
+    head = *g;
+  }
   if (llvm::none_of(llvm::seq(1u, ctx.src.numLines() + 1), [&](unsigned l) {
         return ctx.src.line(l).contains("q_tiles.range(");
       }))
@@ -265,7 +275,8 @@ LogicalResult BlockListPatcher::readBackwardSource(PatchContext &ctx) {
 }
 
 /// The ListedQTiles of this KV tile: the transposed lists' row of
-/// (b', n_block), at the kernel's tiles.
+/// (b', g', n_block), at the kernel's tiles (g' the KV head for lists per KV
+/// head, else 0).
 LogicalResult BlockListPatcher::writeQueryLists(PatchContext &ctx,
                                                 unsigned line) {
   std::string in = ctx.src.indent(line).str();
@@ -284,8 +295,9 @@ LogicalResult BlockListPatcher::writeQueryLists(PatchContext &ctx,
       in + "const cuir_kernels::ListedQTiles q_tiles(\n" + in + "    " +
       field(roles[0]) + ", " + field(roles[1]) + ", " + field(roles[2]) + ", " +
       field(roles[3]) + ",\n" + in + "    cuir_kernels::ListedQTiles::row_of(" +
-      batch + ", 0, " + qBlockBase + ", " + flag(mask.dependsOnBatch()) +
-      ", false, params.num_heads_q,\n" + in +
+      batch + ", " + head + ", " + qBlockBase + ", " +
+      flag(mask.dependsOnBatch()) + ", " + flag(mask.listsPerKvHead()) +
+      ", params.num_heads_kv,\n" + in +
       "                                       (params.seqlen_kv + " + blockN +
       " - 1) / " + blockN + "),\n" + in + "    (params.seqlen_q + " + blockM +
       " - 1) / " + blockM + ");";

@@ -156,7 +156,7 @@ std::string tilesArgs(const BlockMaskInfo::Tiles &t) {
 std::string dependsOf(const BlockMaskInfo::Tiles &t) {
   return std::string("cuir_kernels::BlockMaskDepends{") +
          (t.perBatch ? "true" : "false") + ", " +
-         (t.perHead ? "true" : "false") + "}";
+         (t.perHead ? "true" : "false") + (t.perKvHead ? ", true" : "") + "}";
 }
 
 /// `switch (params->head_dim)` over the tiles, each case returning `call(t)`.
@@ -330,7 +330,8 @@ LogicalResult mlir::cuir::finishBlockMasks(PatchContext &ctx, Location loc) {
     }
     BlockMaskInfo::Tiles t{headDim, static_cast<int64_t>(op.getBlockM()),
                            static_cast<int64_t>(op.getBlockN()),
-                           op.dependsOnBatch(), op.dependsOnHeads()};
+                           op.dependsOnBatch(), op.dependsOnHeads(),
+                           op.listsPerKvHead()};
     auto same = llvm::find_if(info.tiles, [&](const BlockMaskInfo::Tiles &o) {
       return o.headDim == headDim;
     });
@@ -339,7 +340,8 @@ LogicalResult mlir::cuir::finishBlockMasks(PatchContext &ctx, Location loc) {
       continue;
     }
     if (same->blockM != t.blockM || same->blockN != t.blockN ||
-        same->perBatch != t.perBatch || same->perHead != t.perHead)
+        same->perBatch != t.perBatch || same->perHead != t.perHead ||
+        same->perKvHead != t.perKvHead)
       return kernel.emitError()
              << "walks the block mask @" << op.getSymName() << " (tiles "
              << t.blockM << " x " << t.blockN

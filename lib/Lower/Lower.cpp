@@ -219,6 +219,8 @@ static nlohmann::ordered_json blockMaskManifest(const BlockMaskInfo &bm) {
       depends.push_back("batch");
     if (t.perHead)
       depends.push_back("heads");
+    if (t.perKvHead)
+      depends.push_back("kv_heads");
     tiles.push_back({{"head_dim", t.headDim},
                      {"block_m", t.blockM},
                      {"block_n", t.blockN},

@@ -44,6 +44,8 @@ struct BlockMaskInfo {
   struct Tiles {
     int64_t headDim, blockM, blockN;
     bool perBatch, perHead;
+    /// A row per KV head, its GQA group's query heads together.
+    bool perKvHead = false;
   };
   /// The cuir.block_mask op whose mask the library classifies.
   std::string symbol;

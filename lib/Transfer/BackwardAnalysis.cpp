@@ -373,3 +373,41 @@ FailureOr<BackwardStructure> mlir::cuir::analyzeBackward(KernelOp kernel) {
       return failure();
   return bs;
 }
+
+Value mlir::cuir::findGroupKvHead(const BackwardStructure &s) {
+  auto hq = s.params.find("Hq"), hkv = s.params.find("Hkv");
+  if (hq == s.params.end() || hkv == s.params.end())
+    return {};
+  auto isGroupSize = [&](Value v) {
+    auto div = v.getDefiningOp<arith::DivUIOp>();
+    return div && div.getLhs() == hq->second && div.getRhs() == hkv->second;
+  };
+  // The other operand of a commutative `op` whose one operand is `is`.
+  auto other = [](Operation *op, function_ref<bool(Value)> is) -> Value {
+    if (!op || op->getNumOperands() != 2)
+      return {};
+    for (unsigned i : {0u, 1u})
+      if (is(op->getOperand(i)))
+        return op->getOperand(1 - i);
+    return {};
+  };
+  Value g;
+  for (const BackwardSite &site : s.sites) {
+    auto iv = dyn_cast<BlockArgument>(site.head);
+    auto loop = iv ? dyn_cast<scf::ForOp>(iv.getOwner()->getParentOp())
+                   : scf::ForOp();
+    if (!loop || loop.getInductionVar() != iv ||
+        !matchPattern(loop.getStep(), m_One()))
+      return {};
+    Value lb = loop.getLowerBound();
+    auto lbMul = lb.getDefiningOp<arith::MulIOp>();
+    auto ubAdd = loop.getUpperBound().getDefiningOp<arith::AddIOp>();
+    Value head = lbMul ? other(lbMul, isGroupSize) : Value();
+    Value size = ubAdd ? other(ubAdd, [&](Value v) { return v == lb; })
+                       : Value();
+    if (!head || !size || !isGroupSize(size) || (g && head != g))
+      return {};
+    g = head;
+  }
+  return g;
+}

@@ -12,10 +12,16 @@
 // its tile from the lists; the kernel's pipeline, barriers and dQ
 // accumulation stay as they are.
 //
+// A mask that reads the query head gets a row of lists per KV head, the
+// classes of its GQA group's query heads merged (`kv_heads`): one thread
+// block walks every head of a group with one range of steps, each head's
+// partial steps masked with its own mask. The kernel's loop over the heads
+// must be the group's, [g * G, g * G + G) with G = Hq / Hkv; g is the row.
+//
 // Left dense, with a remark: a mask equal to the kernel's own causal mask
 // (the causal steps are the mask's tiles already; block-mask=runtime lists
-// it anyway), and a mask that reads the query head (one thread block walks
-// every head of a group, whose lists would differ).
+// it anyway), and a mask that reads the query head in a kernel whose head
+// loop is not so.
 //
 //===----------------------------------------------------------------------===//
 
@@ -78,6 +84,7 @@ private:
   LogicalResult findLoops();
   bool equalsKernelCausal(Value visible, Block &body);
   LogicalResult readLists(BlockMaskOp mask);
+  Value groupKvHead();
   void replaceBounds();
   LogicalResult mapQueryCoordinates(int64_t blockM);
   Value tileOf(Value m, Location loc);
@@ -103,6 +110,8 @@ private:
   /// The first virtual block (a constant 0 of its own), the lists' lengths
   /// and this KV tile's row offset in the index lists.
   Value first, numPartial, numFull, total, rowOffset;
+  /// The KV head g of the thread block's GQA group, for lists per KV head.
+  Value kvHead;
   llvm::SmallPtrSet<Operation *, 16> newOps;
 };
 
@@ -174,9 +183,23 @@ bool BackwardSplitter::equalsKernelCausal(Value visible, Block &body) {
   return c.insideCausal && c.coversCausal;
 }
 
+/// The KV head g of the sites' GQA group (findGroupKvHead), where it is
+/// defined in the entry block before the bounds; else null.
+Value BackwardSplitter::groupKvHead() {
+  Value g = findGroupKvHead(bs);
+  Block *entry = &kernel.getBody().front();
+  Operation *def = g ? g.getDefiningOp() : nullptr;
+  if (g && !isa<BlockArgument>(g) &&
+      (!def || def->getBlock() != entry ||
+       !(def == after || def->isBeforeInBlock(after))))
+    return {};
+  return g;
+}
+
 /// The list arguments and, once the bounds are computed, this KV tile's
-/// lengths: row (b' * kv_blocks + n_block), b' = b where the mask reads the
-/// batch, else 0.
+/// lengths: row ((b' * H' + g) * kv_blocks + n_block), b' = b where the mask
+/// reads the batch, else 0; g the KV head where the lists are per KV head
+/// (H' = Hkv), else 0.
 LogicalResult BackwardSplitter::readLists(BlockMaskOp mask) {
   SmallVector<StringRef, 4> roles(std::begin(kBlockMaskTransposedListRoles),
                                   std::end(kBlockMaskTransposedListRoles));
@@ -206,11 +229,22 @@ LogicalResult BackwardSplitter::readLists(BlockMaskOp mask) {
       rewriter, loc, bs.params.lookup("Nkv"), constant(blockN));
   Value qBlocks = arith::CeilDivUIOp::create(
       rewriter, loc, bs.params.lookup("Nq"), constant(blockM));
-  Value row = nBlock;
+  Value bh;
   if (mask.dependsOnBatch())
+    bh = site.batch;
+  if (mask.listsPerKvHead())
+    bh = bh ? arith::AddIOp::create(
+                  rewriter, loc,
+                  arith::MulIOp::create(rewriter, loc, bh,
+                                        bs.params.lookup("Hkv")),
+                  kvHead)
+                  .getResult()
+            : kvHead;
+  Value row = nBlock;
+  if (bh)
     row = arith::AddIOp::create(
-        rewriter, loc,
-        arith::MulIOp::create(rewriter, loc, site.batch, kvBlocks), nBlock);
+        rewriter, loc, arith::MulIOp::create(rewriter, loc, bh, kvBlocks),
+        nBlock);
   numPartial = readListEntry(rewriter, loc, lists[0], row);
   numFull = readListEntry(rewriter, loc, lists[2], row);
   total = arith::AddIOp::create(rewriter, loc, numPartial, numFull);
@@ -328,16 +362,17 @@ LogicalResult BackwardSplitter::run() {
   Block &body = v0.getBody().front();
   unsigned n = v0.getInputs().size();
   Value visible = sel0.getCondition();
-  if (readsArgument(visible, body.getArgument(n + 1))) {
+  bool readsHead = readsArgument(visible, body.getArgument(n + 1));
+  if (readsHead && !(kvHead = groupKvHead())) {
     if (mode == BlockMaskMode::Runtime)
       return v0.emitError()
              << "block-mask=runtime: the variant's mask reads the query "
-                "head, and a thread block of the backward steps over every "
-                "query head of its GQA group, whose lists differ";
+                "head, and a thread block of the backward steps over query "
+                "heads that are not one GQA group's [g * G, g * G + G)";
     mlir::emitRemark(v0.getLoc())
-        << "the variant's mask reads the query head: the backward visits "
-           "every query tile, masked (one thread block walks all the query "
-           "heads of a group)";
+        << "the variant's mask reads the query head, and the backward's "
+           "head loop is not one GQA group's: it visits every query tile, "
+           "masked";
     return success();
   }
   if (mode == BlockMaskMode::Auto && equalsKernelCausal(visible, body)) {
@@ -353,7 +388,8 @@ LogicalResult BackwardSplitter::run() {
   int64_t blockN = bs.sites.front().kvTileKeys;
   FailureOr<BlockMaskOp> mask = buildBlockMask(
       rewriter, kernel, visible, body.getArgument(n), body.getArgument(n + 1),
-      body.getArgument(n + 2), body.getArgument(n + 3), blockM, blockN);
+      body.getArgument(n + 2), body.getArgument(n + 3), blockM, blockN,
+      /*perKvHead=*/readsHead);
   if (failed(mask) || failed(readLists(*mask)))
     return failure();
   replaceBounds();

@@ -152,7 +152,8 @@ std::string uniqueSymbol(KernelOp kernel) {
 
 /// The op, detached: the slice cloned into its region.
 BlockMaskOp cloneSlice(KernelOp kernel, const MaskSlice &slice, Value visible,
-                       ArrayRef<Value> coords, int64_t blockM, int64_t blockN) {
+                       ArrayRef<Value> coords, int64_t blockM, int64_t blockN,
+                       bool perKvHead) {
   OpBuilder builder(kernel.getContext());
   SmallVector<Type> types;
   SmallVector<DictionaryAttr> attrs;
@@ -181,7 +182,7 @@ BlockMaskOp cloneSlice(KernelOp kernel, const MaskSlice &slice, Value visible,
   if (!mask.getCoordArg(0).use_empty())
     deps = deps | MaskDims::Batch;
   if (!mask.getCoordArg(1).use_empty())
-    deps = deps | MaskDims::Heads;
+    deps = deps | (perKvHead ? MaskDims::KvHeads : MaskDims::Heads);
   mask.setDependsAttr(MaskDimsAttr::get(kernel.getContext(), deps));
   return mask;
 }
@@ -212,7 +213,7 @@ bool mlir::cuir::haveSamePredicate(BlockMaskOp a, BlockMaskOp b) {
 FailureOr<BlockMaskOp>
 mlir::cuir::buildBlockMask(RewriterBase &rewriter, KernelOp kernel,
                            Value visible, Value b, Value h, Value q, Value kv,
-                           int64_t blockM, int64_t blockN) {
+                           int64_t blockM, int64_t blockN, bool perKvHead) {
   SmallVector<Value, 4> coords = {b, h, q, kv};
   auto first = dyn_cast<BlockArgument>(b);
   Block *owner = first ? first.getOwner() : nullptr;
@@ -231,7 +232,8 @@ mlir::cuir::buildBlockMask(RewriterBase &rewriter, KernelOp kernel,
   Operation *user = visible.getDefiningOp();
   if (failed(slice.visit(visible, user ? user : owner->getParentOp())))
     return failure();
-  BlockMaskOp mask = cloneSlice(kernel, slice, visible, coords, blockM, blockN);
+  BlockMaskOp mask =
+      cloneSlice(kernel, slice, visible, coords, blockM, blockN, perKvHead);
   if (failed(verify(mask))) {
     mask->erase();
     return failure();

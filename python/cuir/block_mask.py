@@ -107,14 +107,20 @@ def tiles_for(info, head_dim=None):
                      f"{', '.join(str(t['head_dim']) for t in tiles)})")
 
 
-def expected_dims(info, B, H, Nq, Nkv):
-    """(B', H', QB, KB) of a problem for the tiles entry `info` of a library's block mask (tiles_for)."""
+def expected_dims(info, B, H, Nq, Nkv, Hkv=None):
+    """(B', H', QB, KB) of a problem for the tiles entry `info` of a library's block mask (tiles_for). Lists per
+    KV head (depends "kv_heads": a backward pass's rows of a GQA group's query heads together) need Hkv."""
     bm, bn = info["block_m"], info["block_n"]
-    return (B if "batch" in info["depends"] else 1, H if "heads" in info["depends"] else 1,
-            -(-Nq // bm), -(-Nkv // bn))
+    if "kv_heads" in info["depends"]:
+        if Hkv is None:
+            raise ValueError("this library's lists have a row per KV head: give the number of KV heads")
+        heads = Hkv
+    else:
+        heads = H if "heads" in info["depends"] else 1
+    return (B if "batch" in info["depends"] else 1, heads, -(-Nq // bm), -(-Nkv // bn))
 
 
-def check_block_mask(bm, info, B, H, Nq, Nkv, device):
+def check_block_mask(bm, info, B, H, Nq, Nkv, device, Hkv=None):
     """A ValueError (what differs) unless `bm` is a BlockMask whose kv lists the kernels of the tiles entry
     `info` (tiles_for) can walk for this problem: its tiles, lengths, dims, device and int32 contiguous
     lists."""
@@ -127,7 +133,7 @@ def check_block_mask(bm, info, B, H, Nq, Nkv, device):
                          f"{tiles[0]} x {tiles[1]}")
     if bm.seq_lengths != (Nq, Nkv):
         raise ValueError(f"block_mask was made for (Nq, Nkv) = {bm.seq_lengths}, the inputs have ({Nq}, {Nkv})")
-    want = expected_dims(info, B, H, Nq, Nkv)
+    want = expected_dims(info, B, H, Nq, Nkv, Hkv)
     if bm.dims != want:
         raise ValueError(f"block_mask has (B', H', QB, KB) = {bm.dims}, this problem needs {want} (B={B}, "
                          f"Hq={H}; the mask depends on {', '.join(info['depends']) or 'neither batch nor heads'})")
@@ -151,6 +157,8 @@ def from_flex(fbm, info, B, H, Nq, Nkv, device):
     reads neither b nor h has equal rows)."""
     import torch
     tiles = (info["block_m"], info["block_n"])
+    if "kv_heads" in info["depends"]:
+        return None, "the kernel's lists have a row per KV head (its GQA group's query heads merged)"
     size = getattr(fbm, "BLOCK_SIZE", None)
     size = tuple(size) if isinstance(size, (tuple, list)) else (size, size)
     if size != tiles:

@@ -80,7 +80,7 @@ class VariantKernel:
         else:
             b = p.base
             _bm.check_block_mask(block_mask, _bm.tiles_for(self.block_mask_info, b.head_dim), b.batch,
-                                 b.num_heads_q, b.seqlen_q, b.seqlen_kv, device)
+                                 b.num_heads_q, b.seqlen_q, b.seqlen_kv, device, Hkv=b.num_heads_kv)
         keep.append(block_mask)
         for name, field in self.block_mask_info["fields"].items():
             setattr(p, field, getattr(block_mask, name).data_ptr())
@@ -125,25 +125,32 @@ class VariantKernel:
             raise KernelError(rc, f"variant '{self.variant}'")
         return (out, lse) if return_lse else out
 
-    def block_mask(self, B, H, Nq, Nkv, head_dim=None, device=None, **params):
+    def block_mask(self, B, H, Nq, Nkv, head_dim=None, device=None, num_heads_kv=None, **params):
         """The cuir.BlockMask of a problem of B batches, H query heads, Nq queries and Nkv keys, with the
         variant's parameters that the mask reads (as for a call; captured values by default), computed on
         `device` (default: the current CUDA device) on its current stream. Reusable for every call of that
-        problem. head_dim: needed only where the library's tiles depend on it (the sm_80 kernel's)."""
+        problem. head_dim: needed only where the library's tiles depend on it (the sm_80 kernel's).
+        num_heads_kv: needed only where the lists have a row per KV head (a backward pass whose mask reads
+        the head: each row merges the query heads of a GQA group)."""
         import torch
         if not self.block_mask_info:
             raise ValueError(f"variant '{self.variant}' has no runtime block mask (its tiles are decided when it "
                              f"is compiled)")
-        for name, x in (("B", B), ("H", H), ("Nq", Nq), ("Nkv", Nkv)):
+        tiles = _bm.tiles_for(self.block_mask_info, head_dim)
+        if num_heads_kv is None:
+            if "kv_heads" in tiles["depends"]:
+                raise ValueError(f"the lists of variant '{self.variant}' have a row per KV head: give "
+                                 f"block_mask(..., num_heads_kv=Hkv)")
+            num_heads_kv = max(H, 1)
+        for name, x in (("B", B), ("H", H), ("Nq", Nq), ("Nkv", Nkv), ("num_heads_kv", num_heads_kv)):
             if not isinstance(x, int) or isinstance(x, bool) or not 0 <= x < 2 ** 31:
                 raise ValueError(f"block_mask: {name} must be an int in [0, 2^31), got {x!r}")
         device = torch.device(device if device is not None else "cuda")
         if device.type == "cuda" and device.index is None:
             device = torch.device("cuda", torch.cuda.current_device())
-        tiles = _bm.tiles_for(self.block_mask_info, head_dim)
         p = self.params_type()
         b = p.base
-        b.batch, b.num_heads_q, b.num_heads_kv, b.seqlen_q, b.seqlen_kv = B, H, max(H, 1), Nq, Nkv
+        b.batch, b.num_heads_q, b.num_heads_kv, b.seqlen_q, b.seqlen_kv = B, H, num_heads_kv, Nq, Nkv
         b.head_dim = tiles["head_dim"]
         # the parameters the mask reads (others, of the scores, may be given and are ignored)
         read = set(self.block_mask_info.get("params", ()))

@@ -219,7 +219,7 @@ def bench(fwd, bwd, name, N):
         o, lse = fwd(q, k, v, return_lse=True, **params)
     do = torch.randn_like(o)
     # The block mask computed once and reused, as FlexAttention's below; and computed in every call.
-    bm_cuir = bwd.block_mask(B, H, N, N, head_dim=d, **params) if bwd.block_mask_info else None
+    bm_cuir = bwd.block_mask(B, H, N, N, head_dim=d, num_heads_kv=H, **params) if bwd.block_mask_info else None
     cuir_ms = median_ms(lambda: bwd(q, k, v, o, do, lse, block_mask=bm_cuir, **params))
     cuir_each_ms = median_ms(lambda: bwd(q, k, v, o, do, lse, **params)) if bm_cuir is not None else cuir_ms
     flex = torch.compile(flex_attention)

@@ -55,6 +55,11 @@ bool isPartOfBackwardPass(KernelOp kernel);
 /// is missing at the ops concerned and fails.
 FailureOr<BackwardStructure> analyzeBackward(KernelOp kernel);
 
+/// The KV head g whose GQA group every score site's head loop walks,
+/// `scf.for %h = g * G to g * G + G step 1` with G = Hq / Hkv (the kernel's
+/// arguments), or null if some loop is not so.
+Value findGroupKvHead(const BackwardStructure &s);
+
 } // namespace mlir::cuir
 
 #endif // CUIR_TRANSFER_BACKWARDANALYSIS_H

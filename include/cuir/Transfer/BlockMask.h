@@ -23,7 +23,9 @@ namespace mlir::cuir {
 /// it reaches (which become the op's arguments, with their cuir.arg and
 /// cuir.extent) and the side-effect-free ops outside the region that compute
 /// from kernel arguments and constants only. It depends on batch or heads if
-/// the slice reads b or h. It is inserted after the kernel as
+/// the slice reads b or h; with `perKvHead`, a slice that reads h gets a row
+/// of lists per KV head instead (`kv_heads`: a GQA group's query heads
+/// merged), for a kernel whose thread block walks a group's heads. It is inserted after the kernel as
 /// `@<kernel>_blocks` (made unique), and the kernel's `cuir.block_mask`
 /// names it; a block mask of the module with the same predicate, tiles and
 /// depends (another instantiation's) is named instead. The kernel's
@@ -35,7 +37,8 @@ namespace mlir::cuir {
 /// a block mask cannot take.
 FailureOr<BlockMaskOp> buildBlockMask(RewriterBase &rewriter, KernelOp kernel,
                                       Value visible, Value b, Value h, Value q,
-                                      Value kv, int64_t blockM, int64_t blockN);
+                                      Value kv, int64_t blockM, int64_t blockN,
+                                      bool perKvHead = false);
 
 /// Whether `a` and `b` classify pairs alike: the same arguments (types and
 /// attributes) and equivalent regions. Their tiles and depends may differ.

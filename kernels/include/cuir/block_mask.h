@@ -19,7 +19,10 @@
  *                                         the attention kernels take them (heavy-first)
  *
  * QB = ceil(Nq / block_m), KB = ceil(Nkv / block_n). B' = B when the mask reads the batch index, else 1; H' = Hq
- * when it reads the head, else 1 (one row for all, broadcast). A tile is EMPTY when no pair (q, kv) of it with
+ * when it reads the head, else 1 (one row for all, broadcast). A backward library whose mask reads the head has a
+ * row per KV head instead (the manifest's depends lists "kv_heads"): H' = Hkv, and row g classifies the tiles of
+ * the query heads g * G .. g * G + G - 1 (G = Hq / Hkv) together: EMPTY or FULL where so for every one of them, else
+ * PARTIAL. A tile is EMPTY when no pair (q, kv) of it with
  * q < Nq and kv < Nkv is visible, FULL when every pair of the tile is in range and visible (a ragged last tile is
  * never full), else PARTIAL. Lists are in descending tile order; the entries after a list's count are 0. The result
  * does not depend on how the GPU schedules the work (no atomics).
@@ -65,8 +68,8 @@ typedef struct cuir_block_mask {
  * A variant library with a runtime block mask exports two functions named after its attention entry point (for
  * cuir_flash_fwd_sm80 and cuir_flash_fwd_sm90, below); its manifest (<stem>.json, "block_mask") names them.
  *
- * <entry>_block_mask_dims: dims = {B', H', QB, KB} of params' problem (batch, num_heads_q, seqlen_q, seqlen_kv,
- * head_dim). Returns a cudaError_t value: 0, or 1 (cudaErrorInvalidValue) for a NULL params or dims, or a negative
+ * <entry>_block_mask_dims: dims = {B', H', QB, KB} of params' problem (batch, num_heads_q, num_heads_kv where the
+ * rows are per KV head, seqlen_q, seqlen_kv, head_dim). Returns a cudaError_t value: 0, or 1 (cudaErrorInvalidValue) for a NULL params or dims, or a negative
  * size; 801 (cudaErrorNotSupported) for a head dim the library has no kernel for.
  *
  * <entry>_block_mask: computes the nine lists of params' problem into mask's buffers, on stream (a cudaStream_t,

@@ -4,7 +4,8 @@
 // `bool operator()(const Params &, int b, int h, int q, int kv)` that the lowering writes from the Target CuIR's
 // cuir.block_mask op. Params is the library's params struct: cuir_attention_params for an attention library,
 // cuir_attention_bwd_params for a backward one (both have the sizes batch, num_heads_q, seqlen_q, seqlen_kv). Three kernels, in stream order:
-//   1. classify_tiles: one warp per tile (b', h', m, n). Each lane evaluates the mask at its columns of a row of the
+//   1. classify_tiles: one warp per tile (b', h', m, n) (per query head of the row's GQA group where it covers one:
+//      equal classes stay, others are partial). Each lane evaluates the mask at its columns of a row of the
 //      tile, the warp votes, and it stops at the first row after which the tile has shown a visible and a hidden
 //      (or out-of-range) pair: partial. Empty and full tiles are read whole. The class lands in q_indices at the
 //      transposed place [b', h', n, QB - 1 - m] (q_indices has exactly one entry per tile), so that no scratch
@@ -26,15 +27,18 @@
 
 namespace cuir_kernels {
 
-// What the variant's mask reads: the batch index, the head (else one row of lists for all, broadcast).
+// What the variant's mask reads: the batch index, the head (else one row of lists for all, broadcast). kv_heads:
+// it reads the head, and a row covers the query heads of one KV head's GQA group together (a backward pass).
 struct BlockMaskDepends {
   bool batch;
   bool heads;
+  bool kv_heads = false;
 };
 
-// B', H', QB, KB of a problem.
+// B', H', QB, KB of a problem, and the query heads a row of lists covers (1, or a GQA group).
 struct BlockMaskDims {
   int batch, heads, q_blocks, kv_blocks;
+  int group = 1;
   __host__ __device__ int64_t bh() const { return int64_t(batch) * heads; }
 };
 
@@ -48,8 +52,11 @@ template <class Params>
 cudaError_t block_mask_dims(const Params *p, int block_m, int block_n, BlockMaskDepends dep, BlockMaskDims *out) {
   if (p == nullptr || p->batch < 0 || p->num_heads_q < 0 || p->seqlen_q < 0 || p->seqlen_kv < 0)
     return cudaErrorInvalidValue;
+  if (dep.kv_heads && (p->num_heads_kv <= 0 || p->num_heads_q % p->num_heads_kv != 0))
+    return cudaErrorInvalidValue;
   out->batch = dep.batch ? p->batch : 1;
-  out->heads = dep.heads ? p->num_heads_q : 1;
+  out->heads = dep.heads ? p->num_heads_q : dep.kv_heads ? p->num_heads_kv : 1;
+  out->group = dep.kv_heads ? p->num_heads_q / p->num_heads_kv : 1;
   out->q_blocks = static_cast<int>((int64_t(p->seqlen_q) + block_m - 1) / block_m);
   out->kv_blocks = static_cast<int>((int64_t(p->seqlen_kv) + block_n - 1) / block_n);
   return cudaSuccess;
@@ -107,16 +114,21 @@ __global__ void __launch_bounds__(kBlockMaskWarps * 32)
     const int n = static_cast<int>(t % d.kv_blocks);
     const int m = static_cast<int>(t / d.kv_blocks % d.q_blocks);
     const int64_t bh = t / d.kv_blocks / d.q_blocks;
-    const int b = static_cast<int>(bh / d.heads), h = static_cast<int>(bh % d.heads);
+    const int b = static_cast<int>(bh / d.heads), h0 = static_cast<int>(bh % d.heads) * d.group;
     const int64_t q0 = int64_t(m) * BLOCK_M, kv0 = int64_t(n) * BLOCK_N;
     const int rows = static_cast<int>(min(int64_t(BLOCK_M), params.seqlen_q - q0));
     const int cols = static_cast<int>(min(int64_t(BLOCK_N), params.seqlen_kv - kv0));
-    const TileClass c =
-        BLOCK_N % 32 == 0 && cols == BLOCK_N
-            ? classify_tile<Visible, BLOCK_M, BLOCK_N, true>(params, b, h, static_cast<int>(q0),
-                                                             static_cast<int>(kv0), rows, cols, lane)
-            : classify_tile<Visible, BLOCK_M, BLOCK_N, false>(params, b, h, static_cast<int>(q0),
-                                                              static_cast<int>(kv0), rows, cols, lane);
+    auto classify = [&](int h) {
+      return BLOCK_N % 32 == 0 && cols == BLOCK_N
+                 ? classify_tile<Visible, BLOCK_M, BLOCK_N, true>(params, b, h, static_cast<int>(q0),
+                                                                  static_cast<int>(kv0), rows, cols, lane)
+                 : classify_tile<Visible, BLOCK_M, BLOCK_N, false>(params, b, h, static_cast<int>(q0),
+                                                                   static_cast<int>(kv0), rows, cols, lane);
+    };
+    // A row of a GQA group: empty or full where so for every one of its query heads (warp-uniform).
+    TileClass c = classify(h0);
+    for (int j = 1; j < d.group && c != kTilePartial; ++j)
+      if (classify(h0 + j) != c) c = kTilePartial;
     if (lane == 0)
       classes[(bh * d.kv_blocks + n) * d.q_blocks + (d.q_blocks - 1 - m)] = c;
   }

@@ -41,7 +41,7 @@ cuir.block_mask @m() tiles 128 x 128 coords(%b, %h, %q) {
 
 // -----
 
-// expected-error @below {{a block mask depends on batch or heads, not 'seq'}}
+// expected-error @below {{a block mask depends on batch, heads or kv_heads, not 'seq'}}
 cuir.block_mask @m() tiles 128 x 128 depends [seq] coords(%b, %h, %q, %kv) {
   %t = arith.constant true
   cuir.yield %t : i1
@@ -251,4 +251,14 @@ cuir.kernel @k(%a: memref<?xi32, #cuir.mem<global>> {cuir.arg = "block_mask:kv_n
                %d: memref<?xi32, #cuir.mem<global>> {cuir.arg = "block_mask:full_kv_indices"},
                %w: f32 {cuir.arg = "param:window"},
                %n: index) grid (n) -> (n) threads 128 arch "sm_80" attributes {cuir.block_mask = @m} {
+}
+
+// -----
+
+// A row of lists is per query head or per KV head.
+// expected-error @below {{lists `heads` and `kv_heads`: a row of lists is per query head or per KV head, not both}}
+cuir.block_mask @m() tiles 64 x 128 depends [heads, kv_heads] coords(%b, %h, %q, %kv) {
+  %c4 = arith.constant 4 : index
+  %v = arith.cmpi ult, %h, %c4 : index
+  cuir.yield %v : i1
 }

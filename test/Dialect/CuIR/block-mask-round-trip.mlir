@@ -65,6 +65,20 @@ cuir.block_mask @per_head() tiles 64 x 64 depends [heads, batch]
   cuir.yield %even : i1
 }
 
+// A row of lists per KV head (the query heads of its GQA group merged): a
+// backward pass's transposed lists of a per-head window.
+// CHECK-LABEL: cuir.block_mask @group_window(%{{.*}}: memref<?xi32, #{{.*}}> {cuir.arg = "param:windows", cuir.extent = "heads"})
+// CHECK-SAME: tiles 64 x 128 depends [kv_heads] coords(
+// GENERIC: depends = #cuir.mask_dims<kv_heads>
+cuir.block_mask @group_window(%w: memref<?xi32, #G> {cuir.arg = "param:windows", cuir.extent = "heads"})
+    tiles 64 x 128 depends [kv_heads] coords(%b, %h, %q, %kv) {
+  %wh = memref.load %w[%h] : memref<?xi32, #G>
+  %d = arith.subi %q, %kv : index
+  %di = arith.index_cast %d : index to i32
+  %near = arith.cmpi slt, %di, %wh : i32
+  cuir.yield %near : i1
+}
+
 // A kernel walking @doc_blocks: the four lists and the arguments the mask
 // reads.
 // CHECK-LABEL: cuir.kernel @k(
