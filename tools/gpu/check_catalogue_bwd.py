@@ -10,7 +10,9 @@ of the kernel's own inputs (dO and O as rounded to the input type; for softmax, 
 Two modes, as tools/gpu/check_catalogue.py (the GPU machine has neither clang nor cuir-opt):
   --stage DIR  (here): trace and build DIR/<entry>/<shape>/lib<entry>_bwd.so, write DIR/stage.json;
   --run DIR    (the GPU machine): check, print a line per run, write DIR/results.json (or --json).
-Usage: tools/gpu/check_catalogue_bwd.py --stage build/catalogue-bwd [entry ...]
+With --bench at staging, each entry is also built at the bench shape, whose backward --run times against
+FlexAttention's backward in the same run (lists computed once; O and LSE from FlexAttention's forward).
+Usage: tools/gpu/check_catalogue_bwd.py --stage build/catalogue-bwd [--bench] [entry ...]
        PYTHONPATH=python python3 tools/gpu/check_catalogue_bwd.py --run build/catalogue-bwd
 """
 import argparse
@@ -27,7 +29,7 @@ from check_catalogue import ARCHS, CHECKS, SHAPES, _inputs  # noqa: E402
 REL_TOL = {"bf16": 2e-2, "fp16": 1e-2}
 
 
-def stage(out, names, opt, workers):
+def stage(out, names, opt, workers, bench=False):
     import concurrent.futures
     import importlib
     from cuir import cache, catalogue
@@ -38,7 +40,7 @@ def stage(out, names, opt, workers):
     chosen = [catalogue.get(n) for n in names] if names else catalogue.entries()
     jobs, failed, builds = [], [], {}
     for entry in chosen:
-        for tag in CHECKS:
+        for tag in CHECKS + (("bench",) if bench else ()):
             B, Hq, Hkv, Nq, Nkv, D = SHAPES[tag]
             try:
                 text, _ = trace_entry(entry, B, Hq, Nq, Nkv, defaults=False)
@@ -129,13 +131,61 @@ def check_one(entry, library, tag, dtype, name):
     return ok, errs
 
 
+def bench_one(entry, library):
+    """The backward's time at the bench shape (bf16), its lists computed once, against FlexAttention's backward
+    (torch.compile(flex_attention) with create_block_mask of the entry's mask_mod) in the same run."""
+    import importlib
+    import torch
+    from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+    from timing import median_ms
+    comp = importlib.import_module("cuir.compile")
+    B, Hq, Hkv, Nq, Nkv, D = SHAPES["bench"]
+    tensors = {n: t.cuda() for n, t in entry.make(B, Hq, Nq, Nkv, "cpu").items()}
+    score_mod, mask_mod = entry.mods(tensors)
+    bwd = comp.load_once(library, backward=True)
+    values = comp.trace(score_mod, mask_mod, entry.normalizer, entry.name, defaults=False)[1] if tensors else {}
+    params = {n: comp.tensor_for(bwd, n, t, "cuda") for n, t in values.items()}
+    q, k, v = _inputs(B, Hq, Hkv, Nq, Nkv, D, torch.bfloat16, seed=1)
+    q, k, v = (t.requires_grad_() for t in (q, k, v))
+    flex = torch.compile(flex_attention)
+    bm = create_block_mask(mask_mod, B, Hq, Nq, Nkv, device="cuda") if mask_mod else None
+    out = flex(q, k, v, score_mod=score_mod, block_mask=bm, enable_gqa=Hq != Hkv)
+    d_o = torch.randn_like(out)
+    flex_grads = torch.autograd.grad(out, (q, k, v), d_o, retain_graph=True)
+    flex_ms = median_ms(lambda: torch.autograd.grad(out, (q, k, v), d_o, retain_graph=True))
+    # O and LSE (natural log) from FlexAttention's forward: the backward is timed alone.
+    o, lse = flex(q, k, v, score_mod=score_mod, block_mask=bm, enable_gqa=Hq != Hkv, return_lse=True)
+    o, lse = o.detach(), lse.detach().float().contiguous()
+    own = bwd.block_mask(B, Hq, Nq, Nkv, head_dim=D, num_heads_kv=Hkv, **params) if bwd.block_mask_info else None
+    kw = {"block_mask": own} if own is not None else {}
+    call = lambda: bwd(q.detach(), k.detach(), v.detach(), o, d_o, lse, **params, **kw)  # noqa: E731
+    # The same gradients as FlexAttention's (both bf16): the inputs and conventions are right.
+    agree = max(((a.float() - b.float()).norm() / b.float().norm()).item() for a, b in zip(call(), flex_grads))
+    cuir_ms = median_ms(call)
+    row = {"entry": entry.name, "shape": list(SHAPES["bench"]), "cuir_bwd_ms": cuir_ms, "flex_bwd_ms": flex_ms,
+           "cuir / flex": flex_ms / cuir_ms, "lists": own is not None, "vs flex gradients": agree}
+    if own is not None:
+        dense = own.to_dense()
+        row["visited_tiles"] = (dense > 0).float().mean().item()
+    return row
+
+
 def run(stage_dir, json_path, names=()):
     import torch
     from cuir import catalogue
     info = json.loads((stage_dir / "stage.json").read_text())
-    rows = []
+    rows, bench_rows = [], []
     for item in info["staged"]:
         if names and item["entry"] not in names:
+            continue
+        if item["shape"] == "bench":
+            entry = catalogue.get(item["entry"])
+            try:
+                bench_rows.append(bench_one(entry, stage_dir / item["library"]))
+                print(json.dumps({a: (round(b, 3) if isinstance(b, float) else b) for a, b in bench_rows[-1].items()}),
+                      flush=True)
+            except Exception as e:
+                print(f"{entry.name:22} bench: {type(e).__name__}: {str(e)[:300]}", flush=True)
             continue
         entry = catalogue.get(item["entry"])
         row = {"entry": entry.name, "shape": item["shape"]}
@@ -149,7 +199,7 @@ def run(stage_dir, json_path, names=()):
         cells = [f"{d} " + ("ok" if row[d]["ok"] else "FAIL") + " " +
                  " ".join(f"{g} {e:.1e}" for g, e in row[d].items() if g != "ok") for d in ("bf16", "fp16") if d in row]
         print(f"{entry.name:22} {item['shape']:6} " + ("; ".join(cells) or row.get("error", "")), flush=True)
-    json_path.write_text(json.dumps({"rows": rows, "failed_to_stage": info["failed"],
+    json_path.write_text(json.dumps({"rows": rows, "bench": bench_rows, "failed_to_stage": info["failed"],
                                      "device": torch.cuda.get_device_name()}, indent=1))
     bad = [r for r in rows if "error" in r or not all(r[d]["ok"] for d in ("bf16", "fp16"))]
     for f in info["failed"]:
@@ -166,10 +216,13 @@ def main():
     ap.add_argument("--opt", default=str(ROOT / "build" / "bin" / "cuir-opt"))
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--json", type=pathlib.Path)
+    ap.add_argument("--bench", action="store_true",
+                    help="--stage: also build each entry at the bench shape; --run then times those builds' "
+                         "backward against FlexAttention's")
     ap.add_argument("names", nargs="*")
     args = ap.parse_args()
     if args.stage:
-        return stage(args.stage, args.names, args.opt, args.jobs)
+        return stage(args.stage, args.names, args.opt, args.jobs, args.bench)
     return run(args.run, args.json or args.run / "results.json", args.names)
 
 
