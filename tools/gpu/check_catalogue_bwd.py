@@ -136,8 +136,10 @@ def bench_one(entry, library):
     (torch.compile(flex_attention) with create_block_mask of the entry's mask_mod) in the same run."""
     import importlib
     import torch
+    import torch._functorch.config as functorch_config
     from torch.nn.attention.flex_attention import create_block_mask, flex_attention
     from timing import median_ms
+    functorch_config.donated_buffer = False  # the timing replays one backward graph
     comp = importlib.import_module("cuir.compile")
     B, Hq, Hkv, Nq, Nkv, D = SHAPES["bench"]
     tensors = {n: t.cuda() for n, t in entry.make(B, Hq, Nq, Nkv, "cpu").items()}
@@ -151,7 +153,7 @@ def bench_one(entry, library):
     bm = create_block_mask(mask_mod, B, Hq, Nq, Nkv, device="cuda") if mask_mod else None
     out = flex(q, k, v, score_mod=score_mod, block_mask=bm, enable_gqa=Hq != Hkv)
     d_o = torch.randn_like(out)
-    flex_grads = torch.autograd.grad(out, (q, k, v), d_o, retain_graph=True)
+    flex_grads = [g.clone() for g in torch.autograd.grad(out, (q, k, v), d_o, retain_graph=True)]
     flex_ms = median_ms(lambda: torch.autograd.grad(out, (q, k, v), d_o, retain_graph=True))
     # O and LSE (natural log) from FlexAttention's forward: the backward is timed alone.
     o, lse = flex(q, k, v, score_mod=score_mod, block_mask=bm, enable_gqa=Hq != Hkv, return_lse=True)
@@ -160,7 +162,11 @@ def bench_one(entry, library):
     kw = {"block_mask": own} if own is not None else {}
     call = lambda: bwd(q.detach(), k.detach(), v.detach(), o, d_o, lse, **params, **kw)  # noqa: E731
     # The same gradients as FlexAttention's (both bf16): the inputs and conventions are right.
-    agree = max(((a.float() - b.float()).norm() / b.float().norm()).item() for a, b in zip(call(), flex_grads))
+    ours = call()
+    agree = max(((a.float() - b.float()).norm() / b.float().norm()).item() for a, b in zip(ours, flex_grads))
+    print(f"{entry.name}: gradient norms ours {[round(g.float().norm().item(), 3) for g in ours]}, FlexAttention "
+          f"{[round(g.float().norm().item(), 3) for g in flex_grads]}; first dq {ours[0].flatten()[:3].tolist()} "
+          f"vs {flex_grads[0].flatten()[:3].tolist()}", flush=True)
     cuir_ms = median_ms(call)
     row = {"entry": entry.name, "shape": list(SHAPES["bench"]), "cuir_bwd_ms": cuir_ms, "flex_bwd_ms": flex_ms,
            "cuir / flex": flex_ms / cuir_ms, "lists": own is not None, "vs flex gradients": agree}
