@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """The backward pass of every catalogue entry (softmax and sigmoid) (python/cuir/catalogue), on the GPU: each entry's
-score_mod/mask_mod is traced, transferred onto the sm_80 backward kernel and lowered (cuir.compile's backward
-pipeline); its dQ, dK, dV, and the gradients of the captured float tensors it trains (d_<tensor>), are compared
-with torch.autograd of the entry's own float64 reference, at ragged and GQA shapes, bf16 and fp16. O and LSE
-come from that float64 reference (O rounded to the input type), as
+score_mod/mask_mod is traced, transferred onto the sm_80 backward kernel (--kernel sm90: the sm_90 one) and
+lowered (cuir.compile's backward pipeline); its dQ, dK, dV, and the gradients of the captured float tensors it
+trains (d_<tensor>), are compared with torch.autograd of the entry's own float64 reference, at ragged and GQA
+shapes, bf16 and fp16. O and LSE come from that float64 reference (O rounded to the input type), as
 tools/gpu/check_bwd.py does for the base kernel: the check is of the backward alone, against the exact backward
 of the kernel's own inputs (dO and O as rounded to the input type; for softmax, the D of the rounded O).
 
@@ -29,7 +29,7 @@ from check_catalogue import ARCHS, CHECKS, SHAPES, _inputs  # noqa: E402
 REL_TOL = {"bf16": 2e-2, "fp16": 1e-2}
 
 
-def stage(out, names, opt, workers, bench=False):
+def stage(out, names, opt, workers, bench=False, kernel="sm80"):
     import concurrent.futures
     import importlib
     from cuir import cache, catalogue
@@ -55,7 +55,7 @@ def stage(out, names, opt, workers, bench=False):
         entry, tag, where, text = job
         where.mkdir(parents=True, exist_ok=True)
         (where / "variant.mlir").write_text(text)
-        cmd = comp.lower_command("sm80", where / "variant.mlir", where / f"{entry.name}_bwd.cu", ARCHS["sm80"],
+        cmd = comp.lower_command(kernel, where / "variant.mlir", where / f"{entry.name}_bwd.cu", ARCHS[kernel],
                                  backward=True)
         cache.run_with_progress(cmd, f"the backward of {entry.name} ({tag})")
 
@@ -222,13 +222,15 @@ def main():
     ap.add_argument("--opt", default=str(ROOT / "build" / "bin" / "cuir-opt"))
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--json", type=pathlib.Path)
+    ap.add_argument("--kernel", choices=sorted(ARCHS), default="sm80",
+                    help="--stage: the backward kernel to lower onto (kernels/<kernel>/flash_bwd.cu)")
     ap.add_argument("--bench", action="store_true",
                     help="--stage: also build each entry at the bench shape; --run then times those builds' "
                          "backward against FlexAttention's")
     ap.add_argument("names", nargs="*")
     args = ap.parse_args()
     if args.stage:
-        return stage(args.stage, args.names, args.opt, args.jobs, args.bench)
+        return stage(args.stage, args.names, args.opt, args.jobs, args.bench, args.kernel)
     return run(args.run, args.json or args.run / "results.json", args.names)
 
 
