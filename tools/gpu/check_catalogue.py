@@ -24,6 +24,8 @@ sys.path.insert(0, str(ROOT / "python"))
 sys.path.insert(0, str(ROOT / "tools" / "gpu"))
 from timing import median_ms  # noqa: E402
 
+_FLEX = None  # torch.compile(flex_attention), made once (_flex_time)
+
 # (B, Hq, Hkv, Nq, Nkv, D): ragged lengths (not multiples of the 128/64/176-row tiles), grouped-query heads,
 # and the benchmark's shape. The captured tensors depend on the shape, so each is a staged kernel.
 SHAPES = {"ragged": (2, 4, 4, 1000, 1313, 128), "gqa": (2, 8, 2, 777, 1024, 64),
