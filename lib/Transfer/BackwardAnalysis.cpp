@@ -411,3 +411,19 @@ Value mlir::cuir::findGroupKvHead(const BackwardStructure &s) {
   }
   return g;
 }
+
+bool mlir::cuir::readsArgument(Value v, BlockArgument arg) {
+  SmallVector<Value> work = {v};
+  llvm::SmallPtrSet<Operation *, 16> seen;
+  while (!work.empty()) {
+    Value x = work.pop_back_val();
+    if (x == arg)
+      return true;
+    Operation *def = x.getDefiningOp();
+    if (def &&
+        arg.getOwner()->getParent()->isAncestor(def->getParentRegion()) &&
+        seen.insert(def).second)
+      llvm::append_range(work, def->getOperands());
+  }
+  return false;
+}

@@ -56,23 +56,6 @@ bool isConstant(Value v, int64_t c) {
   return matchPattern(v, m_ConstantInt(&value)) && value.getSExtValue() == c;
 }
 
-/// Whether `v` is computed from `arg` (inside the region that owns `arg`).
-bool readsArgument(Value v, BlockArgument arg) {
-  SmallVector<Value> work = {v};
-  llvm::SmallPtrSet<Operation *, 16> seen;
-  while (!work.empty()) {
-    Value x = work.pop_back_val();
-    if (x == arg)
-      return true;
-    Operation *def = x.getDefiningOp();
-    if (def &&
-        arg.getOwner()->getParent()->isAncestor(def->getParentRegion()) &&
-        seen.insert(def).second)
-      llvm::append_range(work, def->getOperands());
-  }
-  return false;
-}
-
 class BackwardSplitter {
 public:
   BackwardSplitter(KernelOp kernel, BlockMaskMode mode)

@@ -197,22 +197,6 @@ LogicalResult Transfer::addGradientBuffers(ScoreGradOp grad) {
   return success();
 }
 
-/// Whether `v`, a value of the score_grad's body, depends on its score.
-static bool readsScore(ScoreGradOp grad, Value v) {
-  Value score = grad.getBody().getArgument(0);
-  SmallVector<Value> work = {v};
-  llvm::SmallPtrSet<Operation *, 16> seen;
-  while (!work.empty()) {
-    Value x = work.pop_back_val();
-    if (x == score)
-      return true;
-    Operation *def = x.getDefiningOp();
-    if (def && seen.insert(def).second)
-      llvm::append_range(work, def->getOperands());
-  }
-  return false;
-}
-
 /// Per partial of the score_grad, a cuir.scatter_add after dS that adds
 /// select(dS == 0, 0, dS * partial) into the gradient of the element's
 /// parameter at the element's indices (computed, as the scores' loads, from
@@ -294,7 +278,7 @@ LogicalResult Transfer::insertBackwardScores(BackwardSite &site,
   if (grad) {
     GradYieldOp yield = grad.getYield();
     for (auto [i, p] : llvm::enumerate(yield.getPartials()))
-      if (readsScore(grad, p)) {
+      if (readsArgument(p, grad.getBody().getArgument(0))) {
         scoreReading.push_back(i);
         gradResults.push_back(2 + yield.getElements().size() + i);
       }

@@ -278,24 +278,32 @@ def bench(root, kernel, ns, configs):
     flex = torch.compile(flex_attention, dynamic=False)
     libs = _libraries(root, kernel)
     rows = []
+    for cname, Hq, N, B, q, k, v, doc in _problems(configs, ns):
+        for name in list(BUILTINS) + [f"{t}-{N}" for t in TRACED]:
+            if (name, False) not in libs:
+                continue
+            base = name.rsplit("-", 1)[0]
+            rows.append(bench_one(libs, name, base, kernel, cname, B, Hq, N, doc, q, k, v, flex, create_block_mask))
+            _print_row(rows[-1])
+    return rows
+
+
+def _problems(configs, ns):
+    """Per model configuration and N: (config, Hq, N, B, q, k, v, document ids), fresh random bf16 inputs and a
+    fresh draw of documents (16k tokens: at most about 1 GB, two problems' worth alive at a time)."""
+    import torch
     for cname in configs:
         Hq, Hkv = CONFIGS[cname]
         for N in ns:
             B = TOKENS // N
             q, k, v = (torch.randn(B, H, N, D, device="cuda", dtype=torch.bfloat16) for H in (Hq, Hkv, Hkv))
-            doc = doc_ids(B, N, device="cuda")  # a fresh draw each run
-            names = list(BUILTINS) + [f"{t}-{N}" for t in TRACED]
-            for name in names:
-                if (name, False) not in libs:
-                    continue
-                base = name.rsplit("-", 1)[0]
-                row = bench_one(libs, name, base, kernel, cname, B, Hq, N, doc, q, k, v, flex, create_block_mask)
-                rows.append(row)
-                print(json.dumps({a: (round(b, 4) if isinstance(b, float) else b) for a, b in row.items()}),
-                      flush=True)
+            yield cname, Hq, N, B, q, k, v, doc_ids(B, N, device="cuda")
             del q, k, v
             torch.cuda.empty_cache()
-    return rows
+
+
+def _print_row(row):
+    print(json.dumps({a: (round(b, 4) if isinstance(b, float) else b) for a, b in row.items()}), flush=True)
 
 
 def bench_one(libs, name, base, kernel, cname, B, Hq, N, doc, q, k, v, flex, create_block_mask):
@@ -340,40 +348,30 @@ def spellings(root, kernel, ns, configs, rounds):
     """Each traced spelling against the built-in it means, timed interleaved: `rounds` rounds of a median of 10
     calls each, the order alternating (A B, B A, ...) so that clock and thermal drift fall on both; the ratio
     of the medians of the rounds (traced time / built-in time: 1.03 = 3% slower) and its round-to-round range."""
-    import torch
     libs = _libraries(root, kernel)
+    med = lambda xs: sorted(xs)[len(xs) // 2]  # noqa: E731
     rows = []
-    for cname in configs:
-        Hq, Hkv = CONFIGS[cname]
-        for N in ns:
-            B = TOKENS // N
-            q, k, v = (torch.randn(B, H, N, D, device="cuda", dtype=torch.bfloat16) for H in (Hq, Hkv, Hkv))
-            doc = doc_ids(B, N, device="cuda")
-            for traced, means in TRACED.items():
-                name = f"{traced}-{N}"
-                if (name, False) not in libs or (means, False) not in libs:
-                    continue
-                calls = []
-                for lib_name, base, is_traced in ((means, means, False), (name, traced, True)):
-                    lib = Library(libs[(lib_name, False)], is_traced)
-                    params = lib.params(base, B, Hq, N, doc, "cuda")
-                    bm = lib.block_mask(B, Hq, N, params) if lib.kern.block_mask_info else None
-                    calls.append(lambda lib=lib, params=params, bm=bm: lib(q, k, v, params, bm))
-                times = ([], [])
-                for r in range(rounds):
-                    for i in ((0, 1) if r % 2 == 0 else (1, 0)):
-                        times[i].append(median_ms(calls[i], warmup=3, reps=10))
-                ratios = sorted(t / b for b, t in zip(*times))
-                med = lambda xs: sorted(xs)[len(xs) // 2]  # noqa: E731
-                row = {"kernel": kernel, "config": cname, "N": N, "traced": traced, "means": means,
-                       "builtin_ms": med(times[0]), "traced_ms": med(times[1]),
-                       "traced / builtin": med(times[1]) / med(times[0]),
-                       "round ratio min": ratios[0], "round ratio max": ratios[-1], "rounds": rounds}
-                rows.append(row)
-                print(json.dumps({a: (round(b, 4) if isinstance(b, float) else b) for a, b in row.items()}),
-                      flush=True)
-            del q, k, v
-            torch.cuda.empty_cache()
+    for cname, Hq, N, B, q, k, v, doc in _problems(configs, ns):
+        for traced, means in TRACED.items():
+            name = f"{traced}-{N}"
+            if (name, False) not in libs or (means, False) not in libs:
+                continue
+            calls = []
+            for lib_name, base, is_traced in ((means, means, False), (name, traced, True)):
+                lib = Library(libs[(lib_name, False)], is_traced)
+                params = lib.params(base, B, Hq, N, doc, "cuda")
+                bm = lib.block_mask(B, Hq, N, params) if lib.kern.block_mask_info else None
+                calls.append(lambda lib=lib, params=params, bm=bm: lib(q, k, v, params, bm))
+            times = ([], [])
+            for r in range(rounds):
+                for i in ((0, 1) if r % 2 == 0 else (1, 0)):
+                    times[i].append(median_ms(calls[i], warmup=3, reps=10))
+            ratios = sorted(t / b for b, t in zip(*times))
+            rows.append({"kernel": kernel, "config": cname, "N": N, "traced": traced, "means": means,
+                         "builtin_ms": med(times[0]), "traced_ms": med(times[1]),
+                         "traced / builtin": med(times[1]) / med(times[0]),
+                         "round ratio min": ratios[0], "round ratio max": ratios[-1], "rounds": rounds})
+            _print_row(rows[-1])
     return rows
 
 

@@ -55,6 +55,10 @@ bool isPartOfBackwardPass(KernelOp kernel);
 /// is missing at the ops concerned and fails.
 FailureOr<BackwardStructure> analyzeBackward(KernelOp kernel);
 
+/// Whether `v` is computed from `arg`, through the ops of the region that
+/// owns `arg`.
+bool readsArgument(Value v, BlockArgument arg);
+
 /// The KV head g whose GQA group every score site's head loop walks,
 /// `scf.for %h = g * G to g * G + G step 1` with G = Hq / Hkv (the kernel's
 /// arguments), or null if some loop is not so.

@@ -51,6 +51,14 @@ def reference(q, k, v, scale, causal=False, variant="", **p):
             dq = ids[:, qpos].view(B, 1, Nq, 1)
             dk = ids.view(B, 1, 1, Nkv)
             visible &= dq == dk
+        elif name in ("head_window", "group_window"):
+            # test/Integration/transfer/Inputs/<name>.mlir: a causal window of
+            # 16 (h + 1), or 100 h + 1, keys for query head h; q_idx and kv_idx
+            # both from 0 (top-left aligned).
+            h = torch.arange(Hq).view(1, Hq, 1, 1)
+            width = 16 * (h + 1) if name == "head_window" else 100 * h + 1
+            row = torch.arange(Nq).view(1, 1, Nq, 1)
+            visible &= (key <= row) & (row - key < width)
         elif name:
             raise ValueError(f"unknown variant {name!r}")
     if sigmoid:
