@@ -546,10 +546,10 @@ __global__ void __launch_bounds__(FlashFwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS
 
     // The score hooks of the masking and the unmasked steps: code over the complete score tile of KV tile n_block
     // (acc_s), before the step's mask. The plain softmax has none.
-    auto masking_scores = [&](int n_block) {
+    auto masking_scores = [&](int n_block) __attribute__((always_inline)) {
       (void)n_block;
     };
-    auto unmasked_scores = [&](int n_block) {
+    auto unmasked_scores = [&](int n_block) __attribute__((always_inline)) {
       (void)n_block;
     };
 

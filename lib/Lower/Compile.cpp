@@ -14,6 +14,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
+#include "llvm/Support/Regex.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <nlohmann/json.hpp>
@@ -69,6 +70,53 @@ LogicalResult writeFile(StringRef p, StringRef text, Location loc) {
     return emitError(loc) << "cannot write " << p << ": "
                           << os.error().message();
   return success();
+}
+
+/// The costs ptxas reports that make a patched kernel slower than its expert
+/// source: spills, a stack frame (a hook that was not inlined keeps its
+/// captures in local memory) and wgmma serialised by accumulator reads.
+struct PtxasCosts {
+  unsigned maxSpillBytes = 0, maxStackBytes = 0, serializedWgmma = 0;
+  bool any() const { return maxSpillBytes || maxStackBytes || serializedWgmma; }
+};
+
+PtxasCosts readPtxasCosts(StringRef log) {
+  PtxasCosts costs;
+  llvm::Regex frame("([0-9]+) bytes stack frame, ([0-9]+) bytes spill stores");
+  SmallVector<StringRef> lines;
+  log.split(lines, '\n');
+  for (StringRef line : lines) {
+    SmallVector<StringRef, 3> m;
+    unsigned stack = 0, spill = 0;
+    if (frame.match(line, &m) && !m[1].getAsInteger(10, stack) &&
+        !m[2].getAsInteger(10, spill)) {
+      costs.maxStackBytes = std::max(costs.maxStackBytes, stack);
+      costs.maxSpillBytes = std::max(costs.maxSpillBytes, spill);
+    }
+    if (line.contains("(C7514)"))
+      ++costs.serializedWgmma;
+  }
+  return costs;
+}
+
+/// Warns when the patched kernel costs more than registers: the variant runs,
+/// but slower than it should, and the log says why.
+void warnOnPtxasCosts(StringRef log, StringRef arch, StringRef logName,
+                      Location loc) {
+  PtxasCosts costs = readPtxasCosts(log);
+  if (!costs.any())
+    return;
+  InFlightDiagnostic diag =
+      emitWarning(loc) << "ptxas on the patched kernel for " << arch << ":";
+  if (costs.maxSpillBytes)
+    diag << " spills up to " << costs.maxSpillBytes << " bytes;";
+  if (costs.maxStackBytes)
+    diag << " a stack frame of up to " << costs.maxStackBytes << " bytes;";
+  if (costs.serializedWgmma)
+    diag << " wgmma serialised in " << costs.serializedWgmma
+         << " instantiations;";
+  diag << " the variant runs, slower than its source would (" << logName
+       << ", beside the output)";
 }
 
 } // namespace
@@ -247,8 +295,10 @@ static LogicalResult writeAndCompileInto(const LoweredKernel &lowered,
                       file(stem + "." + arch + ".cubin")},
                      "", &err) != 0)
         return emitError(loc) << "ptxas failed for " << arch << ":\n" << tail(err);
-      if (failed(writeFile(file(stem + "." + arch + ".ptxas.log"), err, loc)))
+      std::string logName = stem + "." + arch + ".ptxas.log";
+      if (failed(writeFile(file(logName), err, loc)))
         return failure();
+      warnOnPtxasCosts(err, arch, logName, loc);
     }
     // The library reuses the cubins and PTX above (as clang's driver would
     // after compiling the device side again): a fat binary of both, embedded

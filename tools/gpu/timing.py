@@ -15,3 +15,22 @@ def median_ms(fn, warmup=5, reps=20):
         torch.cuda.synchronize()
         times.append(a.elapsed_time(b))
     return sorted(times)[len(times) // 2]
+
+
+def loop_ms(fn, calls=10, warmup=3, reps=7):
+    """Milliseconds a call of `fn` takes when `calls` of them are queued back to back: the median over `reps`
+    loops of CUDA-event time / calls. Unlike median_ms, a host-side overhead per call is hidden wherever
+    the GPU's own work is longer."""
+    import torch
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(reps):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        for _ in range(calls):
+            fn()
+        b.record()
+        torch.cuda.synchronize()
+        times.append(a.elapsed_time(b) / calls)
+    return sorted(times)[len(times) // 2]
