@@ -269,7 +269,7 @@ def check_flex_block_mask(root, kernel):
              "rel_err": err, "lists_equal": same, "ok": ok}], int(not ok)
 
 
-def bench(root, kernel, ns, configs):
+def bench(root, kernel, ns, configs, names=None):
     import torch
     from torch import _dynamo
     from torch.nn.attention.flex_attention import create_block_mask, flex_attention
@@ -280,9 +280,9 @@ def bench(root, kernel, ns, configs):
     rows = []
     for cname, Hq, N, B, q, k, v, doc in _problems(configs, ns):
         for name in list(BUILTINS) + [f"{t}-{N}" for t in TRACED]:
-            if (name, False) not in libs:
-                continue
             base = name.rsplit("-", 1)[0]
+            if (name, False) not in libs or (names and not {name, base} & set(names)):
+                continue
             rows.append(bench_one(libs, name, base, kernel, cname, B, Hq, N, doc, q, k, v, flex, create_block_mask))
             _print_row(rows[-1])
     return rows
@@ -417,7 +417,7 @@ def run(root, args):
             result["checks"] += rows + flex_rows
             bad += b + fb
         if not args.no_bench:
-            result["bench"] += bench(root, kernel, args.n, args.configs.split(","))
+            result["bench"] += bench(root, kernel, args.n, args.configs.split(","), args.names and args.names.split(","))
         if args.spellings:
             result["spellings"] = result.get("spellings", []) + spellings(
                 root, kernel, args.n, args.configs.split(","), args.spellings)
@@ -436,7 +436,7 @@ def main():
     ap.add_argument("--run", type=pathlib.Path)
     ap.add_argument("--kernels", default="sm90,sm80")
     ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--names", help="--stage: only these masks (comma-separated)")
+    ap.add_argument("--names", help="only these masks (comma-separated): staged, checked, timed")
     ap.add_argument("--n", type=int, nargs="+", default=[2048, 8192])
     ap.add_argument("--configs", default=",".join(CONFIGS))
     ap.add_argument("--no-check", action="store_true")
