@@ -24,6 +24,27 @@ using namespace mlir::cuir;
 namespace fs = llvm::sys::fs;
 namespace path = llvm::sys::path;
 
+/// A line of `ptxas -v` per instantiation; C7514 is its warning that wgmma
+/// was serialised.
+PtxasCosts mlir::cuir::readPtxasCosts(StringRef log) {
+  PtxasCosts costs;
+  llvm::Regex frame("([0-9]+) bytes stack frame, ([0-9]+) bytes spill stores");
+  SmallVector<StringRef> lines;
+  log.split(lines, '\n');
+  for (StringRef line : lines) {
+    SmallVector<StringRef, 3> m;
+    unsigned stack = 0, spill = 0;
+    if (frame.match(line, &m) && !m[1].getAsInteger(10, stack) &&
+        !m[2].getAsInteger(10, spill)) {
+      costs.maxStackBytes = std::max(costs.maxStackBytes, stack);
+      costs.maxSpillBytes = std::max(costs.maxSpillBytes, spill);
+    }
+    if (line.contains("(C7514)"))
+      ++costs.serializedWgmma;
+  }
+  return costs;
+}
+
 namespace {
 
 struct Runner {
@@ -70,33 +91,6 @@ LogicalResult writeFile(StringRef p, StringRef text, Location loc) {
     return emitError(loc) << "cannot write " << p << ": "
                           << os.error().message();
   return success();
-}
-
-/// The costs ptxas reports that make a patched kernel slower than its expert
-/// source: spills, a stack frame (a hook that was not inlined keeps its
-/// captures in local memory) and wgmma serialised by accumulator reads.
-struct PtxasCosts {
-  unsigned maxSpillBytes = 0, maxStackBytes = 0, serializedWgmma = 0;
-  bool any() const { return maxSpillBytes || maxStackBytes || serializedWgmma; }
-};
-
-PtxasCosts readPtxasCosts(StringRef log) {
-  PtxasCosts costs;
-  llvm::Regex frame("([0-9]+) bytes stack frame, ([0-9]+) bytes spill stores");
-  SmallVector<StringRef> lines;
-  log.split(lines, '\n');
-  for (StringRef line : lines) {
-    SmallVector<StringRef, 3> m;
-    unsigned stack = 0, spill = 0;
-    if (frame.match(line, &m) && !m[1].getAsInteger(10, stack) &&
-        !m[2].getAsInteger(10, spill)) {
-      costs.maxStackBytes = std::max(costs.maxStackBytes, stack);
-      costs.maxSpillBytes = std::max(costs.maxSpillBytes, spill);
-    }
-    if (line.contains("(C7514)"))
-      ++costs.serializedWgmma;
-  }
-  return costs;
 }
 
 /// Warns when the patched kernel costs more than registers: the variant runs,

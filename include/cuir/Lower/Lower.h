@@ -66,6 +66,17 @@ FailureOr<CompileTools> findCompileTools(const LoweringOptions &options,
 LogicalResult writeAndCompile(const LoweredKernel &lowered,
                               const LoweringOptions &options, Location loc);
 
+/// The costs ptxas reports that make a patched kernel slower than its expert
+/// source: spills, a stack frame (a hook that was not inlined keeps its
+/// captures in local memory) and wgmma serialised by accumulator reads.
+struct PtxasCosts {
+  unsigned maxSpillBytes = 0, maxStackBytes = 0, serializedWgmma = 0;
+  bool any() const { return maxSpillBytes || maxStackBytes || serializedWgmma; }
+};
+
+/// Reads `ptxas -v`'s report: the largest stack frame and spill over the
+/// kernel's instantiations, and how many of them serialise wgmma (C7514).
+PtxasCosts readPtxasCosts(llvm::StringRef log);
 
 } // namespace mlir::cuir
 
