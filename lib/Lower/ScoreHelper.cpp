@@ -10,7 +10,10 @@
 //   - an invariant times such a position: one product per call, one FMA per
 //     element;
 //   - x / c with c invariant: one reciprocal per call, a multiply per
-//     element (within an ulp).
+//     element (within an ulp);
+//   - log1p(x) of an integer-valued x: log(x + 1), the SFU's __logf, since
+//     x + 1 is exact below 2^24 (and off by at most 2^-24 relatively above),
+//     which log1pf's cancellation-free path cannot improve on.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +22,7 @@
 #include "cuir/Lower/CppEmitter.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/CSE.h"
@@ -143,8 +147,54 @@ llvm::DenseSet<Value> perElementValues(Block &body) {
   return perElement;
 }
 
+/// Whether float `v` is an integer whenever it is finite: a converted
+/// integer, an integral constant, a rounding, or sign changes, sums,
+/// products, extrema and selects of such values (a float of magnitude
+/// 2^23 or more is an integer, so rounding the result keeps it one).
+bool isIntegerValued(Value v, unsigned depth = 0) {
+  if (depth > 16)
+    return false;
+  APFloat f(0.0f);
+  if (matchPattern(v, m_ConstantFloat(&f)))
+    return f.isInteger();
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return false;
+  if (isa<arith::SIToFPOp, arith::UIToFPOp, math::FloorOp, math::CeilOp,
+          math::TruncOp, math::RoundOp, math::RoundEvenOp>(def))
+    return true;
+  auto all = [&](ValueRange vs) {
+    return llvm::all_of(vs,
+                        [&](Value x) { return isIntegerValued(x, depth + 1); });
+  };
+  if (isa<math::AbsFOp, arith::NegFOp, arith::AddFOp, arith::SubFOp,
+          arith::MulFOp, arith::MaxNumFOp, arith::MinNumFOp, arith::MaximumFOp,
+          arith::MinimumFOp>(def))
+    return all(def->getOperands());
+  if (auto sel = dyn_cast<arith::SelectOp>(def))
+    return all({sel.getTrueValue(), sel.getFalseValue()});
+  return false;
+}
+
+/// log1p(x) -> log(x + 1) for integer-valued x (see the file comment).
+struct Log1pOfInteger : OpRewritePattern<math::Log1pOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(math::Log1pOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.getType().isF32() || !isIntegerValued(op.getOperand()))
+      return failure();
+    Location loc = op.getLoc();
+    Value one = arith::ConstantOp::create(rewriter, loc,
+                                          rewriter.getF32FloatAttr(1.0f));
+    Value sum = arith::AddFOp::create(rewriter, loc, op.getOperand(), one);
+    rewriter.replaceOpWithNewOp<math::LogOp>(op, sum);
+    return success();
+  }
+};
+
 /// MLIR's clean-up of the body of a copy (an op with one region): CSE, arith
-/// canonicalisation (folded constants stay inside the body), region DCE.
+/// canonicalisation (folded constants stay inside the body), region DCE; and
+/// log1p of an integer as a log.
 void cleanUp(Operation *work) {
   MLIRContext *ctx = work->getContext();
   Region &body = work->getRegion(0);
@@ -155,6 +205,7 @@ void cleanUp(Operation *work) {
   for (RegisteredOperationName name : ctx->getRegisteredOperations())
     if (name.getDialectNamespace() == "arith")
       name.getCanonicalizationPatterns(patterns, ctx);
+  patterns.add<Log1pOfInteger>(ctx);
   GreedyRewriteConfig config;
   config.setScope(&body);
   config.enableConstantCSE(false);
