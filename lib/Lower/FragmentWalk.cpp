@@ -8,14 +8,19 @@ using namespace mlir::cuir;
 FragmentWalk FragmentWalk::of(MmaInstr instr, bool transposed) {
   if (instr == MmaInstr::WgmmaM64NK16) {
     std::string rowOff = "(e / 2) * 8", colOff = "j * 8 + (e % 2)";
-    if (transposed)
+    std::string rowMax = "8", colMax = "(N / 4 - 1) * 8 + 1";
+    if (transposed) {
       std::swap(rowOff, colOff);
+      std::swap(rowMax, colMax);
+    }
     return {"int N",
             "[N]",
             "[4 * j + e]",
             rowOff,
             colOff,
-            {"for (int j = 0; j < N / 4; ++j)", "for (int e = 0; e < 4; ++e)"}};
+            {"for (int j = 0; j < N / 4; ++j)", "for (int e = 0; e < 4; ++e)"},
+            rowMax,
+            colMax};
   }
   return {"int M_TILES, int N_TILES",
           "[M_TILES][N_TILES][4]",
@@ -24,7 +29,9 @@ FragmentWalk FragmentWalk::of(MmaInstr instr, bool transposed) {
           "ni * 8 + (e % 2)",
           {"for (int mi = 0; mi < M_TILES; ++mi)",
            "for (int ni = 0; ni < N_TILES; ++ni)",
-           "for (int e = 0; e < 4; ++e)"}};
+           "for (int e = 0; e < 4; ++e)"},
+          "(M_TILES - 1) * 16 + 8",
+          "(N_TILES - 1) * 8 + 1"};
 }
 
 std::string FragmentWalk::walk(StringRef indent, StringRef body) const {

@@ -18,6 +18,8 @@ struct FragmentWalk {
   /// ("[4 * j + e]"), in the loops' variables.
   std::string templateParams, dims, index, qOff, kvOff;
   std::vector<std::string> loops;
+  /// The largest qOff and kvOff over the registers.
+  std::string qOffMax, kvOffMax;
 
   /// A helper's parameter for the registers, named `name`, and the register
   /// the innermost loop visits.

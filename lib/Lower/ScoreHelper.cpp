@@ -213,6 +213,25 @@ void cleanUp(Operation *work) {
   (void)runRegionDCE(rewriter, work->getRegions());
 }
 
+/// The clamps min(q_idx, bound) and min(kv_idx, bound) of a score body,
+/// with a bound that is the same for every element (a captured tensor's
+/// index kept within its extent): each with whether it clamps the query.
+SmallVector<std::pair<arith::MinSIOp, bool>> indexClamps(Block &body) {
+  unsigned n = body.getNumArguments();
+  Value qIdx = body.getArgument(n - 2), kvIdx = body.getArgument(n - 1);
+  llvm::DenseSet<Value> perElement = perElementValues(body);
+  SmallVector<std::pair<arith::MinSIOp, bool>> clamps;
+  body.walk([&](arith::MinSIOp min) {
+    for (auto [idx, bound] : {std::pair(min.getLhs(), min.getRhs()),
+                              std::pair(min.getRhs(), min.getLhs())})
+      if ((idx == qIdx || idx == kvIdx) && !perElement.contains(bound)) {
+        clamps.push_back({min, idx == qIdx});
+        return;
+      }
+  });
+  return clamps;
+}
+
 /// One statement of the helper, rendered once the statements it reads are
 /// named.
 struct Decl {
@@ -254,7 +273,8 @@ public:
     em.sourceNames = false;
   }
 
-  FailureOr<ScoreBody> print(StringRef hoistIndent, StringRef elementIndent);
+  FailureOr<ScoreBody> print(StringRef hoistIndent, StringRef elementIndent,
+                             ArrayRef<std::pair<bool, Value>> clampBounds = {});
   FailureOr<FunctionBody> printFunction(StringRef indent, StringRef what);
   FailureOr<ScatterBody> printScatter(StringRef hoistIndent,
                                       StringRef elementIndent);
@@ -439,8 +459,9 @@ LogicalResult BodyPrinter::declare(Operation &op) {
   return success();
 }
 
-FailureOr<ScoreBody> BodyPrinter::print(StringRef hoistIndent,
-                                        StringRef elementIndent) {
+FailureOr<ScoreBody>
+BodyPrinter::print(StringRef hoistIndent, StringRef elementIndent,
+                   ArrayRef<std::pair<bool, Value>> clampBounds) {
   ValueRange results = body.getTerminator()->getOperands();
   ScoreBody out;
   // The mask: the score's select(visible, s, -inf), or select(hidden, -inf,
@@ -489,8 +510,16 @@ FailureOr<ScoreBody> BodyPrinter::print(StringRef hoistIndent,
     markLive(m.value);
   if (visible)
     markLive(visible);
+  for (auto [isQuery, bound] : clampBounds)
+    markLive(bound);
   if (failed(render(hoistIndent, elementIndent, out)))
     return failure();
+  for (auto [isQuery, bound] : clampBounds) {
+    FailureOr<std::string> e = expr(bound);
+    if (failed(e))
+      return failure();
+    out.clampBounds.push_back({isQuery, *e});
+  }
   FailureOr<std::string> visE =
       visible ? expr(visible) : FailureOr<std::string>(std::string());
   if (failed(visE))
@@ -627,7 +656,29 @@ FailureOr<ScoreBody> mlir::cuir::printScoreBody(ElementwiseOp ew, bool halve,
         0, buildHalf(builder, yield->getOperand(0), perElementValues(copy)));
   }
   cleanUp(work);
-  return BodyPrinter(copy).print(hoistIndent, elementIndent);
+  FailureOr<ScoreBody> out =
+      BodyPrinter(copy).print(hoistIndent, elementIndent);
+  SmallVector<std::pair<arith::MinSIOp, bool>> clamps = indexClamps(copy);
+  if (failed(out) || clamps.empty())
+    return out;
+  // Where every element is within the bounds, each clamp is its index:
+  // addresses become the thread's base plus constant offsets.
+  SmallVector<std::pair<bool, Value>> bounds;
+  for (auto [min, isQuery] : clamps) {
+    unsigned n = copy.getNumArguments();
+    Value idx = copy.getArgument(isQuery ? n - 2 : n - 1);
+    bounds.push_back(
+        {isQuery, min.getLhs() == idx ? min.getRhs() : min.getLhs()});
+    min.replaceAllUsesWith(idx);
+    min.erase();
+  }
+  // Indented as the helper nests them: in a block, then in an if.
+  FailureOr<ScoreBody> inRange = BodyPrinter(copy).print(
+      (hoistIndent + "  ").str(), (elementIndent + "    ").str(), bounds);
+  if (failed(inRange))
+    return failure();
+  out->inRange = std::make_shared<ScoreBody>(std::move(*inRange));
+  return out;
 }
 
 std::string mlir::cuir::scoreTileName(ElementwiseOp ew, unsigned result) {

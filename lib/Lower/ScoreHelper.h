@@ -5,6 +5,7 @@
 
 #include "cuir/Dialect/CuIR.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,12 @@ struct ScoreBody {
   /// derivative, if yielded), or under MASK the mask's select.
   std::vector<std::string> assigns;
   bool masked = false;
+  /// The index clamps min(q_idx, bound) and min(kv_idx, bound) of the
+  /// body, by the bound's C++ (true: the query's); their statements are
+  /// among `hoisted`. Where the thread's whole fragment is within every
+  /// bound, `inRange` computes the same without the clamps.
+  std::vector<std::pair<bool, std::string>> clampBounds;
+  std::shared_ptr<ScoreBody> inRange;
 };
 
 /// Prints the body of the variant's `ew` after MLIR's clean-up of a copy

@@ -139,20 +139,47 @@ static std::string tileParam(ElementwiseOp ew, unsigned result) {
                                : StringRef(tile).drop_front(5).str();
 }
 
-std::string ScoresPatcher::helperText(ElementwiseOp ew, const FragmentWalk &fw,
-                                      const ScoreBody &body, MmaInstr instr,
-                                      const PatchContext &ctx) {
-  std::string ind = fw.bodyIndent("  ");
+/// The loops of `body` over the fragment, at `indent`, and the parameters
+/// of its further result tiles.
+static std::string scoreLoops(ElementwiseOp ew, const FragmentWalk &fw,
+                              const ScoreBody &body, StringRef indent) {
+  std::string ind = fw.bodyIndent(indent);
   std::string loopBody =
       ind + "const int q_off = " + fw.qOff + ", q_idx = row0 + q_off;\n" + ind +
       "const int kv_off = " + fw.kvOff + ", kv_idx = col0 + kv_off;\n" + ind +
       "const float s = " + fw.element() + ";\n" + body.stmts;
+  for (unsigned r = 1; r < body.assigns.size(); ++r)
+    loopBody +=
+        ind + fw.element(tileParam(ew, r)) + " = " + body.assigns[r] + ";\n";
+  loopBody += ind + fw.element() + " = " + body.assigns[0] + ";\n";
+  return fw.walk(indent, loopBody);
+}
+
+/// The clamp-free loops of `body.inRange`, taken when the thread's whole
+/// fragment is within every clamp's bound.
+static std::string inRangeLoops(ElementwiseOp ew, const FragmentWalk &fw,
+                                const ScoreBody &body) {
+  if (!body.inRange)
+    return "";
+  const ScoreBody &fast = *body.inRange;
+  std::string cond;
+  for (auto [isQuery, bound] : fast.clampBounds)
+    cond += (cond.empty() ? "" : " && ") +
+            (isQuery ? "row0 + " + fw.qOffMax : "col0 + " + fw.kvOffMax) +
+            " <= " + bound;
+  return "  {  // every element within its tensors' bounds: no clamps\n" +
+         fast.hoisted + "    if (" + cond + ") {\n" +
+         scoreLoops(ew, fw, fast, "      ") + "      return;\n    }\n  }\n";
+}
+
+std::string ScoresPatcher::helperText(ElementwiseOp ew, const FragmentWalk &fw,
+                                      const ScoreBody &body, MmaInstr instr,
+                                      const PatchContext &ctx) {
   std::string what = " becomes score_mod(s), or -inf where the\n"
                      "//      mask hides it (MASK: partial blocks only)";
   std::string params;
   for (unsigned r = 1; r < body.assigns.size(); ++r) {
     std::string name = tileParam(ew, r);
-    loopBody += ind + fw.element(name) + " = " + body.assigns[r] + ";\n";
     params += ", " + fw.param(name);
     what += name == "dscores"
                 ? ", and dscores's\n//      d score_mod / d score at s, or 0 "
@@ -161,7 +188,6 @@ std::string ScoresPatcher::helperText(ElementwiseOp ew, const FragmentWalk &fw,
                       "'s\n//      partial of a trained parameter at s, or 0 "
                       "there";
   }
-  loopBody += ind + fw.element() + " = " + body.assigns[0] + ";\n";
   return "// ---- cuir: the scores of the variant '" + ctx.variantSpec +
          "' (generated from the Target CuIR): each\n"
          "//      score s of an " +
@@ -176,7 +202,8 @@ std::string ScoresPatcher::helperText(ElementwiseOp ew, const FragmentWalk &fw,
          "                                                    int b, int h, "
          "int row0, int col0) {\n"
          "  (void)params, (void)b, (void)h;\n" +
-         body.hoisted + fw.walk("  ", loopBody) + "}\n";
+         inRangeLoops(ew, fw, body) + body.hoisted +
+         scoreLoops(ew, fw, body, "  ") + "}\n";
 }
 
 LogicalResult ScoresPatcher::lowerScores(ElementwiseOp ew, PatchContext &ctx) {
