@@ -140,6 +140,17 @@ const DeviceHelper kDeviceHelpers[] = {
      "  if (a == b)\n"
      "    return __int_as_float(__float_as_int(a) | __float_as_int(b));\n"
      "  return a < b ? a : b;\n}\n"},
+    {"cuir_pairs_aligned",
+     "// Whether p is aligned for two elements at once; then p, so declared\n"
+     "// to the compiler, which may merge a thread's loads of adjacent keys.\n"
+     "template <class T>\n"
+     "__device__ __forceinline__ bool cuir_pairs_aligned(const T *p) {\n"
+     "  return reinterpret_cast<uintptr_t>(p) % (2 * sizeof(T)) == 0;\n}\n"
+     "template <class T>\n"
+     "__device__ __forceinline__ const T *cuir_assume_pairs_aligned(const T "
+     "*p) {\n"
+     "  return static_cast<const T *>(__builtin_assume_aligned(p, 2 * "
+     "sizeof(T)));\n}\n"},
     {"cuir_round_bf16",
      "// arith.truncf to bf16 (round to nearest even), held in a float.\n"
      "__device__ __forceinline__ float cuir_round_bf16(float x) {\n"

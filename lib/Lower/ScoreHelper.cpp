@@ -23,6 +23,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/CSE.h"
@@ -232,6 +233,48 @@ SmallVector<std::pair<arith::MinSIOp, bool>> indexClamps(Block &body) {
   return clamps;
 }
 
+/// Whether `v` is computed from block argument `arg` of its body.
+bool readsArg(Value v, Value arg, unsigned depth = 0) {
+  if (v == arg)
+    return true;
+  Operation *def = v.getDefiningOp();
+  if (!def || depth > 32)
+    return false;
+  return llvm::any_of(def->getOperands(),
+                      [&](Value o) { return readsArg(o, arg, depth + 1); });
+}
+
+/// Whether the body loads a captured tensor once per score: at indices that
+/// read both q_idx and kv_idx. (A load per row or per key is amortised over
+/// the fragment already; for those, clamp-free loops would cost registers
+/// for nothing.)
+bool gathersPerScore(Block &body) {
+  unsigned n = body.getNumArguments();
+  Value qIdx = body.getArgument(n - 2), kvIdx = body.getArgument(n - 1);
+  bool found = false;
+  body.walk([&](memref::LoadOp load) {
+    auto reads = [&](Value arg) {
+      return llvm::any_of(load.getIndices(),
+                          [&](Value i) { return readsArg(i, arg); });
+    };
+    found |= reads(qIdx) && reads(kvIdx);
+  });
+  return found;
+}
+
+/// The captured tensors a score body loads at (..., kv_idx): a thread's two
+/// adjacent keys are adjacent elements there.
+SmallVector<Value> keyContiguousTensors(Block &body) {
+  Value kvIdx = body.getArgument(body.getNumArguments() - 1);
+  SmallVector<Value> tensors;
+  body.walk([&](memref::LoadOp load) {
+    if (!load.getIndices().empty() && load.getIndices().back() == kvIdx &&
+        !llvm::is_contained(tensors, load.getMemRef()))
+      tensors.push_back(load.getMemRef());
+  });
+  return tensors;
+}
+
 /// One statement of the helper, rendered once the statements it reads are
 /// named.
 struct Decl {
@@ -273,6 +316,12 @@ public:
     em.sourceNames = false;
   }
 
+  /// The C++ of `v`, a value from outside the body.
+  FailureOr<std::string> outerExpr(Value v) { return expr(v); }
+  /// Reads tensor `memref` through the local pointer `alias`.
+  void readThrough(Value memref, std::string alias) {
+    em.names[memref] = std::move(alias);
+  }
   FailureOr<ScoreBody> print(StringRef hoistIndent, StringRef elementIndent,
                              ArrayRef<std::pair<bool, Value>> clampBounds = {});
   FailureOr<FunctionBody> printFunction(StringRef indent, StringRef what);
@@ -659,10 +708,10 @@ FailureOr<ScoreBody> mlir::cuir::printScoreBody(ElementwiseOp ew, bool halve,
   FailureOr<ScoreBody> out =
       BodyPrinter(copy).print(hoistIndent, elementIndent);
   SmallVector<std::pair<arith::MinSIOp, bool>> clamps = indexClamps(copy);
-  if (failed(out) || clamps.empty())
+  if (failed(out) || clamps.empty() || !gathersPerScore(copy))
     return out;
   // Where every element is within the bounds, each clamp is its index:
-  // addresses become the thread's base plus constant offsets.
+  // a per-score gather's addresses become one base plus constant offsets.
   SmallVector<std::pair<bool, Value>> bounds;
   for (auto [min, isQuery] : clamps) {
     unsigned n = copy.getNumArguments();
@@ -672,11 +721,22 @@ FailureOr<ScoreBody> mlir::cuir::printScoreBody(ElementwiseOp ew, bool halve,
     min.replaceAllUsesWith(idx);
     min.erase();
   }
+  BodyPrinter printer(copy);
+  SmallVector<std::pair<std::string, std::string>> pairReads;
+  for (Value tensor : keyContiguousTensors(copy)) {
+    FailureOr<std::string> e = printer.outerExpr(tensor);
+    if (failed(e))
+      return failure();
+    std::string alias = "cuir_pairs_" + std::to_string(pairReads.size());
+    printer.readThrough(tensor, alias);
+    pairReads.push_back({alias, *e});
+  }
   // Indented as the helper nests them: in a block, then in an if.
-  FailureOr<ScoreBody> inRange = BodyPrinter(copy).print(
+  FailureOr<ScoreBody> inRange = printer.print(
       (hoistIndent + "  ").str(), (elementIndent + "    ").str(), bounds);
   if (failed(inRange))
     return failure();
+  inRange->pairReads.assign(pairReads.begin(), pairReads.end());
   out->inRange = std::make_shared<ScoreBody>(std::move(*inRange));
   return out;
 }

@@ -25,6 +25,9 @@ struct ScoreBody {
   /// among `hoisted`. Where the thread's whole fragment is within every
   /// bound, `inRange` computes the same without the clamps.
   std::vector<std::pair<bool, std::string>> clampBounds;
+  /// Captured tensors read at (..., kv_idx), through a local pointer
+  /// declared pair-aligned where the tensor is: (that pointer, the tensor).
+  std::vector<std::pair<std::string, std::string>> pairReads;
   std::shared_ptr<ScoreBody> inRange;
 };
 

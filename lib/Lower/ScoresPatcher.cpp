@@ -156,7 +156,9 @@ static std::string scoreLoops(ElementwiseOp ew, const FragmentWalk &fw,
 }
 
 /// The clamp-free loops of `body.inRange`, taken when the thread's whole
-/// fragment is within every clamp's bound.
+/// fragment is within every clamp's bound and each tensor read at the key is
+/// aligned for two elements (so the compiler may load both of a thread's
+/// adjacent keys at once).
 static std::string inRangeLoops(ElementwiseOp ew, const FragmentWalk &fw,
                                 const ScoreBody &body) {
   if (!body.inRange)
@@ -167,8 +169,14 @@ static std::string inRangeLoops(ElementwiseOp ew, const FragmentWalk &fw,
     cond += (cond.empty() ? "" : " && ") +
             (isQuery ? "row0 + " + fw.qOffMax : "col0 + " + fw.kvOffMax) +
             " <= " + bound;
+  std::string aliases;
+  for (const auto &[alias, tensor] : fast.pairReads) {
+    cond += " && cuir_pairs_aligned(" + tensor + ")";
+    aliases += "      const auto *" + alias + " = cuir_assume_pairs_aligned(" +
+               tensor + ");\n";
+  }
   return "  {  // every element within its tensors' bounds: no clamps\n" +
-         fast.hoisted + "    if (" + cond + ") {\n" +
+         fast.hoisted + "    if (" + cond + ") {\n" + aliases +
          scoreLoops(ew, fw, fast, "      ") + "      return;\n    }\n  }\n";
 }
 
