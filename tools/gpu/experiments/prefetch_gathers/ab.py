@@ -2,7 +2,13 @@
 """The GPU half of make.py's experiment: ab.py OUT STAGE. Each patched library's output against the unpatched
 one's (bitwise) at the catalogue's bench shape, per-call times interleaved (best of 3 medians), FlexAttention's;
 then the host cost of one call (document_causal, block mask given), not synced, and its profile."""
-import pathlib, sys
+import cProfile
+import json
+import pathlib
+import pstats
+import sys
+import time
+
 ROOT = pathlib.Path(__file__).resolve().parents[4]
 sys.path[:0] = [str(ROOT / "python"), str(ROOT / "tools" / "gpu")]
 import torch
@@ -31,10 +37,8 @@ for name, libs in (("random_mask", ["rm_orig", "rm_pre", "rm_early", "rm_orig_b"
         print(f"bench {name:12s} {l:11s} {t:.3f} ms  flex {flex:.3f}  flex/cuir {flex / t:.2f}  all {['%.3f' % x for x in times[l]]}", flush=True)
 
 # host overhead of one call (document_causal at the bench shape, its block mask given)
-import cProfile, pstats, time
 entry = catalogue.get("document_causal")
 stage = pathlib.Path(sys.argv[2])
-import json
 info = json.loads((stage / "stage.json").read_text())
 lib = [i["library"] for i in info["staged"] if i["entry"] == "document_causal" and i["shape"] == "bench"][0]
 tensors = {n: t.cuda() for n, t in entry.make(B, Hq, Nq, Nkv, "cpu").items()}

@@ -113,6 +113,7 @@ def patch(src, entry, where, batch_fastest):
 
 
 def build(cu, include, out):
+    """lib/Lower/Compile.cpp's command lines (cuir-opt compiles from the IR, not from a patched .cu)."""
     cuda = "/usr/local/cuda"
     flags = ["-x", "cuda", f"--cuda-path={cuda}", "-Wno-unknown-cuda-version", f"-I{include}",
              f"-I{cuda}/include/cccl", f"-I{ROOT}/kernels/sm90", f"-I{ROOT}/kernels/include", "-O3", "-std=c++17"]
