@@ -54,6 +54,11 @@ def CuIR_Dialect : Dialect {
     "::mlir::StringAttr":$variant,
     "::mlir::StringAttr":$variant_scores,
     "::mlir::cuir::NormalizerAttr":$normalizer,
+    // Wait of a score tile (cuir.gemm_wait): the source's score hook there
+    // also runs at the start of its step, with this bool parameter of the
+    // hook true, before the tile's GEMM; lowering issues the loads of
+    // captured tensors that the scores read in that early call.
+    "::mlir::StringAttr":$early_score_hook,
     // Kernel: the cuir.block_mask whose lists its KV loops walk.
     "::mlir::FlatSymbolRefAttr":$block_mask,
     // What transforms changed (see ChangeAttr and RemovedAttr).

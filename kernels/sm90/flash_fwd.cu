@@ -337,8 +337,10 @@ __device__ __forceinline__ void issue_pv(const ConsumerContext &ctx, Barriers<T:
 // One KV step of a consumer warpgroup: virtual block n_block (KV tile kv_tiles(n_block)), visit
 // i = n_block_max - 1 - n_block. Every visit but the FIRST also multiplies P_{i-1} (in p_frag) by the V tile of
 // visit i - 1, issued right after S_i so that the softmax of S_i overlaps it. Once acc_s holds the complete score
-// tile, score_hook(kv_tile) runs (score code before the mask, as FlashAttention-3's score_mod; none in this
-// kernel), then the mask of a masking step.
+// tile, score_hook(kv_tile, false) runs (score code before the mask, as FlashAttention-3's score_mod; none in
+// this kernel), then the mask of a masking step. The hook also runs at the start of the step, as
+// score_hook(kv_tile, true): what it loads from global memory there (the values a score_mod reads from its
+// tensors) is in flight while the step waits for its turn and for S.
 template <class T, bool FIRST, bool IS_MASKED, class KvTiles, class ScoreHook>
 __device__ __forceinline__ void consumer_step(const ConsumerContext &ctx, Barriers<T::STAGES> *bars, int n_block,
                                               int n_block_max, float (&acc_o)[T::O_REGS], float (&acc_s)[T::S_REGS],
@@ -348,6 +350,7 @@ __device__ __forceinline__ void consumer_step(const ConsumerContext &ctx, Barrie
   const int i = n_block_max - 1 - n_block;
   const int stage = i % T::STAGES;
 
+  score_hook(kv_tiles(n_block), true);  // the score hook's early phase: its loads for this step
   pingpong_wait_turn<T>(ctx.consumer);
   mbarrier_wait(&bars->k_full[stage], (i / T::STAGES) % 2);
   gemm_qk<T>(acc_s, ctx.sq_rows, ctx.sk + stage * T::KV_TILE_BYTES);  // S_i = Q K_i^T (async)
@@ -360,7 +363,7 @@ __device__ __forceinline__ void consumer_step(const ConsumerContext &ctx, Barrie
 
   // ------- score tile complete: acc_s = Q K^T (unscaled) of KV tile kv_tile -------
   const int kv_tile = kv_tiles(n_block);  // the keys of this step: [kv_tile * BLOCK_N, +BLOCK_N)
-  score_hook(kv_tile);
+  score_hook(kv_tile, false);
   if constexpr (IS_MASKED)
     apply_mask<T>(acc_s, ctx.row0, kv_tile, ctx.lane, ctx.seqlen_kv, ctx.last_key_offset);
 
@@ -545,11 +548,14 @@ __global__ void __launch_bounds__(FlashFwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS
     if (T::PINGPONG && consumer_index == 1) named_barrier_arrive(PINGPONG_BARRIER + 0, T::NUM_CONSUMER_THREADS);
 
     // The score hooks of the masking and the unmasked steps: code over the complete score tile of KV tile n_block
-    // (acc_s), before the step's mask. The plain softmax has none.
-    auto masking_scores = [&](int n_block) __attribute__((always_inline)) {
+    // (acc_s), before the step's mask; with `gather`, at the start of the step (consumer_step), the loads that
+    // code will read. The plain softmax has none.
+    auto masking_scores = [&](int n_block, bool gather) __attribute__((always_inline)) {
+      (void)gather;
       (void)n_block;
     };
-    auto unmasked_scores = [&](int n_block) __attribute__((always_inline)) {
+    auto unmasked_scores = [&](int n_block, bool gather) __attribute__((always_inline)) {
+      (void)gather;
       (void)n_block;
     };
 

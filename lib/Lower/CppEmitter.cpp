@@ -151,6 +151,22 @@ const DeviceHelper kDeviceHelpers[] = {
      "*p) {\n"
      "  return static_cast<const T *>(__builtin_assume_aligned(p, 2 * "
      "sizeof(T)));\n}\n"},
+    {"cuir_load_pair",
+     "// Two adjacent elements of a tensor as one word (p aligned for two),\n"
+     "// and element k of such a word.\n"
+     "template <class W, class T>\n"
+     "__device__ __forceinline__ void cuir_load_pair(W &w, const T *p) {\n"
+     "  static_assert(sizeof(W) == 2 * sizeof(T), \"a word of two "
+     "elements\");\n"
+     "  w = *reinterpret_cast<const W *>(p);\n}\n"
+     "template <class W, class T>\n"
+     "__device__ __forceinline__ T cuir_pair_elem(const T *, W w, int k) {\n"
+     "  static_assert(sizeof(W) == 2 * sizeof(T), \"a word of two "
+     "elements\");\n"
+     "  const W bits = w >> (8 * sizeof(T) * k);\n"
+     "  T t;\n"
+     "  __builtin_memcpy(&t, &bits, sizeof(T));\n"
+     "  return t;\n}\n"},
     {"cuir_round_bf16",
      "// arith.truncf to bf16 (round to nearest even), held in a float.\n"
      "__device__ __forceinline__ float cuir_round_bf16(float x) {\n"
@@ -466,9 +482,8 @@ FailureOr<std::string> CppEmitter::constant(arith::ConstantOp c,
 /// `load` of a parameter: a 1-D array as `a[i]`, a captured tensor as
 /// `a[i0 * s0 + ... + in]` with its row-major strides as constants; f16 and
 /// bf16 elements are converted to float.
-static FailureOr<std::string> loadExpr(memref::LoadOp load,
-                                       ArrayRef<std::string> a,
-                                       std::string &why) {
+static FailureOr<std::string>
+flatIndex(memref::LoadOp load, ArrayRef<std::string> a, std::string &why) {
   MemRefType type = load.getMemRefType();
   std::string flat;
   if (type.getRank() == 1) {
@@ -494,8 +509,16 @@ static FailureOr<std::string> loadExpr(memref::LoadOp load,
     std::reverse(terms.begin(), terms.end());
     flat = llvm::join(terms, " + ");
   }
-  std::string elem = a[0] + "[" + flat + "]";
-  Type et = type.getElementType();
+  return flat;
+}
+
+static FailureOr<std::string>
+loadExpr(memref::LoadOp load, ArrayRef<std::string> a, std::string &why) {
+  FailureOr<std::string> flat = flatIndex(load, a, why);
+  if (failed(flat))
+    return failure();
+  std::string elem = a[0] + "[" + *flat + "]";
+  Type et = load.getMemRefType().getElementType();
   if (et.isBF16())
     return "cuir_bf16_bits_to_float(" + elem + ")";
   if (et.isF16())
@@ -528,6 +551,17 @@ FailureOr<std::string> CppEmitter::special(Operation *op, std::string &why) {
   why = "'" + op->getName().getStringRef().str() +
         "' has no C++ form in the lowering";
   return failure();
+}
+
+FailureOr<std::string> CppEmitter::address(memref::LoadOp load,
+                                           std::string &why) {
+  FailureOr<SmallVector<std::string>> a = operands(load, why);
+  if (failed(a))
+    return failure();
+  FailureOr<std::string> flat = flatIndex(load, *a, why);
+  if (failed(flat))
+    return failure();
+  return "(" + (*a)[0] + " + " + *flat + ")";
 }
 
 FailureOr<std::string> CppEmitter::expr(Value v, std::string &why) {

@@ -13,14 +13,22 @@ FragmentWalk FragmentWalk::of(MmaInstr instr, bool transposed) {
       std::swap(rowOff, colOff);
       std::swap(rowMax, colMax);
     }
-    return {"int N",
-            "[N]",
-            "[4 * j + e]",
-            rowOff,
-            colOff,
-            {"for (int j = 0; j < N / 4; ++j)", "for (int e = 0; e < 4; ++e)"},
-            rowMax,
-            colMax};
+    FragmentWalk fw{
+        "int N",
+        "[N]",
+        "[4 * j + e]",
+        rowOff,
+        colOff,
+        {"for (int j = 0; j < N / 4; ++j)", "for (int e = 0; e < 4; ++e)"},
+        rowMax,
+        colMax};
+    fw.templateArgs = "N";
+    if (!transposed) {
+      fw.pairDims = "[N / 2]";
+      fw.pairIndex = "[2 * j + e / 2]";
+      fw.keyInPair = "e % 2";
+    }
+    return fw;
   }
   return {"int M_TILES, int N_TILES",
           "[M_TILES][N_TILES][4]",
@@ -31,7 +39,11 @@ FragmentWalk FragmentWalk::of(MmaInstr instr, bool transposed) {
            "for (int ni = 0; ni < N_TILES; ++ni)",
            "for (int e = 0; e < 4; ++e)"},
           "(M_TILES - 1) * 16 + 8",
-          "(N_TILES - 1) * 8 + 1"};
+          "(N_TILES - 1) * 8 + 1",
+          "[M_TILES][N_TILES][2]",
+          "[mi][ni][e / 2]",
+          "e % 2",
+          "M_TILES, N_TILES"};
 }
 
 std::string FragmentWalk::walk(StringRef indent, StringRef body) const {

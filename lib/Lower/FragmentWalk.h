@@ -20,6 +20,13 @@ struct FragmentWalk {
   std::vector<std::string> loops;
   /// The largest qOff and kvOff over the registers.
   std::string qOffMax, kvOffMax;
+  /// Registers two at a time, as a thread's pairs of adjacent keys in one
+  /// query row: the pairs' array dimensions ("[N / 2]"), a register's pair
+  /// ("[2 * j + e / 2]") and its key within the pair ("e % 2"); empty where
+  /// adjacent registers are not adjacent keys (transposed registers).
+  std::string pairDims, pairIndex, keyInPair;
+  /// The template arguments of templateParams ("N").
+  std::string templateArgs;
 
   /// A helper's parameter for the registers, named `name`, and the register
   /// the innermost loop visits.

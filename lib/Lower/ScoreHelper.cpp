@@ -275,6 +275,45 @@ SmallVector<Value> keyContiguousTensors(Block &body) {
   return tensors;
 }
 
+/// Bytes of a captured tensor's element (a bool is one).
+unsigned elementBytes(Type t) {
+  return t.isInteger(1) ? 1 : t.getIntOrFloatBitWidth() / 8;
+}
+
+/// The loads of an in-range score body that an early score hook gathers:
+/// of a captured tensor, once per score at (..., kv_idx) in a row of even
+/// length (so a pair of adjacent keys from an even key is one aligned
+/// word), and at most two bytes a score in all: the words stay in
+/// registers across the step's wait and GEMM (32 at 64 scores a thread).
+/// All of the body's loads per score, or none: the words and the loads
+/// left to the scores together spill (72 bytes for a bool mask and an f16
+/// bias, against 12 with neither gathered).
+SmallVector<memref::LoadOp> gatherableLoads(Block &body) {
+  unsigned n = body.getNumArguments();
+  Value qIdx = body.getArgument(n - 2), kvIdx = body.getArgument(n - 1);
+  SmallVector<memref::LoadOp> loads;
+  unsigned bytes = 0;
+  for (auto load : body.getOps<memref::LoadOp>()) {
+    auto reads = [&](Value arg) {
+      return llvm::any_of(load.getIndices(),
+                          [&](Value i) { return readsArg(i, arg); });
+    };
+    if (!reads(qIdx) || !reads(kvIdx))
+      continue;
+    MemRefType type = load.getMemRefType();
+    unsigned b = type.getElementType().isIntOrFloat()
+                     ? elementBytes(type.getElementType())
+                     : 0;
+    bytes += b;
+    if (type.getRank() < 2 || !type.hasStaticShape() ||
+        !type.getLayout().isIdentity() || type.getShape().back() % 2 != 0 ||
+        load.getIndices().back() != kvIdx || b == 0 || bytes > 2)
+      return {};
+    loads.push_back(load);
+  }
+  return loads;
+}
+
 /// One statement of the helper, rendered once the statements it reads are
 /// named.
 struct Decl {
@@ -322,6 +361,15 @@ public:
   void readThrough(Value memref, std::string alias) {
     em.names[memref] = std::move(alias);
   }
+  /// Writes the value of `load` as `e` (a gathered word's element): no
+  /// statement computes its address.
+  void readGathered(Value load, std::string e) {
+    gathered[load] = std::move(e);
+  }
+  FailureOr<GatherBody>
+  printGather(ArrayRef<memref::LoadOp> loads, StringRef hoistIndent,
+              StringRef elementIndent,
+              ArrayRef<std::pair<bool, Value>> clampBounds);
   FailureOr<ScoreBody> print(StringRef hoistIndent, StringRef elementIndent,
                              ArrayRef<std::pair<bool, Value>> clampBounds = {});
   FailureOr<FunctionBody> printFunction(StringRef indent, StringRef what);
@@ -358,6 +406,8 @@ private:
   /// Casts C++ does not need, of values the body names: CppEmitter writes
   /// them as their operand.
   llvm::DenseSet<Value> unneededCasts;
+  /// Loads whose values are gathered words' elements (readGathered).
+  llvm::DenseMap<Value, std::string> gathered;
   /// Relative positions as floats: value -> (its base statement, offset).
   llvm::DenseMap<Value, std::pair<size_t, std::string>> positions;
   std::vector<bool> live;
@@ -499,6 +549,18 @@ LogicalResult BodyPrinter::declare(Operation &op) {
     unneededCasts.insert(result);
     return success();
   }
+  if (auto it = gathered.find(result); it != gathered.end()) {
+    declOf[result] =
+        add({*ty,
+             'v',
+             true,
+             {},
+             {},
+             [e = it->second]() { return FailureOr<std::string>(e); },
+             "",
+             result});
+    return success();
+  }
   if (scoreForms && declareSpecial(op, *ty))
     return success();
   declOf[result] = add({*ty, 'v', perElement.contains(result),
@@ -615,6 +677,45 @@ LogicalResult BodyPrinter::render(StringRef hoistIndent,
   return success();
 }
 
+FailureOr<GatherBody>
+BodyPrinter::printGather(ArrayRef<memref::LoadOp> loads, StringRef hoistIndent,
+                         StringRef elementIndent,
+                         ArrayRef<std::pair<bool, Value>> clampBounds) {
+  what = "the addresses of the variant's gathered loads";
+  for (Operation &op : body.without_terminator())
+    if (op.getNumResults() == 1 && !isa<arith::ConstantOp>(op) &&
+        failed(declare(op)))
+      return failure();
+  live.assign(decls.size(), false);
+  for (memref::LoadOp load : loads)
+    for (Value i : load.getIndices())
+      markLive(i);
+  for (auto [isQuery, bound] : clampBounds)
+    markLive(bound);
+  ScoreBody stmts;
+  if (failed(render(hoistIndent, elementIndent, stmts)))
+    return failure();
+  GatherBody out;
+  out.hoisted = stmts.hoisted;
+  out.stmts = stmts.stmts;
+  for (auto [isQuery, bound] : clampBounds) {
+    FailureOr<std::string> e = expr(bound);
+    if (failed(e))
+      return failure();
+    out.clampBounds.push_back({isQuery, *e});
+  }
+  for (memref::LoadOp load : loads) {
+    FailureOr<std::string> address = em.address(load, why);
+    if (failed(address))
+      return emitError(load.getLoc())
+             << "cannot write " << what << " in C++: " << why;
+    unsigned bytes = elementBytes(load.getMemRefType().getElementType());
+    out.words.push_back({bytes == 1 ? "uint16_t" : "uint32_t",
+                         "w" + std::to_string(out.words.size()), *address});
+  }
+  return out;
+}
+
 FailureOr<FunctionBody> BodyPrinter::printFunction(StringRef indent,
                                                    StringRef what) {
   this->what = what.str();
@@ -691,9 +792,67 @@ mlir::cuir::printFunctionBody(Operation *op, ArrayRef<std::string> argNames,
       .printFunction(indent, what);
 }
 
+/// The gathered form of the in-range body `copy` (its clamps replaced by
+/// their indices, with `bounds`), if it has loads to gather; null if not.
+static FailureOr<std::shared_ptr<GatherBody>>
+printGathered(Block &copy, ArrayRef<std::pair<bool, Value>> bounds,
+              StringRef hoistIndent, StringRef elementIndent,
+              StringRef pairIndex, StringRef keyInPair) {
+  SmallVector<memref::LoadOp> loads = gatherableLoads(copy);
+  if (loads.empty())
+    return std::shared_ptr<GatherBody>();
+  BodyPrinter gather(copy), apply(copy);
+  // Every tensor read at the key is read through a pair-aligned alias; the
+  // scores still read those with loads that are not gathered.
+  llvm::DenseSet<Operation *> isGathered;
+  for (memref::LoadOp load : loads)
+    isGathered.insert(load);
+  SmallVector<std::pair<std::string, std::string>> pairReads, stillRead;
+  llvm::DenseMap<Value, std::string> tensorExpr;
+  for (Value tensor : keyContiguousTensors(copy)) {
+    FailureOr<std::string> e = gather.outerExpr(tensor);
+    if (failed(e))
+      return failure();
+    tensorExpr[tensor] = *e;
+    std::string alias = "cuir_pairs_" + std::to_string(pairReads.size());
+    gather.readThrough(tensor, alias);
+    apply.readThrough(tensor, alias);
+    pairReads.push_back({alias, *e});
+    if (llvm::any_of(tensor.getUsers(), [&](Operation *u) {
+          return isa<memref::LoadOp>(u) && u->getBlock() == &copy &&
+                 !isGathered.contains(u);
+        }))
+      stillRead.push_back(pairReads.back());
+  }
+  for (auto [i, load] : llvm::enumerate(loads)) {
+    const std::string &tensor = tensorExpr[load.getMemRef()];
+    std::string e = "cuir_pair_elem(" + tensor + ", g.w" + std::to_string(i) +
+                    pairIndex.str() + ", " + keyInPair.str() + ")";
+    Type et = load.getMemRefType().getElementType();
+    if (et.isF16() || et.isBF16())
+      e = (et.isF16() ? "cuir_f16_bits_to_float("
+                      : "cuir_bf16_bits_to_float(") +
+          e + ")";
+    apply.readGathered(load.getResult(), e);
+  }
+  FailureOr<GatherBody> out =
+      gather.printGather(loads, hoistIndent, elementIndent, bounds);
+  // Indented as the scores helper nests them: in an if.
+  FailureOr<ScoreBody> applied =
+      apply.print((hoistIndent + "  ").str(), (elementIndent + "  ").str());
+  if (failed(out) || failed(applied))
+    return failure();
+  out->pairReads.assign(pairReads.begin(), pairReads.end());
+  applied->pairReads.assign(stillRead.begin(), stillRead.end());
+  out->apply = std::make_shared<ScoreBody>(std::move(*applied));
+  return std::make_shared<GatherBody>(std::move(*out));
+}
+
 FailureOr<ScoreBody> mlir::cuir::printScoreBody(ElementwiseOp ew, bool halve,
                                                 StringRef hoistIndent,
-                                                StringRef elementIndent) {
+                                                StringRef elementIndent,
+                                                StringRef pairIndex,
+                                                StringRef keyInPair) {
   OpBuilder builder(ew);
   auto work = cast<ElementwiseOp>(builder.clone(*ew));
   llvm::scope_exit erase([&] { work.erase(); });
@@ -738,6 +897,13 @@ FailureOr<ScoreBody> mlir::cuir::printScoreBody(ElementwiseOp ew, bool halve,
     return failure();
   inRange->pairReads.assign(pairReads.begin(), pairReads.end());
   out->inRange = std::make_shared<ScoreBody>(std::move(*inRange));
+  if (pairIndex.empty())
+    return out;
+  FailureOr<std::shared_ptr<GatherBody>> gathered = printGathered(
+      copy, bounds, hoistIndent, elementIndent, pairIndex, keyInPair);
+  if (failed(gathered))
+    return failure();
+  out->gathered = *gathered;
   return out;
 }
 

@@ -29,14 +29,40 @@ struct ScoreBody {
   /// declared pair-aligned where the tensor is: (that pointer, the tensor).
   std::vector<std::pair<std::string, std::string>> pairReads;
   std::shared_ptr<ScoreBody> inRange;
+  /// With a gather phase: the in-range loads gathered early.
+  std::shared_ptr<struct GatherBody> gathered;
+};
+
+/// The loads of the in-range loops that a kernel's early score hook issues
+/// (each a captured tensor read once per score at (..., kv_idx)), a word
+/// per pair of a thread's adjacent keys, and the scores that read them.
+struct GatherBody {
+  /// Once per call, and per pair (indented for the innermost fragment loop,
+  /// which visits a pair at its first key): what the addresses read.
+  std::string hoisted, stmts;
+  /// As ScoreBody's: the in-range condition, which the gather decides.
+  std::vector<std::pair<bool, std::string>> clampBounds;
+  std::vector<std::pair<std::string, std::string>> pairReads;
+  /// Per gathered load: the word's C++ type, the field of the gathered
+  /// struct, and the address of the pair's first element.
+  struct Word {
+    std::string type, field, address;
+  };
+  std::vector<Word> words;
+  /// The in-range scores, reading each gathered load from `g.<field>`.
+  std::shared_ptr<ScoreBody> apply;
 };
 
 /// Prints the body of the variant's `ew` after MLIR's clean-up of a copy
 /// (the Target CuIR stays as it is); with `halve`, of s / 2 for the sigmoid
-/// weights' tanh(s / 2).
+/// weights' tanh(s / 2). With `pairIndex` and `keyInPair` (a register's
+/// pair and its key in the pair, FragmentWalk's), the in-range loads that
+/// can be gathered early are (`gathered`).
 FailureOr<ScoreBody> printScoreBody(ElementwiseOp ew, bool halve,
                                     llvm::StringRef hoistIndent,
-                                    llvm::StringRef elementIndent);
+                                    llvm::StringRef elementIndent,
+                                    llvm::StringRef pairIndex = "",
+                                    llvm::StringRef keyInPair = "");
 
 /// The C++ tile that the scores helper writes result `result` (> 0) of the
 /// variant's scores `ew` into, declared before its call: d score_mod /

@@ -87,6 +87,15 @@ private:
     Location loc;
   };
   std::map<unsigned, SmallVector<Call, 2>> calls;
+  /// The gathered words of each score hook (by its first line), numbered.
+  std::map<unsigned, unsigned> gatheredStates;
+  std::string gatheredState(unsigned line, PatchContext &ctx);
+  /// Whether the scores helper (the first site's) gathers.
+  std::optional<bool> helperGathers;
+  FailureOr<std::string> earlyPhase(bool gathers, StringRef flag,
+                                    StringRef frag, StringRef args,
+                                    unsigned line, Location loc,
+                                    PatchContext &ctx);
 
   llvm::DenseSet<Operation *> written;
 };
@@ -139,15 +148,20 @@ static std::string tileParam(ElementwiseOp ew, unsigned result) {
                                : StringRef(tile).drop_front(5).str();
 }
 
+/// A register's query and key, declared in the fragment loops' body.
+static std::string coordinates(const FragmentWalk &fw, StringRef ind) {
+  return ind.str() + "const int q_off = " + fw.qOff +
+         ", q_idx = row0 + q_off;\n" + ind.str() +
+         "const int kv_off = " + fw.kvOff + ", kv_idx = col0 + kv_off;\n";
+}
+
 /// The loops of `body` over the fragment, at `indent`, and the parameters
 /// of its further result tiles.
 static std::string scoreLoops(ElementwiseOp ew, const FragmentWalk &fw,
                               const ScoreBody &body, StringRef indent) {
   std::string ind = fw.bodyIndent(indent);
-  std::string loopBody =
-      ind + "const int q_off = " + fw.qOff + ", q_idx = row0 + q_off;\n" + ind +
-      "const int kv_off = " + fw.kvOff + ", kv_idx = col0 + kv_off;\n" + ind +
-      "const float s = " + fw.element() + ";\n" + body.stmts;
+  std::string loopBody = coordinates(fw, ind) + ind +
+                         "const float s = " + fw.element() + ";\n" + body.stmts;
   for (unsigned r = 1; r < body.assigns.size(); ++r)
     loopBody +=
         ind + fw.element(tileParam(ew, r)) + " = " + body.assigns[r] + ";\n";
@@ -159,25 +173,90 @@ static std::string scoreLoops(ElementwiseOp ew, const FragmentWalk &fw,
 /// fragment is within every clamp's bound and each tensor read at the key is
 /// aligned for two elements (so the compiler may load both of a thread's
 /// adjacent keys at once).
+/// Whether the thread's whole fragment is within every clamp's bound and
+/// each tensor read at the key is aligned for two elements.
+static std::string
+inRangeCondition(const FragmentWalk &fw,
+                 ArrayRef<std::pair<bool, std::string>> clampBounds,
+                 ArrayRef<std::pair<std::string, std::string>> pairReads) {
+  std::string cond;
+  for (auto [isQuery, bound] : clampBounds)
+    cond += (cond.empty() ? "" : " && ") +
+            (isQuery ? "row0 + " + fw.qOffMax : "col0 + " + fw.kvOffMax) +
+            " <= " + bound;
+  for (const auto &[alias, tensor] : pairReads)
+    cond += " && cuir_pairs_aligned(" + tensor + ")";
+  return cond;
+}
+
+/// The declarations of `pairReads`' pair-aligned aliases, at `indent`.
+static std::string
+pairAliases(ArrayRef<std::pair<std::string, std::string>> pairReads,
+            StringRef indent) {
+  std::string aliases;
+  for (const auto &[alias, tensor] : pairReads)
+    aliases += indent.str() + "const auto *" + alias +
+               " = cuir_assume_pairs_aligned(" + tensor + ");\n";
+  return aliases;
+}
+
 static std::string inRangeLoops(ElementwiseOp ew, const FragmentWalk &fw,
                                 const ScoreBody &body) {
   if (!body.inRange)
     return "";
   const ScoreBody &fast = *body.inRange;
-  std::string cond;
-  for (auto [isQuery, bound] : fast.clampBounds)
-    cond += (cond.empty() ? "" : " && ") +
-            (isQuery ? "row0 + " + fw.qOffMax : "col0 + " + fw.kvOffMax) +
-            " <= " + bound;
-  std::string aliases;
-  for (const auto &[alias, tensor] : fast.pairReads) {
-    cond += " && cuir_pairs_aligned(" + tensor + ")";
-    aliases += "      const auto *" + alias + " = cuir_assume_pairs_aligned(" +
-               tensor + ");\n";
-  }
   return "  {  // every element within its tensors' bounds: no clamps\n" +
-         fast.hoisted + "    if (" + cond + ") {\n" + aliases +
+         fast.hoisted + "    if (" +
+         inRangeCondition(fw, fast.clampBounds, fast.pairReads) + ") {\n" +
+         pairAliases(fast.pairReads, "      ") +
          scoreLoops(ew, fw, fast, "      ") + "      return;\n    }\n  }\n";
+}
+
+/// The scores over the gathered words, taken where the gather found the
+/// fragment in range.
+static std::string gatheredLoops(ElementwiseOp ew, const FragmentWalk &fw,
+                                 const GatherBody &g) {
+  const ScoreBody &apply = *g.apply;
+  return "  if (g.valid) {  // the in-range loads, gathered at the step's "
+         "start\n" +
+         apply.hoisted + pairAliases(apply.pairReads, "    ") +
+         scoreLoops(ew, fw, apply, "    ") + "    return;\n  }\n";
+}
+
+/// The type of the gathered words, the gather that fills them, and the
+/// function that gives the type for a register tile (in decltype).
+static std::string gatherText(const FragmentWalk &fw, const GatherBody &g,
+                              StringRef paramsStruct, StringRef variant) {
+  std::string fields;
+  for (const GatherBody::Word &w : g.words)
+    fields += "  " + w.type + " " + w.field + fw.pairDims + ";\n";
+  std::string ind = fw.bodyIndent("  ");
+  std::string loopBody = ind + "if (" + fw.keyInPair +
+                         " != 0) continue;  // a pair, at its first key\n" +
+                         coordinates(fw, ind) + g.stmts;
+  for (const GatherBody::Word &w : g.words)
+    loopBody += ind + "cuir_load_pair(g." + w.field + fw.pairIndex + ", " +
+                w.address + ");\n";
+  std::string tmpl = "template <" + fw.templateParams + ">\n";
+  std::string type = "cuir_variant_gathered<" + fw.templateArgs + ">";
+  return "// ---- cuir: the loads of the variant '" + variant.str() +
+         "' that its score hook issues at the start of a\n"
+         "//      step, while the step waits for S: a word per pair of a "
+         "thread's adjacent keys. ----\n" +
+         tmpl + "struct cuir_variant_gathered {\n" + fields +
+         "  bool valid;  // every element within its tensors' bounds, the "
+         "pairs aligned\n};\n" +
+         tmpl + "__device__ " + type + " cuir_variant_gathered_of(const " +
+         fw.param("") + ");\n" + tmpl +
+         "__device__ __forceinline__ void cuir_variant_gather(" + type +
+         " &g, const " + paramsStruct.str() +
+         " &params, int b, int h, int row0,\n"
+         "                                                    int col0) {\n"
+         "  (void)params, (void)b, (void)h;\n" +
+         g.hoisted +
+         "  g.valid = " + inRangeCondition(fw, g.clampBounds, g.pairReads) +
+         " && col0 % 2 == 0;\n  if (!g.valid)\n    return;\n" +
+         pairAliases(g.pairReads, "  ") + fw.walk("  ", loopBody) + "}\n";
 }
 
 std::string ScoresPatcher::helperText(ElementwiseOp ew, const FragmentWalk &fw,
@@ -196,7 +275,16 @@ std::string ScoresPatcher::helperText(ElementwiseOp ew, const FragmentWalk &fw,
                       "'s\n//      partial of a trained parameter at s, or 0 "
                       "there";
   }
-  return "// ---- cuir: the scores of the variant '" + ctx.variantSpec +
+  std::string gathered, gatheredParam, fastPath = inRangeLoops(ew, fw, body);
+  if (body.gathered) {
+    gathered =
+        gatherText(fw, *body.gathered, ctx.paramsStruct, ctx.variantSpec) +
+        "\n";
+    gatheredParam = ", const cuir_variant_gathered<" + fw.templateArgs + "> &g";
+    fastPath = gatheredLoops(ew, fw, *body.gathered);
+  }
+  return gathered + "// ---- cuir: the scores of the variant '" +
+         ctx.variantSpec +
          "' (generated from the Target CuIR): each\n"
          "//      score s of an " +
          stringifyMmaInstr(instr).str() + " accumulator tile" + what +
@@ -205,13 +293,12 @@ std::string ScoresPatcher::helperText(ElementwiseOp ew, const FragmentWalk &fw,
          fw.templateParams +
          ">\n"
          "__device__ __forceinline__ void cuir_variant_scores(" +
-         fw.param() + params + ", const " + ctx.paramsStruct +
+         fw.param() + params + gatheredParam + ", const " + ctx.paramsStruct +
          " &params,\n"
          "                                                    int b, int h, "
          "int row0, int col0) {\n"
          "  (void)params, (void)b, (void)h;\n" +
-         inRangeLoops(ew, fw, body) + body.hoisted +
-         scoreLoops(ew, fw, body, "  ") + "}\n";
+         fastPath + body.hoisted + scoreLoops(ew, fw, body, "  ") + "}\n";
 }
 
 LogicalResult ScoresPatcher::lowerScores(ElementwiseOp ew, PatchContext &ctx) {
@@ -238,12 +325,22 @@ LogicalResult ScoresPatcher::lowerScores(ElementwiseOp ew, PatchContext &ctx) {
         markWritten(v);
   });
   bool halve = ctx.normalizer == Normalizer::Sigmoid;
+  // The source's hook at this tile may also run early, told by a flag.
+  StringAttr early;
+  if (Operation *wait = in.getDefiningOp())
+    early =
+        CuIRDialect::EarlyScoreHookAttrHelper(ew->getContext()).getAttr(wait);
   FailureOr<ScoreBody> body =
-      printScoreBody(ew, halve, "  ", fw.bodyIndent("  "));
+      printScoreBody(ew, halve, "  ", fw.bodyIndent("  "),
+                     early ? fw.pairIndex : "", fw.keyInPair);
   if (failed(body))
     return failure();
   if (halve)
     ++ctx.halvedScoreSites;
+  // The first site's helper serves every site (their bodies differ only in
+  // the mask, which MASK turns off), and so does its gather.
+  if (!helperGathers)
+    helperGathers = body->gathered != nullptr;
   std::string helper = helperText(ew, fw, *body, layout.getInstr(), ctx);
   if (helper.find(kTanhApproxName) != std::string::npos)
     ctx.addHelper("tanh", kTanhApproxHelper);
@@ -270,6 +367,15 @@ LogicalResult ScoresPatcher::lowerScores(ElementwiseOp ew, PatchContext &ctx) {
                                 : "") +
       " ----\n";
   std::string tiles = *frag;
+  if (early) {
+    FailureOr<std::string> gathered = earlyPhase(
+        *helperGathers, early.getValue(), *frag, args, anchor, loc, ctx);
+    if (failed(gathered))
+      return failure();
+    head += *gathered;
+    if (*helperGathers)
+      tiles += ", " + gatheredState(anchor, ctx);
+  }
   for (unsigned r = 1; r < ew.getNumResults(); ++r) {
     std::string tile = scoreTileName(ew, r);
     head += indent + "decltype(" + *frag + ") " + tile + ";\n";
@@ -280,6 +386,46 @@ LogicalResult ScoresPatcher::lowerScores(ElementwiseOp ew, PatchContext &ctx) {
   ctx.noteCall(last);
   calls[last].push_back({head, ">(" + tiles + ", " + args, body->masked, loc});
   return success();
+}
+
+/// The name of the gathered words of the score hook around `line`.
+std::string ScoresPatcher::gatheredState(unsigned line, PatchContext &ctx) {
+  unsigned hook = ctx.src.enclosingStatement(line)->first;
+  auto [it, inserted] = gatheredStates.try_emplace(hook, gatheredStates.size());
+  return "cuir_gathered_" + std::to_string(it->second);
+}
+
+/// The early phase of the score hook at `line` (its flag `flag` true): if
+/// the scores helper `gathers`, the gather of the loads it reads, into
+/// words declared before the hook; else nothing.
+FailureOr<std::string> ScoresPatcher::earlyPhase(bool gathers, StringRef flag,
+                                                 StringRef frag, StringRef args,
+                                                 unsigned line, Location loc,
+                                                 PatchContext &ctx) {
+  unsigned at = ctx.src.statement(line).first;
+  std::string indent = ctx.src.indent(at).str();
+  if (!gathers)
+    return indent + "if (" + flag.str() +
+           ") return;  // the scores load nothing early\n";
+  std::optional<std::pair<unsigned, unsigned>> hook =
+      ctx.src.enclosingStatement(line);
+  if (!hook)
+    return emitError(loc) << "the score hook with the early flag '" << flag
+                          << "' is not a statement with a block (a lambda) "
+                             "in the source";
+  std::string state = gatheredState(line, ctx);
+  std::string decl = ctx.src.indent(hook->first).str() +
+                     "decltype(cuir_variant_gathered_of(" + frag.str() + ")) " +
+                     state + ";  // cuir: what the hook below gathers";
+  if (failed(ctx.edit(
+          {SourceEdit::InsertBefore, hook->first, hook->first, decl, "", ""},
+          loc)))
+    return failure();
+  return indent + "if (" + flag.str() +
+         ") {  // the step's start: the loads of the scores, in flight while "
+         "it waits for S\n" +
+         indent + "  cuir_variant_gather(" + state + ", " + args.str() + "\n" +
+         indent + "  return;\n" + indent + "}\n";
 }
 
 /// The template parameter of the function around `line` that the masking

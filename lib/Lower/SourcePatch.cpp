@@ -70,6 +70,22 @@ std::pair<unsigned, unsigned> SourceText::statement(unsigned n) const {
   return {start, numLines()};
 }
 
+std::optional<std::pair<unsigned, unsigned>>
+SourceText::enclosingStatement(unsigned n) const {
+  // Back to the line whose '{' is not closed before line n.
+  int depth = 0;
+  for (unsigned l = n; l > 1; --l) {
+    StringRef c = code(line(l - 1));
+    for (char ch : llvm::reverse(c)) {
+      if (ch == '}')
+        ++depth;
+      else if (ch == '{' && --depth < 0)
+        return statement(l - 1);
+    }
+  }
+  return std::nullopt;
+}
+
 unsigned SourceText::declarationStart(unsigned n) const {
   unsigned start = n;
   while (start > 1) {

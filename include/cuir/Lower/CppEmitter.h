@@ -11,6 +11,7 @@
 #define CUIR_LOWER_CPPEMITTER_H
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/DenseMap.h"
 
@@ -45,6 +46,9 @@ public:
 
   /// The C++ expression of `v`, or failure with `why` set.
   FailureOr<std::string> expr(Value v, std::string &why);
+  /// The address `load` reads (its tensor plus the flat index), or failure
+  /// with `why` set.
+  FailureOr<std::string> address(memref::LoadOp load, std::string &why);
   /// The C++ type of `t`: int for index and i32, int64_t for i64, bool for
   /// i1, float for f32 (and for f16/bf16 values, held in floats).
   static FailureOr<std::string> type(Type t);

@@ -12,6 +12,7 @@
 
 #include "llvm/ADT/StringRef.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,11 @@ public:
   /// simple statement up to its ';', or a statement with a block ({...},
   /// as loops and ifs) up to its closing brace.
   std::pair<unsigned, unsigned> statement(unsigned n) const;
+  /// First and last line of the statement whose block ({...}) is the
+  /// innermost one around line `n` (a lambda's declaration, a loop), or
+  /// nullopt at top level.
+  std::optional<std::pair<unsigned, unsigned>>
+  enclosingStatement(unsigned n) const;
   /// First line of the declaration (template header included) that line
   /// `n` belongs to.
   /// The first line of the top-level declaration (a function, with its
