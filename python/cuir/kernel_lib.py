@@ -107,53 +107,63 @@ def _dtype_code(t):
     raise TypeError(f"unsupported dtype {t.dtype}: bf16 or fp16")
 
 
-def make_params(q, k, v, out, lse, causal=False, softmax_scale=None):
-    """Fill an AttentionParams from [B, N, H, d]-indexed tensors (any strides, head dim contiguous).
+# Where a layout keeps each of the kernel's [B, N, H, d] dimensions.
+_LAYOUT_DIMS = {"bnhd": (0, 1, 2, 3), "bhnd": (0, 2, 1, 3)}
+
+
+def _layout_dims(layout):
+    dims = _LAYOUT_DIMS.get(layout)
+    if dims is None:
+        raise ValueError("layout: 'bnhd' or 'bhnd'")
+    return dims
+
+
+def make_params(q, k, v, out, lse, causal=False, softmax_scale=None, layout="bnhd"):
+    """Fill an AttentionParams from q, k, v and out laid out as `layout` (any strides, head dim contiguous):
+    "bnhd" [B, N, H, d], the kernel's own indexing, or "bhnd" [B, H, N, d], read with the strides permuted
+    (no views are made: this runs on every call).
 
     Only the shapes torch sees are checked here; the library validates everything else (and returns an error
     code rather than launching on bad arguments)."""
-    B, Nq, Hq, d = q.shape
-    Bk, Nkv, Hkv, dk = k.shape
-    if tuple(v.shape) != tuple(k.shape) or Bk != B or dk != d or tuple(out.shape) != tuple(q.shape):
+    dims = _layout_dims(layout)
+    if any(t.dim() != 4 for t in (q, k, v, out)):
+        raise ValueError(f"q, k, v and out must be 4-D ({layout}): q {tuple(q.shape)} k {tuple(k.shape)} "
+                         f"v {tuple(v.shape)} out {tuple(out.shape)}")
+    a, b, c, e = dims
+    shapes, strides = [], []
+    for t in (q, k, v, out):
+        shape, stride = t.shape, t.stride()
+        shapes.append((shape[a], shape[b], shape[c], shape[e]))
+        strides.append((stride[a], stride[b], stride[c], stride[e]))
+    (B, Nq, Hq, d), (Bk, Nkv, Hkv, dk) = shapes[0], shapes[1]
+    if shapes[2] != shapes[1] or Bk != B or dk != d or shapes[3] != shapes[0]:
         raise ValueError(f"shape mismatch: q {tuple(q.shape)} k {tuple(k.shape)} v {tuple(v.shape)} "
                          f"out {tuple(out.shape)}")
-    for name, t in (("q", q), ("k", k), ("v", v), ("out", out)):
-        if t.stride(-1) != 1 and t.shape[-1] > 1:
+    for name, t, stride in zip(("q", "k", "v", "out"), (q, k, v, out), strides):
+        if stride[3] != 1 and t.shape[-1] > 1:
             raise ValueError(f"{name}: the head dimension must be contiguous")
         if t.dtype != q.dtype:
             raise TypeError(f"{name}: dtype {t.dtype} differs from q's {q.dtype}")
     if lse is not None and (tuple(lse.shape) != (B, Hq, Nq) or not lse.is_contiguous()):
         raise ValueError("lse must be a contiguous float32 tensor [B, Hq, Nq]")
-    p = AttentionParams()
-    p.q, p.k, p.v, p.o = q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr()
-    p.lse = lse.data_ptr() if lse is not None else None
-    p.q_batch_stride, p.q_row_stride, p.q_head_stride = q.stride(0), q.stride(1), q.stride(2)
-    p.k_batch_stride, p.k_row_stride, p.k_head_stride = k.stride(0), k.stride(1), k.stride(2)
-    p.v_batch_stride, p.v_row_stride, p.v_head_stride = v.stride(0), v.stride(1), v.stride(2)
-    p.o_batch_stride, p.o_row_stride, p.o_head_stride = out.stride(0), out.stride(1), out.stride(2)
-    p.batch, p.num_heads_q, p.num_heads_kv = B, Hq, Hkv
-    p.seqlen_q, p.seqlen_kv, p.head_dim = Nq, Nkv, d
-    p.dtype = _dtype_code(q)
-    p.softmax_scale = softmax_scale if softmax_scale is not None else 1.0 / math.sqrt(d)
-    p.is_causal = 1 if causal else 0
-    p.reserved0 = 0
-    return p
+    scale = softmax_scale if softmax_scale is not None else 1.0 / math.sqrt(d)
+    # One constructor call, in the struct's field order (this runs on every call of a kernel).
+    return AttentionParams(q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(),
+                           lse.data_ptr() if lse is not None else None,
+                           *strides[0][:3], *strides[1][:3], *strides[2][:3], *strides[3][:3],
+                           B, Hq, Hkv, Nq, Nkv, d, _dtype_code(q), scale, 1 if causal else 0, 0)
 
 
-def bind_views(q, k, v, out=None, lse=None, return_lse=True, layout="bnhd"):
-    """The kernel's [B, N, H, d] views of q, k, v and out, with out (like q) and lse (float32 [B, Hq, Nq], only if
-    return_lse) allocated where not given. Returns (out, lse, (qv, kv, vv, ov))."""
+def alloc_outputs(q, out=None, lse=None, return_lse=True, layout="bnhd"):
+    """out (like q) and lse (float32 [B, Hq, Nq], only if return_lse), allocated where not given, for q laid
+    out as `layout`. Returns (out, lse)."""
     import torch
-    if layout not in ("bnhd", "bhnd"):
-        raise ValueError("layout: 'bnhd' or 'bhnd'")
+    B, Nq, Hq, _ = (q.shape[i] for i in _layout_dims(layout))
     if out is None:
         out = torch.empty_like(q)
-    view = (lambda t: t.transpose(1, 2)) if layout == "bhnd" else (lambda t: t)
-    views = view(q), view(k), view(v), view(out)
     if lse is None and return_lse:
-        qv = views[0]
-        lse = torch.empty(qv.shape[0], qv.shape[2], qv.shape[1], device=q.device, dtype=torch.float32)
-    return out, lse, views
+        lse = torch.empty(B, Hq, Nq, device=q.device, dtype=torch.float32)
+    return out, lse
 
 
 def _launch(kernel, params, stream, lib):
@@ -169,8 +179,8 @@ def _launch(kernel, params, stream, lib):
 
 def _flash_fwd(kernel, q, k, v, causal, softmax_scale, out, lse, return_lse, layout, lib):
     import torch
-    out, lse, (qv, kv, vv, ov) = bind_views(q, k, v, out, lse, return_lse, layout)
-    params = make_params(qv, kv, vv, ov, lse, causal=causal, softmax_scale=softmax_scale)
+    out, lse = alloc_outputs(q, out, lse, return_lse, layout)
+    params = make_params(q, k, v, out, lse, causal=causal, softmax_scale=softmax_scale, layout=layout)
     if lib is not None and not isinstance(lib, ctypes.CDLL):
         lib = load_library(lib, kernel=kernel)
     with torch.cuda.device(q.device):

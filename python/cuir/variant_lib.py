@@ -24,7 +24,7 @@ import json
 import pathlib
 
 from . import block_mask as _bm
-from .kernel_lib import (BWD_ENTRY_POINTS, AttentionBwdParams, AttentionParams, KernelError, bind_views,
+from .kernel_lib import (BWD_ENTRY_POINTS, AttentionBwdParams, AttentionParams, KernelError, alloc_outputs,
                          make_bwd_params, make_params)
 
 _CTYPES = {"float": ctypes.c_float, "int32": ctypes.c_int32, "int64": ctypes.c_int64,
@@ -40,12 +40,16 @@ class BlockMaskStruct(ctypes.Structure):
 
 
 def _launch_context(device):
-    """(context, stream) to call a library entry for tensors on `device`: that device current and its
-    current stream (no context and the NULL stream elsewhere: test doubles of a library on the CPU)."""
+    """(context, stream) to call a library entry for tensors on `device`: that device current (a context that
+    switches to it only where another one is) and its current stream (no context and the NULL stream
+    elsewhere: test doubles of a library on the CPU)."""
     import torch
     if device.type != "cuda":
         return contextlib.nullcontext(), None
-    return torch.cuda.device(device), torch.cuda.current_stream(device).cuda_stream
+    stream = torch.cuda.current_stream(device).cuda_stream
+    if device.index == torch.cuda.current_device():
+        return contextlib.nullcontext(), stream
+    return torch.cuda.device(device), stream
 
 
 class VariantKernel:
@@ -109,9 +113,9 @@ class VariantKernel:
 
     def __call__(self, q, k, v, softmax_scale=None, layout="bhnd", out=None, return_lse=False, block_mask=None,
                  **params):
-        out, lse, (qv, kv, vv, ov) = bind_views(q, k, v, out, None, return_lse and not self.sigmoid, layout)
+        out, lse = alloc_outputs(q, out, None, return_lse and not self.sigmoid, layout)
         p = self.params_type()
-        p.base = make_params(qv, kv, vv, ov, lse, causal=False, softmax_scale=softmax_scale)
+        p.base = make_params(q, k, v, out, lse, causal=False, softmax_scale=softmax_scale, layout=layout)
         keep = self._bind_fields(p, params, q.device)
         if self.block_mask_info:
             self._bind_block_mask(p, block_mask, q.device, keep)

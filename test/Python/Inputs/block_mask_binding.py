@@ -227,4 +227,23 @@ print("flex: a mask_mod gets none (computed per call)",
       flex._runtime_block_mask(attn, FlexBlockMask.mask_mod, {}, q, keys))
 show("flex: cuir.BlockMask without mask_mod", lambda: flex._mask_mod_of(bm, Nq, Nkv))
 print("cuir.BlockMask exported", cuir.BlockMask is bml.BlockMask)
+
+# A mask is checked once per problem (calls reuse it across layers); replacing a list checks it again.
+reused = bml.BlockMask({n: getattr(bm, n) for n in bml.LISTS}, (BM, BN), (Nq, Nkv))
+attn(q, k, k, doc_ids=doc, scale2=0, block_mask=reused)
+print("accepted problems", len(reused._accepted))
+reused.kv_indices = bm.kv_indices.long()
+show("list replaced after a call", lambda: attn(q, k, k, doc_ids=doc, scale2=0, block_mask=reused))
+
+# The params of [B, H, N, d] tensors are those of their [B, N, H, d] views (strides permuted, no views made).
+from cuir.kernel_lib import make_params  # noqa: E402
+qs = torch.zeros(2, 7, 3, 64, dtype=torch.bfloat16)[:, :5].transpose(1, 2)  # [B, H, N, d] with padded rows
+ks = torch.zeros(2, 9, 3, 64, dtype=torch.bfloat16).transpose(1, 2)
+fields = [name for name, _ in AttentionParams._fields_]
+as_bhnd = make_params(qs, ks, ks, qs, None, layout="bhnd", softmax_scale=0.5)
+as_views = make_params(*(t.transpose(1, 2) for t in (qs, ks, ks, qs)), None, softmax_scale=0.5)
+print("bhnd params as the views'", all(getattr(as_bhnd, f) == getattr(as_views, f) for f in fields),
+      as_bhnd.q_row_stride, as_bhnd.q_head_stride, as_bhnd.seqlen_q, as_bhnd.num_heads_q)
+show("3-D q", lambda: make_params(qs[0], ks, ks, qs, None, layout="bhnd"))
+show("bad layout", lambda: make_params(qs, ks, ks, qs, None, layout="nhd"))
 sys.stdout.flush()
