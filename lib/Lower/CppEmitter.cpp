@@ -152,13 +152,14 @@ const DeviceHelper kDeviceHelpers[] = {
      "  return static_cast<const T *>(__builtin_assume_aligned(p, 2 * "
      "sizeof(T)));\n}\n"},
     {"cuir_load_pair",
-     "// Two adjacent elements of a tensor as one word (p aligned for two),\n"
-     "// and element k of such a word.\n"
+     "// Two adjacent elements of a tensor as one word (p aligned for two).\n"
      "template <class W, class T>\n"
      "__device__ __forceinline__ void cuir_load_pair(W &w, const T *p) {\n"
      "  static_assert(sizeof(W) == 2 * sizeof(T), \"a word of two "
      "elements\");\n"
-     "  w = *reinterpret_cast<const W *>(p);\n}\n"
+     "  w = *reinterpret_cast<const W *>(p);\n}\n"},
+    {"cuir_pair_elem",
+     "// Element k of a word of two elements of a tensor.\n"
      "template <class W, class T>\n"
      "__device__ __forceinline__ T cuir_pair_elem(const T *, W w, int k) {\n"
      "  static_assert(sizeof(W) == 2 * sizeof(T), \"a word of two "
@@ -167,6 +168,40 @@ const DeviceHelper kDeviceHelpers[] = {
      "  T t;\n"
      "  __builtin_memcpy(&t, &bits, sizeof(T));\n"
      "  return t;\n}\n"},
+    {"cuir_chunks_aligned",
+     "// Whether p is aligned for 16 bytes (a chunk that cp.async copies).\n"
+     "template <class T>\n"
+     "__device__ __forceinline__ bool cuir_chunks_aligned(const T *p) {\n"
+     "  return reinterpret_cast<uintptr_t>(p) % 16 == 0;\n}\n"},
+    {"cuir_stage_chunk",
+     "// Copies the 16 bytes at p (aligned) to dst in shared memory, "
+     "asynchronously\n"
+     "// (cp.async, sm_80+; done for this thread at cuir_stage_wait).\n"
+     "__device__ __forceinline__ void cuir_stage_chunk(unsigned char *dst, "
+     "const void *p) {\n"
+     "  asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16;\" ::\n"
+     "               \"r\"(static_cast<uint32_t>(__cvta_generic_to_shared(dst)"
+     ")), \"l\"(p) : \"memory\");\n}\n"
+     "__device__ __forceinline__ void cuir_stage_commit() {\n"
+     "  asm volatile(\"cp.async.commit_group;\" ::: \"memory\");\n}\n"
+     "__device__ __forceinline__ void cuir_stage_wait() {\n"
+     "  asm volatile(\"cp.async.wait_group 0;\" ::: \"memory\");\n}\n"},
+    {"cuir_ldmatrix_x4",
+     "// ldmatrix.x4 (sm_75+): four 8 x 8 matrices of 16-bit elements in "
+     "shared memory,\n"
+     "// the rows of matrix i at the `row`s of lanes 8i .. 8i + 7; lane l "
+     "gets row l / 4,\n"
+     "// elements 2 (l % 4) and 2 (l % 4) + 1 of each, as one word.\n"
+     "__device__ __forceinline__ void cuir_ldmatrix_x4(uint32_t &a, uint32_t "
+     "&b, uint32_t &c, uint32_t &d,\n"
+     "                                                 const unsigned char "
+     "*row) {\n"
+     "  asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, "
+     "%3}, [%4];\"\n"
+     "               : \"=r\"(a), \"=r\"(b), \"=r\"(c), \"=r\"(d)\n"
+     "               : \"r\"(static_cast<uint32_t>(__cvta_generic_to_shared("
+     "row)))\n"
+     "               : \"memory\");\n}\n"},
     {"cuir_round_bf16",
      "// arith.truncf to bf16 (round to nearest even), held in a float.\n"
      "__device__ __forceinline__ float cuir_round_bf16(float x) {\n"

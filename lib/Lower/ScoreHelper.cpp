@@ -709,9 +709,11 @@ BodyPrinter::printGather(ArrayRef<memref::LoadOp> loads, StringRef hoistIndent,
     if (failed(address))
       return emitError(load.getLoc())
              << "cannot write " << what << " in C++: " << why;
-    unsigned bytes = elementBytes(load.getMemRefType().getElementType());
+    MemRefType type = load.getMemRefType();
+    unsigned bytes = elementBytes(type.getElementType());
     out.words.push_back({bytes == 1 ? "uint16_t" : "uint32_t",
-                         "w" + std::to_string(out.words.size()), *address});
+                         "w" + std::to_string(out.words.size()), *address,
+                         type.getShape().back()});
   }
   return out;
 }

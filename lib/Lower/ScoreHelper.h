@@ -44,13 +44,18 @@ struct GatherBody {
   std::vector<std::pair<bool, std::string>> clampBounds;
   std::vector<std::pair<std::string, std::string>> pairReads;
   /// Per gathered load: the word's C++ type, the field of the gathered
-  /// struct, and the address of the pair's first element.
+  /// struct, the address of the pair's first element, and the elements of
+  /// a row of its tensor (its last dimension).
   struct Word {
     std::string type, field, address;
+    int64_t rowElements;
   };
   std::vector<Word> words;
   /// The in-range scores, reading each gathered load from `g.<field>`.
   std::shared_ptr<ScoreBody> apply;
+  /// Whether the gather stages the warp's rows of its one 16-bit tensor in
+  /// shared memory (the scores patcher decides: stagedGatherFits).
+  bool staged = false;
 };
 
 /// Prints the body of the variant's `ew` after MLIR's clean-up of a copy

@@ -92,6 +92,8 @@ private:
   std::string gatheredState(unsigned line, PatchContext &ctx);
   /// Whether the scores helper (the first site's) gathers.
   std::optional<bool> helperGathers;
+  /// The warps of a block that a staged gather has a buffer for.
+  int64_t stagingWarps = 0;
   FailureOr<std::string> earlyPhase(bool gathers, StringRef flag,
                                     StringRef frag, StringRef args,
                                     unsigned line, Location loc,
@@ -217,16 +219,176 @@ static std::string inRangeLoops(ElementwiseOp ew, const FragmentWalk &fw,
 static std::string gatheredLoops(ElementwiseOp ew, const FragmentWalk &fw,
                                  const GatherBody &g) {
   const ScoreBody &apply = *g.apply;
-  return "  if (g.valid) {  // the in-range loads, gathered at the step's "
-         "start\n" +
-         apply.hoisted + pairAliases(apply.pairReads, "    ") +
+  return std::string("  if (g.valid) {  // the in-range loads, gathered at "
+                     "the step's start\n") +
+         (g.staged ? "    cuir_variant_unstage(g);\n" : "") + apply.hoisted +
+         pairAliases(apply.pairReads, "    ") +
          scoreLoops(ew, fw, apply, "    ") + "    return;\n  }\n";
+}
+
+/// `stmts` (lines indented for the fragment loops' body) at `indent`.
+static std::string reindent(StringRef stmts, const FragmentWalk &fw,
+                            StringRef indent) {
+  std::string from = fw.bodyIndent("  "), out;
+  SmallVector<StringRef> lines;
+  stmts.split(lines, '\n', -1, /*KeepEmpty=*/false);
+  for (StringRef line : lines)
+    out += indent.str() +
+           line.drop_front(std::min(line.size(), from.size())).str() + "\n";
+  return out;
+}
+
+/// The shared memory of sm_90 a block may have.
+constexpr int64_t kSharedBytesPerBlock = 227 * 1024;
+/// What the kernels' shared memory holds beside their buffers (barriers, and
+/// the slack of aligning the buffers to 1 KB).
+constexpr int64_t kSharedBytesBesideBuffers = 2048;
+
+/// Bytes of an element of the tensor whose pairs are words of `type`.
+static int64_t stagedElementBytes(StringRef type) {
+  return type == "uint32_t" ? 2 : 1;
+}
+
+/// The warps a block has buffers for where `g` can be staged in shared
+/// memory (GatherBody::staged): its one word, a pair of 1- or 2-byte
+/// elements, of a tensor whose rows are whole 16-byte chunks; a wgmma
+/// accumulator of `tileShape` (64 rows, 2N keys) whose warp rows are at
+/// least 8 chunks (the swizzle's period); and, in every kernel of the module,
+/// a buffer of 16 rows x 2N keys for each of its warps beside its own
+/// buffers. None where it cannot.
+static std::optional<int64_t> stagingBufferWarps(ElementwiseOp ew,
+                                                 const GatherBody &g,
+                                                 ArrayRef<int64_t> tileShape) {
+  if (g.words.size() != 1 || tileShape.size() != 2)
+    return std::nullopt;
+  int64_t bytes = stagedElementBytes(g.words.front().type);
+  int64_t rowBytes = tileShape[1] * bytes;
+  if (g.words.front().rowElements * bytes % 16 != 0 || rowBytes % 128 != 0)
+    return std::nullopt;
+  auto module = ew->getParentOfType<ModuleOp>();
+  if (!module)
+    return std::nullopt;
+  int64_t warps = 0, ownMax = 0;
+  module.walk([&](KernelOp kernel) {
+    warps = std::max<int64_t>(warps, llvm::divideCeil(kernel.getThreads(), 32));
+    int64_t own = 0;
+    kernel.walk([&](AllocOp alloc) {
+      auto type = cast<MemRefType>(alloc.getType());
+      own += type.getNumElements() *
+             llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+    });
+    ownMax = std::max(ownMax, own);
+  });
+  int64_t staged = warps * 16 * rowBytes;
+  if (warps == 0 ||
+      ownMax + kSharedBytesBesideBuffers + staged > kSharedBytesPerBlock)
+    return std::nullopt;
+  return warps;
+}
+
+/// How a thread reads its words back from the staged rows of its warp
+/// (`rows`, generic): 16-bit elements with ldmatrix.x4, whose fragment of an
+/// 8 x 8 matrix is the wgmma accumulator's (row lane / 4, elements
+/// 2 (lane % 4) and the next), four n8 tiles' words at once; bytes a word a
+/// shared load.
+static std::string unstageLoop(const GatherBody::Word &w, bool halves) {
+  std::string f = "g." + w.field;
+  if (halves)
+    return "  const int row = lane % 8 + lane / 8 % 2 * 8;\n"
+           "  #pragma unroll\n"
+           "  for (int j = 0; j < N / 4; j += 2) {  // rows 0-7 and 8-15 of "
+           "n8 tiles j and j + 1\n"
+           "    const int chunk = j + lane / 16;\n"
+           "    cuir_ldmatrix_x4(" +
+           f + "[2 * j], " + f + "[2 * j + 1], " + f + "[2 * j + 2], " + f +
+           "[2 * j + 3],\n"
+           "                     rows + row * (4 * N) + ((chunk ^ (row % 8)) "
+           "<< 4));\n"
+           "  }\n";
+  return "  #pragma unroll\n"
+         "  for (int j = 0; j < N / 4; ++j)\n"
+         "  #pragma unroll\n"
+         "    for (int half = 0; half < 2; ++half) {  // keys 8j + 2 (lane % "
+         "4) and the next, of row lane / 4 + 8 half\n"
+         "      const int row = lane / 4 + 8 * half, chunk = j / 2;\n"
+         "      " +
+         f +
+         "[2 * j + half] = *reinterpret_cast<const uint16_t *>(\n"
+         "          rows + row * (2 * N) + ((chunk ^ (row % 8)) << 4) + j % 2 "
+         "* 8 + lane % 4 * 2);\n"
+         "    }\n";
+}
+
+/// The staged form of gatherText (GatherBody::staged): the gather copies the
+/// warp's 16 query rows x 2N keys of the tensor into the warp's buffer in
+/// shared memory (cp.async, 16 bytes a copy, whole rows a warp copy), rows
+/// swizzled by 16-byte chunk, and cuir_variant_unstage, called by the
+/// scores, reads a thread's words back (unstageLoop).
+static std::string stagedGather(const FragmentWalk &fw, const GatherBody &g,
+                                StringRef header, StringRef signature,
+                                int64_t warps) {
+  const GatherBody::Word &w = g.words.front();
+  bool halves = stagedElementBytes(w.type) == 2;
+  // A warp row's bytes, its 16-byte chunks, and a chunk's keys.
+  std::string rowBytes = halves ? "4 * N" : "2 * N";
+  std::string chunks = halves ? "N / 4" : "N / 8";
+  std::string keys = halves ? "8" : "16";
+  std::string tensor = g.pairReads.front().second;
+  std::string loopBody =
+      "    const int id = 32 * i + lane, row = id / (" + chunks +
+      "), chunk = id % (" + chunks +
+      ");\n"
+      "    const int q_idx = row0 - lane / 4 + row, kv_idx = col0 - lane % 4 * "
+      "2 + " +
+      keys + " * chunk;\n" + reindent(g.stmts, fw, "    ") +
+      "    cuir_stage_chunk(rows + row * (" + rowBytes +
+      ") + ((chunk ^ (row % 8)) << 4), " + w.address + ");\n";
+  return header.str() +
+         "// The staged rows of this thread's warp: 16 rows x 2N keys, chunk "
+         "c (16 bytes) of\n"
+         "// row r at chunk c ^ (r % 8), so that 8 rows are read from distinct "
+         "banks.\n"
+         "template <int N>\n"
+         "__device__ __forceinline__ unsigned char *cuir_variant_staged_rows() "
+         "{\n"
+         "  static_assert((" +
+         rowBytes +
+         ") % 128 == 0, \"rows of whole 16-byte chunks, at least 8\");\n"
+         "  __shared__ __align__(128) unsigned char rows[" +
+         std::to_string(warps) + "][16 * (" + rowBytes +
+         ")];  // a buffer a warp of the block\n"
+         "  return rows[threadIdx.x / 32];\n}\n"
+         "template <int N>\n"
+         "__device__ __forceinline__ void cuir_variant_gather(" +
+         signature.str() + "  (void)params, (void)b, (void)h;\n" + g.hoisted +
+         "  const int lane = threadIdx.x % 32;\n"
+         "  g.valid = __all_sync(0xffffffffu, " +
+         inRangeCondition(fw, g.clampBounds, g.pairReads) +
+         " &&\n                                     cuir_chunks_aligned(" +
+         tensor +
+         ") && col0 % " + keys +
+         " == lane % 4 * 2);\n"
+         "  if (!g.valid)\n    return;\n"
+         "  __syncwarp();  // the warp has read its last staged rows\n"
+         "  unsigned char *rows = cuir_variant_staged_rows<N>();\n" +
+         pairAliases(g.pairReads, "  ") +
+         "  #pragma unroll\n  for (int i = 0; i < (" + chunks +
+         ") / 2; ++i) {  // 32 chunks a warp copy\n" + loopBody +
+         "  }\n  cuir_stage_commit();\n}\n"
+         "template <int N>\n"
+         "__device__ __forceinline__ void "
+         "cuir_variant_unstage(cuir_variant_gathered<N> &g) {\n"
+         "  cuir_stage_wait();\n  __syncwarp();\n"
+         "  const int lane = threadIdx.x % 32;\n"
+         "  const unsigned char *rows = cuir_variant_staged_rows<N>();\n" +
+         unstageLoop(w, halves) + "}\n";
 }
 
 /// The type of the gathered words, the gather that fills them, and the
 /// function that gives the type for a register tile (in decltype).
 static std::string gatherText(const FragmentWalk &fw, const GatherBody &g,
-                              StringRef paramsStruct, StringRef variant) {
+                              StringRef paramsStruct, StringRef variant,
+                              int64_t stagingWarps) {
   std::string fields;
   for (const GatherBody::Word &w : g.words)
     fields += "  " + w.type + " " + w.field + fw.pairDims + ";\n";
@@ -239,21 +401,26 @@ static std::string gatherText(const FragmentWalk &fw, const GatherBody &g,
                 w.address + ");\n";
   std::string tmpl = "template <" + fw.templateParams + ">\n";
   std::string type = "cuir_variant_gathered<" + fw.templateArgs + ">";
-  return "// ---- cuir: the loads of the variant '" + variant.str() +
-         "' that its score hook issues at the start of a\n"
-         "//      step, while the step waits for S: a word per pair of a "
-         "thread's adjacent keys. ----\n" +
-         tmpl + "struct cuir_variant_gathered {\n" + fields +
-         "  bool valid;  // every element within its tensors' bounds, the "
-         "pairs aligned\n};\n" +
-         tmpl + "__device__ " + type + " cuir_variant_gathered_of(const " +
-         fw.param("") + ");\n" + tmpl +
-         "__device__ __forceinline__ void cuir_variant_gather(" + type +
-         " &g, const " + paramsStruct.str() +
-         " &params, int b, int h, int row0,\n"
-         "                                                    int col0) {\n"
-         "  (void)params, (void)b, (void)h;\n" +
-         g.hoisted +
+  std::string header =
+      "// ---- cuir: the loads of the variant '" + variant.str() +
+      "' that its score hook issues at the start of a\n"
+      "//      step, while the step waits for S: a word per pair of a "
+      "thread's adjacent keys" +
+      (g.staged ? ",\n//      staged in shared memory by the warp" : "") +
+      ". ----\n" + tmpl + "struct cuir_variant_gathered {\n" + fields +
+      "  bool valid;  // every element within its tensors' bounds, the "
+      "pairs aligned\n};\n" +
+      tmpl + "__device__ " + type + " cuir_variant_gathered_of(const " +
+      fw.param("") + ");\n";
+  std::string signature = type + " &g, const " + paramsStruct.str() +
+                          " &params, int b, int h, int row0,\n"
+                          "                                                 "
+                          "   int col0) {\n";
+  if (g.staged)
+    return stagedGather(fw, g, header, signature, stagingWarps);
+  return header + tmpl +
+         "__device__ __forceinline__ void cuir_variant_gather(" + signature +
+         "  (void)params, (void)b, (void)h;\n" + g.hoisted +
          "  g.valid = " + inRangeCondition(fw, g.clampBounds, g.pairReads) +
          " && col0 % 2 == 0;\n  if (!g.valid)\n    return;\n" +
          pairAliases(g.pairReads, "  ") + fw.walk("  ", loopBody) + "}\n";
@@ -277,10 +444,12 @@ std::string ScoresPatcher::helperText(ElementwiseOp ew, const FragmentWalk &fw,
   }
   std::string gathered, gatheredParam, fastPath = inRangeLoops(ew, fw, body);
   if (body.gathered) {
-    gathered =
-        gatherText(fw, *body.gathered, ctx.paramsStruct, ctx.variantSpec) +
-        "\n";
-    gatheredParam = ", const cuir_variant_gathered<" + fw.templateArgs + "> &g";
+    gathered = gatherText(fw, *body.gathered, ctx.paramsStruct, ctx.variantSpec,
+                          stagingWarps) +
+               "\n";
+    // Staged words are read back into g by the scores.
+    gatheredParam = std::string(body.gathered->staged ? ", " : ", const ") +
+                    "cuir_variant_gathered<" + fw.templateArgs + "> &g";
     fastPath = gatheredLoops(ew, fw, *body.gathered);
   }
   return gathered + "// ---- cuir: the scores of the variant '" +
@@ -337,6 +506,12 @@ LogicalResult ScoresPatcher::lowerScores(ElementwiseOp ew, PatchContext &ctx) {
     return failure();
   if (halve)
     ++ctx.halvedScoreSites;
+  if (body->gathered && !helperGathers) {
+    std::optional<int64_t> warps = stagingBufferWarps(
+        ew, *body->gathered, cast<RankedTensorType>(in.getType()).getShape());
+    body->gathered->staged = warps.has_value();
+    stagingWarps = warps.value_or(0);
+  }
   // The first site's helper serves every site (their bodies differ only in
   // the mask, which MASK turns off), and so does its gather.
   if (!helperGathers)
