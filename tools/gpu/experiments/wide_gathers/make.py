@@ -14,7 +14,9 @@ touching 8 rows x 16 bytes. Two alternatives, hand-patched into the staged bench
   make.py DIR OUT   (CPU, here): OUT/bias_{orig,quad,stage}.so + .json
   ab.py OUT         (GPU): outputs against bias_orig's (bitwise), per-call and back-to-back times
                     interleaved, FlexAttention's
-Shape constants are the bench shape's (N = 4096, H = 16)."""
+Shape constants are the bench shape's (N = 4096, H = 16). Written against the lowering of 44346da (register
+gathers); since 3d51988 the lowering stages such a gather itself, and make.py refuses a stage made by it
+(the loop it replaces is gone)."""
 import pathlib
 import sys
 
