@@ -46,13 +46,6 @@ class BlockMask:
         if self.q_order is None:
             self.q_order = heavy_first(self.kv_num_blocks, self.full_kv_num_blocks)
 
-    def __setattr__(self, name, value):
-        # The problems check_block_mask accepted this mask for: forgotten when a list is replaced (what it
-        # checks, the lists' shapes, dtypes and devices, cannot change otherwise).
-        if name in LISTS or name not in self.__dict__:
-            self.__dict__["_accepted"] = set()
-        object.__setattr__(self, name, value)
-
     @property
     def BLOCK_SIZE(self):  # FlexAttention's name
         return self.block_size
@@ -135,9 +128,6 @@ def check_block_mask(bm, info, B, H, Nq, Nkv, device, Hkv=None):
     if not isinstance(bm, BlockMask):
         raise TypeError(f"block_mask must be a cuir.BlockMask (attn.block_mask(...)), not {type(bm).__name__}")
     tiles = (info["block_m"], info["block_n"])
-    problem = (tiles, tuple(info["depends"]), B, H, Nq, Nkv, device, Hkv)
-    if problem in bm._accepted:  # a mask reused across calls and layers is checked once
-        return
     if bm.block_size != tiles:
         raise ValueError(f"block_mask has tiles of {bm.block_size[0]} x {bm.block_size[1]}, the kernel's are "
                          f"{tiles[0]} x {tiles[1]}")
@@ -156,7 +146,6 @@ def check_block_mask(bm, info, B, H, Nq, Nkv, device, Hkv=None):
                              f"got {t.dtype} {list(t.shape)}")
         if t.device != device:
             raise ValueError(f"block_mask.{name} is on {t.device}, the inputs on {device}")
-    bm._accepted.add(problem)
 
 
 def from_flex(fbm, info, B, H, Nq, Nkv, device):

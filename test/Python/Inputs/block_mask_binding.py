@@ -228,12 +228,15 @@ print("flex: a mask_mod gets none (computed per call)",
 show("flex: cuir.BlockMask without mask_mod", lambda: flex._mask_mod_of(bm, Nq, Nkv))
 print("cuir.BlockMask exported", cuir.BlockMask is bml.BlockMask)
 
-# A mask is checked once per problem (calls reuse it across layers); replacing a list checks it again.
+# A mask reused across calls is checked at every call: a list replaced, or changed in place, is refused.
 reused = bml.BlockMask({n: getattr(bm, n) for n in bml.LISTS}, (BM, BN), (Nq, Nkv))
 attn(q, k, k, doc_ids=doc, scale2=0, block_mask=reused)
-print("accepted problems", len(reused._accepted))
 reused.kv_indices = bm.kv_indices.long()
 show("list replaced after a call", lambda: attn(q, k, k, doc_ids=doc, scale2=0, block_mask=reused))
+resized = bml.BlockMask({n: getattr(bm, n).clone() for n in bml.LISTS}, (BM, BN), (Nq, Nkv))
+attn(q, k, k, doc_ids=doc, scale2=0, block_mask=resized)
+resized.kv_num_blocks.resize_(2, 1, 2)  # in place: the same tensor, another shape
+show("list resized in place after a call", lambda: attn(q, k, k, doc_ids=doc, scale2=0, block_mask=resized))
 
 # The params of [B, H, N, d] tensors are those of their [B, N, H, d] views (strides permuted, no views made).
 from cuir.kernel_lib import make_params  # noqa: E402
