@@ -94,6 +94,8 @@ private:
   std::optional<bool> helperGathers;
   /// The warps of a block that a staged gather has a buffer for.
   int64_t stagingWarps = 0;
+  void decideStaging(ElementwiseOp ew, GatherBody &g,
+                     ArrayRef<int64_t> tileShape);
   FailureOr<std::string> earlyPhase(bool gathers, StringRef flag,
                                     StringRef frag, StringRef args,
                                     unsigned line, Location loc,
@@ -255,35 +257,60 @@ static int64_t stagedElementBytes(StringRef type) {
 /// accumulator of `tileShape` (64 rows, 2N keys) whose warp rows are at
 /// least 8 chunks (the swizzle's period); and, in every kernel of the module,
 /// a buffer of 16 rows x 2N keys for each of its warps beside its own
-/// buffers. None where it cannot.
+/// buffers. Else none, and `whyNot` says why; `bytes` is the buffers' size.
 static std::optional<int64_t> stagingBufferWarps(ElementwiseOp ew,
                                                  const GatherBody &g,
-                                                 ArrayRef<int64_t> tileShape) {
-  if (g.words.size() != 1 || tileShape.size() != 2)
+                                                 ArrayRef<int64_t> tileShape,
+                                                 int64_t &bytes,
+                                                 std::string &whyNot) {
+  if (g.words.size() != 1 || tileShape.size() != 2) {
+    whyNot = "it gathers " + std::to_string(g.words.size()) + " tensors";
     return std::nullopt;
-  int64_t bytes = stagedElementBytes(g.words.front().type);
-  int64_t rowBytes = tileShape[1] * bytes;
-  if (g.words.front().rowElements * bytes % 16 != 0 || rowBytes % 128 != 0)
+  }
+  int64_t elementBytes = stagedElementBytes(g.words.front().type);
+  int64_t rowBytes = tileShape[1] * elementBytes;
+  if (g.words.front().rowElements * elementBytes % 16 != 0) {
+    whyNot = "rows of " + std::to_string(g.words.front().rowElements) +
+             " elements are not whole 16-byte chunks";
     return std::nullopt;
+  }
+  if (rowBytes % 128 != 0) {
+    whyNot = "a tile's " + std::to_string(tileShape[1]) +
+             " keys are not whole multiples of 8 chunks";
+    return std::nullopt;
+  }
   auto module = ew->getParentOfType<ModuleOp>();
-  if (!module)
-    return std::nullopt;
   int64_t warps = 0, ownMax = 0;
-  module.walk([&](KernelOp kernel) {
-    warps = std::max<int64_t>(warps, llvm::divideCeil(kernel.getThreads(), 32));
-    int64_t own = 0;
-    kernel.walk([&](AllocOp alloc) {
-      auto type = cast<MemRefType>(alloc.getType());
-      own += type.getNumElements() *
-             llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+  if (module)
+    module.walk([&](KernelOp kernel) {
+      warps =
+          std::max<int64_t>(warps, llvm::divideCeil(kernel.getThreads(), 32));
+      int64_t own = 0;
+      kernel.walk([&](AllocOp alloc) {
+        auto type = cast<MemRefType>(alloc.getType());
+        own += type.getNumElements() *
+               llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+      });
+      ownMax = std::max(ownMax, own);
     });
-    ownMax = std::max(ownMax, own);
-  });
-  int64_t staged = warps * 16 * rowBytes;
+  bytes = warps * 16 * rowBytes;
   if (warps == 0 ||
-      ownMax + kSharedBytesBesideBuffers + staged > kSharedBytesPerBlock)
+      ownMax + kSharedBytesBesideBuffers + bytes > kSharedBytesPerBlock) {
+    whyNot = "its buffers (" + std::to_string(bytes) +
+             " bytes) do not fit beside the kernel's own " +
+             std::to_string(ownMax) + " bytes of shared memory";
     return std::nullopt;
+  }
   return warps;
+}
+
+/// Whether `op` is in the first kernel of its module.
+static bool inFirstKernel(Operation *op) {
+  auto module = op->getParentOfType<ModuleOp>();
+  if (!module)
+    return true;
+  auto kernels = module.getOps<KernelOp>();
+  return kernels.empty() || *kernels.begin() == op->getParentOfType<KernelOp>();
 }
 
 /// How a thread reads its words back from the staged rows of its warp
@@ -470,6 +497,29 @@ std::string ScoresPatcher::helperText(ElementwiseOp ew, const FragmentWalk &fw,
          fastPath + body.hoisted + scoreLoops(ew, fw, body, "  ") + "}\n";
 }
 
+/// Whether the scores helper's gather `g` is staged (stagingBufferWarps), said
+/// in a remark at `ew` once for the module: every kernel decides alike.
+void ScoresPatcher::decideStaging(ElementwiseOp ew, GatherBody &g,
+                                  ArrayRef<int64_t> tileShape) {
+  int64_t bytes = 0;
+  std::string whyNot;
+  std::optional<int64_t> warps =
+      stagingBufferWarps(ew, g, tileShape, bytes, whyNot);
+  g.staged = warps.has_value();
+  stagingWarps = warps.value_or(0);
+  if (!inFirstKernel(ew))
+    return;
+  if (warps)
+    emitRemark(ew.getLoc())
+        << "the scores' per-score loads are staged in shared memory at the "
+           "step's start, a warp's rows at a time ("
+        << bytes << " bytes a block)";
+  else
+    emitRemark(ew.getLoc()) << "the scores' per-score loads are gathered at "
+                               "the step's start by each thread, not staged: "
+                            << whyNot;
+}
+
 LogicalResult ScoresPatcher::lowerScores(ElementwiseOp ew, PatchContext &ctx) {
   Location loc = ew.getLoc();
   Value in = ew.getInputs()[0];
@@ -506,12 +556,9 @@ LogicalResult ScoresPatcher::lowerScores(ElementwiseOp ew, PatchContext &ctx) {
     return failure();
   if (halve)
     ++ctx.halvedScoreSites;
-  if (body->gathered && !helperGathers) {
-    std::optional<int64_t> warps = stagingBufferWarps(
-        ew, *body->gathered, cast<RankedTensorType>(in.getType()).getShape());
-    body->gathered->staged = warps.has_value();
-    stagingWarps = warps.value_or(0);
-  }
+  if (body->gathered && !helperGathers)
+    decideStaging(ew, *body->gathered,
+                  cast<RankedTensorType>(in.getType()).getShape());
   // The first site's helper serves every site (their bodies differ only in
   // the mask, which MASK turns off), and so does its gather.
   if (!helperGathers)
