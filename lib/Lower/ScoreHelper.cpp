@@ -713,7 +713,7 @@ BodyPrinter::printGather(ArrayRef<memref::LoadOp> loads, StringRef hoistIndent,
     unsigned bytes = elementBytes(type.getElementType());
     out.words.push_back({bytes == 1 ? "uint16_t" : "uint32_t",
                          "w" + std::to_string(out.words.size()), *address,
-                         type.getShape().back()});
+                         type.getShape().back(), ""});
   }
   return out;
 }
@@ -844,6 +844,8 @@ printGathered(Block &copy, ArrayRef<std::pair<bool, Value>> bounds,
       apply.print((hoistIndent + "  ").str(), (elementIndent + "  ").str());
   if (failed(out) || failed(applied))
     return failure();
+  for (auto [word, load] : llvm::zip_equal(out->words, loads))
+    word.tensor = tensorExpr[load.getMemRef()];
   out->pairReads.assign(pairReads.begin(), pairReads.end());
   applied->pairReads.assign(stillRead.begin(), stillRead.end());
   out->apply = std::make_shared<ScoreBody>(std::move(*applied));

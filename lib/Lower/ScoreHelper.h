@@ -44,11 +44,12 @@ struct GatherBody {
   std::vector<std::pair<bool, std::string>> clampBounds;
   std::vector<std::pair<std::string, std::string>> pairReads;
   /// Per gathered load: the word's C++ type, the field of the gathered
-  /// struct, the address of the pair's first element, and the elements of
-  /// a row of its tensor (its last dimension).
+  /// struct, the address of the pair's first element, the elements of a row
+  /// of its tensor (its last dimension), and the tensor (its parameter).
   struct Word {
     std::string type, field, address;
     int64_t rowElements;
+    std::string tensor;
   };
   std::vector<Word> words;
   /// The in-range scores, reading each gathered load from `g.<field>`.

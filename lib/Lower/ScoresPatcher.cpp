@@ -360,7 +360,6 @@ static std::string stagedGather(const FragmentWalk &fw, const GatherBody &g,
   std::string rowBytes = halves ? "4 * N" : "2 * N";
   std::string chunks = halves ? "N / 4" : "N / 8";
   std::string keys = halves ? "8" : "16";
-  std::string tensor = g.pairReads.front().second;
   std::string loopBody =
       "    const int id = 32 * i + lane, row = id / (" + chunks +
       "), chunk = id % (" + chunks +
@@ -392,7 +391,7 @@ static std::string stagedGather(const FragmentWalk &fw, const GatherBody &g,
          "  g.valid = __all_sync(0xffffffffu, " +
          inRangeCondition(fw, g.clampBounds, g.pairReads) +
          " &&\n                                     cuir_chunks_aligned(" +
-         tensor +
+         w.tensor +
          ") && col0 % " + keys +
          " == lane % 4 * 2);\n"
          "  if (!g.valid)\n    return;\n"
