@@ -713,7 +713,7 @@ BodyPrinter::printGather(ArrayRef<memref::LoadOp> loads, StringRef hoistIndent,
     unsigned bytes = elementBytes(type.getElementType());
     out.words.push_back({bytes == 1 ? "uint16_t" : "uint32_t",
                          "w" + std::to_string(out.words.size()), *address,
-                         type.getShape().back(), ""});
+                         bytes, type.getShape().back(), ""});
   }
   return out;
 }

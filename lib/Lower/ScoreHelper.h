@@ -44,19 +44,22 @@ struct GatherBody {
   std::vector<std::pair<bool, std::string>> clampBounds;
   std::vector<std::pair<std::string, std::string>> pairReads;
   /// Per gathered load: the word's C++ type, the field of the gathered
-  /// struct, the address of the pair's first element, the elements of a row
-  /// of its tensor (its last dimension), and the tensor (its parameter).
+  /// struct, the address of the pair's first element, the bytes of an
+  /// element, the elements of a row of its tensor (its last dimension), and
+  /// the tensor (its parameter).
   struct Word {
     std::string type, field, address;
+    unsigned elementBytes;
     int64_t rowElements;
     std::string tensor;
   };
   std::vector<Word> words;
   /// The in-range scores, reading each gathered load from `g.<field>`.
   std::shared_ptr<ScoreBody> apply;
-  /// Whether the gather stages the warp's rows of its one 16-bit tensor in
-  /// shared memory (the scores patcher decides: stagedGatherFits).
-  bool staged = false;
+  /// The warps of a block that have a buffer in shared memory where the
+  /// gather stages its one tensor's rows (the scores patcher decides:
+  /// stagingBufferWarps); 0 where each thread gathers its own words.
+  int64_t stagingWarps = 0;
 };
 
 /// Prints the body of the variant's `ew` after MLIR's clean-up of a copy

@@ -92,8 +92,6 @@ private:
   std::string gatheredState(unsigned line, PatchContext &ctx);
   /// Whether the scores helper (the first site's) gathers.
   std::optional<bool> helperGathers;
-  /// The warps of a block that a staged gather has a buffer for.
-  int64_t stagingWarps = 0;
   void decideStaging(ElementwiseOp ew, GatherBody &g,
                      ArrayRef<int64_t> tileShape);
   FailureOr<std::string> earlyPhase(bool gathers, StringRef flag,
@@ -223,7 +221,8 @@ static std::string gatheredLoops(ElementwiseOp ew, const FragmentWalk &fw,
   const ScoreBody &apply = *g.apply;
   return std::string("  if (g.valid) {  // the in-range loads, gathered at "
                      "the step's start\n") +
-         (g.staged ? "    cuir_variant_unstage(g);\n" : "") + apply.hoisted +
+         (g.stagingWarps ? "    cuir_variant_unstage(g);\n" : "") +
+         apply.hoisted +
          pairAliases(apply.pairReads, "    ") +
          scoreLoops(ew, fw, apply, "    ") + "    return;\n  }\n";
 }
@@ -246,13 +245,8 @@ constexpr int64_t kSharedBytesPerBlock = 227 * 1024;
 /// the slack of aligning the buffers to 1 KB).
 constexpr int64_t kSharedBytesBesideBuffers = 2048;
 
-/// Bytes of an element of the tensor whose pairs are words of `type`.
-static int64_t stagedElementBytes(StringRef type) {
-  return type == "uint32_t" ? 2 : 1;
-}
-
 /// The warps a block has buffers for where `g` can be staged in shared
-/// memory (GatherBody::staged): its one word, a pair of 1- or 2-byte
+/// memory (GatherBody::stagingWarps): its one word, a pair of 1- or 2-byte
 /// elements, of a tensor whose rows are whole 16-byte chunks; a wgmma
 /// accumulator of `tileShape` (64 rows, 2N keys) whose warp rows are at
 /// least 8 chunks (the swizzle's period); and, in every kernel of the module,
@@ -263,11 +257,11 @@ static std::optional<int64_t> stagingBufferWarps(ElementwiseOp ew,
                                                  ArrayRef<int64_t> tileShape,
                                                  int64_t &bytes,
                                                  std::string &whyNot) {
-  if (g.words.size() != 1 || tileShape.size() != 2) {
+  if (g.words.size() != 1) {
     whyNot = "it gathers " + std::to_string(g.words.size()) + " tensors";
     return std::nullopt;
   }
-  int64_t elementBytes = stagedElementBytes(g.words.front().type);
+  int64_t elementBytes = g.words.front().elementBytes;
   int64_t rowBytes = tileShape[1] * elementBytes;
   if (g.words.front().rowElements * elementBytes % 16 != 0) {
     whyNot = "rows of " + std::to_string(g.words.front().rowElements) +
@@ -346,16 +340,15 @@ static std::string unstageLoop(const GatherBody::Word &w, bool halves) {
          "    }\n";
 }
 
-/// The staged form of gatherText (GatherBody::staged): the gather copies the
-/// warp's 16 query rows x 2N keys of the tensor into the warp's buffer in
+/// The staged form of gatherText (GatherBody::stagingWarps): the gather copies
+/// the warp's 16 query rows x 2N keys of the tensor into the warp's buffer in
 /// shared memory (cp.async, 16 bytes a copy, whole rows a warp copy), rows
 /// swizzled by 16-byte chunk, and cuir_variant_unstage, called by the
 /// scores, reads a thread's words back (unstageLoop).
 static std::string stagedGather(const FragmentWalk &fw, const GatherBody &g,
-                                StringRef header, StringRef signature,
-                                int64_t warps) {
+                                StringRef header, StringRef signature) {
   const GatherBody::Word &w = g.words.front();
-  bool halves = stagedElementBytes(w.type) == 2;
+  bool halves = w.elementBytes == 2;
   // A warp row's bytes, its 16-byte chunks, and a chunk's keys.
   std::string rowBytes = halves ? "4 * N" : "2 * N";
   std::string chunks = halves ? "N / 4" : "N / 8";
@@ -381,7 +374,7 @@ static std::string stagedGather(const FragmentWalk &fw, const GatherBody &g,
          rowBytes +
          ") % 128 == 0, \"rows of whole 16-byte chunks, at least 8\");\n"
          "  __shared__ __align__(128) unsigned char rows[" +
-         std::to_string(warps) + "][16 * (" + rowBytes +
+         std::to_string(g.stagingWarps) + "][16 * (" + rowBytes +
          ")];  // a buffer a warp of the block\n"
          "  return rows[threadIdx.x / 32];\n}\n"
          "template <int N>\n"
@@ -413,8 +406,7 @@ static std::string stagedGather(const FragmentWalk &fw, const GatherBody &g,
 /// The type of the gathered words, the gather that fills them, and the
 /// function that gives the type for a register tile (in decltype).
 static std::string gatherText(const FragmentWalk &fw, const GatherBody &g,
-                              StringRef paramsStruct, StringRef variant,
-                              int64_t stagingWarps) {
+                              StringRef paramsStruct, StringRef variant) {
   std::string fields;
   for (const GatherBody::Word &w : g.words)
     fields += "  " + w.type + " " + w.field + fw.pairDims + ";\n";
@@ -432,7 +424,7 @@ static std::string gatherText(const FragmentWalk &fw, const GatherBody &g,
       "' that its score hook issues at the start of a\n"
       "//      step, while the step waits for S: a word per pair of a "
       "thread's adjacent keys" +
-      (g.staged ? ",\n//      staged in shared memory by the warp" : "") +
+      (g.stagingWarps ? ",\n//      staged in shared memory by the warp" : "") +
       ". ----\n" + tmpl + "struct cuir_variant_gathered {\n" + fields +
       "  bool valid;  // every element within its tensors' bounds, the "
       "pairs aligned\n};\n" +
@@ -442,8 +434,8 @@ static std::string gatherText(const FragmentWalk &fw, const GatherBody &g,
                           " &params, int b, int h, int row0,\n"
                           "                                                 "
                           "   int col0) {\n";
-  if (g.staged)
-    return stagedGather(fw, g, header, signature, stagingWarps);
+  if (g.stagingWarps)
+    return stagedGather(fw, g, header, signature);
   return header + tmpl +
          "__device__ __forceinline__ void cuir_variant_gather(" + signature +
          "  (void)params, (void)b, (void)h;\n" + g.hoisted +
@@ -470,12 +462,13 @@ std::string ScoresPatcher::helperText(ElementwiseOp ew, const FragmentWalk &fw,
   }
   std::string gathered, gatheredParam, fastPath = inRangeLoops(ew, fw, body);
   if (body.gathered) {
-    gathered = gatherText(fw, *body.gathered, ctx.paramsStruct, ctx.variantSpec,
-                          stagingWarps) +
-               "\n";
+    gathered =
+        gatherText(fw, *body.gathered, ctx.paramsStruct, ctx.variantSpec) +
+        "\n";
     // Staged words are read back into g by the scores.
-    gatheredParam = std::string(body.gathered->staged ? ", " : ", const ") +
-                    "cuir_variant_gathered<" + fw.templateArgs + "> &g";
+    gatheredParam =
+        std::string(body.gathered->stagingWarps ? ", " : ", const ") +
+        "cuir_variant_gathered<" + fw.templateArgs + "> &g";
     fastPath = gatheredLoops(ew, fw, *body.gathered);
   }
   return gathered + "// ---- cuir: the scores of the variant '" +
@@ -504,8 +497,7 @@ void ScoresPatcher::decideStaging(ElementwiseOp ew, GatherBody &g,
   std::string whyNot;
   std::optional<int64_t> warps =
       stagingBufferWarps(ew, g, tileShape, bytes, whyNot);
-  g.staged = warps.has_value();
-  stagingWarps = warps.value_or(0);
+  g.stagingWarps = warps.value_or(0);
   if (!inFirstKernel(ew))
     return;
   if (warps)
