@@ -5,8 +5,8 @@
 //               whole query blocks: padded rows get D = 0 and LSE = +inf, so that their P is 0); zeroes the
 //               fp32 dQ accumulator and the deterministic mode's semaphores;
 //   main        one thread block per (KV tile of BLOCK_N = 128 keys, KV head, batch); it loops over the query
-//               heads of its GQA group and, for each, over the query blocks (BLOCK_M = 64 rows) that see its
-//               keys, keeping dK and dV of its keys in registers over all of them:
+//               blocks (BLOCK_M = 64 rows) that see its keys and, for each, over the query heads of its GQA
+//               group, keeping dK and dV of its keys in registers over all of them:
 //                 S^T  = K Q^T                 wgmma, K and Q from shared memory
 //                 P^T  = exp2(S^T * scale * log2e - LSE * log2e)     (the forward's probabilities, transposed)
 //                 dP^T = V dO^T                wgmma, V and dO from shared memory
@@ -34,7 +34,11 @@
 //
 // Block iteration: a step's query block is virtual; `q_tiles(m)` (cuir/kv_tiles.cuh) maps it to the query tile
 // it loads and masks, the identity here. The masking steps (a ragged last KV tile, or for causal the query
-// blocks that cross the diagonal) come first, then the unmasked ones.
+// blocks that cross the diagonal) come first, then the unmasked ones from the last query block down; each query
+// block for every head of the group in turn. So the thread blocks in flight read the same query blocks of the
+// same heads at about the same time, and a GQA group's Q, dO and dQ accumulator stay in L2 (heads outer and
+// query blocks ascending measured 5-15% slower on causal GQA, docs/benchmarks/bwd-configs.md). The
+// deterministic mode keeps the query blocks ascending: its KV tiles add into a query block one after another.
 //
 // Shared memory (128-byte swizzle everywhere, slabs of 64 columns as TMA writes them, see sm90_primitives.cuh):
 // K, V [HEAD_DIM/64][BLOCK_N][64]; Q, dO [STAGES][HEAD_DIM/64][BLOCK_M][64]; dS^T [2][BLOCK_N][BLOCK_M] (double
@@ -271,6 +275,12 @@ struct QueryBlocks {
   int m_begin, m_unmasked_begin, m_end;
 
   __device__ __forceinline__ int num_steps() const { return m_end - m_begin; }
+  // The virtual query block of visit v: the masking ones in order, then the unmasked ones from the last down
+  // (ascending if not REVERSE).
+  template <bool REVERSE>
+  __device__ __forceinline__ int visit(int v) const {
+    return REVERSE && v >= m_unmasked_begin ? m_end - 1 - (v - m_unmasked_begin) : v;
+  }
 };
 
 // Row i sees key j iff j < Nkv and (causal) j <= i + Nkv - Nq. Padded query rows need no mask (their P is 0).
@@ -323,7 +333,7 @@ __device__ __forceinline__ void producer_load_step(const cuir_attention_bwd_para
   bulk_load(smem + T::SDPSUM_OFFSET + stage * T::ROW_BYTES, ws.dpsum + at, T::ROW_BYTES, &bars->do_full[stage]);
 }
 
-template <class T, class QTiles>
+template <class T, bool REVERSE, class QTiles>
 __device__ __forceinline__ void producer(const cuir_attention_bwd_params &params, const Workspace &ws,
                                          const TensorMaps &maps, unsigned char *smem, Barriers<T::STAGES> *bars,
                                          int n_block, int head_kv, int batch, const QueryBlocks &range,
@@ -338,9 +348,9 @@ __device__ __forceinline__ void producer(const cuir_attention_bwd_params &params
   }
   const int group = params.num_heads_q / params.num_heads_kv;
   int i = 0;
-  for (int head_q = head_kv * group; head_q < (head_kv + 1) * group; ++head_q)
-    for (int m = range.m_begin; m < range.m_end; ++m, ++i)
-      producer_load_step<T>(params, ws, maps, smem, bars, i, q_tiles(m), head_q, batch);
+  for (int v = range.m_begin; v < range.m_end; ++v)
+    for (int head_q = head_kv * group; head_q < (head_kv + 1) * group; ++head_q, ++i)
+      producer_load_step<T>(params, ws, maps, smem, bars, i, q_tiles(range.visit<REVERSE>(v)), head_q, batch);
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -371,9 +381,9 @@ __device__ __forceinline__ void dq_writer(const cuir_attention_bwd_params &param
   const int group = params.num_heads_q / params.num_heads_kv;
   const int steps = group * range.num_steps();
   int i = 0;
-  for (int head_q = head_kv * group; head_q < (head_kv + 1) * group; ++head_q) {
-    for (int m = range.m_begin; m < range.m_end; ++m, ++i) {
-      const int64_t row_at = ws_row(params, ws, batch, head_q, q_tiles(m) * T::BLOCK_M);
+  for (int v = range.m_begin; v < range.m_end; ++v) {
+    for (int head_q = head_kv * group; head_q < (head_kv + 1) * group; ++head_q, ++i) {
+      const int64_t row_at = ws_row(params, ws, batch, head_q, q_tiles(range.visit<!DETERMINISTIC>(v)) * T::BLOCK_M);
       float *dq_block = ws.dq_accum + row_at * T::HEAD_DIM;
       int *semaphore = ws.semaphore + row_at / T::BLOCK_M;
       if (DETERMINISTIC && leader) wait_dq_turn(semaphore, n_block);
@@ -675,8 +685,9 @@ __device__ __forceinline__ void write_dkv(const cuir_attention_bwd_params &param
                     params.dv_row_stride, acc_dv, 1.f, ctx);
 }
 
-// The consumer warpgroups' loop: every query head of the group, every query block that sees the tile.
-template <class T, class QTiles>
+// The consumer warpgroups' loop: every query block that sees the tile, for every query head of the group. One loop
+// per kind of step, with the head and the query block counted along (two nested loops spill at head dim 128).
+template <class T, bool REVERSE, class QTiles>
 __device__ __forceinline__ void consumer(const cuir_attention_bwd_params &params, const ConsumerContext &ctx,
                                          Barriers<T::STAGES> *bars, int head_kv, int batch, const QueryBlocks &range,
                                          const QTiles &q_tiles) {
@@ -685,13 +696,16 @@ __device__ __forceinline__ void consumer(const cuir_attention_bwd_params &params
   for (int r = 0; r < T::DKV_REGS; ++r) acc_dk[r] = acc_dv[r] = 0.f;
   mbarrier_wait(&bars->kv_full, 0);
   const int group = params.num_heads_q / params.num_heads_kv;
-  int i = 0;
-  for (int head_q = head_kv * group; head_q < (head_kv + 1) * group; ++head_q) {
-    int m = range.m_begin;
-    for (; m < range.m_unmasked_begin; ++m, ++i)  // masking steps: the ragged tile, the causal diagonal
-      consumer_step<T, true>(params, ctx, bars, i, q_tiles(m), batch, head_q, acc_dk, acc_dv);
-    for (; m < range.m_end; ++m, ++i)  // unmasked steps
-      consumer_step<T, false>(params, ctx, bars, i, q_tiles(m), batch, head_q, acc_dk, acc_dv);
+  const int head_q0 = head_kv * group, head_end = head_q0 + group;
+  const int masking_steps = group * (range.m_unmasked_begin - range.m_begin), steps = group * range.num_steps();
+  int i = 0, v = range.m_begin, head_q = head_q0;
+  for (; i < masking_steps; ++i) {  // masking steps: the ragged tile, the causal diagonal
+    consumer_step<T, true>(params, ctx, bars, i, q_tiles(range.visit<REVERSE>(v)), batch, head_q, acc_dk, acc_dv);
+    if (++head_q == head_end) head_q = head_q0, ++v;
+  }
+  for (; i < steps; ++i) {  // unmasked steps
+    consumer_step<T, false>(params, ctx, bars, i, q_tiles(range.visit<REVERSE>(v)), batch, head_q, acc_dk, acc_dv);
+    if (++head_q == head_end) head_q = head_q0, ++v;
   }
   write_dkv<T>(params, ctx, head_kv, batch, acc_dk, acc_dv);
 }
@@ -742,7 +756,7 @@ __global__ void __launch_bounds__(FlashBwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS
   if (warpgroup == 0) {
     setmaxnreg_dec<T::PRODUCER_REGS>();
     if (threadIdx.x / 32 == 0 && elect_one_sync())
-      producer<T>(params, ws, maps, smem, bars, n_block, head_kv, batch, range, q_tiles);
+      producer<T, !DETERMINISTIC>(params, ws, maps, smem, bars, n_block, head_kv, batch, range, q_tiles);
     else if (threadIdx.x / 32 == 1)
       dq_writer<T, DETERMINISTIC>(params, ws, smem, n_block, head_kv, batch, range, q_tiles, elect_one_sync());
   } else {
@@ -760,7 +774,7 @@ __global__ void __launch_bounds__(FlashBwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS
     ctx.seqlen_kv = params.seqlen_kv;
     ctx.last_key_offset = IS_CAUSAL ? params.seqlen_kv - params.seqlen_q : params.seqlen_kv;
     ctx.scale_log2 = params.softmax_scale * kLog2e;
-    consumer<T>(params, ctx, bars, head_kv, batch, range, q_tiles);
+    consumer<T, !DETERMINISTIC>(params, ctx, bars, head_kv, batch, range, q_tiles);
   }
 }
 

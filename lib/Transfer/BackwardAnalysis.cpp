@@ -197,18 +197,25 @@ bool findTileFromKernelMask(BackwardSite &site) {
   return false;
 }
 
-/// `v` of `from`'s step as `to`'s step computes it: `v` itself where it is
-/// defined outside `from`, `to`'s induction variable for `from`'s, else the
-/// op of `to`'s body that applies the same operation to the corresponding
-/// operands; null if `to` computes none.
-Value correspondingValue(Value v, scf::ForOp from, scf::ForOp to) {
-  if (v == from.getInductionVar())
-    return to.getInductionVar();
-  if (!from->isAncestor(v.getParentBlock()->getParentOp()))
+/// `v` of `from`'s step as `to`'s step computes it. `from` and `to` are the
+/// steps' loop nests, innermost first, of the same depth: `v` itself where
+/// it is defined outside `from`, `to`'s induction variable for `from`'s at
+/// the same depth, else the op of `to`'s body at that depth that applies the
+/// same operation to the corresponding operands; null if `to` computes none.
+Value correspondingValue(Value v, ArrayRef<scf::ForOp> from,
+                         ArrayRef<scf::ForOp> to) {
+  for (auto [f, t] : llvm::zip_equal(from, to))
+    if (v == scf::ForOp(f).getInductionVar())
+      return scf::ForOp(t).getInductionVar();
+  if (!from.back()->isAncestor(v.getParentBlock()->getParentOp()))
     return v;
   Operation *def = v.getDefiningOp();
   if (!def || def->getNumResults() != 1 || def->getNumRegions() != 0 ||
-      def->getBlock() != from.getBody() || !isMemoryEffectFree(def))
+      !isMemoryEffectFree(def))
+    return {};
+  auto depth = llvm::find_if(
+      from, [&](scf::ForOp loop) { return def->getBlock() == loop.getBody(); });
+  if (depth == from.end())
     return {};
   SmallVector<Value> operands;
   for (Value operand : def->getOperands()) {
@@ -217,13 +224,37 @@ Value correspondingValue(Value v, scf::ForOp from, scf::ForOp to) {
       return {};
     operands.push_back(mapped);
   }
-  for (Operation &op : to.getBody()->without_terminator())
+  scf::ForOp target = to[depth - from.begin()];
+  for (Operation &op : target.getBody()->without_terminator())
     if (op.getName() == def->getName() &&
         op.getAttrDictionary() == def->getAttrDictionary() &&
         op.getResultTypes() == def->getResultTypes() &&
         llvm::equal(op.getOperands(), operands))
       return op.getResult(0);
   return {};
+}
+
+/// The `depth` loops around `op`, innermost first (fewer where there are
+/// not so many).
+SmallVector<scf::ForOp> enclosingLoops(Operation *op, size_t depth) {
+  SmallVector<scf::ForOp> loops;
+  for (auto loop = op->getParentOfType<scf::ForOp>();
+       loop && loops.size() < depth; loop = loop->getParentOfType<scf::ForOp>())
+    loops.push_back(loop);
+  return loops;
+}
+
+/// The loops of a site's step up to its query loop, innermost first.
+SmallVector<scf::ForOp> stepLoops(const BackwardSite &site) {
+  SmallVector<scf::ForOp> loops;
+  scf::ForOp query = queryLoop(site);
+  for (auto loop = site.gemm->getParentOfType<scf::ForOp>(); query && loop;
+       loop = loop->getParentOfType<scf::ForOp>()) {
+    loops.push_back(loop);
+    if (loop == query)
+      break;
+  }
+  return loops;
 }
 
 /// The root buffers a GEMM's two operands view.
@@ -239,10 +270,10 @@ std::pair<Value, Value> gemmBuffers(Operation *gemm) {
 /// same buffers, as its own loop computes them.
 LogicalResult findTileFromSibling(BackwardSite &site,
                                   ArrayRef<BackwardSite> known) {
-  auto to = site.gemm->getParentOfType<scf::ForOp>();
   for (const BackwardSite &other : known) {
-    auto from = other.gemm->getParentOfType<scf::ForOp>();
-    if (!from || !to || from == to ||
+    SmallVector<scf::ForOp> from = stepLoops(other);
+    SmallVector<scf::ForOp> to = enclosingLoops(site.gemm, from.size());
+    if (from.empty() || to.size() != from.size() || from == to ||
         gemmBuffers(other.gemm) != gemmBuffers(site.gemm))
       continue;
     site.batch = correspondingValue(other.batch, from, to);
@@ -372,6 +403,14 @@ FailureOr<BackwardStructure> mlir::cuir::analyzeBackward(KernelOp kernel) {
         failed(findTileFromSibling(site, known)))
       return failure();
   return bs;
+}
+
+scf::ForOp mlir::cuir::queryLoop(const BackwardSite &site) {
+  for (auto loop = site.gemm->getParentOfType<scf::ForOp>(); loop;
+       loop = loop->getParentOfType<scf::ForOp>())
+    if (!site.head || loop.getInductionVar() != site.head)
+      return loop;
+  return {};
 }
 
 Value mlir::cuir::findGroupKvHead(const BackwardStructure &s) {

@@ -1,8 +1,9 @@
 //===- BackwardSplit.cpp - A backward kernel's query steps over lists -----===//
 //
 // A backward kernel's thread block owns one KV tile and steps over query
-// tiles, for each query head of its GQA group: masking steps over
-// [m_begin, m_unmasked_begin), then unmasked steps up to m_end. For a
+// tiles and the query heads of its GQA group (either loop inside the
+// other): masking steps over [m_begin, m_unmasked_begin), then unmasked
+// steps up to m_end. For a
 // variant's mask the steps visit the query tiles that the transposed lists
 // of a runtime block mask give for that KV tile: the masking steps the
 // partial tiles, the unmasked steps the full ones (whose scores and score
@@ -118,8 +119,8 @@ FailureOr<ElementwiseOp> BackwardSplitter::variantScores(BackwardSite &site) {
 /// computed in the kernel's entry block.
 LogicalResult BackwardSplitter::findLoops() {
   if (bs.sites.size() == 2) {
-    masked = bs.sites[0].gemm->getParentOfType<scf::ForOp>();
-    unmasked = bs.sites[1].gemm->getParentOfType<scf::ForOp>();
+    masked = queryLoop(bs.sites[0]);
+    unmasked = queryLoop(bs.sites[1]);
   }
   Block *entry = &kernel.getBody().front();
   if (!masked || !unmasked || masked->getBlock() != unmasked->getBlock() ||

@@ -18,6 +18,8 @@
 
 #include "cuir/Dialect/CuIR.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
 namespace mlir::cuir {
 
 /// One score recomputation of a backward kernel and what it feeds.
@@ -59,6 +61,10 @@ FailureOr<BackwardStructure> analyzeBackward(KernelOp kernel);
 /// owns `arg`.
 bool readsArgument(Value v, BlockArgument arg);
 
+/// The loop over query blocks of a site's steps: the innermost loop around
+/// its score GEMM but the one over the site's query head (a step may run
+/// inside a loop over the GQA group's heads); null if there is none.
+scf::ForOp queryLoop(const BackwardSite &site);
 /// The KV head g whose GQA group every score site's head loop walks,
 /// `scf.for %h = g * G to g * G + G step 1` with G = Hq / Hkv (the kernel's
 /// arguments), or null if some loop is not so.
