@@ -3,15 +3,14 @@
 // A backward kernel's thread block owns one KV tile and steps over query
 // tiles and the query heads of its GQA group (either loop inside the
 // other): masking steps over [m_begin, m_unmasked_begin), then unmasked
-// steps up to m_end. For a
-// variant's mask the steps visit the query tiles that the transposed lists
-// of a runtime block mask give for that KV tile: the masking steps the
-// partial tiles, the unmasked steps the full ones (whose scores and score
-// derivative lose the mask), nobody the empty ones. The bounds become the
-// lists' lengths (virtual blocks [0, np) partial, [np, np + nf) full) and
-// every virtual block that becomes a query coordinate (m * BLOCK_M) reads
-// its tile from the lists; the kernel's pipeline, barriers and dQ
-// accumulation stay as they are.
+// steps up to m_end. For a variant's mask the steps visit the query tiles
+// that the transposed lists of a runtime block mask give for that KV tile:
+// the masking steps the partial tiles, the unmasked steps the full ones
+// (whose scores and score derivative lose the mask), nobody the empty ones.
+// The bounds become the lists' lengths (virtual blocks [0, np) partial,
+// [np, np + nf) full) and every virtual block that becomes a query
+// coordinate (m * BLOCK_M) reads its tile from the lists; the kernel's
+// pipeline, barriers and dQ accumulation stay as they are.
 //
 // A mask that reads the query head gets a row of lists per KV head, the
 // classes of its GQA group's query heads merged (`kv_heads`): one thread
