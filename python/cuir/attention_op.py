@@ -19,11 +19,20 @@ import math
 from . import kernel_lib as _kernels  # noqa: F401
 
 _OPS = {}
+_PICKED = {}  # (device type, index) -> the kernels _pick_kernels chose
 
 
 def _pick_kernels(device):
     """(forward kernel, backward kernel) for `device`: sm90 on compute capability 9.x, and the sm90 backward
-    only where its library is built."""
+    only where its library is built. Decided once per device, so that a torch.compile'd call after the first
+    traces a dictionary lookup, not the library search (file system calls break the graph)."""
+    key = (device.type, device.index)
+    if key not in _PICKED:
+        _PICKED[key] = _choose_kernels(device)
+    return _PICKED[key]
+
+
+def _choose_kernels(device):
     import torch
     hopper = device.type == "cuda" and torch.cuda.get_device_capability(device)[0] == 9
     fwd = "sm90" if hopper else "sm80"

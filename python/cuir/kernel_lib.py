@@ -55,8 +55,11 @@ class KernelError(RuntimeError):
         super().__init__(f"{what} returned {code} ({ERROR_NAMES.get(code, 'cudaError_t')})")
 
 
+_REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]  # resolved once: no file system calls per kernel call
+
+
 def _repo_root():
-    return pathlib.Path(__file__).resolve().parents[2]
+    return _REPO_ROOT
 
 
 # The kernels' C entry points (kernel name -> symbol) and the variables that override their library paths.

@@ -3,7 +3,9 @@
 
 1. gradients: out, dQ, dK, dV against torch.autograd on float64 copies (fresh random inputs; bf16 and fp16,
    d 64 and 128, causal and full, GQA, ragged Nq != Nkv both ways), relative Frobenius error < 2e-2;
-2. torch.compile(fullgraph=True) of a function calling it, forward and backward: no graph break, same gradients;
+2. torch.compile(fullgraph=True) of a function calling it, forward and backward: no graph break; in
+   deterministic mode the same gradients bitwise, in the default mode within 1e-2 (its dQ reductions have no
+   fixed order);
 3. a tiny causal transformer trained for --steps steps (same initialisation and data) with cuir.attention, with
    FlexAttention (causal block mask) and with SDPA: the loss curves, and the mean loss of the last 50 steps.
 
@@ -67,21 +69,34 @@ def check_gradients():
 
 
 def check_compile():
-    """fullgraph=True fails on any graph break; the gradients must equal the eager ones."""
+    """fullgraph=True fails on any graph break. In deterministic mode the gradients must equal the eager ones
+    bitwise; in the default mode dQ's fp32 reductions land in no fixed order (run to run too), so within 1e-2
+    relative (max abs error over max abs value) of eager's."""
     torch._dynamo.reset()
     q, k, v = (torch.randn(2, 8, 512, 128, device="cuda", dtype=torch.bfloat16, requires_grad=True)
                for _ in range(3))
+    results, bad = {"compiled": True}, 0
+    for deterministic in (True, False):
+        def f(q, k, v):
+            return (cuir.attention(q, k, v, causal=True, deterministic=deterministic) * 2.0).sum()
 
-    def f(q, k, v):
-        return (cuir.attention(q, k, v, causal=True) * 2.0).sum()
-
-    eager = torch.autograd.grad(f(q, k, v), (q, k, v))
-    compiled = torch.compile(f, fullgraph=True)
-    got = torch.autograd.grad(compiled(q, k, v), (q, k, v))
-    same = all(torch.equal(a, b) for a, b in zip(eager, got))
-    print(f"torch.compile(fullgraph=True), forward + backward: compiled, gradients "
-          f"{'equal' if same else 'DIFFER from'} eager's: {'ok' if same else 'FAIL'}", flush=True)
-    return {"compiled": True, "same_gradients": same}, int(not same)
+        eager = torch.autograd.grad(f(q, k, v), (q, k, v))
+        compiled = torch.compile(f, fullgraph=True)
+        got = torch.autograd.grad(compiled(q, k, v), (q, k, v))
+        if deterministic:
+            ok = all(torch.equal(a, b) for a, b in zip(eager, got))
+            what = "equal to eager's" if ok else "DIFFER from eager's"
+        else:
+            err = max(((a.float() - b.float()).abs().max() / a.float().abs().max()).item() for a, b in zip(eager, got))
+            ok = err < 1e-2
+            what = f"within {err:.1e} of eager's"
+        mode = "deterministic" if deterministic else "default mode"
+        print(f"torch.compile(fullgraph=True), forward + backward, {mode}: compiled, gradients {what}: "
+              f"{'ok' if ok else 'FAIL'}", flush=True)
+        results["same_gradients" if deterministic else "close_gradients"] = ok
+        bad += int(not ok)
+    torch._dynamo.reset()
+    return results, bad
 
 
 class Block(torch.nn.Module):
