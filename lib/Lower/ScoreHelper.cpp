@@ -711,8 +711,7 @@ BodyPrinter::printGather(ArrayRef<memref::LoadOp> loads, StringRef hoistIndent,
              << "cannot write " << what << " in C++: " << why;
     MemRefType type = load.getMemRefType();
     unsigned bytes = elementBytes(type.getElementType());
-    out.words.push_back({bytes == 1 ? "uint16_t" : "uint32_t",
-                         "w" + std::to_string(out.words.size()), *address,
+    out.words.push_back({"w" + std::to_string(out.words.size()), *address,
                          bytes, type.getShape().back(), ""});
   }
   return out;

@@ -43,15 +43,18 @@ struct GatherBody {
   /// As ScoreBody's: the in-range condition, which the gather decides.
   std::vector<std::pair<bool, std::string>> clampBounds;
   std::vector<std::pair<std::string, std::string>> pairReads;
-  /// Per gathered load: the word's C++ type, the field of the gathered
-  /// struct, the address of the pair's first element, the bytes of an
-  /// element, the elements of a row of its tensor (its last dimension), and
-  /// the tensor (its parameter).
+  /// Per gathered load: the field of the gathered struct, the address of
+  /// the pair's first element, the bytes of an element, the elements of a
+  /// row of its tensor (its last dimension), and the tensor (its parameter).
   struct Word {
-    std::string type, field, address;
+    std::string field, address;
     unsigned elementBytes;
     int64_t rowElements;
     std::string tensor;
+    /// The word's C++ type: a pair of elements.
+    const char *type() const {
+      return elementBytes == 1 ? "uint16_t" : "uint32_t";
+    }
   };
   std::vector<Word> words;
   /// The in-range scores, reading each gathered load from `g.<field>`.

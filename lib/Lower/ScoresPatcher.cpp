@@ -222,8 +222,7 @@ static std::string gatheredLoops(ElementwiseOp ew, const FragmentWalk &fw,
   return std::string("  if (g.valid) {  // the in-range loads, gathered at "
                      "the step's start\n") +
          (g.stagingWarps ? "    cuir_variant_unstage(g);\n" : "") +
-         apply.hoisted +
-         pairAliases(apply.pairReads, "    ") +
+         apply.hoisted + pairAliases(apply.pairReads, "    ") +
          scoreLoops(ew, fw, apply, "    ") + "    return;\n  }\n";
 }
 
@@ -409,7 +408,7 @@ static std::string gatherText(const FragmentWalk &fw, const GatherBody &g,
                               StringRef paramsStruct, StringRef variant) {
   std::string fields;
   for (const GatherBody::Word &w : g.words)
-    fields += "  " + w.type + " " + w.field + fw.pairDims + ";\n";
+    fields += "  " + std::string(w.type()) + " " + w.field + fw.pairDims + ";\n";
   std::string ind = fw.bodyIndent("  ");
   std::string loopBody = ind + "if (" + fw.keyInPair +
                          " != 0) continue;  // a pair, at its first key\n" +

@@ -22,9 +22,8 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "python"))
 sys.path.insert(0, str(ROOT / "tools" / "gpu"))
-from timing import loop_ms, median_ms  # noqa: E402
+from timing import compiled_flex_attention, loop_ms, median_ms  # noqa: E402
 
-_FLEX = None  # torch.compile(flex_attention), made once (_flex_time)
 
 # (B, Hq, Hkv, Nq, Nkv, D): ragged lengths (not multiples of the 128/64/176-row tiles), grouped-query heads,
 # and the benchmark's shape. The captured tensors depend on the shape, so each is a staged kernel.
@@ -187,23 +186,13 @@ def _through_flex_attention(library, kernel, entry, tensors, q, k, v):
 def _flex_time(entry, tensors, q, k, v):
     """Per-call and back-to-back ms of torch.compile(flex_attention) with the entry's functions and a
     create_block_mask mask (made once, outside the timing)."""
-    import torch
-    from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+    from torch.nn.attention.flex_attention import create_block_mask
     score_mod, mask_mod = entry.mods(tensors)
     if entry.normalizer != "softmax":
         return {"flex_ms": None, "flex_note": "FlexAttention has no sigmoid normaliser"}
     B, H, Nq, _ = q.shape
     bm = create_block_mask(mask_mod, B, H, Nq, k.shape[2], device="cuda") if mask_mod else None
-    global _FLEX
-    if _FLEX is None:
-        from torch import _dynamo
-        # Each entry's functions are a recompile; past the default limit of 8, torch silently runs
-        # FlexAttention unfused (the scores materialised), which would time the wrong thing.
-        _dynamo.config.cache_size_limit = 4096
-        _dynamo.config.recompile_limit = 4096
-        _dynamo.config.accumulated_recompile_limit = 4096
-        _FLEX = torch.compile(flex_attention, dynamic=False)
-    compiled = _FLEX
+    compiled = compiled_flex_attention()
     gqa = q.shape[1] != k.shape[1]
     flex = lambda: compiled(q, k, v, score_mod=score_mod, block_mask=bm, enable_gqa=gqa)  # noqa: E731
     return {"flex_ms": median_ms(flex), "flex_loop_ms": loop_ms(flex), "flex_note": None}

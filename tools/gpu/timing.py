@@ -34,3 +34,22 @@ def loop_ms(fn, calls=10, warmup=3, reps=7):
         torch.cuda.synchronize()
         times.append(a.elapsed_time(b) / calls)
     return sorted(times)[len(times) // 2]
+
+
+def compiled_flex_attention():
+    """torch.compile(flex_attention), made once, with torch's recompile limits raised: each entry's functions
+    are a recompile, and past the default limit of 8 torch silently runs FlexAttention unfused (the scores
+    materialised), which would time the wrong thing."""
+    global _FLEX
+    if _FLEX is None:
+        import torch
+        from torch import _dynamo
+        from torch.nn.attention.flex_attention import flex_attention
+        _dynamo.config.cache_size_limit = 4096
+        _dynamo.config.recompile_limit = 4096
+        _dynamo.config.accumulated_recompile_limit = 4096
+        _FLEX = torch.compile(flex_attention, dynamic=False)
+    return _FLEX
+
+
+_FLEX = None
