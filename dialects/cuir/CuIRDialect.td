@@ -53,6 +53,9 @@ def CuIR_Dialect : Dialect {
     // the variant's scores (`cuir.variant_scores`).
     "::mlir::StringAttr":$variant,
     "::mlir::StringAttr":$variant_scores,
+    // Elementwise op of a backward pass: the variant's d score_mod / d score
+    // over the raw scores S, computed where dS is formed.
+    "::mlir::StringAttr":$score_derivative,
     "::mlir::cuir::NormalizerAttr":$normalizer,
     // Wait of a score tile (cuir.gemm_wait): the source's score hook there
     // also runs at the start of its step, with this bool parameter of the

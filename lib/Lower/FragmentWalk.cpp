@@ -23,6 +23,7 @@ FragmentWalk FragmentWalk::of(MmaInstr instr, bool transposed) {
         rowMax,
         colMax};
     fw.templateArgs = "N";
+    fw.flat = "4 * j + e";
     if (!transposed) {
       fw.pairDims = "[N / 2]";
       fw.pairIndex = "[2 * j + e / 2]";
@@ -30,7 +31,7 @@ FragmentWalk FragmentWalk::of(MmaInstr instr, bool transposed) {
     }
     return fw;
   }
-  return {"int M_TILES, int N_TILES",
+  FragmentWalk fw{"int M_TILES, int N_TILES",
           "[M_TILES][N_TILES][4]",
           "[mi][ni][e]",
           "mi * 16 + (e / 2) * 8",
@@ -43,7 +44,9 @@ FragmentWalk FragmentWalk::of(MmaInstr instr, bool transposed) {
           "[M_TILES][N_TILES][2]",
           "[mi][ni][e / 2]",
           "e % 2",
-          "M_TILES, N_TILES"};
+          "M_TILES, N_TILES",
+          "(mi * N_TILES + ni) * 4 + e"};
+  return fw;
 }
 
 std::string FragmentWalk::walk(StringRef indent, StringRef body) const {

@@ -27,6 +27,9 @@ struct FragmentWalk {
   std::string pairDims, pairIndex, keyInPair;
   /// The template arguments of templateParams ("N").
   std::string templateArgs;
+  /// A register's index in the register array read as one row-major float
+  /// array ("4 * j + e").
+  std::string flat;
 
   /// A helper's parameter for the registers, named `name`, and the register
   /// the innermost loop visits.

@@ -15,12 +15,14 @@
 //     them, so that one lane adds once per call;
 //   - its call right after the statement that forms dS, ahead of the score
 //     derivative's product there (dS is dL / d modified score until then).
-//     A partial that reads the score is not recomputed there (S is P by
-//     then): it is the tile the scores helper wrote beside the scores.
+//     A partial that reads the score computes it from the raw scores that
+//     the scores call kept (KeptScores.h: the kernel's S tile is P by
+//     then).
 //
 //===----------------------------------------------------------------------===//
 
 #include "FragmentWalk.h"
+#include "KeptScores.h"
 #include "Patcher.h"
 #include "ScoreHelper.h"
 
@@ -129,19 +131,22 @@ LogicalResult ParamGradPatcher::addField(BlockArgument arg, PatchContext &ctx) {
 LogicalResult ParamGradPatcher::lowerScatter(ScatterAddOp op,
                                              PatchContext &ctx) {
   Location loc = op.getLoc();
-  // A partial that reads the score is a tile the scores helper wrote.
-  std::string partialTile;
-  if (op.getInputs().size() == 2) {
-    Value p = op.getInputs()[1];
-    auto ew = p.getDefiningOp<ElementwiseOp>();
-    if (!ew || !getChange(ew) || cast<OpResult>(p).getResultNumber() == 0)
+  // A partial that reads the score reads the raw scores the scores call
+  // kept.
+  bool readsScores = op.getInputs().size() == 2;
+  Value dS = op.getInputs()[0];
+  if (readsScores) {
+    Value raw = op.getInputs()[1];
+    bool kept = llvm::any_of(raw.getUsers(), [](Operation *user) {
+      return CuIRDialect::VariantScoresAttrHelper(user->getContext())
+          .isAttrPresent(user);
+    });
+    if (!kept || raw.getType() != dS.getType())
       return emitError(loc)
              << "accumulates a parameter's gradient from a tile that is not "
-                "a partial the variant's scores computed: lowering has no "
+                "the raw scores of the variant's scores: lowering has no "
                 "copy of it where dS is formed";
-    partialTile = scoreTileName(ew, cast<OpResult>(p).getResultNumber());
   }
-  Value dS = op.getInputs()[0];
   FragmentLayoutAttr layout = getFragmentLayout(dS.getType());
   if (!layout || layout.getKind() != FragmentKind::Acc ||
       (layout.getInstr() == MmaInstr::WgmmaM64NK16 &&
@@ -175,9 +180,8 @@ LogicalResult ParamGradPatcher::lowerScatter(ScatterAddOp op,
       ind + "const int q_off = " + fw.qOff + ", q_idx = row0 + q_off;\n" + ind +
       "const int kv_off = " + fw.kvOff + ", kv_idx = col0 + kv_off;\n" + ind +
       "const float ds = " + fw.element() + ";\n" +
-      (partialTile.empty()
-           ? std::string()
-           : ind + "const float partial = " + fw.element("partials") + ";\n") +
+      (readsScores ? ind + "const float s = raw(" + fw.flat + ");\n"
+                   : std::string()) +
       ind + "(void)q_idx, (void)kv_idx;\n" + body->stmts;
   std::string walk, tail;
   if (body->perElementIndex) {
@@ -189,12 +193,18 @@ LogicalResult ParamGradPatcher::lowerScatter(ScatterAddOp op,
     // warp (the callers pass the thread block's b and h), one add.
     walk = "  float sum = 0.f;\n" +
            fw.walk("  ", element + ind + "sum += " + body->value + ";\n");
+    // Not trained (a null buffer) is tested at the add only: a branch
+    // around the sum costs the step registers it saves across the branch.
     tail = "#pragma unroll\n"
            "  for (int lanes = 16; lanes > 0; lanes /= 2) sum += "
            "__shfl_xor_sync(0xffffffffu, sum, lanes);\n"
-           "  if (threadIdx.x % 32 == 0 && sum != 0.f) atomicAdd(&" +
-           field + "[" + offset + "], sum);\n";
+           "  if (" +
+           field + " != nullptr && threadIdx.x % 32 == 0 && sum != 0.f) " +
+           "atomicAdd(&" + field + "[" + offset + "], sum);\n";
   }
+  std::string skip = body->perElementIndex
+                         ? "  if (" + field + " == nullptr) return;\n"
+                         : std::string();
   std::string helper =
       "// ---- cuir: the gradient of the variant's parameter '" + param.str() +
       "' (generated from the Target CuIR): each\n"
@@ -208,18 +218,16 @@ LogicalResult ParamGradPatcher::lowerScatter(ScatterAddOp op,
       "thread's\n"
       "//      first query and key. ----\n"
       "template <" +
-      fw.templateParams +
+      fw.templateParams + (readsScores ? ", class Raw" : "") +
       ">\n"
       "__device__ __forceinline__ void @NAME@(" +
-      fw.param() +
-      (partialTile.empty() ? std::string() : ", " + fw.param("partials")) +
-      ", const " + ctx.paramsStruct +
+      fw.param() + (readsScores ? ", const Raw &raw" : "") + ", const " +
+      ctx.paramsStruct +
       " &params,\n"
       "                                                 int b, int h, int "
       "row0, int col0) {\n"
-      "  (void)b, (void)h;\n"
-      "  if (" +
-      field + " == nullptr) return;\n" + body->hoisted + walk + tail + "}\n";
+      "  (void)b, (void)h;\n" +
+      skip + body->hoisted + walk + tail + "}\n";
   std::string &name = helperNames[helper];
   if (name.empty()) {
     name = "cuir_param_grad_" + std::to_string(helperNames.size() - 1);
@@ -249,7 +257,7 @@ LogicalResult ParamGradPatcher::lowerScatter(ScatterAddOp op,
   std::string indent = ctx.src.indent(first).str();
   ctx.noteCall(last);
   std::string tiles =
-      partialTile.empty() ? args[0] : args[0] + ", " + partialTile;
+      readsScores ? args[0] + ", " + kKeptScoresName : args[0];
   std::string text = indent + "// ---- cuir: the gradient of '" + param.str() +
                      "' from dS ----\n" + indent + name + "(" + tiles +
                      ", params, " + args[1] + ", " + args[2] + ", " + row0 +

@@ -333,13 +333,13 @@ struct Decl {
 class BodyPrinter {
 public:
   /// The body of a score helper, (s, b, h, q_idx, kv_idx), or of a
-  /// scatter_add, (ds[, partial], b, h, q_idx, kv_idx).
+  /// scatter_add, (ds[, s], b, h, q_idx, kv_idx).
   explicit BodyPrinter(Block &body)
       : body(body), perElement(perElementValues(body)), scoreForms(true) {
     unsigned n = body.getNumArguments();
     em.names[body.getArgument(0)] = "s";
     if (n == 6)
-      em.names[body.getArgument(1)] = "partial";
+      em.names[body.getArgument(1)] = "s";
     const char *coords[] = {"b", "h", "q_idx", "kv_idx"};
     for (unsigned i = 0; i < 4; ++i)
       em.names[body.getArgument(n - 4 + i)] = coords[i];

@@ -95,7 +95,7 @@ struct ScatterBody {
 };
 
 /// Prints the body of `op` (inputs dS and, if the partial reads the score,
-/// the partial's tile: `ds`, `partial`) after MLIR's clean-up of a copy.
+/// the raw scores: `ds`, `s`) after MLIR's clean-up of a copy.
 FailureOr<ScatterBody> printScatterBody(ScatterAddOp op,
                                         llvm::StringRef hoistIndent,
                                         llvm::StringRef elementIndent);

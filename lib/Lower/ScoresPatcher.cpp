@@ -8,12 +8,14 @@
 // call's arguments (the first key of the block, the natural scale) are
 // written into the call as expressions.
 //
-// In a backward pass, the elementwise's other results are d score_mod /
-// d score (the backward transfer's derivative) and the partials of trained
-// parameters that read the score: the same helper writes them, from the
-// same statements, into tiles declared before the call. dS, once formed, is
-// multiplied by the derivative (an exact zero, a hidden score's, stays
-// zero); the parameter gradients read the partials (ParamGradPatcher).
+// In a backward pass, the derivative d score_mod / d score and the partials
+// of trained parameters that read the score are computed where dS is
+// formed, from the raw scores S (BackwardTransfer): before the scores call,
+// cuir_keep_scores keeps each thread's raw scores (KeptScores.h), and after
+// dS one helper computes each element's derivative from its kept score and
+// multiplies dS by it (an exact zero, a hidden score's, stays zero), with no
+// tile of derivatives in registers; the parameter gradients read the kept
+// scores too (ParamGradPatcher).
 //
 // Two score sites at one statement are two instantiations of a function
 // template (a backward kernel's masked and unmasked steps): where one site
@@ -23,6 +25,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FragmentWalk.h"
+#include "KeptScores.h"
 #include "Patcher.h"
 #include "ScoreHelper.h"
 
@@ -38,6 +41,12 @@ using namespace mlir::cuir;
 
 namespace {
 
+/// Whether `ew` is a backward's d score_mod / d score over the raw scores.
+bool isScoreDerivative(ElementwiseOp ew) {
+  return CuIRDialect::ScoreDerivativeAttrHelper(ew->getContext())
+      .isAttrPresent(ew);
+}
+
 class ScoresPatcher : public Patcher {
 public:
   Rewrite getRewrite() const override { return Rewrite::Scores; }
@@ -46,7 +55,8 @@ public:
                       PatchContext &ctx) override {
     for (const Difference &d : differences)
       if (d.kind == Difference::Kind::Inserted)
-        if (auto ew = dyn_cast<ElementwiseOp>(d.target))
+        if (auto ew = dyn_cast<ElementwiseOp>(d.target);
+            ew && !isScoreDerivative(ew))
           if (failed(lowerScores(ew, ctx)))
             return failure();
     if (failed(writeCalls(ctx)))
@@ -69,6 +79,15 @@ public:
 private:
   LogicalResult lowerScores(ElementwiseOp ew, PatchContext &ctx);
   LogicalResult lowerDerivativeProduct(arith::SelectOp sel, PatchContext &ctx);
+  FailureOr<std::string> derivativeProductCall(ElementwiseOp dew, Value dS,
+                                               StringRef ds, Location loc,
+                                               PatchContext &ctx);
+  std::string keepScores(ElementwiseOp ew, StringRef frag, StringRef indent,
+                         PatchContext &ctx);
+  /// Where the module keeps its raw scores (decided at the first keep).
+  std::optional<KeptScores> kept;
+  /// The shared memory of the scores' staged gather, if staged.
+  int64_t stagingBytes = 0;
   FailureOr<std::string> expr(Value v, Location loc);
   std::string helperText(ElementwiseOp ew, const FragmentWalk &fw,
                          const ScoreBody &body, MmaInstr instr,
@@ -497,6 +516,7 @@ void ScoresPatcher::decideStaging(ElementwiseOp ew, GatherBody &g,
   std::optional<int64_t> warps =
       stagingBufferWarps(ew, g, tileShape, bytes, whyNot);
   g.stagingWarps = warps.value_or(0);
+  stagingBytes = warps ? bytes : 0;
   if (!inFirstKernel(ew))
     return;
   if (warps)
@@ -593,6 +613,8 @@ LogicalResult ScoresPatcher::lowerScores(ElementwiseOp ew, PatchContext &ctx) {
     head += indent + "decltype(" + *frag + ") " + tile + ";\n";
     tiles += ", " + tile;
   }
+  if (isReadPastScores(in))
+    head += keepScores(ew, *frag, indent, ctx);
   head += indent + "cuir_variant_scores<";
   written.insert(ew);
   ctx.noteCall(last);
@@ -755,21 +777,12 @@ LogicalResult ScoresPatcher::writeCalls(PatchContext &ctx) {
   return success();
 }
 
-/// Elementwise products of a tile with a tile of one type or a constant.
-static const char *const kTileHelpers =
-    "// ---- cuir: elementwise helpers over register tiles (float arrays of "
-    "any shape) ----\n"
-    "// ds <- ds * d, an exact zero kept (a hidden score's dS, whatever d is "
-    "there).\n"
-    "template <class Tile>\n"
-    "__device__ __forceinline__ void cuir_times_derivative(Tile &ds, const "
-    "Tile &d) {\n"
-    "  float *x = reinterpret_cast<float *>(&ds);\n"
-    "  const float *y = reinterpret_cast<const float *>(&d);\n"
-    "#pragma unroll\n"
-    "  for (int i = 0; i < int(sizeof(Tile) / sizeof(float)); ++i) x[i] = "
-    "x[i] == 0.f ? 0.f : x[i] * y[i];\n"
-    "}\n"
+/// The elementwise product of a tile (a float array of any shape) with a
+/// constant.
+static const char *const kTimesConstant =
+    "// ---- cuir: ds <- ds * c over a register tile (a float array of any "
+    "shape), an exact zero kept\n"
+    "//      (a hidden score's dS). ----\n"
     "template <class Tile>\n"
     "__device__ __forceinline__ void cuir_times_constant(Tile &ds, float c) "
     "{\n"
@@ -779,8 +792,106 @@ static const char *const kTileHelpers =
     "x[i] == 0.f ? 0.f : x[i] * c;\n"
     "}\n";
 
+/// The statement, before the scores call, that keeps the raw scores `frag`
+/// for dS (KeptScores.h); the first decides, for the module, where.
+std::string ScoresPatcher::keepScores(ElementwiseOp ew, StringRef frag,
+                                      StringRef indent, PatchContext &ctx) {
+  if (!kept) {
+    kept = decideKeptScores(ew, stagingBytes);
+    // Every kernel decides alike: said once, at the first kernel with
+    // scores.
+    auto module = ew->getParentOfType<ModuleOp>();
+    KernelOp firstWithScores;
+    if (module)
+      module.walk([&](ElementwiseOp other) {
+        if (!firstWithScores && isReadPastScores(other.getInputs()[0]))
+          firstWithScores = other->getParentOfType<KernelOp>();
+      });
+    bool say = !module || firstWithScores == ew->getParentOfType<KernelOp>();
+    if (say && kept->shared)
+      emitRemark(ew.getLoc())
+          << "the raw scores are kept in shared memory from S to dS, for the "
+             "derivative and the partials computed there ("
+          << kept->bytes << " bytes a block)";
+    else if (say)
+      emitRemark(ew.getLoc())
+          << "the raw scores are kept in registers from S to dS, not in "
+             "shared memory: "
+          << kept->whyNot;
+  }
+  ctx.addHelper("kept_scores", keptScoresHelper(*kept));
+  return indent.str() + "const auto " + kKeptScoresName +
+         " = cuir_keep_scores(" + frag.str() + ");\n";
+}
+
+/// The call, after dS, of a helper that multiplies each element of dS by
+/// d score_mod / d score at its kept raw score: the body of `dew` (the
+/// derivative over the raw scores), element by element, with no tile of
+/// derivatives in registers.
+FailureOr<std::string>
+ScoresPatcher::derivativeProductCall(ElementwiseOp dew, Value dS,
+                                     StringRef ds, Location loc,
+                                     PatchContext &ctx) {
+  FragmentLayoutAttr layout = getFragmentLayout(dS.getType());
+  if (!layout || layout.getKind() != FragmentKind::Acc ||
+      (layout.getInstr() == MmaInstr::WgmmaM64NK16 &&
+       layout.getWarps() != ArrayRef<int64_t>{1, 1}) ||
+      dew.getInputs()[0].getType() != dS.getType() ||
+      !isReadPastScores(dew.getInputs()[0]))
+    return emitError(loc) << "multiplies dS by a derivative that lowering "
+                             "cannot compute from the kept raw scores: dS "
+                             "and the scores must be one accumulator tile";
+  bool transposed = holdsTransposedRegisters(dS);
+  FragmentWalk fw = FragmentWalk::of(layout.getInstr(), transposed);
+  auto b = expr(dew.getB(), loc), h = expr(dew.getH(), loc),
+       q0 = expr(dew.getQBase(), loc), k0 = expr(dew.getKvBase(), loc);
+  if (failed(b) || failed(h) || failed(q0) || failed(k0))
+    return failure();
+  dew.walk([&](Operation *op) {
+    for (Value v : op->getOperands())
+      if (!dew->isAncestor(v.getParentBlock()->getParentOp()))
+        markWritten(v);
+  });
+  FailureOr<ScoreBody> body =
+      printScoreBody(dew, /*halve=*/false, "  ", fw.bodyIndent("  "));
+  if (failed(body))
+    return failure();
+  std::string ind = fw.bodyIndent("  ");
+  std::string loopBody = coordinates(fw, ind) + ind + "const float s = raw(" +
+                         fw.flat + ");\n" + body->stmts + ind +
+                         "float &x = " + fw.element("ds") + ";\n" + ind +
+                         "x = x == 0.f ? 0.f : x * (" + body->assigns[0] +
+                         ");\n";
+  std::string helper =
+      "// ---- cuir: dS times the variant '" + ctx.variantSpec +
+      "''s d score_mod / d score (generated from the\n"
+      "//      Target CuIR) at each element's raw score, read back from the "
+      "kept scores; an exact zero\n"
+      "//      (a hidden score's dS) stays zero. row0/col0: this thread's "
+      "first query and key. ----\n"
+      "template <" +
+      fw.templateParams +
+      ", class Raw>\n"
+      "__device__ __forceinline__ void cuir_variant_times_derivative(" +
+      fw.param("ds") + ", const Raw &raw, const " + ctx.paramsStruct +
+      " &params,\n"
+      "                                                              int b, "
+      "int h, int row0, int col0) {\n"
+      "  (void)params, (void)b, (void)h;\n" +
+      body->hoisted + fw.walk("  ", loopBody) + "}\n";
+  if (helper.find(kTanhApproxName) != std::string::npos)
+    ctx.addHelper("tanh", kTanhApproxHelper);
+  ctx.addHelper("times_derivative", helper);
+  written.insert(dew);
+  auto shape = cast<RankedTensorType>(dS.getType()).getShape();
+  auto [row0, col0] =
+      FragmentWalk::threadOrigin(layout, shape, transposed, *q0, *k0);
+  return "cuir_variant_times_derivative(" + ds.str() + ", " + kKeptScoresName +
+         ", params, " + *b + ", " + *h + ", " + row0 + ", " + col0 + ");";
+}
+
 /// dS <- dS * d (select(dS == 0, 0, dS * d)), after the statement that
-/// forms dS: `d` is the derivative tile or a constant.
+/// forms dS: `d` is the derivative over the raw scores, or a constant.
 LogicalResult ScoresPatcher::lowerDerivativeProduct(arith::SelectOp sel,
                                                     PatchContext &ctx) {
   auto mul = sel.getFalseValue().getDefiningOp<arith::MulFOp>();
@@ -798,14 +909,19 @@ LogicalResult ScoresPatcher::lowerDerivativeProduct(arith::SelectOp sel,
   std::string call;
   DenseElementsAttr c;
   if (auto dew = d.getDefiningOp<ElementwiseOp>();
-      dew && written.count(dew) && d == dew.getResult(1)) {
-    call = "cuir_times_derivative(" + *ds + ", " + scoreTileName(dew, 1) + ");";
+      dew && isScoreDerivative(dew)) {
+    FailureOr<std::string> c =
+        derivativeProductCall(dew, dS, *ds, sel.getLoc(), ctx);
+    if (failed(c))
+      return failure();
+    call = *c;
   } else if (matchPattern(d, m_Constant(&c)) && c.isSplat()) {
     auto cst = d.getDefiningOp<arith::ConstantOp>();
     std::string value =
         std::to_string(c.getSplatValue<APFloat>().convertToDouble());
     call = "cuir_times_constant(" + *ds + ", " + value + "f);";
     written.insert(cst);
+    ctx.addHelper("times_constant", kTimesConstant);
   } else {
     return emitError(sel.getLoc())
            << "multiplies dS by a value that is neither the score "
@@ -816,7 +932,6 @@ LogicalResult ScoresPatcher::lowerDerivativeProduct(arith::SelectOp sel,
         sel.getTrueValue().getDefiningOp(), cmp.getRhs().getDefiningOp()})
     if (op)
       written.insert(op);
-  ctx.addHelper("tile_helpers", kTileHelpers);
   unsigned anchor = ctx.lineOf(dS.getDefiningOp()->getLoc(), /*caller=*/true);
   if (!anchor)
     return emitError(sel.getLoc()) << "dS has no anchor in the source";

@@ -10,8 +10,9 @@
 //     weights use it: dK and dQ keep their factor softmax_scale, the
 //     derivative of the scaled score;
 //   - dS multiplied by d score_mod / d score, from the variant's
-//     cuir.score_grad, computed beside the scores (S is overwritten by P
-//     afterwards) and 0 where the mask hides a score;
+//     cuir.score_grad, computed where dS is formed from the raw scores S
+//     (not beside the scores: a tile held from S to dS costs the registers
+//     that the step's accumulators need);
 //   - for every element a score_mod loads from a float array parameter, the
 //     score's contribution dS * d score_mod / d element accumulated into
 //     the parameter's fp32 gradient buffer (a new kernel argument), by a
@@ -58,6 +59,15 @@ std::optional<double> constantDerivative(ScoreGradOp grad) {
   if (matchPattern(grad.getYield().getOperand(1), m_Constant(&value)))
     return value.getValueAsDouble();
   return std::nullopt;
+}
+
+/// Erases the ops of `body` whose results nothing reads, last first.
+void eraseDeadBodyOps(Block *body) {
+  SmallVector<Operation *> ops = llvm::map_to_vector(
+      body->without_terminator(), [](Operation &o) { return &o; });
+  for (Operation *o : llvm::reverse(ops))
+    if (isOpTriviallyDead(o))
+      o->erase();
 }
 
 /// The point before which the variant's scores of `site` go: after S and
@@ -139,13 +149,51 @@ static arith::SelectOp zeroKeepingProduct(OpBuilder &b, Location loc, Value d,
   return arith::SelectOp::create(b, loc, isZero, zero, product);
 }
 
-/// dS <- dS * derivative after dS (a tile, or null for a derivative that is
-/// 1 everywhere); an exact zero stays zero.
+/// d score_mod / d score of the raw scores S, after dS: a cuir.elementwise
+/// over S marked `cuir.score_derivative`. It has no mask: a hidden score's
+/// P is 0, so its dS is 0 (or NaN from a non-finite dP), and the product
+/// that keeps an exact zero gives the same whatever the derivative is there.
+Value Transfer::insertScoreDerivative(BackwardSite &site, ScoreGradOp grad,
+                                      ArrayRef<Value> at) {
+  MLIRContext *ctx = kernel.getContext();
+  Location loc = site.dScores->getLoc();
+  rewriter.setInsertionPointAfter(site.dScores);
+  auto ew = ElementwiseOp::create(rewriter, loc, {site.score.getType()},
+                                  ValueRange{site.score}, at[0], at[1], at[2],
+                                  at[3]);
+  CuIRDialect::ScoreDerivativeAttrHelper(ctx).setAttr(
+      ew, StringAttr::get(ctx, spec));
+  Block *body = new Block();
+  ew.getBody().push_back(body);
+  body->addArgument(rewriter.getF32Type(), loc);
+  for (int i = 0; i < 4; ++i)
+    body->addArgument(rewriter.getIndexType(), loc);
+  OpBuilder eb = OpBuilder::atBlockEnd(body);
+  Value x = body->getArgument(0);
+  if (naturalScale)
+    x = arith::MulFOp::create(eb, loc, x, naturalScale);
+  SmallVector<Value> args = {x};
+  llvm::append_range(args, body->getArguments().drop_front());
+  IRMapping map = variantParamMap();
+  SmallVector<Value> clamped;
+  Value d = inlineMod(eb, body, grad, args, map, clamped)[1];
+  YieldOp::create(eb, loc, d);
+  eraseDeadBodyOps(body);
+  return ew.getResult(0);
+}
+
+/// dS <- dS * derivative after dS and the derivative (a tile, or null for a
+/// derivative that is 1 everywhere); an exact zero stays zero.
 void Transfer::insertDerivative(BackwardSite &site, Value derivative) {
   if (!derivative)
     return;
   Value dS = site.dScores->getResult(0);
-  rewriter.setInsertionPointAfter(site.dScores);
+  Operation *def = derivative.getDefiningOp();
+  rewriter.setInsertionPointAfter(
+      def && def->getBlock() == site.dScores->getBlock() &&
+              site.dScores->isBeforeInBlock(def)
+          ? def
+          : site.dScores);
   arith::SelectOp result =
       zeroKeepingProduct(rewriter, site.dScores->getLoc(), dS, derivative);
   Operation *product = result.getFalseValue().getDefiningOp();
@@ -201,13 +249,11 @@ LogicalResult Transfer::addGradientBuffers(ScoreGradOp grad) {
 /// select(dS == 0, 0, dS * partial) into the gradient of the element's
 /// parameter at the element's indices (computed, as the scores' loads, from
 /// coordinates clamped to the sequences). A hidden or padded score has
-/// dS = 0 exactly and adds nothing. A partial that reads the score is an
-/// input, the tile `partialTiles[i]` that the scores op computed beside the
-/// score (the kernel has overwritten S with P by dS); the others are
-/// computed here from the coordinates.
-void Transfer::insertParamGrads(
-    BackwardSite &site, ScoreGradOp grad, ArrayRef<Value> at,
-    const llvm::DenseMap<unsigned, Value> &partialTiles) {
+/// dS = 0 exactly and adds nothing. A partial that reads the score takes
+/// the raw scores S as a second input (the kernel has overwritten its S
+/// tile with P by dS); the others read the coordinates only.
+void Transfer::insertParamGrads(BackwardSite &site, ScoreGradOp grad,
+                                ArrayRef<Value> at) {
   use(Rewrite::ParamGrad);
   GradYieldOp yield = grad.getYield();
   Value dS = site.dScores->getResult(0);
@@ -216,10 +262,11 @@ void Transfer::insertParamGrads(
   for (size_t i = 0; i < n; ++i) {
     auto load = yield.getElements()[i].getDefiningOp<memref::LoadOp>();
     unsigned param = cast<BlockArgument>(load.getMemRef()).getArgNumber();
-    Value tile = partialTiles.lookup(i);
+    bool readsScore = readsArgument(yield.getPartials()[i],
+                                    grad.getBody().getArgument(0));
     SmallVector<Value> inputs = {dS};
-    if (tile)
-      inputs.push_back(tile);
+    if (readsScore)
+      inputs.push_back(site.score);
     rewriter.setInsertionPointAfter(site.dScores);
     auto op = ScatterAddOp::create(rewriter, loc, inputs, at[0], at[1], at[2],
                                    at[3], gradBuffers.lookup(param));
@@ -231,17 +278,19 @@ void Transfer::insertParamGrads(
     for (int c = 0; c < 4; ++c)
       body->addArgument(rewriter.getIndexType(), loc);
     OpBuilder eb = OpBuilder::atBlockEnd(body);
-    // The element's indices (and a partial that reads no score) from the
-    // coordinates; the score_grad's score argument is then unused.
-    Value unusedScore =
-        arith::ConstantOp::create(eb, loc, eb.getF32FloatAttr(0));
+    // The element's indices and partial from the coordinates and, where the
+    // partial reads it, the score as the variant sees it.
+    Value score = arith::ConstantOp::create(eb, loc, eb.getF32FloatAttr(0));
+    if (readsScore) {
+      score = body->getArgument(1);
+      if (naturalScale)
+        score = arith::MulFOp::create(eb, loc, score, naturalScale);
+    }
     IRMapping map = variantParamMap();
     SmallVector<Value> clamped;
-    SmallVector<Value> args = {unusedScore};
+    SmallVector<Value> args = {score};
     llvm::append_range(args, body->getArguments().take_back(4));
     Value partial = inlineMod(eb, body, grad, args, map, clamped)[2 + n + i];
-    if (tile)
-      partial = body->getArgument(1);
     auto element = map.lookup(load.getResult()).getDefiningOp<memref::LoadOp>();
     Value value = zeroKeepingProduct(eb, loc, body->getArgument(0), partial);
     SmallVector<Value> yielded(element.getIndices());
@@ -249,15 +298,12 @@ void Transfer::insertParamGrads(
     YieldOp::create(eb, loc, yielded);
     // The score_grad's other results (the score, its derivative, other
     // partials) are not needed here.
-    SmallVector<Operation *> ops = llvm::map_to_vector(
-        body->without_terminator(), [](Operation &o) { return &o; });
-    for (Operation *o : llvm::reverse(ops))
-      if (isOpTriviallyDead(o))
-        o->erase();
+    eraseDeadBodyOps(body);
   }
 }
 
-/// The variant's scores after S, then its derivative into dS.
+/// The variant's scores after S; then, where dS is formed, its derivative
+/// into dS and the gradients of its trained parameters.
 LogicalResult Transfer::insertBackwardScores(BackwardSite &site,
                                              ScoreGradOp grad) {
   use(Rewrite::Scores);
@@ -266,29 +312,13 @@ LogicalResult Transfer::insertBackwardScores(BackwardSite &site,
   if (failed(point))
     return failure();
   rewriter.setInsertionPointAfter(*point);
-  // What varies and reads the score is computed with the scores: a
-  // derivative that varies (their second result), then the partials that
-  // read the score.
-  std::optional<double> constant =
-      grad ? constantDerivative(grad) : std::nullopt;
-  SmallVector<unsigned> gradResults;
-  if (grad && !constant)
-    gradResults.push_back(1);
-  SmallVector<unsigned> scoreReading;
-  if (grad) {
-    GradYieldOp yield = grad.getYield();
-    for (auto [i, p] : llvm::enumerate(yield.getPartials()))
-      if (readsArgument(p, grad.getBody().getArgument(0))) {
-        scoreReading.push_back(i);
-        gradResults.push_back(2 + yield.getElements().size() + i);
-      }
-  }
-  ElementwiseOp scores = insertScores(site.score, at, grad, gradResults);
+  insertScores(site.score, at);
   if (!grad)
     return success();
+  std::optional<double> constant = constantDerivative(grad);
   Value d;
   if (!constant) {
-    d = scores.getResult(1);
+    d = insertScoreDerivative(site, grad, at);
   } else if (*constant != 1.0) {
     rewriter.setInsertionPointAfter(site.dScores);
     d = arith::ConstantOp::create(
@@ -298,11 +328,7 @@ LogicalResult Transfer::insertBackwardScores(BackwardSite &site,
             rewriter.getF32FloatAttr(*constant)));
   }
   insertDerivative(site, d);
-  llvm::DenseMap<unsigned, Value> partialTiles;
-  unsigned first = scores.getNumResults() - scoreReading.size();
-  for (auto [k, i] : llvm::enumerate(scoreReading))
-    partialTiles[i] = scores.getResult(first + k);
-  insertParamGrads(site, grad, at, partialTiles);
+  insertParamGrads(site, grad, at);
   return success();
 }
 

@@ -48,12 +48,13 @@ private:
   IRMapping variantParamMap();
   // Backward (BackwardTransfer.cpp).
   LogicalResult insertBackwardScores(BackwardSite &site, ScoreGradOp grad);
+  Value insertScoreDerivative(BackwardSite &site, ScoreGradOp grad,
+                              ArrayRef<Value> at);
   void insertDerivative(BackwardSite &site, Value derivative);
   LogicalResult useSigmoidBackward(BackwardSite &site);
   LogicalResult addGradientBuffers(ScoreGradOp grad);
   void insertParamGrads(BackwardSite &site, ScoreGradOp grad,
-                        ArrayRef<Value> at,
-                        const llvm::DenseMap<unsigned, Value> &partialTiles);
+                        ArrayRef<Value> at);
   LogicalResult useSigmoidWeights(ScoreSite &site);
   Value onesLike(Value like, Location loc);
   Value sigmoidTile(Value s, Value one, Location loc);
