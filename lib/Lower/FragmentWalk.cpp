@@ -32,20 +32,20 @@ FragmentWalk FragmentWalk::of(MmaInstr instr, bool transposed) {
     return fw;
   }
   FragmentWalk fw{"int M_TILES, int N_TILES",
-          "[M_TILES][N_TILES][4]",
-          "[mi][ni][e]",
-          "mi * 16 + (e / 2) * 8",
-          "ni * 8 + (e % 2)",
-          {"for (int mi = 0; mi < M_TILES; ++mi)",
-           "for (int ni = 0; ni < N_TILES; ++ni)",
-           "for (int e = 0; e < 4; ++e)"},
-          "(M_TILES - 1) * 16 + 8",
-          "(N_TILES - 1) * 8 + 1",
-          "[M_TILES][N_TILES][2]",
-          "[mi][ni][e / 2]",
-          "e % 2",
-          "M_TILES, N_TILES",
-          "(mi * N_TILES + ni) * 4 + e"};
+                  "[M_TILES][N_TILES][4]",
+                  "[mi][ni][e]",
+                  "mi * 16 + (e / 2) * 8",
+                  "ni * 8 + (e % 2)",
+                  {"for (int mi = 0; mi < M_TILES; ++mi)",
+                   "for (int ni = 0; ni < N_TILES; ++ni)",
+                   "for (int e = 0; e < 4; ++e)"},
+                  "(M_TILES - 1) * 16 + 8",
+                  "(N_TILES - 1) * 8 + 1",
+                  "[M_TILES][N_TILES][2]",
+                  "[mi][ni][e / 2]",
+                  "e % 2",
+                  "M_TILES, N_TILES",
+                  "(mi * N_TILES + ni) * 4 + e"};
   return fw;
 }
 

@@ -64,8 +64,8 @@ static KeptScores sharedPlace(ElementwiseOp ew, int64_t otherBytes) {
         return k;
       }
     k.first = workers.front() * bind.getThreadsPerWorker();
-    k.threads = static_cast<int64_t>(workers.size()) *
-                bind.getThreadsPerWorker();
+    k.threads =
+        static_cast<int64_t>(workers.size()) * bind.getThreadsPerWorker();
   }
   int64_t perThread = tile.getNumElements() / tileThreads(layout);
   k.bytes = perThread * 4 * k.threads;
@@ -98,8 +98,8 @@ KeptScores mlir::cuir::decideKeptScores(ElementwiseOp scores,
       first = false;
     } else if (decided.shared && !k.shared) {
       decided = k;
-    } else if (decided.shared && (k.threads != decided.threads ||
-                                  k.first != decided.first)) {
+    } else if (decided.shared &&
+               (k.threads != decided.threads || k.first != decided.first)) {
       decided.shared = false;
       decided.whyNot = "the kernels compute their scores with different "
                        "threads";
@@ -133,9 +133,9 @@ std::string mlir::cuir::keptScoresHelper(const KeptScores &kept) {
            "  return kept;\n"
            "}\n";
   std::string threads = std::to_string(kept.threads);
-  std::string tid = kept.first ? "(threadIdx.x - " +
-                                     std::to_string(kept.first) + ")"
-                               : std::string("threadIdx.x");
+  std::string tid = kept.first
+                        ? "(threadIdx.x - " + std::to_string(kept.first) + ")"
+                        : std::string("threadIdx.x");
   return "// ---- cuir: the raw scores S, kept for the backward's derivative "
          "and partials at dS (the\n"
          "//      kernel overwrites its S tile with P): in shared memory, "

@@ -256,8 +256,7 @@ LogicalResult ParamGradPatcher::lowerScatter(ScatterAddOp op,
   auto [first, last] = ctx.src.statement(anchor);
   std::string indent = ctx.src.indent(first).str();
   ctx.noteCall(last);
-  std::string tiles =
-      readsScores ? args[0] + ", " + kKeptScoresName : args[0];
+  std::string tiles = readsScores ? args[0] + ", " + kKeptScoresName : args[0];
   std::string text = indent + "// ---- cuir: the gradient of '" + param.str() +
                      "' from dS ----\n" + indent + name + "(" + tiles +
                      ", params, " + args[1] + ", " + args[2] + ", " + row0 +

@@ -909,11 +909,3 @@ FailureOr<ScoreBody> mlir::cuir::printScoreBody(ElementwiseOp ew, bool halve,
   out->gathered = *gathered;
   return out;
 }
-
-std::string mlir::cuir::scoreTileName(ElementwiseOp ew, unsigned result) {
-  if (result == 0)
-    return "";
-  bool partial = llvm::all_of(ew.getResult(result).getUsers(),
-                              llvm::IsaPred<ScatterAddOp>);
-  return partial ? "cuir_partial_" + std::to_string(result) : "cuir_dscore";
-}

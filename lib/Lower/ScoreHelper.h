@@ -16,8 +16,8 @@ struct ScoreBody {
   /// Once per call (indented for the function body) and per element
   /// (indented for the innermost fragment loop).
   std::string hoisted, stmts;
-  /// Per result tile, the element's new value: the score (then its
-  /// derivative, if yielded), or under MASK the mask's select.
+  /// Per result tile, the element's new value (under MASK, for a masked
+  /// body, the mask's select).
   std::vector<std::string> assigns;
   bool masked = false;
   /// The index clamps min(q_idx, bound) and min(kv_idx, bound) of the
@@ -75,12 +75,6 @@ FailureOr<ScoreBody> printScoreBody(ElementwiseOp ew, bool halve,
                                     llvm::StringRef elementIndent,
                                     llvm::StringRef pairIndex = "",
                                     llvm::StringRef keyInPair = "");
-
-/// The C++ tile that the scores helper writes result `result` (> 0) of the
-/// variant's scores `ew` into, declared before its call: d score_mod /
-/// d score (`cuir_dscore`), or a partial that only parameter gradients read
-/// (`cuir_partial_<result>`).
-std::string scoreTileName(ElementwiseOp ew, unsigned result);
 
 /// The statements of a cuir.scatter_add's body over (ds, b, h, q_idx,
 /// kv_idx), as printScoreBody's, and the expressions of the indices and of

@@ -89,9 +89,8 @@ private:
   /// The shared memory of the scores' staged gather, if staged.
   int64_t stagingBytes = 0;
   FailureOr<std::string> expr(Value v, Location loc);
-  std::string helperText(ElementwiseOp ew, const FragmentWalk &fw,
-                         const ScoreBody &body, MmaInstr instr,
-                         const PatchContext &ctx);
+  std::string helperText(const FragmentWalk &fw, const ScoreBody &body,
+                         MmaInstr instr, const PatchContext &ctx);
   /// `v`'s inserted ops, written as part of an expression.
   void markWritten(Value v);
   LogicalResult writeCalls(PatchContext &ctx);
@@ -162,13 +161,6 @@ FailureOr<std::string> ScoresPatcher::expr(Value v, Location loc) {
   return e;
 }
 
-/// The helper's parameter for result `result` (> 0) of `ew`.
-static std::string tileParam(ElementwiseOp ew, unsigned result) {
-  std::string tile = scoreTileName(ew, result);
-  return tile == "cuir_dscore" ? "dscores"
-                               : StringRef(tile).drop_front(5).str();
-}
-
 /// A register's query and key, declared in the fragment loops' body.
 static std::string coordinates(const FragmentWalk &fw, StringRef ind) {
   return ind.str() + "const int q_off = " + fw.qOff +
@@ -176,16 +168,12 @@ static std::string coordinates(const FragmentWalk &fw, StringRef ind) {
          "const int kv_off = " + fw.kvOff + ", kv_idx = col0 + kv_off;\n";
 }
 
-/// The loops of `body` over the fragment, at `indent`, and the parameters
-/// of its further result tiles.
-static std::string scoreLoops(ElementwiseOp ew, const FragmentWalk &fw,
-                              const ScoreBody &body, StringRef indent) {
+/// The loops of `body` over the fragment, at `indent`.
+static std::string scoreLoops(const FragmentWalk &fw, const ScoreBody &body,
+                              StringRef indent) {
   std::string ind = fw.bodyIndent(indent);
   std::string loopBody = coordinates(fw, ind) + ind +
                          "const float s = " + fw.element() + ";\n" + body.stmts;
-  for (unsigned r = 1; r < body.assigns.size(); ++r)
-    loopBody +=
-        ind + fw.element(tileParam(ew, r)) + " = " + body.assigns[r] + ";\n";
   loopBody += ind + fw.element() + " = " + body.assigns[0] + ";\n";
   return fw.walk(indent, loopBody);
 }
@@ -221,8 +209,7 @@ pairAliases(ArrayRef<std::pair<std::string, std::string>> pairReads,
   return aliases;
 }
 
-static std::string inRangeLoops(ElementwiseOp ew, const FragmentWalk &fw,
-                                const ScoreBody &body) {
+static std::string inRangeLoops(const FragmentWalk &fw, const ScoreBody &body) {
   if (!body.inRange)
     return "";
   const ScoreBody &fast = *body.inRange;
@@ -230,19 +217,18 @@ static std::string inRangeLoops(ElementwiseOp ew, const FragmentWalk &fw,
          fast.hoisted + "    if (" +
          inRangeCondition(fw, fast.clampBounds, fast.pairReads) + ") {\n" +
          pairAliases(fast.pairReads, "      ") +
-         scoreLoops(ew, fw, fast, "      ") + "      return;\n    }\n  }\n";
+         scoreLoops(fw, fast, "      ") + "      return;\n    }\n  }\n";
 }
 
 /// The scores over the gathered words, taken where the gather found the
 /// fragment in range.
-static std::string gatheredLoops(ElementwiseOp ew, const FragmentWalk &fw,
-                                 const GatherBody &g) {
+static std::string gatheredLoops(const FragmentWalk &fw, const GatherBody &g) {
   const ScoreBody &apply = *g.apply;
   return std::string("  if (g.valid) {  // the in-range loads, gathered at "
                      "the step's start\n") +
          (g.stagingWarps ? "    cuir_variant_unstage(g);\n" : "") +
          apply.hoisted + pairAliases(apply.pairReads, "    ") +
-         scoreLoops(ew, fw, apply, "    ") + "    return;\n  }\n";
+         scoreLoops(fw, apply, "    ") + "    return;\n  }\n";
 }
 
 /// `stmts` (lines indented for the fragment loops' body) at `indent`.
@@ -462,23 +448,12 @@ static std::string gatherText(const FragmentWalk &fw, const GatherBody &g,
          pairAliases(g.pairReads, "  ") + fw.walk("  ", loopBody) + "}\n";
 }
 
-std::string ScoresPatcher::helperText(ElementwiseOp ew, const FragmentWalk &fw,
+std::string ScoresPatcher::helperText(const FragmentWalk &fw,
                                       const ScoreBody &body, MmaInstr instr,
                                       const PatchContext &ctx) {
   std::string what = " becomes score_mod(s), or -inf where the\n"
                      "//      mask hides it (MASK: partial blocks only)";
-  std::string params;
-  for (unsigned r = 1; r < body.assigns.size(); ++r) {
-    std::string name = tileParam(ew, r);
-    params += ", " + fw.param(name);
-    what += name == "dscores"
-                ? ", and dscores's\n//      d score_mod / d score at s, or 0 "
-                  "there"
-                : ", and " + name +
-                      "'s\n//      partial of a trained parameter at s, or 0 "
-                      "there";
-  }
-  std::string gathered, gatheredParam, fastPath = inRangeLoops(ew, fw, body);
+  std::string gathered, gatheredParam, fastPath = inRangeLoops(fw, body);
   if (body.gathered) {
     gathered =
         gatherText(fw, *body.gathered, ctx.paramsStruct, ctx.variantSpec) +
@@ -487,7 +462,7 @@ std::string ScoresPatcher::helperText(ElementwiseOp ew, const FragmentWalk &fw,
     gatheredParam =
         std::string(body.gathered->stagingWarps ? ", " : ", const ") +
         "cuir_variant_gathered<" + fw.templateArgs + "> &g";
-    fastPath = gatheredLoops(ew, fw, *body.gathered);
+    fastPath = gatheredLoops(fw, *body.gathered);
   }
   return gathered + "// ---- cuir: the scores of the variant '" +
          ctx.variantSpec +
@@ -499,12 +474,12 @@ std::string ScoresPatcher::helperText(ElementwiseOp ew, const FragmentWalk &fw,
          fw.templateParams +
          ">\n"
          "__device__ __forceinline__ void cuir_variant_scores(" +
-         fw.param() + params + gatheredParam + ", const " + ctx.paramsStruct +
+         fw.param() + gatheredParam + ", const " + ctx.paramsStruct +
          " &params,\n"
          "                                                    int b, int h, "
          "int row0, int col0) {\n"
          "  (void)params, (void)b, (void)h;\n" +
-         fastPath + body.hoisted + scoreLoops(ew, fw, body, "  ") + "}\n";
+         fastPath + body.hoisted + scoreLoops(fw, body, "  ") + "}\n";
 }
 
 /// Whether the scores helper's gather `g` is staged (stagingBufferWarps), said
@@ -541,6 +516,10 @@ LogicalResult ScoresPatcher::lowerScores(ElementwiseOp ew, PatchContext &ctx) {
                              "mma.m16n8k16 accumulators and over one "
                              "warpgroup's wgmma accumulator; this tile is "
                           << in.getType();
+  if (ew.getNumResults() != 1)
+    return emitError(loc) << "lowering writes variant scores of one result, "
+                             "the score; this op has "
+                          << ew.getNumResults();
   bool transposed = holdsTransposedRegisters(in);
   FragmentWalk fw = FragmentWalk::of(layout.getInstr(), transposed);
   auto frag = expr(in, loc), b = expr(ew.getB(), loc), h = expr(ew.getH(), loc),
@@ -573,7 +552,7 @@ LogicalResult ScoresPatcher::lowerScores(ElementwiseOp ew, PatchContext &ctx) {
   // the mask, which MASK turns off), and so does its gather.
   if (!helperGathers)
     helperGathers = body->gathered != nullptr;
-  std::string helper = helperText(ew, fw, *body, layout.getInstr(), ctx);
+  std::string helper = helperText(fw, *body, layout.getInstr(), ctx);
   if (helper.find(kTanhApproxName) != std::string::npos)
     ctx.addHelper("tanh", kTanhApproxHelper);
   ctx.addHelper("variant_scores", helper);
@@ -590,14 +569,8 @@ LogicalResult ScoresPatcher::lowerScores(ElementwiseOp ew, PatchContext &ctx) {
       FragmentWalk::threadOrigin(layout, shape, transposed, *q0, *k0);
   std::string args =
       "params, " + *b + ", " + *h + ", " + row0 + ", " + col0 + ");";
-  std::string head =
-      indent + "// ---- cuir: the variant's " +
-      (body->masked ? "scores and mask" : "scores") +
-      (ew.getNumResults() == 2 && scoreTileName(ew, 1) == "cuir_dscore"
-           ? ", and d score_mod / d score"
-       : ew.getNumResults() > 1 ? ", and their derivatives"
-                                : "") +
-      " ----\n";
+  std::string head = indent + "// ---- cuir: the variant's " +
+                     (body->masked ? "scores and mask" : "scores") + " ----\n";
   std::string tiles = *frag;
   if (early) {
     FailureOr<std::string> gathered = earlyPhase(
@@ -607,11 +580,6 @@ LogicalResult ScoresPatcher::lowerScores(ElementwiseOp ew, PatchContext &ctx) {
     head += *gathered;
     if (*helperGathers)
       tiles += ", " + gatheredState(anchor, ctx);
-  }
-  for (unsigned r = 1; r < ew.getNumResults(); ++r) {
-    std::string tile = scoreTileName(ew, r);
-    head += indent + "decltype(" + *frag + ") " + tile + ";\n";
-    tiles += ", " + tile;
   }
   if (isReadPastScores(in))
     head += keepScores(ew, *frag, indent, ctx);
@@ -829,9 +797,8 @@ std::string ScoresPatcher::keepScores(ElementwiseOp ew, StringRef frag,
 /// derivative over the raw scores), element by element, with no tile of
 /// derivatives in registers.
 FailureOr<std::string>
-ScoresPatcher::derivativeProductCall(ElementwiseOp dew, Value dS,
-                                     StringRef ds, Location loc,
-                                     PatchContext &ctx) {
+ScoresPatcher::derivativeProductCall(ElementwiseOp dew, Value dS, StringRef ds,
+                                     Location loc, PatchContext &ctx) {
   FragmentLayoutAttr layout = getFragmentLayout(dS.getType());
   if (!layout || layout.getKind() != FragmentKind::Acc ||
       (layout.getInstr() == MmaInstr::WgmmaM64NK16 &&
@@ -857,11 +824,10 @@ ScoresPatcher::derivativeProductCall(ElementwiseOp dew, Value dS,
   if (failed(body))
     return failure();
   std::string ind = fw.bodyIndent("  ");
-  std::string loopBody = coordinates(fw, ind) + ind + "const float s = raw(" +
-                         fw.flat + ");\n" + body->stmts + ind +
-                         "float &x = " + fw.element("ds") + ";\n" + ind +
-                         "x = x == 0.f ? 0.f : x * (" + body->assigns[0] +
-                         ");\n";
+  std::string loopBody =
+      coordinates(fw, ind) + ind + "const float s = raw(" + fw.flat + ");\n" +
+      body->stmts + ind + "float &x = " + fw.element("ds") + ";\n" + ind +
+      "x = x == 0.f ? 0.f : x * (" + body->assigns[0] + ");\n";
   std::string helper =
       "// ---- cuir: dS times the variant '" + ctx.variantSpec +
       "''s d score_mod / d score (generated from the\n"

@@ -158,9 +158,9 @@ Value Transfer::insertScoreDerivative(BackwardSite &site, ScoreGradOp grad,
   MLIRContext *ctx = kernel.getContext();
   Location loc = site.dScores->getLoc();
   rewriter.setInsertionPointAfter(site.dScores);
-  auto ew = ElementwiseOp::create(rewriter, loc, {site.score.getType()},
-                                  ValueRange{site.score}, at[0], at[1], at[2],
-                                  at[3]);
+  auto ew =
+      ElementwiseOp::create(rewriter, loc, {site.score.getType()},
+                            ValueRange{site.score}, at[0], at[1], at[2], at[3]);
   CuIRDialect::ScoreDerivativeAttrHelper(ctx).setAttr(
       ew, StringAttr::get(ctx, spec));
   Block *body = new Block();
@@ -262,8 +262,8 @@ void Transfer::insertParamGrads(BackwardSite &site, ScoreGradOp grad,
   for (size_t i = 0; i < n; ++i) {
     auto load = yield.getElements()[i].getDefiningOp<memref::LoadOp>();
     unsigned param = cast<BlockArgument>(load.getMemRef()).getArgNumber();
-    bool readsScore = readsArgument(yield.getPartials()[i],
-                                    grad.getBody().getArgument(0));
+    bool readsScore =
+        readsArgument(yield.getPartials()[i], grad.getBody().getArgument(0));
     SmallVector<Value> inputs = {dS};
     if (readsScore)
       inputs.push_back(site.score);
