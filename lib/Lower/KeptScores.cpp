@@ -1,17 +1,12 @@
 //===- KeptScores.cpp - A backward's raw scores, kept until dS ------------===//
 
 #include "KeptScores.h"
+#include "SharedBudget.h"
 
 #include "mlir/IR/BuiltinOps.h"
 
 using namespace mlir;
 using namespace mlir::cuir;
-
-/// The shared memory of sm_90 a block may have.
-static constexpr int64_t kSharedBytesPerBlock = 227 * 1024;
-/// What the kernels' shared memory holds beside their buffers (barriers, and
-/// the slack of aligning the buffers to 1 KB).
-static constexpr int64_t kSharedBytesBesideBuffers = 2048;
 
 bool mlir::cuir::isReadPastScores(Value raw) {
   return llvm::any_of(raw.getUsers(), [](Operation *user) {
@@ -30,17 +25,6 @@ static int64_t tileThreads(FragmentLayoutAttr layout) {
   for (int64_t w : layout.getWarps())
     warps *= w;
   return 32 * warps;
-}
-
-/// The bytes of the buffers `kernel` allocates itself.
-static int64_t ownSharedBytes(KernelOp kernel) {
-  int64_t own = 0;
-  kernel.walk([&](AllocOp alloc) {
-    auto type = cast<MemRefType>(alloc.getType());
-    own += type.getNumElements() *
-           llvm::divideCeil(type.getElementTypeBitWidth(), 8);
-  });
-  return own;
 }
 
 /// Where the scores op `ew` of one kernel would keep its raw scores in

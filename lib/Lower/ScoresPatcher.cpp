@@ -28,6 +28,7 @@
 #include "KeptScores.h"
 #include "Patcher.h"
 #include "ScoreHelper.h"
+#include "SharedBudget.h"
 
 #include "cuir/Lower/CppEmitter.h"
 
@@ -243,12 +244,6 @@ static std::string reindent(StringRef stmts, const FragmentWalk &fw,
   return out;
 }
 
-/// The shared memory of sm_90 a block may have.
-constexpr int64_t kSharedBytesPerBlock = 227 * 1024;
-/// What the kernels' shared memory holds beside their buffers (barriers, and
-/// the slack of aligning the buffers to 1 KB).
-constexpr int64_t kSharedBytesBesideBuffers = 2048;
-
 /// The warps a block has buffers for where `g` can be staged in shared
 /// memory (GatherBody::stagingWarps): its one word, a pair of 1- or 2-byte
 /// elements, of a tensor whose rows are whole 16-byte chunks; a wgmma
@@ -283,13 +278,7 @@ static std::optional<int64_t> stagingBufferWarps(ElementwiseOp ew,
     module.walk([&](KernelOp kernel) {
       warps =
           std::max<int64_t>(warps, llvm::divideCeil(kernel.getThreads(), 32));
-      int64_t own = 0;
-      kernel.walk([&](AllocOp alloc) {
-        auto type = cast<MemRefType>(alloc.getType());
-        own += type.getNumElements() *
-               llvm::divideCeil(type.getElementTypeBitWidth(), 8);
-      });
-      ownMax = std::max(ownMax, own);
+      ownMax = std::max(ownMax, ownSharedBytes(kernel));
     });
   bytes = warps * 16 * rowBytes;
   if (warps == 0 ||
