@@ -193,18 +193,12 @@ LogicalResult ParamGradPatcher::lowerScatter(ScatterAddOp op,
     // warp (the callers pass the thread block's b and h), one add.
     walk = "  float sum = 0.f;\n" +
            fw.walk("  ", element + ind + "sum += " + body->value + ";\n");
-    // Not trained (a null buffer) is tested at the add only: a branch
-    // around the sum costs the step registers it saves across the branch.
     tail = "#pragma unroll\n"
            "  for (int lanes = 16; lanes > 0; lanes /= 2) sum += "
            "__shfl_xor_sync(0xffffffffu, sum, lanes);\n"
-           "  if (" +
-           field + " != nullptr && threadIdx.x % 32 == 0 && sum != 0.f) " +
-           "atomicAdd(&" + field + "[" + offset + "], sum);\n";
+           "  if (threadIdx.x % 32 == 0 && sum != 0.f) atomicAdd(&" +
+           field + "[" + offset + "], sum);\n";
   }
-  std::string skip = body->perElementIndex
-                         ? "  if (" + field + " == nullptr) return;\n"
-                         : std::string();
   std::string helper =
       "// ---- cuir: the gradient of the variant's parameter '" + param.str() +
       "' (generated from the Target CuIR): each\n"
@@ -226,8 +220,9 @@ LogicalResult ParamGradPatcher::lowerScatter(ScatterAddOp op,
       " &params,\n"
       "                                                 int b, int h, int "
       "row0, int col0) {\n"
-      "  (void)b, (void)h;\n" +
-      skip + body->hoisted + walk + tail + "}\n";
+      "  (void)b, (void)h;\n"
+      "  if (" +
+      field + " == nullptr) return;\n" + body->hoisted + walk + tail + "}\n";
   std::string &name = helperNames[helper];
   if (name.empty()) {
     name = "cuir_param_grad_" + std::to_string(helperNames.size() - 1);
