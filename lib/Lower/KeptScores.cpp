@@ -17,6 +17,14 @@ bool mlir::cuir::isReadPastScores(Value raw) {
   });
 }
 
+bool mlir::cuir::isKeptScores(Value raw) {
+  return isReadPastScores(raw) &&
+         llvm::any_of(raw.getUsers(), [](Operation *user) {
+           return CuIRDialect::VariantScoresAttrHelper(user->getContext())
+               .isAttrPresent(user);
+         });
+}
+
 /// The threads that share one accumulator tile of `layout`.
 static int64_t tileThreads(FragmentLayoutAttr layout) {
   if (layout.getInstr() == MmaInstr::WgmmaM64NK16)

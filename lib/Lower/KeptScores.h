@@ -36,6 +36,10 @@ constexpr const char *kKeptScoresName = "cuir_raw_scores";
 /// read where dS is formed (by the derivative or a parameter's gradient).
 bool isReadPastScores(Value raw);
 
+/// Whether `raw` is the input of the variant's scores, whose call keeps it
+/// when it is read past them: a reader at dS may read `kKeptScoresName`.
+bool isKeptScores(Value raw);
+
 /// Decides, for every kernel of the module of `scores` alike, where the
 /// raw scores are kept: in shared memory if in each kernel the threads
 /// running the scores are one contiguous range and the buffer fits beside

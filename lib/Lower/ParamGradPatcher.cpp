@@ -137,11 +137,7 @@ LogicalResult ParamGradPatcher::lowerScatter(ScatterAddOp op,
   Value dS = op.getInputs()[0];
   if (readsScores) {
     Value raw = op.getInputs()[1];
-    bool kept = llvm::any_of(raw.getUsers(), [](Operation *user) {
-      return CuIRDialect::VariantScoresAttrHelper(user->getContext())
-          .isAttrPresent(user);
-    });
-    if (!kept || raw.getType() != dS.getType())
+    if (!isKeptScores(raw) || raw.getType() != dS.getType())
       return emitError(loc)
              << "accumulates a parameter's gradient from a tile that is not "
                 "the raw scores of the variant's scores: lowering has no "

@@ -793,7 +793,7 @@ ScoresPatcher::derivativeProductCall(ElementwiseOp dew, Value dS, StringRef ds,
       (layout.getInstr() == MmaInstr::WgmmaM64NK16 &&
        layout.getWarps() != ArrayRef<int64_t>{1, 1}) ||
       dew.getInputs()[0].getType() != dS.getType() ||
-      !isReadPastScores(dew.getInputs()[0]))
+      !isKeptScores(dew.getInputs()[0]))
     return emitError(loc) << "multiplies dS by a derivative that lowering "
                              "cannot compute from the kept raw scores: dS "
                              "and the scores must be one accumulator tile";

@@ -158,21 +158,12 @@ Value Transfer::insertScoreDerivative(BackwardSite &site, ScoreGradOp grad,
   MLIRContext *ctx = kernel.getContext();
   Location loc = site.dScores->getLoc();
   rewriter.setInsertionPointAfter(site.dScores);
-  auto ew =
-      ElementwiseOp::create(rewriter, loc, {site.score.getType()},
-                            ValueRange{site.score}, at[0], at[1], at[2], at[3]);
+  ElementwiseOp ew = createScoreOp(site.score, at, loc);
   CuIRDialect::ScoreDerivativeAttrHelper(ctx).setAttr(
       ew, StringAttr::get(ctx, spec));
-  Block *body = new Block();
-  ew.getBody().push_back(body);
-  body->addArgument(rewriter.getF32Type(), loc);
-  for (int i = 0; i < 4; ++i)
-    body->addArgument(rewriter.getIndexType(), loc);
+  Block *body = &ew.getBody().front();
   OpBuilder eb = OpBuilder::atBlockEnd(body);
-  Value x = body->getArgument(0);
-  if (naturalScale)
-    x = arith::MulFOp::create(eb, loc, x, naturalScale);
-  SmallVector<Value> args = {x};
+  SmallVector<Value> args = {variantScore(eb, loc, body->getArgument(0))};
   llvm::append_range(args, body->getArguments().drop_front());
   IRMapping map = variantParamMap();
   SmallVector<Value> clamped;
@@ -280,12 +271,10 @@ void Transfer::insertParamGrads(BackwardSite &site, ScoreGradOp grad,
     OpBuilder eb = OpBuilder::atBlockEnd(body);
     // The element's indices and partial from the coordinates and, where the
     // partial reads it, the score as the variant sees it.
-    Value score = arith::ConstantOp::create(eb, loc, eb.getF32FloatAttr(0));
-    if (readsScore) {
-      score = body->getArgument(1);
-      if (naturalScale)
-        score = arith::MulFOp::create(eb, loc, score, naturalScale);
-    }
+    Value score =
+        readsScore
+            ? variantScore(eb, loc, body->getArgument(1))
+            : arith::ConstantOp::create(eb, loc, eb.getF32FloatAttr(0));
     IRMapping map = variantParamMap();
     SmallVector<Value> clamped;
     SmallVector<Value> args = {score};

@@ -198,46 +198,36 @@ IRMapping Transfer::variantParamMap() {
   return map;
 }
 
+/// The score as the variant sees it, in an elementwise body: `raw` times the
+/// natural scale where the softmax runs on scale 1.
+Value Transfer::variantScore(OpBuilder &eb, Location loc, Value raw) {
+  return naturalScale ? arith::MulFOp::create(eb, loc, raw, naturalScale)
+                      : raw;
+}
+
 /// The variant's score function and mask, inlined into `body` (the score and
-/// the coordinates b, h, q_idx, kv_idx as arguments). With `grad`, its
-/// score_grad is inlined instead of the score_mod, and the body also yields
-/// the score_grad's results `gradResults` (operand numbers of its
-/// cuir.grad_yield: the derivative, partials), each 0 where the mask hides
-/// the score: they share what they compute with the score.
-void Transfer::inlineMods(OpBuilder &eb, Block *body, ScoreGradOp grad,
-                          ArrayRef<unsigned> gradResults) {
+/// the coordinates b, h, q_idx, kv_idx as arguments).
+void Transfer::inlineMods(OpBuilder &eb, Block *body) {
   Location loc = body->getParentOp()->getLoc();
-  Value x = body->getArgument(0);
-  if (naturalScale)
-    x = arith::MulFOp::create(eb, loc, x, naturalScale);
+  Value x = variantScore(eb, loc, body->getArgument(0));
   IRMapping map = variantParamMap();
   SmallVector<Value> clamped;
   ValueRange coords = body->getArguments().drop_front();
   SmallVector<Value> args = {x};
   args.append(coords.begin(), coords.end());
-  SmallVector<Value> yielded;
-  if (grad && !gradResults.empty()) {
-    SmallVector<Value> r = inlineMod(eb, body, grad, args, map, clamped);
-    yielded = {r[0]};
-    for (unsigned i : gradResults)
-      yielded.push_back(r[i]);
-  } else if (ScoreModOp s = variant.getScoreMod()) {
-    yielded = {inlineMod(eb, body, s, args, map, clamped)[0]};
-  } else {
-    yielded = {x};
-  }
+  Value score = x;
+  if (ScoreModOp s = variant.getScoreMod())
+    score = inlineMod(eb, body, s, args, map, clamped)[0];
   if (MaskModOp m = variant.getMaskMod()) {
     Value visible = inlineMod(eb, body, m, coords, map, clamped)[0];
     if (!inlinedMask)
       inlinedMask = visible;
-    // A hidden score is -inf; its derivatives are 0.
-    for (size_t i = 0; i < yielded.size(); ++i) {
-      float fill = i ? 0.0f : -std::numeric_limits<float>::infinity();
-      Value c = arith::ConstantOp::create(eb, loc, eb.getF32FloatAttr(fill));
-      yielded[i] = arith::SelectOp::create(eb, loc, visible, yielded[i], c);
-    }
+    // A hidden score is -inf.
+    Value ninf = arith::ConstantOp::create(
+        eb, loc, eb.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
+    score = arith::SelectOp::create(eb, loc, visible, score, ninf);
   }
-  YieldOp::create(eb, loc, yielded);
+  YieldOp::create(eb, loc, score);
 }
 
 /// A cuir.elementwise after the score GEMM's completion applies the
@@ -256,35 +246,30 @@ void Transfer::insertScores(ScoreSite &site) {
 
 /// The variant's scores and mask over `score`, whose element (0, 0) has the
 /// coordinates `at` (b, h, q_idx, kv_idx), at the rewriter's insertion
-/// point, replacing `score` for every reader but the new op. With `grad`,
-/// result 1 + k is the score_grad's result `gradResults[k]` (inlineMods).
-ElementwiseOp Transfer::insertScores(Value score, ArrayRef<Value> at,
-                                     ScoreGradOp grad,
-                                     ArrayRef<unsigned> gradResults) {
+/// point, replacing `score` for every reader but the new op.
+ElementwiseOp Transfer::insertScores(Value score, ArrayRef<Value> at) {
   use(Rewrite::Scores);
-  ElementwiseOp ew =
-      createScoreOp(score, at, grad ? 1 + gradResults.size() : 1);
+  MLIRContext *ctx = kernel.getContext();
+  ElementwiseOp ew = createScoreOp(score, at, score.getDefiningOp()->getLoc());
+  CuIRDialect::VariantScoresAttrHelper(ctx).setAttr(ew,
+                                                    StringAttr::get(ctx, spec));
   Block *body = &ew.getBody().front();
   OpBuilder eb = OpBuilder::atBlockEnd(body);
-  inlineMods(eb, body, grad, gradResults);
+  inlineMods(eb, body);
   rewriter.replaceUsesWithIf(score, ew.getResult(0), [&](OpOperand &use) {
     return use.getOwner() != ew;
   });
   return ew;
 }
 
-/// A cuir.elementwise of the variant over `score` at the rewriter's insertion
-/// point, with coordinates `at` and `numResults` tiles of the score's type;
-/// its empty entry block takes the score and (b, h, q, kv).
+/// A cuir.elementwise over `score` at the rewriter's insertion point, located
+/// at `loc`, with coordinates `at` and one tile of the score's type; its
+/// empty entry block takes the score and (b, h, q, kv).
 ElementwiseOp Transfer::createScoreOp(Value score, ArrayRef<Value> at,
-                                      unsigned numResults) {
-  MLIRContext *ctx = kernel.getContext();
-  Location loc = score.getDefiningOp()->getLoc();
-  SmallVector<Type> types(numResults, score.getType());
-  auto ew = ElementwiseOp::create(rewriter, loc, types, ValueRange{score},
-                                  at[0], at[1], at[2], at[3]);
-  CuIRDialect::VariantScoresAttrHelper(ctx).setAttr(ew,
-                                                    StringAttr::get(ctx, spec));
+                                      Location loc) {
+  auto ew =
+      ElementwiseOp::create(rewriter, loc, {score.getType()}, ValueRange{score},
+                            at[0], at[1], at[2], at[3]);
   Block *body = new Block();
   ew.getBody().push_back(body);
   body->addArgument(rewriter.getF32Type(), loc);

@@ -33,13 +33,10 @@ private:
   bool maskImpliesCausal();
   LogicalResult foldScale(function_ref<bool(OpOperand &)> folds = nullptr);
   void insertScores(ScoreSite &site);
-  ElementwiseOp insertScores(Value score, ArrayRef<Value> at,
-                             ScoreGradOp grad = {},
-                             ArrayRef<unsigned> gradResults = {});
-  ElementwiseOp createScoreOp(Value score, ArrayRef<Value> at,
-                              unsigned numResults = 1);
-  void inlineMods(OpBuilder &eb, Block *body, ScoreGradOp grad,
-                  ArrayRef<unsigned> gradResults);
+  ElementwiseOp insertScores(Value score, ArrayRef<Value> at);
+  ElementwiseOp createScoreOp(Value score, ArrayRef<Value> at, Location loc);
+  Value variantScore(OpBuilder &eb, Location loc, Value raw);
+  void inlineMods(OpBuilder &eb, Block *body);
   SmallVector<Value> clampedCoordinates(OpBuilder &eb, Block *body,
                                         ValueRange at);
   SmallVector<Value> inlineMod(OpBuilder &eb, Block *body, Operation *mod,
