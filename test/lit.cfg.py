@@ -23,6 +23,9 @@ config.substitutions.append(("%cuir_obj_root", config.cuir_obj_root))
 config.substitutions.append(("%cmake_generator", config.cmake_generator))
 config.substitutions.append(("%cmake", config.cmake_command))
 config.substitutions.append(("%mlir_dir", config.mlir_dir))
+config.substitutions.append(
+    ("%slow_staging", os.path.join(config.cuir_obj_root, "lib",
+                                   "CuIRTestSlowStaging.so")))
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)

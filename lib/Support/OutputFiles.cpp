@@ -170,14 +170,53 @@ llvm::Error createDirectoryOf(StringRef dir,
   for (StringRef d = dir; !d.empty() && !fs::exists(d);
        d = path::parent_path(d))
     missing.push_back(d.str());
-  if (std::error_code ec = fs::create_directories(dir))
+  // The janitor hears of each directory before it exists: no signal,
+  // SIGKILL included, can fall between the two.
+  for (const std::string &d : llvm::reverse(missing))
+    tellJanitor('E', {d});
+  if (std::error_code ec = fs::create_directories(dir)) {
+    for (const std::string &d : missing)
+      tellJanitor('U', {d});
     return llvm::createStringError("cannot create the directory '" + dir +
                                    "': " + ec.message());
-  for (const std::string &d : llvm::reverse(missing)) {
-    tellJanitor('E', {d});
-    created.push_back(d);
   }
+  for (const std::string &d : llvm::reverse(missing))
+    created.push_back(d);
   return llvm::Error::success();
+}
+
+/// Creates a new file or directory at a fresh name made from `model` (its
+/// '%' replaced by random characters). As for directories, the janitor hears
+/// of the name before it exists.
+llvm::Expected<std::string> createTracked(const llvm::Twine &model,
+                                          bool isDirectory) {
+  for (int attempt = 0;; ++attempt) {
+    llvm::SmallString<256> temp;
+    fs::createUniquePath(model, temp, /*MakeAbsolute=*/false);
+    tellJanitor('T', {temp});
+    // Without a janitor, LLVM's handlers remove the file on SIGINT/SIGTERM.
+    // With one they are not wanted: they remove it even when the signal is
+    // ignored (nohup), and the run then goes on to fail.
+    bool onSignal = !isDirectory && janitorSocket < 0;
+    if (onSignal)
+      llvm::sys::RemoveFileOnSignal(temp);
+    std::error_code ec;
+    if (isDirectory) {
+      ec = fs::create_directory(temp, /*IgnoreExisting=*/false);
+    } else {
+      int fd;
+      ec = fs::openFileForWrite(temp, fd, fs::CD_CreateNew);
+      if (!ec)
+        ::close(fd);
+    }
+    if (!ec)
+      return std::string(temp);
+    if (onSignal)
+      llvm::sys::DontRemoveFileOnSignal(temp);
+    tellJanitor('U', {temp});
+    if (ec != std::errc::file_exists || attempt == 63)
+      return llvm::createStringError(ec, "%s", ec.message().c_str());
+  }
 }
 
 /// Holds an exclusive flock on each directory, and SIGINT/SIGTERM back,
@@ -266,18 +305,15 @@ OutputTransaction::stageFile(StringRef destination) {
         "cannot write '" + destination + "': it is not a regular file (" +
         (fs::is_directory(status) ? "a directory" : "a device or pipe") +
         "), which an output never replaces");
-  int fd;
-  llvm::SmallString<256> temp;
-  if (std::error_code ec = fs::createUniqueFile(
-          dir + "/." + path::filename(dest) + ".cuir-tmp-%%%%%%", fd, temp,
-          fs::OF_None, fs::all_read | fs::all_write))
+  llvm::Expected<std::string> temp =
+      createTracked(dir + "/." + path::filename(dest) + ".cuir-tmp-%%%%%%",
+                    /*isDirectory=*/false);
+  if (!temp)
     return llvm::createStringError("cannot create a temporary file beside '" +
-                                   destination + "': " + ec.message());
-  ::close(fd);
-  tellJanitor('T', {temp});
-  llvm::sys::RemoveFileOnSignal(temp);
-  staged.push_back({std::string(temp), dest, /*isDirectory=*/false});
-  return std::string(temp);
+                                   destination +
+                                   "': " + llvm::toString(temp.takeError()));
+  staged.push_back({*temp, dest, /*isDirectory=*/false});
+  return *temp;
 }
 
 llvm::Expected<std::string>
@@ -287,20 +323,14 @@ OutputTransaction::stageDirectory(StringRef destinationDir, StringRef stem) {
     return *existing;
   if (llvm::Error err = createDirectoryOf(dir, createdDirs))
     return std::move(err);
-  for (int attempt = 0;; ++attempt) {
-    llvm::SmallString<256> temp;
-    fs::createUniquePath(dir + "/.cuir-" + stem + "-%%%%%%", temp,
-                         /*MakeAbsolute=*/false);
-    std::error_code ec = fs::create_directory(temp, /*IgnoreExisting=*/false);
-    if (ec == std::errc::file_exists && attempt < 64)
-      continue;
-    if (ec)
-      return llvm::createStringError("cannot create a temporary directory in '" +
-                                     destinationDir + "': " + ec.message());
-    tellJanitor('T', {temp});
-    staged.push_back({std::string(temp), dir, /*isDirectory=*/true});
-    return std::string(temp);
-  }
+  llvm::Expected<std::string> temp =
+      createTracked(dir + "/.cuir-" + stem + "-%%%%%%", /*isDirectory=*/true);
+  if (!temp)
+    return llvm::createStringError("cannot create a temporary directory in '" +
+                                   destinationDir +
+                                   "': " + llvm::toString(temp.takeError()));
+  staged.push_back({*temp, dir, /*isDirectory=*/true});
+  return *temp;
 }
 
 std::optional<std::string>

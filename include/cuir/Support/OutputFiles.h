@@ -20,8 +20,9 @@
 namespace mlir::cuir {
 
 /// Starts the janitor of this process's staged outputs. Call once, first
-/// thing in main, before any thread starts; without it staged outputs are
-/// still removed on failure and on SIGINT/SIGTERM, but not on SIGKILL.
+/// thing in main, before any thread starts; without it staged files are
+/// still removed on failure and on SIGINT/SIGTERM (through LLVM's signal
+/// handlers), but not on SIGKILL.
 void startOutputJanitor();
 
 /// Files and directories staged beside their destinations and moved into
