@@ -84,12 +84,7 @@ private:
     if (!buffer)
       return src;
     src.buffer = std::move(*buffer);
-    StringRef text = src.buffer->getBuffer();
-    while (!text.empty()) {
-      auto [line, rest] = text.split('\n');
-      src.lines.push_back(line);
-      text = rest;
-    }
+    src.lines = splitSourceLines(src.buffer->getBuffer());
     return src;
   }
 
@@ -103,25 +98,7 @@ private:
                       << (root.empty() ? "." : root) << "')";
       return false;
     }
-    unsigned numLines = src.lines.size();
-    unsigned startLine = range.getStartLine(), endLine = range.getEndLine();
-    if (startLine < 1 || endLine > numLines || startLine > endLine) {
-      op->emitOpError() << "names lines " << startLine << "-" << endLine
-                      << " of '" << file << "', which has " << numLines
-                      << " lines";
-      return false;
-    }
-    unsigned startCol = range.getStartColumn();
-    unsigned endCol = range.getEndColumn();
-    // Columns are 1-based; the end column may point one past the last char.
-    if (startCol < 1 || startCol > src.lines[startLine - 1].size() + 1 ||
-        endCol > src.lines[endLine - 1].size() + 1) {
-      op->emitOpError() << "names columns " << startCol << "-" << endCol
-                      << " of '" << file << "' lines " << startLine << "-"
-                      << endLine << ", outside the lines' text";
-      return false;
-    }
-    return true;
+    return succeeded(checkRangeInSource(op, range, src.lines));
   }
 };
 

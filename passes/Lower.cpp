@@ -156,7 +156,8 @@ private:
     if (opt.sourceRoot.empty() && srcPath)
       opt.sourceRoot = llvm::sys::path::parent_path(srcPath.getValue()).str();
     std::string file = sourceCuIR, expectedHash;
-    if (file.empty()) {
+    bool ofThisLift = file.empty();
+    if (ofThisLift) {
       if (auto lifted =
               module->getAttrOfType<DictionaryAttr>(lift::kSourceCuIRAttr)) {
         if (failed(findLiftedSource(loc, lifted, file, expectedHash)))
@@ -167,7 +168,76 @@ private:
     }
     if (opt.sourceRoot.empty())
       opt.sourceRoot = llvm::sys::path::parent_path(file).str();
-    return parseSourceCuIR(loc, file, expectedHash);
+    OwningOpRef<ModuleOp> source = parseSourceCuIR(loc, file, expectedHash);
+    if (!source)
+      return nullptr;
+    // The lift of a renamed copy names the copy; its Source CuIR, the file
+    // it was stored for.
+    if (ofThisLift)
+      if (FileLineColRange from = firstKernelRange(*source),
+          to = firstKernelRange(module);
+          from && to && from.getFilename() != to.getFilename())
+        lift::renameSourceFile(*source, from.getFilename(), to.getFilename());
+    setSourceCheck(module, file, opt);
+    return source;
+  }
+
+  /// The first file range in the location of the first kernel of
+  /// `module`, or null.
+  static FileLineColRange firstKernelRange(ModuleOp module) {
+    FileLineColRange range;
+    for (KernelOp kernel : module.getOps<KernelOp>()) {
+      kernel.getLoc()->walk([&](Location l) {
+        range = dyn_cast<FileLineColRange>(l);
+        return range ? WalkResult::interrupt() : WalkResult::advance();
+      });
+      break;
+    }
+    return range;
+  }
+
+  /// Makes lowering check that the CUDA source it reads is the text the
+  /// kernels were lifted from, where that text's lift key is known: the
+  /// module's own source text, else the key of the lift cache entry that
+  /// `sourceFile` is (bundled, or a user entry `<key>.mlir`).
+  static void setSourceCheck(ModuleOp module, StringRef sourceFile,
+                             LoweringOptions &opt) {
+    std::string key;
+    if (auto text = module->getAttrOfType<StringAttr>(kSourceTextAttr))
+      key = lift::computeLiftKey(CuIRDialect::kVersion, text.getValue());
+    else
+      key = findCacheKeyOf(sourceFile);
+    if (key.empty())
+      return;
+    opt.verifySource = [key](Location loc, StringRef path,
+                             StringRef text) -> LogicalResult {
+      std::string actual = lift::computeLiftKey(CuIRDialect::kVersion, text);
+      if (actual == key)
+        return success();
+      return emitError(loc)
+             << "the CUDA source '" << path
+             << "' is not the text this kernel was lifted from: it changed "
+                "after the lift (its lift key is "
+             << actual << ", the lift's is " << key
+             << "). Lift it again (--lift), or lower against the source "
+                "that was lifted (source-root=)";
+    };
+  }
+
+  /// The lift key of the lift cache entry stored at `file`, or "".
+  static std::string findCacheKeyOf(StringRef file) {
+    if (auto index = lift::LiftCacheIndex::load(lift::getBundledIndexPath())) {
+      for (const lift::BundledLift &entry : index->getEntries())
+        if (llvm::sys::fs::equivalent(entry.cuirPath, file))
+          return entry.key;
+    } else {
+      llvm::consumeError(index.takeError());
+    }
+    StringRef stem = llvm::sys::path::stem(file);
+    if (llvm::sys::path::extension(file) == ".mlir" && stem.size() == 64 &&
+        llvm::all_of(stem, llvm::isHexDigit))
+      return stem.str();
+    return "";
   }
 
   /// Reads and parses `file`, whose text must have the SHA-256

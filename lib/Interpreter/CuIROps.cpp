@@ -269,38 +269,20 @@ FailureOr<Worker::TileCopy> Worker::copyTile(Operation *op, Value srcV,
   return TileCopy{*src, *dst, srcIdx, dstIdx, shape, std::move(*t)};
 }
 
-/// Marks the elements of `v` a `shape` tile at `offsets` covers as read or
-/// written by the in-flight copy `copyId`, so that early uses are hazards.
+/// Marks the elements of `v` a `shape` tile at `offsets` covers (those
+/// inside the view) as read or written by the in-flight copy `copyId`, so
+/// that early uses are hazards.
 static void markInFlight(const View &v, ArrayRef<int64_t> offsets,
                          ArrayRef<int64_t> shape, int64_t copyId, bool write) {
   Buffer &b = *v.buffer;
   auto &marks = write ? b.inflightWrite : b.inflightRead;
   if (marks.empty())
     marks.assign(b.size(), 0);
-  int64_t rank = shape.size();
-  int64_t total = 1;
-  for (int64_t d : shape)
-    total *= d;
-  SmallVector<int64_t, 4> idx(rank, 0);
-  for (int64_t e = 0; e < total; ++e) {
-    int64_t addr = v.offset;
-    bool in = true;
-    for (int64_t d = 0; d < rank; ++d) {
-      int64_t pos = idx[d] + (offsets.empty() ? 0 : offsets[d]);
-      if (pos >= v.sizes[d]) {
-        in = false;
-        break;
-      }
-      addr += pos * v.strides[d];
-    }
-    if (in)
-      marks[addr] = copyId;
-    for (int64_t d = rank - 1; d >= 0; --d) {
-      if (++idx[d] < shape[d])
-        break;
-      idx[d] = 0;
-    }
-  }
+  forEachTileElement(v, offsets, shape, /*transpose=*/false,
+                     [&](int64_t addr, int64_t) {
+                       if (addr >= 0)
+                         marks[addr] = copyId;
+                     });
 }
 
 /// A GEMM operand as a dense row-major matrix of floats.

@@ -9,42 +9,6 @@ using namespace mlir;
 using namespace mlir::cuir;
 using namespace mlir::cuir::interp;
 
-namespace {
-
-/// Calls `fn(addr, linear)` for every element of a `shape` tile placed at
-/// `offsets` in `view` (optionally transposed: tile element (r, c) is view
-/// element (c, r)); elements outside the view are passed as addr = -1.
-template <typename F>
-void forEachTileElement(const View &view, ArrayRef<int64_t> offsets,
-                        ArrayRef<int64_t> shape, bool transpose, F fn) {
-  int64_t rank = shape.size();
-  SmallVector<int64_t, 4> idx(rank, 0);
-  int64_t total = 1;
-  for (int64_t d : shape)
-    total *= d;
-  for (int64_t linear = 0; linear < total; ++linear) {
-    int64_t addr = view.offset;
-    bool inBounds = true;
-    for (int64_t d = 0; d < rank; ++d) {
-      int64_t vd = (transpose && rank == 2) ? 1 - d : d;
-      int64_t pos = idx[d] + (offsets.empty() ? 0 : offsets[vd]);
-      if (pos < 0 || pos >= view.sizes[vd]) {
-        inBounds = false;
-        break;
-      }
-      addr += pos * view.strides[vd];
-    }
-    fn(inBounds ? addr : -1, linear);
-    for (int64_t d = rank - 1; d >= 0; --d) {
-      if (++idx[d] < shape[d])
-        break;
-      idx[d] = 0;
-    }
-  }
-}
-
-} // namespace
-
 LogicalResult Worker::checkRead(Operation *op, const View &view,
                                 ArrayRef<int64_t> offsets,
                                 ArrayRef<int64_t> shape) {

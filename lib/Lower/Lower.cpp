@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cuir/Lower/Lower.h"
+#include "cuir/Support/SourceFile.h"
 
 #include "Patcher.h"
 
@@ -123,6 +124,8 @@ public:
 
 private:
   LogicalResult openSource(KernelOp t, KernelOp s);
+  LogicalResult checkSourceIdentity(KernelOp t, KernelOp s, StringRef path,
+                                    StringRef text);
   LogicalResult lowerKernel(KernelOp t, KernelOp s);
   std::string manifest() const;
   LogicalResult patchHeader(LoweredKernel &out, Location loc) const;
@@ -155,6 +158,8 @@ LogicalResult Lowerer::openSource(KernelOp t, KernelOp s) {
   if (!buf)
     return t.emitError() << "cannot read the source '" << path
                          << "' (set source-root)";
+  if (failed(checkSourceIdentity(t, s, path, (*buf)->getBuffer())))
+    return failure();
   sourcePath = std::string(path);
   src = std::make_unique<SourceText>((*buf)->getBuffer());
   patch = std::make_unique<SourcePatch>(*src);
@@ -166,6 +171,38 @@ LogicalResult Lowerer::openSource(KernelOp t, KernelOp s) {
     ctx->paramsHeader = "cuir/attention_bwd_params.h";
   }
   helperLine = src->declarationStart(kr.getStartLine());
+  return success();
+}
+
+/// Checks that `text`, read from `path`, is the source both kernels were
+/// lifted from: the caller's check (opt.verifySource), and every location
+/// naming the file inside its text, so that no patch lands on a line that
+/// is not there.
+LogicalResult Lowerer::checkSourceIdentity(KernelOp t, KernelOp s,
+                                           StringRef path, StringRef text) {
+  if (opt.verifySource && failed(opt.verifySource(t.getLoc(), path, text)))
+    return failure();
+  StringRef file = rangeOf(s.getLoc()).getFilename();
+  std::vector<StringRef> lines = splitSourceLines(text);
+  for (KernelOp kernel : {s, t}) {
+    WalkResult walk = kernel->walk([&](Operation *op) {
+      WalkResult inLoc = op->getLoc()->walk([&](Location l) {
+        auto range = dyn_cast<FileLineColRange>(l);
+        if (!range || range.getFilename() != file)
+          return WalkResult::advance();
+        if (failed(checkRangeInSource(op, range, lines))) {
+          emitRemark(t.getLoc())
+              << "the source read for lowering is '" << path
+              << "': it is not the text this kernel was lifted from";
+          return WalkResult::interrupt();
+        }
+        return WalkResult::advance();
+      });
+      return inLoc;
+    });
+    if (walk.wasInterrupted())
+      return failure();
+  }
   return success();
 }
 

@@ -6,6 +6,7 @@
 #include "cuir/Dialect/CuIR.h"
 #include "mlir/IR/BuiltinOps.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,12 @@ struct LoweringOptions {
   /// Where to write the outputs when a driver commits them later (see
   /// stageLowerOutputs); empty: into place, at the end of the pass.
   std::string stagingDir;
+  /// Checks that the CUDA source read from `path` is the text the kernels
+  /// were lifted from (an error at `loc` if not); null: not checked beyond
+  /// the locations lying inside the text.
+  std::function<mlir::LogicalResult(mlir::Location loc, llvm::StringRef path,
+                                    llvm::StringRef text)>
+      verifySource;
 };
 
 /// The patched source and the derived files, in memory.
