@@ -11,6 +11,9 @@
 //     element;
 //   - x / c with c invariant: one reciprocal per call, a multiply per
 //     element (within an ulp);
+//   the first three only where the value does not reach a comparison, a
+//   rounding or a conversion to an integer, at which an ulp can flip the
+//   result (a mask's chunk of q_idx / 41);
 //   - log1p(x) of an integer-valued x: log(x + 1), the SFU's __logf, since
 //     x + 1 is exact below 2^24 (and off by at most 2^-24 relatively above),
 //     which log1pf's cancellation-free path cannot improve on.
@@ -448,11 +451,36 @@ BodyPrinter::scaledPosition(arith::MulFOp mul) {
   return std::nullopt;
 }
 
+/// Whether `v` reaches, through float arithmetic, an op whose result jumps
+/// somewhere (a comparison, a rounding, a conversion to an integer): there an
+/// ulp can change the result, so `v` is computed exactly as written.
+static bool reachesDiscontinuity(Value v) {
+  SmallVector<Value> work = {v};
+  llvm::DenseSet<Value> seen;
+  while (!work.empty()) {
+    Value x = work.pop_back_val();
+    if (!seen.insert(x).second)
+      continue;
+    for (Operation *user : x.getUsers()) {
+      if (isa<arith::CmpFOp, arith::FPToSIOp, arith::FPToUIOp, arith::RemFOp,
+              math::FloorOp, math::CeilOp, math::RoundOp, math::RoundEvenOp,
+              math::TruncOp>(user))
+        return true;
+      for (Value r : user->getResults())
+        if (isa<FloatType>(r.getType()))
+          work.push_back(r);
+    }
+  }
+  return false;
+}
+
 /// The three forms that save work per element (see the file comment);
-/// false if `op` is none of them.
+/// false if `op` is none of them. They round differently from the ops as
+/// written (within an ulp), so a value that reaches a discontinuity is
+/// never given one.
 bool BodyPrinter::declareSpecial(Operation &op, const std::string &type) {
   Value result = op.getResult(0);
-  if (!perElement.contains(result))
+  if (!perElement.contains(result) || reachesDiscontinuity(result))
     return false;
   IndexAffine pos;
   if (isa<arith::SIToFPOp>(op) &&
