@@ -439,9 +439,41 @@ def to(x, *args, **kwargs):
             dtype = a
         elif _is_sym(a) or isinstance(a, torch.Tensor):
             dtype = a.dtype
+        elif not isinstance(a, (str, int, torch.device)) or isinstance(a, bool):
+            raise located(f".to({a!r}): give a dtype, a tensor or a device")
     if dtype is None:
         return operand(x)
     return cast(x, dtype)
+
+
+_LEGACY_TYPES = {"FloatTensor": torch.float32, "DoubleTensor": torch.float64, "HalfTensor": torch.float16,
+                 "BFloat16Tensor": torch.bfloat16, "LongTensor": torch.int64, "IntTensor": torch.int32,
+                 "ShortTensor": torch.int16, "CharTensor": torch.int8, "ByteTensor": torch.uint8,
+                 "BoolTensor": torch.bool}
+
+
+def type_(x, dtype=None, non_blocking=False, **kwargs):
+    """Tensor.type(dtype): a dtype, a tensor type (torch.LongTensor) or its name ('torch.IntTensor')."""
+    dtype = kwargs.get("dst_type", dtype)
+    if dtype is None:
+        raise located(".type() without a type gives the type's name, which a kernel does not compute")
+    if isinstance(dtype, torch.dtype):
+        return cast(x, dtype)
+    name = dtype if isinstance(dtype, str) else f"{getattr(dtype, '__module__', '')}.{getattr(dtype, '__name__', '')}"
+    module, _, short = name.rpartition(".")
+    if module not in ("torch", "torch.cuda") or short not in _LEGACY_TYPES:
+        raise located(f".type({dtype!r}): not a tensor type")
+    return cast(x, _LEGACY_TYPES[short])
+
+
+def _where_method(self, condition, other):
+    """Tensor.where(condition, other): self where condition holds, else other."""
+    return where(condition, self, other)
+
+
+def _masked_fill(self, mask, value):
+    """Tensor.masked_fill(mask, value): value where mask holds, else self."""
+    return where(mask, value, self)
 
 
 def like(x, value, dtype=None, zero_dim=False):
@@ -567,7 +599,7 @@ HANDLERS = {
     "logical_xor": lambda a, b: logical("xor", a, b),
     "logical_not": logical_not, "bitwise_not": lambda a: unary("invert", a),
     "negative": lambda a: unary("neg", a), "absolute": lambda a: unary("abs", a),
-    "to": to, "type": to,
+    "to": to, "type": type_,
     "full_like": lambda x, v, dtype=None, **_: like(x, v, dtype),
     "zeros_like": lambda x, dtype=None, **_: like(x, 0, dtype),
     "ones_like": lambda x, dtype=None, **_: like(x, 1, dtype),
@@ -602,9 +634,13 @@ def _handler_name(raw):
     return _ALIASES.get(raw, raw)
 
 
-def dispatch(raw_name, args, kwargs, shown):
+# Methods whose arguments differ from the torch function of the same name.
+METHOD_HANDLERS = {"where": _where_method, "masked_fill": _masked_fill}
+
+
+def dispatch(raw_name, args, kwargs, shown, is_method=False):
     name = _handler_name(raw_name)
-    handler = HANDLERS.get(name)
+    handler = (METHOD_HANDLERS.get(name) if is_method else None) or HANDLERS.get(name)
     if handler is None:
         raise located(f"unsupported {shown}")
     try:
@@ -617,14 +653,15 @@ def torch_function(func, args, kwargs):
     """A torch function or Tensor method called with a traced value."""
     raw = getattr(func, "__name__", str(func))
     module = getattr(func, "__module__", None) or "torch"
-    shown = f"method .{raw}()" if "Tensor" in repr(func) or "_TensorBase" in repr(func) \
+    is_method = "Tensor" in repr(func) or "_TensorBase" in repr(func)
+    shown = f"method .{raw}()" if is_method \
         else f"function {module.replace('torch._C._VariableFunctions', 'torch')}.{raw}"
-    return dispatch(raw, args, kwargs, shown)
+    return dispatch(raw, args, kwargs, shown, is_method)
 
 
 def method(sym, attr):
     """sym.attr(...) for a tensor method, bound to sym."""
     name = _handler_name(attr)
-    if name not in HANDLERS:
+    if name not in HANDLERS and name not in METHOD_HANDLERS:
         raise located(f"unsupported method .{attr}()")
-    return lambda *args, **kwargs: dispatch(attr, (sym,) + args, kwargs, f"method .{attr}()")
+    return lambda *args, **kwargs: dispatch(attr, (sym,) + args, kwargs, f"method .{attr}()", is_method=True)
