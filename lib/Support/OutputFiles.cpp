@@ -295,6 +295,15 @@ OutputTransaction::~OutputTransaction() { discard(); }
 llvm::Expected<std::string>
 OutputTransaction::stageFile(StringRef destination) {
   std::string dest = makeAbsolute(destination);
+  // A link stays a link: the file it names is replaced.
+  if (fs::is_symlink_file(dest)) {
+    llvm::SmallString<256> target;
+    if (std::error_code ec = fs::real_path(dest, target))
+      return llvm::createStringError(
+          "cannot write '" + destination + "': it is a link to '" + dest +
+          "' that cannot be followed: " + ec.message());
+    dest = std::string(target);
+  }
   StringRef dir = path::parent_path(dest);
   if (llvm::Error err = createDirectoryOf(dir, createdDirs))
     return std::move(err);
@@ -312,6 +321,9 @@ OutputTransaction::stageFile(StringRef destination) {
     return llvm::createStringError("cannot create a temporary file beside '" +
                                    destination +
                                    "': " + llvm::toString(temp.takeError()));
+  // The output keeps the permissions of the file it replaces.
+  if (fs::exists(status))
+    (void)fs::setPermissions(*temp, status.permissions());
   staged.push_back({*temp, dest, /*isDirectory=*/false});
   return *temp;
 }

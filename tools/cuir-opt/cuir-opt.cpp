@@ -108,8 +108,12 @@ static LogicalResult runPipeline(llvm::raw_ostream &os,
 }
 
 /// Whether `path` exists and is neither a regular file nor a directory
-/// (/dev/null, a pipe): written in place, never replaced.
+/// (/dev/null, a pipe), or names a device or a process's descriptor
+/// (/dev/stdout, /proc/self/fd/1, whatever they lead to): written in place,
+/// never replaced.
 static bool isSpecialFile(StringRef path) {
+  if (path.starts_with("/dev/") || path.starts_with("/proc/"))
+    return llvm::sys::fs::exists(path);
   llvm::sys::fs::file_status status;
   if (llvm::sys::fs::status(path, status))
     return false;
