@@ -9,6 +9,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/SmallSet.h"
+#include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
 using namespace mlir::cuir;
@@ -1142,6 +1143,28 @@ static LogicalResult verifyDynamicArrayParam(VariantOp op, StringRef name,
   return success();
 }
 
+/// Whether `name` can name a C++ struct member: an identifier that is not
+/// a keyword.
+static bool isCIdentifier(StringRef name) {
+  static const llvm::StringSet<> keywords = {
+      "alignas",   "alignof",  "and",      "asm",      "auto",      "bool",
+      "break",     "case",     "catch",    "char",     "class",     "const",
+      "constexpr", "continue", "decltype", "default",  "delete",    "do",
+      "double",    "else",     "enum",     "explicit", "export",    "extern",
+      "false",     "float",    "for",      "friend",   "goto",      "if",
+      "inline",    "int",      "long",     "mutable",  "namespace", "new",
+      "noexcept",  "not",      "nullptr",  "operator", "or",        "private",
+      "protected", "public",   "register", "return",   "short",     "signed",
+      "sizeof",    "static",   "struct",   "switch",   "template",  "this",
+      "throw",     "true",     "try",      "typedef",  "typeid",    "typename",
+      "union",     "unsigned", "using",    "virtual",  "void",      "volatile",
+      "while",     "xor"};
+  if (name.empty() || llvm::isDigit(name.front()) ||
+      !llvm::all_of(name, [](char c) { return llvm::isAlnum(c) || c == '_'; }))
+    return false;
+  return !keywords.contains(name);
+}
+
 LogicalResult VariantOp::verify() {
   if (!getFunctionType().getResults().empty())
     return emitOpError() << "a variant returns nothing";
@@ -1154,6 +1177,11 @@ LogicalResult VariantOp::verify() {
                            << " needs a name: {cuir.param = \"...\"}";
     if (!names.insert(name).second)
       return emitOpError() << "parameter '" << name << "' is declared twice";
+    if (!isCIdentifier(name))
+      return emitOpError() << "parameter name '" << name
+                           << "' is not an identifier ([A-Za-z_][A-Za-z0-9_]*,"
+                              " not a C++ keyword): it names a field of the "
+                              "kernel's params struct";
     Type t = body.getArgument(i).getType();
     auto attrs = cast<DictionaryAttr>(getArgAttrsAttr()[i]);
     if (auto memref = dyn_cast<MemRefType>(t)) {

@@ -20,6 +20,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Regex.h"
 
 #include <nlohmann/json.hpp>
 
@@ -206,6 +207,17 @@ LogicalResult Lowerer::checkSourceIdentity(KernelOp t, KernelOp s,
   return success();
 }
 
+/// `text` as it may appear inside a C++ comment of either kind: printable
+/// ASCII but for a backslash (a line continuation), and no "*/".
+static std::string commentSafe(StringRef text) {
+  std::string out;
+  for (char c : text)
+    out += llvm::isPrint(c) && c != '\\' ? c : '?';
+  for (size_t at; (at = out.find("*/")) != std::string::npos;)
+    out[at + 1] = '?';
+  return out;
+}
+
 /// Whether a transfer kept the kernel's causal mask (the variant's mask
 /// implies it): the causal flag replaced by the constant true, at the flag.
 static bool keepsCausal(KernelOp t) {
@@ -229,7 +241,7 @@ static bool keepsCausal(KernelOp t) {
 LogicalResult Lowerer::lowerKernel(KernelOp t, KernelOp s) {
   MLIRContext *mctx = t.getContext();
   if (StringAttr spec = CuIRDialect::VariantAttrHelper(mctx).getAttr(t))
-    ctx->variantSpec = spec.getValue().str();
+    ctx->variantSpec = commentSafe(spec.getValue());
   if (NormalizerAttr norm = CuIRDialect::NormalizerAttrHelper(mctx).getAttr(t))
     ctx->normalizer = norm.getValue();
   if (keepsCausal(t))
@@ -339,6 +351,18 @@ LogicalResult Lowerer::patchHeader(LoweredKernel &out, Location loc) const {
   std::string text =
       "  /* cuir: parameters of the variant '" + ctx->variantSpec + "' */";
   for (const ParamField &f : ctx->fields) {
+    // A member the struct already has (softmax_scale): a declaration of
+    // the name, outside comments.
+    llvm::Regex member("(^|[^A-Za-z0-9_/*])" + f.name + "[ \t]*(;|=|\\[)");
+    for (unsigned l = 1; l < end; ++l) {
+      StringRef line = header.line(l).split("//").first;
+      if (!line.trim().starts_with("*") && !line.trim().starts_with("/*") &&
+          member.match(line))
+        return emitError(loc)
+               << "the variant's parameter '" << f.name
+               << "' has the name of a member that " << ctx->paramsHeader
+               << " already has (line " << l << "): rename it";
+    }
     std::string note = f.extent;
     if (!f.blockMaskList.empty())
       note = "block mask: " + f.blockMaskList + ", see cuir/block_mask.h";
