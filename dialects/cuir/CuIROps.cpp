@@ -11,6 +11,8 @@
 #include "llvm/ADT/SmallSet.h"
 #include "llvm/ADT/StringSet.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::cuir;
 
@@ -1165,6 +1167,32 @@ static bool isCIdentifier(StringRef name) {
   return !keywords.contains(name);
 }
 
+/// Finite float constants of a score_mod stay below 2^126 in magnitude: the
+/// kernels scale scores by log2(e) (and the softmax scale) for exp2, and a
+/// larger one (torch.finfo(torch.float32).min as a mask value) overflows to
+/// infinity there, where PyTorch computes with it as a finite number.
+static LogicalResult verifyScoreConstants(VariantOp variant) {
+  const double limit = std::ldexp(1.0, 126);
+  for (ScoreModOp mod : variant.getBody().front().getOps<ScoreModOp>()) {
+    WalkResult walk = mod.walk([&](arith::ConstantOp cst) {
+      auto value = dyn_cast<FloatAttr>(cst.getValue());
+      if (!value || !std::isfinite(value.getValueAsDouble()) ||
+          std::fabs(value.getValueAsDouble()) < limit)
+        return WalkResult::advance();
+      cst.emitOpError()
+          << "is " << value.getValueAsDouble()
+          << " in a score_mod: a finite score of magnitude 2^126 or more "
+             "overflows float32 where the kernels scale scores by log2(e), "
+             "and would not be the finite number PyTorch computes with. Mask "
+             "with -inf, or use a smaller value (-1e30)";
+      return WalkResult::interrupt();
+    });
+    if (walk.wasInterrupted())
+      return failure();
+  }
+  return success();
+}
+
 LogicalResult VariantOp::verify() {
   if (!getFunctionType().getResults().empty())
     return emitOpError() << "a variant returns nothing";
@@ -1216,7 +1244,7 @@ LogicalResult VariantOp::verify() {
   if (grads && !scores)
     return emitOpError() << "has a cuir.score_grad but no cuir.score_mod "
                             "for it to differentiate";
-  return success();
+  return verifyScoreConstants(*this);
 }
 
 static LogicalResult verifyModArgs(Operation *op, Block &body, bool score) {

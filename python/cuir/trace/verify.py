@@ -16,7 +16,7 @@ def find_cuir_opt():
         return None
 
 
-_DIAGNOSTIC = re.compile(r"^[^:\n]*:(\d+):(\d+): error: (.*)$", re.MULTILINE)
+_DIAGNOSTIC = re.compile(r"^([^:\n]*):(\d+):(\d+): error: (.*)$", re.MULTILINE)
 _warned = []
 
 
@@ -37,7 +37,10 @@ def verify(text):
     if match is None:
         raise VariantError(f"internal tracer error: cuir-opt rejects the traced MLIR:\n"
                            f"{run.stderr[-2000:]}")
-    line = int(match.group(1))
+    where, line, message = match.group(1), int(match.group(2)), match.group(4)
+    # An op traced from the user's line is refused at that line.
+    if where.endswith(".py"):
+        raise VariantError(f"{where}:{line}: {message}")
     source = text.splitlines()[line - 1].strip() if line <= len(text.splitlines()) else ""
     raise VariantError(f"internal tracer error: cuir-opt rejects line {line} of the traced "
-                       f"MLIR: {match.group(3)}\n  {source[:300]}")
+                       f"MLIR: {message}\n  {source[:300]}")
