@@ -1205,6 +1205,12 @@ LogicalResult VariantOp::verify() {
                            << " needs a name: {cuir.param = \"...\"}";
     if (!names.insert(name).second)
       return emitOpError() << "parameter '" << name << "' is declared twice";
+    if (llvm::is_contained({"B", "Hq", "Hkv", "Nq", "Nkv"}, name) &&
+        !body.getArgument(i).getType().isIndex())
+      return emitOpError() << "parameter '" << name
+                           << "' has the name of a size of the kernel, which "
+                              "it stands for: it must be an index, not "
+                           << body.getArgument(i).getType();
     if (!isCIdentifier(name))
       return emitOpError() << "parameter name '" << name
                            << "' is not an identifier ([A-Za-z_][A-Za-z0-9_]*,"

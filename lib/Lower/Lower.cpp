@@ -353,11 +353,15 @@ LogicalResult Lowerer::patchHeader(LoweredKernel &out, Location loc) const {
   for (const ParamField &f : ctx->fields) {
     // A member the struct already has (softmax_scale): a declaration of
     // the name, outside comments.
-    llvm::Regex member("(^|[^A-Za-z0-9_/*])" + f.name + "[ \t]*(;|=|\\[)");
+    llvm::Regex member("(^|[^A-Za-z0-9_])" + f.name + "[ \t]*(;|=|,|\\[)");
     for (unsigned l = 1; l < end; ++l) {
-      StringRef line = header.line(l).split("//").first;
-      if (!line.trim().starts_with("*") && !line.trim().starts_with("/*") &&
-          member.match(line))
+      std::string line = header.line(l).split("//").first.str();
+      for (size_t open; (open = line.find("/*")) != std::string::npos;) {
+        size_t close = line.find("*/", open + 2);
+        line.erase(open, close == std::string::npos ? std::string::npos
+                                                    : close + 2 - open);
+      }
+      if (!StringRef(line).trim().starts_with("*") && member.match(line))
         return emitError(loc)
                << "the variant's parameter '" << f.name
                << "' has the name of a member that " << ctx->paramsHeader

@@ -125,8 +125,8 @@ def f32_bits(value):
     return struct.unpack("<I", struct.pack("<f", round_float(value)))[0]
 
 
-# Names a parameter may not take: the block arguments of the mods, and C++
-# keywords (parameters become fields of the kernel's params struct).
+# Names a parameter may not take: the block arguments of the mods, C++ keywords (parameters become
+# fields of the kernel's params struct), and the kernel's own names.
 _BLOCK_ARGS = {"score", "b", "h", "q_idx", "kv_idx"}
 _CPP_KEYWORDS = set("""alignas alignof and asm auto bool break case catch char class
 const constexpr const_cast continue decltype default delete do double dynamic_cast
@@ -135,7 +135,12 @@ mutable namespace new noexcept not nullptr operator or private protected public
 register reinterpret_cast return short signed sizeof static static_assert
 static_cast struct switch template this thread_local throw true try typedef typeid
 typename union unsigned using virtual void volatile wchar_t while xor params""".split())
-RESERVED_NAMES = _BLOCK_ARGS | _CPP_KEYWORDS | set(keyword.kwlist)
+# The kernel's sizes, which a variant parameter of that name reads, and the members the params structs
+# (kernels/include/cuir/attention_params.h, attention_bwd_params.h) already have.
+_KERNEL_NAMES = set("""B Hq Hkv Nq Nkv q k v o lse d_o dq dk dv workspace batch num_heads_q num_heads_kv
+seqlen_q seqlen_kv head_dim dtype softmax_scale is_causal deterministic reserved0""".split()) | {
+    f"{t}_{kind}_stride" for t in ("q", "k", "v", "o", "do", "dq", "dk", "dv") for kind in ("batch", "row", "head")}
+RESERVED_NAMES = _BLOCK_ARGS | _CPP_KEYWORDS | set(keyword.kwlist) | _KERNEL_NAMES
 
 
 def identifier(text):

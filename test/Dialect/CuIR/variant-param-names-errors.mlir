@@ -24,3 +24,9 @@ cuir.variant @digit(%x: f32 {cuir.param = "2nd"}) normalizer softmax {
 // expected-error @below {{parameter name 'a b' is not an identifier}}
 cuir.variant @space(%x: f32 {cuir.param = "a b"}) normalizer softmax {
 }
+
+// -----
+
+// expected-error @below {{parameter 'Nq' has the name of a size of the kernel, which it stands for: it must be an index, not 'memref<4xf32, #cuir.mem<global>>'}}
+cuir.variant @size_name(%t: memref<4xf32, #cuir.mem<global>> {cuir.param = "Nq"}) normalizer softmax {
+}
