@@ -215,11 +215,15 @@ LogicalResult Differ::compareOperand(Operation *s, Operation *t, unsigned i) {
   Value sv = s->getOperand(i), tv = t->getOperand(i);
   if (values.lookupOrNull(sv) == tv)
     return success();
+  // The rewrite that removed the value read before owns the change (the
+  // sigmoid's epilogue reads O without the division by the row sums, also
+  // where O is the result of the split's copy of the masking steps), else
+  // the one that made the value read now.
   std::optional<Rewrite> owner;
-  if (ChangeAttr change = getChange(tv))
-    owner = change.getRewrite();
-  else if (Operation *def = sv.getDefiningOp(); def && diff.removedBy.count(def))
+  if (Operation *def = sv.getDefiningOp(); def && diff.removedBy.count(def))
     owner = diff.removedBy.lookup(def);
+  else if (ChangeAttr change = getChange(tv))
+    owner = change.getRewrite();
   if (!owner)
     return t->emitError()
            << "reads another value as operand #" << i
