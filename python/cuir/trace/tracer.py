@@ -34,6 +34,8 @@ def check_signature(fn, kind):
     """FlexAttention calls fn with the positional arguments of `kind`: can it take them?"""
     if not callable(fn):
         raise VariantError(f"{kind} must be a function, got {type(fn).__name__}")
+    if isinstance(fn, torch.nn.Module):  # called through forward
+        fn = fn.forward
     try:
         params = list(inspect.signature(fn).parameters.values())
     except (TypeError, ValueError):  # a builtin: nothing to check
@@ -45,9 +47,9 @@ def check_signature(fn, kind):
         if p.kind == p.VAR_POSITIONAL:
             raise VariantError(f"{where}: {label} takes *{p.name}: name its {want} "
                                f"arguments {_expected(kind)}")
-        if p.kind == p.KEYWORD_ONLY:
-            raise VariantError(f"{where}: {label} has the keyword-only argument '{p.name}':"
-                               f" FlexAttention passes {_expected(kind)} by position only")
+        if p.kind == p.KEYWORD_ONLY and p.default is p.empty:
+            raise VariantError(f"{where}: {label} has the keyword-only argument '{p.name}' without a "
+                               f"default: FlexAttention passes {_expected(kind)} by position only")
     positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     required = [p for p in positional if p.default is p.empty]
     if len(required) > want or len(positional) < want:
