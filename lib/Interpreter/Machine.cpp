@@ -10,6 +10,7 @@
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <climits>
 #include <cmath>
 #include <thread>
 
@@ -39,6 +40,9 @@ static void forEachIndex(ArrayRef<int64_t> shape, F fn) {
 }
 
 static Location locOf(Operation *op) { return op->getLoc(); }
+
+/// The most iterations a loop may run: what a kernel's int counter holds.
+static constexpr int64_t kMaxLoopTrips = INT32_MAX;
 
 //===----------------------------------------------------------------------===//
 // Machine
@@ -285,12 +289,27 @@ LogicalResult Worker::execOp(scf::ForOp forOp) {
     return failure();
   if (*step <= 0)
     return forOp.emitError() << "loop step must be positive, got " << *step;
+  // A kernel counts its loops in int: more iterations are no kernel's (and
+  // would keep the interpreter busy for ever).
+  uint64_t trips =
+      *ub > *lb ? (static_cast<uint64_t>(*ub) - static_cast<uint64_t>(*lb) -
+                   1) / static_cast<uint64_t>(*step) +
+                      1
+                : 0;
+  if (trips > static_cast<uint64_t>(kMaxLoopTrips))
+    return forOp.emitError()
+           << "runs " << trips << " iterations (from " << *lb << " to " << *ub
+           << " by " << *step << "), more than the " << kMaxLoopTrips
+           << " a kernel's int loop counter holds";
   FailureOr<SmallVector<RtValue>> carried =
       getValues(forOp, forOp.getInitArgs());
   if (failed(carried))
     return failure();
   Type ivType = forOp.getInductionVar().getType();
-  for (int64_t iv = *lb; iv < *ub; iv += *step) {
+  for (uint64_t k = 0; k < trips; ++k) {
+    // In range: lb <= iv < ub (unsigned arithmetic, which cannot overflow).
+    auto iv = static_cast<int64_t>(static_cast<uint64_t>(*lb) +
+                                   k * static_cast<uint64_t>(*step));
     SmallVector<RtValue> args;
     args.push_back(Tile::scalarI(getIntWidth(ivType), iv));
     args.append(carried->begin(), carried->end());
@@ -322,7 +341,11 @@ LogicalResult Worker::execOp(scf::WhileOp whileOp) {
       getValues(whileOp, whileOp.getInits());
   if (failed(carried))
     return failure();
-  while (true) {
+  for (int64_t trips = 0;; ++trips) {
+    if (trips > kMaxLoopTrips)
+      return whileOp.emitError()
+             << "runs more than the " << kMaxLoopTrips
+             << " iterations a kernel's int loop counter holds";
     SmallVector<RtValue> condResults;
     if (failed(runRegion(whileOp.getBefore(), *carried, &condResults)))
       return failure();
