@@ -466,3 +466,10 @@ bool mlir::cuir::readsArgument(Value v, BlockArgument arg) {
   }
   return false;
 }
+
+bool mlir::cuir::readsInputElements(Value v, ElementwiseOp ew) {
+  Block &body = ew.getBody().front();
+  return llvm::any_of(
+      body.getArguments().take_front(ew.getInputs().size()),
+      [&](BlockArgument input) { return readsArgument(v, input); });
+}

@@ -345,6 +345,12 @@ LogicalResult BackwardSplitter::run() {
   Block &body = v0.getBody().front();
   unsigned n = v0.getInputs().size();
   Value visible = sel0.getCondition();
+  if (readsInputElements(visible, v0)) {
+    mlir::emitRemark(v0.getLoc())
+        << "the variant's mask reads the score: the backward visits every "
+           "query tile, masked";
+    return success();
+  }
   bool readsHead = readsArgument(visible, body.getArgument(n + 1));
   if (readsHead && !(kvHead = groupKvHead())) {
     if (mode == BlockMaskMode::Runtime)

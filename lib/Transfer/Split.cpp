@@ -381,6 +381,14 @@ LogicalResult Splitter::run() {
   if (!v1)
     return as.sites[1].loop.emitError() << "has no variant scores";
 
+  // A mask that reads the score decides per element: no tile can be
+  // skipped or unmasked from the coordinates.
+  if (readsInputElements(sel0.getCondition(), v0)) {
+    mlir::emitRemark(v0.getLoc())
+        << "the variant's mask reads the score: every block stays masked";
+    return success();
+  }
+
   // The mask as one interval of keys per row.
   Block &body = v0.getBody().front();
   Value qArg = body.getArgument(v0.getInputs().size() + 2);

@@ -61,6 +61,10 @@ FailureOr<BackwardStructure> analyzeBackward(KernelOp kernel);
 /// owns `arg`.
 bool readsArgument(Value v, BlockArgument arg);
 
+/// Whether `v`, computed in the body of `ew`, reads an element of its input
+/// tiles (the score): a mask that does decides per element, not per tile.
+bool readsInputElements(Value v, ElementwiseOp ew);
+
 /// The loop over query blocks of a site's steps: the innermost loop around
 /// its score GEMM but the one over the site's query head (a step may run
 /// inside a loop over the GQA group's heads); null if there is none.
