@@ -466,6 +466,15 @@ def type_(x, dtype=None, non_blocking=False, **kwargs):
     return cast(x, _LEGACY_TYPES[short])
 
 
+def _scaled(op):
+    """torch.add / torch.sub with alpha: a <op> alpha * b."""
+    def apply(a, b, *, alpha=1):
+        if alpha != 1:
+            b = binary("mul", b, alpha) if _is_sym(b) else b * alpha
+        return binary(op, a, b)
+    return apply
+
+
 def _where_method(self, condition, other):
     """Tensor.where(condition, other): self where condition holds, else other."""
     return where(condition, self, other)
@@ -588,6 +597,7 @@ def _getitem(x, index):
 HANDLERS = {
     "getitem": _getitem, "where": where, "clamp": _clamp, "clip": _clamp,
     "clamp_min": lambda x, m: clamp(x, m, None), "clamp_max": lambda x, m: clamp(x, None, m),
+    "add": _scaled("add"), "sub": _scaled("sub"),
     "pow": power, "rpow": lambda a, b: power(b, a), "div": _div, "true_divide": _div,
     "floor_divide": lambda a, b: binary("floordiv", a, b),
     "remainder": lambda a, b: binary("mod", a, b),
