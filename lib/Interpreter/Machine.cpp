@@ -22,23 +22,6 @@ using namespace mlir::cuir::interp;
 // Helpers
 //===----------------------------------------------------------------------===//
 
-/// Calls `fn(index, linear)` for every multi-index of `shape`, row-major.
-template <typename F>
-static void forEachIndex(ArrayRef<int64_t> shape, F fn) {
-  int64_t total = 1;
-  for (int64_t d : shape)
-    total *= d;
-  SmallVector<int64_t, 4> idx(shape.size(), 0);
-  for (int64_t linear = 0; linear < total; ++linear) {
-    fn(ArrayRef<int64_t>(idx), linear);
-    for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
-      if (++idx[d] < shape[d])
-        break;
-      idx[d] = 0;
-    }
-  }
-}
-
 static Location locOf(Operation *op) { return op->getLoc(); }
 
 /// The most iterations a loop may run: what a kernel's int counter holds.
@@ -65,23 +48,6 @@ int64_t Machine::threadsOf(WorkerKind kind) {
   llvm_unreachable("unknown worker kind");
 }
 
-/// Visits the buffer elements a tile copy touches on `view` at `offsets`
-/// (elements out of the view's bounds are skipped).
-template <typename F>
-static void forEachInBounds(const View &view, ArrayRef<int64_t> offsets,
-                            ArrayRef<int64_t> shape, F fn) {
-  forEachIndex(shape, [&](ArrayRef<int64_t> idx, int64_t linear) {
-    int64_t addr = view.offset;
-    for (size_t d = 0; d < idx.size(); ++d) {
-      int64_t pos = idx[d] + (offsets.empty() ? 0 : offsets[d]);
-      if (pos < 0 || pos >= view.sizes[d])
-        return;
-      addr += pos * view.strides[d];
-    }
-    fn(addr, linear);
-  });
-}
-
 void Machine::completeCopy(int64_t id) {
   CopyRecord &rec = copies[id - 1];
   if (rec.complete)
@@ -91,16 +57,17 @@ void Machine::completeCopy(int64_t id) {
     const View &tile = rec.srcIndices.empty() ? rec.src : rec.dst;
     return SmallVector<int64_t>(tile.sizes.begin(), tile.sizes.end());
   }();
-  forEachInBounds(rec.dst, rec.dstIndices, shape, [&](int64_t addr, int64_t) {
-    auto &marks = rec.dst.buffer->inflightWrite;
-    if (!marks.empty() && marks[addr] == id)
-      marks[addr] = 0;
-  });
-  forEachInBounds(rec.src, rec.srcIndices, shape, [&](int64_t addr, int64_t) {
-    auto &marks = rec.src.buffer->inflightRead;
-    if (!marks.empty() && marks[addr] == id)
-      marks[addr] = 0;
-  });
+  // The elements markInFlight marked: those inside each view.
+  auto unmark = [&](const View &view, ArrayRef<int64_t> offsets,
+                    std::vector<int64_t> &marks) {
+    forEachTileElement(view, offsets, shape, /*transpose=*/false,
+                       [&](int64_t addr, int64_t) {
+                         if (addr >= 0 && !marks.empty() && marks[addr] == id)
+                           marks[addr] = 0;
+                       });
+  };
+  unmark(rec.dst, rec.dstIndices, rec.dst.buffer->inflightWrite);
+  unmark(rec.src, rec.srcIndices, rec.src.buffer->inflightRead);
 }
 
 LogicalResult Machine::runBlock(ArrayRef<int64_t> id, ArrayRef<RtValue> args) {
