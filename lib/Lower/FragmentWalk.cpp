@@ -2,6 +2,9 @@
 
 #include "FragmentWalk.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
 using namespace mlir;
 using namespace mlir::cuir;
 
@@ -91,16 +94,21 @@ FragmentWalk::threadOrigin(FragmentLayoutAttr layout, ArrayRef<int64_t> shape,
 }
 
 bool mlir::cuir::holdsTransposedRegisters(Value v) {
-  for (int depth = 0; depth < 16; ++depth) {
-    Operation *def = v.getDefiningOp();
-    if (!def)
-      return false;
+  // Any tile operand may lead to the GEMM: the sigmoid's dS is P * (1 - P)
+  // * dP, and P = 1 / (1 + exp(-S)) has a constant first operand.
+  SmallVector<Value> worklist{v};
+  llvm::SmallPtrSet<Operation *, 16> seen;
+  while (!worklist.empty()) {
+    Operation *def = worklist.pop_back_val().getDefiningOp();
+    if (!def || !seen.insert(def).second || seen.size() > 256)
+      continue;
     if (auto gemm = dyn_cast<GemmAsyncOp>(def))
       return gemm.getAccTransposed();
-    if (isa<GemmOp>(def) || def->getNumOperands() == 0 ||
-        !isa<RankedTensorType>(def->getOperand(0).getType()))
-      return false;
-    v = def->getOperand(0);
+    if (isa<GemmOp>(def))
+      continue;
+    for (Value operand : llvm::reverse(def->getOperands()))
+      if (isa<RankedTensorType>(operand.getType()))
+        worklist.push_back(operand);
   }
   return false;
 }

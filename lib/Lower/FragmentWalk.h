@@ -65,8 +65,8 @@ struct FragmentWalk {
 };
 
 /// Whether the registers of tile `v` hold its transpose: it comes, through
-/// the wait and the register ops that form it (first tile operands), from a
-/// gemm_async with acc_transposed (the sm_90 backward's S^T and dP^T).
+/// the wait and the register ops that form it (any of their tile operands),
+/// from a gemm_async with acc_transposed (the sm_90 backward's S^T and dP^T).
 bool holdsTransposedRegisters(Value v);
 
 } // namespace mlir::cuir

@@ -172,7 +172,7 @@ def bench_one(entry, library):
     return row
 
 
-def run(stage_dir, json_path, names=()):
+def run(stage_dir, json_path, names=(), bench=True):
     import torch
     from cuir import catalogue
     info = json.loads((stage_dir / "stage.json").read_text())
@@ -181,6 +181,8 @@ def run(stage_dir, json_path, names=()):
         if names and item["entry"] not in names:
             continue
         if item["shape"] == "bench":
+            if not bench:
+                continue
             entry = catalogue.get(item["entry"])
             try:
                 bench_rows.append(bench_one(entry, stage_dir / item["library"]))
@@ -223,11 +225,12 @@ def main():
     ap.add_argument("--bench", action="store_true",
                     help="--stage: also build each entry at the bench shape; --run then times those builds' "
                          "backward against FlexAttention's")
+    ap.add_argument("--no-bench", action="store_true", help="--run: the checks only")
     ap.add_argument("names", nargs="*")
     args = ap.parse_args()
     if args.stage:
         return stage(args.stage, args.names, args.opt, args.jobs, args.bench, args.kernel)
-    return run(args.run, args.json or args.run / "results.json", args.names)
+    return run(args.run, args.json or args.run / "results.json", args.names, not args.no_bench)
 
 
 if __name__ == "__main__":
