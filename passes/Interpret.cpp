@@ -6,6 +6,10 @@
 #include "cuir/Support/ParamValue.h"
 #include "cuir/Support/Toolchain.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+
 namespace mlir::cuir {
 #define GEN_PASS_DEF_INTERPRET
 #include "cuir/Passes/Passes.h.inc"
@@ -26,11 +30,19 @@ public:
                     function_ref<LogicalResult(const Twine &)> errorHandler)
       override {
     optionsText = options.str();
+    // A misspelt option is reported by initialize, at its place.
+    spellingProblem = checkSpelling(optionsText);
+    if (spellingProblem)
+      return success();
     return Pass::initializeOptions(options, errorHandler);
   }
 
   /// Options that cannot run fail the pipeline before any pass runs.
   LogicalResult initialize(MLIRContext *context) override {
+    if (spellingProblem)
+      return emitError(getOptionLoc(context, getArgument(), optionsText,
+                                    spellingProblem->first))
+             << spellingProblem->second;
     return getOptions(context);
   }
 
@@ -234,6 +246,36 @@ private:
   }
 
   std::string optionsText;
+  std::optional<std::pair<size_t, std::string>> spellingProblem;
+
+  /// Each option given once, integers in plain decimal: LLVM would keep the
+  /// last of `Nq=64 Nq=65`, read `Nq=010` as octal 8 and reject `Nq=abc`
+  /// without saying where. The offset of the value that is wrong, and why.
+  static std::optional<std::pair<size_t, std::string>>
+  checkSpelling(StringRef options) {
+    static constexpr StringLiteral kIntegers[] = {
+        "B", "Hq", "Hkv", "Nq", "Nkv", "d", "seed", "blocks", "max-memory"};
+    llvm::StringSet<> seen;
+    for (const OptionEntry &entry : splitOptions(options)) {
+      if (!seen.insert(entry.key).second)
+        return std::make_pair(entry.valueOffset,
+                              entry.key.str() + " is given twice");
+      if (!llvm::is_contained(kIntegers, entry.key))
+        continue;
+      StringRef digits = entry.value;
+      digits.consume_front("-");
+      if (!digits.empty() && llvm::all_of(digits, llvm::isDigit) &&
+          (digits.size() == 1 || digits.front() != '0'))
+        continue;
+      std::string why = entry.key.str() + "=" + entry.value.str() +
+                        ": expected a decimal integer";
+      if (digits.size() > 1 && digits.front() == '0')
+        why += " without a leading 0 (it would be read as octal or "
+               "hexadecimal)";
+      return std::make_pair(entry.valueOffset, why);
+    }
+    return std::nullopt;
+  }
 };
 
 } // namespace

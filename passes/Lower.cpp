@@ -140,8 +140,17 @@ public:
     return success();
   }
 
+  /// The CUDA source the pass writes: <stem>.cu beside its output.
+  std::string writtenSource() const {
+    if (output.empty())
+      return "";
+    llvm::SmallString<256> cu(output);
+    llvm::sys::path::replace_extension(cu, ".cu");
+    return cu.str().str();
+  }
+
   std::string describeOutputs() const {
-    return "lower: wrote " + output + " and its .diff" +
+    return "lower: wrote " + writtenSource() + " and its .diff" +
            (compile ? ", PTX, cubins and library" : "");
   }
 
@@ -328,13 +337,16 @@ private:
 LogicalResult mlir::cuir::stageLowerOutputs(OpPassManager &pm,
                                             StringRef defaultOutput,
                                             OutputTransaction &outputs,
-                                            std::vector<std::string> &done) {
+                                            std::vector<std::string> &done,
+                                            std::vector<std::string> *written) {
   for (Pass &pass : pm.getPasses()) {
     if (pass.getTypeID() != TypeID::get<LowerPass>())
       continue;
-    if (failed(static_cast<LowerPass &>(pass).stage(defaultOutput, outputs,
-                                                    done)))
+    auto &lower = static_cast<LowerPass &>(pass);
+    if (failed(lower.stage(defaultOutput, outputs, done)))
       return failure();
+    if (written)
+      written->push_back(lower.writtenSource());
   }
   return success();
 }

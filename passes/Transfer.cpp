@@ -103,12 +103,13 @@ public:
     StringRef spec = variant;
     if (spec.empty() || spec.starts_with(kLLMPrefix))
       return success();
-    if (spec.ends_with(".mlir")) {
-      if (llvm::sys::fs::exists(spec))
-        return success();
+    if (spec.ends_with(".mlir"))
+      return checkVariantFile(spec, getSpecLoc(context));
+    if (spec.ends_with(".py"))
       return emitError(getSpecLoc(context))
-             << "variant file '" << spec << "' does not exist";
-    }
+             << "'" << spec << "' is a PyTorch file, not a variant spec: "
+             << "--" << getArgument() << "=llm:" << spec
+             << " has an LLM write the variant from it";
     OwningOpRef<ModuleOp> scratch = ModuleOp::create(UnknownLoc::get(context));
     return buildVariantFromSpec(spec, *scratch, getSpecLoc(context));
   }
@@ -176,8 +177,8 @@ private:
     StringRef spec = variant;
     if (!spec.ends_with(".mlir"))
       return buildVariantFromSpec(spec, scratch, loc);
-    if (!llvm::sys::fs::exists(spec))
-      return emitError(loc) << "variant file '" << spec << "' does not exist";
+    if (failed(checkVariantFile(spec, loc)))
+      return failure();
     if (failed(checkFileNesting(spec, &getContext())))
       return failure();
     ParserConfig config(&getContext());
@@ -185,6 +186,14 @@ private:
     if (!file)
       return failure();
     return takeVariant(*file, spec, scratch, loc);
+  }
+
+  static LogicalResult checkVariantFile(StringRef path, Location loc) {
+    if (!llvm::sys::fs::exists(path))
+      return emitError(loc) << "variant file '" << path << "' does not exist";
+    if (llvm::sys::fs::is_directory(path))
+      return emitError(loc) << "variant file '" << path << "' is a directory";
+    return success();
   }
 
   void runThroughLLM(StringRef referencePath);

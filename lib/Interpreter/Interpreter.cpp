@@ -430,6 +430,17 @@ mlir::cuir::checkOptions(const InterpreterOptions &opt) {
     return OptionProblem{"blocks", "blocks must be 0 (every block) or a "
                                    "positive number of blocks, not " +
                                        std::to_string(opt.sampleBlocks)};
+  if (opt.reference != "builtin") {
+    if (opt.reference.empty())
+      return OptionProblem{"reference", "reference= needs 'builtin' or a "
+                                        "PyTorch reference file (.py)"};
+    if (!llvm::sys::fs::is_regular_file(opt.reference))
+      return OptionProblem{"reference",
+                           "the PyTorch reference '" + opt.reference + "' " +
+                               (llvm::sys::fs::is_directory(opt.reference)
+                                    ? "is a directory"
+                                    : "is not a file that exists")};
+  }
   if (!std::isfinite(opt.tolerance) || opt.tolerance < 0) {
     std::string text;
     llvm::raw_string_ostream(text) << llvm::format("%g", opt.tolerance);

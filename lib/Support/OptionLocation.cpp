@@ -6,6 +6,7 @@
 #include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
+using llvm::SmallVector;
 using llvm::StringRef;
 
 Location cuir::getOptionLoc(MLIRContext *context, StringRef flag,
@@ -21,6 +22,39 @@ Location cuir::shiftColumn(Location loc, size_t offset) {
     return loc;
   return FileLineColLoc::get(fileLoc.getFilename(), fileLoc.getLine(),
                              fileLoc.getColumn() + offset);
+}
+
+SmallVector<cuir::OptionEntry> cuir::splitOptions(StringRef options) {
+  SmallVector<OptionEntry> entries;
+  size_t pos = 0, n = options.size();
+  while (pos < n) {
+    while (pos < n && llvm::isSpace(options[pos]))
+      ++pos;
+    size_t start = pos, equals = StringRef::npos;
+    char quote = 0;
+    int braces = 0;
+    for (; pos < n; ++pos) {
+      char c = options[pos];
+      if (quote) {
+        quote = c == quote ? 0 : quote;
+      } else if (c == '\'' || c == '"') {
+        quote = c;
+      } else if (c == '{') {
+        ++braces;
+      } else if (c == '}') {
+        braces -= braces > 0;
+      } else if (braces == 0 && llvm::isSpace(c)) {
+        break;
+      } else if (c == '=' && equals == StringRef::npos && braces == 0) {
+        equals = pos;
+      }
+    }
+    if (equals == StringRef::npos)
+      continue;
+    entries.push_back({options.slice(start, equals),
+                       options.slice(equals + 1, pos), equals + 1});
+  }
+  return entries;
 }
 
 std::optional<size_t> cuir::findOptionValue(StringRef options, StringRef key) {

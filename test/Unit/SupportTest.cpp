@@ -178,4 +178,20 @@ TEST(OptionLocation, FindsAValueAtTheStartOfAWord) {
   EXPECT_FALSE(findOptionValue("Nq=1", "Nkv"));
 }
 
+TEST(OptionLocation, SplitsTopLevelEntriesOnly) {
+  llvm::SmallVector<OptionEntry> entries =
+      splitOptions("  Nq=64 params='a=1 Nq=2' variant={x{y=1 z=2}} Nq=65 bare");
+  ASSERT_EQ(entries.size(), 4u);
+  EXPECT_EQ(entries[0].key, "Nq");
+  EXPECT_EQ(entries[0].value, "64");
+  EXPECT_EQ(entries[0].valueOffset, 5u);
+  EXPECT_EQ(entries[1].key, "params");
+  EXPECT_EQ(entries[1].value, "'a=1 Nq=2'");
+  EXPECT_EQ(entries[2].key, "variant");
+  EXPECT_EQ(entries[2].value, "{x{y=1 z=2}}");
+  EXPECT_EQ(entries[3].key, "Nq");
+  EXPECT_EQ(entries[3].value, "65");
+  EXPECT_TRUE(splitOptions("").empty());
+}
+
 } // namespace

@@ -16,6 +16,7 @@
 #include "cuir/Support/OutputFiles.h"
 #include "cuir/Support/SourceFile.h"
 
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
@@ -62,18 +63,50 @@ static int fail(const llvm::Twine &message) {
   return 1;
 }
 
+/// Kernels and their CuIR are well below this; a larger input (or a device
+/// that never ends, /dev/zero) is refused rather than read for ever.
+constexpr uint64_t kMaxInputBytes = uint64_t(256) << 20;
+
+/// Reads `file` to its end, failing past kMaxInputBytes.
+static llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
+readBounded(llvm::sys::fs::file_t file, StringRef name) {
+  llvm::SmallVector<char, 0> bytes;
+  constexpr size_t kChunk = 1 << 20;
+  while (true) {
+    size_t size = bytes.size();
+    bytes.resize_for_overwrite(size + kChunk);
+    llvm::Expected<size_t> read = llvm::sys::fs::readNativeFile(
+        file, llvm::MutableArrayRef<char>(bytes.data() + size, kChunk));
+    if (!read)
+      return read.takeError();
+    bytes.truncate(size + *read);
+    if (*read == 0)
+      break;
+    if (bytes.size() > kMaxInputBytes)
+      return llvm::createStringError("larger than 256 MiB, more than any "
+                                     "kernel or CuIR");
+  }
+  return llvm::MemoryBuffer::getMemBufferCopy(
+      StringRef(bytes.data(), bytes.size()), name);
+}
+
 /// The input, read into memory rather than mapped: the output may replace
 /// it while it is being read.
 static std::unique_ptr<llvm::MemoryBuffer> readInput(StringRef path,
                                                      std::string &error) {
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
-      path == "-" ? llvm::MemoryBuffer::getSTDIN()
-                  : llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                                /*RequiresNullTerminator=*/true,
-                                                /*IsVolatile=*/true);
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> buffer = nullptr;
+  if (path == "-") {
+    buffer = readBounded(llvm::sys::fs::getStdinHandle(), "<stdin>");
+  } else if (llvm::Expected<llvm::sys::fs::file_t> file =
+                 llvm::sys::fs::openNativeFileForRead(path)) {
+    buffer = readBounded(*file, path);
+    llvm::sys::fs::closeFile(*file);
+  } else {
+    buffer = file.takeError();
+  }
   if (!buffer) {
     error = "cannot open input file '" + path.str() +
-            "': " + buffer.getError().message();
+            "': " + llvm::toString(buffer.takeError());
     return nullptr;
   }
   return std::move(*buffer);
@@ -90,19 +123,26 @@ static void printLocationsByDefault() {
 }
 
 /// Runs the pipeline with every --lower pass staging its set in `outputs`,
-/// printing the IR to `os`.
-static LogicalResult runPipeline(llvm::raw_ostream &os,
-                                 std::unique_ptr<llvm::MemoryBuffer> input,
-                                 DialectRegistry &registry,
-                                 MlirOptMainConfig config,
-                                 StringRef defaultLowerOutput,
-                                 cuir::OutputTransaction &outputs,
-                                 std::vector<std::string> &done) {
+/// printing the IR to `os`; `lowered` receives the .cu each writes.
+static LogicalResult
+runPipeline(llvm::raw_ostream &os, std::unique_ptr<llvm::MemoryBuffer> input,
+            DialectRegistry &registry, MlirOptMainConfig config,
+            StringRef defaultLowerOutput, cuir::OutputTransaction &outputs,
+            std::vector<std::string> &done,
+            std::vector<std::string> *lowered = nullptr) {
   MlirOptMainConfig base = config;
   config.setPassPipelineSetupFn([&, base](PassManager &pm) -> LogicalResult {
+    // A pass option LLVM could not parse (`--lower=compile=maybe`) has been
+    // explained on stderr by LLVM; MLIR then reports an empty error at an
+    // unknown location, which says nothing more.
+    ScopedDiagnosticHandler dropEmpty(pm.getContext(), [](Diagnostic &diag) {
+      return success(diag.getSeverity() == DiagnosticSeverity::Error &&
+                     isa<UnknownLoc>(diag.getLocation()) && diag.str().empty());
+    });
     if (failed(base.setupPassPipeline(pm)))
       return failure();
-    return cuir::stageLowerOutputs(pm, defaultLowerOutput, outputs, done);
+    return cuir::stageLowerOutputs(pm, defaultLowerOutput, outputs, done,
+                                   lowered);
   });
   return MlirOptMain(os, std::move(input), registry, config);
 }
@@ -164,17 +204,24 @@ static LogicalResult lowerToCuda(std::unique_ptr<llvm::MemoryBuffer> input,
                                  std::string &error) {
   std::string ir;
   llvm::raw_string_ostream irStream(ir);
+  std::vector<std::string> lowered;
   if (failed(runPipeline(irStream, std::move(input), registry, config, out,
-                         outputs, done)))
+                         outputs, done, &lowered)))
     return failure();
   std::optional<std::string> staged =
       outputs.getStagedDirectory(llvm::sys::path::parent_path(out));
   llvm::SmallString<256> cu(staged.value_or(""));
   llvm::sys::path::append(cu, llvm::sys::path::filename(out));
   if (!staged || !llvm::sys::fs::exists(cu)) {
-    error = "-o " + out.str() +
-            " asks for CUDA source: add --lower to the "
-            "pipeline";
+    error = "-o " + out.str();
+    if (lowered.empty())
+      error += " asks for CUDA source: add --lower to the pipeline";
+    else if (llvm::sys::path::extension(out) != ".cu")
+      error += ": --lower writes a .cu file and its siblings; give -o "
+               "<file>.cu";
+    else
+      error += ", but --lower writes " + lowered.front() +
+               " (its output= option): give one of them";
     return failure();
   }
   llvm::SmallString<256> irPath(*staged);

@@ -29,11 +29,12 @@ void registerCuIROptShortPassNames();
 /// succeeded: every top-level --lower pass of `pm` writes its set into a
 /// directory staged in `outputs` beside its output (`defaultOutput` when the
 /// pass names none). `done` receives the line to print once they are in
-/// place.
+/// place, and `written`, if given, each pass's .cu output.
 LogicalResult stageLowerOutputs(OpPassManager &pm,
                                 llvm::StringRef defaultOutput,
                                 OutputTransaction &outputs,
-                                std::vector<std::string> &done);
+                                std::vector<std::string> &done,
+                                std::vector<std::string> *written = nullptr);
 
 } // namespace mlir::cuir
 

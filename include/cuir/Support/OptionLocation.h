@@ -13,6 +13,7 @@
 #define CUIR_SUPPORT_OPTIONLOCATION_H
 
 #include "mlir/IR/Location.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <optional>
@@ -31,6 +32,17 @@ Location shiftColumn(Location loc, size_t offset);
 /// an opening quote or brace; std::nullopt when `key` is not given.
 std::optional<size_t> findOptionValue(llvm::StringRef options,
                                       llvm::StringRef key);
+
+/// One `key=value` of a pass's options, as the pass read it.
+struct OptionEntry {
+  llvm::StringRef key;
+  llvm::StringRef value; // Quotes and braces kept.
+  size_t valueOffset;    // Of `value` in the options.
+};
+
+/// The top-level `key=value` entries of `options`, in order: a key given
+/// twice has two. Spaces inside quotes or braces do not separate entries.
+llvm::SmallVector<OptionEntry> splitOptions(llvm::StringRef options);
 
 } // namespace mlir::cuir
 
