@@ -1184,7 +1184,8 @@ static LogicalResult verifyScoreConstants(VariantOp variant) {
           << " in a score_mod: a finite score of magnitude 2^126 or more "
              "overflows float32 where the kernels scale scores by log2(e), "
              "and would not be the finite number PyTorch computes with. Mask "
-             "with -inf, or use a smaller value (-1e30)";
+             "with -inf, or use a smaller value (-1e4, which the backward "
+             "also takes)";
       return WalkResult::interrupt();
     });
     if (walk.wasInterrupted())
