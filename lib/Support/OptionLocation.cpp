@@ -58,15 +58,12 @@ SmallVector<cuir::OptionEntry> cuir::splitOptions(StringRef options) {
 }
 
 std::optional<size_t> cuir::findOptionValue(StringRef options, StringRef key) {
-  std::string needle = (key + "=").str();
-  for (size_t pos = options.find(needle); pos != StringRef::npos;
-       pos = options.find(needle, pos + 1)) {
-    if (pos != 0 && !llvm::isSpace(options[pos - 1]))
+  for (const OptionEntry &entry : splitOptions(options)) {
+    if (entry.key != key)
       continue;
-    size_t value = pos + needle.size();
-    if (value < options.size() && StringRef("'\"{").contains(options[value]))
-      ++value;
-    return value;
+    bool opens =
+        !entry.value.empty() && StringRef("'\"{").contains(entry.value[0]);
+    return entry.valueOffset + (opens ? 1 : 0);
   }
   return std::nullopt;
 }
