@@ -11,7 +11,9 @@
 using namespace llvm;
 
 bool mlir::cuir::isCudaSourcePath(StringRef path) {
-  StringRef ext = sys::path::extension(path);
+  // Case-blind, so that -o X.CU is taken for CUDA and told what --lower
+  // writes instead of being read as an MLIR output.
+  std::string ext = sys::path::extension(path).lower();
   return ext == ".cu" || ext == ".cuh" || ext == ".h" || ext == ".hpp";
 }
 
