@@ -122,6 +122,23 @@ static void printLocationsByDefault() {
   *static_cast<llvm::cl::opt<bool> *>(it->second) = true;
 }
 
+/// LLVM's libraries register their options when loaded (every backend's:
+/// AMDGPU, AArch64, Polly, ...), none of which cuir-opt uses: --help hides
+/// them, as --help-hidden and the parser still have them. Called before MLIR
+/// registers its own options and cuir-opt's passes, which stay listed.
+static void hideLibraryOptions() {
+  for (auto &entry : llvm::cl::getRegisteredOptions()) {
+    llvm::cl::Option *option = entry.second;
+    bool listed = option == &withBackward ||
+                  llvm::any_of(option->Categories, [](auto *category) {
+                    return category->getName() == "Generic Options" ||
+                           category->getName() == "Color Options";
+                  });
+    if (!listed && option->getOptionHiddenFlag() == llvm::cl::NotHidden)
+      option->setHiddenFlag(llvm::cl::Hidden);
+  }
+}
+
 /// Runs the pipeline with every --lower pass staging its set in `outputs`,
 /// printing the IR to `os`; `lowered` receives the .cu each writes.
 static LogicalResult
@@ -249,6 +266,7 @@ int main(int argc, char **argv) {
   // The headline's spellings (--lift, --transfer=..., --lower) beside the
   // library's prefixed names.
   cuir::registerCuIROptShortPassNames();
+  hideLibraryOptions();
 
   auto [inputFilename, outputFilename] =
       registerAndParseCLIOptions(argc, argv, kHelpHeader, registry);
