@@ -296,7 +296,12 @@ PresburgerSet Translator::constraint(const Lin &l, bool equality) const {
 }
 
 PresburgerSet Translator::domain() const {
+  // 0 <= q, kv < kSizeLimit: a constraint that every in-range pair meets
+  // (kv >= q - 2^40) is then redundant, and not written into the split.
   PresburgerSet d = constraint(varLin(0)).intersect(constraint(varLin(1)));
+  for (unsigned coord : {0u, 1u})
+    d = d.intersect(
+        constraint(*combine(varLin(coord), -1, Lin(), 0, kSizeLimit - 1)));
   for (auto [i, s] : llvm::enumerate(symbols)) {
     if (!s.boolean)
       continue;
@@ -770,8 +775,8 @@ struct LinearSet {
   SmallVector<Conjunction> pieces;
 };
 
-/// Whether `row` is a constraint of the domain (q >= 0, kv >= 0, 0 <= s <=
-/// 1 for a flag s).
+/// Whether `row` is a constraint of the domain (0 <= q, kv < kSizeLimit,
+/// 0 <= s <= 1 for a flag s).
 bool isDomainRow(const Row &row, const Translator &t) {
   if (row.equality)
     return false;
@@ -785,7 +790,7 @@ bool isDomainRow(const Row &row, const Translator &t) {
     return false;
   int64_t c = row.c[at], k = row.c.back();
   if (at < 2)
-    return c == 1 && k == 0;
+    return (c == 1 && k == 0) || (c == -1 && k == kSizeLimit - 1);
   return t.symbols[at - 2].boolean &&
          ((c == 1 && k == 0) || (c == -1 && k == 1));
 }

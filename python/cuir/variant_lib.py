@@ -146,9 +146,10 @@ class VariantKernel:
                 raise ValueError(f"the lists of variant '{self.variant}' have a row per KV head: give "
                                  f"block_mask(..., num_heads_kv=Hkv)")
             num_heads_kv = max(H, 1)
-        for name, x in (("B", B), ("H", H), ("Nq", Nq), ("Nkv", Nkv), ("num_heads_kv", num_heads_kv)):
-            if not isinstance(x, int) or isinstance(x, bool) or not 0 <= x < 2 ** 31:
-                raise ValueError(f"block_mask: {name} must be an int in [0, 2^31), got {x!r}")
+        for name, x, top in (("B", B, 2 ** 31 - 1), ("H", H, 2 ** 31 - 1), ("Nq", Nq, 2 ** 30), ("Nkv", Nkv, 2 ** 30),
+                             ("num_heads_kv", num_heads_kv, 2 ** 31 - 1)):
+            if not isinstance(x, int) or isinstance(x, bool) or not 0 <= x <= top:
+                raise ValueError(f"block_mask: {name} must be an int in [0, {top}], got {x!r}")
         device = torch.device(device if device is not None else "cuda")
         if device.type == "cuda" and device.index is None:
             device = torch.device("cuda", torch.cuda.current_device())

@@ -40,9 +40,9 @@ struct LinearConstraint {
 };
 
 /// A mask as a union of convex pieces, each a conjunction of constraints:
-/// on in-range coordinates (q >= 0, kv >= 0, which the pieces leave out) the
-/// mask holds exactly where some piece does. No pieces: nothing is visible;
-/// a piece without constraints: everything is.
+/// on in-range coordinates (0 <= q, kv < 2^30, which the pieces leave out,
+/// with what they imply) the mask holds exactly where some piece does. No
+/// pieces: nothing is visible; a piece without constraints: everything is.
 struct LinearMask {
   SmallVector<SmallVector<LinearConstraint>> pieces;
 };

@@ -88,7 +88,7 @@ CUIR_KERNEL_API int cuir_attention_bwd_params_sizeof(void);
  * workspace_size: the bytes of scratch `workspace` must hold for these sizes (0 for a NULL params).
  * stream: a cudaStream_t (NULL for the legacy default stream).
  * Returns a cudaError_t value: 0 when the kernels were launched; 1 (cudaErrorInvalidValue) for a NULL pointer,
- *   bad sizes, Hq % Hkv != 0, misaligned pointers or strides, a softmax_scale that is not finite and positive;
+ *   bad sizes (a sequence over 2^30 included), Hq % Hkv != 0, misaligned pointers or strides, a softmax_scale that is not finite and positive;
  *   801 (cudaErrorNotSupported) for a head_dim other than 64/128 or an unknown dtype; or a launch's own error.
  * Nothing is launched (and 0 is returned) when there is nothing to compute; dK and dV are still zeroed when
  *   Nq == 0 < Nkv, and dQ when Nkv == 0 < Nq.

@@ -82,7 +82,7 @@ CUIR_KERNEL_API int cuir_attention_params_sizeof(void);
  * FA2-class forward pass on sm_80 and later (kernels/sm80/flash_fwd.cu).
  * stream: a cudaStream_t (NULL for the legacy default stream).
  * Returns a cudaError_t value: 0 (cudaSuccess) when the kernel was launched;
- *   1   (cudaErrorInvalidValue) for a NULL params/q/k/v/o pointer, bad sizes, Hq % Hkv != 0,
+ *   1   (cudaErrorInvalidValue) for a NULL params/q/k/v/o pointer, bad sizes (a sequence over 2^30 included), Hq % Hkv != 0,
  *       misaligned pointers or strides, or a softmax_scale that is not finite and positive;
  *   801 (cudaErrorNotSupported) for a head_dim other than 64/128 or an unknown dtype;
  *   or the launch's own error.

@@ -47,10 +47,12 @@ enum TileClass : int32_t { kTileEmpty = 0, kTilePartial = 1, kTileFull = 2 };
 inline constexpr int kBlockMaskWarps = 8;  // warps of a thread block of the four kernels
 inline constexpr int kBlockMaskMaxGrid = 1 << 16;  // thread blocks at most (grid-stride loops beyond)
 
-// The dims of `p`'s problem for tiles of block_m x block_n; cudaErrorInvalidValue for a NULL p or a negative size.
+// The dims of `p`'s problem for tiles of block_m x block_n; cudaErrorInvalidValue for a NULL p, a negative size or
+// a sequence longer than 2^30 (the static mask analysis's bound, as the kernels' checks).
 template <class Params>
 cudaError_t block_mask_dims(const Params *p, int block_m, int block_n, BlockMaskDepends dep, BlockMaskDims *out) {
-  if (p == nullptr || p->batch < 0 || p->num_heads_q < 0 || p->seqlen_q < 0 || p->seqlen_kv < 0)
+  if (p == nullptr || p->batch < 0 || p->num_heads_q < 0 || p->seqlen_q < 0 || p->seqlen_kv < 0 ||
+      p->seqlen_q > (1 << 30) || p->seqlen_kv > (1 << 30))
     return cudaErrorInvalidValue;
   if (dep.kv_heads && (p->num_heads_kv <= 0 || p->num_heads_q % p->num_heads_kv != 0))
     return cudaErrorInvalidValue;

@@ -164,6 +164,7 @@ show("int64 list", lambda: attn(q, k, k, doc_ids=doc, scale2=0, block_mask=bm64)
 show("not a BlockMask", lambda: attn(q, k, k, doc_ids=doc, scale2=0, block_mask=object()))
 show("doc_ids int64", lambda: attn.block_mask(B, H, Nq, Nkv, head_dim=64, device="cpu", doc_ids=doc.long()))
 show("negative size", lambda: attn.block_mask(B, H, -1, Nkv, head_dim=64, device="cpu", doc_ids=doc))
+show("too many keys", lambda: attn.block_mask(B, H, Nq, 2 ** 30 + 1, head_dim=64, device="cpu", doc_ids=doc))
 q128 = torch.zeros(B, H, Nq, 128, dtype=torch.bfloat16)
 show("mask of head dim 64 at 128", lambda: attn(q128, k.new_zeros(B, H, Nkv, 128), k.new_zeros(B, H, Nkv, 128),
                                                doc_ids=doc, scale2=0, block_mask=bm))

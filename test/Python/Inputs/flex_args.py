@@ -32,6 +32,8 @@ call("gqa off", q, k, k)
 call("gqa 3 of 2", t(1, 3, 32, 64), k, k, enable_gqa=True)
 call("too many query rows", t(1, 2, 65536 * 128, 64, device="meta"), t(1, 2, 8, 64, device="meta"),
      t(1, 2, 8, 64, device="meta"))
+call("too many keys", t(1, 2, 8, 64, device="meta"), t(1, 2, 2 ** 30 + 1, 64, device="meta"),
+     t(1, 2, 2 ** 30 + 1, 64, device="meta"))
 call("cpu", q, k, k, enable_gqa=True)
 
 # The checks of the functions and options come after the tensors' (these need no GPU either: they stop
