@@ -195,9 +195,11 @@ Rule Sweep::arithRule(Operation *op, TangentBuilder &tb) {
         // Pass-through: the cast of the tangent (straight through rounding).
         return Value(tb.op<decltype(o)>(o.getType(), t(o.getIn())));
       })
-      .Case<arith::FPToSIOp, arith::FPToUIOp, arith::BitcastOp>([&](auto o) {
-        return refuse(o, "its integer result depends on the value (a step "
-                         "function, no derivative at the steps)");
+      // An integer conversion is a step function: 0, as torch's autograd
+      // (integer tensors carry no gradient), like the compares above.
+      .Case<arith::FPToSIOp, arith::FPToUIOp>([&](auto) { return Value(); })
+      .Case([&](arith::BitcastOp o) {
+        return refuse(o, "it reinterprets the value's bits");
       })
       .Case([&](arith::RemFOp o) {
         return refuse(o, "the remainder jumps where the quotient crosses an "
@@ -270,14 +272,14 @@ Rule Sweep::mathRule(Operation *op, TangentBuilder &tb) {
       .Case([&](math::PowFOp o) { return powRule(o, tb); })
       .Case<math::IsNaNOp, math::IsInfOp, math::IsFiniteOp>(
           [&](Operation *) { return Value(); })
+      // Piecewise constant: torch's autograd gives 0 everywhere, the jumps
+      // included (as a compare's select of two constants does here).
+      .Case<math::FloorOp, math::CeilOp, math::RoundOp, math::RoundEvenOp,
+            math::TruncOp>([&](Operation *) { return Value(); })
       .Default([&](Operation *o) { return refuseUnknown(o); });
 }
 
 Rule Sweep::refuseUnknown(Operation *op) {
-  if (isa<math::FloorOp, math::CeilOp, math::RoundOp, math::RoundEvenOp,
-          math::TruncOp>(op))
-    return refuse(op, "it is piecewise constant, with jumps at the integers "
-                      "where no derivative exists");
   if (isa<math::CopySignOp>(op))
     return refuse(op, "no rule (it jumps where the sign operand crosses zero "
                       "and has a kink where the magnitude does)");

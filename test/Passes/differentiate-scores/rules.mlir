@@ -385,3 +385,27 @@ cuir.variant @log10() normalizer softmax {
     cuir.yield %r : f32
   }
 }
+
+// -----
+
+// Steps (floor, an integer conversion) have derivative 0, as in torch's
+// autograd: only s * 0.5 is left, d = 0.5.
+// CHECK-LABEL: cuir.variant @steps
+// CHECK: cuir.score_grad {
+// CHECK: %[[HALF:.*]] = arith.constant 5.0{{.*}}e-01
+// CHECK: %[[A:.*]] = arith.addf
+// CHECK-NEXT: %[[R:.*]] = arith.addf %[[A]]
+// CHECK-NEXT: cuir.grad_yield %[[R]], %[[HALF]]
+cuir.variant @steps() normalizer softmax {
+  cuir.score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %q: index, %kv: index):
+    %f = math.floor %s : f32
+    %i = arith.fptosi %s : f32 to i32
+    %g = arith.sitofp %i : i32 to f32
+    %half = arith.constant 0.5 : f32
+    %t = arith.mulf %s, %half : f32
+    %a = arith.addf %f, %g : f32
+    %r = arith.addf %a, %t : f32
+    cuir.yield %r : f32
+  }
+}
