@@ -46,33 +46,13 @@ def cuir_opt():
 _cuir_opt = cuir_opt  # the name earlier code used
 
 
-def _functions_tensors(fn, found, seen, depth=0):
-    """name -> tensor for the tensors fn (and the functions it captures or calls by global name) capture."""
-    import torch
-    if fn is None or id(fn) in seen or depth > 8 or not hasattr(fn, "__code__"):
-        return
-    seen.add(id(fn))
-    code = fn.__code__
-    values = []
-    for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
-        try:
-            values.append((name, cell.cell_contents))
-        except ValueError:
-            continue
-    values += [(n, fn.__globals__[n]) for n in code.co_names if n in fn.__globals__]
-    for name, value in values:
-        items = value if isinstance(value, (tuple, list)) else (value,)
-        for item in items:
-            if isinstance(item, torch.Tensor) and item.dim() > 0:
-                found.setdefault(name, item)
-            elif callable(item) and hasattr(item, "__code__"):
-                _functions_tensors(item, found, seen, depth + 1)
-
-
-def trace(score_mod, mask_mod, normalizer, name, defaults=True):
+def trace(score_mod, mask_mod, normalizer, name, defaults=True, detail=None):
     """(variant text, {param name: tensor}) of score_mod/mask_mod; with `defaults`, the text carries the
-    captured values (a library built from it runs without being passed them)."""
+    captured values (a library built from it runs without being passed them). `detail`, a dict, receives the
+    trace's "sources" and "baked" (cuir/trace/captures.py's Captures)."""
     traced = _variant.trace(score_mod, mask_mod, normalizer, name=name, defaults=defaults)
+    if detail is not None:
+        detail.update(sources=traced.sources, baked=traced.baked)
     return traced.text, dict(traced.values)
 
 

@@ -16,7 +16,9 @@ The score_mod and mask_mod are traced into a cuir.variant, and the kernel that v
 (tens of seconds, progress on stderr) and cached in memory and on disk (cuir/cache.py), so a second call, or a
 second process, runs at once. The tensors the functions capture are kernel parameters: each call passes their
 current values, so changing them (in place or by rebinding the captured variable to a tensor of the same shape
-and dtype) does not recompile; Python numbers and 0-d tensors they capture are constants of the kernel.
+and dtype) does not recompile; Python numbers, 0-d tensors and elements read at constant indices are
+constants of the kernel, so a call after one of them changed traces and builds again (a tensor that requires
+grad is refused there: as a constant it would not be trained).
 """
 import importlib
 import math
@@ -24,13 +26,14 @@ import weakref
 
 from . import block_mask as _block_mask
 from . import cache as _cache
+from .trace import captures as _captures
 from . import kernel_lib
 
 _compile = importlib.import_module(__package__ + ".compile")  # the module (cuir.compile is the function)
 
 _NEEDS = ("4-D", "bf16/fp16", "head dim 64 or 128", "CUDA")
 _MAX_GRID = 65535  # batch, heads and query blocks of 128 rows: the kernels' grid limits
-_TRACED = {}       # (functions, captured non-tensor values, normaliser) -> (variant text, {name: tensor})
+_TRACED = {}       # (fingerprints, normaliser) -> (variant text, {name: tensor}, sources, baked): _traced
 _OWN_MASKS = {}    # id(FlexAttention BlockMask) -> (weak reference to it, problem, CuIR's cuir.BlockMask)
 
 
@@ -133,53 +136,106 @@ def _pick_kernel(kernel, device):
     return kernel
 
 
-def _fingerprint(fn):
-    """What makes a traced function's text: its code and the non-tensor values it captures (tensors are
-    parameters, except 0-d ones, which are constants: their value counts)."""
+class _NoMemo(Exception):
+    """The functions reach a value the memo cannot key on: trace at every call."""
+
+
+_MAX_NODES = 4096  # values a fingerprint visits at most
+
+
+def _fingerprint(value, seen):
+    """What of `value` can change a trace's text: Python values by value, tensors by shape and dtype (their
+    elements are parameters; those the trace wrote as constants are checked apart, _still_valid), functions by
+    code, defaults and everything they reach (closures, globals, the functions and objects they call)."""
+    import types
     import torch
-    if fn is None:
-        return None
-    cells = []
-    for cell in fn.__closure__ or ():
-        try:
-            value = cell.cell_contents
-        except ValueError:
-            value = None
-        if isinstance(value, torch.Tensor):
-            cells.append(("tensor", tuple(value.shape), str(value.dtype),
-                          value.item() if value.dim() == 0 else None))
-        elif callable(value) and hasattr(value, "__code__"):
-            cells.append(_fingerprint(value))
-        elif isinstance(value, (tuple, list)):
-            cells.append(tuple(_fingerprint(v) if callable(v) and hasattr(v, "__code__") else repr(v)
-                               for v in value))
+    if value is None or isinstance(value, (bool, int, float, complex, str, bytes)):
+        return (type(value).__name__, repr(value))
+    if isinstance(value, torch.Tensor):
+        return ("tensor", tuple(value.shape), str(value.dtype))
+    if isinstance(value, (torch.dtype, torch.device)):
+        return repr(value)
+    if isinstance(value, types.ModuleType):
+        return ("module", value.__name__)
+    if isinstance(value, type):
+        return ("type", value.__module__, value.__qualname__)
+    if isinstance(value, (types.BuiltinFunctionType, types.BuiltinMethodType)) or \
+            getattr(value, "__module__", "") == "torch":
+        return ("builtin", getattr(value, "__module__", None), getattr(value, "__qualname__", repr(value)))
+    if id(value) in seen:
+        return ("seen", seen[id(value)])
+    seen[id(value)] = len(seen)
+    if len(seen) > _MAX_NODES:
+        raise _NoMemo
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, tuple(_fingerprint(v, seen) for v in value))
+    if isinstance(value, dict):
+        return ("dict", tuple((repr(k), _fingerprint(v, seen)) for k, v in value.items()))
+    if callable(value):
+        fn = getattr(value, "__func__", value)
+        return ("callable", type(value).__qualname__, getattr(fn, "__code__", None),
+                _fingerprint(getattr(fn, "__defaults__", None), seen),
+                _fingerprint(getattr(fn, "__kwdefaults__", None), seen),
+                tuple((name, _fingerprint(v, seen)) for name, v in _captures._referenced(value)))
+    if hasattr(value, "__dict__"):
+        return ("object", type(value).__qualname__, _fingerprint(vars(value), seen))
+    raise _NoMemo
+
+
+def _still_valid(hit, current):
+    """Whether a memoised trace still describes the functions: each parameter's variable holds a tensor of
+    the traced shape and dtype, and each element written as a constant still has its value."""
+    import torch
+    _, values, sources, baked = hit
+    for name, traced in values.items():
+        now = current.get(sources.get(name))
+        if not isinstance(now, torch.Tensor) or now.shape != traced.shape or now.dtype != traced.dtype:
+            return False
+    for source, index, value in baked:
+        now = current.get(source)
+        if not isinstance(now, torch.Tensor):
+            return False
+        if index[:1] == ("storage",):  # an element a view of the tensor read
+            _, offset, shape, strides = index
+            if tuple(now.shape) != shape or now.stride() != strides:
+                return False
+            element = now.as_strided((), (), now.storage_offset() + offset).item()
+        elif now.dim() == len(index):
+            element = now[index].item()
         else:
-            cells.append(repr(value))
-    glob = tuple((n, repr(fn.__globals__[n])) for n in fn.__code__.co_names
-                 if isinstance(fn.__globals__.get(n), (int, float, bool)))
-    return (fn.__code__, tuple(cells), glob)
+            return False
+        if element != value and not (element != element and value != value):  # NaN equals NaN here
+            return False
+    return True
 
 
 def _traced(score_mod, mask_mod, normalizer):
-    """(variant text without values, {name: captured tensor}) of the functions, traced once per fingerprint."""
-    memo = (_fingerprint(score_mod), _fingerprint(mask_mod), normalizer)
+    """(variant text without values, {name: captured tensor}) of the functions, traced once per fingerprint
+    and reused while _still_valid; the tensors are those the functions reach now."""
+    functions = [f for f in (score_mod, mask_mod) if f is not None]
     try:
-        hit = _TRACED.get(memo)
-    except TypeError:  # an unhashable captured value: trace every time
-        hit, memo = None, None
-    if hit is None:
-        hit = _compile.trace(score_mod, mask_mod, normalizer, "flex", defaults=False)
-        if memo is not None:
+        memo = (_fingerprint(score_mod, {}), _fingerprint(mask_mod, {}), normalizer)
+        hash(memo)
+    except (_NoMemo, TypeError):
+        memo = None
+    current = _captures.current_sources(functions)
+    hit = _TRACED.get(memo) if memo is not None else None
+    if hit is None or not _still_valid(hit, current):
+        detail = {}
+        text, values = _compile.trace(score_mod, mask_mod, normalizer, "flex", defaults=False, detail=detail)
+        hit = (text, values, detail["sources"], detail["baked"])
+        # A constant read from a tensor the functions do not reach (made by their code) cannot be checked
+        # again: such functions are traced at every call.
+        if memo is not None and all(source is not None for source, _, _ in hit[3]):
             _TRACED[memo] = hit
-    # the tensors themselves are looked up again: a rebound variable holds a new tensor of the same shape
-    return hit[0], _current_tensors(score_mod, mask_mod, hit[1])
+    text, values, sources, _ = hit
+    return text, {name: _current(current.get(sources.get(name)), traced) for name, traced in values.items()}
 
 
-def _current_tensors(score_mod, mask_mod, traced_values):
-    found, seen = {}, set()
-    for fn in (score_mod, mask_mod):
-        _compile._functions_tensors(fn, found, seen)
-    return {name: found.get(name, tensor) for name, tensor in traced_values.items()}
+def _current(now, traced):
+    """The tensor a parameter's variable holds now, else (a name two tensors share) the traced one."""
+    import torch
+    return now if isinstance(now, torch.Tensor) else traced
 
 
 def _is_flex_block_mask(block_mask):

@@ -71,17 +71,41 @@ def _scan(name, value, names, queue):
         queue.append(value)
 
 
-def tensor_names(functions):
-    """id(tensor) -> (variable name, tensor), breadth first from `functions`."""
-    names, queue, seen = {}, list(functions), set()
+def _walk(functions, visit):
+    """visit(name, tensor) for every tensor `functions` reach, breadth first."""
+    queue, seen = list(functions), set()
     while queue:
         fn = queue.pop(0)
         if id(fn) in seen or getattr(fn, "__module__", "") == "torch":
             continue
         seen.add(id(fn))
+        found = {}
         for name, value in _referenced(fn):
-            _scan(name, value, names, queue)
+            _scan(name, value, found, queue)
+        for name, tensor in found.values():
+            visit(name, tensor)
+
+
+def tensor_names(functions):
+    """id(tensor) -> (variable name, tensor), breadth first from `functions`."""
+    names = {}
+    _walk(functions, lambda name, tensor: names.setdefault(id(tensor), (name, tensor)))
     return names
+
+
+AMBIGUOUS = object()
+
+
+def current_sources(functions):
+    """variable name -> the tensor `functions` reach under that name now (Captures.sources' names), or AMBIGUOUS
+    where two tensors have it."""
+    by_name = {}
+
+    def visit(name, tensor):
+        if by_name.setdefault(name, tensor) is not tensor:
+            by_name[name] = AMBIGUOUS
+    _walk(functions, visit)
+    return by_name
 
 
 class Captures:
@@ -91,6 +115,27 @@ class Captures:
         self.names = tensor_names(functions)
         self.table = name_table
         self.params, self._by_id, self._keep = [], {}, []
+        # The variable each parameter was read from, and the elements the trace wrote as constants (a 0-d
+        # tensor, a constant index): (variable name or None, index, value). cuir.flex_attention checks both
+        # before it reuses a trace.
+        self.sources, self.baked = {}, []
+
+    def source_of(self, tensor):
+        """The variable name `tensor` was reached by, if the functions reach it."""
+        return self.names[id(tensor)][0] if id(tensor) in self.names else None
+
+    def bake(self, tensor, index, value):
+        """Notes that the trace wrote tensor[index] (a Python value) as a constant: at the index of a tensor
+        the functions reach, or at ("storage", offset, shape, strides) of the one a view of theirs (one[0],
+        made when the code runs) looks into; the source is None for a tensor they do not reach."""
+        index = tuple(index)
+        source = self.source_of(tensor)
+        base = getattr(tensor, "_base", None)
+        if source is None and base is not None and self.source_of(base) is not None:
+            offset = tensor.storage_offset() + sum(i * s for i, s in zip(index, tensor.stride()))
+            source = self.source_of(base)
+            index = ("storage", offset - base.storage_offset(), tuple(base.shape), tuple(base.stride()))
+        self.baked.append((source, index, value))
 
     def name_of(self, tensor):
         if id(tensor) in self._by_id:
@@ -112,6 +157,7 @@ class Captures:
                               f"{tensor.dtype}; supported: bool, int32, int64, float16, "
                               "bfloat16, float32")
             param = Param(self.table.unique(self.name_of(tensor)), tensor)
+            self.sources[param.name] = self.source_of(tensor)
             self._by_id[id(tensor)] = param
             self._keep.append(tensor)  # its id stays unique while tracing
             self.params.append(param)

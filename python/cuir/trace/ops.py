@@ -71,7 +71,7 @@ def operand(x):
         return value
     if isinstance(x, torch.Tensor) and x.dim() == 0:
         check_dtype(x.dtype, "a captured 0-d tensor")
-        return constant(x.item(), x.dtype)
+        return constant(_baked(x, ()), x.dtype)
     if isinstance(x, torch.Tensor):
         raise located(f"{_describe(x)} used as a value: index it by expressions of "
                       "b, h, q_idx, kv_idx down to one element")
@@ -523,7 +523,7 @@ def load(tensor, index):
     if len(index) < tensor.dim():
         return Indexed(tensor, tuple(index))
     if all(isinstance(i, int) for i in index):
-        return constant(tensor[tuple(index)].item(), tensor.dtype)
+        return constant(_baked(tensor, index), tensor.dtype)
     param = active.captures.param(tensor)
     bld = active.builder
     names = [_index_name(i) for i in index]
@@ -532,6 +532,21 @@ def load(tensor, index):
         src = "f16" if tensor.dtype == torch.float16 else "bf16"
         elt = bld.emit(f"arith.extf {elt} : {src} to f32")
     return _sym(tensor.dtype, elt)
+
+
+def _baked(tensor, index):
+    """The value of tensor[index], which the trace writes as a constant of the kernel. Refused for a tensor
+    that requires grad while autograd records: as a constant it would not be trained."""
+    if tensor.requires_grad and torch.is_grad_enabled():
+        name = active.captures.name_of(tensor)
+        what = f"captured 0-d tensor '{name}'" if tensor.dim() == 0 else \
+            f"element {list(index)} of captured tensor '{name}'"
+        raise located(f"{what} requires grad, but a 0-d tensor or an element at a constant index is a constant "
+                      "of the kernel and would not be trained: give the tensor a dimension indexed by b, h, "
+                      "q_idx or kv_idx (a trained tensor's gradient is computed), or detach it")
+    value = tensor[tuple(index)].item()
+    active.captures.bake(tensor, index, value)
+    return value
 
 
 def _checked_index(i, dim, name, tensor):

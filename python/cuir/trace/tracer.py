@@ -20,10 +20,13 @@ NORMALIZERS = ("softmax", "sigmoid")
 class Traced:
     """A traced variant: its text, and its parameters with their values."""
 
-    def __init__(self, text, params, verified):
+    def __init__(self, text, params, verified, captures=None):
         self.text, self.verified = text, verified
         self.params = [(p.name, p.shape, p.dtype) for p in params]
         self.values = {p.name: p.value for p in params}
+        # Captures.sources and Captures.baked: what a reuse of the text must find unchanged.
+        self.sources = dict(captures.sources) if captures else {}
+        self.baked = list(captures.baked) if captures else []
 
 
 def _expected(kind):
@@ -139,4 +142,4 @@ def trace(score_mod=None, mask_mod=None, normalizer="softmax", name="traced",
             regions.append((kind, builder, trace_mod(fn, kind, builder, captures)))
     text = assemble(name, normalizer, captures.params, regions, defaults)
     verified = verify_text(text) if verify else False
-    return Traced(text, captures.params, verified)
+    return Traced(text, captures.params, verified, captures)
