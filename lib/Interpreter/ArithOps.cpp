@@ -300,11 +300,21 @@ static FamilyResult floatElementwise(Operation *op, ArrayRef<Tile> in) {
     return FamilyResult(std::in_place, mapFloat(op, in, fn));
   };
   return llvm::TypeSwitch<Operation *, FamilyResult>(op)
-      .Case([&](arith::AddFOp) { return fl([](float *a) { return a[0] + a[1]; }); })
-      .Case([&](arith::SubFOp) { return fl([](float *a) { return a[0] - a[1]; }); })
-      .Case([&](arith::MulFOp) { return fl([](float *a) { return a[0] * a[1]; }); })
-      .Case([&](arith::DivFOp) { return fl([](float *a) { return a[0] / a[1]; }); })
-      .Case([&](arith::RemFOp) { return fl([](float *a) { return std::fmod(a[0], a[1]); }); })
+      .Case([&](arith::AddFOp) {
+        return fl([](float *a) { return a[0] + a[1]; });
+      })
+      .Case([&](arith::SubFOp) {
+        return fl([](float *a) { return a[0] - a[1]; });
+      })
+      .Case([&](arith::MulFOp) {
+        return fl([](float *a) { return a[0] * a[1]; });
+      })
+      .Case([&](arith::DivFOp) {
+        return fl([](float *a) { return a[0] / a[1]; });
+      })
+      .Case([&](arith::RemFOp) {
+        return fl([](float *a) { return std::fmod(a[0], a[1]); });
+      })
       .Case([&](arith::NegFOp) { return fl([](float *a) { return -a[0]; }); })
       .Case([&](arith::MaximumFOp) {
         return fl([](float *a) {
@@ -316,25 +326,69 @@ static FamilyResult floatElementwise(Operation *op, ArrayRef<Tile> in) {
           return (std::isnan(a[0]) || std::isnan(a[1])) ? NAN : std::fmin(a[0], a[1]);
         });
       })
-      .Case([&](arith::MaxNumFOp) { return fl([](float *a) { return std::fmax(a[0], a[1]); }); })
-      .Case([&](arith::MinNumFOp) { return fl([](float *a) { return std::fmin(a[0], a[1]); }); })
-      .Case([&](math::ExpOp) { return fl([](float *a) { return std::exp(a[0]); }); })
-      .Case([&](math::Exp2Op) { return fl([](float *a) { return std::exp2(a[0]); }); })
-      .Case([&](math::LogOp) { return fl([](float *a) { return std::log(a[0]); }); })
-      .Case([&](math::Log2Op) { return fl([](float *a) { return std::log2(a[0]); }); })
-      .Case([&](math::Log1pOp) { return fl([](float *a) { return std::log1p(a[0]); }); })
-      .Case([&](math::TanhOp) { return fl([](float *a) { return std::tanh(a[0]); }); })
-      .Case([&](math::SqrtOp) { return fl([](float *a) { return std::sqrt(a[0]); }); })
-      .Case([&](math::RsqrtOp) { return fl([](float *a) { return 1.0f / std::sqrt(a[0]); }); })
-      .Case([&](math::AbsFOp) { return fl([](float *a) { return std::fabs(a[0]); }); })
-      .Case([&](math::ErfOp) { return fl([](float *a) { return std::erf(a[0]); }); })
-      .Case([&](math::FloorOp) { return fl([](float *a) { return std::floor(a[0]); }); })
-      .Case([&](math::CeilOp) { return fl([](float *a) { return std::ceil(a[0]); }); })
-      .Case([&](math::SinOp) { return fl([](float *a) { return std::sin(a[0]); }); })
-      .Case([&](math::CosOp) { return fl([](float *a) { return std::cos(a[0]); }); })
-      .Case([&](math::PowFOp) { return fl([](float *a) { return std::pow(a[0], a[1]); }); })
-      .Case([&](math::FmaOp) { return fl([](float *a) { return std::fma(a[0], a[1], a[2]); }); })
-      .Case([&](math::CopySignOp) { return fl([](float *a) { return std::copysign(a[0], a[1]); }); })
+      .Case([&](arith::MaxNumFOp) {
+        return fl([](float *a) { return std::fmax(a[0], a[1]); });
+      })
+      .Case([&](arith::MinNumFOp) {
+        return fl([](float *a) { return std::fmin(a[0], a[1]); });
+      })
+      .Case([&](math::ExpOp) {
+        return fl([](float *a) { return std::exp(a[0]); });
+      })
+      .Case([&](math::Exp2Op) {
+        return fl([](float *a) { return std::exp2(a[0]); });
+      })
+      .Case([&](math::LogOp) {
+        return fl([](float *a) { return std::log(a[0]); });
+      })
+      .Case([&](math::Log2Op) {
+        return fl([](float *a) { return std::log2(a[0]); });
+      })
+      .Case([&](math::Log1pOp) {
+        return fl([](float *a) { return std::log1p(a[0]); });
+      })
+      .Case([&](math::TanhOp) {
+        return fl([](float *a) { return std::tanh(a[0]); });
+      })
+      .Case([&](math::SqrtOp) {
+        return fl([](float *a) { return std::sqrt(a[0]); });
+      })
+      .Case([&](math::RsqrtOp) {
+        return fl([](float *a) { return 1.0f / std::sqrt(a[0]); });
+      })
+      .Case([&](math::AbsFOp) {
+        return fl([](float *a) { return std::fabs(a[0]); });
+      })
+      .Case([&](math::ErfOp) {
+        return fl([](float *a) { return std::erf(a[0]); });
+      })
+      .Case([&](math::FloorOp) {
+        return fl([](float *a) { return std::floor(a[0]); });
+      })
+      .Case([&](math::CeilOp) {
+        return fl([](float *a) { return std::ceil(a[0]); });
+      })
+      .Case([&](math::TruncOp) {
+        return fl([](float *a) { return std::trunc(a[0]); });
+      })
+      .Case([&](math::RoundEvenOp) {
+        return fl([](float *a) { return std::nearbyint(a[0]); });
+      })
+      .Case([&](math::SinOp) {
+        return fl([](float *a) { return std::sin(a[0]); });
+      })
+      .Case([&](math::CosOp) {
+        return fl([](float *a) { return std::cos(a[0]); });
+      })
+      .Case([&](math::PowFOp) {
+        return fl([](float *a) { return std::pow(a[0], a[1]); });
+      })
+      .Case([&](math::FmaOp) {
+        return fl([](float *a) { return std::fma(a[0], a[1], a[2]); });
+      })
+      .Case([&](math::CopySignOp) {
+        return fl([](float *a) { return std::copysign(a[0], a[1]); });
+      })
       .Case([&](arith::TruncFOp) { return fl([](float *a) { return a[0]; }); })
       .Case([&](arith::ExtFOp) { return fl([](float *a) { return a[0]; }); })
       .Default([](Operation *) { return std::nullopt; });

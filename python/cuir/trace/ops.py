@@ -251,7 +251,7 @@ def logical(op, a, b):
 _MATH = {"exp": "math.exp", "exp2": "math.exp2", "log": "math.log", "log2": "math.log2",
          "log1p": "math.log1p", "sqrt": "math.sqrt", "rsqrt": "math.rsqrt",
          "tanh": "math.tanh", "sin": "math.sin", "cos": "math.cos", "erf": "math.erf",
-         "floor": "math.floor", "ceil": "math.ceil"}
+         "floor": "math.floor", "ceil": "math.ceil", "trunc": "math.trunc", "fix": "math.trunc"}
 _TORCH_UNARY = {"neg": operator.neg, "abs": torch.abs, "sign": torch.sign,
                 "invert": operator.invert, "sigmoid": torch.sigmoid,
                 "square": torch.square, "reciprocal": torch.reciprocal,
@@ -592,7 +592,35 @@ def _div(a, b, rounding_mode=None):
         return binary("truediv", a, b)
     if rounding_mode == "floor":
         return binary("floordiv", a, b)
-    raise located(f"torch.div(rounding_mode={rounding_mode!r}): use '//' (floor) instead")
+    if rounding_mode == "trunc":
+        return _trunc_div(a, b)
+    raise located(f"torch.div(rounding_mode={rounding_mode!r}): rounding_mode is None, 'floor' or 'trunc'")
+
+
+def _trunc_div(a, b):
+    """a / b rounded toward zero: arith.divsi on integers, truncf of the quotient on floats, as torch."""
+    a, b = operand(a), operand(b)
+    what = "torch.div(rounding_mode='trunc')"
+    dtype = result_dtype(what, lambda x, y: torch.div(x, y, rounding_mode="trunc"), [a, b])
+    x, y, ir = value_as(a, dtype), value_as(b, dtype), IR_TYPE[dtype]
+    if ir == "f32":
+        quotient = emit(f"arith.divf {x}, {y} : f32", dtype)
+        return emit(f"math.trunc {value_as(quotient, dtype)} : f32", dtype)
+    if ir == "i1":
+        raise located(f"{what} of bool values is not supported")
+    return emit(f"arith.divsi {x}, {y} : {ir}", dtype)
+
+
+def _round(x, decimals=0):
+    """torch.round: halves to even (math.roundeven); decimals other than 0 are not supported."""
+    if decimals != 0:
+        raise located("torch.round(decimals=...) is not supported: only decimals=0 (halves to even)")
+    a = operand(x)
+    dtype = result_dtype("round()", torch.round, [a])
+    value, ir = value_as(a, dtype), IR_TYPE[dtype]
+    if ir != "f32":  # an integer is its own rounding
+        return _sym(dtype, value)
+    return emit(f"math.roundeven {value} : f32", dtype)
 
 
 def _reflected(op):
@@ -613,7 +641,7 @@ HANDLERS = {
     "getitem": _getitem, "where": where, "clamp": _clamp, "clip": _clamp,
     "clamp_min": lambda x, m: clamp(x, m, None), "clamp_max": lambda x, m: clamp(x, None, m),
     "add": _scaled("add"), "sub": _scaled("sub"),
-    "pow": power, "rpow": lambda a, b: power(b, a), "div": _div, "true_divide": _div,
+    "pow": power, "rpow": lambda a, b: power(b, a), "div": _div, "true_divide": _div, "round": _round,
     "floor_divide": lambda a, b: binary("floordiv", a, b),
     "remainder": lambda a, b: binary("mod", a, b),
     "maximum": lambda a, b: binary("maximum", a, b),

@@ -4,7 +4,7 @@
 // type's width: floor division and modulo on negatives, i32 and i64
 // wrapping, shifts, i1 <-> integer and float casts, fptosi saturating at
 // the width, bf16/f16 rounding, NaN and inf through every comparison kind,
-// and the math functions. Each check is 1 when it holds; the kernel writes
+// and the math functions (trunc toward zero, roundeven halves to even). Each check is 1 when it holds; the kernel writes
 // the number of checks that FAIL to its output, so the interpreter reports
 // a mismatch (with the random reference) that shows 0.
 // CHECK: error: output mismatch: {{.*}} first mismatch at (b=0, q=0, h=0, c=0): got 0, expected
@@ -186,6 +186,13 @@ cuir.kernel @ops(%O: !o {cuir.arg = "o"}, %n: index {cuir.arg = "Nq"})
   %c57 = arith.andi %sqnn, %t : i1
   %sel = arith.select %f, %f1, %fn0 : f32
   %c58 = arith.cmpf oeq, %sel, %f0 : f32
+  %tru = math.trunc %fm25 : f32
+  %c59 = arith.cmpf oeq, %tru, %fm2x : f32
+  %rne = math.roundeven %f25 : f32
+  %f2x = arith.constant 2.0 : f32
+  %c60 = arith.cmpf oeq, %rne, %f2x : f32
+  %dt = arith.divsi %im7, %i2 : i32
+  %c61 = arith.cmpi eq, %dt, %im3 : i32
   %fails0 = arith.constant 0 : i32
   %ok0 = arith.xori %c1, %t : i1
   %bad0 = arith.extui %ok0 : i1 to i32
@@ -361,7 +368,16 @@ cuir.kernel @ops(%O: !o {cuir.arg = "o"}, %n: index {cuir.arg = "Nq"})
   %ok57 = arith.xori %c58, %t : i1
   %bad57 = arith.extui %ok57 : i1 to i32
   %fails58 = arith.addi %fails57, %bad57 : i32
-  %flag = arith.sitofp %fails58 : i32 to bf16
+  %ok58 = arith.xori %c59, %t : i1
+  %bad58 = arith.extui %ok58 : i1 to i32
+  %fails59 = arith.addi %fails58, %bad58 : i32
+  %ok59 = arith.xori %c60, %t : i1
+  %bad59 = arith.extui %ok59 : i1 to i32
+  %fails60 = arith.addi %fails59, %bad59 : i32
+  %ok60 = arith.xori %c61, %t : i1
+  %bad60 = arith.extui %ok60 : i1 to i32
+  %fails61 = arith.addi %fails60, %bad60 : i32
+  %flag = arith.sitofp %fails61 : i32 to bf16
   %tile = tensor.splat %flag : tensor<16x16xbf16, #ACC>
   %rows = memref.subview %O[%c0, 0, %c0, 0] [1, %n, 1, 16] [1, 1, 1, 1]
       : !o to !rows

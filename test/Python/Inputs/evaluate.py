@@ -33,7 +33,7 @@ UNARY = {"arith.negf": torch.neg, "math.exp": torch.exp, "math.exp2": torch.exp2
          "math.sqrt": torch.sqrt, "math.rsqrt": torch.rsqrt, "math.tanh": torch.tanh,
          "math.sin": torch.sin, "math.cos": torch.cos, "math.erf": torch.erf,
          "math.absf": torch.abs, "math.absi": torch.abs, "math.floor": torch.floor,
-         "math.ceil": torch.ceil}
+         "math.ceil": torch.ceil, "math.trunc": torch.trunc, "math.roundeven": torch.round}
 CASTS = {"arith.extsi", "arith.extui", "arith.trunci", "arith.index_cast", "arith.sitofp",
          "arith.uitofp", "arith.fptosi", "arith.extf", "arith.truncf"}
 CMP = {"eq": torch.eq, "ne": torch.ne, "slt": torch.lt, "sle": torch.le, "sgt": torch.gt,

@@ -69,7 +69,9 @@ cuir.variant @every_op(
     %e9 = math.cos %e8 : f32
     %f0 = math.erf %e9 : f32
     %f1 = math.floor %f0 : f32
-    %f2 = math.ceil %f1 : f32
+    %f1t = math.ceil %f1 : f32
+    %f1u = math.trunc %f1t : f32
+    %f2 = math.roundeven %f1u : f32
     %f3 = math.copysign %f2, %a6 : f32
     %two = arith.constant 2.0 : f32
     %f4 = math.powf %f3, %two : f32
