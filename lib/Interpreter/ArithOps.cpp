@@ -347,6 +347,9 @@ static FamilyResult floatElementwise(Operation *op, ArrayRef<Tile> in) {
       .Case([&](math::Log1pOp) {
         return fl([](float *a) { return std::log1p(a[0]); });
       })
+      .Case([&](math::ExpM1Op) {
+        return fl([](float *a) { return std::expm1(a[0]); });
+      })
       .Case([&](math::TanhOp) {
         return fl([](float *a) { return std::tanh(a[0]); });
       })

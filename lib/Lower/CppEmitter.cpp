@@ -302,6 +302,7 @@ CppForm formOf(Operation *op) {
       .Case("math.log", {K::Call, "__logf"})
       .Case("math.log2", {K::Call, "log2f"})
       .Case("math.log1p", {K::Call, "log1pf"})
+      .Case("math.expm1", {K::Call, "expm1f"})
       .Case("math.sqrt", {K::Call, "sqrtf"})
       .Case("math.rsqrt", {K::Call, "rsqrtf"})
       .Case("math.absf", {K::Call, "fabsf"})

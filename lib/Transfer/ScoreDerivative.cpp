@@ -231,6 +231,10 @@ Rule Sweep::mathRule(Operation *op, TangentBuilder &tb) {
       .Case([&](math::Log10Op o) {
         return tb.div(t(o.getOperand()), tb.mul(o.getOperand(), M_LN10));
       })
+      .Case([&](math::ExpM1Op o) {
+        Value r = o.getResult(); // exp(x) = expm1(x) + 1, from the primal
+        return tb.mul(t(o.getOperand()), tb.op<arith::AddFOp>(r, one(r)));
+      })
       .Case([&](math::Log1pOp o) {
         Value x = o.getOperand();
         return tb.div(t(x), tb.op<arith::AddFOp>(one(x), x));

@@ -133,6 +133,7 @@ std::optional<double> Evaluator::floatOp(Operation *op, ArrayRef<double> x) {
       .Case([&](math::Log2Op) { return std::log2(x[0]); })
       .Case([&](math::Log10Op) { return std::log10(x[0]); })
       .Case([&](math::Log1pOp) { return std::log1p(x[0]); })
+      .Case([&](math::ExpM1Op) { return std::expm1(x[0]); })
       .Case([&](math::SqrtOp) { return std::sqrt(x[0]); })
       .Case([&](math::RsqrtOp) { return 1.0 / std::sqrt(x[0]); })
       .Case([&](math::AbsFOp) { return std::fabs(x[0]); })

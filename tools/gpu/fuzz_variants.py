@@ -721,3 +721,402 @@ def _doc_score_mods(t):
 
 V("s_doc_via_score_mod", _doc_score_mods,
   mask_ref(lambda b, h, qi, ki, t: t["doc"].long()[qi] == t["doc"].long()[ki]), _make_doc)
+
+
+# =========================================================================================================
+# Batch 5 (round 2 sweep)
+# =========================================================================================================
+import operator  # noqa: E402
+
+# ---- masks by meaning, spelled in new ways ---------------------------------------------------------------
+
+V("m5_logical_and_window", lambda t: (None, lambda b, h, q_idx, kv_idx:
+                                      torch.logical_and(kv_idx <= q_idx, q_idx - kv_idx < 32)),
+  mask_ref(lambda b, h, qi, ki, t: (qi - ki >= 0) & (qi - ki <= 31)))
+
+V("m5_operator_and_window", lambda t: (None, lambda b, h, q_idx, kv_idx:
+                                       operator.and_(q_idx >= kv_idx, kv_idx > q_idx - 32)),
+  mask_ref(lambda b, h, qi, ki, t: (qi - ki >= 0) & (qi - ki <= 31)))
+
+V("m5_builtin_abs_window", lambda t: (None, lambda b, h, q_idx, kv_idx: abs(q_idx - kv_idx) <= 12),
+  mask_ref(lambda b, h, qi, ki, t: (ki >= qi - 12) & (ki <= qi + 12)))
+
+V("m5_max_minus_min_window", lambda t: (None, lambda b, h, q_idx, kv_idx:
+                                        torch.maximum(q_idx, kv_idx) - torch.minimum(q_idx, kv_idx) <= 12),
+  mask_ref(lambda b, h, qi, ki, t: (ki >= qi - 12) & (ki <= qi + 12)))
+
+V("m5_min_eq_causal", lambda t: (None, lambda b, h, q_idx, kv_idx: torch.min(q_idx, kv_idx) == kv_idx),
+  mask_ref(lambda b, h, qi, ki, t: ki <= qi))
+
+V("m5_neg_both_sides_causal", lambda t: (None, lambda b, h, q_idx, kv_idx: -q_idx <= -kv_idx),
+  mask_ref(lambda b, h, qi, ki, t: ki <= qi))
+
+V("m5_const_left_causal", lambda t: (None, lambda b, h, q_idx, kv_idx: 0 <= q_idx - kv_idx),
+  mask_ref(lambda b, h, qi, ki, t: ki <= qi))
+
+V("m5_where_int_eq1_causal", lambda t: (None, lambda b, h, q_idx, kv_idx: torch.where(q_idx >= kv_idx, 1, 0) == 1),
+  mask_ref(lambda b, h, qi, ki, t: ki <= qi))
+
+V("m5_float_cast_causal", lambda t: (None, lambda b, h, q_idx, kv_idx: q_idx.float() >= kv_idx.float()),
+  mask_ref(lambda b, h, qi, ki, t: ki <= qi))
+
+V("m5_mixed_int_widths_causal", lambda t: (None, lambda b, h, q_idx, kv_idx: q_idx.long() - kv_idx.int() >= 0),
+  mask_ref(lambda b, h, qi, ki, t: ki <= qi))
+
+V("m5_nested_where_prefix", lambda t: (None, lambda b, h, q_idx, kv_idx:
+                                       torch.where(kv_idx < 8, True, torch.where(kv_idx > q_idx, False, True))),
+  mask_ref(lambda b, h, qi, ki, t: (ki < 8) | (ki <= qi)))
+
+V("m5_demorgan_prefix", lambda t: (None, lambda b, h, q_idx, kv_idx: ~((kv_idx >= 8) & (kv_idx > q_idx))),
+  mask_ref(lambda b, h, qi, ki, t: (ki < 8) | (ki <= qi)))
+
+V("m5_logical_not_or_window", lambda t: (None, lambda b, h, q_idx, kv_idx:
+                                         torch.logical_not(torch.logical_or(kv_idx > q_idx, q_idx - kv_idx > 20))),
+  mask_ref(lambda b, h, qi, ki, t: (qi - ki >= 0) & (qi - ki <= 20)))
+
+V("m5_bool_mul_window", lambda t: (None, lambda b, h, q_idx, kv_idx: (q_idx >= kv_idx) * (q_idx - kv_idx < 16)),
+  mask_ref(lambda b, h, qi, ki, t: (qi - ki >= 0) & (qi - ki <= 15)))
+
+V("m5_int_product_window", lambda t: (None, lambda b, h, q_idx, kv_idx:
+                                      (q_idx >= kv_idx).int() * (q_idx - kv_idx < 16).int() > 0),
+  mask_ref(lambda b, h, qi, ki, t: (qi - ki >= 0) & (qi - ki <= 15)))
+
+V("m5_block_causal_floordiv", lambda t: (None, lambda b, h, q_idx, kv_idx: (q_idx // 16) >= (kv_idx // 16)),
+  mask_ref(lambda b, h, qi, ki, t: torch.div(qi, 16, rounding_mode="floor") >= torch.div(ki, 16, rounding_mode="floor")))
+
+V("m5_dilated_causal", lambda t: (None, lambda b, h, q_idx, kv_idx: ((q_idx - kv_idx) % 3 == 0) & (q_idx >= kv_idx)),
+  mask_ref(lambda b, h, qi, ki, t: (torch.remainder(qi - ki, 3) == 0) & (ki <= qi)))
+
+V("m5_global_rows_cols_window", lambda t: (None, lambda b, h, q_idx, kv_idx:
+                                           (kv_idx < 4) | (q_idx < 4) | (abs(q_idx - kv_idx) <= 8)),
+  mask_ref(lambda b, h, qi, ki, t: (ki < 4) | (qi < 4) | ((qi - ki).abs() <= 8)))
+
+V("m5_prev5_strict_neg_consts", lambda t: (None, lambda b, h, q_idx, kv_idx:
+                                           (kv_idx - q_idx >= -5) & (kv_idx - q_idx <= -1)),
+  mask_ref(lambda b, h, qi, ki, t: (qi - ki >= 1) & (qi - ki <= 5)), note="row 0 sees nothing")
+
+V("m5_window_beyond_n", lambda t: (None, lambda b, h, q_idx, kv_idx: (q_idx - kv_idx).abs() < 10 ** 6),
+  mask_ref(lambda b, h, qi, ki, t: ki >= 0))
+
+V("m5_int64_huge_lower_bound", lambda t: (None, lambda b, h, q_idx, kv_idx:
+                                          (kv_idx.long() >= q_idx.long() - 2 ** 40) & (kv_idx <= q_idx)),
+  mask_ref(lambda b, h, qi, ki, t: ki <= qi))
+
+V("m5_even_rows_causal", lambda t: (None, lambda b, h, q_idx, kv_idx: (q_idx % 2 == 0) & (kv_idx <= q_idx)),
+  mask_ref(lambda b, h, qi, ki, t: (torch.remainder(qi, 2) == 0) & (ki <= qi)), note="odd rows see nothing")
+
+V("m5_batch_parity_direction", lambda t: (None, lambda b, h, q_idx, kv_idx:
+                                          torch.where(b % 2 == 0, q_idx >= kv_idx, kv_idx >= q_idx)),
+  mask_ref(lambda b, h, qi, ki, t: torch.where(torch.remainder(b, 2) == 0, ki <= qi, ki >= qi)))
+
+
+def _make_prefix_b(B, H, Nq, Nkv):
+    return {"prefix": torch.tensor([5, 60][:B] + [10] * max(0, B - 2), dtype=torch.int32)}
+
+
+V("m5_prefix_per_batch_or_where", lambda t: (None, lambda b, h, q_idx, kv_idx:
+                                             torch.where(kv_idx < t["prefix"][b], True, kv_idx <= q_idx)),
+  mask_ref(lambda b, h, qi, ki, t: (ki < t["prefix"].long()[b]) | (ki <= qi)), _make_prefix_b)
+
+
+def _doc_causal_eq_mods(t):
+    doc = t["doc"].long()
+
+    def mask_mod(b, h, q_idx, kv_idx):
+        return torch.eq(doc[q_idx], doc[kv_idx]) & torch.ge(q_idx, kv_idx)
+    return None, mask_mod
+
+
+V("m5_doc_causal_torch_eq_int64", _doc_causal_eq_mods,
+  mask_ref(lambda b, h, qi, ki, t: (t["doc"].long()[qi] == t["doc"].long()[ki]) & (ki <= qi)), _make_doc)
+
+# ---- score_mods: math not yet covered --------------------------------------------------------------------
+
+V("s5_exp_decay_distance", lambda t: (lambda score, b, h, q_idx, kv_idx:
+                                      score + 2.0 * torch.exp(-(q_idx - kv_idx).abs().float() / 8), None),
+  lambda q, k, v, sc, t: (lambda g: softmax_attend(S(q, k, sc) + 2.0 * torch.exp(-(g[2] - g[3]).abs().double() / 8), v))(grids(q, k)))
+
+V("s5_signed_log1p", lambda t: (lambda score, b, h, q_idx, kv_idx: torch.sign(score) * torch.log1p(score.abs()) * 3, None),
+  lambda q, k, v, sc, t: (lambda s: softmax_attend(torch.sign(s) * torch.log1p(s.abs()) * 3, v))(S(q, k, sc)))
+
+V("s5_rsqrt_distance_scale", lambda t: (lambda score, b, h, q_idx, kv_idx:
+                                        score * torch.rsqrt(1.0 + ((q_idx - kv_idx).float() / 16) ** 2) * 2, None),
+  lambda q, k, v, sc, t: (lambda g: softmax_attend(S(q, k, sc) * 2 / torch.sqrt(1.0 + ((g[2] - g[3]).double() / 16) ** 2), v))(grids(q, k)))
+
+V("s5_floor_quantize", lambda t: (lambda score, b, h, q_idx, kv_idx: torch.floor(score * 4) / 4, None),
+  lambda q, k, v, sc, t: (lambda s: softmax_attend(torch.floor(s * 4) / 4, v))(S(q, k, sc)),
+  note="a score at a step edge may round the other way in bf16 inputs; measure zero in float64")
+
+V("s5_ceil_index_buckets", lambda t: (lambda score, b, h, q_idx, kv_idx:
+                                      score - 0.25 * torch.ceil((q_idx - kv_idx).abs() / 10), None),
+  lambda q, k, v, sc, t: (lambda g: softmax_attend(S(q, k, sc) - 0.25 * torch.ceil((g[2] - g[3]).abs().double() / 10), v))(grids(q, k)))
+
+V("s5_gelu_erf", lambda t: (lambda score, b, h, q_idx, kv_idx:
+                            score * 0.5 * (1.0 + torch.erf(score / math.sqrt(2.0))) * 2, None),
+  lambda q, k, v, sc, t: (lambda s: softmax_attend(s * 0.5 * (1.0 + torch.erf(s / math.sqrt(2.0))) * 2, v))(S(q, k, sc)))
+
+V("s5_sin_score_cos_pos", lambda t: (lambda score, b, h, q_idx, kv_idx:
+                                     score + 0.5 * torch.sin(score * 2) + torch.cos((q_idx - kv_idx).float() * 0.1), None),
+  lambda q, k, v, sc, t: (lambda s, g: softmax_attend(s + 0.5 * torch.sin(s * 2) + torch.cos((g[2] - g[3]).double() * 0.1), v))(S(q, k, sc), grids(q, k)))
+
+V("s5_reciprocal_distance", lambda t: (lambda score, b, h, q_idx, kv_idx:
+                                       score + 3 * torch.reciprocal(1.0 + (q_idx - kv_idx).abs().float()), None),
+  lambda q, k, v, sc, t: (lambda g: softmax_attend(S(q, k, sc) + 3 / (1.0 + (g[2] - g[3]).abs().double()), v))(grids(q, k)))
+
+V("s5_where_threshold_piecewise", lambda t: (lambda score, b, h, q_idx, kv_idx:
+                                             torch.where(score > 0.5, score * 3 - 1.0, score), None),
+  lambda q, k, v, sc, t: (lambda s: softmax_attend(torch.where(s > 0.5, s * 3 - 1.0, s), v))(S(q, k, sc)))
+
+V("s5_clamp_min_max_methods", lambda t: (lambda score, b, h, q_idx, kv_idx:
+                                         (score * 3).clamp_min(-0.5).clamp_max(2.0), None),
+  lambda q, k, v, sc, t: (lambda s: softmax_attend((s * 3).clamp(-0.5, 2.0), v))(S(q, k, sc)))
+
+V("s5_maximum_full_like", lambda t: (lambda score, b, h, q_idx, kv_idx:
+                                     torch.maximum(score * 2, torch.full_like(score, -0.25)), None),
+  lambda q, k, v, sc, t: (lambda s: softmax_attend(torch.clamp(s * 2, min=-0.25), v))(S(q, k, sc)))
+
+V("s5_exp2_log2_softplus", lambda t: (lambda score, b, h, q_idx, kv_idx: torch.log2(torch.exp2(score * 3) + 1.0), None),
+  lambda q, k, v, sc, t: (lambda s: softmax_attend(torch.log2(torch.exp2(s * 3) + 1.0), v))(S(q, k, sc)))
+
+V("s5_sqrt_hyperbola", lambda t: (lambda score, b, h, q_idx, kv_idx: torch.sqrt(score * score + 1.0) * 2 - 1.0, None),
+  lambda q, k, v, sc, t: (lambda s: softmax_attend(torch.sqrt(s * s + 1.0) * 2 - 1.0, v))(S(q, k, sc)))
+
+V("s5_square_plus_abs", lambda t: (lambda score, b, h, q_idx, kv_idx: torch.square(score) * 0.5 - score.abs(), None),
+  lambda q, k, v, sc, t: (lambda s: softmax_attend(s * s * 0.5 - s.abs(), v))(S(q, k, sc)))
+
+V("s5_float_neg_power", lambda t: (lambda score, b, h, q_idx, kv_idx:
+                                   score + 4.0 * (1.0 + (q_idx - kv_idx).abs().float()) ** -1.5, None),
+  lambda q, k, v, sc, t: (lambda g: softmax_attend(S(q, k, sc) + 4.0 * (1.0 + (g[2] - g[3]).abs().double()) ** -1.5, v))(grids(q, k)))
+
+
+def _loop_mod(score, b, h, q_idx, kv_idx):
+    for i in range(3):  # a static Python loop
+        score = score * 0.75 + 0.1 * i
+    return score
+
+
+V("s5_static_python_loop", lambda t: (_loop_mod, None),
+  lambda q, k, v, sc, t: (lambda s: softmax_attend(((s * 0.75) * 0.75 + 0.1) * 0.75 + 0.2, v))(S(q, k, sc)))
+
+V("s5_isnan_guard_batch_parity", lambda t: (lambda score, b, h, q_idx, kv_idx:
+                                            torch.where(torch.isnan(score), 0.0, score) * (1 + b % 2), None),
+  lambda q, k, v, sc, t: (lambda s, g: softmax_attend(s * (1 + torch.remainder(g[0], 2)).double(), v))(S(q, k, sc), grids(q, k)))
+
+V("s5_ignores_all_args_const", lambda t: (lambda score, b, h, q_idx, kv_idx: 1.5, None),
+  lambda q, k, v, sc, t: softmax_attend(torch.full_like(S(q, k, sc), 1.5), v))
+
+# ---- captured float tensors (trained by the backward) ----------------------------------------------------
+
+
+def _make_t5(B, H, Nq, Nkv):
+    g = gen("t5", B, H, Nq, Nkv)
+    return {"kv_bias": torch.randn(Nkv, generator=g), "q_bias": torch.randn(Nq, generator=g) * 0.5,
+            "tab_hn": torch.randn(H, Nkv, generator=g), "rel": torch.randn(H, 32, generator=g),
+            "scale_bh": torch.rand(B, H, generator=g) + 0.5, "logt": torch.randn(H, generator=g) * 0.3,
+            "diag": torch.randn(H, Nq + Nkv - 1, generator=g) * 0.7}
+
+
+V("t5_bias_per_kv", lambda t: ((lambda score, b, h, q_idx, kv_idx: score + t["kv_bias"][kv_idx]), None),
+  lambda q, k, v, sc, t: softmax_attend(S(q, k, sc) + t["kv_bias"].double().view(1, 1, 1, -1), v), _make_t5)
+
+V("t5_bias_per_q_causal", lambda t: ((lambda score, b, h, q_idx, kv_idx: score + t["q_bias"][q_idx] * 2 * (kv_idx % 2)),
+                                     lambda b, h, q_idx, kv_idx: q_idx >= kv_idx),
+  lambda q, k, v, sc, t: (lambda g: softmax_attend(S(q, k, sc) + t["q_bias"].double().view(1, 1, -1, 1) * 2 * torch.remainder(g[3], 2).double(),
+                                                   v, g[3] <= g[2]))(grids(q, k)), _make_t5)
+
+V("t5_table_h_kv", lambda t: ((lambda score, b, h, q_idx, kv_idx: score + t["tab_hn"][h, kv_idx]), None),
+  lambda q, k, v, sc, t: softmax_attend(S(q, k, sc) + t["tab_hn"].double().view(1, q.shape[1], 1, -1), v), _make_t5)
+
+V("t5_relpos_clamped_causal", lambda t: ((lambda score, b, h, q_idx, kv_idx:
+                                          score + t["rel"][h, torch.clamp(q_idx - kv_idx, 0, 31)]),
+                                         lambda b, h, q_idx, kv_idx: q_idx >= kv_idx),
+  lambda q, k, v, sc, t: (lambda g: softmax_attend(S(q, k, sc) + t["rel"].double()[g[1], (g[2] - g[3]).clamp(0, 31)],
+                                                   v, g[3] <= g[2]))(grids(q, k)), _make_t5)
+
+V("t5_scale_b_h", lambda t: ((lambda score, b, h, q_idx, kv_idx: score * t["scale_bh"][b, h]), None),
+  lambda q, k, v, sc, t: softmax_attend(S(q, k, sc) * t["scale_bh"].double().view(q.shape[0], q.shape[1], 1, 1), v), _make_t5)
+
+V("t5_exp_temperature", lambda t: ((lambda score, b, h, q_idx, kv_idx: score * torch.exp(t["logt"][h])), None),
+  lambda q, k, v, sc, t: softmax_attend(S(q, k, sc) * torch.exp(t["logt"].double()).view(1, -1, 1, 1), v), _make_t5)
+
+V("t5_diag_table_offset_window", lambda t: ((lambda score, b, h, q_idx, kv_idx:
+                                             score + t["diag"][h, q_idx - kv_idx + 140]),
+                                            lambda b, h, q_idx, kv_idx: abs(q_idx - kv_idx) <= 40),
+  lambda q, k, v, sc, t: (lambda g: softmax_attend(S(q, k, sc) + t["diag"].double()[g[1], g[2] - g[3] + 140],
+                                                   v, (g[2] - g[3]).abs() <= 40))(grids(q, k)), _make_t5,
+  note="index q - kv + 140 assumes Nkv = 141")
+
+V("t5_tanh_of_kv_param", lambda t: ((lambda score, b, h, q_idx, kv_idx: score + 2 * torch.tanh(t["kv_bias"][kv_idx] * 1.5)), None),
+  lambda q, k, v, sc, t: softmax_attend(S(q, k, sc) + 2 * torch.tanh(t["kv_bias"].double() * 1.5).view(1, 1, 1, -1), v), _make_t5)
+
+# ---- sigmoid normalizer ----------------------------------------------------------------------------------
+
+V("g5_sigmoid_softcap_causal", lambda t: ((lambda score, b, h, q_idx, kv_idx: 5 * torch.tanh(score / 5) - 3.0),
+                                          lambda b, h, q_idx, kv_idx: ~(kv_idx > q_idx)),
+  lambda q, k, v, sc, t: (lambda g: sigmoid_attend(5 * torch.tanh(S(q, k, sc) / 5) - 3.0, v, g[3] <= g[2]))(grids(q, k)),
+  normalizer="sigmoid")
+
+V("g5_sigmoid_doc", lambda t: ((lambda score, b, h, q_idx, kv_idx: score - 1.0),
+                               lambda b, h, q_idx, kv_idx: t["doc"][q_idx] == t["doc"][kv_idx]),
+  lambda q, k, v, sc, t: (lambda g: sigmoid_attend(S(q, k, sc) - 1.0, v,
+                                                   t["doc"].long()[g[2]] == t["doc"].long()[g[3]]))(grids(q, k)),
+  _make_doc, normalizer="sigmoid")
+
+V("g5_sigmoid_prefix_trained_bias", lambda t: ((lambda score, b, h, q_idx, kv_idx: score + t["logt"][h] - 2.0),
+                                               lambda b, h, q_idx, kv_idx: (kv_idx < 8) | (kv_idx <= q_idx)),
+  lambda q, k, v, sc, t: (lambda g: sigmoid_attend(S(q, k, sc) + t["logt"].double().view(1, -1, 1, 1) - 2.0, v,
+                                                   (g[3] < 8) | (g[3] <= g[2])))(grids(q, k)),
+  _make_t5, normalizer="sigmoid")
+
+V("g5_sigmoid_prev5_empty_row", lambda t: ((lambda score, b, h, q_idx, kv_idx: score * 2),
+                                           lambda b, h, q_idx, kv_idx: (kv_idx - q_idx >= -5) & (kv_idx - q_idx <= -1)),
+  lambda q, k, v, sc, t: (lambda g: sigmoid_attend(S(q, k, sc) * 2, v, (g[2] - g[3] >= 1) & (g[2] - g[3] <= 5)))(grids(q, k)),
+  normalizer="sigmoid")
+
+V("g5_sigmoid_score_threshold", lambda t: ((lambda score, b, h, q_idx, kv_idx: torch.where(score > 0.0, score, NEG_INF)), None),
+  lambda q, k, v, sc, t: (lambda s: sigmoid_attend(s, v, s > 0.0))(S(q, k, sc)), normalizer="sigmoid")
+
+# ---- expected refusals -----------------------------------------------------------------------------------
+
+V("s5_round_quarter", lambda t: ((lambda score, b, h, q_idx, kv_idx: torch.round(score * 4) / 4), None),
+  lambda q, k, v, sc, t: softmax_attend(torch.round(S(q, k, sc) * 4) / 4, v),
+  note="halves to even, as torch.round")
+
+V("s5_div_trunc", lambda t: ((lambda score, b, h, q_idx, kv_idx:
+                              score + 0.1 * torch.div(q_idx - kv_idx, 3, rounding_mode="trunc")), None),
+  lambda q, k, v, sc, t: (lambda g: softmax_attend(
+      S(q, k, sc) + 0.1 * torch.div(g[2] - g[3], 3, rounding_mode="trunc").double(), v))(grids(q, k)),
+  note="rounds toward zero: -4 / 3 is -1 where // gives -2")
+
+V("s5_float_trunc", lambda t: ((lambda score, b, h, q_idx, kv_idx:
+                                torch.trunc(score) + 0.5 * torch.div(score, 0.7, rounding_mode="trunc")), None),
+  lambda q, k, v, sc, t: (lambda s: softmax_attend(torch.trunc(s) + 0.5 * torch.trunc(s / 0.7), v))(S(q, k, sc)),
+  note="a score at a step edge may round the other way in float32")
+
+V("r5_int_negative_power", lambda t: ((lambda score, b, h, q_idx, kv_idx: score + (q_idx - kv_idx + 1000) ** -1), None),
+  expect="refuse", note="torch rejects integer ** negative integer")
+
+V("r5_varargs_mods", lambda t: ((lambda *a: a[0] * 0.5), (lambda *a: a[2] >= a[3])), expect="refuse",
+  note="FlexAttention itself calls the mods positionally and would accept this")
+
+V("r5_python_ternary_mask", lambda t: (None, lambda b, h, q_idx, kv_idx: True if q_idx >= kv_idx else False),
+  expect="refuse")
+
+V("r5_expm1", lambda t: ((lambda score, b, h, q_idx, kv_idx: torch.expm1(score)), None), expect="refuse")
+
+# ---- more causal / window / prefix spellings (static classification compared with canonical ones) --------
+
+V("m5_select_int_window", lambda t: (None, lambda b, h, q_idx, kv_idx:
+                                     torch.where(q_idx >= kv_idx, q_idx - kv_idx, 1000) < 32),
+  mask_ref(lambda b, h, qi, ki, t: (qi - ki >= 0) & (qi - ki <= 31)))
+
+V("m5_and_true_or_false", lambda t: (None, lambda b, h, q_idx, kv_idx: ((q_idx >= kv_idx) & True) | False),
+  mask_ref(lambda b, h, qi, ki, t: ki <= qi))
+
+V("m5_prefix_via_maximum", lambda t: (None, lambda b, h, q_idx, kv_idx:
+                                      kv_idx < torch.maximum(q_idx + 1, torch.full_like(q_idx, 8))),
+  mask_ref(lambda b, h, qi, ki, t: (ki < 8) | (ki <= qi)))
+
+V("m5_bool_cast_clamp_causal", lambda t: (None, lambda b, h, q_idx, kv_idx: (q_idx - kv_idx + 1).clamp(0, 1).bool()),
+  mask_ref(lambda b, h, qi, ki, t: ki <= qi))
+
+V("m5_window_and_not_ge", lambda t: (None, lambda b, h, q_idx, kv_idx: (q_idx >= kv_idx) & ~(q_idx - kv_idx >= 32)),
+  mask_ref(lambda b, h, qi, ki, t: (qi - ki >= 0) & (qi - ki <= 31)))
+
+V("m5_head_flag_same_branches", lambda t: (None, lambda b, h, q_idx, kv_idx:
+                                           torch.where(h < 2, q_idx >= kv_idx, kv_idx <= q_idx)),
+  mask_ref(lambda b, h, qi, ki, t: ki <= qi))
+
+V("m5_bottom_right_const", lambda t: (None, lambda b, h, q_idx, kv_idx: kv_idx - 58 <= q_idx),
+  mask_ref(lambda b, h, qi, ki, t: ki <= qi + 58), note="58 = Nkv - Nq at the harness shape")
+
+V("m5_shift_window", lambda t: (None, lambda b, h, q_idx, kv_idx: ((q_idx - kv_idx) >> 5) == 0),
+  mask_ref(lambda b, h, qi, ki, t: (qi - ki >= 0) & (qi - ki <= 31)))
+
+V("m5_mul_neg_coeff_causal", lambda t: (None, lambda b, h, q_idx, kv_idx: kv_idx * -3 >= q_idx * -3),
+  mask_ref(lambda b, h, qi, ki, t: ki <= qi))
+
+V("m5_sub_zeros_like", lambda t: (None, lambda b, h, q_idx, kv_idx: torch.ge(q_idx - kv_idx, torch.zeros_like(q_idx))),
+  mask_ref(lambda b, h, qi, ki, t: ki <= qi))
+
+# ---- symbols with extreme values, int32 wrap near the top, views, scalars, rounding casts -----------------
+
+# int32 + a constant that still fits int32: q_idx + C wraps for q_idx >= 100 (torch keeps int32)
+V("m5_i32_near_max_wrap", lambda t: (None, lambda b, h, q_idx, kv_idx: q_idx + (2 ** 31 - 100) >= kv_idx + (2 ** 31 - 100)),
+  mask_ref(lambda b, h, qi, ki, t: wrap32(qi + 2 ** 31 - 100) >= wrap32(ki + 2 ** 31 - 100)))
+
+
+def _make_prefix_extreme(B, H, Nq, Nkv):
+    return {"prefix_x": torch.tensor([-7, 500][:B] + [3] * max(0, B - 2), dtype=torch.int32)}
+
+
+V("m5_prefix_negative_and_beyond", lambda t: (None, lambda b, h, q_idx, kv_idx: (kv_idx < t["prefix_x"][b]) | (kv_idx <= q_idx)),
+  mask_ref(lambda b, h, qi, ki, t: (ki < t["prefix_x"].long()[b]) | (ki <= qi)), _make_prefix_extreme)
+
+
+def _make_win_extreme(B, H, Nq, Nkv):
+    return {"win_x": torch.tensor([-1, 0, 3, 1000][:H] + [2] * max(0, H - 4), dtype=torch.int32)}
+
+
+V("m5_head_window_negative_zero_huge", lambda t: (None, lambda b, h, q_idx, kv_idx:
+                                                  (q_idx >= kv_idx) & (q_idx - kv_idx <= t["win_x"][h])),
+  mask_ref(lambda b, h, qi, ki, t: (qi - ki >= 0) & (qi - ki <= t["win_x"].long()[h])), _make_win_extreme,
+  note="head 0 sees nothing; heads 0 and 1 share a KV head")
+
+
+def _make_off64(B, H, Nq, Nkv):
+    return {"off64": torch.tensor([2 ** 40, -(2 ** 40), 0, 5][:H] + [1] * max(0, H - 4), dtype=torch.int64)}
+
+
+V("m5_head_offset_int64_huge", lambda t: (None, lambda b, h, q_idx, kv_idx: kv_idx <= q_idx + t["off64"][h]),
+  mask_ref(lambda b, h, qi, ki, t: ki <= qi + t["off64"][h]), _make_off64)
+
+
+def _make_scalars(B, H, Nq, Nkv):
+    g = gen("scalars", B, H, Nq, Nkv)
+    base = torch.randn(H + 1, 2 * Nkv + 3, generator=g)
+    return {"alpha0d": torch.tensor(0.7), "one_elem": torch.tensor([1.3]),
+            "flag_h": torch.tensor([True, False, True, False][:H] + [False] * max(0, H - 4)),
+            "colexp": torch.randn(H, 1, generator=g).expand(H, Nkv),
+            "sliced": base[1:, 3::2]}
+
+
+V("t5_scalar_0d_param", lambda t: ((lambda score, b, h, q_idx, kv_idx: score * t["alpha0d"] + t["one_elem"][0]), None),
+  lambda q, k, v, sc, t: softmax_attend(S(q, k, sc) * t["alpha0d"].double() + t["one_elem"].double()[0], v), _make_scalars)
+
+V("s5_bool_flag_per_head", lambda t: ((lambda score, b, h, q_idx, kv_idx: torch.where(t["flag_h"][h], score * 2, score)), None),
+  lambda q, k, v, sc, t: (lambda g: softmax_attend(torch.where(t["flag_h"][g[1]], S(q, k, sc) * 2, S(q, k, sc)), v))(grids(q, k)),
+  _make_scalars)
+
+V("t5_expanded_stride0_table", lambda t: ((lambda score, b, h, q_idx, kv_idx: score + t["colexp"][h, kv_idx]), None),
+  lambda q, k, v, sc, t: softmax_attend(S(q, k, sc) + t["colexp"].double().view(1, q.shape[1], 1, -1), v), _make_scalars,
+  note="a [H, Nkv] view with stride 0 along kv")
+
+V("t5_sliced_offset_view", lambda t: ((lambda score, b, h, q_idx, kv_idx: score + t["sliced"][h, kv_idx]), None),
+  lambda q, k, v, sc, t: softmax_attend(S(q, k, sc) + t["sliced"].double()[:, :k.shape[2]].reshape(1, q.shape[1], 1, -1), v),
+  _make_scalars, note="storage offset and stride 2")
+
+V("s5_round_score_to_bf16", lambda t: ((lambda score, b, h, q_idx, kv_idx: (score * 4).bfloat16().float()), None),
+  lambda q, k, v, sc, t: softmax_attend((S(q, k, sc) * 4).float().bfloat16().double(), v),
+  expect="refuse", note="torch rounds; CuIR refuses narrowing casts of the score (clear, located message)")
+
+V("s5_round_score_to_half", lambda t: ((lambda score, b, h, q_idx, kv_idx: (score * 4).half().float()), None),
+  lambda q, k, v, sc, t: softmax_attend((S(q, k, sc) * 4).float().half().double(), v),
+  expect="refuse", note="torch rounds; CuIR refuses narrowing casts of the score (clear, located message)")
+
+V("s5_int_tensor_as_float_bias", lambda t: ((lambda score, b, h, q_idx, kv_idx: score + 0.1 * t["doc"][q_idx] - 0.1 * t["doc"][kv_idx]), None),
+  lambda q, k, v, sc, t: (lambda g: softmax_attend(S(q, k, sc) + 0.1 * t["doc"].double()[g[2]] - 0.1 * t["doc"].double()[g[3]], v))(grids(q, k)),
+  _make_doc)
+
+# ---- late additions: GQA group index, batch + head offsets ------------------------------------------------
+
+V("t5_kv_head_group_bias", lambda t: ((lambda score, b, h, q_idx, kv_idx: score * t["scale_bh"][b, h // 2] + t["logt"][h // 2] * (kv_idx % 3)), None),
+  lambda q, k, v, sc, t: (lambda g: softmax_attend(S(q, k, sc) * t["scale_bh"].double()[g[0], g[1] // 2]
+                                                   + t["logt"].double()[g[1] // 2] * torch.remainder(g[3], 3).double(), v))(grids(q, k)),
+  _make_t5, note="tensors indexed by the KV head h // 2 (Hq / Hkv = 2 at the harness shape)")
+
+V("m5_batch_head_offset", lambda t: (None, lambda b, h, q_idx, kv_idx: kv_idx <= q_idx + b * 7 - h * 3),
+  mask_ref(lambda b, h, qi, ki, t: ki - qi <= 7 * b - 3 * h), note="b 0, h >= 1: row 0 sees nothing")
+
+V("s5_rsqrt_power_of_score", lambda t: ((lambda score, b, h, q_idx, kv_idx: 3.0 * (score.abs() + 1.0) ** -0.5), None),
+  lambda q, k, v, sc, t: (lambda s: softmax_attend(3.0 * (s.abs() + 1.0) ** -0.5, v))(S(q, k, sc)))

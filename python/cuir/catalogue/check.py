@@ -7,6 +7,7 @@ the entry's reference.
 """
 import json
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -88,6 +89,15 @@ def interpret(opt, variant_file, kernel, reference, B, Hq, Hkv, Nq, Nkv, d=64, d
     return False, first_error(text)
 
 
+def untrained(text, report):
+    """The float tensors the score_mod of variant `text` loads whose gradient the backward's `report` (the
+    interpreter's errors, "grad:<name> ...") does not give: a tensor silently left untrained."""
+    floats = set(re.findall(r"%(\w+): memref<[^>]*?(?:f32|f16|bf16)[,>]", text.split("\n", 1)[0]))
+    body = text.split("cuir.score_mod {", 1)[1].split("cuir.mask_mod {", 1)[0] if "cuir.score_mod {" in text else ""
+    read = set(re.findall(r"memref\.load %(\w+)\[", body))
+    return sorted(n for n in floats & read if f"grad:{n} " not in report)
+
+
 def lower(opt, variant_file, kernel, out_cu, compile_=False, archs=None, backward=False):
     """(ok, message): lift + transfer + split + lower of `kernel` (its backward with `backward`;
     compile=false: the patched .cu only)."""
@@ -135,6 +145,10 @@ def main(argv=None):
             ok, why = interpret(args.opt, vfile, kernel, ref, B, Hq, Hkv, Nq, Nkv, backward=args.backward)
             if not ok:
                 lines.append(f"FAIL {entry.name} {kernel}: interpret: {why}")
+                continue
+            if args.backward and untrained(text, why):
+                lines.append(f"FAIL {entry.name} {kernel}: interpret: no gradient for "
+                             f"{', '.join(untrained(text, why))}, which the score_mod reads")
                 continue
             lok, lwhy = lower(args.opt, vfile, kernel, work / kernel / entry.name / f"{entry.name}.cu",
                               backward=args.backward)

@@ -249,7 +249,7 @@ def logical(op, a, b):
 # ---- unary --------------------------------------------------------------------
 
 _MATH = {"exp": "math.exp", "exp2": "math.exp2", "log": "math.log", "log2": "math.log2",
-         "log1p": "math.log1p", "sqrt": "math.sqrt", "rsqrt": "math.rsqrt",
+         "log1p": "math.log1p", "expm1": "math.expm1", "sqrt": "math.sqrt", "rsqrt": "math.rsqrt",
          "tanh": "math.tanh", "sin": "math.sin", "cos": "math.cos", "erf": "math.erf",
          "floor": "math.floor", "ceil": "math.ceil", "trunc": "math.trunc", "fix": "math.trunc"}
 _TORCH_UNARY = {"neg": operator.neg, "abs": torch.abs, "sign": torch.sign,

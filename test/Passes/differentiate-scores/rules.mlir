@@ -409,3 +409,20 @@ cuir.variant @steps() normalizer softmax {
     cuir.yield %r : f32
   }
 }
+
+// -----
+
+// expm1: exp(x) = r + 1 from the forward result, no exp.
+// CHECK-LABEL: cuir.variant @expm1
+// CHECK: cuir.score_grad {
+// CHECK: %[[R:.*]] = math.expm1
+// CHECK-NEXT: %[[ONE:.*]] = arith.constant 1.0
+// CHECK-NEXT: %[[D:.*]] = arith.addf %[[R]], %[[ONE]]
+// CHECK-NEXT: cuir.grad_yield %[[R]], %[[D]]
+cuir.variant @expm1() normalizer softmax {
+  cuir.score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %q: index, %kv: index):
+    %r = math.expm1 %s : f32
+    cuir.yield %r : f32
+  }
+}

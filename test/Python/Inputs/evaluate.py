@@ -29,7 +29,7 @@ BINARY = {"arith.addi": torch.add, "arith.subi": torch.sub, "arith.muli": torch.
           "arith.minsi": torch.minimum, "arith.maximumf": torch.maximum,
           "arith.minimumf": torch.minimum, "math.powf": torch.pow}
 UNARY = {"arith.negf": torch.neg, "math.exp": torch.exp, "math.exp2": torch.exp2,
-         "math.log": torch.log, "math.log2": torch.log2, "math.log1p": torch.log1p,
+         "math.log": torch.log, "math.log2": torch.log2, "math.log1p": torch.log1p, "math.expm1": torch.expm1,
          "math.sqrt": torch.sqrt, "math.rsqrt": torch.rsqrt, "math.tanh": torch.tanh,
          "math.sin": torch.sin, "math.cos": torch.cos, "math.erf": torch.erf,
          "math.absf": torch.abs, "math.absi": torch.abs, "math.floor": torch.floor,

@@ -61,7 +61,8 @@ cuir.variant @every_op(
     %e1 = math.exp2 %e0 : f32
     %e2 = math.log %e1 : f32
     %e3 = math.log2 %e2 : f32
-    %e4 = math.log1p %e3 : f32
+    %e3m = math.expm1 %e3 : f32
+    %e4 = math.log1p %e3m : f32
     %e5 = math.sqrt %e4 : f32
     %e6 = math.rsqrt %e5 : f32
     %e7 = math.tanh %e6 : f32
