@@ -140,7 +140,7 @@ class _NoMemo(Exception):
     """The functions reach a value the memo cannot key on: trace at every call."""
 
 
-_MAX_NODES = 4096  # values a fingerprint visits at most
+_MAX_NODES = 65536  # values a fingerprint visits at most (beyond: traced at every call)
 
 
 def _fingerprint(value, seen):
@@ -171,6 +171,8 @@ def _fingerprint(value, seen):
         return (type(value).__name__, tuple(_fingerprint(v, seen) for v in value))
     if isinstance(value, dict):
         return ("dict", tuple((repr(k), _fingerprint(v, seen)) for k, v in value.items()))
+    if isinstance(value, (set, frozenset)):
+        return (type(value).__name__, tuple(sorted(repr(v) for v in value)))
     if callable(value):
         fn = getattr(value, "__func__", value)
         return ("callable", type(value).__qualname__, getattr(fn, "__code__", None),
@@ -179,7 +181,8 @@ def _fingerprint(value, seen):
                 tuple((name, _fingerprint(v, seen)) for name, v in _captures._referenced(value)))
     if hasattr(value, "__dict__"):
         return ("object", type(value).__qualname__, _fingerprint(vars(value), seen))
-    raise _NoMemo
+    # No state the code can read as a number or tensor (a weakref, a C object): the object itself.
+    return ("opaque", type(value).__qualname__, id(value))
 
 
 def _still_valid(hit, current):

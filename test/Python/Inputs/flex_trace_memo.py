@@ -88,6 +88,21 @@ def weighted(score, b, h, q_idx, kv_idx, w=1.0):
 check("functools.partial", functools.partial(weighted, w=2.0))
 check("default argument", weighted, lambda: setattr(weighted, "__defaults__", (4.0,)))
 
+# A method of a module (its parameters and submodules reached through self, a set among its fields): reused.
+class Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(4, 4)
+        self.slopes = torch.nn.Parameter(torch.ones(4), requires_grad=False)
+
+    def score(self, score, b, h, q_idx, kv_idx):
+        return score + self.slopes[h]
+
+
+block = Block()
+check("module method", block.score)
+check("module method, its parameter in place", block.score, lambda: block.slopes.data.fill_(2.0))
+
 # A trained 0-d tensor would be a constant: refused while autograd records, a constant under no_grad.
 temperature = torch.nn.Parameter(torch.tensor(1.0))
 try:
