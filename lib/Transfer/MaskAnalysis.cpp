@@ -1071,8 +1071,33 @@ FailureOr<Groups> unionGroups(ArrayRef<SmallVector<BoundRow>> perPiece) {
   return groups;
 }
 
-/// Sorts and deduplicates: a group that contains another adds nothing.
-void canonicalize(Groups &groups, ArrayRef<unsigned> order) {
+/// Whether `a` and `b` differ in their constant alone.
+bool sameButConstant(const BoundRow &a, const BoundRow &b) {
+  return std::equal(a.begin(), a.end() - 1, b.begin(), b.end() - 1);
+}
+
+/// Whether bound `a` never decides against `b` (differing in the constant
+/// alone) where `takeMin` bounds are combined by a minimum (else a maximum).
+bool neverDecides(const BoundRow &a, const BoundRow &b, bool takeMin) {
+  return sameButConstant(a, b) &&
+         (takeMin ? a.back() > b.back() : a.back() < b.back());
+}
+
+/// Sorts and deduplicates, so that equal masks give equal bounds written
+/// alike: a bound that never decides in its group goes (lo's groups take
+/// the minimum, hi's the maximum: min(q - 12, q) is q - 12), so does a
+/// one-bound group that never decides against another (lo takes the
+/// maximum of its groups), and a group that contains another adds nothing.
+void canonicalize(Groups &groups, ArrayRef<unsigned> order, bool isLo) {
+  for (SmallVector<BoundRow> &g : groups) {
+    SmallVector<BoundRow> kept;
+    for (const BoundRow &b : g)
+      if (llvm::none_of(g, [&](const BoundRow &o) {
+            return neverDecides(b, o, /*takeMin=*/isLo);
+          }))
+        kept.push_back(b);
+    g = std::move(kept);
+  }
   auto less = [&](const BoundRow &a, const BoundRow &b) {
     auto key = [&](const BoundRow &r) {
       SmallVector<int64_t> k{r[0]};
@@ -1094,8 +1119,11 @@ void canonicalize(Groups &groups, ArrayRef<unsigned> order) {
   for (unsigned i = 0; i < groups.size(); ++i) {
     bool absorbed = false;
     for (unsigned j = 0; j < groups.size() && !absorbed; ++j)
-      absorbed = j != i && contains(groups[i], groups[j]) &&
-                 (groups[i].size() > groups[j].size() || j < i);
+      absorbed = j != i && ((contains(groups[i], groups[j]) &&
+                             (groups[i].size() > groups[j].size() || j < i)) ||
+                            (groups[i].size() == 1 && groups[j].size() == 1 &&
+                             neverDecides(groups[i][0], groups[j][0],
+                                          /*takeMin=*/!isLo)));
     if (!absorbed)
       kept.push_back(groups[i]);
   }
@@ -1174,8 +1202,8 @@ std::optional<KeyInterval> mlir::cuir::analyzeKeyInterval(Value visible,
     lo = std::move(*l);
     hi = std::move(*h);
   }
-  canonicalize(lo, order);
-  canonicalize(hi, order);
+  canonicalize(lo, order, /*isLo=*/true);
+  canonicalize(hi, order, /*isLo=*/false);
   // The interval is the mask, or the analysis says nothing.
   if (!intervalSet(t, lo, hi).intersect(t.domain()).isEqual(s->set))
     return notOne();
