@@ -146,9 +146,10 @@ def main(argv=None):
             if not ok:
                 lines.append(f"FAIL {entry.name} {kernel}: interpret: {why}")
                 continue
-            if args.backward and untrained(text, why):
-                lines.append(f"FAIL {entry.name} {kernel}: interpret: no gradient for "
-                             f"{', '.join(untrained(text, why))}, which the score_mod reads")
+            missing = untrained(text, why) if args.backward else []
+            if missing:
+                lines.append(f"FAIL {entry.name} {kernel}: interpret: no gradient for {', '.join(missing)}, "
+                             "which the score_mod reads")
                 continue
             lok, lwhy = lower(args.opt, vfile, kernel, work / kernel / entry.name / f"{entry.name}.cu",
                               backward=args.backward)

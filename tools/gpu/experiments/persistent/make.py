@@ -115,25 +115,6 @@ __device__ __forceinline__ void persistent_producer(const CUtensorMap *tma_q, co
   }
 }
 
-// An empty tile, written by the consumer threads (tid 0 .. 255) alone.
-template <class T>
-__device__ __forceinline__ void persistent_write_empty(const cuir_attention_params &params, const BlockIndex &block,
-                                                       int tid) {
-  const int m_start = block.m_block * T::BLOCK_M;
-  uint16_t *o_head = static_cast<uint16_t *>(params.o) + block.batch * params.o_batch_stride +
-                     block.head_q * params.o_head_stride;
-  for (int chunk_id = tid; chunk_id < T::BLOCK_M * T::CHUNKS_PER_ROW; chunk_id += T::NUM_CONSUMER_THREADS) {
-    const int row = m_start + chunk_id / T::CHUNKS_PER_ROW;
-    const int col = (chunk_id % T::CHUNKS_PER_ROW) * 8;
-    if (row < params.seqlen_q) *reinterpret_cast<uint4 *>(o_head + row * params.o_row_stride + col) = make_uint4(0, 0, 0, 0);
-  }
-  if (params.lse != nullptr) {
-    float *lse_head = params.lse + (static_cast<int64_t>(block.batch) * params.num_heads_q + block.head_q) * params.seqlen_q;
-    for (int row = m_start + tid; row < min(m_start + T::BLOCK_M, params.seqlen_q); row += T::NUM_CONSUMER_THREADS)
-      lse_head[row] = kNegInf;
-  }
-}
-
 """
 
 KERNEL = r"""template <Element ELEMENT, int HEAD_DIM, bool IS_CAUSAL>
@@ -241,6 +222,20 @@ TILE = """  const BlockIndex block = block_index(params, tile);
 """
 
 
+def consumers_write_empty(src):
+    """The kernel's write_empty_block as persistent_write_empty: written by the consumer threads (tid 0 ..
+    255) alone, the producer warpgroup being in its own loop."""
+    start = "template <class T>\n__device__ __forceinline__ void write_empty_block("
+    text = between(src, start, "template <Element ELEMENT, int HEAD_DIM, bool IS_CAUSAL>\n__global__")
+    text = text[:text.index("\n}\n") + 3] + "\n"
+    for old, new in (("write_empty_block(", "persistent_write_empty("),
+                     ("const BlockIndex &block)", "const BlockIndex &block, int tid)"),
+                     ("threadIdx.x", "tid"), ("T::NUM_THREADS", "T::NUM_CONSUMER_THREADS")):
+        assert old in text, old
+        text = text.replace(old, new)
+    return "// An empty tile, written by the consumer threads (tid 0 .. 255) alone.\n" + text
+
+
 def cut(kernel, pieces):
     """The kernel function with each (start, end) piece removed, and the pieces."""
     texts = []
@@ -263,7 +258,7 @@ def persistent(src, expert):
     tile = TILE + bounds
     body = (KERNEL.replace("@TILE@", re.sub(r"(?m)^", "      ", tile).rstrip())
             .replace("@CONSTANTS@", constants.rstrip()).replace("@HOOKS@", hooks.rstrip()).replace("@STEPS@", steps.rstrip()))
-    s = src.replace(kernel, PRODUCER + body)
+    s = src.replace(kernel, PRODUCER + consumers_write_empty(src) + body)
     # Shared memory: a q_empty barrier and O's own staging buffer after the barriers.
     s = replace_once(s, "  static constexpr int SMEM_BYTES = BAR_OFFSET + 8 * (1 + 4 * STAGES) + 1024;",
                      "  static constexpr int SO_OFFSET = (BAR_OFFSET + 8 * (2 + 4 * STAGES) + 1023) / 1024 * 1024;\n"
