@@ -701,7 +701,7 @@ def _make_reltab(B, H, Nq, Nkv):
 
 V("s_negative_index_wrap", lambda t: ((lambda score, b, h, q_idx, kv_idx: score + t["reltab"][h, kv_idx - q_idx]), None),
   lambda q, k, v, sc, t: (lambda g: softmax_attend(S(q, k, sc) + t["reltab"].double()[g[1], (g[3] - g[2]) % t["reltab"].shape[1]], v))(grids(q, k)),
-  _make_reltab, note="documented: negative indices are not wrapped")
+  _make_reltab, note="a negative index wraps, as torch indexes")
 
 # chunked attention with float division + truncation (chunk of 41 keys): exact in torch (x / 41 is correctly
 # rounded), but the GPU lowering writes x * (1/41)

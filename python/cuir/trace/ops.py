@@ -526,7 +526,7 @@ def load(tensor, index):
         return constant(_baked(tensor, index), tensor.dtype)
     param = active.captures.param(tensor)
     bld = active.builder
-    names = [_index_name(i) for i in index]
+    names = [_index_name(i, tensor.shape[d]) for d, i in enumerate(index)]
     elt = bld.emit(f"memref.load %{param.name}[{', '.join(names)}] : {param.memref_type}")
     if tensor.dtype in (torch.float16, torch.bfloat16):
         src = "f16" if tensor.dtype == torch.float16 else "bf16"
@@ -554,24 +554,33 @@ def _checked_index(i, dim, name, tensor):
         if i.dtype not in (torch.int32, torch.int64):
             raise located(f"captured tensor '{name}' indexed by a {i.dtype} value: "
                           "indices must be integers (boolean masks are not supported)")
-        return i if i.const is None else i.const
-    value = _scalar(i)
+        if i.const is None:
+            return i
+        value = i.const
+    else:
+        value = _scalar(i)
     if isinstance(value, int) and not isinstance(value, bool):
-        if not 0 <= value < tensor.shape[dim]:
-            raise located(f"index {value} of captured tensor '{name}' is outside "
-                          f"[0, {tensor.shape[dim]}) (negative indices are not wrapped)")
-        return value
+        size = tensor.shape[dim]
+        if not -size <= value < size:
+            raise located(f"index {value} of captured tensor '{name}' is outside [-{size}, {size})")
+        return value % size  # torch: a negative index counts from the end
     raise located(f"captured tensor '{name}' indexed by {type(i).__name__}: "
                   "only integer expressions of b, h, q_idx, kv_idx (no slices, None, ...)")
 
 
-def _index_name(i):
+def _index_name(i, size):
+    """The `index` operand of a load along a dimension of `size`: b, h, q_idx, kv_idx and constants as
+    they are, any other value i wrapped as torch indexes, i + size where i < 0."""
     bld = active.builder
     if isinstance(i, int):
         return bld.constant(i, "index")
     if i.index is not None:
         return i.index
-    return to_index(bld, i.name, i.ir)
+    zero, n = bld.constant(0, i.ir), bld.constant(size, i.ir)
+    negative = bld.emit(f"arith.cmpi slt, {i.name}, {zero} : {i.ir}")
+    shifted = bld.emit(f"arith.addi {i.name}, {n} : {i.ir}")
+    wrapped = bld.emit(f"arith.select {negative}, {shifted}, {i.name} : {i.ir}")
+    return to_index(bld, wrapped, i.ir)
 
 
 # ---- dispatch -------------------------------------------------------------------
