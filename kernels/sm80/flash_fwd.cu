@@ -6,7 +6,7 @@
 //   for each KV tile (from the last one to the first):
 //     acc_s  = Q K^T                      (mma.sync m16n8k16, fp32 accumulation, K via ldmatrix)
 //     ---- the score tile is complete here; masking steps mask it ----
-//     online softmax: row_max, row_sum, rescale acc_o, acc_s <- exp2((acc_s - row_max) * scale*log2e)
+//     online softmax: row_max, row_sum, rescale acc_o, acc_s <- exp2(acc_s * scale*log2e - row_max*...)
 //     acc_o += P V                        (P = acc_s rounded to 16 bits, kept in registers; V via ldmatrix.trans)
 //   O = acc_o / row_sum, LSE = row_max * scale + ln(row_sum)
 //
@@ -266,12 +266,14 @@ __device__ __forceinline__ void apply_mask(float (&acc_s)[T::M_TILES][T::S_N_TIL
 
 // Online softmax over one complete (masked) score tile. For each row:
 //   row_max' = max(row_max, max_j s_j);  rescale = exp2((row_max - row_max') * scale_log2)
-//   p_j = exp2((s_j - row_max') * scale_log2)                 (FADD, FMUL, EX2 per score)
+//   p_j = exp2(s_j * scale_log2 - row_max' * scale_log2)      (one FFMA + one EX2 per score)
 //   row_sum = row_sum * rescale + sum_j p_j  (this thread's columns only; the quad is summed at the end)
 //   acc_o  *= rescale
-// The score is taken relative to the maximum before it is scaled: p_j = 1 exactly at the maximum however
-// large the scores (exp2(fmaf(s_j, scale_log2, -row_max' * scale_log2)) is off by the product's rounding:
-// 2^64 for a score_mod's -1e9, and fp16's P overflows).
+// The reference point row_max' * scale_log2 is rounded on its own (__fmul_rn: never contracted into an
+// FMA), the same in P, the rescale and the log-sum-exp, so that its rounding cancels (contracted, the rescale
+// of a row at -1e9 was 2^(1e9 log2 e - its rounding), up to 2^64, not 1). It is exact while |reference| <
+// 2^20; the transfer refuses a score_mod constant of magnitude 2^16 or more, and fp16's P would overflow
+// past ~2^26.
 // A row with no visible key so far keeps row_max = -inf; its reference point is then 0 so that every
 // p_j and the rescale are exp2(-inf) = 0 and no NaN appears.
 template <class T>
@@ -290,8 +292,8 @@ __device__ __forceinline__ void online_softmax_rescale(float (&acc_s)[T::M_TILES
       new_max = fmaxf(new_max, __shfl_xor_sync(0xffffffffu, new_max, 1));
       new_max = fmaxf(new_max, __shfl_xor_sync(0xffffffffu, new_max, 2));
 
-      const float max_ref = new_max == kNegInf ? 0.f : new_max;
-      const float rescale = fast_exp2((row_max[mi][half] - max_ref) * scale_log2);
+      const float max_scaled = new_max == kNegInf ? 0.f : __fmul_rn(new_max, scale_log2);
+      const float rescale = fast_exp2(__fmul_rn(row_max[mi][half], scale_log2) - max_scaled);
       row_max[mi][half] = new_max;
 
       float tile_sum = 0.f;
@@ -299,7 +301,7 @@ __device__ __forceinline__ void online_softmax_rescale(float (&acc_s)[T::M_TILES
       for (int ni = 0; ni < T::S_N_TILES; ++ni) {
 #pragma unroll
         for (int e = 2 * half; e < 2 * half + 2; ++e) {
-          const float p = fast_exp2((acc_s[mi][ni][e] - max_ref) * scale_log2);
+          const float p = fast_exp2(fmaf(acc_s[mi][ni][e], scale_log2, -max_scaled));
           acc_s[mi][ni][e] = p;
           tile_sum += p;
         }

@@ -9,7 +9,7 @@
 //   warpgroups 1, 2 (consumers): each owns 64 of the 128 query rows (the M = 64 of wgmma) and runs
 //       S  = Q K^T              wgmma, Q and K from shared memory, fp32 accumulators in registers
 //       ---- the score tile is complete after its wgmma wait; masking steps mask it here ----
-//       online softmax          row max / row sum in registers, P = exp2((S - max) * scale*log2e)
+//       online softmax          row max / row sum in registers, P = exp2(S * scale*log2e - max)
 //       O += P V                wgmma, P converted to 16 bits in registers as the A operand, V from shared memory
 //     and finally O / row_sum and LSE = max * scale + ln(row_sum).
 //
@@ -242,12 +242,13 @@ __device__ __forceinline__ void apply_mask(float (&acc_s)[T::S_REGS], int row0, 
 // Online softmax over one complete (masked) score tile. For each of this thread's two rows (half 0: g,
 // half 1: g + 8; elements 4j + 2*half + 0..1):
 //   row_max' = max(row_max, max_j s_j);   o_rescale = exp2((row_max - row_max') * scale_log2)
-//   p_j = exp2((s_j - row_max') * scale_log2)                   (FADD, FMUL, EX2 per score, into acc_s)
+//   p_j = exp2(s_j * scale_log2 - row_max' * scale_log2)        (one FFMA + one EX2 per score, into acc_s)
 //   row_sum = row_sum * o_rescale + sum_j p_j   (this thread's columns; the quad is summed in the epilogue)
 // o_rescale is applied to acc_o later (rescale_o), once the P V product still in flight has landed.
-// The score is taken relative to the maximum before it is scaled: p_j = 1 exactly at the maximum however
-// large the scores (exp2(fmaf(s_j, scale_log2, -row_max' * scale_log2)) is off by the product's rounding: 2^64
-// for a score_mod's -1e9, and fp16's P overflows).
+// The reference point row_max' * scale_log2 is rounded on its own (__fmul_rn: never contracted into an FMA),
+// the same in P, the rescale and the log-sum-exp, so that its rounding cancels (contracted, the rescale of a
+// row at -1e9 was 2^(1e9 log2 e - its rounding), up to 2^64, not 1). It is exact while |reference| < 2^20;
+// the transfer refuses a score_mod constant of magnitude 2^16 or more, and fp16's P would overflow past ~2^26.
 // A row with no visible key so far keeps row_max = -inf; its reference point is then 0 so that every p_j and
 // the rescale are exp2(-inf) = 0 and no NaN appears.
 template <class T>
@@ -262,8 +263,8 @@ __device__ __forceinline__ void online_softmax(float (&acc_s)[T::S_REGS], float 
     new_max = fmaxf(new_max, __shfl_xor_sync(0xffffffffu, new_max, 1));  // the 4 threads of a quad share a row
     new_max = fmaxf(new_max, __shfl_xor_sync(0xffffffffu, new_max, 2));
 
-    const float max_ref = new_max == kNegInf ? 0.f : new_max;
-    o_rescale[half] = fast_exp2((row_max[half] - max_ref) * scale_log2);
+    const float max_scaled = new_max == kNegInf ? 0.f : __fmul_rn(new_max, scale_log2);
+    o_rescale[half] = fast_exp2(__fmul_rn(row_max[half], scale_log2) - max_scaled);
     row_max[half] = new_max;
 
     float tile_sum = 0.f;
@@ -271,7 +272,7 @@ __device__ __forceinline__ void online_softmax(float (&acc_s)[T::S_REGS], float 
     for (int j = 0; j < T::BLOCK_N / 8; ++j) {
 #pragma unroll
       for (int e = 2 * half; e < 2 * half + 2; ++e) {
-        const float p = fast_exp2((acc_s[4 * j + e] - max_ref) * scale_log2);
+        const float p = fast_exp2(fmaf(acc_s[4 * j + e], scale_log2, -max_scaled));
         acc_s[4 * j + e] = p;
         tile_sum += p;
       }

@@ -29,7 +29,6 @@
 
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/Matchers.h"
-#include "llvm/Support/Format.h"
 
 #include <cmath>
 
@@ -356,41 +355,6 @@ LogicalResult Transfer::useSigmoidBackward(BackwardSite &site) {
   return success();
 }
 
-/// The softmax backward recomputes P = exp2(score * log2 e - LSE * log2 e) in
-/// float32. Where every score of a row is a large constant (-1e9 as the value
-/// of a mask on a row that sees no key), score and LSE agree in every bit
-/// float32 keeps and P is lost (the forward, which subtracts the row's
-/// maximum, is exact there). So a float constant of magnitude 2^16 or more
-/// in a softmax score_mod is refused for the backward: below it, float32's
-/// spacing at that score times log2 e is at most 2^-6 and bf16's rounding of
-/// P dominates.
-static LogicalResult checkRecomputableScores(ScoreModOp mod) {
-  constexpr double kLimit = 65536.0;
-  WalkResult walk = mod.walk([&](arith::ConstantOp cst) {
-    auto value = dyn_cast<FloatAttr>(cst.getValue());
-    double x = value ? value.getValueAsDouble() : 0.0;
-    if (!value || !std::isfinite(x) || std::fabs(x) < kLimit)
-      return WalkResult::advance();
-    double spacing = std::ldexp(1.0, std::ilogb(std::fabs(x) * M_LOG2E) - 23);
-    auto shortest = [](double d) {
-      std::string text;
-      llvm::raw_string_ostream(text) << llvm::format("%g", d);
-      return text;
-    };
-    cst.emitError() << "is " << shortest(x)
-                    << " in a score_mod: the softmax backward recomputes P = "
-                       "exp(score - LSE) in float32, and on a row whose every "
-                       "score is near this value float32 keeps none of the "
-                       "difference (its spacing there is "
-                    << shortest(spacing)
-                    << "), so its gradients would be wrong. Mask with -inf, "
-                       "or use a value of magnitude below 65536 (-1e4); the "
-                       "forward alone is exact with it";
-    return WalkResult::interrupt();
-  });
-  return failure(walk.wasInterrupted());
-}
-
 LogicalResult Transfer::runBackward() {
   FailureOr<BackwardStructure> analysis = analyzeBackward(kernel);
   if (failed(analysis))
@@ -414,7 +378,7 @@ LogicalResult Transfer::runBackward() {
     return failure();
   ScoreGradOp grad;
   if (variant.getScoreMod()) {
-    if (!sigmoid && failed(checkRecomputableScores(variant.getScoreMod())))
+    if (!sigmoid && failed(checkLargeScoreConstants(variant.getScoreMod())))
       return failure();
     FailureOr<ScoreGradOp> derived = differentiateScoreMod(variant);
     if (failed(derived))

@@ -14,6 +14,7 @@
 
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/IRMapping.h"
+#include "llvm/Support/Format.h"
 
 #include <cmath>
 
@@ -366,6 +367,41 @@ void Transfer::dropLogSumExp() {
     rewriter.eraseOp(s);
 }
 
+/// A softmax score_mod's float constant of magnitude 2^16 or more (-1e9 as
+/// the value of a mask) is refused, forward and backward. On a row whose
+/// every score is near it, the forward's reference point row_max * log2 e
+/// rounds by up to 2^(its exponent - 24) (64 at -1e9) and a 16-bit P
+/// overflows; the backward recomputes P = exp(score - LSE) in float32, where
+/// score and LSE agree in every bit float32 keeps. Below 2^16, float32's
+/// spacing at that score times log2 e is at most 2^-6 and bf16's rounding of
+/// P dominates.
+LogicalResult Transfer::checkLargeScoreConstants(ScoreModOp mod) {
+  constexpr double kLimit = 65536.0;
+  WalkResult walk = mod.walk([&](arith::ConstantOp cst) {
+    auto value = dyn_cast<FloatAttr>(cst.getValue());
+    double x = value ? value.getValueAsDouble() : 0.0;
+    if (!value || !std::isfinite(x) || std::fabs(x) < kLimit)
+      return WalkResult::advance();
+    double spacing = std::ldexp(1.0, std::ilogb(std::fabs(x) * M_LOG2E) - 23);
+    auto shortest = [](double d) {
+      std::string text;
+      llvm::raw_string_ostream(text) << llvm::format("%g", d);
+      return text;
+    };
+    cst.emitError() << "is " << shortest(x)
+                    << " in a softmax score_mod: on a row whose every score is "
+                       "near this value, float32 keeps none of the difference "
+                       "between a score and the row's reference point (its "
+                       "spacing there is "
+                    << shortest(spacing)
+                    << "), so the forward's 16-bit P and the backward's "
+                       "recomputed P would be wrong. Mask with -inf, or use a "
+                       "value of magnitude below 65536 (-1e4)";
+    return WalkResult::interrupt();
+  });
+  return failure(walk.wasInterrupted());
+}
+
 LogicalResult Transfer::run() {
   if (isPartOfBackwardPass(kernel))
     return runBackward();
@@ -377,6 +413,9 @@ LogicalResult Transfer::run() {
   if (failed(addParameters()))
     return failure();
   switchOffCausal();
+  if (!sigmoid && variant.getScoreMod() &&
+      failed(checkLargeScoreConstants(variant.getScoreMod())))
+    return failure();
   if ((variant.getScoreMod() || sigmoid) && failed(foldScale()))
     return failure();
   for (ScoreSite &site : as.sites)

@@ -28,6 +28,8 @@ struct Transfer {
 
 private:
   LogicalResult addParameters();
+  /// A softmax score_mod's float constants of magnitude 2^16 or more refused.
+  static LogicalResult checkLargeScoreConstants(ScoreModOp mod);
   void switchOffCausal();
   void keepCausal();
   bool maskImpliesCausal();
