@@ -1217,7 +1217,7 @@ void KernelRun::compareLse(const Output &ref, InterpreterReport &report) {
   for (int64_t e = 0, m = l.f.size(); e < m; ++e) {
     if (!l.written[e] || !std::isfinite(ref.lse[e]))
       continue;
-    // A float32 log-sum-exp of a large score (a score_mod's -1e9) cannot
+    // A float32 log-sum-exp of a large score (a mask value of -6e4) cannot
     // come closer than its own rounding: four float32 ulps of the
     // reference are allowed beside the tolerance.
     double ulps = 4 * std::ldexp(1.0, std::ilogb(ref.lse[e]) - 23);

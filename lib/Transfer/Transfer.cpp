@@ -410,12 +410,12 @@ LogicalResult Transfer::run() {
     return failure();
   as = std::move(*analysis);
   bool sigmoid = variant.getNormalizer() == Normalizer::Sigmoid;
-  if (failed(addParameters()))
-    return failure();
-  switchOffCausal();
   if (!sigmoid && variant.getScoreMod() &&
       failed(checkLargeScoreConstants(variant.getScoreMod())))
     return failure();
+  if (failed(addParameters()))
+    return failure();
+  switchOffCausal();
   if ((variant.getScoreMod() || sigmoid) && failed(foldScale()))
     return failure();
   for (ScoreSite &site : as.sites)
