@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""Interleaved A/B timing of catalogue entries staged twice (`check_catalogue.py --stage`), e.g. from two trees
+whose kernels differ, beside torch.compile(flex_attention) in the same run. Run on the GPU machine:
+
+  python3 tools/gpu/ab_catalogue.py --kernel sm90 A=DIR_A B=DIR_B [--rounds 5] [--json f] entry ...
+
+For each entry, at check_catalogue.py's bench shape (bf16), each build's runtime block mask is made once (as
+FlexAttention's create_block_mask is; its time not counted), then every round times A, B and FlexAttention
+once each, per call and back to back, in an order that alternates between rounds. The outputs of A and B are
+compared first (max |B - A|: a changed schedule is not bitwise equal; check_catalogue.py --run checks each
+build against float64). The table gives each one's median over the rounds and the ratios of the medians."""
+import argparse
+import json
+import pathlib
+import statistics
+import sys
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE.parents[1] / "python"), str(HERE)]
+
+import check_catalogue as cc  # noqa: E402
+from timing import compiled_flex_attention, loop_ms, median_ms  # noqa: E402
+
+
+def bench_library(stage_dir, kernel, entry_name):
+    info = json.loads((stage_dir / "stage.json").read_text())
+    for item in info["staged"]:
+        if item["entry"] == entry_name and item["kernel"] == kernel and item["shape"] == "bench":
+            return stage_dir / item["library"], info["shapes"]["bench"]
+    raise SystemExit(f"{stage_dir}: no bench library of {entry_name} on {kernel}")
+
+
+def flex_call(entry, tensors, q, k, v):
+    from torch.nn.attention.flex_attention import create_block_mask
+    score_mod, mask_mod = entry.mods(tensors)
+    B, H, Nq, _ = q.shape
+    bm = create_block_mask(mask_mod, B, H, Nq, k.shape[2], device="cuda") if mask_mod else None
+    compiled = compiled_flex_attention()
+    gqa = q.shape[1] != k.shape[1]
+    return lambda: compiled(q, k, v, score_mod=score_mod, block_mask=bm, enable_gqa=gqa)
+
+
+def ab_entry(entry, builds, kernel, rounds):
+    import torch
+    libs = {name: bench_library(d, kernel, entry.name) for name, d in builds.items()}
+    shapes = {tuple(s) for _, s in libs.values()}
+    if len(shapes) != 1:
+        raise SystemExit(f"{entry.name}: the builds were staged at different bench shapes {shapes}")
+    B, Hq, Hkv, Nq, Nkv, D = shapes.pop()
+    tensors = {n: t.cuda() for n, t in entry.make(B, Hq, Nq, Nkv, "cpu").items()}
+    q, k, v = cc._inputs(B, Hq, Hkv, Nq, Nkv, D, torch.bfloat16, seed=1)
+    fns, outs = {}, {}
+    for name, (lib, _) in libs.items():
+        call = cc._kernel_call(lib, entry, tensors)
+        bm = call.block_mask(q, k)
+        fns[name] = (lambda c, m: lambda: c(q, k, v, False, m))(call, bm)
+        outs[name] = fns[name]().float()
+    a, b = list(builds)
+    diff = (outs[b] - outs[a]).abs().max().item()
+    if entry.normalizer == "softmax":
+        fns["flex"] = flex_call(entry, tensors, q, k, v)
+    times = {n: {"call": [], "loop": []} for n in fns}
+    order = list(fns)
+    for r in range(rounds):
+        for n in (order if r % 2 == 0 else order[::-1]):
+            times[n]["call"].append(median_ms(fns[n]))
+            times[n]["loop"].append(loop_ms(fns[n]))
+    med = {n: {m: statistics.median(t) for m, t in ts.items()} for n, ts in times.items()}
+    row = {"entry": entry.name, "max_abs_diff": diff, "ms": med, "rounds": times}
+    line = f"{entry.name:<24} |B-A| {diff:.2e}"
+    for n in fns:
+        line += f"  {n} {med[n]['call']:.3f}/{med[n]['loop']:.3f}"
+    line += f"  A/B {med[a]['call'] / med[b]['call']:.3f}/{med[a]['loop'] / med[b]['loop']:.3f}"
+    if "flex" in med:
+        for n in (a, b):
+            line += f"  flex/{n} {med['flex']['call'] / med[n]['call']:.2f}/{med['flex']['loop'] / med[n]['loop']:.2f}"
+    print(line, flush=True)
+    return row
+
+
+def main():
+    import torch
+    from cuir import catalogue
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--kernel", choices=["sm80", "sm90"], required=True)
+    ap.add_argument("builds", nargs=2, metavar="NAME=DIR")
+    ap.add_argument("entries", nargs="+")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--json", default=None)
+    args = ap.parse_args()
+    builds = {}
+    for spec in args.builds:
+        name, sep, path = spec.partition("=")
+        if not sep or name == "flex" or name in builds:
+            ap.error(f"a build is NAME=DIR with a NAME other than 'flex' and the other build's: {spec!r}")
+        builds[name] = pathlib.Path(path)
+    print(f"{torch.cuda.get_device_name()}, {args.kernel}, {args.rounds} rounds; ms per call / back to back",
+          flush=True)
+    rows = [ab_entry(catalogue.get(name), builds, args.kernel, args.rounds) for name in args.entries]
+    if args.json:
+        pathlib.Path(args.json).write_text(json.dumps({"device": torch.cuda.get_device_name(), "builds": {
+            n: str(d) for n, d in builds.items()}, "rows": rows}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
