@@ -202,7 +202,7 @@ struct Log1pOfInteger : OpRewritePattern<math::Log1pOp> {
 /// only where r is (|r| < |c|, so r + c is never 0, and the adjustment is
 /// off where r is 0). What stays is a truncated remainder by a constant
 /// tested against zero, which LLVM turns into a multiply and a compare; a
-/// dilated or strided mask's 14 instructions a score become 6 or so.
+/// dilated mask's 14 PTX instructions a score become about 7.
 struct FlooredRemainderIsZero : OpRewritePattern<arith::CmpIOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(arith::CmpIOp cmp,

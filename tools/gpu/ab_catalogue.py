@@ -12,14 +12,13 @@ build against float64). The table gives each one's median over the rounds and th
 import argparse
 import json
 import pathlib
-import statistics
 import sys
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parents[1] / "python"), str(HERE)]
 
 import check_catalogue as cc  # noqa: E402
-from timing import compiled_flex_attention, loop_ms, median_ms  # noqa: E402
+from timing import compiled_flex_attention, interleaved_medians  # noqa: E402
 
 
 def bench_library(stage_dir, kernel, entry_name):
@@ -59,13 +58,7 @@ def ab_entry(entry, builds, kernel, rounds):
     diff = (outs[b] - outs[a]).abs().max().item()
     if entry.normalizer == "softmax":
         fns["flex"] = flex_call(entry, tensors, q, k, v)
-    times = {n: {"call": [], "loop": []} for n in fns}
-    order = list(fns)
-    for r in range(rounds):
-        for n in (order if r % 2 == 0 else order[::-1]):
-            times[n]["call"].append(median_ms(fns[n]))
-            times[n]["loop"].append(loop_ms(fns[n]))
-    med = {n: {m: statistics.median(t) for m, t in ts.items()} for n, ts in times.items()}
+    med, times = interleaved_medians(fns, rounds)
     row = {"entry": entry.name, "max_abs_diff": diff, "ms": med, "rounds": times}
     line = f"{entry.name:<24} |B-A| {diff:.2e}"
     for n in fns:

@@ -120,9 +120,9 @@ def check_one(entry, library, tag, dtype, name):
         # upstream gradient delta. It matters where the summands cancel: the ALiBi slopes' gradient
         # sums dS * (kv - q) over whole rows, and the rounding of O alone moves it by 4e-2 in bf16.
         delta = (d_o * (out.detach() - o.cpu().double())).sum(-1)
-        # (An LSE that reads no input, as of a constant score_mod, has no graph and moves no gradient.)
-        fix = torch.autograd.grad(lse, wrt, delta, allow_unused=True) if lse.requires_grad else ()
-        refs = tuple(r if f is None else r + f for r, f in zip(refs, fix)) if fix else refs
+        if lse.requires_grad:  # (an LSE that reads no input, as of a constant score_mod, moves no gradient)
+            fix = torch.autograd.grad(lse, wrt, delta, allow_unused=True)
+            refs = tuple(r if f is None else r + f for r, f in zip(refs, fix))
     lse = lse.detach().float().cuda().contiguous() if lse is not None else None
     bufs = {p: torch.zeros(tensors[n].shape, dtype=torch.float32, device="cuda") for p, n in trained.items()}
     grads = bwd(q, k, v, o, d_o.to(dtype).cuda(), lse, param_grads=bufs,

@@ -36,6 +36,20 @@ def loop_ms(fn, calls=10, warmup=3, reps=7):
     return sorted(times)[len(times) // 2]
 
 
+def interleaved_medians(fns, rounds):
+    """Per name of `fns` (callables), the median over `rounds` rounds of its median_ms ("call") and loop_ms
+    ("loop"), every round timing each once in an order that alternates between rounds, so that clocks and
+    temperature drift affect all alike; and the per-round times themselves."""
+    import statistics
+    times = {n: {"call": [], "loop": []} for n in fns}
+    order = list(fns)
+    for r in range(rounds):
+        for n in (order if r % 2 == 0 else order[::-1]):
+            times[n]["call"].append(median_ms(fns[n]))
+            times[n]["loop"].append(loop_ms(fns[n]))
+    return {n: {m: statistics.median(t) for m, t in ts.items()} for n, ts in times.items()}, times
+
+
 def compiled_flex_attention():
     """torch.compile(flex_attention), made once, with torch's recompile limits raised: each entry's functions
     are a recompile, and past the default limit of 8 torch silently runs FlexAttention unfused (the scores

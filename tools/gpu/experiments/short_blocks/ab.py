@@ -4,7 +4,6 @@ N 4096, d 128, bf16), the block mask made once by the unpatched library and pass
 rounds (order alternating) of each library's per-call and back-to-back time. Prints, per entry, each ablation's
 median and its difference to "orig" (the time the ablated piece costs), and orig's output against float64."""
 import pathlib
-import statistics
 import sys
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -14,7 +13,7 @@ import torch  # noqa: E402
 import check_catalogue as cc  # noqa: E402
 from cuir import catalogue  # noqa: E402
 from make import ENTRIES, NAMES as ABLATIONS  # noqa: E402
-from timing import loop_ms, median_ms  # noqa: E402
+from timing import interleaved_medians  # noqa: E402
 
 ROUNDS = 5
 
@@ -26,13 +25,7 @@ def run(out, entry):
     q, k, v = cc._inputs(B, Hq, Hkv, Nq, Nkv, D, torch.bfloat16, seed=1)
     bm = calls["orig"].block_mask(q, k)
     fns = {name: (lambda c: lambda: c(q, k, v, False, bm))(c) for name, c in calls.items()}
-    times = {name: {"call": [], "loop": []} for name in fns}
-    order = list(fns)
-    for r in range(ROUNDS):
-        for name in (order if r % 2 == 0 else order[::-1]):
-            times[name]["call"].append(median_ms(fns[name]))
-            times[name]["loop"].append(loop_ms(fns[name]))
-    med = {n: {m: statistics.median(t) for m, t in ts.items()} for n, ts in times.items()}
+    med, _ = interleaved_medians(fns, ROUNDS)
     base = med["orig"]
     for name in fns:
         m = med[name]
