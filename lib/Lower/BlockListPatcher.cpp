@@ -181,18 +181,24 @@ LogicalResult BlockListPatcher::writeLists(PatchContext &ctx, unsigned line) {
   std::string kvBlocks =
       "(params.seqlen_kv + " + blockN + " - 1) / " + blockN;
   std::string code =
-      in + "// ---- cuir: the tiles of the runtime block mask: masked steps "
-           "visit this query block's\n" +
-      in + "//      partial tiles, unmasked steps its full ones, nobody the "
-           "rest ----\n" + in +
-      "const cuir_kernels::ListedKvTiles kv_tiles(\n" + in +
+      in +
+      "// ---- cuir: the tiles of the runtime block mask: masked steps "
+      "visit this query block's\n" +
+      in +
+      "//      partial tiles, unmasked steps its full ones, nobody the "
+      "rest ----\n" +
+      in + "const cuir_kernels::ListedKvTiles kv_tiles(\n" + in +
       "    params.cuir_kv_num_blocks, params.cuir_kv_indices, "
       "params.cuir_full_kv_num_blocks, params.cuir_full_kv_indices,\n" +
       in + "    cuir_kernels::ListedKvTiles::row_of(" + batch + ", " + head +
-      ", " + qBlockBase + " / " + blockM + ", " +
-      flag(mask.dependsOnBatch()) + ", " + flag(mask.dependsOnHeads()) +
-      ", params.num_heads_q,\n" + in + "                                        " +
-      qBlocks + "),\n" + in + "    " + kvBlocks + ");\n";
+      ", " + qBlockBase + " / " + blockM + ", " + flag(mask.dependsOnBatch()) +
+      ", " + flag(mask.dependsOnHeads()) + ", params.num_heads_q,\n" + in +
+      "                                        " + qBlocks + "),\n" + in +
+      "    " + kvBlocks +
+      (usesMaskBits(ctx.diff->target) ? ", params.cuir_" + kMaskBitsList.str() +
+                                            ", " + blockM + ", " + blockN
+                                      : std::string()) +
+      ");\n";
   if (!lowest.empty())
     code += in + lowest + " = 0;\n";
   code += in + unmaskedTop + " = kv_tiles.num_full;\n";

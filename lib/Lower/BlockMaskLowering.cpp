@@ -8,8 +8,10 @@
 // classification of cuir/block_mask_classify.cuh with the tiles of the
 // kernels of the call's head dim (the sm_80 kernel's KV tiles differ by head
 // dim). The kernels' list arguments (`block_mask:<list>`) become fields
-// `cuir_<list>` of the params struct; the kernel side of the lists (the
-// block-iteration point) is the block-list patcher's.
+// `cuir_<list>` of the params struct, and so does, for a forward kernel,
+// the optional `cuir_partial_bits` (usesMaskBits); the kernel side of the
+// lists (the block-iteration point) is the block-list patcher's, that of
+// the bits the scores patcher's.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +20,8 @@
 
 #include "cuir/Lower/CppEmitter.h"
 
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/Regex.h"
@@ -273,10 +277,78 @@ LogicalResult addListFields(KernelOp kernel, PatchContext &ctx) {
     if (ctx.fieldNames.insert(f.name).second)
       ctx.fields.push_back(f);
   }
+  if (!usesMaskBits(kernel))
+    return success();
+  ParamField bits;
+  bits.name = "cuir_" + kMaskBitsList.str();
+  bits.ctype = "const uint32_t *";
+  bits.pytype = "block_mask";
+  bits.blockMaskList = kMaskBitsList.str();
+  if (ctx.fieldNames.insert(bits.name).second)
+    ctx.fields.push_back(bits);
   return success();
 }
 
 } // namespace
+
+/// Whether loading a thread's words of the mask bits is cheaper than
+/// evaluating the mask at each of its scores. Measured on the catalogue
+/// (H100, docs/benchmarks/block-sparse.md): a mask that looks up a tensor
+/// per key (documents: 1.10-1.17x faster with the bits) or of about ten
+/// integer ops (global tokens + window: 1.11-1.15x) gains; one of three ops
+/// (block_diagonal's two divisions by 32 and a compare) loses 5%; a lookup
+/// at (q, kv) is gathered by the scores early in the step already (a
+/// random mask: 1-5% slower with both).
+static bool maskWorthBits(BlockMaskOp op) {
+  constexpr unsigned kMinOps = 6;
+  Block &body = op.getBody().front();
+  llvm::DenseSet<Value> ofQ = {op.getCoordArg(2)}, ofKv = {op.getCoordArg(3)};
+  unsigned ops = 0;
+  bool lookup = false;
+  for (Operation &o : body.without_terminator()) {
+    if (o.hasTrait<OpTrait::ConstantLike>())
+      continue;
+    ++ops;
+    bool q =
+        llvm::any_of(o.getOperands(), [&](Value v) { return ofQ.count(v); });
+    bool kv =
+        llvm::any_of(o.getOperands(), [&](Value v) { return ofKv.count(v); });
+    for (Value r : o.getResults()) {
+      if (q)
+        ofQ.insert(r);
+      if (kv)
+        ofKv.insert(r);
+    }
+    if (isa<memref::LoadOp>(o)) {
+      if (q && kv)
+        return false;
+      lookup = true;
+    }
+  }
+  return lookup || ops >= kMinOps;
+}
+
+bool mlir::cuir::usesMaskBits(KernelOp kernel) {
+  BlockMaskOp op = getBlockMask(kernel);
+  if (!op || op.listsPerKvHead() || op.getBlockN() % 32 != 0 ||
+      op.getBlockN() > 1024 || !maskWorthBits(op))
+    return false;
+  bool forwardLists = llvm::any_of(kernel.getArguments(), [&](BlockArgument a) {
+    return argRole(kernel, a.getArgNumber()) == kBlockMaskListRoles[1];
+  });
+  // Its KV tiles are read from the lists (the block list's rewrite), so
+  // that the block-iteration point is a ListedKvTiles.
+  bool walksLists =
+      kernel
+          .walk([](scf::IfOp tile) {
+            ChangeAttr change = getChange(tile);
+            return change && change.getRewrite() == Rewrite::Blocks
+                       ? WalkResult::interrupt()
+                       : WalkResult::advance();
+          })
+          .wasInterrupted();
+  return forwardLists && walksLists;
+}
 
 LogicalResult mlir::cuir::lowerBlockMask(KernelOp kernel, PatchContext &ctx) {
   BlockMaskOp op = getBlockMask(kernel);
@@ -352,6 +424,15 @@ LogicalResult mlir::cuir::finishBlockMasks(PatchContext &ctx, Location loc) {
   }
   info.symbol = first.getSymName().str();
   info.params = visible->params;
+  bool bits = llvm::any_of(ctx.blockMaskKernels, [](const BlockMaskKernel &k) {
+    return usesMaskBits(k.kernel);
+  });
+  emitRemark(first.getLoc())
+      << (bits ? "the masking steps read the mask of their partial tiles from "
+                 "the block mask's bits (partial_bits) where the call gives "
+                 "them"
+               : "the masking steps evaluate the mask: its bits would cost "
+                 "more to load than it does to compute");
   for (const ParamField &f : ctx.fields)
     if (!f.blockMaskList.empty())
       info.fields.push_back({f.blockMaskList, f.name});

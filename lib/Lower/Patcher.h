@@ -72,6 +72,23 @@ inline constexpr llvm::StringLiteral kBlockMaskRolePrefix = "block_mask:";
 /// The params field of the list argument of role `role`: "cuir_<list>".
 std::string blockMaskFieldName(llvm::StringRef role);
 
+/// The block mask's optional list of the partial tiles' mask bits
+/// (cuir/block_mask.h): not a list of the IR but a copy of its mask, which
+/// the classification writes and the masking steps read in place of
+/// evaluating the mask.
+inline constexpr llvm::StringLiteral kMaskBitsList = "partial_bits";
+
+/// The kernels' block-iteration point (cuir/kv_tiles.cuh), which a runtime
+/// block mask's patch makes a ListedKvTiles.
+inline constexpr llvm::StringLiteral kKvTilesVariable = "kv_tiles";
+
+/// Whether `kernel`'s masking steps read their tiles' mask from the block
+/// mask's bits where the call gives them: its KV tiles come from the forward
+/// lists of a block mask with a row per query head, whose tiles have 32 to
+/// 1024 keys, a multiple of 32 (a word a row per 32 keys), and whose mask
+/// costs more than the bits' load (a lookup per key, or several ops).
+bool usesMaskBits(KernelOp kernel);
+
 /// The file range a location names (through NameLoc; the callee or, with
 /// `caller`, the call site of a CallSiteLoc; the first range of a FusedLoc).
 FileLineColRange rangeOf(Location loc, bool caller = false);

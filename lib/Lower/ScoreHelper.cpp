@@ -718,14 +718,17 @@ BodyPrinter::print(StringRef hoistIndent, StringRef elementIndent,
         m.fill ? expr(m.fill) : FailureOr<std::string>(std::string());
     if (failed(v) || failed(fill))
       return failure();
-    if (!m.fill)
-      out.assigns.push_back(*v);
-    else if (m.inverted)
-      out.assigns.push_back("MASK ? (" + *visE + " ? " + *fill + " : " + *v +
-                            ") : " + *v);
-    else
-      out.assigns.push_back("MASK ? (" + *visE + " ? " + *v + " : " + *fill +
-                            ") : " + *v);
+    // The mask's select, on `cond` (true: visible, for the inverted form's
+    // hidden condition `!cond`).
+    auto select = [&](const std::string &cond, bool negate) {
+      std::string c = negate ? "!" + cond : cond;
+      return m.inverted
+                 ? "MASK ? (" + c + " ? " + *fill + " : " + *v + ") : " + *v
+                 : "MASK ? (" + c + " ? " + *v + " : " + *fill + ") : " + *v;
+    };
+    out.assigns.push_back(m.fill ? select(*visE, false) : *v);
+    out.bitsAssigns.push_back(
+        m.fill ? select("mask_bits->visible(q_off, kv_off)", m.inverted) : *v);
   }
   return out;
 }

@@ -19,6 +19,9 @@ struct ScoreBody {
   /// Per result tile, the element's new value (under MASK, for a masked
   /// body, the mask's select).
   std::vector<std::string> assigns;
+  /// The same with the mask read from the block mask's bits of the tile
+  /// (`mask_bits`, a cuir_kernels::MaskBits) in place of the mask's value.
+  std::vector<std::string> bitsAssigns;
   bool masked = false;
   /// The index clamps min(q_idx, bound) and min(kv_idx, bound) of the
   /// body, by the bound's C++ (true: the query's); their statements are

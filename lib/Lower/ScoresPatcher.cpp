@@ -91,7 +91,13 @@ private:
   int64_t stagingBytes = 0;
   FailureOr<std::string> expr(Value v, Location loc);
   std::string helperText(const FragmentWalk &fw, const ScoreBody &body,
-                         MmaInstr instr, const PatchContext &ctx);
+                         MmaInstr instr, bool maskBits,
+                         const PatchContext &ctx);
+  /// The declaration of a score hook's mask bits and the statement that
+  /// loads them.
+  std::pair<std::string, std::string>
+  maskBitsLoad(StringRef frag, StringRef row0, StringRef col0, bool early,
+               unsigned line, PatchContext &ctx);
   /// `v`'s inserted ops, written as part of an expression.
   void markWritten(Value v);
   LogicalResult writeCalls(PatchContext &ctx);
@@ -109,12 +115,16 @@ private:
   /// The gathered words of each score hook (by its first line), numbered.
   std::map<unsigned, unsigned> gatheredStates;
   std::string gatheredState(unsigned line, PatchContext &ctx);
+  /// The mask bits' variable of each score hook (by its first line).
+  std::map<unsigned, unsigned> maskBitsStates;
+  std::string maskBitsState(unsigned line, PatchContext &ctx);
   /// Whether the scores helper (the first site's) gathers.
   std::optional<bool> helperGathers;
   void decideStaging(ElementwiseOp ew, GatherBody &g,
                      ArrayRef<int64_t> tileShape);
   FailureOr<std::string> earlyPhase(bool gathers, StringRef flag,
                                     StringRef frag, StringRef args,
+                                    StringRef bitsDecl, StringRef bitsLoad,
                                     unsigned line, Location loc,
                                     PatchContext &ctx);
 
@@ -437,9 +447,31 @@ static std::string gatherText(const FragmentWalk &fw, const GatherBody &g,
          pairAliases(g.pairReads, "  ") + fw.walk("  ", loopBody) + "}\n";
 }
 
+/// The masking scores over the block mask's bits of the tile (`mask_bits`,
+/// where the kernel loaded them): the variant's statements with the mask's
+/// value read from the bits (what computes it is left dead, loads included).
+static std::string maskBitsPath(const FragmentWalk &fw, const ScoreBody &body) {
+  ScoreBody fromBits = body;
+  fromBits.assigns = body.bitsAssigns;
+  fromBits.stmts = reindent(body.stmts, fw, fw.bodyIndent("      "));
+  std::string hoisted;
+  SmallVector<StringRef> lines;
+  StringRef(body.hoisted).split(lines, '\n', -1, /*KeepEmpty=*/false);
+  for (StringRef line : lines)
+    hoisted += "    " + line.str() + "\n";
+  return "  if constexpr (MASK && MaskBitsT::kRows > 0) {\n"
+         "    static_assert(MaskBitsT::kRows * 8 > " +
+         fw.qOffMax + " && MaskBitsT::kWords * 32 > " + fw.kvOffMax +
+         ", \"the bits cover the fragment\");\n"
+         "    if (mask_bits != nullptr && mask_bits->valid) {  // the tile's "
+         "mask, made by the block mask\n" +
+         hoisted + scoreLoops(fw, fromBits, "      ") +
+         "      return;\n    }\n  }\n";
+}
+
 std::string ScoresPatcher::helperText(const FragmentWalk &fw,
                                       const ScoreBody &body, MmaInstr instr,
-                                      const PatchContext &ctx) {
+                                      bool maskBits, const PatchContext &ctx) {
   std::string what = " becomes score_mod(s), or -inf where the\n"
                      "//      mask hides it (MASK: partial blocks only)";
   std::string gathered, gatheredParam, fastPath = inRangeLoops(fw, body);
@@ -461,14 +493,20 @@ std::string ScoresPatcher::helperText(const FragmentWalk &fw,
          ". row0/col0: this thread's first query and key. ----\n"
          "template <bool MASK, " +
          fw.templateParams +
+         (maskBits ? ", class MaskBitsT = cuir_kernels::NoMaskBits" : "") +
          ">\n"
          "__device__ __forceinline__ void cuir_variant_scores(" +
          fw.param() + gatheredParam + ", const " + ctx.paramsStruct +
          " &params,\n"
          "                                                    int b, int h, "
-         "int row0, int col0) {\n"
+         "int row0, int col0" +
+         (maskBits ? ",\n                                                    "
+                     "const MaskBitsT *mask_bits = nullptr"
+                   : "") +
+         ") {\n"
          "  (void)params, (void)b, (void)h;\n" +
-         fastPath + body.hoisted + scoreLoops(fw, body, "  ") + "}\n";
+         (maskBits ? maskBitsPath(fw, body) : "") + fastPath + body.hoisted +
+         scoreLoops(fw, body, "  ") + "}\n";
 }
 
 /// Whether the scores helper's gather `g` is staged (stagingBufferWarps), said
@@ -541,7 +579,18 @@ LogicalResult ScoresPatcher::lowerScores(ElementwiseOp ew, PatchContext &ctx) {
   // the mask, which MASK turns off), and so does its gather.
   if (!helperGathers)
     helperGathers = body->gathered != nullptr;
-  std::string helper = helperText(fw, *body, layout.getInstr(), ctx);
+  // The masking steps of a kernel whose block mask has bits read them where
+  // given: a thread's keys of the tile are col0 % 8 plus the walk's offsets
+  // (one warp across the tile's keys, not transposed; MaskBits).
+  auto shape = cast<RankedTensorType>(in.getType()).getShape();
+  auto kernel = ew->getParentOfType<KernelOp>();
+  ArrayRef<int64_t> warps = layout.getWarps();
+  bool maskBits =
+      body->masked && kernel && usesMaskBits(kernel) && !transposed &&
+      shape.size() == 2 &&
+      shape[1] == static_cast<int64_t>(getBlockMask(kernel).getBlockN()) &&
+      (warps.size() < 2 || warps[1] == 1);
+  std::string helper = helperText(fw, *body, layout.getInstr(), maskBits, ctx);
   if (helper.find(kTanhApproxName) != std::string::npos)
     ctx.addHelper("tanh", kTanhApproxHelper);
   ctx.addHelper("variant_scores", helper);
@@ -553,17 +602,30 @@ LogicalResult ScoresPatcher::lowerScores(ElementwiseOp ew, PatchContext &ctx) {
                              "source";
   auto [first, last] = ctx.src.statement(anchor);
   std::string indent = ctx.src.indent(first).str();
-  auto shape = cast<RankedTensorType>(in.getType()).getShape();
   auto [row0, col0] =
       FragmentWalk::threadOrigin(layout, shape, transposed, *q0, *k0);
-  std::string args =
-      "params, " + *b + ", " + *h + ", " + row0 + ", " + col0 + ");";
+  std::string args = "params, " + *b + ", " + *h + ", " + row0 + ", " + col0;
   std::string head = indent + "// ---- cuir: the variant's " +
                      (body->masked ? "scores and mask" : "scores") + " ----\n";
   std::string tiles = *frag;
+  // With an early phase, the bits are loaded there, in flight while the
+  // step waits for S; else before the call.
+  std::string bitsDecl, bitsLoad;
+  if (maskBits) {
+    std::tie(bitsDecl, bitsLoad) =
+        maskBitsLoad(*frag, row0, col0, early != nullptr, anchor, ctx);
+    if (!early) {
+      head += indent + bitsDecl + "\n" + bitsLoad;
+      bitsDecl = bitsLoad = "";
+    }
+  }
+  std::string callArgs =
+      args + (maskBits ? ", &" + maskBitsState(anchor, ctx) : "") + ");";
+  args += ");";
   if (early) {
-    FailureOr<std::string> gathered = earlyPhase(
-        *helperGathers, early.getValue(), *frag, args, anchor, loc, ctx);
+    FailureOr<std::string> gathered =
+        earlyPhase(*helperGathers, early.getValue(), *frag, args, bitsDecl,
+                   bitsLoad, anchor, loc, ctx);
     if (failed(gathered))
       return failure();
     head += *gathered;
@@ -575,7 +637,8 @@ LogicalResult ScoresPatcher::lowerScores(ElementwiseOp ew, PatchContext &ctx) {
   head += indent + "cuir_variant_scores<";
   written.insert(ew);
   ctx.noteCall(last);
-  calls[last].push_back({head, ">(" + tiles + ", " + args, body->masked, loc});
+  calls[last].push_back(
+      {head, ">(" + tiles + ", " + callArgs, body->masked, loc});
   return success();
 }
 
@@ -586,16 +649,44 @@ std::string ScoresPatcher::gatheredState(unsigned line, PatchContext &ctx) {
   return "cuir_gathered_" + std::to_string(it->second);
 }
 
-/// The early phase of the score hook at `line` (its flag `flag` true): if
-/// the scores helper `gathers`, the gather of the loads it reads, into
-/// words declared before the hook; else nothing.
+/// The variable of the mask bits that the score hook around `line` loads.
+std::string ScoresPatcher::maskBitsState(unsigned line, PatchContext &ctx) {
+  unsigned hook = ctx.src.enclosingStatement(line)->first;
+  auto [it, inserted] = maskBitsStates.try_emplace(hook, maskBitsStates.size());
+  return "cuir_mask_bits_" + std::to_string(it->second);
+}
+
+/// The load of this thread's words of the tile's mask bits (a MaskBits
+/// for the fragment `frag`) from the block-iteration point's lists, which
+/// give none where the call has no bits: the declaration, and the load
+/// indented for the hook's body or, `early`, for its early phase.
+std::pair<std::string, std::string>
+ScoresPatcher::maskBitsLoad(StringRef frag, StringRef row0, StringRef col0,
+                            bool early, unsigned line, PatchContext &ctx) {
+  std::string state = maskBitsState(line, ctx);
+  std::string decl = "decltype(cuir_kernels::mask_bits_of(" + frag.str() +
+                     ")) " + state +
+                     ";  // cuir: the block mask's bits of the tile";
+  std::string indent =
+      ctx.src.indent(ctx.src.statement(line).first).str() + (early ? "  " : "");
+  return {decl, indent + state + ".load(" + kKvTilesVariable.str() +
+                    ".mask_bits(" + row0.str() + ", " + col0.str() + "), " +
+                    col0.str() + ");\n"};
+}
+
+/// The early phase of the score hook at `line` (its flag `flag` true): the
+/// mask bits' load `bitsLoad` (declared before the hook by `bitsDecl`), if
+/// any, and if the scores helper `gathers`, the gather of the loads it
+/// reads, into words declared before the hook.
 FailureOr<std::string> ScoresPatcher::earlyPhase(bool gathers, StringRef flag,
                                                  StringRef frag, StringRef args,
+                                                 StringRef bitsDecl,
+                                                 StringRef bitsLoad,
                                                  unsigned line, Location loc,
                                                  PatchContext &ctx) {
   unsigned at = ctx.src.statement(line).first;
   std::string indent = ctx.src.indent(at).str();
-  if (!gathers)
+  if (!gathers && bitsDecl.empty())
     return indent + "if (" + flag.str() +
            ") return;  // the scores load nothing early\n";
   std::optional<std::pair<unsigned, unsigned>> hook =
@@ -604,18 +695,25 @@ FailureOr<std::string> ScoresPatcher::earlyPhase(bool gathers, StringRef flag,
     return emitError(loc) << "the score hook with the early flag '" << flag
                           << "' is not a statement with a block (a lambda) "
                              "in the source";
+  std::string hookIndent = ctx.src.indent(hook->first).str();
   std::string state = gatheredState(line, ctx);
-  std::string decl = ctx.src.indent(hook->first).str() +
-                     "decltype(cuir_variant_gathered_of(" + frag.str() + ")) " +
-                     state + ";  // cuir: what the hook below gathers";
+  std::string decls;
+  if (!bitsDecl.empty())
+    decls = hookIndent + bitsDecl.str();
+  if (gathers)
+    decls += (decls.empty() ? "" : "\n") + hookIndent +
+             "decltype(cuir_variant_gathered_of(" + frag.str() + ")) " + state +
+             ";  // cuir: what the hook below gathers";
   if (failed(ctx.edit(
-          {SourceEdit::InsertBefore, hook->first, hook->first, decl, "", ""},
+          {SourceEdit::InsertBefore, hook->first, hook->first, decls, "", ""},
           loc)))
     return failure();
-  return indent + "if (" + flag.str() +
-         ") {  // the step's start: the loads of the scores, in flight while "
-         "it waits for S\n" +
-         indent + "  cuir_variant_gather(" + state + ", " + args.str() + "\n" +
+  std::string gather = gathers ? indent + "  cuir_variant_gather(" + state +
+                                     ", " + args.str() + "\n"
+                               : "";
+  return indent + "if (" + flag.str() + ") {  // the step's start: the " +
+         (gathers ? "loads of the scores" : "tile's mask bits") +
+         ", in flight while it waits for S\n" + bitsLoad.str() + gather +
          indent + "  return;\n" + indent + "}\n";
 }
 

@@ -24,6 +24,8 @@ _KINDS = {"float": "float", "int32": "int", "int64": "int", "float_ptr": "tensor
 # Optional: a parameter the call does not give is None, and the kernel takes the manifest's default.
 _SCHEMA = {"tensor": "Tensor?", "float": "float?", "int": "int?"}
 _REGISTRY = {}  # (id(fwd), id(bwd)) -> (fwd, bwd, VariantOps or None); it holds the kernels, so the ids stay theirs
+# A BlockMask's tensors as the forward op passes them (bm_<name>): the walked lists and the optional bits.
+_PACKED = _bm.WALKED_LISTS + (_bm.BITS,)
 _NUMBERS = itertools.count()
 
 
@@ -92,14 +94,14 @@ def op_schemas(params, trainable=0):
     """The forward op's and the backward op's schemas (without the name) for `params` (op_params): parameter x is
     the argument p_x (prefixed: a variant may name one q or scale).
 
-    The block mask goes in as its tensors (bm_<list>: the lists the kernels walk; bm_sizes: [block_m, block_n,
-    Nq, Nkv], empty without a mask), not recomputed inside the op: a BlockMask is computed once and reused
-    across calls and layers (its point), may be made by hand or converted from FlexAttention's, and the kernel
-    then checks it against the call as it does in eager mode. `trainable` captured tensors whose gradients
-    the backward kernel accumulates: the backward op then takes which to compute (bool[] train) and returns
-    them (Tensor[]: each fp32, or empty where not computed)."""
+    The block mask goes in as its tensors (bm_<list>: the lists the kernels walk, and bm_partial_bits, None
+    where it has no bits; bm_sizes: [block_m, block_n, Nq, Nkv], empty without a mask), not recomputed inside
+    the op: a BlockMask is computed once and reused across calls and layers (its point), may be made by hand or
+    converted from FlexAttention's, and the kernel then checks it against the call as it does in eager mode.
+    `trainable` captured tensors whose gradients the backward kernel accumulates: the backward op then takes
+    which to compute (bool[] train) and returns them (Tensor[]: each fp32, or empty where not computed)."""
     ps = "".join(f", {_SCHEMA[kind]} p_{name}" for name, kind in params)
-    bm = "".join(f", Tensor? bm_{name}" for name in _bm.WALKED_LISTS)
+    bm = "".join(f", Tensor? bm_{name}" for name in _PACKED)
     train, grads = (", bool[] train", ", Tensor[]") if trainable else ("", "")
     return (f"(Tensor q, Tensor k, Tensor v, float? scale{ps}{bm}, int[] bm_sizes) -> (Tensor, Tensor)",
             f"(Tensor q, Tensor k, Tensor v, Tensor o, Tensor d_o, Tensor lse, float? scale{ps}{train}) -> "
@@ -130,21 +132,20 @@ def unpack_params(params, args):
 
 
 def pack_block_mask(block_mask):
-    """A cuir.BlockMask as the forward op's arguments (op_schemas): its walked lists and bm_sizes."""
+    """A cuir.BlockMask as the forward op's arguments (op_schemas): its walked lists, its bits and bm_sizes."""
     if block_mask is None:
-        return [None] * len(_bm.WALKED_LISTS), []
+        return [None] * len(_PACKED), []
     if not isinstance(block_mask, _bm.BlockMask):
         raise TypeError(f"block_mask must be a cuir.BlockMask (attn.block_mask(...)), not "
                         f"{type(block_mask).__name__}")
-    return [getattr(block_mask, name) for name in _bm.WALKED_LISTS], [*block_mask.block_size,
-                                                                       *block_mask.seq_lengths]
+    return [getattr(block_mask, name) for name in _PACKED], [*block_mask.block_size, *block_mask.seq_lengths]
 
 
 def unpack_block_mask(lists, sizes):
-    """The BlockMask of pack_block_mask's arguments (None for none): the lists the kernels read."""
+    """The BlockMask of pack_block_mask's arguments (None for none): the lists and bits the kernels read."""
     if not sizes:
         return None
-    return _bm.BlockMask(dict(zip(_bm.WALKED_LISTS, lists)), sizes[:2], sizes[2:])
+    return _bm.BlockMask(dict(zip(_PACKED, lists)), sizes[:2], sizes[2:])
 
 
 def fake_forward(q, k, v, *args):
@@ -179,7 +180,7 @@ class VariantOps:
         self.params = op_params(fwd, bwd)
         stem = op_stem(fwd)
         self.names = (f"cuir::variant_fwd_{stem}_{n}", f"cuir::variant_bwd_{stem}_{n}")
-        count, lists = len(self.params), len(_bm.WALKED_LISTS)
+        count, lists = len(self.params), len(_PACKED)
         tensor_at = [i for i, (_, kind) in enumerate(self.params) if kind == "tensor"]
         can = set(bwd.trainable()) if hasattr(bwd, "trainable") else set()
         trainable = [i for i in tensor_at if self.params[i][0] in can]

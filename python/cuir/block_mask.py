@@ -13,6 +13,13 @@ from the last one down: the kernels take them in that order). QB = ceil(Nq / blo
 index, else 1, and H' is Hq if it reads the head, else 1 (the rows broadcast). A tile is empty if no in-range
 pair of it is visible, full if all its pairs are in range and visible (a ragged last tile never is), else
 partial. CuIR's lists are in descending tile order, the entries after a row's count 0.
+
+A BlockMask may also hold partial_bits, int32 [B', H', QB, KB, block_m * block_n // 32]: the mask's bits of
+each partial tile (bit c % 32 of word r * block_n // 32 + c // 32 is pair (r, c), 1 visible), written only for
+the tiles the partial lists name, so that a forward kernel loads them instead of evaluating the mask per score.
+The libraries whose kernels read them (their manifest's block_mask "fields" has "partial_bits") compute them
+with the lists; without them (None: a mask converted from FlexAttention's, or dropped) the kernels evaluate the
+mask themselves, which is always correct.
 """
 
 LISTS = ("kv_num_blocks", "kv_indices", "full_kv_num_blocks", "full_kv_indices",
@@ -20,6 +27,8 @@ LISTS = ("kv_num_blocks", "kv_indices", "full_kv_num_blocks", "full_kv_indices",
 KV_LISTS = LISTS[:4]
 # What the kernels read: the kv lists and the order of the query tiles.
 WALKED_LISTS = KV_LISTS + ("q_order",)
+# The optional bits of the partial tiles (not one of FlexAttention's lists).
+BITS = "partial_bits"
 
 # Tile classes of BlockMask.to_dense().
 EMPTY, PARTIAL, FULL = 0, 1, 2
@@ -28,15 +37,15 @@ EMPTY, PARTIAL, FULL = 0, 1, 2
 class BlockMask:
     """The block lists of one problem (see the module's docstring). Attributes: the nine lists (the
     transposed q_* lists may be None for a mask converted from FlexAttention without them; q_order is computed
-    from the kv lists when not given), block_size = (block_m, block_n),
-    seq_lengths = (Nq, Nkv), batch and heads (B', H'), and mask_mod (the function it was made from, if
-    known)."""
+    from the kv lists when not given), partial_bits (optional, lists["partial_bits"]: see the module's
+    docstring), block_size = (block_m, block_n), seq_lengths = (Nq, Nkv), batch and heads (B', H'), and
+    mask_mod (the function it was made from, if known)."""
 
     def __init__(self, lists, block_size, seq_lengths, mask_mod=None):
         missing = [name for name in KV_LISTS if lists.get(name) is None]
         if missing:
             raise ValueError(f"BlockMask: the lists {', '.join(missing)} are needed")
-        for name in LISTS:
+        for name in LISTS + (BITS,):
             setattr(self, name, lists.get(name))
         self.block_size = tuple(int(x) for x in block_size)
         self.seq_lengths = tuple(int(x) for x in seq_lengths)
@@ -123,7 +132,7 @@ def expected_dims(info, B, H, Nq, Nkv, Hkv=None):
 def check_block_mask(bm, info, B, H, Nq, Nkv, device, Hkv=None):
     """A ValueError (what differs) unless `bm` is a BlockMask whose kv lists the kernels of the tiles entry
     `info` (tiles_for) can walk for this problem: its tiles, lengths, dims, device and int32 contiguous
-    lists."""
+    lists, and those of its partial_bits where it has them."""
     import torch
     if not isinstance(bm, BlockMask):
         raise TypeError(f"block_mask must be a cuir.BlockMask (attn.block_mask(...)), not {type(bm).__name__}")
@@ -138,9 +147,11 @@ def check_block_mask(bm, info, B, H, Nq, Nkv, device, Hkv=None):
         raise ValueError(f"block_mask has (B', H', QB, KB) = {bm.dims}, this problem needs {want} (B={B}, "
                          f"Hq={H}; the mask depends on {', '.join(info['depends']) or 'neither batch nor heads'})")
     B_, H_, QB, KB = want
-    for name in WALKED_LISTS:
+    shapes = {name: (B_, H_, QB, KB) if name.endswith("indices") else (B_, H_, QB) for name in WALKED_LISTS}
+    if bm.partial_bits is not None:
+        shapes[BITS] = (B_, H_, QB, KB, tiles[0] * tiles[1] // 32)
+    for name, shape in shapes.items():
         t = getattr(bm, name)
-        shape = (B_, H_, QB, KB) if name.endswith("indices") else (B_, H_, QB)
         if tuple(t.shape) != shape or t.dtype != torch.int32 or not t.is_contiguous():
             raise ValueError(f"block_mask.{name}: expected a contiguous int32 tensor of shape {list(shape)}, "
                              f"got {t.dtype} {list(t.shape)}")
@@ -154,7 +165,8 @@ def from_flex(fbm, info, B, H, Nq, Nkv, device):
     be: its BLOCK_SIZE must be the kernel's tiles, Nkv a multiple of block_n (FlexAttention may call a ragged
     last KV tile full; CuIR's kernels must mask it), and its lists of this problem's QB x KB tiles with a batch
     and head dimension of 1 or B (Hq). Rows are broadcast or taken as the kernel's B', H' need (a mask that
-    reads neither b nor h has equal rows)."""
+    reads neither b nor h has equal rows). It has no partial_bits: the kernels evaluate the mask of its
+    partial tiles."""
     import torch
     tiles = (info["block_m"], info["block_n"])
     if "kv_heads" in info["depends"]:

@@ -16,11 +16,17 @@ A variant lowered with a runtime block mask (its manifest's "block_mask") also e
 its tiles: attn.block_mask(B, H, Nq, Nkv, **params) returns a cuir.BlockMask (cuir/block_mask.py) that
 attn(q, k, v, ..., block_mask=bm) reuses; without one, each call computes it first (on the same stream). A
 variant's backward library with one (lowered with the split) computes its own lists, at the backward's tiles,
-on each call unless given block_mask= (its own .block_mask(...)).
+on each call unless given block_mask= (its own .block_mask(...)). The manifest's block_mask "fields" maps each
+list the kernels read to its params field; forward kernels whose tiles have block_n % 32 == 0 also read the
+partial tiles' mask bits ("partial_bits", computed with the lists where they fit MASK_BITS_BUDGET_BYTES; see
+block_mask(mask_bits=...)). CUIR_MASK_BITS=0 in the environment turns the bits off everywhere: none computed,
+none passed to a kernel, which then evaluates the mask of its partial tiles itself (A/B checks of both paths).
 """
 import contextlib
 import ctypes
 import json
+import math
+import os
 import pathlib
 
 from . import block_mask as _bm
@@ -31,12 +37,21 @@ _CTYPES = {"float": ctypes.c_float, "int32": ctypes.c_int32, "int64": ctypes.c_i
            "float_ptr": ctypes.c_void_p, "int32_ptr": ctypes.c_void_p, "tensor": ctypes.c_void_p,
            "block_mask": ctypes.c_void_p, "grad": ctypes.c_void_p}
 _ENTRY_POINTS = ("cuir_flash_fwd_sm80", "cuir_flash_fwd_sm90")
+# The most memory a block mask's partial_bits may take by default (block_mask(mask_bits=None)): the bits of
+# every tile, an eighth of a byte a pair, are allocated though only the partial tiles' are written.
+MASK_BITS_BUDGET_BYTES = 256 << 20
 
 
 class BlockMaskStruct(ctypes.Structure):
-    """Mirror of struct cuir_block_mask (kernels/include/cuir/block_mask.h)."""
+    """Mirror of struct cuir_block_mask (kernels/include/cuir/block_mask.h); partial_bits may be NULL."""
     _fields_ = [(name, ctypes.c_void_p) for name in _bm.LISTS] + [
-        (name, ctypes.c_int32) for name in ("batch", "heads", "q_blocks", "kv_blocks", "block_m", "block_n")]
+        (name, ctypes.c_int32) for name in ("batch", "heads", "q_blocks", "kv_blocks", "block_m", "block_n")] + [
+        (_bm.BITS, ctypes.c_void_p)]
+
+
+def _bits_enabled():
+    """False where CUIR_MASK_BITS=0 turns the partial tiles' bits off (read at each call, for A/B checks)."""
+    return os.environ.get("CUIR_MASK_BITS") != "0"
 
 
 def _launch_context(device):
@@ -78,7 +93,8 @@ class VariantKernel:
 
     def _bind_block_mask(self, p, block_mask, device, keep):
         """Points p's list fields at `block_mask` (checked against p's problem), or at the lists computed for
-        this call on the stream the kernel runs on."""
+        this call on the stream the kernel runs on. partial_bits' field is NULL where the mask has none (or
+        CUIR_MASK_BITS=0): the kernel then evaluates the mask itself."""
         if block_mask is None:
             block_mask = self._compute_block_mask(p, device)
         else:
@@ -87,7 +103,11 @@ class VariantKernel:
                                  b.num_heads_q, b.seqlen_q, b.seqlen_kv, device, Hkv=b.num_heads_kv)
         keep.append(block_mask)
         for name, field in self.block_mask_info["fields"].items():
-            setattr(p, field, getattr(block_mask, name).data_ptr())
+            t = getattr(block_mask, name)
+            if name == _bm.BITS and (t is None or not _bits_enabled()):
+                setattr(p, field, 0)
+            else:
+                setattr(p, field, t.data_ptr())
 
     def _open(self, library, manifest, lib, base, struct):
         """Reads the manifest (default: beside the library), builds the params struct (`base` and the
@@ -129,17 +149,25 @@ class VariantKernel:
             raise KernelError(rc, f"variant '{self.variant}'")
         return (out, lse) if return_lse else out
 
-    def block_mask(self, B, H, Nq, Nkv, head_dim=None, device=None, num_heads_kv=None, **params):
+    def block_mask(self, B, H, Nq, Nkv, head_dim=None, device=None, num_heads_kv=None, mask_bits=None, **params):
         """The cuir.BlockMask of a problem of B batches, H query heads, Nq queries and Nkv keys, with the
         variant's parameters that the mask reads (as for a call; captured values by default), computed on
         `device` (default: the current CUDA device) on its current stream. Reusable for every call of that
         problem. head_dim: needed only where the library's tiles depend on it (the sm_80 kernel's).
         num_heads_kv: needed only where the lists have a row per KV head (a backward pass whose mask reads
-        the head: each row merges the query heads of a GQA group)."""
+        the head: each row merges the query heads of a GQA group). mask_bits: whether to also compute the
+        partial tiles' bits (BlockMask.partial_bits) for kernels that read them: None where they fit
+        MASK_BITS_BUDGET_BYTES, True always (a ValueError where the library's kernels read none), False never
+        (the kernels then evaluate the mask); CUIR_MASK_BITS=0 turns them off whatever this says."""
         import torch
         if not self.block_mask_info:
             raise ValueError(f"variant '{self.variant}' has no runtime block mask (its tiles are decided when it "
                              f"is compiled)")
+        if mask_bits not in (None, True, False):
+            raise ValueError(f"block_mask: mask_bits must be None, True or False, got {mask_bits!r}")
+        if mask_bits and _bm.BITS not in self.block_mask_info["fields"]:
+            raise ValueError(f"block_mask: the kernels of variant '{self.variant}' read no partial tiles' bits "
+                             f"(mask_bits=True)")
         tiles = _bm.tiles_for(self.block_mask_info, head_dim)
         if num_heads_kv is None:
             if "kv_heads" in tiles["depends"]:
@@ -160,12 +188,13 @@ class VariantKernel:
         # the parameters the mask reads (others, of the scores, may be given and are ignored)
         read = set(self.block_mask_info.get("params", ()))
         keep = self._bind_fields(p, params, device, only=read)
-        mask = self._compute_block_mask(p, device)
+        mask = self._compute_block_mask(p, device, mask_bits)
         del keep  # the parameter tensors, alive until the entry has queued its work
         return mask
 
-    def _compute_block_mask(self, p, device):
-        """The nine lists of p's problem, by the library's classification (queued on device's stream)."""
+    def _compute_block_mask(self, p, device, mask_bits=None):
+        """The nine lists of p's problem, by the library's classification (queued on device's stream), and the
+        partial tiles' bits where the library's kernels read them and mask_bits (block_mask's) asks for them."""
         import torch
         info = self.block_mask_info
         tiles = _bm.tiles_for(info, p.base.head_dim)
@@ -178,8 +207,14 @@ class VariantKernel:
                   "q_num_blocks": (B_, H_, KB), "q_indices": (B_, H_, KB, QB), "q_order": (B_, H_, QB)}
         lists = {name: torch.empty(shapes[name.replace("full_", "")], dtype=torch.int32, device=device)
                  for name in _bm.LISTS}
+        words = (B_, H_, QB, KB, tiles["block_m"] * tiles["block_n"] // 32)
+        if _bm.BITS in info["fields"] and _bits_enabled() and (
+                mask_bits or (mask_bits is None and 4 * math.prod(words) <= MASK_BITS_BUDGET_BYTES)):
+            # empty, not zeroed: the library writes the partial tiles' words, the only ones the kernels read
+            lists[_bm.BITS] = torch.empty(words, dtype=torch.int32, device=device)
+        bits = lists[_bm.BITS].data_ptr() if _bm.BITS in lists else 0
         mask = BlockMaskStruct(*(lists[n].data_ptr() for n in _bm.LISTS), B_, H_, QB, KB, tiles["block_m"],
-                               tiles["block_n"])
+                               tiles["block_n"], bits)
         context, stream = _launch_context(device)
         with context:
             rc = self._bm_entry(ctypes.byref(p), ctypes.byref(mask), ctypes.c_void_p(stream))

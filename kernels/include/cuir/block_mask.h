@@ -27,6 +27,12 @@
  * never full), else PARTIAL. Lists are in descending tile order; the entries after a list's count are 0. The result
  * does not depend on how the GPU schedules the work (no atomics).
  *
+ * partial_bits (optional, forward libraries whose manifest's block_mask fields name it): the mask itself on the
+ * partial tiles, so that the attention kernel loads a thread's words of a tile instead of evaluating the mask at
+ * each of its scores: bit c % 32 of word [b', h', m, n, r, c / 32] is 1 when pair (m * block_m + r, n * block_n + c)
+ * is in range and visible. Only the tiles that the partial lists name are written (the rest of the buffer is not
+ * read). Where the pointer is NULL (as in params' field cuir_partial_bits), the kernel evaluates the mask.
+ *
  * The tiles are those of the library's kernels for params->head_dim (the sm_80 kernel's KV tiles depend on it).
  * The mask's predicate is evaluated only at in-range pairs, with the variant's parameters of *params (the fields of
  * the variant section of cuir/attention_params.h that the mask reads); q, k, v, o, lse, the strides and dtype are
@@ -62,6 +68,8 @@ typedef struct cuir_block_mask {
   int32_t kv_blocks; /* KB */
   int32_t block_m;   /* query rows of a tile (the library's, at the problem's head dim) */
   int32_t block_n;   /* keys of a tile */
+  /* ---- optional (NULL: none): the mask's bits of the partial tiles, for the attention kernel ---- */
+  uint32_t *partial_bits; /* [B', H', QB, KB, block_m, block_n / 32], 16-byte aligned; see above */
 } cuir_block_mask;
 
 /*
@@ -77,8 +85,9 @@ typedef struct cuir_block_mask {
  * and its block_m, block_n the library's tiles at params->head_dim (so that the buffers hold the lists and the
  * attention entry reads them with its tiles). Returns 0 when the work was launched (or there is none: an empty problem), or
  *   1   (cudaErrorInvalidValue) for a NULL params or mask, a negative size, sizes or tiles other than the
- *       library's, a NULL or misaligned list buffer of a non-empty list, or a NULL parameter array that the mask
- *       reads;
+ *       library's, a NULL or misaligned list buffer of a non-empty list, a NULL parameter array that the mask
+ *       reads, or a partial_bits buffer that is not 16-byte aligned or that the library cannot write (rows of a
+ *       GQA group, or keys of a tile not a multiple of 32: a backward library's lists);
  *   801 (cudaErrorNotSupported) for a head dim the library has no kernel for;
  *   or the launch's own error.
  */

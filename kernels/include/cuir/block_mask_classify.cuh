@@ -3,7 +3,7 @@
 // A variant library's <entry>_block_mask instantiates compute_block_mask with its mask, a functor
 // `bool operator()(const Params &, int b, int h, int q, int kv)` that the lowering writes from the Target CuIR's
 // cuir.block_mask op. Params is the library's params struct: cuir_attention_params for an attention library,
-// cuir_attention_bwd_params for a backward one (both have the sizes batch, num_heads_q, seqlen_q, seqlen_kv). Three kernels, in stream order:
+// cuir_attention_bwd_params for a backward one (both have the sizes batch, num_heads_q, seqlen_q, seqlen_kv). Kernels, in stream order:
 //   1. classify_tiles: one warp per tile (b', h', m, n) (per query head of the row's GQA group where it covers one:
 //      equal classes stay, others are partial). Each lane evaluates the mask at its columns of a row of the
 //      tile, the warp votes, and it stops at the first row after which the tile has shown a visible and a hidden
@@ -15,6 +15,8 @@
 //      do not depend on scheduling), the rest of each list zeroed, the counts written.
 //   3. order_query_blocks: one thread per query block (b', h', m): its rank among the row's query blocks by
 //      descending listed tiles (ties: the higher block first), the place where q_order lists it.
+//   2b. write_partial_bits (where mask->partial_bits is set): one warp per entry of the partial lists, the mask's
+//      bits of that tile (cuir/block_mask.h).
 //   4. compact_q_lists: one warp per KV tile (b', h', n): the column of classes q_indices[b', h', n, :] holds the
 //      query blocks in descending order already; compacted in place (an entry is written at or before the place
 //      it was read from, after the whole warp has read its 32), the full list into full_q_indices.
@@ -175,6 +177,43 @@ __global__ void __launch_bounds__(kBlockMaskWarps * 32)
   }
 }
 
+// The mask's bits of every listed partial tile (mask.partial_bits): one warp per entry (row, slot) of the partial
+// lists; for each row r of the tile, lane l evaluates key w * 32 + l and the warp's ballot is word w.
+template <class Visible, int BLOCK_M, int BLOCK_N, class Params>
+__global__ void __launch_bounds__(kBlockMaskWarps * 32)
+    write_partial_bits(const Params params, const BlockMaskDims d, cuir_block_mask mask) {
+  constexpr int WORDS = BLOCK_N / 32;
+  static_assert(BLOCK_N % 32 == 0 && WORDS <= 32, "tiles of 32 to 1024 keys, a multiple of 32");
+  const Visible visible{};
+  const int lane = threadIdx.x % 32;
+  const int64_t entries = d.bh() * d.q_blocks * d.kv_blocks;
+  const int64_t step = int64_t(gridDim.x) * kBlockMaskWarps;
+  for (int64_t e = int64_t(blockIdx.x) * kBlockMaskWarps + threadIdx.x / 32; e < entries; e += step) {
+    const int64_t row = e / d.kv_blocks;
+    const int slot = static_cast<int>(e % d.kv_blocks);
+    if (slot >= mask.kv_num_blocks[row])  // uniform across the warp
+      continue;
+    const int n = mask.kv_indices[row * d.kv_blocks + slot];
+    const int m = static_cast<int>(row % d.q_blocks);
+    const int64_t bh = row / d.q_blocks;
+    const int b = static_cast<int>(bh / d.heads), h = static_cast<int>(bh % d.heads);
+    uint32_t *out = mask.partial_bits + (row * d.kv_blocks + n) * (int64_t(BLOCK_M) * WORDS);
+    for (int r = 0; r < BLOCK_M; ++r) {
+      const int64_t q = int64_t(m) * BLOCK_M + r;
+      uint32_t mine = 0;
+#pragma unroll
+      for (int w = 0; w < WORDS; ++w) {
+        const int64_t kv = int64_t(n) * BLOCK_N + w * 32 + lane;
+        const bool in_range = q < params.seqlen_q && kv < params.seqlen_kv;
+        const unsigned word = __ballot_sync(
+            0xffffffffu, in_range && visible(params, b, h, static_cast<int>(q), static_cast<int>(kv)));
+        if (lane == w) mine = word;
+      }
+      if (lane < WORDS) out[r * WORDS + lane] = mine;
+    }
+  }
+}
+
 __global__ void __launch_bounds__(kBlockMaskWarps * 32) order_query_blocks(const BlockMaskDims d, cuir_block_mask mask) {
   const int64_t blocks = d.bh() * d.q_blocks;
   const int64_t step = int64_t(gridDim.x) * blockDim.x;
@@ -251,6 +290,10 @@ cudaError_t compute_block_mask(const Params *params, BlockMaskDepends dep, bool 
   if (mask == nullptr || !params_set) return cudaErrorInvalidValue;
   if (const cudaError_t err = block_mask_dims(params, BLOCK_M, BLOCK_N, dep, &d); err != cudaSuccess) return err;
   if (const cudaError_t err = check_block_mask(*mask, d, BLOCK_M, BLOCK_N); err != cudaSuccess) return err;
+  // The bits are per query head and row-major in 32-key words.
+  const bool bits_ok = BLOCK_N % 32 == 0 && BLOCK_N <= 1024 && d.group == 1 &&
+                       (reinterpret_cast<uintptr_t>(mask->partial_bits) & 15u) == 0;
+  if (mask->partial_bits != nullptr && !bits_ok) return cudaErrorInvalidValue;
   const int64_t rows = d.bh() * d.q_blocks, cols = d.bh() * d.kv_blocks, tiles = rows * d.kv_blocks;
   constexpr int threads = kBlockMaskWarps * 32;
   if (tiles > 0) {
@@ -261,6 +304,12 @@ cudaError_t compute_block_mask(const Params *params, BlockMaskDepends dep, bool 
   if (rows > 0) {
     compact_kv_lists<<<block_mask_grid(rows), threads, 0, stream>>>(d, mask->q_indices, *mask);
     if (const cudaError_t err = cudaGetLastError(); err != cudaSuccess) return err;
+  }
+  if (mask->partial_bits != nullptr && tiles > 0) {
+    if constexpr (BLOCK_N % 32 == 0 && BLOCK_N <= 1024) {
+      write_partial_bits<Visible, BLOCK_M, BLOCK_N><<<block_mask_grid(tiles), threads, 0, stream>>>(*params, d, *mask);
+      if (const cudaError_t err = cudaGetLastError(); err != cudaSuccess) return err;
+    }
   }
   if (rows > 0) {
     order_query_blocks<<<block_mask_grid((rows + 31) / 32), threads, 0, stream>>>(d, *mask);

@@ -83,11 +83,23 @@ struct ListedQTiles {
 // tiles, full_kv_num_blocks / full_kv_indices for the full ones; rows of kv_blocks entries). Virtual blocks
 // [num_full, num_full + num_partial) are the partial tiles, visited first, from the top down in list order;
 // [0, num_full) the full ones, which need no mask.
+// A thread's first row of a tile's mask bits (ListedKvTiles::mask_bits), if the block mask has them.
+struct MaskBitsRow {
+  const uint32_t *words;
+  bool present;
+};
+
+// With the block mask's partial_bits (cuir/block_mask.h; may be null), also this row's mask bits: mask_bits gives
+// a thread the words of its first row in a tile, which MaskBits loads. The bits' and the index list's pointers
+// are held by reference to the kernel's parameters (constant memory, no registers for the kernel's lifetime).
 struct ListedKvTiles {
   const int32_t *partial;
   const int32_t *full;
   int num_partial;
   int num_full;
+  const uint32_t *const *bits = nullptr;  // the parameter partial_bits [B', H', QB, KB, block_m, block_n / 32]
+  const int32_t *const *indices = nullptr;  // the parameter kv_indices: partial - *indices is this row's offset
+  int block_m = 0, block_n = 0;
 
   __device__ __forceinline__ ListedKvTiles(const int32_t *kv_num_blocks, const int32_t *kv_indices,
                                            const int32_t *full_kv_num_blocks, const int32_t *full_kv_indices,
@@ -96,6 +108,25 @@ struct ListedKvTiles {
         full(full_kv_indices + row * kv_blocks),
         num_partial(kv_num_blocks[row]),
         num_full(full_kv_num_blocks[row]) {}
+  __device__ __forceinline__ ListedKvTiles(const int32_t *kv_num_blocks, const int32_t *const &kv_indices,
+                                           const int32_t *full_kv_num_blocks, const int32_t *full_kv_indices,
+                                           int64_t row, int kv_blocks, const uint32_t *const &partial_bits,
+                                           int tile_m, int tile_n)
+      : ListedKvTiles(kv_num_blocks, kv_indices, full_kv_num_blocks, full_kv_indices, row, kv_blocks) {
+    bits = &partial_bits;
+    indices = &kv_indices;
+    block_m = tile_m;
+    block_n = tile_n;
+  }
+
+  // The words of query row0's row of the tile holding key col0 (none without bits).
+  __device__ __forceinline__ MaskBitsRow mask_bits(int row0, int col0) const {
+    // The parameter's value tested as an integer: LLVM's NVPTX backend tests a pointer parameter against null
+    // after converting both to the global space, where null need not be 0 (a NULL partial_bits then passed).
+    if (bits == nullptr || *reinterpret_cast<const uintptr_t *>(bits) == 0) return {nullptr, false};
+    const int64_t tile = (partial - *indices) + col0 / block_n;  // row * KB + the KV tile
+    return {*bits + (tile * block_m + row0 % block_m) * (block_n / 32), true};
+  }
 
   // The row of query block m_block of (batch, head) in the lists.
   __device__ __forceinline__ static int64_t row_of(int batch, int head, int m_block, bool per_batch, bool per_head,
@@ -108,6 +139,64 @@ struct ListedKvTiles {
   }
   __device__ __forceinline__ int num_blocks() const { return num_full + num_partial; }
 };
+
+// The mask's bits of a thread's accumulator rows in a KV tile, as the block mask's classification wrote them
+// (cuir/block_mask.h, partial_bits): ROWS rows 8 apart (a fragment's query offsets 0, 8, 16, ...), WORDS words of
+// 32 keys each. The thread's keys are col0 % 8 + kv_off with kv_off % 8 < 2 (the mma and wgmma accumulators:
+// pairs of adjacent keys 8 apart), so shifting each word by col0 % 8 once leaves bit kv_off % 32 for every key:
+// a score's mask is then one bit test of compile-time position.
+template <int ROWS, int WORDS>
+struct MaskBits {
+  static constexpr int kRows = ROWS, kWords = WORDS;
+  uint32_t w[ROWS][WORDS];
+  bool valid = false;
+
+  // row: the thread's first row of the tile (ListedKvTiles::mask_bits); without bits valid stays false.
+  __device__ __forceinline__ void load(MaskBitsRow row, int col0) {
+    valid = row.present;
+    if (!valid) return;
+    const int shift = col0 % 8;
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r) {
+      const uint32_t *words = row.words + r * 8 * WORDS;
+      if constexpr (WORDS % 4 == 0) {
+#pragma unroll
+        for (int i = 0; i < WORDS; i += 4) {
+          const uint4 v = __ldg(reinterpret_cast<const uint4 *>(words + i));
+          w[r][i] = v.x >> shift, w[r][i + 1] = v.y >> shift, w[r][i + 2] = v.z >> shift, w[r][i + 3] = v.w >> shift;
+        }
+      } else {
+#pragma unroll
+        for (int i = 0; i < WORDS; ++i) w[r][i] = __ldg(words + i) >> shift;
+      }
+    }
+  }
+  // Whether the score at query offset q_off (a multiple of 8) and key offset kv_off of the thread is visible
+  // (offsets within the fragment: compile-time in the unrolled walks, so w stays in registers).
+  __device__ __forceinline__ bool visible(int q_off, int kv_off) const {
+    static_assert(ROWS > 0 && WORDS > 0, "a fragment of rows and keys");
+    return (w[q_off / 8][kv_off / 32] >> (kv_off % 32)) & 1u;
+  }
+};
+
+// The type of a scores helper's mask_bits where a kernel gives none.
+struct NoMaskBits {
+  static constexpr int kRows = 0, kWords = 0;
+  bool valid = false;
+  __device__ __forceinline__ bool visible(int, int) const { return true; }
+};
+
+// The MaskBits of an accumulator fragment: a wgmma tile's float[N] (2 rows, 2 N keys), an mma.sync one's
+// float[M_TILES][N_TILES][4] (2 M_TILES rows, 8 N_TILES keys).
+template <int N>
+__device__ __forceinline__ MaskBits<2, (2 * N + 31) / 32> mask_bits_of(const float (&)[N]) {
+  return {};
+}
+template <int M_TILES, int N_TILES>
+__device__ __forceinline__ MaskBits<2 * M_TILES, (8 * N_TILES + 31) / 32> mask_bits_of(
+    const float (&)[M_TILES][N_TILES][4]) {
+  return {};
+}
 
 // The query-order point. A kernel's block_index declares
 //     const cuir_kernels::ExpertQueryOrder query_order{};  // query-order point
