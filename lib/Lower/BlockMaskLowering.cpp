@@ -294,11 +294,12 @@ LogicalResult addListFields(KernelOp kernel, PatchContext &ctx) {
 /// Whether loading a thread's words of the mask bits is cheaper than
 /// evaluating the mask at each of its scores. Measured on the catalogue
 /// (H100, docs/benchmarks/block-sparse.md): a mask that looks up a tensor
-/// per key (documents: 1.10-1.17x faster with the bits) or of about ten
-/// integer ops (global tokens + window: 1.11-1.15x) gains; one of three ops
-/// (block_diagonal's two divisions by 32 and a compare) loses 5%; a lookup
-/// at (q, kv) is gathered by the scores early in the step already (a
-/// random mask: 1-5% slower with both).
+/// per key (documents: 1.07-1.18x faster with the bits) or of about ten
+/// integer ops (global tokens + window: 1.03-1.14x) gains; one of three ops
+/// (block_diagonal's two divisions by 32 and a compare) loses 5%, and so
+/// may one whose ops the lowering's clean-up shrinks (dilated: 0.95-1.01);
+/// a lookup at (q, kv) is gathered by the scores early in the step already
+/// (a random mask: 1-5% slower with both).
 static bool maskWorthBits(BlockMaskOp op) {
   constexpr unsigned kMinOps = 6;
   Block &body = op.getBody().front();
