@@ -290,9 +290,10 @@ cudaError_t compute_block_mask(const Params *params, BlockMaskDepends dep, bool 
   if (mask == nullptr || !params_set) return cudaErrorInvalidValue;
   if (const cudaError_t err = block_mask_dims(params, BLOCK_M, BLOCK_N, dep, &d); err != cudaSuccess) return err;
   if (const cudaError_t err = check_block_mask(*mask, d, BLOCK_M, BLOCK_N); err != cudaSuccess) return err;
-  // The bits are per query head and row-major in 32-key words.
-  const bool bits_ok = BLOCK_N % 32 == 0 && BLOCK_N <= 1024 && d.group == 1 &&
-                       (reinterpret_cast<uintptr_t>(mask->partial_bits) & 15u) == 0;
+  // The bits are per query head and row-major in 32-key words (write_partial_bits' tiles).
+  constexpr bool kBitsTiles = BLOCK_N % 32 == 0 && BLOCK_N <= 1024;
+  const bool bits_ok =
+      kBitsTiles && d.group == 1 && (reinterpret_cast<uintptr_t>(mask->partial_bits) & 15u) == 0;
   if (mask->partial_bits != nullptr && !bits_ok) return cudaErrorInvalidValue;
   const int64_t rows = d.bh() * d.q_blocks, cols = d.bh() * d.kv_blocks, tiles = rows * d.kv_blocks;
   constexpr int threads = kBlockMaskWarps * 32;
@@ -306,7 +307,7 @@ cudaError_t compute_block_mask(const Params *params, BlockMaskDepends dep, bool 
     if (const cudaError_t err = cudaGetLastError(); err != cudaSuccess) return err;
   }
   if (mask->partial_bits != nullptr && tiles > 0) {
-    if constexpr (BLOCK_N % 32 == 0 && BLOCK_N <= 1024) {
+    if constexpr (kBitsTiles) {
       write_partial_bits<Visible, BLOCK_M, BLOCK_N><<<block_mask_grid(tiles), threads, 0, stream>>>(*params, d, *mask);
       if (const cudaError_t err = cudaGetLastError(); err != cudaSuccess) return err;
     }

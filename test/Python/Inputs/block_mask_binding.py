@@ -19,6 +19,8 @@ from cuir import flex
 from cuir.kernel_lib import AttentionParams
 from cuir.variant_lib import VariantKernel
 
+from outcome import show
+
 BM, BN = 4, 2  # tiles of the test double's kernels at head dim 64 (4 x 4 at 128)
 TILES = {64: (BM, BN), 128: (BM, 2 * BN)}
 LISTS = {name: "cuir_" + name for name in bml.WALKED_LISTS}
@@ -111,14 +113,6 @@ class FakeLibrary:
         self.cuir_flash_fwd_sm80_block_mask_dims = dims
         self.cuir_flash_fwd_sm80_block_mask = classify
         self.cuir_flash_fwd_sm80 = attention
-
-
-def show(label, fn):
-    try:
-        r = fn()
-        print(f"{label}: ok" if r is None else f"{label}: {r}")
-    except Exception as e:  # the errors' messages are what is checked
-        print(f"{label}: {type(e).__name__}: {e}")
 
 
 tmp = pathlib.Path(tempfile.mkdtemp())

@@ -16,6 +16,8 @@ from cuir import variant_lib
 from cuir.kernel_lib import AttentionParams
 from cuir.variant_lib import BlockMaskStruct, VariantKernel
 
+from outcome import show
+
 BM, BN = 4, 32  # one tile: 4 x 32 pairs, 4 words of bits
 WORDS = BM * BN // 32
 B, H, Nq, Nkv, d = 2, 3, 10, 64, 64
@@ -64,14 +66,6 @@ def load(fields):
     (tmp / "bits_test.json").write_text(json.dumps(manifest(fields)))
     lib = FakeLibrary(fields)
     return VariantKernel(tmp / "libbits_test.so", lib=lib), lib
-
-
-def show(label, fn):
-    try:
-        r = fn()
-        print(f"{label}: ok" if r is None else f"{label}: {r}")
-    except Exception as e:  # the errors' messages are what is checked
-        print(f"{label}: {type(e).__name__}: {e}")
 
 
 # The struct mirror: the nine pointers, the six int32 sizes, then the bits' pointer.
