@@ -1206,12 +1206,19 @@ LogicalResult VariantOp::verify() {
                            << " needs a name: {cuir.param = \"...\"}";
     if (!names.insert(name).second)
       return emitOpError() << "parameter '" << name << "' is declared twice";
-    if (llvm::is_contained({"B", "Hq", "Hkv", "Nq", "Nkv"}, name) &&
-        !body.getArgument(i).getType().isIndex())
+    bool isSize = llvm::is_contained({"B", "Hq", "Hkv", "Nq", "Nkv"}, name);
+    if (isSize && !body.getArgument(i).getType().isIndex())
       return emitOpError() << "parameter '" << name
                            << "' has the name of a size of the kernel, which "
                               "it stands for: it must be an index, not "
                            << body.getArgument(i).getType();
+    // The mask analysis and the lowering read an index as a size, in
+    // [0, 2^30), written as a C++ int.
+    if (!isSize && body.getArgument(i).getType().isIndex())
+      return emitOpError() << "parameter '" << name
+                           << "' is an index, which a variant's parameter is "
+                              "only as a size of the kernel (B, Hq, Hkv, Nq, "
+                              "Nkv): declare another integer i32 or i64";
     if (!isCIdentifier(name))
       return emitOpError() << "parameter name '" << name
                            << "' is not an identifier ([A-Za-z_][A-Za-z0-9_]*,"

@@ -699,7 +699,8 @@ def CuIR_VariantOp : CuIR_Op<"variant", [
     normaliser that turns scores into weights (`softmax`, or `sigmoid`, which
     has no row maximum, row sum or rescale). The variant's parameters are the
     arguments of its body; they become kernel parameters. Each carries its
-    name (`cuir.param`). Scalars are f32, i32, i64 or index. A dynamic 1-D
+    name (`cuir.param`). Scalars are f32, i32 or i64, or index for a size
+    of the kernel (`B`, `Hq`, `Hkv`, `Nq`, `Nkv`: in [0, 2^30)). A dynamic 1-D
     array carries its extent (`cuir.extent`: `batch`, `heads` or
     `batch*kv`, the latter indexed `b * Nkv + kv`). A captured tensor is a
     memref of static shape (any rank, at least one element) with the

@@ -7,7 +7,9 @@
 // are not sums of such values, seen through casts that keep the value.
 // Integer arithmetic of a fixed width is read as integer arithmetic only
 // where it cannot wrap: coordinates and index sizes are below 2^30, values
-// of type iN within iN, and every iN result must stay within iN.
+// of type iN within iN (index: 64 bits, the interpreter's width), other
+// values within the range MLIR's integer range inference gives them, and
+// every result must stay within its type.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,8 +20,10 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/InferIntRangeInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include <map>
 #include <numeric>
 
 using namespace mlir;
@@ -56,12 +60,46 @@ Range bitRange(unsigned width) {
   return {-half, half - 1};
 }
 
-/// Whether every value of `r` is a value of type `t` (index: unbounded).
+/// The width a value of type `t` computes at: index is 64 bits, as the
+/// interpreter computes it (a sum beyond that wraps there).
+unsigned widthOf(Type t) {
+  return t.isIndex() ? 64 : t.getIntOrFloatBitWidth();
+}
+
+/// Whether every value of `r` is a value of type `t`.
 bool fits(const Range &r, Type t) {
-  if (t.isIndex())
-    return true;
-  Range b = bitRange(t.getIntOrFloatBitWidth());
+  Range b = bitRange(widthOf(t));
   return r.lo && r.hi && b.lo && *r.lo >= *b.lo && *r.hi <= *b.hi;
+}
+
+/// The signed range of `v` by MLIR's integer range inference over the ops
+/// that define it, index block arguments (sizes, coordinates) in
+/// [0, kSizeLimit).
+Range inferRange(Value v, DenseMap<Value, Range> &memo, unsigned depth = 0) {
+  if (isa<BlockArgument>(v) && v.getType().isIndex())
+    return {0, kSizeLimit - 1};
+  if (auto it = memo.find(v); it != memo.end())
+    return it->second;
+  auto op = v.getDefiningOp<InferIntRangeInterface>();
+  Range r = bitRange(widthOf(v.getType()));
+  if (op && depth < 16 && llvm::all_of(op->getOperandTypes(), [](Type t) {
+        return t.isIntOrIndex();
+      })) {
+    SmallVector<ConstantIntRanges> operands;
+    for (Value o : op->getOperands()) {
+      Range ro = inferRange(o, memo, depth + 1);
+      unsigned w = ConstantIntRanges::getStorageBitwidth(o.getType());
+      operands.push_back(ConstantIntRanges::fromSigned(
+          APInt(w, int64_t(*ro.lo), /*isSigned=*/true),
+          APInt(w, int64_t(*ro.hi), /*isSigned=*/true)));
+    }
+    op.inferResultRanges(operands, [&](Value res, const ConstantIntRanges &c) {
+      if (res == v && c.smin().getBitWidth() <= 64)
+        r = {Int(c.smin().getSExtValue()), Int(c.smax().getSExtValue())};
+    });
+  }
+  memo[v] = r;
+  return r;
 }
 
 /// c[0] * q + c[1] * kv + sum(c[2 + i] * symbol_i) + constant; missing
@@ -152,6 +190,7 @@ public:
 private:
   bool depends(Value v);
   std::pair<Value, Range> leaf(Value v);
+  Range inferredRange(Value v);
   unsigned symbol(Value v, bool boolean);
   Range range(const Lin &l) const;
   LogicalResult fail(Operation *op, const Twine &why);
@@ -181,6 +220,7 @@ private:
   DenseMap<Value, bool> dependsMemo;
   DenseMap<Value, PresburgerSet> booleanMemo;
   DenseMap<Value, Pieces> integerMemo;
+  DenseMap<Value, Range> rangeMemo;
 };
 
 } // namespace
@@ -236,12 +276,12 @@ std::pair<Value, Range> Translator::leaf(Value v) {
     if (fits(r, v.getType()))
       return {root, r};
   }
-  if (v.getType().isIndex())
-    return {v, isa<BlockArgument>(v) ? Range{0, kSizeLimit - 1} : Range{}};
   if (v.getType().isInteger(1))
     return {v, Range{0, 1}};
-  return {v, bitRange(v.getType().getIntOrFloatBitWidth())};
+  return {v, inferredRange(v)};
 }
+
+Range Translator::inferredRange(Value v) { return inferRange(v, rangeMemo); }
 
 unsigned Translator::symbol(Value v, bool boolean) {
   auto [root, r] = leaf(v);
@@ -447,7 +487,9 @@ FailureOr<Pieces> Translator::integerOp(Operation *op) {
     return failure();
   for (Piece &p : *r)
     if (!fits(range(p.value), t))
-      return fail(op, "may wrap in i" + Twine(t.getIntOrFloatBitWidth()));
+      return fail(op, t.isIndex()
+                          ? Twine("may wrap in index (64 bits)")
+                          : "may wrap in i" + Twine(t.getIntOrFloatBitWidth()));
   return r;
 }
 
@@ -1071,31 +1113,72 @@ FailureOr<Groups> unionGroups(ArrayRef<SmallVector<BoundRow>> perPiece) {
   return groups;
 }
 
-/// Whether `a` and `b` differ in their constant alone.
-bool sameButConstant(const BoundRow &a, const BoundRow &b) {
-  return std::equal(a.begin(), a.end() - 1, b.begin(), b.end() - 1);
-}
+/// Whether one key bound is never above another on in-range coordinates
+/// (for every value of the terms), decided on the Translator's sets.
+class BoundOrder {
+public:
+  explicit BoundOrder(const Translator &t) : t(t) {}
 
-/// Whether bound `a` never decides against `b` (differing in the constant
-/// alone) where `takeMin` bounds are combined by a minimum (else a maximum).
-bool neverDecides(const BoundRow &a, const BoundRow &b, bool takeMin) {
-  return sameButConstant(a, b) &&
-         (takeMin ? a.back() > b.back() : a.back() < b.back());
-}
+  bool neverAbove(const BoundRow &a, const BoundRow &b) {
+    auto [it, inserted] = memo.try_emplace({a, b}, false);
+    if (!inserted)
+      return it->second;
+    // a - b - 1 >= 0 nowhere in the domain.
+    Lin la, lb;
+    la.c.assign(a.begin(), a.end() - 1);
+    la.constant = a.back();
+    lb.c.assign(b.begin(), b.end() - 1);
+    lb.constant = b.back();
+    std::optional<Lin> above = combine(la, 1, lb, -1, -1);
+    bool r =
+        above && t.constraint(*above).intersect(t.domain()).isIntegerEmpty();
+    memo[{a, b}] = r;
+    return r;
+  }
+
+  /// A constant bound of `width` columns.
+  static BoundRow constant(size_t width, int64_t value) {
+    BoundRow r(width, 0);
+    r.back() = value;
+    return r;
+  }
+
+private:
+  const Translator &t;
+  std::map<std::pair<BoundRow, BoundRow>, bool> memo;
+};
 
 /// Sorts and deduplicates, so that equal masks give equal bounds written
-/// alike: a bound that never decides in its group goes (lo's groups take
-/// the minimum, hi's the maximum: min(q - 12, q) is q - 12), so does a
-/// one-bound group that never decides against another (lo takes the
-/// maximum of its groups), and a group that contains another adds nothing.
-void canonicalize(Groups &groups, ArrayRef<unsigned> order, bool isLo) {
+/// alike. Bounds are compared on in-range coordinates (BoundOrder), ties
+/// kept once: a bound that never decides in its group goes (lo's groups
+/// take the minimum, hi's the maximum: max(1, q + 1) is q + 1), so does a
+/// group that never decides against another (lo takes the maximum of its
+/// groups: max(min(n, q), min(n, q + 1)) is min(n, q + 1)), and a group
+/// that every in-range key meets (lo <= 0, hi >= kSizeLimit).
+void canonicalize(Groups &groups, ArrayRef<unsigned> order, bool isLo,
+                  BoundOrder &cmp) {
+  // lo: the lower one decides a minimum; hi: the higher one a maximum.
+  auto decidesOver = [&](const BoundRow &a, const BoundRow &b) {
+    return isLo ? cmp.neverAbove(a, b) : cmp.neverAbove(b, a);
+  };
+  if (!groups.empty() && !groups[0].empty()) {
+    size_t width = groups[0][0].size();
+    BoundRow keyLimit = BoundOrder::constant(width, isLo ? 0 : kSizeLimit);
+    llvm::erase_if(groups, [&](const SmallVector<BoundRow> &g) {
+      return llvm::any_of(
+          g, [&](const BoundRow &b) { return decidesOver(b, keyLimit); });
+    });
+  }
   for (SmallVector<BoundRow> &g : groups) {
     SmallVector<BoundRow> kept;
-    for (const BoundRow &b : g)
-      if (llvm::none_of(g, [&](const BoundRow &o) {
-            return neverDecides(b, o, /*takeMin=*/isLo);
-          }))
-        kept.push_back(b);
+    for (unsigned i = 0; i < g.size(); ++i) {
+      bool decides = true;
+      for (unsigned j = 0; j < g.size() && decides; ++j)
+        decides = j == i || !decidesOver(g[j], g[i]) ||
+                  (decidesOver(g[i], g[j]) && i < j);
+      if (decides)
+        kept.push_back(g[i]);
+    }
     g = std::move(kept);
   }
   auto less = [&](const BoundRow &a, const BoundRow &b) {
@@ -1110,20 +1193,24 @@ void canonicalize(Groups &groups, ArrayRef<unsigned> order, bool isLo) {
   };
   for (SmallVector<BoundRow> &g : groups)
     llvm::sort(g, less);
-  auto contains = [](const SmallVector<BoundRow> &big,
-                     const SmallVector<BoundRow> &small) {
-    return llvm::all_of(
-        small, [&](const BoundRow &b) { return llvm::is_contained(big, b); });
+  // Group `g` adds nothing next to `other` where each bound of `other` has
+  // one in `g` that never decides over it: lo takes the maximum of the
+  // groups' minima, hi the minimum of their maxima.
+  auto addsNothing = [&](const SmallVector<BoundRow> &g,
+                         const SmallVector<BoundRow> &other) {
+    return llvm::all_of(other, [&](const BoundRow &a) {
+      return llvm::any_of(g,
+                          [&](const BoundRow &b) { return decidesOver(b, a); });
+    });
   };
   Groups kept;
   for (unsigned i = 0; i < groups.size(); ++i) {
     bool absorbed = false;
+    // Two groups that each add nothing next to the other are equal: the
+    // first stays.
     for (unsigned j = 0; j < groups.size() && !absorbed; ++j)
-      absorbed = j != i && ((contains(groups[i], groups[j]) &&
-                             (groups[i].size() > groups[j].size() || j < i)) ||
-                            (groups[i].size() == 1 && groups[j].size() == 1 &&
-                             neverDecides(groups[i][0], groups[j][0],
-                                          /*takeMin=*/!isLo)));
+      absorbed = j != i && addsNothing(groups[i], groups[j]) &&
+                 (j < i || !addsNothing(groups[j], groups[i]));
     if (!absorbed)
       kept.push_back(groups[i]);
   }
@@ -1202,8 +1289,9 @@ std::optional<KeyInterval> mlir::cuir::analyzeKeyInterval(Value visible,
     lo = std::move(*l);
     hi = std::move(*h);
   }
-  canonicalize(lo, order, /*isLo=*/true);
-  canonicalize(hi, order, /*isLo=*/false);
+  BoundOrder boundOrder(t);
+  canonicalize(lo, order, /*isLo=*/true, boundOrder);
+  canonicalize(hi, order, /*isLo=*/false, boundOrder);
   // The interval is the mask, or the analysis says nothing.
   if (!intervalSet(t, lo, hi).intersect(t.domain()).isEqual(s->set))
     return notOne();

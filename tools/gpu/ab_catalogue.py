@@ -3,6 +3,10 @@
 whose kernels differ, beside torch.compile(flex_attention) in the same run. Run on the GPU machine:
 
   python3 tools/gpu/ab_catalogue.py --kernel sm90 A=DIR_A B=DIR_B [--rounds 5] [--json f] entry ...
+  python3 tools/gpu/ab_catalogue.py --kernel sm90 bits=DIR eval=DIR --no-bits eval entry ...
+
+With --no-bits NAME, build NAME's block masks are made without the partial tiles' bits, so that its kernels
+evaluate the mask: one library against itself times the bits against the mask's own arithmetic.
 
 For each entry, at check_catalogue.py's bench shape (bf16), each build's runtime block mask is made once (as
 FlexAttention's create_block_mask is; its time not counted), then every round times A, B and FlexAttention
@@ -39,7 +43,7 @@ def flex_call(entry, tensors, q, k, v):
     return lambda: compiled(q, k, v, score_mod=score_mod, block_mask=bm, enable_gqa=gqa)
 
 
-def ab_entry(entry, builds, kernel, rounds):
+def ab_entry(entry, builds, kernel, rounds, no_bits=()):
     import torch
     libs = {name: bench_library(d, kernel, entry.name) for name, d in builds.items()}
     shapes = {tuple(s) for _, s in libs.values()}
@@ -51,7 +55,7 @@ def ab_entry(entry, builds, kernel, rounds):
     fns, outs = {}, {}
     for name, (lib, _) in libs.items():
         call = cc._kernel_call(lib, entry, tensors)
-        bm = call.block_mask(q, k)
+        bm = call.block_mask(q, k, mask_bits=False) if name in no_bits else call.block_mask(q, k)
         fns[name] = (lambda c, m: lambda: c(q, k, v, False, m))(call, bm)
         outs[name] = fns[name]().float()
     a, b = list(builds)
@@ -80,6 +84,8 @@ def main():
     ap.add_argument("entries", nargs="+")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--json", default=None)
+    ap.add_argument("--no-bits", metavar="NAME", action="append", default=[],
+                    help="make this build's block masks without the partial tiles' bits (repeatable)")
     args = ap.parse_args()
     builds = {}
     for spec in args.builds:
@@ -87,12 +93,15 @@ def main():
         if not sep or name == "flex" or name in builds:
             ap.error(f"a build is NAME=DIR with a NAME other than 'flex' and the other build's: {spec!r}")
         builds[name] = pathlib.Path(path)
+    for name in args.no_bits:
+        if name not in builds:
+            ap.error(f"--no-bits {name}: no build of that name")
     print(f"{torch.cuda.get_device_name()}, {args.kernel}, {args.rounds} rounds; ms per call / back to back",
           flush=True)
-    rows = [ab_entry(catalogue.get(name), builds, args.kernel, args.rounds) for name in args.entries]
+    rows = [ab_entry(catalogue.get(name), builds, args.kernel, args.rounds, args.no_bits) for name in args.entries]
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps({"device": torch.cuda.get_device_name(), "builds": {
-            n: str(d) for n, d in builds.items()}, "rows": rows}, indent=1))
+            n: str(d) for n, d in builds.items()}, "no_bits": args.no_bits, "rows": rows}, indent=1))
 
 
 if __name__ == "__main__":

@@ -146,12 +146,13 @@ def _kernel_call(library, entry, tensors):
         return kern(q, k, v, layout="bhnd", return_lse=lse, block_mask=block_mask,
                     **{n: comp.tensor_for(kern, n, t, q.device) for n, t in values.items()})
 
-    def block_mask(q, k):
-        """The runtime block mask of q, k's problem (None where the library's tiles are static)."""
+    def block_mask(q, k, **options):
+        """The runtime block mask of q, k's problem (None where the library's tiles are static); options go to
+        the library's block_mask (mask_bits=False: no partial tiles' bits)."""
         if not kern.block_mask_info:
             return None
         B, Hq, Nq, D = q.shape
-        return kern.block_mask(B, Hq, Nq, k.shape[2], head_dim=D, num_heads_kv=k.shape[1],
+        return kern.block_mask(B, Hq, Nq, k.shape[2], head_dim=D, num_heads_kv=k.shape[1], **options,
                                **{n: comp.tensor_for(kern, n, t, q.device) for n, t in values.items()})
     call.block_mask = block_mask
     return call

@@ -30,3 +30,10 @@ cuir.variant @space(%x: f32 {cuir.param = "a b"}) normalizer softmax {
 // expected-error @below {{parameter 'Nq' has the name of a size of the kernel, which it stands for: it must be an index, not 'memref<4xf32, #cuir.mem<global>>'}}
 cuir.variant @size_name(%t: memref<4xf32, #cuir.mem<global>> {cuir.param = "Nq"}) normalizer softmax {
 }
+
+// -----
+
+// An index parameter is a size: the mask analysis reads it in [0, 2^30).
+// expected-error @below {{parameter 'shift' is an index, which a variant's parameter is only as a size of the kernel (B, Hq, Hkv, Nq, Nkv): declare another integer i32 or i64}}
+cuir.variant @index_shift(%shift: index {cuir.param = "shift"}) normalizer softmax {
+}
