@@ -87,6 +87,10 @@ def find_torch_python():
 
 clang = find_clang()
 cuda_path = find_cuda_toolkit()
+if clang:
+    # Host programs built from lowered code (REQUIRES: host-cxx).
+    config.available_features.add("host-cxx")
+    config.substitutions.append(("%host_cxx", '"%s"' % clang))
 if clang and cuda_path:
     config.available_features.add("cuda-clang")
     config.environment["CUDA_PATH"] = cuda_path
