@@ -7,9 +7,12 @@ enough to wrap, floor division and Python's remainder by constants of either
 sign, min, max, abs, where, comparisons, and / or / not. It is traced
 (cuir.compile.trace), lowered with a runtime block mask (`cuir-opt
 flash_fwd.cu --lift --transfer=... --cuir-split-full-partial=block-mask=runtime
---lower=compile=false`), and the lowered mask, `cuir_block_mask_visible`, is
-compiled for the host with the lowering's own helpers; its value at a grid of
-pairs and at pairs near 2^30 must be PyTorch's for the same mask_mod.
+--lower=compile=false`), and both lowered forms of the mask are compiled for
+the host with the lowering's own helpers: the block mask's
+`cuir_block_mask_visible` and the masking steps' scores helper
+(`cuir_variant_scores` on one mma.sync fragment: the thread's rows q, q + 8
+and keys kv, kv + 1). Their values at a grid of pairs and at pairs near 2^30
+must be PyTorch's for the same mask_mod.
 
   random_mask_cpp.py KERNEL_CU INCLUDE_DIR OUT_DIR --opt CUIR_OPT --cxx CXX
                      --count N --seed S
@@ -42,11 +45,28 @@ CUIR_MIN_MAX(long long)
 CUIR_MIN_MAX(unsigned long)
 CUIR_MIN_MAX(unsigned long long)
 {block}
+namespace cuir_kernels {{
+struct NoMaskBits {{
+  static constexpr int kRows = 0, kWords = 0;
+  bool valid = false;
+  bool visible(int, int) const {{ return true; }}
+}};
+}}  // namespace cuir_kernels
+namespace cuir_sm80 {{
+{scores}
+}}  // namespace cuir_sm80
+// Per pair (q, kv), kv even: the block mask's value at (q, kv), then the
+// scores helper's at (q, kv), (q, kv + 1), (q + 8, kv), (q + 8, kv + 1).
 int main() {{
   cuir_attention_params params{{}};
   int q, kv;
-  while (std::scanf("%d %d", &q, &kv) == 2)
+  while (std::scanf("%d %d", &q, &kv) == 2) {{
     std::putchar(cuir_block_mask_visible(params, 0, 0, q, kv) ? '1' : '0');
+    float scores[1][1][4] = {{{{{{0.f, 0.f, 0.f, 0.f}}}}}};
+    cuir_sm80::cuir_variant_scores<true>(scores, params, 0, 0, q, kv);
+    for (float s : scores[0][0])
+      std::putchar(std::isinf(s) ? '0' : '1');
+  }}
   return 0;
 }}
 """
@@ -120,13 +140,25 @@ def lowered_block(cu_text):
     return m.group(1) if m else None
 
 
+def scores_helper(cu_text):
+    """The scores helper and the integer helpers written before it."""
+    m = re.search(r"\n(// ---- cuir: the scores of the variant .*?\n\}\n)", cu_text, re.S)
+    if not m:
+        return None
+    helpers = re.search(r"\n(// ---- cuir: integer and float ops as MLIR defines them ----\n.*?)\n// ---- cuir: the scores",
+                        cu_text[:m.end()], re.S)
+    return (helpers.group(1) + "\n" if helpers else "") + m.group(1)
+
+
 def points(rng):
-    pairs = [(q, kv) for q in range(48) for kv in range(48)]
-    top = 1 << 30
+    """Pairs (q, kv) with kv even (a fragment's first key): a grid, then
+    pairs anywhere below 2^30 - 8, near that end most often."""
+    pairs = [(q, kv) for q in range(48) for kv in range(0, 48, 2)]
+    top = (1 << 30) - 8
     for _ in range(256):
         q = top - 1 - rng.randrange(64) if rng.randrange(2) else rng.randrange(top)
-        kv = top - 1 - rng.randrange(64) if rng.randrange(2) else rng.randrange(top)
-        pairs.append((q, kv))
+        kv = top - 2 - rng.randrange(64) if rng.randrange(2) else rng.randrange(top - 1)
+        pairs.append((q, kv - kv % 2))
     return pairs
 
 
@@ -159,29 +191,34 @@ def main():
             [args.opt, args.kernel, "--lift", f"--transfer={variant}",
              "--cuir-split-full-partial=block-mask=runtime", "--lower=compile=false", "-o", str(cu)],
             capture_output=True, text=True)
-        block = lowered_block(cu.read_text()) if lower.returncode == 0 else None
-        if block is None:
+        text = cu.read_text() if lower.returncode == 0 else ""
+        block, scores = lowered_block(text), scores_helper(text)
+        if block is None or scores is None:
             print(f"{name}: NOT LOWERED: {source}\n{lower.stderr[-2000:]}")
             continue
         harness = args.out / name / "harness.cpp"
-        harness.write_text(HARNESS.format(name=name, block=block))
+        harness.write_text(HARNESS.format(name=name, block=block, scores=scores))
         exe = args.out / name / "harness"
-        subprocess.run([args.cxx, "-std=c++17", "-O1", "-w", f"-I{args.include}", str(harness),
-                        "-o", str(exe)], check=True)
+        # The output's cuir/attention_params.h (the variant's fields) first.
+        subprocess.run([args.cxx, "-std=c++17", "-O1", "-w", f"-I{cu.parent}", f"-I{args.include}",
+                        str(harness), "-o", str(exe)], check=True)
         pairs = points(rng)
         run = subprocess.run([str(exe)], input="".join(f"{q} {kv}\n" for q, kv in pairs),
                              capture_output=True, text=True, check=True)
         q = torch.tensor([p[0] for p in pairs], dtype=torch.int32)
         kv = torch.tensor([p[1] for p in pairs], dtype=torch.int32)
         zero = torch.zeros((), dtype=torch.int32)
-        want = mask_mod(zero, zero, q, kv).expand(len(pairs))
+        # Per pair: the block mask at (q, kv), the scores at the fragment's four.
+        want = torch.stack([mask_mod(zero, zero, q + dq, kv + dk).expand(len(pairs))
+                            for dq, dk in ((0, 0), (0, 0), (0, 1), (8, 0), (8, 1))], dim=1).flatten()
         got = torch.tensor([c == "1" for c in run.stdout])
         differ = (got != want).nonzero().flatten().tolist()
+        where = ("block mask", "scores", "scores at kv + 1", "scores at q + 8", "scores at q + 8, kv + 1")
         checked += 1
         agree += not differ
         shown = want.double().mean().item()
         if differ:
-            at = [pairs[j] for j in differ[:4]]
+            at = [(pairs[j // 5], where[j % 5]) for j in differ[:4]]
             print(f"{name}: DIFFERS at {len(differ)} pairs, first {at}: {source}")
         else:
             print(f"{name}: agrees ({shown:.0%} visible): {source}")
