@@ -53,9 +53,7 @@ class Mask:
             return self.value(f"arith.addi %q, {off} : index", "(Q + NKV - NQ)")
         if r == 3:
             return self.value("arith.index_cast %p : i32 to index", "(P)")
-        if r == 4:
-            return ("%Nq", "NQ") if self.rng.randrange(2) else ("%Nkv", "NKV")
-        return self.constant(self.rng.randrange(-40, 220))
+        return ("%Nq", "NQ") if self.rng.randrange(2) else ("%Nkv", "NKV")
 
     def integer(self, depth, keys=True):
         """An index value; with `keys`, possibly of the key coordinate."""
