@@ -1216,9 +1216,9 @@ LogicalResult VariantOp::verify() {
     // [0, 2^30), written as a C++ int.
     if (!isSize && body.getArgument(i).getType().isIndex())
       return emitOpError() << "parameter '" << name
-                           << "' is an index, which a variant's parameter is "
-                              "only as a size of the kernel (B, Hq, Hkv, Nq, "
-                              "Nkv): declare another integer i32 or i64";
+                           << "' is an index, which only a size of the kernel "
+                              "(B, Hq, Hkv, Nq, Nkv) may be: declare it i32 or "
+                              "i64";
     if (!isCIdentifier(name))
       return emitOpError() << "parameter name '" << name
                            << "' is not an identifier ([A-Za-z_][A-Za-z0-9_]*,"

@@ -34,6 +34,6 @@ cuir.variant @size_name(%t: memref<4xf32, #cuir.mem<global>> {cuir.param = "Nq"}
 // -----
 
 // An index parameter is a size: the mask analysis reads it in [0, 2^30).
-// expected-error @below {{parameter 'shift' is an index, which a variant's parameter is only as a size of the kernel (B, Hq, Hkv, Nq, Nkv): declare another integer i32 or i64}}
+// expected-error @below {{parameter 'shift' is an index, which only a size of the kernel (B, Hq, Hkv, Nq, Nkv) may be: declare it i32 or i64}}
 cuir.variant @index_shift(%shift: index {cuir.param = "shift"}) normalizer softmax {
 }
