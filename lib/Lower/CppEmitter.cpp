@@ -228,8 +228,11 @@ const DeviceHelper kDeviceHelpers[] = {
 
 #undef CUIR_INT_HELPERS
 
-/// The suffix of the integer helpers for `t` (index is a C++ int).
-StringRef intSuffix(Type t) { return t.isInteger(64) ? "i64" : "i32"; }
+/// The suffix of the integer helpers for `t`; index computes as an int, or
+/// at 64 bits where `wideIndex`.
+StringRef intSuffix(Type t, bool wideIndex) {
+  return t.isInteger(64) || (t.isIndex() && wideIndex) ? "i64" : "i32";
+}
 
 bool isWideInt(Type t) { return t.isInteger(32) || t.isInteger(64); }
 
@@ -239,15 +242,17 @@ struct CppForm {
   std::string text; // the operator, function or target type
 };
 
-/// Integer ops on i32 and i64: wrapping sums and products, floor and ceil
-/// division, shifts, bitwise logic, as helpers or operators of their width.
-/// Index values (loop and tile coordinates, load indices) and i1 keep the
-/// plain operators.
-CppForm intForm(Operation *op) {
+/// Integer ops: wrapping sums and products, floor and ceil division, shifts,
+/// bitwise logic, as helpers or operators of their width. Index values that
+/// an int holds (operands and result; `wideIndex` false) keep the plain
+/// operators, which then cannot overflow; `plainCeilDiv`: an index ceildivsi
+/// whose dividend is non-negative and divisor positive, as `(a + b - 1) / b`
+/// without overflow.
+CppForm intForm(Operation *op, bool wideIndex, bool plainCeilDiv) {
   using K = CppForm::Kind;
   StringRef name = op->getName().getStringRef();
   Type t = op->getResult(0).getType();
-  std::string sfx = intSuffix(t).str();
+  std::string sfx = intSuffix(t, wideIndex).str();
   auto helper = [&](StringRef base) {
     return CppForm{K::Call, "cuir_" + base.str() + "_" + sfx};
   };
@@ -257,40 +262,42 @@ CppForm intForm(Operation *op) {
     return helper(name.drop_front(6));
   if (name == "math.absi")
     return helper("absi");
-  if (!isWideInt(t))
-    return {};
-  if (llvm::is_contained({"arith.addi", "arith.subi", "arith.muli",
-                          "arith.ceildivsi"},
-                         name))
+  if (!t.isInteger(1) &&
+      llvm::is_contained({"arith.andi", "arith.ori", "arith.xori"}, name))
+    return llvm::StringSwitch<CppForm>(name)
+        .Case("arith.andi", {K::Infix, "&"})
+        .Case("arith.ori", {K::Infix, "|"})
+        .Default({K::Infix, "^"});
+  if (name == "arith.ceildivsi" && t.isIndex() && !wideIndex && plainCeilDiv)
+    return {K::CeilDiv, ""};
+  bool wide = isWideInt(t) || (t.isIndex() && wideIndex);
+  if (llvm::is_contained({"arith.addi", "arith.subi", "arith.muli"}, name))
+    return wide ? helper(name.drop_front(6)) : CppForm{};
+  if (name == "arith.ceildivsi")
+    return helper("ceildivsi");
+  if (sfx == "i64" && (name == "arith.maxsi" || name == "arith.minsi"))
     return helper(name.drop_front(6));
-  if (t.isInteger(64) && (name == "arith.maxsi" || name == "arith.minsi"))
-    return helper(name.drop_front(6));
-  return llvm::StringSwitch<CppForm>(name)
-      .Case("arith.andi", {K::Infix, "&"})
-      .Case("arith.ori", {K::Infix, "|"})
-      .Case("arith.xori", {K::Infix, "^"})
-      .Default({});
+  return {};
 }
 
 /// The form of the ops written by one operator, function or cast.
-CppForm formOf(Operation *op) {
+CppForm formOf(Operation *op, bool wideIndex, bool plainCeilDiv) {
   using K = CppForm::Kind;
   if (op->getNumResults() == 1 && op->getResult(0).getType().isIntOrIndex())
-    if (CppForm f = intForm(op); f.kind != K::None)
+    if (CppForm f = intForm(op, wideIndex, plainCeilDiv); f.kind != K::None)
       return f;
   return llvm::StringSwitch<CppForm>(op->getName().getStringRef())
       .Cases({"arith.addi", "arith.addf"}, {K::Infix, "+"})
       .Cases({"arith.subi", "arith.subf"}, {K::Infix, "-"})
       .Cases({"arith.muli", "arith.mulf"}, {K::Infix, "*"})
-      .Cases({"arith.divsi", "arith.divui", "arith.divf"}, {K::Infix, "/"})
-      .Cases({"arith.remsi", "arith.remui"}, {K::Infix, "%"})
+      .Cases({"arith.divsi", "arith.divf"}, {K::Infix, "/"})
+      .Case("arith.remsi", {K::Infix, "%"})
       .Case("arith.remf", {K::Call, "fmodf"})
       .Case("arith.andi", {K::Infix, "&&"})
       .Case("arith.ori", {K::Infix, "||"})
       .Case("arith.xori", {K::Infix, "!="})
-      .Cases({"arith.ceildivsi", "arith.ceildivui"}, {K::CeilDiv, ""})
-      .Cases({"arith.minsi", "arith.minui"}, {K::Call, "min"})
-      .Cases({"arith.maxsi", "arith.maxui"}, {K::Call, "max"})
+      .Case("arith.minsi", {K::Call, "min"})
+      .Case("arith.maxsi", {K::Call, "max"})
       .Case("arith.maximumf", {K::Call, "cuir_maximumf"})
       .Case("arith.minimumf", {K::Call, "cuir_minimumf"})
       .Case("arith.maxnumf", {K::Call, "fmaxf"})
@@ -383,9 +390,10 @@ std::string cmpfExpr(arith::CmpFPredicate p, const std::string &a,
   llvm_unreachable("all predicates handled");
 }
 
-/// The unsigned C++ type of the same width as integer type `t`.
+/// The unsigned C++ type of the width integer type `t` computes at (index:
+/// 64 bits).
 std::string unsignedType(Type t) {
-  return t.isInteger(64) ? "uint64_t" : "uint32_t";
+  return t.isInteger(64) || t.isIndex() ? "uint64_t" : "uint32_t";
 }
 
 } // namespace
@@ -398,30 +406,64 @@ std::string mlir::cuir::deviceHelpersUsedBy(StringRef text) {
   return out;
 }
 
+FailureOr<std::string> CppEmitter::typeOf(Value v) {
+  if (v.getType().isIndex())
+    return std::string(fitsInt(v) ? "int" : "int64_t");
+  return type(v.getType());
+}
+
+bool CppEmitter::isSourceValue(Value v) {
+  Operation *op = v.getDefiningOp();
+  if (!op)
+    op = cast<BlockArgument>(v).getOwner()->getParentOp();
+  if (!op || !(isa<KernelOp>(op) || op->getParentOfType<KernelOp>()))
+    return false;
+  if (ChangeAttr own = getChange(op))
+    return own.getRewrite() == Rewrite::Scores ||
+           own.getRewrite() == Rewrite::Blocks;
+  return !getEnclosingChange(op);
+}
+
+bool CppEmitter::fitsInt(Value v) {
+  return ranges.within(v, INT32_MIN, INT32_MAX);
+}
+
+bool CppEmitter::wideIndexOp(Operation *op) {
+  auto wide = [&](Value v) { return v.getType().isIndex() && !fitsInt(v); };
+  return llvm::any_of(op->getResults(), wide) ||
+         llvm::any_of(op->getOperands(), wide);
+}
+
 bool CppEmitter::isNoOpCast(Operation *op) {
   if (!isa<CastOpInterface>(op) || op->getNumOperands() != 1 ||
       op->getNumResults() != 1 || isa<arith::TruncFOp>(op))
     return false;
-  Type from = op->getOperand(0).getType(), to = op->getResult(0).getType();
+  Value fromV = op->getOperand(0), toV = op->getResult(0);
+  Type from = fromV.getType(), to = toV.getType();
   if (from.isInteger(1) != to.isInteger(1))
     return false;
   if (isa<arith::FPToSIOp, arith::FPToUIOp, arith::SIToFPOp,
           arith::UIToFPOp>(op))
     return false;
-  FailureOr<std::string> a = type(from), b = type(to);
+  // A zero extension of an i32 keeps its value only where it is not
+  // negative.
+  if (from.isInteger(32) && isa<arith::ExtUIOp, arith::IndexCastUIOp>(op) &&
+      !ranges.nonNegative(fromV))
+    return false;
+  FailureOr<std::string> a = typeOf(fromV), b = typeOf(toV);
   return succeeded(a) && succeeded(b) && *a == *b;
 }
 
 /// The C++ of cast `op` of `x` (see isNoOpCast for those written as `x`).
-static FailureOr<std::string> castExpr(Operation *op, const std::string &x,
-                                       std::string &why) {
+FailureOr<std::string> CppEmitter::castExpr(Operation *op, const std::string &x,
+                                            std::string &why) {
   Type from = op->getOperand(0).getType(), to = op->getResult(0).getType();
-  FailureOr<std::string> toC = CppEmitter::type(to);
-  if (failed(toC) || failed(CppEmitter::type(from))) {
+  FailureOr<std::string> toC = typeOf(op->getResult(0));
+  if (failed(toC) || failed(type(from))) {
     why = "a cast between types without a C++ form";
     return failure();
   }
-  if (CppEmitter::isNoOpCast(op))
+  if (isNoOpCast(op))
     return x;
   auto sc = [](StringRef t, const std::string &e) {
     return "static_cast<" + t.str() + ">(" + e + ")";
@@ -436,13 +478,13 @@ static FailureOr<std::string> castExpr(Operation *op, const std::string &x,
   if (isa<arith::SIToFPOp>(op))
     return fromBool ? "(" + x + " ? -1.0f : 0.0f)" : sc("float", x);
   if (isa<arith::UIToFPOp>(op))
-    return sc("float", isWideInt(from) ? sc(unsignedType(from), x) : x);
+    return sc("float", fromBool ? x : sc(unsignedType(from), x));
   if (isa<arith::FPToSIOp>(op)) {
     // cvt.rzi: toward zero, saturating, NaN -> 0 (MLIR: poison when out of
     // range; the interpreter saturates alike).
     if (to.isInteger(1))
       return "(" + x + " <= -1.0f)";
-    return (to.isInteger(64) ? "__float2ll_rz(" : "__float2int_rz(") + x + ")";
+    return (*toC == "int64_t" ? "__float2ll_rz(" : "__float2int_rz(") + x + ")";
   }
   if (to.isInteger(1))
     return sc("bool", "(" + x + " & 1)");
@@ -501,11 +543,6 @@ FailureOr<std::string> CppEmitter::constant(arith::ConstantOp c,
     return std::string(i.getValue().isZero() ? "false" : "true");
   int64_t v = i.getValue().getSExtValue();
   bool fitsInt = v >= INT32_MIN && v <= INT32_MAX;
-  if (t.isIndex() && !fitsInt) {
-    why = "the index constant " + std::to_string(v) +
-          ", which a C++ int (the lowering's index) cannot hold";
-    return failure();
-  }
   // The most negative values have no literal: 2147483648 is not an int.
   if (v == INT32_MIN && !t.isInteger(64))
     return std::string("(-2147483647 - 1)");
@@ -570,7 +607,9 @@ FailureOr<std::string> CppEmitter::special(Operation *op, std::string &why) {
   if (auto c = dyn_cast<arith::CmpIOp>(op)) {
     Type t = c.getLhs().getType();
     std::string x = (*a)[0], y = (*a)[1];
-    if (isUnsignedPredicate(c.getPredicate()) && isWideInt(t)) {
+    // Unsigned order is signed order on non-negative values.
+    if (isUnsignedPredicate(c.getPredicate()) && !t.isInteger(1) &&
+        !(ranges.nonNegative(c.getLhs()) && ranges.nonNegative(c.getRhs()))) {
       x = "static_cast<" + unsignedType(t) + ">(" + x + ")";
       y = "static_cast<" + unsignedType(t) + ">(" + y + ")";
     }
@@ -599,6 +638,42 @@ FailureOr<std::string> CppEmitter::address(memref::LoadOp load,
   return "(" + (*a)[0] + " + " + *flat + ")";
 }
 
+FailureOr<std::string> CppEmitter::unsignedOp(Operation *op, std::string &why) {
+  FailureOr<SmallVector<std::string>> a = operands(op, why);
+  FailureOr<std::string> t = typeOf(op->getResult(0));
+  if (failed(a) || failed(t))
+    return failure();
+  const std::string &x = (*a)[0], &y = (*a)[1];
+  bool isMin = isa<arith::MinUIOp>(op);
+  if (llvm::all_of(op->getOperands(),
+                   [&](Value v) { return ranges.nonNegative(v); })) {
+    // Signed and unsigned agree on non-negative values.
+    if (isa<arith::DivUIOp>(op))
+      return "(" + x + " / " + y + ")";
+    if (isa<arith::RemUIOp>(op))
+      return "(" + x + " % " + y + ")";
+    if (isa<arith::CeilDivUIOp>(op))
+      return "(" + x + " / " + y + " + (" + x + " % " + y + " != 0))";
+    if (*t == "int" && !wideIndexOp(op))
+      return std::string(isMin ? "min(" : "max(") + x + ", " + y + ")";
+    return std::string(isMin ? "cuir_minsi_i64(" : "cuir_maxsi_i64(") + x +
+           ", " + y + ")";
+  }
+  std::string u = unsignedType(op->getResult(0).getType());
+  std::string ux = "static_cast<" + u + ">(" + x + ")",
+              uy = "static_cast<" + u + ">(" + y + ")";
+  auto back = [&](const std::string &e) {
+    return "static_cast<" + *t + ">(" + e + ")";
+  };
+  if (isa<arith::DivUIOp>(op))
+    return back(ux + " / " + uy);
+  if (isa<arith::RemUIOp>(op))
+    return back(ux + " % " + uy);
+  if (isa<arith::CeilDivUIOp>(op))
+    return back(ux + " / " + uy + " + (" + ux + " % " + uy + " != 0)");
+  return "(" + ux + (isMin ? " < " : " > ") + uy + " ? " + x + " : " + y + ")";
+}
+
 FailureOr<std::string> CppEmitter::expr(Value v, std::string &why) {
   if (auto it = names.find(v); it != names.end())
     return it->second;
@@ -620,7 +695,18 @@ FailureOr<std::string> CppEmitter::expr(Value v, std::string &why) {
           " (extend to f32 first: the lowering computes in f32)";
     return failure();
   }
-  CppForm form = formOf(op);
+  if (isa<arith::DivUIOp, arith::RemUIOp, arith::CeilDivUIOp, arith::MinUIOp,
+          arith::MaxUIOp>(op))
+    return unsignedOp(op, why);
+  bool wideIndex = wideIndexOp(op), plainCeilDiv = false;
+  if (auto div = dyn_cast<arith::CeilDivSIOp>(op); div && !wideIndex) {
+    // (a + b - 1) / b: a >= 0, b >= 1, a + b - 1 an int.
+    ConstantIntRanges a = ranges.of(div.getLhs()), b = ranges.of(div.getRhs());
+    plainCeilDiv =
+        !a.smin().isNegative() && b.smin().sge(1) &&
+        a.smax().getSExtValue() + b.smax().getSExtValue() - 1 <= INT32_MAX;
+  }
+  CppForm form = formOf(op, wideIndex, plainCeilDiv);
   if (form.kind == CppForm::None)
     return special(op, why);
   FailureOr<SmallVector<std::string>> a = operands(op, why);

@@ -607,7 +607,7 @@ bool BodyPrinter::declareSpecial(Operation &op, const std::string &type) {
 
 LogicalResult BodyPrinter::declare(Operation &op) {
   Value result = op.getResult(0);
-  FailureOr<std::string> ty = CppEmitter::type(result.getType());
+  FailureOr<std::string> ty = em.typeOf(result);
   if (failed(ty))
     return emitError(op.getLoc()) << "cannot write " << what
                                   << " in C++: a value of type "
@@ -616,12 +616,11 @@ LogicalResult BodyPrinter::declare(Operation &op) {
   // written as its operand (a value from outside is read once, ahead).
   Value from = op.getNumOperands() == 1 ? op.getOperand(0) : Value();
   FailureOr<std::string> fromTy =
-      from ? CppEmitter::type(from.getType()) : FailureOr<std::string>();
+      from ? em.typeOf(from) : FailureOr<std::string>();
   bool named = from && ((isa<BlockArgument>(from) &&
                          from.getParentBlock() == &body) ||
                         declOf.count(from) || unneededCasts.count(from));
-  if (CppEmitter::isNoOpCast(&op) && named && succeeded(fromTy) &&
-      *fromTy == *ty) {
+  if (em.isNoOpCast(&op) && named && succeeded(fromTy) && *fromTy == *ty) {
     unneededCasts.insert(result);
     return success();
   }

@@ -137,17 +137,24 @@ LogicalResult SplitPatcher::assignBounds(PatchContext &ctx) {
     if (isa<arith::ConstantOp>(op) || op->getResult(0).hasOneUse())
       continue;
     FailureOr<std::string> e = em.expr(op->getResult(0), why);
-    if (failed(e))
+    FailureOr<std::string> type = em.typeOf(op->getResult(0));
+    if (failed(e) || failed(type))
       return emitError(op->getLoc())
-             << "cannot write the split in C++: " << why;
+             << "cannot write the split in C++: "
+             << (failed(e) ? why : "a value without a C++ type");
     std::string name = "cuir_t" + std::to_string(++temps);
-    code += indent + "const int " + name + " = " + *e + ";\n";
+    code += indent + "const " + *type + " " + name + " = " + *e + ";\n";
     em.names[op->getResult(0)] = name;
   }
+  // The bounds go to the source's int block counters.
   auto emit = [&](Value v) -> FailureOr<std::string> {
     FailureOr<std::string> e = em.expr(v, why);
     if (failed(e))
       return emitError(v.getLoc()) << "cannot write the split in C++: " << why;
+    if (!em.fitsInt(v))
+      return emitError(v.getLoc())
+             << "cannot write the split in C++: a block bound that an int "
+                "may not hold";
     return e;
   };
   auto eMax = emit(nMax), eC = emit(nC), eB = emit(nB);

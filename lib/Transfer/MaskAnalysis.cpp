@@ -15,12 +15,13 @@
 
 #include "cuir/Transfer/MaskAnalysis.h"
 
+#include "cuir/Support/IntRanges.h"
+
 #include "mlir/Analysis/Presburger/IntegerRelation.h"
 #include "mlir/Analysis/Presburger/PresburgerRelation.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/Matchers.h"
-#include "mlir/Interfaces/InferIntRangeInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include <map>
@@ -37,9 +38,9 @@ using P = arith::CmpIPredicate;
 
 namespace {
 
-/// Index block arguments (coordinates, sizes) are in [0, 2^30): a sequence
-/// of 2^30 tokens of the smallest head (64 x 2 bytes) is 128 GiB for Q alone.
-constexpr int64_t kSizeLimit = int64_t(1) << 30;
+/// Index block arguments (coordinates, sizes) are in [0, 2^30)
+/// (cuir/Support/IntRanges.h).
+constexpr int64_t kSizeLimit = kIndexLimit;
 /// Coefficients read from the sets are below 2^62 in magnitude, so that
 /// negating them and adding 1 stays in int64.
 constexpr int64_t kCoefLimit = int64_t(1) << 62;
@@ -70,36 +71,6 @@ unsigned widthOf(Type t) {
 bool fits(const Range &r, Type t) {
   Range b = bitRange(widthOf(t));
   return r.lo && r.hi && b.lo && *r.lo >= *b.lo && *r.hi <= *b.hi;
-}
-
-/// The signed range of `v` by MLIR's integer range inference over the ops
-/// that define it, index block arguments (sizes, coordinates) in
-/// [0, kSizeLimit).
-Range inferRange(Value v, DenseMap<Value, Range> &memo, unsigned depth = 0) {
-  if (isa<BlockArgument>(v) && v.getType().isIndex())
-    return {0, kSizeLimit - 1};
-  if (auto it = memo.find(v); it != memo.end())
-    return it->second;
-  auto op = v.getDefiningOp<InferIntRangeInterface>();
-  Range r = bitRange(widthOf(v.getType()));
-  if (op && depth < 16 && llvm::all_of(op->getOperandTypes(), [](Type t) {
-        return t.isIntOrIndex();
-      })) {
-    SmallVector<ConstantIntRanges> operands;
-    for (Value o : op->getOperands()) {
-      Range ro = inferRange(o, memo, depth + 1);
-      unsigned w = ConstantIntRanges::getStorageBitwidth(o.getType());
-      operands.push_back(ConstantIntRanges::fromSigned(
-          APInt(w, int64_t(*ro.lo), /*isSigned=*/true),
-          APInt(w, int64_t(*ro.hi), /*isSigned=*/true)));
-    }
-    op.inferResultRanges(operands, [&](Value res, const ConstantIntRanges &c) {
-      if (res == v && c.smin().getBitWidth() <= 64)
-        r = {Int(c.smin().getSExtValue()), Int(c.smax().getSExtValue())};
-    });
-  }
-  memo[v] = r;
-  return r;
 }
 
 /// c[0] * q + c[1] * kv + sum(c[2 + i] * symbol_i) + constant; missing
@@ -220,7 +191,7 @@ private:
   DenseMap<Value, bool> dependsMemo;
   DenseMap<Value, PresburgerSet> booleanMemo;
   DenseMap<Value, Pieces> integerMemo;
-  DenseMap<Value, Range> rangeMemo;
+  IntRanges ranges;
 };
 
 } // namespace
@@ -281,7 +252,12 @@ std::pair<Value, Range> Translator::leaf(Value v) {
   return {v, inferredRange(v)};
 }
 
-Range Translator::inferredRange(Value v) { return inferRange(v, rangeMemo); }
+Range Translator::inferredRange(Value v) {
+  ConstantIntRanges r = ranges.of(v);
+  if (r.smin().getBitWidth() > 64)
+    return {};
+  return {Int(r.smin().getSExtValue()), Int(r.smax().getSExtValue())};
+}
 
 unsigned Translator::symbol(Value v, bool boolean) {
   auto [root, r] = leaf(v);

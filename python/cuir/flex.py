@@ -69,8 +69,8 @@ def _check_tensors(query, key, value, enable_gqa):
     if B > _MAX_GRID or Hq > _MAX_GRID or (Nq + 127) // 128 > _MAX_GRID:
         raise ValueError(f"flex_attention: at most {_MAX_GRID} batches, {_MAX_GRID} heads and "
                          f"{_MAX_GRID * 128} query rows (the kernels' grid), got B={B} Hq={Hq} Nq={Nq}")
-    if max(Nq, Nkv) > 2 ** 30:
-        raise ValueError(f"flex_attention: sequence lengths are at most 2^30 (the kernels' mask analysis), got "
+    if max(Nq, Nkv) >= 2 ** 30:
+        raise ValueError(f"flex_attention: sequence lengths are below 2^30 (the kernels' mask analysis), got "
                          f"Nq={Nq} Nkv={Nkv}")
     if not (query.device == key.device == value.device):
         raise ValueError(f"flex_attention: query, key and value must be on one device, got {query.device}, "

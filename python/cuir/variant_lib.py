@@ -174,7 +174,7 @@ class VariantKernel:
                 raise ValueError(f"the lists of variant '{self.variant}' have a row per KV head: give "
                                  f"block_mask(..., num_heads_kv=Hkv)")
             num_heads_kv = max(H, 1)
-        for name, x, top in (("B", B, 2 ** 31 - 1), ("H", H, 2 ** 31 - 1), ("Nq", Nq, 2 ** 30), ("Nkv", Nkv, 2 ** 30),
+        for name, x, top in (("B", B, 2 ** 31 - 1), ("H", H, 2 ** 31 - 1), ("Nq", Nq, 2 ** 30 - 1), ("Nkv", Nkv, 2 ** 30 - 1),
                              ("num_heads_kv", num_heads_kv, 2 ** 31 - 1)):
             if not isinstance(x, int) or isinstance(x, bool) or not 0 <= x <= top:
                 raise ValueError(f"block_mask: {name} must be an int in [0, {top}], got {x!r}")

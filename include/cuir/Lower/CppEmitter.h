@@ -10,6 +10,8 @@
 #ifndef CUIR_LOWER_CPPEMITTER_H
 #define CUIR_LOWER_CPPEMITTER_H
 
+#include "cuir/Support/IntRanges.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Operation.h"
@@ -49,20 +51,48 @@ public:
   /// The address `load` reads (its tensor plus the flat index), or failure
   /// with `why` set.
   FailureOr<std::string> address(memref::LoadOp load, std::string &why);
-  /// The C++ type of `t`: int for index and i32, int64_t for i64, bool for
-  /// i1, float for f32 (and for f16/bf16 values, held in floats).
+  /// The C++ type of `t`: int for i32, int64_t for i64, bool for i1, float
+  /// for f32 (and for f16/bf16 values, held in floats); int for index, whose
+  /// values typeOf gives int64_t where an int may not hold them.
   static FailureOr<std::string> type(Type t);
+  /// The C++ type of `v`: type(v's type), but int64_t for an index value
+  /// that an int may not hold (IntRanges: index is 64 bits, as the
+  /// interpreter computes it).
+  FailureOr<std::string> typeOf(Value v);
+  /// Whether every value of index or integer value `v` fits a C++ int.
+  bool fitsInt(Value v);
   /// Whether cast `op` is written as its operand: both sides are the same
   /// C++ type and the value does not change (index <-> i32, extf).
-  static bool isNoOpCast(Operation *op);
+  bool isNoOpCast(Operation *op);
 
 private:
+  /// Whether index op `op` computes at 64 bits: its result or an index
+  /// operand may not fit an int.
+  bool wideIndexOp(Operation *op);
+  FailureOr<std::string> castExpr(Operation *op, const std::string &x,
+                                  std::string &why);
+  /// divui, remui, ceildivui, minui, maxui: through the unsigned type of
+  /// their width where an operand may be negative.
+  FailureOr<std::string> unsignedOp(Operation *op, std::string &why);
   FailureOr<std::string> argument(BlockArgument arg, std::string &why);
   FailureOr<SmallVector<std::string>> operands(Operation *op,
                                                std::string &why);
   FailureOr<std::string> constant(arith::ConstantOp c, std::string &why);
   /// Constants, comparisons, selects and loads.
   FailureOr<std::string> special(Operation *op, std::string &why);
+
+  /// Index values computed by CuIR's ops (block and thread coordinates) are
+  /// coordinates, as the Source CuIR's block arguments; the Source CuIR's
+  /// own values are the source's ints (isSourceValue).
+  IntRanges ranges{/*cuirResultsAreCoordinates=*/true, isSourceValue};
+
+public:
+  /// Whether `v` is a value of the lifted source kernel, which the source
+  /// holds in an int: an argument or a value of an op in a cuir.kernel that
+  /// no transform inserted, or that the scores or blocks rewrite inserted to
+  /// restate the source's own coordinates (a tile's first key, a listed
+  /// tile). The variant's ops and the split's bounds are not.
+  static bool isSourceValue(Value v);
 };
 
 } // namespace mlir::cuir

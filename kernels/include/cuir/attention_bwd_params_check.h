@@ -23,7 +23,7 @@ inline cudaError_t check_attention_bwd_params(const cuir_attention_bwd_params *p
     return cudaErrorInvalidValue;
   if (p.num_heads_q % p.num_heads_kv != 0) return cudaErrorInvalidValue;
   // coordinates below 2^30, as the lowering's static mask analysis assumes (lib/Transfer/MaskAnalysis.cpp)
-  if (p.seqlen_q > (1 << 30) || p.seqlen_kv > (1 << 30)) return cudaErrorInvalidValue;
+  if (p.seqlen_q >= (1 << 30) || p.seqlen_kv >= (1 << 30)) return cudaErrorInvalidValue;
   // grid limits: y and z at most 65535 (heads and batch; the blocks of a sequence go in x)
   if (p.batch > 65535 || p.num_heads_q > 65535) return cudaErrorInvalidValue;
   if (!(p.softmax_scale > 0.f) || p.softmax_scale > 3.0e38f) return cudaErrorInvalidValue;  // also rejects NaN

@@ -21,8 +21,9 @@ inline cudaError_t check_attention_params(const cuir_attention_params *params, b
   if (p.batch < 0 || p.num_heads_q < 0 || p.num_heads_kv <= 0 || p.seqlen_q < 0 || p.seqlen_kv < 0)
     return cudaErrorInvalidValue;
   if (p.num_heads_q % p.num_heads_kv != 0) return cudaErrorInvalidValue;
-  // coordinates below 2^30, as the lowering's static mask analysis assumes (lib/Transfer/MaskAnalysis.cpp)
-  if (p.seqlen_q > (1 << 30) || p.seqlen_kv > (1 << 30)) return cudaErrorInvalidValue;
+  // sizes and coordinates below 2^30, as the static mask analysis and the lowering's index ranges assume
+  // (cuir/Support/IntRanges.h)
+  if (p.seqlen_q >= (1 << 30) || p.seqlen_kv >= (1 << 30)) return cudaErrorInvalidValue;
   // grid limits: y and z at most 65535 (the query blocks, in y on the sm_80 kernel, and the batch); heads too
   if (p.batch > 65535 || p.num_heads_q > 65535 || (static_cast<int64_t>(p.seqlen_q) + 127) / 128 > 65535)
     return cudaErrorInvalidValue;

@@ -54,7 +54,7 @@ inline constexpr int kBlockMaskMaxGrid = 1 << 16;  // thread blocks at most (gri
 template <class Params>
 cudaError_t block_mask_dims(const Params *p, int block_m, int block_n, BlockMaskDepends dep, BlockMaskDims *out) {
   if (p == nullptr || p->batch < 0 || p->num_heads_q < 0 || p->seqlen_q < 0 || p->seqlen_kv < 0 ||
-      p->seqlen_q > (1 << 30) || p->seqlen_kv > (1 << 30))
+      p->seqlen_q >= (1 << 30) || p->seqlen_kv >= (1 << 30))
     return cudaErrorInvalidValue;
   if (dep.kv_heads && (p->num_heads_kv <= 0 || p->num_heads_q % p->num_heads_kv != 0))
     return cudaErrorInvalidValue;
