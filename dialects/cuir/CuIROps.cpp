@@ -339,6 +339,26 @@ LogicalResult BindOp::verify() {
   return success();
 }
 
+/// [0, hi] as an index range.
+static ConstantIntRanges indexRange(int64_t hi) {
+  unsigned w = IndexType::kInternalStorageBitWidth;
+  return ConstantIntRanges::fromSigned(APInt(w, 0), APInt(w, hi));
+}
+
+void BlockIdOp::inferResultRanges(ArrayRef<ConstantIntRanges>,
+                                  SetIntRangeFn setResultRange) {
+  // CUDA's grid: x below 2^31 - 1, y and z below 65535.
+  setResultRange(getResult(), indexRange(getDim() == Dimension::x
+                                             ? (int64_t(1) << 31) - 2
+                                             : 65534));
+}
+
+void WorkerIdOp::inferResultRanges(ArrayRef<ConstantIntRanges>,
+                                   SetIntRangeFn setResultRange) {
+  // A worker is one thread or more of a block of at most 1024.
+  setResultRange(getResult(), indexRange(1023));
+}
+
 LogicalResult WorkerIdOp::verify() {
   if (!(*this)->getParentOfType<BindOp>())
     return emitOpError() << "must be inside a cuir.bind";

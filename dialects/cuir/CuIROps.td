@@ -13,6 +13,7 @@ include "mlir/IR/RegionKindInterface.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"
 include "mlir/Interfaces/FunctionInterfaces.td"
+include "mlir/Interfaces/InferIntRangeInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
 def CuIR_RegisterTile : RankedTensorOf<[AnyFloat, AnyInteger, Index]>;
@@ -120,11 +121,13 @@ def CuIR_DimensionAttr : EnumAttr<CuIR_Dialect, CuIR_Dimension, "dim"> {
   }];
 }
 
-def CuIR_BlockIdOp : CuIR_Op<"block_id", [Pure]> {
+def CuIR_BlockIdOp : CuIR_Op<"block_id", [Pure,
+    DeclareOpInterfaceMethods<InferIntRangeInterface, ["inferResultRanges"]>]> {
   let summary = "the index of the executing thread block along one grid axis";
   let description = [{
     `%bx = cuir.block_id x` is the block's coordinate along grid dimension
-    `x` (0), `y` (1) or `z` (2), i.e. CUDA's `blockIdx`.
+    `x` (0), `y` (1) or `z` (2), i.e. CUDA's `blockIdx`: below 2^31 - 1 on
+    `x` and below 65535 on `y` and `z` (its integer range).
   }];
   let arguments = (ins CuIR_DimensionAttr:$dim);
   let results = (outs Index:$result);
@@ -169,11 +172,12 @@ def CuIR_BindOp : CuIR_Op<"bind", [
   }];
 }
 
-def CuIR_WorkerIdOp : CuIR_Op<"worker_id", [Pure]> {
+def CuIR_WorkerIdOp : CuIR_Op<"worker_id", [Pure,
+    DeclareOpInterfaceMethods<InferIntRangeInterface, ["inferResultRanges"]>]> {
   let summary = "which of the workers of the enclosing bind is running";
   let description = [{
     In `cuir.bind warpgroup [1, 2]`, `cuir.worker_id` is 0 for warpgroup 1 and
-    1 for warpgroup 2.
+    1 for warpgroup 2: below 1024, the threads of a block (its integer range).
   }];
   let results = (outs Index:$result);
   let assemblyFormat = "attr-dict";

@@ -684,6 +684,16 @@ FailureOr<std::string> CppEmitter::expr(Value v, std::string &why) {
   if (sourceNames && !getEnclosingChange(op))
     if (auto name = sourceNameOf(op->getLoc()))
       return *name;
+  FailureOr<std::string> e = opExpr(op, why);
+  // An index value an int holds is an int, also where it is computed at 64
+  // bits: CUDA's min and max, for one, take operands of one type.
+  if (succeeded(e) && v.getType().isIndex() && !isa<CastOpInterface>(op) &&
+      fitsInt(v) && wideIndexOp(op))
+    return "static_cast<int>(" + *e + ")";
+  return e;
+}
+
+FailureOr<std::string> CppEmitter::opExpr(Operation *op, std::string &why) {
   // f16/bf16 values are floats in C++: only ops that round (or keep) them
   // at their precision have a form.
   Type rt = op->getNumResults() == 1 ? op->getResult(0).getType() : Type();

@@ -4,7 +4,6 @@
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
-#include "mlir/IR/Dialect.h"
 #include "mlir/IR/Operation.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
 
@@ -19,13 +18,7 @@ static constexpr unsigned kMaxDepth = 64;
 
 ConstantIntRanges IntRanges::seed(Value v) const {
   unsigned width = ConstantIntRanges::getStorageBitwidth(v.getType());
-  bool coordinate = false;
-  if (v.getType().isIndex()) {
-    Operation *def = v.getDefiningOp();
-    coordinate = !def || (cuirResultsAreCoordinates && def->getDialect() &&
-                          def->getDialect()->getNamespace() == "cuir");
-  }
-  if (!coordinate)
+  if (!v.getType().isIndex() || v.getDefiningOp())
     return ConstantIntRanges::maxRange(width);
   return ConstantIntRanges::fromSigned(APInt(width, 0),
                                        APInt(width, kIndexLimit - 1));

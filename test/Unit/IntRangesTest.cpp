@@ -131,7 +131,7 @@ TEST_F(IntRangesTest, ValuesHeldInIntAreNarrowed) {
   Value x = parse(text, "x");
   ASSERT_TRUE(x);
   EXPECT_FALSE(IntRanges().within(x, INT32_MIN, INT32_MAX));
-  IntRanges held(false, [&](Value v) { return v == x; });
+  IntRanges held([&](Value v) { return v == x; });
   EXPECT_TRUE(held.within(x, INT32_MIN, INT32_MAX));
 }
 

@@ -69,6 +69,8 @@ private:
   /// Whether index op `op` computes at 64 bits: its result or an index
   /// operand may not fit an int.
   bool wideIndexOp(Operation *op);
+  /// The C++ of the op that defines a value (expr, less the names).
+  FailureOr<std::string> opExpr(Operation *op, std::string &why);
   FailureOr<std::string> castExpr(Operation *op, const std::string &x,
                                   std::string &why);
   /// divui, remui, ceildivui, minui, maxui: through the unsigned type of
@@ -81,10 +83,8 @@ private:
   /// Constants, comparisons, selects and loads.
   FailureOr<std::string> special(Operation *op, std::string &why);
 
-  /// Index values computed by CuIR's ops (block and thread coordinates) are
-  /// coordinates, as the Source CuIR's block arguments; the Source CuIR's
-  /// own values are the source's ints (isSourceValue).
-  IntRanges ranges{/*cuirResultsAreCoordinates=*/true, isSourceValue};
+  /// The Source CuIR's own values are the source's ints (isSourceValue).
+  IntRanges ranges{isSourceValue};
 
 public:
   /// Whether `v` is a value of the lifted source kernel, which the source

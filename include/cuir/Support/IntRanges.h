@@ -30,17 +30,14 @@ inline constexpr int64_t kIndexLimit = int64_t(1) << 30;
 /// range inference of the op that defines it, over its operands' ranges;
 /// the result of an scf.if by what its branches yield.
 /// A loop's induction variable is within the loop's bounds. Other index
-/// block arguments (coordinates, sizes) are in [0, kIndexLimit); so
-/// are the index results of CuIR's own ops (block and thread coordinates)
-/// where `cuirResultsAreCoordinates`. Any other value has its type's range.
+/// block arguments (coordinates, sizes) are in [0, kIndexLimit). Any other
+/// value has its type's range.
 /// An index value for which `heldInInt` is true (the lifted source's own
 /// values, which the source holds in a C++ int) is narrowed to int's range.
 class IntRanges {
 public:
-  explicit IntRanges(bool cuirResultsAreCoordinates = false,
-                     std::function<bool(Value)> heldInInt = nullptr)
-      : cuirResultsAreCoordinates(cuirResultsAreCoordinates),
-        heldInInt(std::move(heldInInt)) {}
+  explicit IntRanges(std::function<bool(Value)> heldInInt = nullptr)
+      : heldInInt(std::move(heldInInt)) {}
 
   /// The range of `v` (an integer or index value), at its type's width.
   ConstantIntRanges of(Value v);
@@ -53,7 +50,6 @@ private:
   ConstantIntRanges compute(Value v, unsigned depth);
   ConstantIntRanges seed(Value v) const;
 
-  bool cuirResultsAreCoordinates;
   std::function<bool(Value)> heldInInt;
   llvm::DenseMap<Value, ConstantIntRanges> memo;
 };
