@@ -1,6 +1,7 @@
 //===- CuIROps.cpp - CuIR operations: verifiers and custom syntax ---------===//
 
 #include "cuir/Dialect/CuIR.h"
+#include "cuir/Support/IntRanges.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -10,6 +11,8 @@
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/SmallSet.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/CheckedArithmetic.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
 
@@ -345,12 +348,65 @@ static ConstantIntRanges indexRange(int64_t hi) {
   return ConstantIntRanges::fromSigned(APInt(w, 0), APInt(w, hi));
 }
 
+/// The least and greatest values of grid expression `e` where its dimensions
+/// (the kernel's sizes) are in [0, kIndexLimit); nullopt for a form it does
+/// not bound.
+static std::optional<std::pair<int64_t, int64_t>> gridExprRange(AffineExpr e) {
+  if (auto c = dyn_cast<AffineConstantExpr>(e))
+    return std::pair(c.getValue(), c.getValue());
+  if (isa<AffineDimExpr>(e))
+    return std::pair(int64_t(0), kIndexLimit - 1);
+  auto bin = dyn_cast<AffineBinaryOpExpr>(e);
+  if (!bin)
+    return std::nullopt;
+  auto l = gridExprRange(bin.getLHS()), r = gridExprRange(bin.getRHS());
+  if (!l || !r)
+    return std::nullopt;
+  if (e.getKind() == AffineExprKind::Add) {
+    auto lo = llvm::checkedAdd(l->first, r->first),
+         hi = llvm::checkedAdd(l->second, r->second);
+    return lo && hi ? std::optional(std::pair(*lo, *hi)) : std::nullopt;
+  }
+  // The other forms take a constant right-hand side.
+  if (r->first != r->second)
+    return std::nullopt;
+  int64_t c = r->first;
+  switch (e.getKind()) {
+  case AffineExprKind::Mul: {
+    auto a = llvm::checkedMul(l->first, c), b = llvm::checkedMul(l->second, c);
+    if (!a || !b)
+      return std::nullopt;
+    return std::pair(std::min(*a, *b), std::max(*a, *b));
+  }
+  case AffineExprKind::FloorDiv:
+  case AffineExprKind::CeilDiv: {
+    if (c <= 0)
+      return std::nullopt;
+    bool floor = e.getKind() == AffineExprKind::FloorDiv;
+    auto div = [&](int64_t x) {
+      return floor ? llvm::divideFloorSigned(x, c)
+                   : llvm::divideCeilSigned(x, c);
+    };
+    return std::pair(div(l->first), div(l->second));
+  }
+  case AffineExprKind::Mod:
+    return c > 0 ? std::optional(std::pair(int64_t(0), c - 1)) : std::nullopt;
+  default:
+    return std::nullopt;
+  }
+}
+
 void BlockIdOp::inferResultRanges(ArrayRef<ConstantIntRanges>,
                                   SetIntRangeFn setResultRange) {
-  // CUDA's grid: x below 2^31 - 1, y and z below 65535.
-  setResultRange(getResult(), indexRange(getDim() == Dimension::x
-                                             ? (int64_t(1) << 31) - 2
-                                             : 65534));
+  // Below the grid's extent on the axis, and CUDA's: x below 2^31 - 1, y and
+  // z below 65535.
+  int64_t hi = getDim() == Dimension::x ? (int64_t(1) << 31) - 2 : 65534;
+  if (auto kernel = (*this)->getParentOfType<KernelOp>();
+      kernel && unsigned(getDim()) < kernel.getGrid().getNumResults())
+    if (auto extent = gridExprRange(
+            kernel.getGrid().getResult(unsigned(getDim()))))
+      hi = std::max<int64_t>(0, std::min(hi, extent->second - 1));
+  setResultRange(getResult(), indexRange(hi));
 }
 
 void WorkerIdOp::inferResultRanges(ArrayRef<ConstantIntRanges>,

@@ -126,8 +126,10 @@ def CuIR_BlockIdOp : CuIR_Op<"block_id", [Pure,
   let summary = "the index of the executing thread block along one grid axis";
   let description = [{
     `%bx = cuir.block_id x` is the block's coordinate along grid dimension
-    `x` (0), `y` (1) or `z` (2), i.e. CUDA's `blockIdx`: below 2^31 - 1 on
-    `x` and below 65535 on `y` and `z` (its integer range).
+    `x` (0), `y` (1) or `z` (2), i.e. CUDA's `blockIdx`. Its integer range:
+    below the grid's extent on the axis, the kernel's sizes below 2^30 (for
+    `n ceildiv 128`, below 2^23), and below CUDA's limit (2^31 - 1 on `x`,
+    65535 on `y` and `z`).
   }];
   let arguments = (ins CuIR_DimensionAttr:$dim);
   let results = (outs Index:$result);
