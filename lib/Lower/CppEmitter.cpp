@@ -688,7 +688,8 @@ FailureOr<std::string> CppEmitter::expr(Value v, std::string &why) {
   // An index value an int holds is an int, also where it is computed at 64
   // bits: CUDA's min and max, for one, take operands of one type.
   if (succeeded(e) && v.getType().isIndex() && !isa<CastOpInterface>(op) &&
-      fitsInt(v) && wideIndexOp(op))
+      fitsInt(v) && wideIndexOp(op) &&
+      !StringRef(*e).starts_with("static_cast<int>("))
     return "static_cast<int>(" + *e + ")";
   return e;
 }

@@ -33,7 +33,15 @@ VARIANTS = {
     # An index constant past int: kv + 2^32 <= q + 2^32 + shift.
     "big_constant": ("Inputs/index_big_constant.mlir", ["shift"],
                      lambda p, q, kv: kv + 2**32 <= q + 2**32 + p["shift"]),
+    # minui, remui, ceildivui, ult / ule of d = q - shift read as unsigned 64 bits.
+    "unsigned_ops": ("Inputs/index_unsigned_ops.mlir", ["shift"],
+                     lambda p, q, kv: _unsigned_ops((q - p["shift"]) % 2**64, p["Nkv"], kv)),
 }
+
+
+def _unsigned_ops(d, nkv, kv):
+    """The mask of Inputs/index_unsigned_ops.mlir, d already unsigned."""
+    return (kv < min(d, nkv) and d % 7 != 3) or -(-d // 5) <= kv
 
 PARAM_VALUES = [I32_MAX, I32_MIN, I32_MAX - 1, I32_MIN + 1, -13, 0, 5]
 
