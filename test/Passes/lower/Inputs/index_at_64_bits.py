@@ -17,7 +17,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
-from random_mask_cpp import lowered_block, scores_helper  # noqa: E402
+from random_mask_cpp import HOST_MASK, lowered_block, scores_helper  # noqa: E402
 
 I32_MAX, I32_MIN = 2**31 - 1, -2**31
 
@@ -45,31 +45,7 @@ def _unsigned_ops(d, nkv, kv):
 
 PARAM_VALUES = [I32_MAX, I32_MIN, I32_MAX - 1, I32_MIN + 1, -13, 0, 5]
 
-HARNESS = r"""// {name} at 64 bits, on the host.
-#include <cmath>
-#include <cstdint>
-#include <cstdio>
-#define __device__
-#define __forceinline__ inline
-#include "cuir/attention_params.h"
-#define CUIR_MIN_MAX(T)                                                         \
-  inline T min(T a, T b) {{ return a < b ? a : b; }}                              \
-  inline T max(T a, T b) {{ return a > b ? a : b; }}
-CUIR_MIN_MAX(int)
-CUIR_MIN_MAX(long long)
-CUIR_MIN_MAX(long)
-{block}
-namespace cuir_kernels {{
-struct NoMaskBits {{
-  static constexpr int kRows = 0, kWords = 0;
-  bool valid = false;
-  bool visible(int, int) const {{ return true; }}
-}};
-}}  // namespace cuir_kernels
-namespace cuir_sm80 {{
-{scores}
-}}  // namespace cuir_sm80
-// Per line "Nq Nkv p0 p1 ... q kv": the block mask at (q, kv), then the
+HARNESS = HOST_MASK + r"""// Per line "Nq Nkv p0 p1 ... q kv": the block mask at (q, kv), then the
 // scores helper at (q, kv), (q, kv + 1), (q + 8, kv), (q + 8, kv + 1).
 int main() {{
   cuir_attention_params params{{}};

@@ -27,7 +27,10 @@ import sys
 
 import torch
 
-HARNESS = r"""// The lowered mask of {name}, on the host.
+# The lowered mask and scores helper ({block}, {scores}) on the host: CUDA's
+# qualifiers and integer min / max, and the kernels' NoMaskBits. Shared with
+# index_at_64_bits.py.
+HOST_MASK = r"""// The lowered mask of {name}, on the host.
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -55,7 +58,9 @@ struct NoMaskBits {{
 namespace cuir_sm80 {{
 {scores}
 }}  // namespace cuir_sm80
-// Per pair (q, kv), kv even: the block mask's value at (q, kv), then the
+"""
+
+HARNESS = HOST_MASK + r"""// Per pair (q, kv), kv even: the block mask's value at (q, kv), then the
 // scores helper's at (q, kv), (q, kv + 1), (q + 8, kv), (q + 8, kv + 1).
 int main() {{
   cuir_attention_params params{{}};
