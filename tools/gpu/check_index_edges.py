@@ -23,7 +23,7 @@ EDGES = [(64, 256, I32_MAX), (64, I32_MAX, 0), (0, I32_MAX, I32_MAX), (0, I32_MI
          (64, -5, 300), (I32_MAX, 0, 0), (0, 3, I32_MIN)]
 
 
-def mask_for(glob, left, right, N):
+def mask_for(glob, left, right):
     def mask_mod(b, h, q, kv):
         diag = q.long()  # Nq = Nkv; Python's ints: no wrap
         return (kv < glob) | (diag < glob) | ((kv >= diag - left) & (kv <= diag + right))
@@ -47,7 +47,7 @@ def main():
                            for H in (Hq, Hkv, Hkv))
                 for glob, left, right in EDGES:
                     params = {"global_tokens": glob, "window_left": left, "window_right": right}
-                    ref = _reference(q, k, v, None, mask_for(glob, left, right, N))
+                    ref = _reference(q, k, v, None, mask_for(glob, left, right))
                     for with_mask in (False, True) if not dense else (False,):
                         bm = lib.block_mask(B, Hq, N, params) if with_mask else None
                         out = lib(q, k, v, params, bm)
