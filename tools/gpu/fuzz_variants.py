@@ -1121,3 +1121,97 @@ V("m5_batch_head_offset", lambda t: (None, lambda b, h, q_idx, kv_idx: kv_idx <=
 
 V("s5_rsqrt_power_of_score", lambda t: ((lambda score, b, h, q_idx, kv_idx: 3.0 * (score.abs() + 1.0) ** -0.5), None),
   lambda q, k, v, sc, t: (lambda s: softmax_attend(3.0 * (s.abs() + 1.0) ** -0.5, v))(S(q, k, sc)))
+
+# =========================================================================================================
+# u9: written 2026-12-06 without looking at how the tracer spells anything (unseen-variant checks)
+# =========================================================================================================
+
+
+def _make_u9(B, H, Nq, Nkv):
+    g = gen("u9", B, H, Nq, Nkv)
+    return {"start": (torch.arange(Nq) // 23) * 23, "kv_slope": torch.rand(max(H // 2, 1), generator=g) * 0.2,
+            "bias_qk": torch.randn(Nq, Nkv, generator=g) * 0.5}
+
+
+V("u9_abs_band", lambda t: (None, lambda b, h, q_idx, kv_idx: torch.abs(q_idx - kv_idx) <= 7),
+  mask_ref(lambda b, h, qi, ki, t: (qi - ki).abs() <= 7))
+
+V("u9_parity_product", lambda t: (None, lambda b, h, q_idx, kv_idx: ((q_idx * kv_idx) % 2) == 0),
+  mask_ref(lambda b, h, qi, ki, t: (qi * ki) % 2 == 0))
+
+V("u9_div_floor_blocks", lambda t: (None, lambda b, h, q_idx, kv_idx:
+                                    torch.div(q_idx, 16, rounding_mode="floor") ==
+                                    torch.div(kv_idx, 16, rounding_mode="floor")),
+  mask_ref(lambda b, h, qi, ki, t: qi // 16 == ki // 16))
+
+V("u9_div_trunc_distance", lambda t: (None, lambda b, h, q_idx, kv_idx:
+                                      torch.div(q_idx - kv_idx, 5, rounding_mode="trunc") == 0),
+  mask_ref(lambda b, h, qi, ki, t: (qi - ki).abs() < 5))
+
+V("u9_bitand_subset", lambda t: (None, lambda b, h, q_idx, kv_idx: (kv_idx & q_idx) == kv_idx),
+  mask_ref(lambda b, h, qi, ki, t: (ki & qi) == ki))
+
+V("u9_doc_start_lookup", lambda t: (None, lambda b, h, q_idx, kv_idx:
+                                    (kv_idx >= t["start"][q_idx]) & (kv_idx <= q_idx)),
+  mask_ref(lambda b, h, qi, ki, t: (ki >= t["start"][qi]) & (ki <= qi)), _make_u9,
+  note="a per-row lower bound looked up in a captured tensor")
+
+V("u9_min_max_window", lambda t: (None, lambda b, h, q_idx, kv_idx:
+                                  torch.minimum(q_idx, kv_idx) >= torch.maximum(q_idx - 16, torch.zeros_like(q_idx))),
+  mask_ref(lambda b, h, qi, ki, t: torch.minimum(qi, ki) >= torch.clamp(qi - 16, min=0)))
+
+V("u9_not_lt_window", lambda t: (None, lambda b, h, q_idx, kv_idx: (kv_idx < q_idx + 1) & ~(kv_idx < q_idx - 9)),
+  mask_ref(lambda b, h, qi, ki, t: (ki <= qi) & (ki >= qi - 9)))
+
+V("u9_square_distance", lambda t: (None, lambda b, h, q_idx, kv_idx: (q_idx - kv_idx) * (q_idx - kv_idx) <= 100),
+  mask_ref(lambda b, h, qi, ki, t: (qi - ki).abs() <= 10))
+
+V("u9_batch_window", lambda t: (None, lambda b, h, q_idx, kv_idx:
+                                (kv_idx <= q_idx) & (kv_idx >= q_idx - (b + 1) * 10)),
+  mask_ref(lambda b, h, qi, ki, t: (ki <= qi) & (ki >= qi - (b + 1) * 10)))
+
+V("u9_piecewise_slope", lambda t: ((lambda score, b, h, q_idx, kv_idx: torch.where(score > 0, score * 2.0, score * 0.5)),
+                                   None),
+  lambda q, k, v, sc, t: (lambda s: softmax_attend(torch.where(s > 0, 2 * s, 0.5 * s), v))(S(q, k, sc)))
+
+V("u9_int_true_div_bias", lambda t: ((lambda score, b, h, q_idx, kv_idx: score + (q_idx - kv_idx) / 7), None),
+  lambda q, k, v, sc, t: (lambda g: softmax_attend(S(q, k, sc) + (g[2] - g[3]).double() / 7, v))(grids(q, k)))
+
+V("u9_times_causal_float", lambda t: ((lambda score, b, h, q_idx, kv_idx: score * (q_idx >= kv_idx).float()), None),
+  lambda q, k, v, sc, t: (lambda g: softmax_attend(S(q, k, sc) * (g[2] >= g[3]).double(), v))(grids(q, k)),
+  note="not a mask: the hidden scores are 0, not -inf")
+
+V("u9_kv_head_slope", lambda t: ((lambda score, b, h, q_idx, kv_idx: score + t["kv_slope"][h // 2] * (kv_idx - q_idx)),
+                                 lambda b, h, q_idx, kv_idx: kv_idx <= q_idx),
+  lambda q, k, v, sc, t: (lambda g: softmax_attend(S(q, k, sc) + t["kv_slope"].double()[g[1] // 2] * (g[3] - g[2]),
+                                                   v, g[3] <= g[2]))(grids(q, k)), _make_u9)
+
+V("u9_negated_score", lambda t: ((lambda score, b, h, q_idx, kv_idx: -score), None),
+  lambda q, k, v, sc, t: softmax_attend(-S(q, k, sc), v))
+
+V("u9_where_inf_every_fourth", lambda t: ((lambda score, b, h, q_idx, kv_idx:
+                                           torch.where((q_idx - kv_idx) % 4 == 0, score, -float("inf"))), None),
+  mask_ref(lambda b, h, qi, ki, t: (qi - ki) % 4 == 0), note="Python's floored remainder of a negative difference")
+
+V("u9_bias_qk_causal", lambda t: ((lambda score, b, h, q_idx, kv_idx: score + t["bias_qk"][q_idx, kv_idx]),
+                                  lambda b, h, q_idx, kv_idx: kv_idx <= q_idx + 3),
+  lambda q, k, v, sc, t: (lambda g: softmax_attend(S(q, k, sc) + t["bias_qk"].double().view(1, 1, *t["bias_qk"].shape),
+                                                   v, g[3] <= g[2] + 3))(grids(q, k)), _make_u9)
+
+V("u9_exp_kv_decay", lambda t: ((lambda score, b, h, q_idx, kv_idx: score - torch.exp(-(kv_idx.float()) / 50)), None),
+  lambda q, k, v, sc, t: (lambda g: softmax_attend(S(q, k, sc) - torch.exp(-g[3].double() / 50), v))(grids(q, k)))
+
+V("u9_sigmoid_abs_band", lambda t: ((lambda score, b, h, q_idx, kv_idx: score - 1.0),
+                                    lambda b, h, q_idx, kv_idx: torch.abs(q_idx - kv_idx) < 12),
+  lambda q, k, v, sc, t: (lambda g: sigmoid_attend(S(q, k, sc) - 1.0, v, (g[2] - g[3]).abs() < 12))(grids(q, k)),
+  normalizer="sigmoid")
+
+V("u9_fmod_score", lambda t: ((lambda score, b, h, q_idx, kv_idx: torch.fmod(score, 3.0)), None),
+  lambda q, k, v, sc, t: softmax_attend(torch.fmod(S(q, k, sc), 3.0), v))
+
+V("u9_remainder_score", lambda t: ((lambda score, b, h, q_idx, kv_idx: torch.remainder(score, 2.0)), None),
+  lambda q, k, v, sc, t: softmax_attend(torch.remainder(S(q, k, sc), 2.0), v))
+
+V("u9_logsigmoid_score", lambda t: ((lambda score, b, h, q_idx, kv_idx: torch.nn.functional.logsigmoid(score)), None),
+  lambda q, k, v, sc, t: softmax_attend(torch.nn.functional.logsigmoid(S(q, k, sc)), v),
+  expect="refuse", note="not among the traced functions: refused, naming it")

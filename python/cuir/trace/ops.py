@@ -184,9 +184,12 @@ def binary(op, a, b):
     x, y = value_as(a, dtype), value_as(b, dtype)
     ir = IR_TYPE[dtype]
     if ir == "f32":
-        if op not in _FLOAT_OPS:
-            raise located(f"{what} of floating-point values has no exact form in the IR "
-                          "(torch computes it through fmod); write torch.floor(a / b)")
+        if op == "mod":
+            return _float_mod(x, y, dtype)
+        if op not in _FLOAT_OPS:  # floordiv: torch rounds (a - fmod(a, b)) / b, then corrects it
+            raise located(f"{what} of floating-point values is not supported (torch computes it from fmod, "
+                          "which differs from torch.floor(a / b) where a / b rounds to an integer); write "
+                          "torch.floor(a / b) if that is meant")
         return emit(f"{_FLOAT_OPS[op]} {x}, {y} : f32", dtype)
     if ir == "i1":
         if op not in _BOOL_OPS:
@@ -223,6 +226,31 @@ def _floor_mod(x, y, ir, dtype):
     fix = bld.emit(f"arith.andi {nonzero}, {signs_differ} : i1")
     fixed = bld.emit(f"arith.addi {rem}, {y} : {ir}")
     return emit(f"arith.select {fix}, {fixed}, {rem} : {ir}", dtype)
+
+
+def _float_mod(x, y, dtype):
+    """torch's a % b of floats: fmod (arith.remf, exact), plus b where it is not 0 and its sign is not b's."""
+    bld = active.builder
+    zero = bld.constant(0.0, "f32")
+    rem = bld.emit(f"arith.remf {x}, {y} : f32")
+    nonzero = bld.emit(f"arith.cmpf une, {rem}, {zero} : f32")
+    rem_neg = bld.emit(f"arith.cmpf olt, {rem}, {zero} : f32")
+    div_neg = bld.emit(f"arith.cmpf olt, {y}, {zero} : f32")
+    signs_differ = bld.emit(f"arith.xori {rem_neg}, {div_neg} : i1")
+    fix = bld.emit(f"arith.andi {nonzero}, {signs_differ} : i1")
+    fixed = bld.emit(f"arith.addf {rem}, {y} : f32")
+    return emit(f"arith.select {fix}, {fixed}, {rem} : f32", dtype)
+
+
+def _fmod(a, b):
+    """torch.fmod: the remainder with the dividend's sign (C's fmod / %): arith.remf, arith.remsi."""
+    a, b = operand(a), operand(b)
+    what = "torch.fmod"
+    dtype = result_dtype(what, torch.fmod, [a, b])
+    x, y, ir = value_as(a, dtype), value_as(b, dtype), IR_TYPE[dtype]
+    if ir == "i1":
+        raise located(f"{what} of bool values is not supported")
+    return emit(f"arith.rem{'f' if ir == 'f32' else 'si'} {x}, {y} : {ir}", dtype)
 
 
 def _shift(op, x, y, ir, dtype):
@@ -652,7 +680,7 @@ HANDLERS = {
     "add": _scaled("add"), "sub": _scaled("sub"),
     "pow": power, "rpow": lambda a, b: power(b, a), "div": _div, "true_divide": _div, "round": _round,
     "floor_divide": lambda a, b: binary("floordiv", a, b),
-    "remainder": lambda a, b: binary("mod", a, b),
+    "remainder": lambda a, b: binary("mod", a, b), "fmod": _fmod,
     "maximum": lambda a, b: binary("maximum", a, b),
     "minimum": lambda a, b: binary("minimum", a, b),
     "max": _max_min("max"), "min": _max_min("min"),

@@ -4,7 +4,7 @@ import torch
 
 
 def score_mod(score, b, h, q_idx, kv_idx):
-    return score + torch.fmod(score, 2.0)
+    return score + torch.atan(score)
 
 
 from cuir.variant import VariantError, trace_variant  # noqa: E402

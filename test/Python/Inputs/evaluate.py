@@ -20,7 +20,7 @@ DTYPES = {"i1": torch.bool, "i32": torch.int32, "i64": torch.int64, "index": tor
           "f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
 BINARY = {"arith.addi": torch.add, "arith.subi": torch.sub, "arith.muli": torch.mul,
           "arith.addf": torch.add, "arith.subf": torch.sub, "arith.mulf": torch.mul,
-          "arith.divf": torch.div, "arith.remsi": torch.fmod,
+          "arith.divf": torch.div, "arith.remsi": torch.fmod, "arith.remf": torch.fmod,
           "arith.floordivsi": lambda a, b: torch.div(a, b, rounding_mode="floor"),
           "arith.divsi": lambda a, b: torch.div(a, b, rounding_mode="trunc"),
           "arith.andi": torch.bitwise_and, "arith.ori": torch.bitwise_or,
