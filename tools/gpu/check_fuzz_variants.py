@@ -14,6 +14,10 @@ Usage, as the two scripts (stage here, run on the GPU machine):
   PYTHONPATH=python python3 tools/gpu/check_fuzz_variants.py bwd --run build/fuzz-bwd
   PYTHONPATH=python python3 tools/gpu/check_fuzz_variants.py fwd --run build/fuzz-fwd --kernels sm90 --no-bench
   PYTHONPATH=python /usr/bin/python3 tools/gpu/check_fuzz_variants.py cpu /tmp/fuzz --opt build/bin/cuir-opt [--backward]
+  PYTHONPATH=python /usr/bin/python3 tools/gpu/check_fuzz_variants.py refused /tmp/fuzz --opt build/bin/cuir-opt
+
+With `refused`, the variants expected refused: each must be refused with a message, by the tracer or else by
+cuir-opt's transfer onto the sm_80 forward (exit 1 if one is accepted or crashes).
 """
 import pathlib
 import sys
@@ -51,11 +55,52 @@ def check_on_cpu(argv):
     return check.main(argv)
 
 
+def check_refused(argv):
+    """Each variant expected refused is refused with a message: a VariantError of the tracer, or an error of
+    cuir-opt's transfer (onto the sm_80 forward's Source CuIR) for a variant that traces."""
+    import argparse
+    import subprocess
+    from cuir.catalogue import check
+    from cuir.variant import VariantError, trace
+    ap = argparse.ArgumentParser(prog="check_fuzz_variants.py refused")
+    ap.add_argument("workdir", type=pathlib.Path)
+    ap.add_argument("--opt", default="cuir-opt")
+    args = ap.parse_args(argv)
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    bad = 0
+    for name, v in fuzz_variants.VARIANTS.items():
+        if v["expect"] != "refuse":
+            continue
+        try:
+            text = trace(*v["mods"](v["make"](2, 4, 83, 141)), v["normalizer"], name=name).text
+        except VariantError as e:
+            print(f"refused {name} (trace): {str(e).splitlines()[0][:160]}")
+            continue
+        except Exception as e:  # a crash of the tracer is a defect, not a refusal
+            print(f"CRASH {name} (trace): {type(e).__name__}: {e}")
+            bad += 1
+            continue
+        path = args.workdir / f"{name}.mlir"
+        path.write_text(text)
+        r = subprocess.run([args.opt, str(check.SOURCE_CUIR["sm80"]), f"--transfer={path}", "-o", "/dev/null"],
+                           capture_output=True, text=True, timeout=300)
+        message = check.first_error(r.stderr + r.stdout)
+        if r.returncode == 1 and "error:" in message:
+            print(f"refused {name} (transfer): {message[:160]}")
+        else:
+            print(f"NOT REFUSED {name}: exit {r.returncode}: {message[:160]}")
+            bad += 1
+    print(f"{bad} of the variants expected refused were not")
+    return 1 if bad else 0
+
+
 def main():
-    if len(sys.argv) < 2 or sys.argv[1] not in ("fwd", "bwd", "cpu"):
+    if len(sys.argv) < 2 or sys.argv[1] not in ("fwd", "bwd", "cpu", "refused"):
         print(__doc__, file=sys.stderr)
         return 2
     which = sys.argv.pop(1)
+    if which == "refused":
+        return check_refused(sys.argv[1:])
     register_fuzz_variants()
     if which == "cpu":
         return check_on_cpu(sys.argv[1:])

@@ -660,10 +660,10 @@ V("s_pow_const_base", lambda t: (lambda score, b, h, q_idx, kv_idx:
                                  score + 3.0 * 0.5 ** torch.abs(q_idx - kv_idx), None),
   lambda q, k, v, sc, t: (lambda g: softmax_attend(S(q, k, sc) + 3.0 * 0.5 ** (g[2] - g[3]).abs().double(), v))(grids(q, k)))
 
-V("r_masked_fill", lambda t: ((lambda score, b, h, q_idx, kv_idx:
-                               score.masked_fill(kv_idx > q_idx, float("-inf"))), None),
+V("s_masked_fill_causal", lambda t: ((lambda score, b, h, q_idx, kv_idx:
+                                      score.masked_fill(kv_idx > q_idx, float("-inf"))), None),
   lambda q, k, v, sc, t: (lambda g: softmax_attend(S(q, k, sc), v, g[3] <= g[2]))(grids(q, k)),
-  expect="refuse", note="plausible spelling of causal")
+  note="plausible spelling of causal (refused when first written, traced since)")
 
 
 def _if_head(score, b, h, q_idx, kv_idx):
@@ -1003,7 +1003,8 @@ V("r5_varargs_mods", lambda t: ((lambda *a: a[0] * 0.5), (lambda *a: a[2] >= a[3
 V("r5_python_ternary_mask", lambda t: (None, lambda b, h, q_idx, kv_idx: True if q_idx >= kv_idx else False),
   expect="refuse")
 
-V("r5_expm1", lambda t: ((lambda score, b, h, q_idx, kv_idx: torch.expm1(score)), None), expect="refuse")
+V("s5_expm1", lambda t: ((lambda score, b, h, q_idx, kv_idx: torch.expm1(score)), None),
+  lambda q, k, v, sc, t: softmax_attend(torch.expm1(S(q, k, sc)), v), note="refused when first written, traced since")
 
 # ---- more causal / window / prefix spellings (static classification compared with canonical ones) --------
 
@@ -1215,3 +1216,67 @@ V("u9_remainder_score", lambda t: ((lambda score, b, h, q_idx, kv_idx: torch.rem
 V("u9_logsigmoid_score", lambda t: ((lambda score, b, h, q_idx, kv_idx: torch.nn.functional.logsigmoid(score)), None),
   lambda q, k, v, sc, t: softmax_attend(torch.nn.functional.logsigmoid(S(q, k, sc)), v),
   expect="refuse", note="not among the traced functions: refused, naming it")
+
+
+def _make_u9b(B, H, Nq, Nkv):
+    g = gen("u9b", B, H, Nq, Nkv)
+    return {"keep_kv": torch.rand(Nkv, generator=g) > 0.3, "lens": torch.tensor([61, 140][:B], dtype=torch.int32),
+            "head_temp": torch.rand(H, generator=g) + 0.5, "pos_tab": torch.randn(2, 8, generator=g),
+            "q_doc": torch.arange(Nq) // 19, "kv_doc": torch.arange(Nkv) // 31}
+
+
+V("u9_bool_tensor_keep_causal", lambda t: (None, lambda b, h, q_idx, kv_idx: t["keep_kv"][kv_idx] & (kv_idx <= q_idx)),
+  mask_ref(lambda b, h, qi, ki, t: t["keep_kv"][ki] & (ki <= qi)), _make_u9b, note="a captured bool tensor")
+
+V("u9_kv_len_per_batch", lambda t: (None, lambda b, h, q_idx, kv_idx: kv_idx < t["lens"][b]),
+  mask_ref(lambda b, h, qi, ki, t: ki < t["lens"].long()[b]), _make_u9b, note="key padding per batch (int32 lengths)")
+
+V("u9_ratio_float_mask", lambda t: (None, lambda b, h, q_idx, kv_idx:
+                                    (kv_idx.float() + 1.0) / (q_idx.float() + 1.0) <= 0.5),
+  mask_ref(lambda b, h, qi, ki, t: (ki.float() + 1.0) / (qi.float() + 1.0) <= 0.5),
+  note="a float32 quotient compared: the reference rounds as the kernel does (float32)")
+
+V("u9_head_temperature_causal", lambda t: ((lambda score, b, h, q_idx, kv_idx: score / t["head_temp"][h]),
+                                           lambda b, h, q_idx, kv_idx: kv_idx <= q_idx),
+  lambda q, k, v, sc, t: (lambda g: softmax_attend(S(q, k, sc) / t["head_temp"].double()[g[1]], v, g[3] <= g[2]))(grids(q, k)),
+  _make_u9b)
+
+V("u9_2d_table_parity_bucket", lambda t: ((lambda score, b, h, q_idx, kv_idx:
+                                           score + t["pos_tab"][(q_idx + kv_idx) % 2, torch.clamp((q_idx - kv_idx).abs(), max=7)]),
+                                          None),
+  lambda q, k, v, sc, t: (lambda g: softmax_attend(
+      S(q, k, sc) + t["pos_tab"].double()[(g[2] + g[3]) % 2, (g[2] - g[3]).abs().clamp(max=7)], v))(grids(q, k)),
+  _make_u9b)
+
+V("u9_two_doc_tensors", lambda t: (None, lambda b, h, q_idx, kv_idx: t["q_doc"][q_idx] * 19 // 31 == t["kv_doc"][kv_idx]),
+  mask_ref(lambda b, h, qi, ki, t: t["q_doc"][qi] * 19 // 31 == t["kv_doc"][ki]), _make_u9b,
+  note="two different lookups compared after integer arithmetic")
+
+V("u9_exp2_score", lambda t: ((lambda score, b, h, q_idx, kv_idx: torch.exp2(score * 0.1) - 1.0), None),
+  lambda q, k, v, sc, t: softmax_attend(torch.exp2(S(q, k, sc) * 0.1) - 1.0, v))
+
+V("u9_clamp_tensor_bounds", lambda t: ((lambda score, b, h, q_idx, kv_idx:
+                                        torch.clamp(score, min=-(h + 1.0), max=h + 1.0)), None),
+  lambda q, k, v, sc, t: (lambda g: softmax_attend(torch.minimum(torch.maximum(S(q, k, sc), -(g[1] + 1.0)), g[1] + 1.0), v))(grids(q, k)),
+  note="clamp bounds that depend on the head")
+
+V("u9_where_mixed_int_float", lambda t: ((lambda score, b, h, q_idx, kv_idx:
+                                          torch.where(kv_idx > q_idx, 0, score)), None),
+  lambda q, k, v, sc, t: (lambda g: softmax_attend(torch.where(g[3] > g[2], torch.zeros((), dtype=torch.float64), S(q, k, sc)), v))(grids(q, k)),
+  note="an int literal in a float where")
+
+V("u9_masked_fill_method", lambda t: ((lambda score, b, h, q_idx, kv_idx: score.masked_fill(kv_idx > q_idx + 5, -1e4)), None),
+  lambda q, k, v, sc, t: (lambda g: softmax_attend(S(q, k, sc).masked_fill(g[3] > g[2] + 5, -1e4), v))(grids(q, k)))
+
+V("u9_isin_refused", lambda t: (None, lambda b, h, q_idx, kv_idx: torch.isin(kv_idx, torch.tensor([0, 5, 9]))),
+  expect="refuse", note="torch.isin is not traced")
+
+V("u9_bucketize_refused", lambda t: ((lambda score, b, h, q_idx, kv_idx:
+                                      score + torch.bucketize(q_idx - kv_idx, torch.tensor([-8, 0, 8])).float()), None),
+  expect="refuse", note="torch.bucketize is not traced")
+
+V("u9_sigmoid_bias_per_head_window", lambda t: ((lambda score, b, h, q_idx, kv_idx: score - t["head_temp"][h] * 3.0),
+                                                lambda b, h, q_idx, kv_idx: (kv_idx <= q_idx) & (q_idx - kv_idx < 20 + h)),
+  lambda q, k, v, sc, t: (lambda g: sigmoid_attend(S(q, k, sc) - t["head_temp"].double()[g[1]] * 3.0, v,
+                                                   (g[3] <= g[2]) & (g[2] - g[3] < 20 + g[1])))(grids(q, k)),
+  _make_u9b, normalizer="sigmoid")
