@@ -161,9 +161,12 @@ private:
     Location loc = module.getLoc();
     // The CUDA source is next to the file the module was lifted from, not
     // necessarily next to its Source CuIR (a cache entry).
+    // A path without a directory (`cuir-opt k.cu`) is in the working one.
     auto srcPath = module->getAttrOfType<StringAttr>(kSourcePathAttr);
-    if (opt.sourceRoot.empty() && srcPath)
-      opt.sourceRoot = llvm::sys::path::parent_path(srcPath.getValue()).str();
+    if (opt.sourceRoot.empty() && srcPath) {
+      StringRef dir = llvm::sys::path::parent_path(srcPath.getValue());
+      opt.sourceRoot = dir.empty() ? "." : dir.str();
+    }
     std::string file = sourceCuIR, expectedHash;
     bool ofThisLift = file.empty();
     if (ofThisLift) {
