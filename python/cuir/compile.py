@@ -18,6 +18,7 @@ at each call with the values they have at the `compile` call.
 """
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import tempfile
@@ -156,6 +157,8 @@ def compile(spec=None, score_mod=None, mask_mod=None, normalizer="softmax", kern
 
     kernel: "sm80" (FA2-class, runs on sm_80 and later) or "sm90" (warp-specialized, Hopper only).
     cache: use the on-disk kernel cache (default: when out_dir is not given).
+    name: the stem of the built files (<name>.cu, lib<name>.so, ...), an identifier; default: from the spec's
+    name, or "traced".
     load=False returns the library's path instead of the callable.
     backward=True also builds the variant's backward pass (from `kernel`'s backward kernel) and returns a
     differentiable callable (docs/Backward.md); load=False then returns both libraries' paths."""
@@ -165,7 +168,7 @@ def compile(spec=None, score_mod=None, mask_mod=None, normalizer="softmax", kern
     if (spec is None) == (score_mod is None and mask_mod is None and normalizer == "softmax"):
         raise ValueError("give a built-in spec, or score_mod/mask_mod/normalizer (not both)")
     cache = (out_dir is None) if cache is None else cache
-    name = name or (spec.split("{")[0].replace(",", "_").replace("-", "_") if spec else "traced")
+    name = _file_stem(name, spec)
     # Cached kernels take the captured values at each call; a library built into out_dir keeps them.
     text, values = (None, {}) if spec is not None else trace(score_mod, mask_mod, normalizer, name,
                                                              defaults=not cache)
@@ -187,6 +190,21 @@ def compile(spec=None, score_mod=None, mask_mod=None, normalizer="softmax", kern
         return library
     kernel_obj = load_once(library)
     return BoundVariant(kernel_obj, values) if values else kernel_obj
+
+
+def _file_stem(name, spec):
+    """The stem of the files a build writes (<stem>.cu, lib<stem>.so, ...): `name`, which must be an
+    identifier (a path such as "../x" would write outside out_dir), or one made from the spec."""
+    if name is not None:
+        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            raise ValueError(f"name must be an identifier (letters, digits and '_'; it names the built files), "
+                             f"got {name!r}")
+        return name
+    if not spec:
+        return "traced"
+    base = pathlib.Path(spec).stem if spec.endswith(".mlir") else spec.split("{")[0]
+    base = re.sub(r"[^A-Za-z0-9_]", "_", base)
+    return base if re.match(r"[A-Za-z_]", base) else "v_" + base
 
 
 def _backward_library(kernel, spec, text, name, cache, out_dir):
