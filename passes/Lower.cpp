@@ -92,6 +92,8 @@ public:
             << llvm::join(opt.archs, ",");
         return signalPassFailure();
       }
+      if (failed(checkArchs(module, opt.archs)))
+        return signalPassFailure();
     } else if (specific) {
       opt.archs = {*specific};
     }
@@ -114,6 +116,38 @@ public:
       return signalPassFailure();
     if (stagingDir.empty())
       llvm::errs() << describeOutputs() << "\n";
+  }
+
+  /// The number of a CUDA arch ("sm_80" -> 80, "sm_90a" -> 90), if it is one.
+  static std::optional<unsigned> archNumber(StringRef arch) {
+    unsigned number;
+    if (!arch.consume_front("sm_"))
+      return std::nullopt;
+    arch.consume_back("a");
+    if (arch.getAsInteger(10, number))
+      return std::nullopt;
+    return number;
+  }
+
+  /// Every requested arch is a CUDA arch, at least that of each kernel (the
+  /// instructions it is written with), before clang or ptxas are run.
+  static LogicalResult checkArchs(ModuleOp module,
+                                  ArrayRef<std::string> requested) {
+    for (const std::string &arch : requested) {
+      std::optional<unsigned> number = archNumber(arch);
+      if (!number)
+        return emitError(module.getLoc())
+               << "archs: '" << arch
+               << "' is not a CUDA arch (sm_80, sm_90, sm_90a, ...)";
+      for (KernelOp k : module.getOps<KernelOp>()) {
+        std::optional<unsigned> least = archNumber(k.getArch());
+        if (least && *number < *least)
+          return emitError(k.getLoc())
+                 << "the kernel is written for " << k.getArch()
+                 << " and later; --lower cannot compile it for " << arch;
+      }
+    }
+    return success();
   }
 
   /// Set by stageLowerOutputs: the driver moves the outputs into place.

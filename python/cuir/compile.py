@@ -164,7 +164,7 @@ def compile(spec=None, score_mod=None, mask_mod=None, normalizer="softmax", kern
     differentiable callable (docs/Backward.md); load=False then returns both libraries' paths."""
     if kernel not in KERNELS:
         raise ValueError(f"unknown kernel {kernel!r}: one of {', '.join(KERNELS)}")
-    archs = tuple(archs or DEFAULT_ARCHS[kernel])
+    archs = (archs,) if isinstance(archs, str) else tuple(archs or DEFAULT_ARCHS[kernel])  # "sm_90" is one
     if (spec is None) == (score_mod is None and mask_mod is None and normalizer == "softmax"):
         raise ValueError("give a built-in spec, or score_mod/mask_mod/normalizer (not both)")
     cache = (out_dir is None) if cache is None else cache

@@ -75,9 +75,11 @@ def _arguments(builder, kind):
 def _result(fn, kind, out):
     """The SSA name and type the region yields."""
     where = definition_location(fn)
+    what = "the new score" if kind == "score_mod" else "whether the pair is visible (bool)"
     if out is None:
-        what = "the new score" if kind == "score_mod" else "whether the pair is visible (bool)"
         raise VariantError(f"{where}: {kind} returned None: it must return {what}")
+    if isinstance(out, (str, bytes, tuple, list, dict, set)):  # not one value: named at the function
+        raise VariantError(f"{where}: {kind} returned a {type(out).__name__}: it must return {what}")
     out = ops.operand(out)
     if kind == "mask_mod":
         dtype = out.dtype if isinstance(out, Sym) else type(out)
