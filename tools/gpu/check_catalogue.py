@@ -184,22 +184,47 @@ def _through_flex_attention(library, kernel, entry, tensors, q, k, v):
         comp.build_cached = real
 
 
-def _flex_time(entry, tensors, q, k, v):
-    """Per-call and back-to-back ms of torch.compile(flex_attention) with the entry's functions and a
-    create_block_mask mask (made once, outside the timing)."""
+def _flex_call(entry, tensors, q, k, v):
+    """torch.compile(flex_attention) with the entry's functions and a create_block_mask mask (made once,
+    outside the timing), as a callable; None for an entry FlexAttention cannot run."""
     from torch.nn.attention.flex_attention import create_block_mask
     score_mod, mask_mod = entry.mods(tensors)
     if entry.normalizer != "softmax":
-        return {"flex_ms": None, "flex_note": "FlexAttention has no sigmoid normaliser"}
+        return None
     B, H, Nq, _ = q.shape
     bm = create_block_mask(mask_mod, B, H, Nq, k.shape[2], device="cuda") if mask_mod else None
     compiled = compiled_flex_attention()
     gqa = q.shape[1] != k.shape[1]
-    flex = lambda: compiled(q, k, v, score_mod=score_mod, block_mask=bm, enable_gqa=gqa)  # noqa: E731
+    return lambda: compiled(q, k, v, score_mod=score_mod, block_mask=bm, enable_gqa=gqa)
+
+
+def _flex_time(entry, tensors, q, k, v):
+    """Per-call and back-to-back ms of FlexAttention on the entry (_flex_call)."""
+    flex = _flex_call(entry, tensors, q, k, v)
+    if flex is None:
+        return {"flex_ms": None, "flex_note": "FlexAttention has no sigmoid normaliser"}
     return {"flex_ms": median_ms(flex), "flex_loop_ms": loop_ms(flex), "flex_note": None}
 
 
-def run(stage_dir, json_path, bench, checks_only, names=(), md_path=None):
+def _interleaved_times(cuir, entry, tensors, q, k, v, rounds):
+    """CuIR's and FlexAttention's per-call and back-to-back ms, timed in `rounds` interleaved rounds
+    (timing.interleaved_medians: clock and temperature drift affect both alike), the medians over them.
+    FlexAttention's own failure is a note, CuIR timed alone."""
+    from timing import interleaved_medians
+    try:
+        flex, note = _flex_call(entry, tensors, q, k, v), "FlexAttention has no sigmoid normaliser"
+    except Exception as e:
+        flex, note = None, f"{type(e).__name__}: {str(e)[:200]}"
+    fns = {"cuir": cuir} if flex is None else {"cuir": cuir, "flex": flex}
+    medians, _ = interleaved_medians(fns, rounds)
+    times = {"cuir_ms": medians["cuir"]["call"], "cuir_loop_ms": medians["cuir"]["loop"]}
+    if flex is None:
+        return {**times, "flex_ms": None, "flex_note": note}
+    return {**times, "flex_ms": medians["flex"]["call"], "flex_loop_ms": medians["flex"]["loop"],
+            "flex_note": None}
+
+
+def run(stage_dir, json_path, bench, checks_only, names=(), md_path=None, rounds=1):
     import torch
     from cuir import catalogue
     info = json.loads((stage_dir / "stage.json").read_text())
@@ -235,14 +260,19 @@ def run(stage_dir, json_path, bench, checks_only, names=(), md_path=None):
                 bm = call.block_mask(q, k)
                 if bm is not None:
                     row["classify_ms"] = median_ms(lambda: call.block_mask(q, k))
-                row["cuir_ms"] = median_ms(lambda: call(q, k, v, False, bm))
-                row["cuir_loop_ms"] = loop_ms(lambda: call(q, k, v, False, bm))
-                if entry.name not in flex_times:
-                    try:
-                        flex_times[entry.name] = _flex_time(entry, tensors, q, k, v)
-                    except Exception as e:  # FlexAttention's own failure is a row note, not a crash
-                        flex_times[entry.name] = {"flex_ms": None, "flex_note": f"{type(e).__name__}: {str(e)[:200]}"}
-                row.update(flex_times[entry.name])
+                if rounds > 1:  # both sides each round, alternating
+                    row.update(_interleaved_times(lambda: call(q, k, v, False, bm), entry, tensors, q, k, v,
+                                                  rounds))
+                else:
+                    row["cuir_ms"] = median_ms(lambda: call(q, k, v, False, bm))
+                    row["cuir_loop_ms"] = loop_ms(lambda: call(q, k, v, False, bm))
+                    if entry.name not in flex_times:
+                        try:
+                            flex_times[entry.name] = _flex_time(entry, tensors, q, k, v)
+                        except Exception as e:  # FlexAttention's own failure is a row note, not a crash
+                            flex_times[entry.name] = {"flex_ms": None,
+                                                      "flex_note": f"{type(e).__name__}: {str(e)[:200]}"}
+                    row.update(flex_times[entry.name])
         except Exception as e:
             row["error"] = f"{type(e).__name__}: {str(e)[:300]}"
         rows.append(row)
@@ -314,6 +344,8 @@ def main():
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="--stage: builds at a time")
     ap.add_argument("--memcheck", action="store_true", help="first run the checks under compute-sanitizer")
     ap.add_argument("--no-bench", action="store_true")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="--run: time CuIR and FlexAttention alternately in this many rounds, the medians over them")
     ap.add_argument("--checks-only", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("names", nargs="*", help="catalogue entries (default: all), for --stage and --run")
     args = ap.parse_args()
@@ -329,7 +361,7 @@ def main():
         print(f"compute-sanitizer memcheck: exit {r.returncode}" + (" (clean)" if r.returncode == 0 else ""))
         rc = r.returncode
     return run(args.run, args.json or args.run / "results.json", not args.no_bench, args.checks_only,
-               args.names, args.md) or rc
+               args.names, args.md, args.rounds) or rc
 
 
 if __name__ == "__main__":
