@@ -201,9 +201,15 @@ Rule Sweep::arithRule(Operation *op, TangentBuilder &tb) {
       .Case([&](arith::BitcastOp o) {
         return refuse(o, "it reinterprets the value's bits");
       })
-      .Case([&](arith::RemFOp o) {
-        return refuse(o, "the remainder jumps where the quotient crosses an "
-                         "integer");
+      // fmod(a, b): da - db * trunc(a / b), torch's rule (0 across the jumps,
+      // as for floor).
+      .Case([&](arith::RemFOp o) -> Value {
+        Value tr = t(o.getRhs());
+        if (!tr)
+          return t(o.getLhs());
+        Value quotient = tb.op<math::TruncOp>(
+            tb.op<arith::DivFOp>(o.getLhs(), o.getRhs()));
+        return tb.sub(t(o.getLhs()), tb.mul(tr, quotient));
       })
       .Default([&](Operation *o) { return mathRule(o, tb); });
 }

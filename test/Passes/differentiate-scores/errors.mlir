@@ -29,18 +29,6 @@ cuir.variant @copysign() normalizer softmax {
 
 // -----
 
-cuir.variant @remf() normalizer softmax {
-  cuir.score_mod {
-  ^bb0(%s: f32, %b: index, %h: index, %q: index, %kv: index):
-    %c = arith.constant 2.0 : f32
-    // expected-error @below {{cannot differentiate arith.remf with respect to the score: the remainder jumps where the quotient crosses an integer}}
-    %r = arith.remf %s, %c : f32
-    cuir.yield %r : f32
-  }
-}
-
-// -----
-
 cuir.variant @no_rule() normalizer softmax {
   cuir.score_mod {
   ^bb0(%s: f32, %b: index, %h: index, %q: index, %kv: index):

@@ -388,6 +388,32 @@ cuir.variant @log10() normalizer softmax {
 
 // -----
 
+// fmod(a, b) (arith.remf): da - db * trunc(a / b), torch's rule; here
+// fmod(fmod(s, 2), exp(s)): 1 - exp(s) * trunc(m / exp(s)).
+// CHECK-LABEL: cuir.variant @remainder
+// CHECK: cuir.score_grad {
+// CHECK: %[[M:.*]] = arith.remf %{{.*}}, %{{.*}} : f32
+// CHECK-NEXT: %[[E:.*]] = math.exp
+// CHECK-NEXT: %[[R:.*]] = arith.remf %[[M]], %[[E]]
+// CHECK-NEXT: %[[ONE:.*]] = arith.constant 1.0{{0*}}e+00
+// CHECK-NEXT: %[[Q:.*]] = arith.divf %[[M]], %[[E]]
+// CHECK-NEXT: %[[T:.*]] = math.trunc %[[Q]]
+// CHECK-NEXT: %[[D:.*]] = arith.mulf %[[T]], %[[E]]
+// CHECK-NEXT: %[[G:.*]] = arith.subf %[[ONE]], %[[D]]
+// CHECK-NEXT: cuir.grad_yield %[[R]], %[[G]]
+cuir.variant @remainder() normalizer softmax {
+  cuir.score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %q: index, %kv: index):
+    %c = arith.constant 2.0 : f32
+    %m = arith.remf %s, %c : f32
+    %e = math.exp %s : f32
+    %r = arith.remf %m, %e : f32
+    cuir.yield %r : f32
+  }
+}
+
+// -----
+
 // Steps (floor, an integer conversion) have derivative 0, as in torch's
 // autograd: only s * 0.5 is left, d = 0.5.
 // CHECK-LABEL: cuir.variant @steps
