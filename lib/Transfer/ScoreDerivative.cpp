@@ -207,8 +207,8 @@ Rule Sweep::arithRule(Operation *op, TangentBuilder &tb) {
         Value tr = t(o.getRhs());
         if (!tr)
           return t(o.getLhs());
-        Value quotient = tb.op<math::TruncOp>(
-            tb.op<arith::DivFOp>(o.getLhs(), o.getRhs()));
+        Value quotient =
+            tb.op<math::TruncOp>(tb.op<arith::DivFOp>(o.getLhs(), o.getRhs()));
         return tb.sub(t(o.getLhs()), tb.mul(tr, quotient));
       })
       .Default([&](Operation *o) { return mathRule(o, tb); });
