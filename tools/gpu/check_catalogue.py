@@ -280,21 +280,22 @@ def run(stage_dir, json_path, bench, checks_only, names=(), md_path=None, rounds
     json_path.write_text(json.dumps({"rows": rows, "failed_to_stage": info["failed"],
                                      "device": torch.cuda.get_device_name()}, indent=1))
     if md_path:
-        md_path.write_text(markdown(rows, torch.cuda.get_device_name()))
+        md_path.write_text(markdown(rows, torch.cuda.get_device_name(), rounds))
     bad = [r for r in rows if "error" in r or any(not r[d]["ok"] for d in ("bf16", "fp16", "api_bf16", "api_fp16")
                                                     if d in r)]
     print(f"{len(rows)} runs, {len(bad)} failed, {len(info['failed'])} entries not staged; wrote {json_path}")
     return 1 if bad or info["failed"] else 0
 
 
-def markdown(rows, device):
+def markdown(rows, device, rounds=1):
     """The benchmark table (bench shape, bf16) and the checks' summary, as docs/benchmarks shows them."""
     B, Hq, Hkv, Nq, Nkv, D = SHAPES["bench"]
     out = [f"CuIR against torch.compile(flex_attention) with a create_block_mask BlockMask, {device}, "
            f"{time.strftime('%Y-%m-%d')}: bf16, B={B}, H={Hq}, N={Nq}, d={D}. Per call: the median of 20 single "
            f"calls after 5 warm-up runs (CUDA events around each call, so each side's host overhead counts); "
-           f"back to back: the median of 7 loops of 10 queued calls. Both block masks made once, outside the "
-           f"timing; CuIR's classification timed apart.", "",
+           f"back to back: the median of 7 loops of 10 queued calls" +
+           (f"; each the median over {rounds} rounds that time CuIR and FlexAttention alternately" if rounds > 1
+            else "") + ". Both block masks made once, outside the timing; CuIR's classification timed apart.", "",
            "| entry | kernel | CuIR ms | Flex ms | Flex / CuIR | CuIR ms, back to back | Flex ms, back to back "
            "| Flex / CuIR, back to back | classification ms |", "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
