@@ -61,7 +61,8 @@ def _launch_context(device):
     import torch
     if device.type != "cuda":
         return contextlib.nullcontext(), None
-    stream = torch.cuda.current_stream(device).cuda_stream
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)  # what Triton's launcher reads: no Stream object
+    stream = raw(device.index) if raw is not None else torch.cuda.current_stream(device).cuda_stream
     if device.index == torch.cuda.current_device():
         return contextlib.nullcontext(), stream
     return torch.cuda.device(device), stream
@@ -98,9 +99,7 @@ class VariantKernel:
         if block_mask is None:
             block_mask = self._compute_block_mask(p, device)
         else:
-            b = p.base
-            _bm.check_block_mask(block_mask, _bm.tiles_for(self.block_mask_info, b.head_dim), b.batch,
-                                 b.num_heads_q, b.seqlen_q, b.seqlen_kv, device, Hkv=b.num_heads_kv)
+            self._check_given(block_mask, p.base, device)
         keep.append(block_mask)
         for name, field in self.block_mask_info["fields"].items():
             t = getattr(block_mask, name)
@@ -108,6 +107,25 @@ class VariantKernel:
                 setattr(p, field, 0)
             else:
                 setattr(p, field, t.data_ptr())
+
+    def _check_given(self, block_mask, b, device):
+        """block_mask.check_block_mask for the problem of params `b`, skipped where the same mask passed it
+        for the same tiles and problem and its lists are unchanged since (the same tensors, at the same
+        addresses, of the same shapes, contiguous): a reused mask costs a few compares a call."""
+        info = _bm.tiles_for(self.block_mask_info, b.head_dim)
+        key = (info["block_m"], info["block_n"], tuple(info["depends"]), b.batch, b.num_heads_q,
+               b.num_heads_kv, b.seqlen_q, b.seqlen_kv, device)
+        lists = [getattr(block_mask, n) for n in _bm.WALKED_LISTS + (_bm.BITS,)] \
+            if isinstance(block_mask, _bm.BlockMask) else []
+        checked = getattr(block_mask, "_checked", None)
+        if checked is not None and checked[0] == key and all(
+                t is u and (t is None or (t.data_ptr() == ptr and t.shape == shape and t.is_contiguous()))
+                for t, (u, ptr, shape) in zip(lists, checked[1])):
+            return
+        _bm.check_block_mask(block_mask, info, b.batch, b.num_heads_q, b.seqlen_q, b.seqlen_kv, device,
+                             Hkv=b.num_heads_kv)
+        block_mask._checked = (key, [(t, t.data_ptr(), t.shape) if t is not None else (None, 0, None)
+                                     for t in lists])
 
     def _open(self, library, manifest, lib, base, struct):
         """Reads the manifest (default: beside the library), builds the params struct (`base` and the
