@@ -143,6 +143,8 @@ std::optional<double> Evaluator::floatOp(Operation *op, ArrayRef<double> x) {
       .Case([&](math::ErfOp) { return std::erf(x[0]); })
       .Case([&](math::FmaOp) { return std::fma(x[0], x[1], x[2]); })
       .Case([&](math::FloorOp) { return std::floor(x[0]); })
+      .Case([&](math::TruncOp) { return std::trunc(x[0]); })
+      .Case([&](arith::RemFOp) { return std::fmod(x[0], x[1]); })
       .Default([](Operation *) { return R(); });
 }
 

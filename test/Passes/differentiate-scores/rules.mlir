@@ -389,26 +389,33 @@ cuir.variant @log10() normalizer softmax {
 // -----
 
 // fmod(a, b) (arith.remf): da - db * trunc(a / b), torch's rule; here
-// fmod(fmod(s, 2), exp(s)): 1 - exp(s) * trunc(m / exp(s)).
+// fmod(s, 2) + fmod(4 s, exp(s / 4) + 2): 1 + 4 - (exp(s / 4) / 4) * trunc(..).
 // CHECK-LABEL: cuir.variant @remainder
 // CHECK: cuir.score_grad {
-// CHECK: %[[M:.*]] = arith.remf %{{.*}}, %{{.*}} : f32
-// CHECK-NEXT: %[[E:.*]] = math.exp
-// CHECK-NEXT: %[[R:.*]] = arith.remf %[[M]], %[[E]]
-// CHECK-NEXT: %[[ONE:.*]] = arith.constant 1.0{{0*}}e+00
-// CHECK-NEXT: %[[Q:.*]] = arith.divf %[[M]], %[[E]]
+// CHECK: %[[M:.*]] = arith.remf
+// CHECK: %[[E:.*]] = math.exp
+// CHECK: %[[D:.*]] = arith.addf %[[E]]
+// CHECK: %[[N:.*]] = arith.mulf
+// CHECK: %[[R:.*]] = arith.remf %[[N]], %[[D]]
+// CHECK: %[[Q:.*]] = arith.divf %[[N]], %[[D]]
 // CHECK-NEXT: %[[T:.*]] = math.trunc %[[Q]]
-// CHECK-NEXT: %[[D:.*]] = arith.mulf %[[T]], %[[E]]
-// CHECK-NEXT: %[[G:.*]] = arith.subf %[[ONE]], %[[D]]
-// CHECK-NEXT: cuir.grad_yield %[[R]], %[[G]]
+// CHECK-NEXT: %[[DB:.*]] = arith.mulf %[[T]], %{{.*}}
+// CHECK-NEXT: arith.subf %{{.*}}, %[[DB]]
+// CHECK: cuir.grad_yield
 cuir.variant @remainder() normalizer softmax {
   cuir.score_mod {
   ^bb0(%s: f32, %b: index, %h: index, %q: index, %kv: index):
-    %c = arith.constant 2.0 : f32
-    %m = arith.remf %s, %c : f32
-    %e = math.exp %s : f32
-    %r = arith.remf %m, %e : f32
-    cuir.yield %r : f32
+    %c2 = arith.constant 2.0 : f32
+    %c4 = arith.constant 4.0 : f32
+    %quarter = arith.constant 0.25 : f32
+    %m = arith.remf %s, %c2 : f32
+    %x = arith.mulf %s, %quarter : f32
+    %e = math.exp %x : f32
+    %d = arith.addf %e, %c2 : f32
+    %n = arith.mulf %s, %c4 : f32
+    %r = arith.remf %n, %d : f32
+    %y = arith.addf %m, %r : f32
+    cuir.yield %y : f32
   }
 }
 
