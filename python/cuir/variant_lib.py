@@ -6,7 +6,9 @@
 
 q is [B, Hq, Nq, d], k and v [B, Hkv, Nkv, d] (PyTorch's layout; layout="bnhd"
 takes [B, N, H, d]). Variant parameters are keyword arguments: CUDA tensors
-for arrays (int32 or float32, contiguous), numbers for scalars; captured tensors
+for arrays (int32 or float32, contiguous, of as many elements as the manifest's
+"extent" asks: one per batch, per query head, or per batch x key; else a
+ValueError), numbers for scalars; captured tensors
 ("type": "tensor") take a tensor of the manifest's "shape" and "dtype" on q's
 device (made contiguous), else a ValueError names the field. The lowering's
 manifest (<stem>.json) lists them; the params struct gets them appended after
@@ -265,6 +267,7 @@ class VariantKernel:
                 if not (torch.is_tensor(value) and value.device == device and value.dtype == dtype and
                         value.is_contiguous()):
                     raise TypeError(f"{f['name']}: a contiguous {dtype} tensor on {device}")
+                _check_extent(f, value, p.base)
                 keep.append(value)
                 setattr(p, f["name"], value.data_ptr())
             else:
@@ -288,6 +291,20 @@ class VariantKernel:
             dtype = torch.float32 if f["type"] == "float_ptr" else torch.int32
             self._defaults[key] = torch.tensor(values, dtype=dtype, device=device)
         return self._defaults[key]
+
+
+# An array parameter's elements, by its manifest's extent (the interpreter's cuir.extent), for params `b`.
+_EXTENTS = {"batch": lambda b: b.batch, "heads": lambda b: b.num_heads_q,
+            "batch*kv": lambda b: b.batch * b.seqlen_kv}
+
+
+def _check_extent(f, value, b):
+    """A ValueError unless the array parameter `value` has the elements its extent asks of this problem:
+    the kernel reads that many, so a shorter tensor would be read past its end."""
+    extent = _EXTENTS.get(f.get("extent", ""))
+    if extent is not None and value.numel() != extent(b):
+        raise ValueError(f"{f['name']}: {value.numel()} elements, this problem needs {extent(b)} (one per "
+                         f"{f['extent'].replace('*', ' x ')}: B={b.batch}, Hq={b.num_heads_q}, Nkv={b.seqlen_kv})")
 
 
 def _torch_dtype(name):

@@ -157,6 +157,9 @@ bm64 = bml.BlockMask({**{n: getattr(bm, n) for n in bml.LISTS}, "kv_indices": bm
 show("int64 list", lambda: attn(q, k, k, doc_ids=doc, scale2=0, block_mask=bm64))
 show("not a BlockMask", lambda: attn(q, k, k, doc_ids=doc, scale2=0, block_mask=object()))
 show("doc_ids int64", lambda: attn.block_mask(B, H, Nq, Nkv, head_dim=64, device="cpu", doc_ids=doc.long()))
+# An array parameter has the elements its extent asks (batch x kv here): the kernel would read past a short one.
+show("doc_ids short", lambda: attn.block_mask(B, H, Nq, Nkv, head_dim=64, device="cpu", doc_ids=doc[:10]))
+show("doc_ids short in a call", lambda: attn(q, k, k, doc_ids=doc[:10], scale2=0, block_mask=bm))
 show("negative size", lambda: attn.block_mask(B, H, -1, Nkv, head_dim=64, device="cpu", doc_ids=doc))
 show("too many keys", lambda: attn.block_mask(B, H, Nq, 2 ** 30 + 1, head_dim=64, device="cpu", doc_ids=doc))
 q128 = torch.zeros(B, H, Nq, 128, dtype=torch.bfloat16)
@@ -216,7 +219,7 @@ ragged = FlexBlockMask((128, 128), {n: getattr(bm, n) for n in bml.KV_LISTS}, (N
 first = flex._runtime_block_mask(attn, ragged, {"doc_ids": doc}, q, keys)
 second = flex._runtime_block_mask(attn, ragged, {"doc_ids": doc}, q, keys)
 print("flex: own lists once per BlockMask", first is second, [c[0] for c in lib.calls])
-other = flex._runtime_block_mask(attn, ragged, {"doc_ids": doc}, q[:1], keys[:1])
+other = flex._runtime_block_mask(attn, ragged, {"doc_ids": doc[:Nkv]}, q[:1], keys[:1])
 print("flex: another problem, new lists", other is not first, other.dims)
 print("flex: a mask_mod gets none (computed per call)",
       flex._runtime_block_mask(attn, FlexBlockMask.mask_mod, {}, q, keys))
