@@ -185,7 +185,7 @@ def binary(op, a, b):
     ir = IR_TYPE[dtype]
     if ir == "f32":
         if op == "mod":
-            return _float_mod(x, y, dtype)
+            return _floor_mod(x, y, ir, dtype)
         if op not in _FLOAT_OPS:  # floordiv: torch rounds (a - fmod(a, b)) / b, then corrects it
             raise located(f"{what} of floating-point values is not supported (torch computes it from fmod, "
                           "which differs from torch.floor(a / b) where a / b rounds to an integer); write "
@@ -215,31 +215,20 @@ def compare(op, a, b, what):
 
 
 def _floor_mod(x, y, ir, dtype):
-    """Python's a % b (the sign of b): remsi, plus b where the signs differ."""
+    """Python's and torch's a % b (the sign of b): the remainder with a's sign (remsi; of floats remf, C's
+    fmod, exact), plus b where it is not 0 and its sign is not b's, as torch computes it."""
     bld = active.builder
-    zero = bld.constant(0, ir)
-    rem = bld.emit(f"arith.remsi {x}, {y} : {ir}")
-    nonzero = bld.emit(f"arith.cmpi ne, {rem}, {zero} : {ir}")
-    rem_neg = bld.emit(f"arith.cmpi slt, {rem}, {zero} : {ir}")
-    div_neg = bld.emit(f"arith.cmpi slt, {y}, {zero} : {ir}")
+    f = ir == "f32"
+    zero = bld.constant(0.0 if f else 0, ir)
+    ne, lt = ("arith.cmpf une", "arith.cmpf olt") if f else ("arith.cmpi ne", "arith.cmpi slt")
+    rem = bld.emit(f"arith.rem{'f' if f else 'si'} {x}, {y} : {ir}")
+    nonzero = bld.emit(f"{ne}, {rem}, {zero} : {ir}")
+    rem_neg = bld.emit(f"{lt}, {rem}, {zero} : {ir}")
+    div_neg = bld.emit(f"{lt}, {y}, {zero} : {ir}")
     signs_differ = bld.emit(f"arith.xori {rem_neg}, {div_neg} : i1")
     fix = bld.emit(f"arith.andi {nonzero}, {signs_differ} : i1")
-    fixed = bld.emit(f"arith.addi {rem}, {y} : {ir}")
+    fixed = bld.emit(f"arith.add{'f' if f else 'i'} {rem}, {y} : {ir}")
     return emit(f"arith.select {fix}, {fixed}, {rem} : {ir}", dtype)
-
-
-def _float_mod(x, y, dtype):
-    """torch's a % b of floats: fmod (arith.remf, exact), plus b where it is not 0 and its sign is not b's."""
-    bld = active.builder
-    zero = bld.constant(0.0, "f32")
-    rem = bld.emit(f"arith.remf {x}, {y} : f32")
-    nonzero = bld.emit(f"arith.cmpf une, {rem}, {zero} : f32")
-    rem_neg = bld.emit(f"arith.cmpf olt, {rem}, {zero} : f32")
-    div_neg = bld.emit(f"arith.cmpf olt, {y}, {zero} : f32")
-    signs_differ = bld.emit(f"arith.xori {rem_neg}, {div_neg} : i1")
-    fix = bld.emit(f"arith.andi {nonzero}, {signs_differ} : i1")
-    fixed = bld.emit(f"arith.addf {rem}, {y} : f32")
-    return emit(f"arith.select {fix}, {fixed}, {rem} : f32", dtype)
 
 
 def _fmod(a, b):
