@@ -1,19 +1,23 @@
 // flash_fwd.cu: CuIR's FA3-class attention forward kernel for Hopper (sm_90a: TMA, wgmma, setmaxnreg).
 //
-// One thread block computes BLOCK_M = 128 query rows of one (batch, query head) against all the keys those
-// rows may see, streaming K and V through a ring of shared-memory stages filled by TMA:
+// A work item is BLOCK_M = 128 query rows of one (batch, query head) against all the keys those rows may see;
+// a thread block runs work items one after another (persistent, one thread block a multiprocessor), streaming K
+// and V through a ring of shared-memory stages filled by TMA that runs on from one item to the next:
 //
-//   warpgroup 0 (producer): one elected thread issues every TMA copy (Q once, then K and V tile by tile into
-//                           the ring), each completing on its stage's "full" mbarrier; it waits on the stage's
-//                           "empty" mbarrier before overwriting it. setmaxnreg gives its registers away.
+//   warpgroup 0 (producer): one elected thread issues every TMA copy (an item's Q once the consumers are done
+//                           with the previous item's, then K and V tile by tile into the ring), each completing
+//                           on its stage's "full" mbarrier; it waits on the stage's "empty" mbarrier before
+//                           overwriting it. setmaxnreg gives its registers away.
 //   warpgroups 1, 2 (consumers): each owns 64 of the 128 query rows (the M = 64 of wgmma) and runs
 //       S  = Q K^T              wgmma, Q and K from shared memory, fp32 accumulators in registers
 //       ---- the score tile is complete after its wgmma wait; masking steps mask it here ----
 //       online softmax          row max / row sum in registers, P = exp2(S * scale*log2e - max)
 //       O += P V                wgmma, P converted to 16 bits in registers as the A operand, V from shared memory
-//     and finally O / row_sum and LSE = max * scale + ln(row_sum).
+//     and finally O / row_sum and LSE = max * scale + ln(row_sum), O staged through a buffer of its own.
 //
 // Overlap (FlashAttention-3's schedule):
+//   - across work items: the next item's Q and first K / V tiles load during this item's last P V and epilogue
+//     (a mask that leaves a query block a few tiles pays its fixed cost once, not per block);
 //   - intra-warpgroup: step i issues S_i = Q K_i^T and then O += P_{i-1} V_{i-1} back to back; the softmax of
 //     S_i runs while P_{i-1} V_{i-1} is still on the tensor cores (consumer_step);
 //   - ping-pong between the two consumer warpgroups (CUIR_SM90_PINGPONG): a pair of named barriers lets only
@@ -23,23 +27,28 @@
 // a left edge raises it), as in the sm_80 kernel: the tiles that
 // need a mask (the ragged last tile, and for causal the tiles that cross the diagonal) come first as "masking
 // steps", then the rest as "unmasked steps" with no mask arithmetic; a step's mask is a score hook that the
-// step calls once the score tile is complete. Visit i (0, 1, ...) of a block uses ring
-// stage i % STAGES with phase parity (i / STAGES) % 2, for K and V alike. The block numbers the loops count are
-// virtual: the block-iteration point kv_tiles (cuir/kv_tiles.cuh) maps each to the KV tile it loads and masks,
+// step calls once the score tile is complete. Visit i (0, 1, ..., counted over the thread block's items) uses
+// ring stage i % STAGES with phase parity (i / STAGES) % 2, for K and V alike. The block numbers the loops count
+// are virtual: the block-iteration point kv_tiles (cuir/kv_tiles.cuh) maps each to the KV tile it loads and masks,
 // the identity here; a runtime block mask lists the partial tiles there (its masking steps), then the full ones.
 //
 // Shared memory: every tile is stored as TMA writes it with 128-byte swizzle, in slabs of 64 columns
 // (128 bytes): Q [HEAD_DIM/64][BLOCK_M][64], K and V [STAGES][HEAD_DIM/64][BLOCK_N][64] (see
-// sm90_primitives.cuh for the layout and the wgmma descriptors), then the mbarriers. Out-of-bounds rows
+// sm90_primitives.cuh for the layout and the wgmma descriptors), O as Q, then the mbarriers. Out-of-bounds rows
 // (ragged Nq, Nkv) are zero-filled by TMA, and the mask sets their scores to -inf.
 //
-// Grid: (query blocks, Hq, B); the query heads of a KV head side by side, heaviest query blocks first.
+// Work items: (query blocks, Hq, B), the query heads of a KV head side by side, heaviest query blocks first
+// (block_index), dealt to min(items, multiprocessors) thread blocks (scheduled_work; persistent_ctas for the
+// environment's override).
 // ptxas -v: 168 registers at launch (setmaxnreg then moves them: producer 24, consumers 240), no spills, for every
 // instantiation (the build checks). Correctness, sanitizers and speed on the H200: docs/benchmarks/sm90.md.
 #include <cuda.h>  // CUtensorMap and its enums only: cuTensorMapEncodeTiled is found at run time, no -lcuda
 #include <cudaTypedefs.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
+
+#include <algorithm>
+#include <cstdlib>
 
 #include "cuir/attention_params.h"
 #include "cuir/attention_params_check.h"
@@ -95,8 +104,9 @@ struct FlashFwdTraits {
   static constexpr int SQ_OFFSET = 0;
   static constexpr int SK_OFFSET = SQ_OFFSET + Q_TILE_BYTES;
   static constexpr int SV_OFFSET = SK_OFFSET + STAGES * KV_TILE_BYTES;
-  static constexpr int BAR_OFFSET = SV_OFFSET + STAGES * KV_TILE_BYTES;
-  static constexpr int SMEM_BYTES = BAR_OFFSET + 8 * (1 + 4 * STAGES) + 1024;  // + 1 KB for the alignment
+  static constexpr int SO_OFFSET = SV_OFFSET + STAGES * KV_TILE_BYTES;  // O staged for its stores (Q's layout)
+  static constexpr int BAR_OFFSET = SO_OFFSET + Q_TILE_BYTES;
+  static constexpr int SMEM_BYTES = BAR_OFFSET + 8 * (2 + 4 * STAGES) + 1024;  // + 1 KB for the alignment
   static_assert(HEAD_DIM == 64 || HEAD_DIM == 128, "head dim 64 or 128");
   static_assert(BLOCK_N % 16 == 0 && BLOCK_N <= 256, "BLOCK_N: whole k16 steps, one TMA box");
   static_assert(SMEM_BYTES <= 227 * 1024, "shared memory");
@@ -106,6 +116,7 @@ struct FlashFwdTraits {
 template <int STAGES>
 struct Barriers {
   uint64_t q_full;            // Q landed (TMA transaction bytes)
+  uint64_t q_empty;           // every consumer thread is done reading Q (its block's last S = Q K^T landed)
   uint64_t k_full[STAGES];    // K tile of the stage landed
   uint64_t v_full[STAGES];    // V tile of the stage landed
   uint64_t k_empty[STAGES];   // every consumer thread is done reading the stage's K tile
@@ -121,49 +132,64 @@ struct BlockIndex {
   int batch;
 };
 
-// Grid: (query blocks, query heads, batch) for full attention and causal alike, dispatched x fastest and mapped
-// so that the query heads sharing a KV head run side by side, each query block from the last one down, then the
-// next KV head. Blocks in flight together read the same K and V from L2, and under a causal-like mask (the last
-// query block sees the most keys) the heavy blocks go first and the light ones fill the tail; variants launch as
+// Work item `work` of the (query blocks x query heads x batch) items, counted query block fastest and mapped so
+// that the query heads sharing a KV head run side by side, each query block from the last one down, then the
+// next KV head. Items in flight together read the same K and V from L2, and under a causal-like mask (the last
+// query block sees the most keys) the heavy items go first and the light ones fill the tail; variants launch as
 // full attention and keep that order.
-__device__ __forceinline__ BlockIndex block_index(const cuir_attention_params &params) {
+__device__ __forceinline__ BlockIndex block_index(const cuir_attention_params &params, int64_t work,
+                                                  int num_m_blocks) {
   // A runtime block mask replaces this statement by its heavy-first order (cuir/kv_tiles.cuh).
   const cuir_kernels::ExpertQueryOrder query_order{};  // query-order point
-  if (BlockIndex listed; query_order.block(listed, params.num_heads_q, static_cast<int>(gridDim.x))) return listed;
+  if (BlockIndex listed; query_order.block(listed, work, params.num_heads_q, num_m_blocks, params.batch))
+    return listed;
   const int group = params.num_heads_q / params.num_heads_kv;  // query heads per KV head
-  const int num_m_blocks = static_cast<int>(gridDim.x);
-  const int linear = static_cast<int>(blockIdx.y) * num_m_blocks + static_cast<int>(blockIdx.x);
+  const int64_t per_batch = static_cast<int64_t>(num_m_blocks) * params.num_heads_q;
+  const int linear = static_cast<int>(work % per_batch);
   const int rest = linear / group;
   return BlockIndex{num_m_blocks - 1 - rest % num_m_blocks, (rest / num_m_blocks) * group + linear % group,
-                    static_cast<int>(blockIdx.z)};
+                    static_cast<int>(work / per_batch)};
+}
+
+// The persistent schedule: thread block c of G takes work items c, 2G - 1 - c, 2G + c, 4G - 1 - c, ... (the
+// items in rounds of G, every other round backwards), so that no thread block draws the heaviest item of every
+// round. With G = the number of items (the host's choice for one item a thread block) it takes item c alone.
+__device__ __forceinline__ int64_t scheduled_work(int64_t round) {
+  const int64_t g = gridDim.x, c = blockIdx.x;
+  return round * g + (round % 2 == 0 ? c : g - 1 - c);
 }
 
 // ---------------------------------------------------------------------------------------------------
 // Producer: one thread issues every TMA copy of the block.
 // ---------------------------------------------------------------------------------------------------
 
-// Load the K or V tile of visit i (virtual block n_block_max - 1 - i, KV tile kv_tiles(n_block_max - 1 - i))
-// into ring stage i % STAGES, once every consumer thread has released that stage's previous contents.
+// Load the K or V tile of virtual block n_block (KV tile kv_tiles(n_block)) into the ring at its visit i (counted
+// over the thread block's work items), stage i % STAGES, once every consumer thread has released that stage's
+// previous contents.
 template <class T, class KvTiles>
 __device__ __forceinline__ void producer_load_kv(const CUtensorMap *tensor_map, uint32_t tile_offset,
                                                  unsigned char *smem, uint64_t *full, uint64_t *empty, int i,
-                                                 int n_block_max, int head_kv, int batch, const KvTiles &kv_tiles) {
+                                                 int n_block, int head_kv, int batch, const KvTiles &kv_tiles) {
   const int stage = i % T::STAGES;
   const uint32_t phase = (i / T::STAGES) % 2;
   mbarrier_wait(&empty[stage], phase ^ 1);  // the first round passes at once (fresh barrier)
   mbarrier_arrive_expect_tx(&full[stage], T::KV_TILE_BYTES);
-  const int row = kv_tiles(n_block_max - 1 - i) * T::BLOCK_N;
+  const int row = kv_tiles(n_block) * T::BLOCK_N;
 #pragma unroll
   for (int slab = 0; slab < T::SLABS; ++slab)
     tma_load_4d(smem + tile_offset + stage * T::KV_TILE_BYTES + slab * T::KV_SLAB_BYTES, tensor_map, slab * 64, row,
                 head_kv, batch, &full[stage]);
 }
 
+// The loads of one work item: its ring visits follow the `visits_before` of the thread block's earlier items, and
+// it is the thread block's item number `items_before` (the parity of the Q barriers).
 template <class T, class KvTiles>
 __device__ __forceinline__ void producer(const CUtensorMap *tma_q, const CUtensorMap *tma_k, const CUtensorMap *tma_v,
                                          unsigned char *smem, Barriers<T::STAGES> *bars, const BlockIndex &block,
-                                         int head_kv, int n_block_max, int n_block_min, const KvTiles &kv_tiles) {
-  // Q: once.
+                                         int head_kv, int n_block_max, int n_block_min, const KvTiles &kv_tiles,
+                                         int visits_before, int items_before) {
+  // Q: once, when the consumers are done with the previous item's (the first item's wait passes at once).
+  mbarrier_wait(&bars->q_empty, (items_before % 2) ^ 1);
   mbarrier_arrive_expect_tx(&bars->q_full, T::Q_TILE_BYTES);
 #pragma unroll
   for (int slab = 0; slab < T::SLABS; ++slab)
@@ -173,11 +199,11 @@ __device__ __forceinline__ void producer(const CUtensorMap *tma_q, const CUtenso
   const int n_visits = n_block_max - n_block_min;
   for (int i = 0; i <= n_visits; ++i) {
     if (i < n_visits)
-      producer_load_kv<T>(tma_k, T::SK_OFFSET, smem, bars->k_full, bars->k_empty, i, n_block_max, head_kv, block.batch,
-                          kv_tiles);
+      producer_load_kv<T>(tma_k, T::SK_OFFSET, smem, bars->k_full, bars->k_empty, visits_before + i,
+                          n_block_max - 1 - i, head_kv, block.batch, kv_tiles);
     if (i >= 1)
-      producer_load_kv<T>(tma_v, T::SV_OFFSET, smem, bars->v_full, bars->v_empty, i - 1, n_block_max, head_kv,
-                          block.batch, kv_tiles);
+      producer_load_kv<T>(tma_v, T::SV_OFFSET, smem, bars->v_full, bars->v_empty, visits_before + i - 1,
+                          n_block_max - i, head_kv, block.batch, kv_tiles);
   }
 }
 
@@ -300,17 +326,16 @@ __device__ __forceinline__ void convert_p(uint32_t (&p_frag)[T::P_REGS], const f
 }
 
 // Ping-pong between the consumer warpgroups: consumer c waits for its turn before issuing GEMMs and passes
-// the turn on after issuing them. Consumer 1 hands consumer 0 the first turn and skips its very last hand-off,
-// so that every bar.sync is matched by exactly one bar.arrive.
+// the turn on after issuing them, across the thread block's work items. Consumer 1 hands consumer 0 the first
+// turn, and consumer 0 takes one turn more after its last item (the hand-off of consumer 1's last turn), so that
+// every bar.sync is matched by exactly one bar.arrive.
 template <class T>
 __device__ __forceinline__ void pingpong_wait_turn(int consumer) {
   if constexpr (T::PINGPONG) named_barrier_sync(PINGPONG_BARRIER + consumer, T::NUM_CONSUMER_THREADS);
 }
 template <class T>
-__device__ __forceinline__ void pingpong_pass_turn(int consumer, bool last) {
-  if constexpr (T::PINGPONG) {
-    if (!(consumer == 1 && last)) named_barrier_arrive(PINGPONG_BARRIER + (1 - consumer), T::NUM_CONSUMER_THREADS);
-  }
+__device__ __forceinline__ void pingpong_pass_turn(int consumer) {
+  if constexpr (T::PINGPONG) named_barrier_arrive(PINGPONG_BARRIER + (1 - consumer), T::NUM_CONSUMER_THREADS);
 }
 
 // Shared-memory addresses and per-thread constants of a consumer warpgroup.
@@ -319,6 +344,7 @@ struct ConsumerContext {
   uint32_t sk;        // K ring
   uint32_t sv;        // V ring
   int consumer;       // 0 or 1
+  int visits_before;  // ring visits of the thread block's earlier work items
   int lane;
   int row0;           // absolute query row of this thread's accumulator row g
   int seqlen_kv;
@@ -326,7 +352,7 @@ struct ConsumerContext {
   float scale_log2;
 };
 
-// Issue O += P V for visit i (async): O is first rescaled by the correction of the softmax that produced P
+// Issue O += P V for ring visit i (async): O is first rescaled by the correction of the softmax that produced P
 // (the one of visit i), then P, still in p_frag, multiplies the V tile of visit i once it has landed.
 template <class T>
 __device__ __forceinline__ void issue_pv(const ConsumerContext &ctx, Barriers<T::STAGES> *bars, int i,
@@ -338,9 +364,9 @@ __device__ __forceinline__ void issue_pv(const ConsumerContext &ctx, Barriers<T:
   gemm_pv<T>(acc_o, p_frag, ctx.sv + stage * T::KV_TILE_BYTES);
 }
 
-// One KV step of a consumer warpgroup: virtual block n_block (KV tile kv_tiles(n_block)), visit
-// i = n_block_max - 1 - n_block. Every visit but the FIRST also multiplies P_{i-1} (in p_frag) by the V tile of
-// visit i - 1, issued right after S_i so that the softmax of S_i overlaps it. Once acc_s holds the complete score
+// One KV step of a consumer warpgroup: virtual block n_block (KV tile kv_tiles(n_block)), ring visit
+// i = visits_before + n_block_max - 1 - n_block. Every visit but the FIRST also multiplies P_{i-1} (in p_frag) by
+// the V tile of visit i - 1, issued right after S_i so that the softmax of S_i overlaps it. Once acc_s holds the complete score
 // tile, score_hook(kv_tile, false) runs (score code before the mask, as FlashAttention-3's score_mod; none in
 // this kernel), then the mask of a masking step. The hook also runs at the start of the step, as
 // score_hook(kv_tile, true): what it loads from global memory there (the values a score_mod reads from its
@@ -351,7 +377,7 @@ __device__ __forceinline__ void consumer_step(const ConsumerContext &ctx, Barrie
                                               uint32_t (&p_frag)[T::P_REGS], float (&row_max)[2], float (&row_sum)[2],
                                               float (&o_rescale)[2], const KvTiles &kv_tiles,
                                               const ScoreHook &score_hook) {
-  const int i = n_block_max - 1 - n_block;
+  const int i = ctx.visits_before + n_block_max - 1 - n_block;
   const int stage = i % T::STAGES;
 
   score_hook(kv_tiles(n_block), true);  // the score hook's early phase: its loads for this step
@@ -359,7 +385,7 @@ __device__ __forceinline__ void consumer_step(const ConsumerContext &ctx, Barrie
   mbarrier_wait(&bars->k_full[stage], (i / T::STAGES) % 2);
   gemm_qk<T>(acc_s, ctx.sq_rows, ctx.sk + stage * T::KV_TILE_BYTES);  // S_i = Q K_i^T (async)
   if constexpr (!FIRST) issue_pv<T>(ctx, bars, i - 1, acc_o, p_frag, o_rescale);  // O += P_{i-1} V_{i-1} (async)
-  pingpong_pass_turn<T>(ctx.consumer, false);
+  pingpong_pass_turn<T>(ctx.consumer);
 
   wgmma_wait_group<FIRST ? 0 : 1>();  // S_i has landed (P V may still be running)
   fence_operands(acc_s);
@@ -384,8 +410,8 @@ __device__ __forceinline__ void consumer_step(const ConsumerContext &ctx, Barrie
 }
 
 // The epilogue of a consumer warpgroup: finish the row sums across the quad, normalise, write LSE, and stage O
-// (16-bit) through this warp's own 16 rows of the Q tile (only this warpgroup's wgmmas ever read them, and those
-// have completed) in the same swizzled layout, for 16-byte coalesced stores.
+// (16-bit) through this warp's own 16 rows of the O buffer (Q's swizzled layout), for 16-byte coalesced stores.
+// The producer may be loading the next item's Q meanwhile: O has a buffer of its own.
 template <class T>
 __device__ __forceinline__ void consumer_epilogue(const cuir_attention_params &params, unsigned char *smem,
                                                   const BlockIndex &block, const ConsumerContext &ctx,
@@ -410,11 +436,11 @@ __device__ __forceinline__ void consumer_epilogue(const cuir_attention_params &p
     if (lse_head != nullptr && lane % 4 == 0 && row < params.seqlen_q) lse_head[row] = lse;
   }
 
-  // Byte offset of 16-byte chunk `chunk` of block row `row` in the swizzled Q tile.
+  // Byte offset of 16-byte chunk `chunk` of block row `row` in the swizzled O buffer.
   auto q_chunk_offset = [](int row, int chunk) {
-    return T::SQ_OFFSET + (chunk / 8) * T::Q_SLAB_BYTES + row * 128 + (((chunk % 8) ^ (row % 8)) << 4);
+    return T::SO_OFFSET + (chunk / 8) * T::Q_SLAB_BYTES + row * 128 + (((chunk % 8) ^ (row % 8)) << 4);
   };
-  fence_proxy_async_shared();  // generic writes below, after the async-proxy (wgmma) reads of these rows
+  __syncwarp();  // the warp's reads of its rows for the previous item are done
   const int warp_row_in_block = wg_row_in_block + warp * 16;
 #pragma unroll
   for (int j = 0; j < T::HEAD_DIM / 8; ++j) {
@@ -441,35 +467,36 @@ __device__ __forceinline__ void consumer_epilogue(const cuir_attention_params &p
   }
 }
 
-// A block none of whose rows sees any key: O = 0, LSE = -inf.
+// A work item none of whose rows sees any key: O = 0, LSE = -inf, written by the consumer threads (tid 0 .. 255).
 template <class T>
-__device__ __forceinline__ void write_empty_block(const cuir_attention_params &params, const BlockIndex &block) {
+__device__ __forceinline__ void write_empty_block(const cuir_attention_params &params, const BlockIndex &block,
+                                                  int tid) {
   const int m_start = block.m_block * T::BLOCK_M;
   uint16_t *o_head = static_cast<uint16_t *>(params.o) + block.batch * params.o_batch_stride +
                      block.head_q * params.o_head_stride;
-  for (int chunk_id = threadIdx.x; chunk_id < T::BLOCK_M * T::CHUNKS_PER_ROW; chunk_id += T::NUM_THREADS) {
+  for (int chunk_id = tid; chunk_id < T::BLOCK_M * T::CHUNKS_PER_ROW; chunk_id += T::NUM_CONSUMER_THREADS) {
     const int row = m_start + chunk_id / T::CHUNKS_PER_ROW;
     const int col = (chunk_id % T::CHUNKS_PER_ROW) * 8;
     if (row < params.seqlen_q) *reinterpret_cast<uint4 *>(o_head + row * params.o_row_stride + col) = make_uint4(0, 0, 0, 0);
   }
   if (params.lse != nullptr) {
     float *lse_head = params.lse + (static_cast<int64_t>(block.batch) * params.num_heads_q + block.head_q) * params.seqlen_q;
-    for (int row = m_start + threadIdx.x; row < min(m_start + T::BLOCK_M, params.seqlen_q); row += T::NUM_THREADS)
+    for (int row = m_start + tid; row < min(m_start + T::BLOCK_M, params.seqlen_q); row += T::NUM_CONSUMER_THREADS)
       lse_head[row] = kNegInf;
   }
 }
 
-template <Element ELEMENT, int HEAD_DIM, bool IS_CAUSAL>
-__global__ void __launch_bounds__(FlashFwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS, 1)
-    flash_fwd_sm90_kernel(const __grid_constant__ cuir_attention_params params, const __grid_constant__ CUtensorMap tma_q,
-                          const __grid_constant__ CUtensorMap tma_k, const __grid_constant__ CUtensorMap tma_v) {
-  using T = FlashFwdTraits<ELEMENT, HEAD_DIM>;
-  extern __shared__ __align__(1024) unsigned char smem_raw[];
-  // 1024-byte aligned base: the 128-byte swizzle pattern repeats every 1024 bytes (descriptor base offset 0).
-  unsigned char *smem = smem_raw + ((1024u - (smem_u32addr(smem_raw) & 1023u)) & 1023u);
-  Barriers<T::STAGES> *bars = reinterpret_cast<Barriers<T::STAGES> *>(smem + T::BAR_OFFSET);
-
-  const BlockIndex block = block_index(params);
+// One work item, run by one role: the producer warp's loads (PRODUCER) or the consumer warpgroups' steps. Both
+// roles plan the item from this one text (its bounds and block-iteration point, where a variant's patches go);
+// each kernel role loop instantiates it for its own role, so that the producer's code stays within the registers
+// setmaxnreg leaves it. visits_before / items_before: the ring visits of the thread block's earlier items and how
+// many of them loaded a Q (the Q barriers' parity), counted alike by both roles.
+template <class T, bool IS_CAUSAL, bool PRODUCER>
+__device__ __forceinline__ void run_work_item(const cuir_attention_params &params, const CUtensorMap *tma_q,
+                                              const CUtensorMap *tma_k, const CUtensorMap *tma_v, unsigned char *smem,
+                                              Barriers<T::STAGES> *bars, int64_t work, int num_m_blocks,
+                                              int &visits_before, int &items_before) {
+  const BlockIndex block = block_index(params, work, num_m_blocks);
   const int seqlen_q = params.seqlen_q;
   const int seqlen_kv = params.seqlen_kv;
   const int causal_offset = seqlen_kv - seqlen_q;  // causal: row i sees key j iff j <= i + causal_offset
@@ -491,35 +518,20 @@ __global__ void __launch_bounds__(FlashFwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS
   // Virtual block n of those is KV tile kv_tiles(n) (cuir/kv_tiles.cuh); a runtime block mask replaces this
   // statement by its listed tiles and takes the three bounds from them.
   const cuir_kernels::DenseKvTiles kv_tiles{};  // block-iteration point
+  const int tid = static_cast<int>(threadIdx.x) - 128;  // consumers: 0 .. 255 over both consumer warpgroups
   if (n_block_max <= 0) {
-    write_empty_block<T>(params, block);
+    if constexpr (!PRODUCER) write_empty_block<T>(params, block, tid);
     return;
   }
+  const int n_visits = n_block_max - n_block_min;
 
-  // ---- barriers: initialised by one thread, visible to all (and to TMA) after the fence and __syncthreads ----
-  if (threadIdx.x == 0) {
-    mbarrier_init(&bars->q_full, 1);
-#pragma unroll
-    for (int s = 0; s < T::STAGES; ++s) {
-      mbarrier_init(&bars->k_full[s], 1);  // the producer's arrive_expect_tx, then the TMA bytes
-      mbarrier_init(&bars->v_full[s], 1);
-      mbarrier_init(&bars->k_empty[s], T::NUM_CONSUMER_THREADS);  // every consumer thread arrives
-      mbarrier_init(&bars->v_empty[s], T::NUM_CONSUMER_THREADS);
-    }
-    fence_barrier_init();
-  }
-  __syncthreads();
-
-  const int warpgroup = threadIdx.x / 128;
-  if (warpgroup == 0) {
-    // =============================== producer warpgroup ===============================
-    setmaxnreg_dec<T::PRODUCER_REGS>();
-    if (threadIdx.x / 32 == 0 && elect_one_sync())
-      producer<T>(&tma_q, &tma_k, &tma_v, smem, bars, block, head_kv, n_block_max, n_block_min, kv_tiles);
+  if constexpr (PRODUCER) {
+    // =============================== producer warp ===============================
+    if (elect_one_sync())
+      producer<T>(tma_q, tma_k, tma_v, smem, bars, block, head_kv, n_block_max, n_block_min, kv_tiles, visits_before,
+                  items_before);
   } else {
     // =============================== consumer warpgroups ===============================
-    setmaxnreg_inc<T::CONSUMER_REGS>();
-    const int tid = static_cast<int>(threadIdx.x) - 128;  // 0 .. 255 over both consumer warpgroups
     const int consumer_index = tid / 128;
     const int warp = (tid % 128) / 32;  // warp within the warpgroup: rows 16*warp .. 16*warp+15
     const int lane = tid % 32;
@@ -531,6 +543,7 @@ __global__ void __launch_bounds__(FlashFwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS
     ctx.sk = smem_base + T::SK_OFFSET;
     ctx.sv = smem_base + T::SV_OFFSET;
     ctx.consumer = consumer_index;
+    ctx.visits_before = visits_before;
     ctx.lane = lane;
     ctx.row0 = m_start + wg_row_in_block + warp * 16 + lane / 4;
     ctx.seqlen_kv = params.seqlen_kv;
@@ -545,11 +558,10 @@ __global__ void __launch_bounds__(FlashFwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS
     float row_max[2] = {kNegInf, kNegInf};
     float row_sum[2] = {0.f, 0.f};
     float o_rescale[2];
-  #pragma unroll
+#pragma unroll
     for (int r = 0; r < T::O_REGS; ++r) acc_o[r] = 0.f;
 
-    mbarrier_wait(&bars->q_full, 0);
-    if (T::PINGPONG && consumer_index == 1) named_barrier_arrive(PINGPONG_BARRIER + 0, T::NUM_CONSUMER_THREADS);
+    mbarrier_wait(&bars->q_full, items_before % 2);
 
     // The score hooks of the masking and the unmasked steps: code over the complete score tile of KV tile n_block
     // (acc_s), before the step's mask; with `gather`, at the start of the step (consumer_step), the loads that
@@ -579,18 +591,73 @@ __global__ void __launch_bounds__(FlashFwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS
     for (; n_block >= n_block_min; --n_block)
       consumer_step<T, false, false>(ctx, bars, n_block, n_block_max, acc_o, acc_s, p_frag, row_max, row_sum,
                                      o_rescale, kv_tiles, unmasked_scores);
+    mbarrier_arrive(&bars->q_empty);  // every S = Q K^T of the item has landed: the next item's Q may load
 
     // =============================== last P V ===============================
+    const int last_visit = visits_before + n_visits - 1;
     pingpong_wait_turn<T>(consumer_index);
-    issue_pv<T>(ctx, bars, n_block_max - 1 - n_block_min, acc_o, p_frag, o_rescale);
-    pingpong_pass_turn<T>(consumer_index, true);
+    issue_pv<T>(ctx, bars, last_visit, acc_o, p_frag, o_rescale);
+    pingpong_pass_turn<T>(consumer_index);
     wgmma_wait_group<0>();
     fence_operands(acc_o);
     fence_operands(p_frag);
-    mbarrier_arrive(&bars->v_empty[(n_block_max - 1 - n_block_min) % T::STAGES]);
+    mbarrier_arrive(&bars->v_empty[last_visit % T::STAGES]);
 
     // =============================== epilogue ===============================
     consumer_epilogue<T>(params, smem, block, ctx, wg_row_in_block, warp, acc_o, row_max, row_sum);
+  }
+  visits_before += n_visits;
+  ++items_before;
+}
+
+// The persistent kernel: thread block c runs work items scheduled_work(0), scheduled_work(1), ... The producer
+// loads each item's Q once the consumers are done with the previous one's (q_empty), and the K / V ring runs on
+// across items, so the next item's loads overlap this item's last P V and epilogue.
+template <Element ELEMENT, int HEAD_DIM, bool IS_CAUSAL>
+__global__ void __launch_bounds__(FlashFwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS, 1)
+    flash_fwd_sm90_kernel(const __grid_constant__ cuir_attention_params params, const __grid_constant__ CUtensorMap tma_q,
+                          const __grid_constant__ CUtensorMap tma_k, const __grid_constant__ CUtensorMap tma_v) {
+  using T = FlashFwdTraits<ELEMENT, HEAD_DIM>;
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
+  // 1024-byte aligned base: the 128-byte swizzle pattern repeats every 1024 bytes (descriptor base offset 0).
+  unsigned char *smem = smem_raw + ((1024u - (smem_u32addr(smem_raw) & 1023u)) & 1023u);
+  Barriers<T::STAGES> *bars = reinterpret_cast<Barriers<T::STAGES> *>(smem + T::BAR_OFFSET);
+  const int num_m_blocks = (params.seqlen_q + T::BLOCK_M - 1) / T::BLOCK_M;
+  const int64_t num_work = static_cast<int64_t>(num_m_blocks) * params.num_heads_q * params.batch;
+
+  // ---- barriers: initialised by one thread, visible to all (and to TMA) after the fence and __syncthreads ----
+  if (threadIdx.x == 0) {
+    mbarrier_init(&bars->q_full, 1);
+    mbarrier_init(&bars->q_empty, T::NUM_CONSUMER_THREADS);
+#pragma unroll
+    for (int s = 0; s < T::STAGES; ++s) {
+      mbarrier_init(&bars->k_full[s], 1);  // the producer's arrive_expect_tx, then the TMA bytes
+      mbarrier_init(&bars->v_full[s], 1);
+      mbarrier_init(&bars->k_empty[s], T::NUM_CONSUMER_THREADS);  // every consumer thread arrives
+      mbarrier_init(&bars->v_empty[s], T::NUM_CONSUMER_THREADS);
+    }
+    fence_barrier_init();
+  }
+  __syncthreads();
+
+  int visits_before = 0, items_before = 0;
+  if (threadIdx.x / 128 == 0) {
+    // =============================== producer warpgroup ===============================
+    setmaxnreg_dec<T::PRODUCER_REGS>();
+    if (threadIdx.x / 32 != 0) return;  // one warp issues the loads
+    for (int64_t round = 0, work; (work = scheduled_work(round)) < num_work; ++round)
+      run_work_item<T, IS_CAUSAL, true>(params, &tma_q, &tma_k, &tma_v, smem, bars, work, num_m_blocks,
+                                        visits_before, items_before);
+  } else {
+    // =============================== consumer warpgroups ===============================
+    setmaxnreg_inc<T::CONSUMER_REGS>();
+    const int consumer_index = (static_cast<int>(threadIdx.x) - 128) / 128;
+    if (T::PINGPONG && consumer_index == 1) named_barrier_arrive(PINGPONG_BARRIER + 0, T::NUM_CONSUMER_THREADS);
+    for (int64_t round = 0, work; (work = scheduled_work(round)) < num_work; ++round)
+      run_work_item<T, IS_CAUSAL, false>(params, &tma_q, &tma_k, &tma_v, smem, bars, work, num_m_blocks,
+                                         visits_before, items_before);
+    // Consumer 0 takes the turn of consumer 1's last hand-off.
+    if (consumer_index == 0) pingpong_wait_turn<T>(0);
   }
 }
 
@@ -639,6 +706,23 @@ static cudaError_t make_tile_map(CUtensorMap *map, const void *base, int dtype, 
   return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
 }
 
+// Thread blocks of the persistent schedule (scheduled_work): one a multiprocessor of the current device. The
+// environment's CUIR_SM90_PERSISTENT, read at every call so that a comparison can switch it within one process,
+// overrides it: 0 launches one thread block a work item, N > 0 at most N thread blocks (for checks that want
+// several items a thread block on small problems).
+static int64_t persistent_ctas(int64_t num_work) {
+  if (const char *env = std::getenv("CUIR_SM90_PERSISTENT"); env != nullptr && *env != '\0') {
+    char *end = nullptr;
+    const long long n = std::strtoll(env, &end, 10);
+    if (*end == '\0' && n >= 0) return n == 0 ? num_work : std::min<int64_t>(num_work, n);
+  }
+  int device = 0, sms = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || sms <= 0)
+    return num_work;
+  return std::min<int64_t>(num_work, sms);
+}
+
 template <Element ELEMENT, int HEAD_DIM, bool IS_CAUSAL>
 static cudaError_t launch_flash_fwd(const cuir_attention_params &p, cudaStream_t stream) {
   using T = FlashFwdTraits<ELEMENT, HEAD_DIM>;
@@ -659,9 +743,10 @@ static cudaError_t launch_flash_fwd(const cuir_attention_params &p, cudaStream_t
   auto kernel = flash_fwd_sm90_kernel<ELEMENT, HEAD_DIM, IS_CAUSAL>;
   err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::SMEM_BYTES);
   if (err != cudaSuccess) return err;
-  const unsigned num_m_blocks = (p.seqlen_q + T::BLOCK_M - 1) / T::BLOCK_M;
-  const dim3 grid(num_m_blocks, p.num_heads_q, p.batch);  // see block_index
-  kernel<<<grid, T::NUM_THREADS, T::SMEM_BYTES, stream>>>(p, tma_q, tma_k, tma_v);
+  const int64_t num_m_blocks = (p.seqlen_q + T::BLOCK_M - 1) / T::BLOCK_M;
+  const int64_t num_work = num_m_blocks * p.num_heads_q * p.batch;  // see block_index
+  const int64_t ctas = persistent_ctas(num_work);
+  kernel<<<static_cast<unsigned>(ctas), T::NUM_THREADS, T::SMEM_BYTES, stream>>>(p, tma_q, tma_k, tma_v);
   return cudaGetLastError();
 }
 

@@ -4,6 +4,16 @@
 // source text it comes from; a test keeps the rendered file current.
 //
 // Modelling notes:
+// - One worker group here is one work item of the source, which runs its
+//   items persistently (scheduled_work: a thread block takes several in
+//   turn). The IR is one item with the ring and the Q barriers fresh: the
+//   source's visit counter i starts at the visits of the thread block's
+//   earlier items (visits_before, 0 here) and its Q barriers' parity at
+//   their count (items_before, 0 here). The cross-item protocol is modelled
+//   as it runs for every item: the producer waits on q_empty before loading
+//   Q (it passes at once here), the consumers release Q once the item's last
+//   S has landed, O is staged through a buffer of its own, and consumer 1
+//   passes every turn on, consumer 0 taking the last hand-off at the end.
 // - The warp specialization is explicit: the producer warpgroup (one warp's
 //   elected thread) issues the TMA copies into the K and V rings, each
 //   completing on its stage's "full" mbarrier; the two consumer warpgroups
@@ -27,8 +37,8 @@
 //   nothing pending (a pending count that is a value).
 // - Ping-pong: a warpgroup takes a turn (named barrier 1 + c, 256 threads)
 //   before issuing its GEMMs and hands it to the other warpgroup after;
-//   consumer 1 hands consumer 0 the first turn and keeps its very last one,
-//   so that every wait is matched by one arrival.
+//   consumer 1 hands consumer 0 the first turn and consumer 0 takes one
+//   more after the last, so that every wait is matched by one arrival.
 // - The block's first visit is the first step of the masking loop here (the
 //   source runs it, masked, before that loop; where the top tile needs no
 //   mask the two differ only in a mask that hides nothing).
@@ -47,18 +57,18 @@
 #S    = #cuir.mem<shared>
 
 cuir.kernel @flash_fwd_sm90_bf16_d128(
-    %q: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "q"} loc("params.q"("flash_fwd.cu":464:27 to 464:79)),
-    %k: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "k"} loc("params.k"("flash_fwd.cu":464:27 to 464:79)),
-    %v: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "v"} loc("params.v"("flash_fwd.cu":464:27 to 464:79)),
-    %o: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "o"} loc("params.o"("flash_fwd.cu":464:27 to 464:79)),
-    %lse: memref<?x?x?xf32, #G> {cuir.arg = "lse"} loc("params.lse"("flash_fwd.cu":464:27 to 464:79)),
-    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_fwd.cu":464:27 to 464:79)),
-    %causal: i1 {cuir.arg = "causal"} loc("IS_CAUSAL"("flash_fwd.cu":462:1 to 462:57)),
-    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_fwd.cu":464:27 to 464:79)),
-    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_fwd.cu":464:27 to 464:79)),
-    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_fwd.cu":464:27 to 464:79)),
-    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_fwd.cu":464:27 to 464:79)),
-    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_fwd.cu":464:27 to 464:79)))
+    %q: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "q"} loc("params.q"("flash_fwd.cu":618:27 to 618:79)),
+    %k: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "k"} loc("params.k"("flash_fwd.cu":618:27 to 618:79)),
+    %v: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "v"} loc("params.v"("flash_fwd.cu":618:27 to 618:79)),
+    %o: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "o"} loc("params.o"("flash_fwd.cu":618:27 to 618:79)),
+    %lse: memref<?x?x?xf32, #G> {cuir.arg = "lse"} loc("params.lse"("flash_fwd.cu":618:27 to 618:79)),
+    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_fwd.cu":618:27 to 618:79)),
+    %causal: i1 {cuir.arg = "causal"} loc("IS_CAUSAL"("flash_fwd.cu":616:1 to 616:57)),
+    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_fwd.cu":618:27 to 618:79)),
+    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_fwd.cu":618:27 to 618:79)),
+    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_fwd.cu":618:27 to 618:79)),
+    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_fwd.cu":618:27 to 618:79)),
+    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_fwd.cu":618:27 to 618:79)))
     grid (b, hq, hkv, nq, nkv) -> (nq ceildiv 128, hq, b)
     threads 384 arch "sm_90a" {
   %c0 = arith.constant 0 : index
@@ -72,374 +82,382 @@ cuir.kernel @flash_fwd_sm90_bf16_d128(
   %ninf = arith.constant 0xFF800000 : f32
 
   // ---- block coordinates, sequence views, masking offsets ----
-  %m_block = cuir.block_id x loc("block.m_block"("flash_fwd.cu":472:3 to 472:48))
-  %head_q = cuir.block_id y loc("block.head_q"("flash_fwd.cu":472:3 to 472:48))
-  %b = cuir.block_id z loc("block.batch"("flash_fwd.cu":472:3 to 472:48))
-  %causal_offset = arith.subi %seqlen_kv, %seqlen_q : index loc("causal_offset"("flash_fwd.cu":475:13 to 475:49))
-  %last_key_offset = arith.select %causal, %causal_offset, %seqlen_kv : index loc("ctx.last_key_offset"("flash_fwd.cu":538:5 to 538:92))
-  %m_start = arith.muli %m_block, %c128 : index loc("m_start"("flash_fwd.cu":476:13 to 476:49))
-  %group = arith.divui %num_heads_q, %num_heads_kv : index loc("head_kv"("flash_fwd.cu":477:13 to 477:80))
-  %head_kv = arith.divui %head_q, %group : index loc("head_kv"("flash_fwd.cu":477:13 to 477:80))
+  %m_block = cuir.block_id x loc("block.m_block"("flash_fwd.cu":499:3 to 499:68))
+  %head_q = cuir.block_id y loc("block.head_q"("flash_fwd.cu":499:3 to 499:68))
+  %b = cuir.block_id z loc("block.batch"("flash_fwd.cu":499:3 to 499:68))
+  %causal_offset = arith.subi %seqlen_kv, %seqlen_q : index loc("causal_offset"("flash_fwd.cu":502:13 to 502:49))
+  %last_key_offset = arith.select %causal, %causal_offset, %seqlen_kv : index loc("ctx.last_key_offset"("flash_fwd.cu":551:5 to 551:92))
+  %m_start = arith.muli %m_block, %c128 : index loc("m_start"("flash_fwd.cu":503:13 to 503:49))
+  %group = arith.divui %num_heads_q, %num_heads_kv : index loc("head_kv"("flash_fwd.cu":504:13 to 504:80))
+  %head_kv = arith.divui %head_q, %group : index loc("head_kv"("flash_fwd.cu":504:13 to 504:80))
   %q_head = memref.subview %q[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 128] [1, 1, 1, 1]
-      : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("tma_q"("flash_fwd.cu":646:21 to 646:46))
+      : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("tma_q"("flash_fwd.cu":730:21 to 730:46))
   %k_head = memref.subview %k[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 128] [1, 1, 1, 1]
-      : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("tma_k"("flash_fwd.cu":650:11 to 650:36))
+      : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("tma_k"("flash_fwd.cu":734:11 to 734:36))
   %v_head = memref.subview %v[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 128] [1, 1, 1, 1]
-      : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("tma_v"("flash_fwd.cu":653:11 to 653:36))
+      : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("tma_v"("flash_fwd.cu":737:11 to 737:36))
   %o_head = memref.subview %o[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 128] [1, 1, 1, 1]
-      : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("o_head"("flash_fwd.cu":430:3 to 430:55))
+      : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("o_head"("flash_fwd.cu":456:3 to 456:55))
   %lse_head = memref.subview %lse[%b, %head_q, 0] [1, 1, %seqlen_q] [1, 1, 1]
-      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("lse_head"("flash_fwd.cu":396:3 to 396:42))
+      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("lse_head"("flash_fwd.cu":422:3 to 422:42))
 
   // ---- KV tiles this block visits: [n_block_min, n_block_max), of which [n_block_min, n_unmasked_blocks) need no mask ----
-  %n_block_min = arith.constant 0 : index loc("n_block_min"("flash_fwd.cu":481:3 to 481:23))
-  %n_block_all = arith.ceildivui %seqlen_kv, %cBN : index loc("n_block_max"("flash_fwd.cu":482:7 to 482:62))
-  %n_full_all = arith.divui %seqlen_kv, %cBN : index loc("n_unmasked_blocks"("flash_fwd.cu":483:7 to 483:49))
-  %m_end = arith.addi %m_start, %c128 : index loc("last_row"("flash_fwd.cu":485:15 to 485:65))
-  %m_end_clamped = arith.minui %m_end, %seqlen_q : index loc("last_row"("flash_fwd.cu":485:15 to 485:65))
-  %last_row = arith.subi %m_end_clamped, %c1 : index loc("last_row"("flash_fwd.cu":485:15 to 485:65))
-  %last_key_of_last_row = arith.addi %last_row, %causal_offset : index loc("last_key_of_last_row"("flash_fwd.cu":486:15 to 486:62))
-  %last_key_of_first_row = arith.addi %m_start, %causal_offset : index loc("last_key_of_first_row"("flash_fwd.cu":487:15 to 487:62))
-  %llr_neg = arith.cmpi slt, %last_key_of_last_row, %c0 : index loc("n_block_max"("flash_fwd.cu":488:5 to 488:105))
-  %llr_blk = arith.divsi %last_key_of_last_row, %cBN : index loc("n_block_max"("flash_fwd.cu":488:5 to 488:105))
-  %llr_end = arith.addi %llr_blk, %c1 : index loc("n_block_max"("flash_fwd.cu":488:5 to 488:105))
-  %llr_bound = arith.select %llr_neg, %c0, %llr_end : index loc("n_block_max"("flash_fwd.cu":488:5 to 488:105))
-  %n_block_causal = arith.minsi %n_block_all, %llr_bound : index loc("n_block_max"("flash_fwd.cu":488:5 to 488:105))
-  %lfr_neg = arith.cmpi slt, %last_key_of_first_row, %c0 : index loc("n_unmasked_blocks"("flash_fwd.cu":489:5 to 489:121))
-  %lfr_next = arith.addi %last_key_of_first_row, %c1 : index loc("n_unmasked_blocks"("flash_fwd.cu":489:5 to 489:121))
-  %lfr_blk = arith.divsi %lfr_next, %cBN : index loc("n_unmasked_blocks"("flash_fwd.cu":489:5 to 489:121))
-  %lfr_bound = arith.select %lfr_neg, %c0, %lfr_blk : index loc("n_unmasked_blocks"("flash_fwd.cu":489:5 to 489:121))
-  %n_full_causal = arith.minsi %n_full_all, %lfr_bound : index loc("n_unmasked_blocks"("flash_fwd.cu":489:5 to 489:121))
-  %n_block_max = arith.select %causal, %n_block_causal, %n_block_all : index loc("n_block_max"("flash_fwd.cu":484:3 to 484:27))
-  %n_unmasked_blocks = arith.select %causal, %n_full_causal, %n_full_all : index loc("n_unmasked_blocks"("flash_fwd.cu":484:3 to 484:27))
+  %n_block_min = arith.constant 0 : index loc("n_block_min"("flash_fwd.cu":508:3 to 508:23))
+  %n_block_all = arith.ceildivui %seqlen_kv, %cBN : index loc("n_block_max"("flash_fwd.cu":509:7 to 509:62))
+  %n_full_all = arith.divui %seqlen_kv, %cBN : index loc("n_unmasked_blocks"("flash_fwd.cu":510:7 to 510:49))
+  %m_end = arith.addi %m_start, %c128 : index loc("last_row"("flash_fwd.cu":512:15 to 512:65))
+  %m_end_clamped = arith.minui %m_end, %seqlen_q : index loc("last_row"("flash_fwd.cu":512:15 to 512:65))
+  %last_row = arith.subi %m_end_clamped, %c1 : index loc("last_row"("flash_fwd.cu":512:15 to 512:65))
+  %last_key_of_last_row = arith.addi %last_row, %causal_offset : index loc("last_key_of_last_row"("flash_fwd.cu":513:15 to 513:62))
+  %last_key_of_first_row = arith.addi %m_start, %causal_offset : index loc("last_key_of_first_row"("flash_fwd.cu":514:15 to 514:62))
+  %llr_neg = arith.cmpi slt, %last_key_of_last_row, %c0 : index loc("n_block_max"("flash_fwd.cu":515:5 to 515:105))
+  %llr_blk = arith.divsi %last_key_of_last_row, %cBN : index loc("n_block_max"("flash_fwd.cu":515:5 to 515:105))
+  %llr_end = arith.addi %llr_blk, %c1 : index loc("n_block_max"("flash_fwd.cu":515:5 to 515:105))
+  %llr_bound = arith.select %llr_neg, %c0, %llr_end : index loc("n_block_max"("flash_fwd.cu":515:5 to 515:105))
+  %n_block_causal = arith.minsi %n_block_all, %llr_bound : index loc("n_block_max"("flash_fwd.cu":515:5 to 515:105))
+  %lfr_neg = arith.cmpi slt, %last_key_of_first_row, %c0 : index loc("n_unmasked_blocks"("flash_fwd.cu":516:5 to 516:121))
+  %lfr_next = arith.addi %last_key_of_first_row, %c1 : index loc("n_unmasked_blocks"("flash_fwd.cu":516:5 to 516:121))
+  %lfr_blk = arith.divsi %lfr_next, %cBN : index loc("n_unmasked_blocks"("flash_fwd.cu":516:5 to 516:121))
+  %lfr_bound = arith.select %lfr_neg, %c0, %lfr_blk : index loc("n_unmasked_blocks"("flash_fwd.cu":516:5 to 516:121))
+  %n_full_causal = arith.minsi %n_full_all, %lfr_bound : index loc("n_unmasked_blocks"("flash_fwd.cu":516:5 to 516:121))
+  %n_block_max = arith.select %causal, %n_block_causal, %n_block_all : index loc("n_block_max"("flash_fwd.cu":511:3 to 511:27))
+  %n_unmasked_blocks = arith.select %causal, %n_full_causal, %n_full_all : index loc("n_unmasked_blocks"("flash_fwd.cu":511:3 to 511:27))
 
-  %no_keys = arith.cmpi sle, %n_block_max, %n_block_min : index loc("flash_fwd.cu":494:3 to 494:24)
+  %no_keys = arith.cmpi sle, %n_block_max, %n_block_min : index loc("flash_fwd.cu":522:3 to 522:24)
   scf.if %no_keys {
     // No row of this block sees any key: O = 0, LSE = -inf (write_empty_block).
-    %zero_o = arith.constant dense<0.0> : tensor<128x128xbf16, #WACC> loc("o_head"("flash_fwd.cu":453:103 to 453:125))
-    cuir.store %zero_o -> %o_head[%m_start, %c0] : tensor<128x128xbf16, #WACC> -> memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("o_head"("flash_fwd.cu":453:32 to 453:125))
-    %ninf_lse = arith.constant dense<0xFF800000> : tensor<128xf32, #WROW> loc("lse_head"("flash_fwd.cu":458:7 to 458:30))
-    cuir.store %ninf_lse -> %lse_head[%m_start] : tensor<128xf32, #WROW> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("lse_head"("flash_fwd.cu":458:7 to 458:30))
-    scf.yield loc("flash_fwd.cu":496:5 to 496:12)
+    %zero_o = arith.constant dense<0.0> : tensor<128x128xbf16, #WACC> loc("o_head"("flash_fwd.cu":480:103 to 480:125))
+    cuir.store %zero_o -> %o_head[%m_start, %c0] : tensor<128x128xbf16, #WACC> -> memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("o_head"("flash_fwd.cu":480:32 to 480:125))
+    %ninf_lse = arith.constant dense<0xFF800000> : tensor<128xf32, #WROW> loc("lse_head"("flash_fwd.cu":485:7 to 485:30))
+    cuir.store %ninf_lse -> %lse_head[%m_start] : tensor<128xf32, #WROW> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("lse_head"("flash_fwd.cu":485:7 to 485:30))
+    scf.yield loc("flash_fwd.cu":524:5 to 524:12)
   } else {
     // ---- visits: n_visits, the last is visit n_visits - 1 ----
-    %last_block = arith.subi %n_block_max, %c1 : index loc("i"("flash_fwd.cu":354:3 to 354:43))
-    %n_visits = arith.subi %n_block_max, %n_block_min : index loc("n_visits"("flash_fwd.cu":173:3 to 173:50))
-    %last_visit = arith.subi %n_visits, %c1 : index loc("flash_fwd.cu":585:5 to 585:85)
+    %last_block = arith.subi %n_block_max, %c1 : index loc("i"("flash_fwd.cu":380:3 to 380:63))
+    %n_visits = arith.subi %n_block_max, %n_block_min : index loc("n_visits"("flash_fwd.cu":199:3 to 199:50))
+    %last_visit = arith.subi %n_visits, %c1 : index loc("last_visit"("flash_fwd.cu":597:5 to 597:57))
 
     // ---- shared memory: Q [128][d] (O in the epilogue), K and V rings [STAGES][BLOCK_N][d], 128-byte swizzled; the mbarriers ----
-    %sQ = cuir.alloc {swizzle = 128} : memref<128x128xbf16, #S> loc("sQ"("flash_fwd.cu":95:24 to 95:37))
-    %sK = cuir.alloc {swizzle = 128} : memref<2x128x128xbf16, #S> loc("sK"("flash_fwd.cu":96:24 to 96:60))
-    %sV = cuir.alloc {swizzle = 128} : memref<2x128x128xbf16, #S> loc("sV"("flash_fwd.cu":97:24 to 97:70))
-    %q_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<1> loc("bars->q_full"("flash_fwd.cu":501:5 to 501:36))
-    %k_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<2> loc("bars->k_full"("flash_fwd.cu":504:7 to 504:41))
-    %v_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<2> loc("bars->v_full"("flash_fwd.cu":505:7 to 505:41))
-    %k_empty = cuir.barrier.init arrivals 2 : !cuir.mbarrier<2> loc("bars->k_empty"("flash_fwd.cu":506:7 to 506:64))
-    %v_empty = cuir.barrier.init arrivals 2 : !cuir.mbarrier<2> loc("bars->v_empty"("flash_fwd.cu":507:7 to 507:64))
+    %sQ = cuir.alloc {swizzle = 128} : memref<128x128xbf16, #S> loc("sQ"("flash_fwd.cu":104:24 to 104:37))
+    %sK = cuir.alloc {swizzle = 128} : memref<2x128x128xbf16, #S> loc("sK"("flash_fwd.cu":105:24 to 105:60))
+    %sV = cuir.alloc {swizzle = 128} : memref<2x128x128xbf16, #S> loc("sV"("flash_fwd.cu":106:24 to 106:70))
+    %sO = cuir.alloc {swizzle = 128} : memref<128x128xbf16, #S> loc("sO"("flash_fwd.cu":107:24 to 107:70))
+    %q_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<1> loc("bars->q_full"("flash_fwd.cu":630:5 to 630:36))
+    %q_empty = cuir.barrier.init arrivals 2 : !cuir.mbarrier<1> loc("bars->q_empty"("flash_fwd.cu":631:5 to 631:59))
+    %k_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<2> loc("bars->k_full"("flash_fwd.cu":634:7 to 634:41))
+    %v_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<2> loc("bars->v_full"("flash_fwd.cu":635:7 to 635:41))
+    %k_empty = cuir.barrier.init arrivals 2 : !cuir.mbarrier<2> loc("bars->k_empty"("flash_fwd.cu":636:7 to 636:64))
+    %v_empty = cuir.barrier.init arrivals 2 : !cuir.mbarrier<2> loc("bars->v_empty"("flash_fwd.cu":637:7 to 637:64))
 
     // =============================== producer warpgroup ===============================
     cuir.bind warpgroup [0] role producer regs 24 {
       cuir.bind warp [0] role producer {
-        cuir.barrier.arrive %q_full[%c0] expect_tx 32768 : !cuir.mbarrier<1> loc("flash_fwd.cu":167:3 to 167:60)
+        cuir.barrier.wait %q_empty[%c0], %c1 : !cuir.mbarrier<1> loc("flash_fwd.cu":192:3 to 192:56)
+        cuir.barrier.arrive %q_full[%c0] expect_tx 32768 : !cuir.mbarrier<1> loc("flash_fwd.cu":193:3 to 193:60)
         cuir.copy_async tma %q_head[%m_start, %c0] -> %sQ barrier %q_full[%c0]
-            : memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> -> memref<128x128xbf16, #S>, !cuir.mbarrier<1> loc("sQ"("flash_fwd.cu":170:5 to 170:68))
+            : memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> -> memref<128x128xbf16, #S>, !cuir.mbarrier<1> loc("sQ"("flash_fwd.cu":196:5 to 196:68))
         // K of visit i, then V of visit i - 1.
-        %n_steps = arith.addi %n_visits, %c1 : index loc("flash_fwd.cu":174:3 to 174:38)
+        %n_steps = arith.addi %n_visits, %c1 : index loc("flash_fwd.cu":200:3 to 200:38)
         scf.for %i = %c0 to %n_steps step %c1 {
-          %has_k = arith.cmpi slt, %i, %n_visits : index loc("flash_fwd.cu":175:5 to 175:22)
+          %has_k = arith.cmpi slt, %i, %n_visits : index loc("flash_fwd.cu":201:5 to 201:22)
           scf.if %has_k {
-            %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_fwd.cu":151:3 to 151:35) at "flash_fwd.cu":176:7 to 176:32))
-            %round = arith.divui %i, %cST : index loc(callsite("phase"("flash_fwd.cu":152:3 to 152:46) at "flash_fwd.cu":176:7 to 176:32))
-            %phase = arith.remui %round, %c2 : index loc(callsite("phase"("flash_fwd.cu":152:3 to 152:46) at "flash_fwd.cu":176:7 to 176:32))
-            %free = arith.xori %phase, %c1 : index loc(callsite("flash_fwd.cu":153:3 to 153:42 at "flash_fwd.cu":176:7 to 176:32))
-            cuir.barrier.wait %k_empty[%stage], %free : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":153:3 to 153:42 at "flash_fwd.cu":176:7 to 176:32))
-            cuir.barrier.arrive %k_full[%stage] expect_tx 32768 : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":154:3 to 154:60 at "flash_fwd.cu":176:7 to 176:32))
-            %blk = arith.subi %last_block, %i : index loc(callsite("row"("flash_fwd.cu":155:3 to 155:62) at "flash_fwd.cu":176:7 to 176:32))
-            %row = arith.muli %blk, %cBN : index loc(callsite("row"("flash_fwd.cu":155:3 to 155:62) at "flash_fwd.cu":176:7 to 176:32))
+            %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_fwd.cu":173:3 to 173:35) at "flash_fwd.cu":202:7 to 202:32))
+            %round = arith.divui %i, %cST : index loc(callsite("phase"("flash_fwd.cu":174:3 to 174:46) at "flash_fwd.cu":202:7 to 202:32))
+            %phase = arith.remui %round, %c2 : index loc(callsite("phase"("flash_fwd.cu":174:3 to 174:46) at "flash_fwd.cu":202:7 to 202:32))
+            %free = arith.xori %phase, %c1 : index loc(callsite("flash_fwd.cu":175:3 to 175:42 at "flash_fwd.cu":202:7 to 202:32))
+            cuir.barrier.wait %k_empty[%stage], %free : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":175:3 to 175:42 at "flash_fwd.cu":202:7 to 202:32))
+            cuir.barrier.arrive %k_full[%stage] expect_tx 32768 : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":176:3 to 176:60 at "flash_fwd.cu":202:7 to 202:32))
+            %blk = arith.subi %last_block, %i : index loc(callsite("row"("flash_fwd.cu":177:3 to 177:50) at "flash_fwd.cu":202:7 to 202:32))
+            %row = arith.muli %blk, %cBN : index loc(callsite("row"("flash_fwd.cu":177:3 to 177:50) at "flash_fwd.cu":202:7 to 202:32))
             %sK_stage = memref.subview %sK[%stage, 0, 0] [1, 128, 128] [1, 1, 1]
-                : memref<2x128x128xbf16, #S> to memref<128x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sK"("flash_fwd.cu":158:17 to 158:62) at "flash_fwd.cu":176:7 to 176:32))
+                : memref<2x128x128xbf16, #S> to memref<128x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sK"("flash_fwd.cu":180:17 to 180:62) at "flash_fwd.cu":202:7 to 202:32))
             cuir.copy_async tma %k_head[%row, %c0] -> %sK_stage barrier %k_full[%stage]
-                : memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> -> memref<128x128xbf16, strided<[128, 1], offset: ?>, #S>, !cuir.mbarrier<2> loc(callsite("sK"("flash_fwd.cu":158:5 to 158:62) at "flash_fwd.cu":176:7 to 176:32))
-            scf.yield loc("flash_fwd.cu":175:5 to 175:22)
-          } loc("flash_fwd.cu":175:5 to 175:22)
-          %has_v = arith.cmpi sge, %i, %c1 : index loc("flash_fwd.cu":178:5 to 178:16)
+                : memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> -> memref<128x128xbf16, strided<[128, 1], offset: ?>, #S>, !cuir.mbarrier<2> loc(callsite("sK"("flash_fwd.cu":180:5 to 180:62) at "flash_fwd.cu":202:7 to 202:32))
+            scf.yield loc("flash_fwd.cu":201:5 to 201:22)
+          } loc("flash_fwd.cu":201:5 to 201:22)
+          %has_v = arith.cmpi sge, %i, %c1 : index loc("flash_fwd.cu":204:5 to 204:16)
           scf.if %has_v {
-            %iv = arith.subi %i, %c1 : index loc("flash_fwd.cu":179:83 to 179:110)
-            %stage = arith.remui %iv, %cST : index loc(callsite("stage"("flash_fwd.cu":151:3 to 151:35) at "flash_fwd.cu":179:7 to 179:32))
-            %round = arith.divui %iv, %cST : index loc(callsite("phase"("flash_fwd.cu":152:3 to 152:46) at "flash_fwd.cu":179:7 to 179:32))
-            %phase = arith.remui %round, %c2 : index loc(callsite("phase"("flash_fwd.cu":152:3 to 152:46) at "flash_fwd.cu":179:7 to 179:32))
-            %free = arith.xori %phase, %c1 : index loc(callsite("flash_fwd.cu":153:3 to 153:42 at "flash_fwd.cu":179:7 to 179:32))
-            cuir.barrier.wait %v_empty[%stage], %free : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":153:3 to 153:42 at "flash_fwd.cu":179:7 to 179:32))
-            cuir.barrier.arrive %v_full[%stage] expect_tx 32768 : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":154:3 to 154:60 at "flash_fwd.cu":179:7 to 179:32))
-            %blk = arith.subi %last_block, %iv : index loc(callsite("row"("flash_fwd.cu":155:3 to 155:62) at "flash_fwd.cu":179:7 to 179:32))
-            %row = arith.muli %blk, %cBN : index loc(callsite("row"("flash_fwd.cu":155:3 to 155:62) at "flash_fwd.cu":179:7 to 179:32))
+            %iv = arith.subi %i, %c1 : index loc("flash_fwd.cu":205:83 to 205:105)
+            %stage = arith.remui %iv, %cST : index loc(callsite("stage"("flash_fwd.cu":173:3 to 173:35) at "flash_fwd.cu":205:7 to 205:32))
+            %round = arith.divui %iv, %cST : index loc(callsite("phase"("flash_fwd.cu":174:3 to 174:46) at "flash_fwd.cu":205:7 to 205:32))
+            %phase = arith.remui %round, %c2 : index loc(callsite("phase"("flash_fwd.cu":174:3 to 174:46) at "flash_fwd.cu":205:7 to 205:32))
+            %free = arith.xori %phase, %c1 : index loc(callsite("flash_fwd.cu":175:3 to 175:42 at "flash_fwd.cu":205:7 to 205:32))
+            cuir.barrier.wait %v_empty[%stage], %free : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":175:3 to 175:42 at "flash_fwd.cu":205:7 to 205:32))
+            cuir.barrier.arrive %v_full[%stage] expect_tx 32768 : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":176:3 to 176:60 at "flash_fwd.cu":205:7 to 205:32))
+            %blk = arith.subi %last_block, %iv : index loc(callsite("row"("flash_fwd.cu":177:3 to 177:50) at "flash_fwd.cu":205:7 to 205:32))
+            %row = arith.muli %blk, %cBN : index loc(callsite("row"("flash_fwd.cu":177:3 to 177:50) at "flash_fwd.cu":205:7 to 205:32))
             %sV_stage = memref.subview %sV[%stage, 0, 0] [1, 128, 128] [1, 1, 1]
-                : memref<2x128x128xbf16, #S> to memref<128x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sV"("flash_fwd.cu":158:17 to 158:62) at "flash_fwd.cu":179:7 to 179:32))
+                : memref<2x128x128xbf16, #S> to memref<128x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sV"("flash_fwd.cu":180:17 to 180:62) at "flash_fwd.cu":205:7 to 205:32))
             cuir.copy_async tma %v_head[%row, %c0] -> %sV_stage barrier %v_full[%stage]
-                : memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> -> memref<128x128xbf16, strided<[128, 1], offset: ?>, #S>, !cuir.mbarrier<2> loc(callsite("sV"("flash_fwd.cu":158:5 to 158:62) at "flash_fwd.cu":179:7 to 179:32))
-            scf.yield loc("flash_fwd.cu":178:5 to 178:16)
-          } loc("flash_fwd.cu":178:5 to 178:16)
-          scf.yield loc("flash_fwd.cu":174:3 to 174:38)
-        } loc("flash_fwd.cu":174:3 to 174:38)
-        cuir.yield loc("flash_fwd.cu":518:7 to 518:41)
-      } loc("flash_fwd.cu":517:5 to 517:51)
-      cuir.yield loc("flash_fwd.cu":516:5 to 516:40)
-    } loc("flash_fwd.cu":516:5 to 516:40)
+                : memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> -> memref<128x128xbf16, strided<[128, 1], offset: ?>, #S>, !cuir.mbarrier<2> loc(callsite("sV"("flash_fwd.cu":180:5 to 180:62) at "flash_fwd.cu":205:7 to 205:32))
+            scf.yield loc("flash_fwd.cu":204:5 to 204:16)
+          } loc("flash_fwd.cu":204:5 to 204:16)
+          scf.yield loc("flash_fwd.cu":200:3 to 200:38)
+        } loc("flash_fwd.cu":200:3 to 200:38)
+        cuir.yield loc("flash_fwd.cu":531:7 to 531:44)
+      } loc("flash_fwd.cu":530:5 to 530:26)
+      cuir.yield loc("flash_fwd.cu":646:5 to 646:40)
+    } loc("flash_fwd.cu":646:5 to 646:40)
 
     // =============================== consumer warpgroups ===============================
     cuir.bind warpgroup [1, 2] role consumer regs 240 {
-      %consumer = cuir.worker_id loc("consumer_index"("flash_fwd.cu":523:5 to 523:42))
-      %wg_row = arith.muli %consumer, %c64 : index loc("wg_row_in_block"("flash_fwd.cu":526:5 to 526:61))
-      %q_wg = arith.addi %m_start, %wg_row : index loc("m_start + wg_row_in_block"("flash_fwd.cu":535:5 to 535:65))
+      %consumer = cuir.worker_id loc("consumer_index"("flash_fwd.cu":535:5 to 535:42))
+      %wg_row = arith.muli %consumer, %c64 : index loc("wg_row_in_block"("flash_fwd.cu":538:5 to 538:61))
+      %q_wg = arith.addi %m_start, %wg_row : index loc("m_start + wg_row_in_block"("flash_fwd.cu":548:5 to 548:65))
       %sQ_wg = memref.subview %sQ[%wg_row, 0] [64, 128] [1, 1]
-          : memref<128x128xbf16, #S> to memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc("ctx.sq_rows"("flash_fwd.cu":530:5 to 530:68))
-      %is_second = arith.cmpi eq, %consumer, %c1 : index loc("flash_fwd.cu":552:24 to 552:43)
-      %my_turn = arith.addi %consumer, %c1 : index loc("flash_fwd.cu":307:30 to 307:102)
-      %their_turn = arith.subi %c2, %consumer : index loc("flash_fwd.cu":312:35 to 312:115)
+          : memref<128x128xbf16, #S> to memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc("ctx.sq_rows"("flash_fwd.cu":542:5 to 542:68))
+      %is_second = arith.cmpi eq, %consumer, %c1 : index loc("flash_fwd.cu":655:24 to 655:43)
+      %my_turn = arith.addi %consumer, %c1 : index loc("flash_fwd.cu":334:30 to 334:102)
+      %their_turn = arith.subi %c2, %consumer : index loc("flash_fwd.cu":338:30 to 338:110)
 
       // ---- accumulators and softmax state, all in registers ----
-      %acc_o_init = arith.constant dense<0.0> : tensor<64x128xf32, #WACC> loc("acc_o"("flash_fwd.cu":549:41 to 549:55))
-      %row_max_init = arith.constant dense<0xFF800000> : tensor<64xf32, #WROW> loc("row_max"("flash_fwd.cu":545:5 to 545:24))
-      %row_sum_init = arith.constant dense<0.0> : tensor<64xf32, #WROW> loc("row_sum"("flash_fwd.cu":546:5 to 546:24))
-      %log2e = arith.constant 1.44269502 : f32 loc("ctx.scale_log2"("flash_fwd.cu":539:5 to 539:51))
-      %scale_log2 = arith.mulf %softmax_scale, %log2e : f32 loc("ctx.scale_log2"("flash_fwd.cu":539:5 to 539:51))
-      %scale_tile = tensor.splat %scale_log2 : tensor<64x128xf32, #WACC> loc("ctx.scale_log2"("flash_fwd.cu":539:5 to 539:51))
-      %scale_row = tensor.splat %scale_log2 : tensor<64xf32, #WROW> loc("ctx.scale_log2"("flash_fwd.cu":539:5 to 539:51))
-      %zero_row = arith.constant dense<0.0> : tensor<64xf32, #WROW> loc("max_scaled"("flash_fwd.cu":266:30 to 266:87))
-      %ninf_row = arith.constant dense<0xFF800000> : tensor<64xf32, #WROW> loc("max_scaled"("flash_fwd.cu":266:30 to 266:87))
-      %acc_s_init = arith.constant dense<0.0> : tensor<64x128xf32, #WACC> loc("acc_s"("flash_fwd.cu":543:5 to 543:28))
-      %o_rescale_init = arith.constant dense<0.0> : tensor<64xf32, #WROW> loc("o_rescale"("flash_fwd.cu":547:5 to 547:24))
-      %p_frag_init = arith.constant dense<0.0> : tensor<64x128xbf16, #WA> loc("p_frag"("flash_fwd.cu":544:5 to 544:32))
+      %acc_o_init = arith.constant dense<0.0> : tensor<64x128xf32, #WACC> loc("acc_o"("flash_fwd.cu":562:41 to 562:55))
+      %row_max_init = arith.constant dense<0xFF800000> : tensor<64xf32, #WROW> loc("row_max"("flash_fwd.cu":558:5 to 558:24))
+      %row_sum_init = arith.constant dense<0.0> : tensor<64xf32, #WROW> loc("row_sum"("flash_fwd.cu":559:5 to 559:24))
+      %log2e = arith.constant 1.44269502 : f32 loc("ctx.scale_log2"("flash_fwd.cu":552:5 to 552:51))
+      %scale_log2 = arith.mulf %softmax_scale, %log2e : f32 loc("ctx.scale_log2"("flash_fwd.cu":552:5 to 552:51))
+      %scale_tile = tensor.splat %scale_log2 : tensor<64x128xf32, #WACC> loc("ctx.scale_log2"("flash_fwd.cu":552:5 to 552:51))
+      %scale_row = tensor.splat %scale_log2 : tensor<64xf32, #WROW> loc("ctx.scale_log2"("flash_fwd.cu":552:5 to 552:51))
+      %zero_row = arith.constant dense<0.0> : tensor<64xf32, #WROW> loc("max_scaled"("flash_fwd.cu":292:30 to 292:87))
+      %ninf_row = arith.constant dense<0xFF800000> : tensor<64xf32, #WROW> loc("max_scaled"("flash_fwd.cu":292:30 to 292:87))
+      %acc_s_init = arith.constant dense<0.0> : tensor<64x128xf32, #WACC> loc("acc_s"("flash_fwd.cu":556:5 to 556:28))
+      %o_rescale_init = arith.constant dense<0.0> : tensor<64xf32, #WROW> loc("o_rescale"("flash_fwd.cu":560:5 to 560:24))
+      %p_frag_init = arith.constant dense<0.0> : tensor<64x128xbf16, #WA> loc("p_frag"("flash_fwd.cu":557:5 to 557:32))
 
-      cuir.barrier.wait %q_full[%c0], %c0 : !cuir.mbarrier<1> loc("flash_fwd.cu":551:5 to 551:36)
+      cuir.barrier.wait %q_full[%c0], %c0 : !cuir.mbarrier<1> loc("flash_fwd.cu":564:5 to 564:51)
       scf.if %is_second {
-        cuir.barrier.named %c1 threads 256 arrive loc("flash_fwd.cu":552:45 to 552:112)
-        scf.yield loc("flash_fwd.cu":552:5 to 552:44)
-      } loc("flash_fwd.cu":552:5 to 552:44)
+        cuir.barrier.named %c1 threads 256 arrive loc("flash_fwd.cu":655:45 to 655:112)
+        scf.yield loc("flash_fwd.cu":655:5 to 655:44)
+      } loc("flash_fwd.cu":655:5 to 655:44)
 
       // =============================== masking steps ===============================
-      %n_masked = arith.subi %n_block_max, %n_unmasked_blocks : index loc("flash_fwd.cu":573:5 to 573:52)
+      %n_masked = arith.subi %n_block_max, %n_unmasked_blocks : index loc("flash_fwd.cu":585:5 to 585:52)
       %m_acc_o, %m_row_max, %m_row_sum, %m_rescale, %m_p = scf.for %iv = %c0 to %n_masked step %c1
           iter_args(%acc_o = %acc_o_init, %row_max = %row_max_init, %row_sum = %row_sum_init,
                     %o_rescale = %o_rescale_init, %p_prev = %p_frag_init)
           -> (tensor<64x128xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64x128xbf16, #WA>) {
-        %top = arith.subi %n_block_max, %c1 : index loc("n_block"("flash_fwd.cu":569:5 to 569:35))
-        %n_block = arith.subi %top, %iv : index loc("n_block"("flash_fwd.cu":573:5 to 573:52))
-        %i = arith.subi %last_block, %n_block : index loc(callsite("i"("flash_fwd.cu":354:3 to 354:43) at "flash_fwd.cu":574:7 to 574:37))
-        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_fwd.cu":355:3 to 355:35) at "flash_fwd.cu":574:7 to 574:37))
-        %round = arith.divui %i, %cST : index loc(callsite("flash_fwd.cu":359:39 to 359:58 at "flash_fwd.cu":574:7 to 574:37))
-        %phase = arith.remui %round, %c2 : index loc(callsite("flash_fwd.cu":359:39 to 359:58 at "flash_fwd.cu":574:7 to 574:37))
-        %kv0 = arith.muli %n_block, %cBN : index loc(callsite("n_block"("flash_fwd.cu":230:20 to 230:40) at "flash_fwd.cu":372:5 to 372:43))
+        %top = arith.subi %n_block_max, %c1 : index loc("n_block"("flash_fwd.cu":581:5 to 581:35))
+        %n_block = arith.subi %top, %iv : index loc("n_block"("flash_fwd.cu":585:5 to 585:52))
+        %i = arith.subi %last_block, %n_block : index loc(callsite("i"("flash_fwd.cu":380:3 to 380:63) at "flash_fwd.cu":586:7 to 586:37))
+        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_fwd.cu":381:3 to 381:35) at "flash_fwd.cu":586:7 to 586:37))
+        %round = arith.divui %i, %cST : index loc(callsite("flash_fwd.cu":385:39 to 385:58 at "flash_fwd.cu":586:7 to 586:37))
+        %phase = arith.remui %round, %c2 : index loc(callsite("flash_fwd.cu":385:39 to 385:58 at "flash_fwd.cu":586:7 to 586:37))
+        %kv0 = arith.muli %n_block, %cBN : index loc(callsite("n_block"("flash_fwd.cu":256:20 to 256:40) at "flash_fwd.cu":398:5 to 398:43))
         // FIRST, a template parameter of the step, is whether this visit is the block's first: no P V before it.
-        %has_prev = arith.cmpi sgt, %i, %c0 : index loc(callsite("flash_fwd.cu":361:3 to 361:36 at "flash_fwd.cu":574:7 to 574:37))
-        %prev = arith.subi %i, %c1 : index loc(callsite("flash_fwd.cu":361:48 to 361:79 at "flash_fwd.cu":574:7 to 574:37))
-        %prev_stage = arith.remui %prev, %cST : index loc(callsite("flash_fwd.cu":335:3 to 335:35 at "flash_fwd.cu":361:25 to 361:53))
-        %prev_round = arith.divui %prev, %cST : index loc(callsite("flash_fwd.cu":337:39 to 337:58 at "flash_fwd.cu":361:25 to 361:53))
-        %prev_phase = arith.remui %prev_round, %c2 : index loc(callsite("flash_fwd.cu":337:39 to 337:58 at "flash_fwd.cu":361:25 to 361:53))
+        %has_prev = arith.cmpi sgt, %i, %c0 : index loc(callsite("flash_fwd.cu":387:3 to 387:36 at "flash_fwd.cu":586:7 to 586:37))
+        %prev = arith.subi %i, %c1 : index loc(callsite("flash_fwd.cu":387:48 to 387:79 at "flash_fwd.cu":586:7 to 586:37))
+        %prev_stage = arith.remui %prev, %cST : index loc(callsite("flash_fwd.cu":361:3 to 361:35 at "flash_fwd.cu":387:25 to 387:53))
+        %prev_round = arith.divui %prev, %cST : index loc(callsite("flash_fwd.cu":363:39 to 363:58 at "flash_fwd.cu":387:25 to 387:53))
+        %prev_phase = arith.remui %prev_round, %c2 : index loc(callsite("flash_fwd.cu":363:39 to 363:58 at "flash_fwd.cu":387:25 to 387:53))
         %sK_stage = memref.subview %sK[%stage, 0, 0] [1, 128, 128] [1, 1, 1]
-            : memref<2x128x128xbf16, #S> to memref<128x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sK"("flash_fwd.cu":360:34 to 360:67) at "flash_fwd.cu":574:7 to 574:37))
+            : memref<2x128x128xbf16, #S> to memref<128x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sK"("flash_fwd.cu":386:34 to 386:67) at "flash_fwd.cu":586:7 to 586:37))
         %sV_prev = memref.subview %sV[%prev_stage, 0, 0] [1, 128, 128] [1, 1, 1]
-            : memref<2x128x128xbf16, #S> to memref<128x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sV"("flash_fwd.cu":338:29 to 338:62) at "flash_fwd.cu":361:25 to 361:53))
+            : memref<2x128x128xbf16, #S> to memref<128x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sV"("flash_fwd.cu":364:29 to 364:62) at "flash_fwd.cu":387:25 to 387:53))
 
         // ------- on this warpgroup's turn: S_i = Q K_i^T, then O = O * correction + P_(i-1) V_(i-1) -------
-        cuir.barrier.named %my_turn threads 256 loc(callsite("flash_fwd.cu":358:3 to 358:38 at "flash_fwd.cu":574:7 to 574:37))
-        cuir.barrier.wait %k_full[%stage], %phase : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":359:3 to 359:59 at "flash_fwd.cu":574:7 to 574:37))
+        cuir.barrier.named %my_turn threads 256 loc(callsite("flash_fwd.cu":384:3 to 384:38 at "flash_fwd.cu":586:7 to 586:37))
+        cuir.barrier.wait %k_full[%stage], %phase : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":385:3 to 385:59 at "flash_fwd.cu":586:7 to 586:37))
         %s_issued = cuir.gemm_async %sQ_wg, %sK_stage transpose_b, %acc_s_init
-            : memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, memref<128x128xbf16, strided<[128, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":360:3 to 360:32) at "flash_fwd.cu":574:7 to 574:37))
+            : memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, memref<128x128xbf16, strided<[128, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":386:3 to 386:32) at "flash_fwd.cu":586:7 to 586:37))
         %o_issued = scf.if %has_prev -> (tensor<64x128xf32, #WACC>) {
-          %rescale_b = cuir.broadcast_rows %o_rescale : tensor<64xf32, #WROW> -> tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":290:33 to 290:69) at "flash_fwd.cu":336:3 to 336:34))
-          %acc_o_rescaled = arith.mulf %acc_o, %rescale_b : tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":290:33 to 290:69) at "flash_fwd.cu":336:3 to 336:34))
-          cuir.barrier.wait %v_full[%prev_stage], %prev_phase : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":337:3 to 337:59 at "flash_fwd.cu":361:25 to 361:53))
+          %rescale_b = cuir.broadcast_rows %o_rescale : tensor<64xf32, #WROW> -> tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":316:33 to 316:69) at "flash_fwd.cu":362:3 to 362:34))
+          %acc_o_rescaled = arith.mulf %acc_o, %rescale_b : tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":316:33 to 316:69) at "flash_fwd.cu":362:3 to 362:34))
+          cuir.barrier.wait %v_full[%prev_stage], %prev_phase : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":363:3 to 363:59 at "flash_fwd.cu":387:25 to 387:53))
           %o_pv = cuir.gemm_async %p_prev, %sV_prev, %acc_o_rescaled
-              : tensor<64x128xbf16, #WA>, memref<128x128xbf16, strided<[128, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":338:3 to 338:63) at "flash_fwd.cu":361:25 to 361:53))
-          scf.yield %o_pv : tensor<64x128xf32, #WACC> loc(callsite("flash_fwd.cu":361:3 to 361:36 at "flash_fwd.cu":574:7 to 574:37))
+              : tensor<64x128xbf16, #WA>, memref<128x128xbf16, strided<[128, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":364:3 to 364:63) at "flash_fwd.cu":387:25 to 387:53))
+          scf.yield %o_pv : tensor<64x128xf32, #WACC> loc(callsite("flash_fwd.cu":387:3 to 387:36 at "flash_fwd.cu":586:7 to 586:37))
         } else {
-          scf.yield %acc_o : tensor<64x128xf32, #WACC> loc(callsite("flash_fwd.cu":361:3 to 361:36 at "flash_fwd.cu":574:7 to 574:37))
-        } loc(callsite("flash_fwd.cu":361:3 to 361:36 at "flash_fwd.cu":574:7 to 574:37))
-        cuir.barrier.named %their_turn threads 256 arrive loc(callsite("flash_fwd.cu":362:3 to 362:45 at "flash_fwd.cu":574:7 to 574:37))
+          scf.yield %acc_o : tensor<64x128xf32, #WACC> loc(callsite("flash_fwd.cu":387:3 to 387:36 at "flash_fwd.cu":586:7 to 586:37))
+        } loc(callsite("flash_fwd.cu":387:3 to 387:36 at "flash_fwd.cu":586:7 to 586:37))
+        cuir.barrier.named %their_turn threads 256 arrive loc(callsite("flash_fwd.cu":388:3 to 388:38 at "flash_fwd.cu":586:7 to 586:37))
         // S_i has landed once at most the P V behind it is pending.
-        %s_pending = arith.select %has_prev, %c1, %c0 : index loc(callsite("flash_fwd.cu":364:3 to 364:36 at "flash_fwd.cu":574:7 to 574:37))
-        %acc_s = cuir.gemm_wait %s_issued pending %s_pending {cuir.early_score_hook = "gather"} : tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":559:7 to 559:21) at "flash_fwd.cu":574:7 to 574:37))
-        cuir.barrier.arrive %k_empty[%stage] : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":366:3 to 366:41 at "flash_fwd.cu":574:7 to 574:37))
+        %s_pending = arith.select %has_prev, %c1, %c0 : index loc(callsite("flash_fwd.cu":390:3 to 390:36 at "flash_fwd.cu":586:7 to 586:37))
+        %acc_s = cuir.gemm_wait %s_issued pending %s_pending {cuir.early_score_hook = "gather"} : tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":571:7 to 571:21) at "flash_fwd.cu":586:7 to 586:37))
+        cuir.barrier.arrive %k_empty[%stage] : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":392:3 to 392:41 at "flash_fwd.cu":586:7 to 586:37))
 
         // ------- score tile complete: acc_s = Q K^T (unscaled); the mask of a masking step -------
         %acc_s_masked = cuir.elementwise (%acc_s) at [%b, %head_q, %q_wg, %kv0]
             : (tensor<64x128xf32, #WACC>) -> tensor<64x128xf32, #WACC> {
-        ^bb0(%x: f32 loc("acc_s"("flash_fwd.cu":237:60 to 237:86)), %bi: index loc("block.batch"("flash_fwd.cu":472:3 to 472:48)), %hi: index loc("block.head_q"("flash_fwd.cu":472:3 to 472:48)), %row: index loc("row"("flash_fwd.cu":235:7 to 235:42)), %col: index loc("col"("flash_fwd.cu":236:7 to 236:46))):
-          %past_end = arith.cmpi sge, %col, %seqlen_kv : index loc(callsite("flash_fwd.cu":237:11 to 237:27 at "flash_fwd.cu":372:5 to 372:43))
-          %row_last = arith.addi %row, %last_key_offset : index loc(callsite("flash_fwd.cu":225:27 to 225:48 at "flash_fwd.cu":372:5 to 372:43))
-          %past_diag = arith.cmpi sgt, %col, %row_last : index loc(callsite("flash_fwd.cu":237:31 to 237:58 at "flash_fwd.cu":372:5 to 372:43))
-          %hidden = arith.ori %past_end, %past_diag : i1 loc(callsite("flash_fwd.cu":237:7 to 237:27 at "flash_fwd.cu":372:5 to 372:43))
-          %r = arith.select %hidden, %ninf, %x : f32 loc(callsite("acc_s"("flash_fwd.cu":237:60 to 237:86) at "flash_fwd.cu":372:5 to 372:43))
-          cuir.yield %r : f32 loc("flash_fwd.cu":372:5 to 372:43)
-        } loc("acc_s"("flash_fwd.cu":372:5 to 372:43))
+        ^bb0(%x: f32 loc("acc_s"("flash_fwd.cu":263:60 to 263:86)), %bi: index loc("block.batch"("flash_fwd.cu":499:3 to 499:68)), %hi: index loc("block.head_q"("flash_fwd.cu":499:3 to 499:68)), %row: index loc("row"("flash_fwd.cu":261:7 to 261:42)), %col: index loc("col"("flash_fwd.cu":262:7 to 262:46))):
+          %past_end = arith.cmpi sge, %col, %seqlen_kv : index loc(callsite("flash_fwd.cu":263:11 to 263:27 at "flash_fwd.cu":398:5 to 398:43))
+          %row_last = arith.addi %row, %last_key_offset : index loc(callsite("flash_fwd.cu":251:27 to 251:48 at "flash_fwd.cu":398:5 to 398:43))
+          %past_diag = arith.cmpi sgt, %col, %row_last : index loc(callsite("flash_fwd.cu":263:31 to 263:58 at "flash_fwd.cu":398:5 to 398:43))
+          %hidden = arith.ori %past_end, %past_diag : i1 loc(callsite("flash_fwd.cu":263:7 to 263:27 at "flash_fwd.cu":398:5 to 398:43))
+          %r = arith.select %hidden, %ninf, %x : f32 loc(callsite("acc_s"("flash_fwd.cu":263:60 to 263:86) at "flash_fwd.cu":398:5 to 398:43))
+          cuir.yield %r : f32 loc("flash_fwd.cu":398:5 to 398:43)
+        } loc("acc_s"("flash_fwd.cu":398:5 to 398:43))
 
         // ------- online softmax (while P_(i-1) V_(i-1) may still run): row_max / row_sum, P_i, the correction for the next P V -------
-        %blk_max = cuir.reduce_rows max %acc_s_masked : tensor<64x128xf32, #WACC> -> tensor<64xf32, #WROW> loc(callsite("new_max"("flash_fwd.cu":262:7 to 262:92) at "flash_fwd.cu":375:3 to 375:35))
-        %new_max = arith.maximumf %row_max, %blk_max : tensor<64xf32, #WROW> loc(callsite("new_max"("flash_fwd.cu":262:7 to 262:92) at "flash_fwd.cu":375:3 to 375:35))
-        %none = arith.cmpf oeq, %new_max, %ninf_row : tensor<64xf32, #WROW> loc(callsite("max_scaled"("flash_fwd.cu":266:30 to 266:48) at "flash_fwd.cu":375:3 to 375:35))
-        %new_max_s = arith.mulf %new_max, %scale_row : tensor<64xf32, #WROW> loc(callsite("max_scaled"("flash_fwd.cu":266:57 to 266:87) at "flash_fwd.cu":375:3 to 375:35))
-        %max_scaled = arith.select %none, %zero_row, %new_max_s : tensor<64xi1, #WROW>, tensor<64xf32, #WROW> loc(callsite("max_scaled"("flash_fwd.cu":266:5 to 266:88) at "flash_fwd.cu":375:3 to 375:35))
-        %old_max_s = arith.mulf %row_max, %scale_row : tensor<64xf32, #WROW> loc(callsite("o_rescale"("flash_fwd.cu":267:33 to 267:69) at "flash_fwd.cu":375:3 to 375:35))
-        %max_diff = arith.subf %old_max_s, %max_scaled : tensor<64xf32, #WROW> loc(callsite("o_rescale"("flash_fwd.cu":267:33 to 267:82) at "flash_fwd.cu":375:3 to 375:35))
-        %rescale = math.exp2 %max_diff : tensor<64xf32, #WROW> loc(callsite("o_rescale"("flash_fwd.cu":267:5 to 267:83) at "flash_fwd.cu":375:3 to 375:35))
-        %max_b = cuir.broadcast_rows %max_scaled : tensor<64xf32, #WROW> -> tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":275:70 to 275:81) at "flash_fwd.cu":375:3 to 375:35))
-        %neg_max = arith.negf %max_b : tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":275:70 to 275:81) at "flash_fwd.cu":375:3 to 375:35))
-        %logits = math.fma %acc_s_masked, %scale_tile, %neg_max : tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":275:35 to 275:82) at "flash_fwd.cu":375:3 to 375:35))
-        %p = math.exp2 %logits : tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":275:9 to 275:83) at "flash_fwd.cu":375:3 to 375:35))
-        %tile_sum = cuir.reduce_rows sum %p : tensor<64x128xf32, #WACC> -> tensor<64xf32, #WROW> loc(callsite("tile_sum"("flash_fwd.cu":277:9 to 277:22) at "flash_fwd.cu":375:3 to 375:35))
-        %sum_rescaled = arith.mulf %row_sum, %rescale : tensor<64xf32, #WROW> loc(callsite("row_sum"("flash_fwd.cu":280:21 to 280:52) at "flash_fwd.cu":375:3 to 375:35))
-        %row_sum_new = arith.addf %sum_rescaled, %tile_sum : tensor<64xf32, #WROW> loc(callsite("row_sum"("flash_fwd.cu":280:5 to 280:63) at "flash_fwd.cu":375:3 to 375:35))
+        %blk_max = cuir.reduce_rows max %acc_s_masked : tensor<64x128xf32, #WACC> -> tensor<64xf32, #WROW> loc(callsite("new_max"("flash_fwd.cu":288:7 to 288:92) at "flash_fwd.cu":401:3 to 401:35))
+        %new_max = arith.maximumf %row_max, %blk_max : tensor<64xf32, #WROW> loc(callsite("new_max"("flash_fwd.cu":288:7 to 288:92) at "flash_fwd.cu":401:3 to 401:35))
+        %none = arith.cmpf oeq, %new_max, %ninf_row : tensor<64xf32, #WROW> loc(callsite("max_scaled"("flash_fwd.cu":292:30 to 292:48) at "flash_fwd.cu":401:3 to 401:35))
+        %new_max_s = arith.mulf %new_max, %scale_row : tensor<64xf32, #WROW> loc(callsite("max_scaled"("flash_fwd.cu":292:57 to 292:87) at "flash_fwd.cu":401:3 to 401:35))
+        %max_scaled = arith.select %none, %zero_row, %new_max_s : tensor<64xi1, #WROW>, tensor<64xf32, #WROW> loc(callsite("max_scaled"("flash_fwd.cu":292:5 to 292:88) at "flash_fwd.cu":401:3 to 401:35))
+        %old_max_s = arith.mulf %row_max, %scale_row : tensor<64xf32, #WROW> loc(callsite("o_rescale"("flash_fwd.cu":293:33 to 293:69) at "flash_fwd.cu":401:3 to 401:35))
+        %max_diff = arith.subf %old_max_s, %max_scaled : tensor<64xf32, #WROW> loc(callsite("o_rescale"("flash_fwd.cu":293:33 to 293:82) at "flash_fwd.cu":401:3 to 401:35))
+        %rescale = math.exp2 %max_diff : tensor<64xf32, #WROW> loc(callsite("o_rescale"("flash_fwd.cu":293:5 to 293:83) at "flash_fwd.cu":401:3 to 401:35))
+        %max_b = cuir.broadcast_rows %max_scaled : tensor<64xf32, #WROW> -> tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":301:70 to 301:81) at "flash_fwd.cu":401:3 to 401:35))
+        %neg_max = arith.negf %max_b : tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":301:70 to 301:81) at "flash_fwd.cu":401:3 to 401:35))
+        %logits = math.fma %acc_s_masked, %scale_tile, %neg_max : tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":301:35 to 301:82) at "flash_fwd.cu":401:3 to 401:35))
+        %p = math.exp2 %logits : tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":301:9 to 301:83) at "flash_fwd.cu":401:3 to 401:35))
+        %tile_sum = cuir.reduce_rows sum %p : tensor<64x128xf32, #WACC> -> tensor<64xf32, #WROW> loc(callsite("tile_sum"("flash_fwd.cu":303:9 to 303:22) at "flash_fwd.cu":401:3 to 401:35))
+        %sum_rescaled = arith.mulf %row_sum, %rescale : tensor<64xf32, #WROW> loc(callsite("row_sum"("flash_fwd.cu":306:21 to 306:52) at "flash_fwd.cu":401:3 to 401:35))
+        %row_sum_new = arith.addf %sum_rescaled, %tile_sum : tensor<64xf32, #WROW> loc(callsite("row_sum"("flash_fwd.cu":306:5 to 306:63) at "flash_fwd.cu":401:3 to 401:35))
 
         // ------- P_(i-1) V_(i-1) has landed: O is readable and V_(i-1)'s stage free; then P_i -------
         %acc_o_new = scf.if %has_prev -> (tensor<64x128xf32, #WACC>) {
-          %o_done = cuir.gemm_wait %o_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":378:5 to 378:34) at "flash_fwd.cu":574:7 to 574:37))
-          cuir.barrier.arrive %v_empty[%prev_stage] : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":381:5 to 381:57 at "flash_fwd.cu":574:7 to 574:37))
-          scf.yield %o_done : tensor<64x128xf32, #WACC> loc(callsite("flash_fwd.cu":377:3 to 377:24 at "flash_fwd.cu":574:7 to 574:37))
+          %o_done = cuir.gemm_wait %o_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":404:5 to 404:34) at "flash_fwd.cu":586:7 to 586:37))
+          cuir.barrier.arrive %v_empty[%prev_stage] : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":407:5 to 407:57 at "flash_fwd.cu":586:7 to 586:37))
+          scf.yield %o_done : tensor<64x128xf32, #WACC> loc(callsite("flash_fwd.cu":403:3 to 403:24 at "flash_fwd.cu":586:7 to 586:37))
         } else {
-          scf.yield %o_issued : tensor<64x128xf32, #WACC> loc(callsite("flash_fwd.cu":377:3 to 377:24 at "flash_fwd.cu":574:7 to 574:37))
-        } loc(callsite("flash_fwd.cu":377:3 to 377:24 at "flash_fwd.cu":574:7 to 574:37))
-        %p16 = arith.truncf %p : tensor<64x128xf32, #WACC> to tensor<64x128xbf16, #WACC> loc(callsite("p_frag"("flash_fwd.cu":299:39 to 299:106) at "flash_fwd.cu":383:3 to 383:30))
-        %p_frag = cuir.convert_layout %p16 : tensor<64x128xbf16, #WACC> -> tensor<64x128xbf16, #WA> loc("p_frag"("flash_fwd.cu":383:3 to 383:30))
+          scf.yield %o_issued : tensor<64x128xf32, #WACC> loc(callsite("flash_fwd.cu":403:3 to 403:24 at "flash_fwd.cu":586:7 to 586:37))
+        } loc(callsite("flash_fwd.cu":403:3 to 403:24 at "flash_fwd.cu":586:7 to 586:37))
+        %p16 = arith.truncf %p : tensor<64x128xf32, #WACC> to tensor<64x128xbf16, #WACC> loc(callsite("p_frag"("flash_fwd.cu":325:39 to 325:106) at "flash_fwd.cu":409:3 to 409:30))
+        %p_frag = cuir.convert_layout %p16 : tensor<64x128xbf16, #WACC> -> tensor<64x128xbf16, #WA> loc("p_frag"("flash_fwd.cu":409:3 to 409:30))
         scf.yield %acc_o_new, %new_max, %row_sum_new, %rescale, %p_frag
-            : tensor<64x128xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64x128xbf16, #WA> loc("flash_fwd.cu":573:5 to 573:52)
-      } loc("flash_fwd.cu":573:5 to 573:52)
+            : tensor<64x128xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64x128xbf16, #WA> loc("flash_fwd.cu":585:5 to 585:52)
+      } loc("flash_fwd.cu":585:5 to 585:52)
 
       // =============================== unmasked steps ===============================
-      %n_unmasked = arith.subi %n_unmasked_blocks, %n_block_min : index loc("flash_fwd.cu":579:5 to 579:46)
+      %n_unmasked = arith.subi %n_unmasked_blocks, %n_block_min : index loc("flash_fwd.cu":591:5 to 591:46)
       %u_acc_o, %u_row_max, %u_row_sum, %u_rescale, %u_p = scf.for %iv = %c0 to %n_unmasked step %c1
           iter_args(%acc_o = %m_acc_o, %row_max = %m_row_max, %row_sum = %m_row_sum,
                     %o_rescale = %m_rescale, %p_prev = %m_p)
           -> (tensor<64x128xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64x128xbf16, #WA>) {
-        %top = arith.subi %n_unmasked_blocks, %c1 : index loc("n_block"("flash_fwd.cu":579:5 to 579:46))
-        %n_block = arith.subi %top, %iv : index loc("n_block"("flash_fwd.cu":579:5 to 579:46))
-        %i = arith.subi %last_block, %n_block : index loc(callsite("i"("flash_fwd.cu":354:3 to 354:43) at "flash_fwd.cu":580:7 to 580:38))
-        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_fwd.cu":355:3 to 355:35) at "flash_fwd.cu":580:7 to 580:38))
-        %round = arith.divui %i, %cST : index loc(callsite("flash_fwd.cu":359:39 to 359:58 at "flash_fwd.cu":580:7 to 580:38))
-        %phase = arith.remui %round, %c2 : index loc(callsite("flash_fwd.cu":359:39 to 359:58 at "flash_fwd.cu":580:7 to 580:38))
-        %kv0 = arith.muli %n_block, %cBN : index loc(callsite("n_block"("flash_fwd.cu":230:20 to 230:40) at "flash_fwd.cu":372:5 to 372:43))
+        %top = arith.subi %n_unmasked_blocks, %c1 : index loc("n_block"("flash_fwd.cu":591:5 to 591:46))
+        %n_block = arith.subi %top, %iv : index loc("n_block"("flash_fwd.cu":591:5 to 591:46))
+        %i = arith.subi %last_block, %n_block : index loc(callsite("i"("flash_fwd.cu":380:3 to 380:63) at "flash_fwd.cu":592:7 to 592:38))
+        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_fwd.cu":381:3 to 381:35) at "flash_fwd.cu":592:7 to 592:38))
+        %round = arith.divui %i, %cST : index loc(callsite("flash_fwd.cu":385:39 to 385:58 at "flash_fwd.cu":592:7 to 592:38))
+        %phase = arith.remui %round, %c2 : index loc(callsite("flash_fwd.cu":385:39 to 385:58 at "flash_fwd.cu":592:7 to 592:38))
+        %kv0 = arith.muli %n_block, %cBN : index loc(callsite("n_block"("flash_fwd.cu":256:20 to 256:40) at "flash_fwd.cu":398:5 to 398:43))
         // FIRST, a template parameter of the step, is whether this visit is the block's first: no P V before it.
-        %has_prev = arith.cmpi sgt, %i, %c0 : index loc(callsite("flash_fwd.cu":361:3 to 361:36 at "flash_fwd.cu":580:7 to 580:38))
-        %prev = arith.subi %i, %c1 : index loc(callsite("flash_fwd.cu":361:48 to 361:79 at "flash_fwd.cu":580:7 to 580:38))
-        %prev_stage = arith.remui %prev, %cST : index loc(callsite("flash_fwd.cu":335:3 to 335:35 at "flash_fwd.cu":361:25 to 361:53))
-        %prev_round = arith.divui %prev, %cST : index loc(callsite("flash_fwd.cu":337:39 to 337:58 at "flash_fwd.cu":361:25 to 361:53))
-        %prev_phase = arith.remui %prev_round, %c2 : index loc(callsite("flash_fwd.cu":337:39 to 337:58 at "flash_fwd.cu":361:25 to 361:53))
+        %has_prev = arith.cmpi sgt, %i, %c0 : index loc(callsite("flash_fwd.cu":387:3 to 387:36 at "flash_fwd.cu":592:7 to 592:38))
+        %prev = arith.subi %i, %c1 : index loc(callsite("flash_fwd.cu":387:48 to 387:79 at "flash_fwd.cu":592:7 to 592:38))
+        %prev_stage = arith.remui %prev, %cST : index loc(callsite("flash_fwd.cu":361:3 to 361:35 at "flash_fwd.cu":387:25 to 387:53))
+        %prev_round = arith.divui %prev, %cST : index loc(callsite("flash_fwd.cu":363:39 to 363:58 at "flash_fwd.cu":387:25 to 387:53))
+        %prev_phase = arith.remui %prev_round, %c2 : index loc(callsite("flash_fwd.cu":363:39 to 363:58 at "flash_fwd.cu":387:25 to 387:53))
         %sK_stage = memref.subview %sK[%stage, 0, 0] [1, 128, 128] [1, 1, 1]
-            : memref<2x128x128xbf16, #S> to memref<128x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sK"("flash_fwd.cu":360:34 to 360:67) at "flash_fwd.cu":580:7 to 580:38))
+            : memref<2x128x128xbf16, #S> to memref<128x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sK"("flash_fwd.cu":386:34 to 386:67) at "flash_fwd.cu":592:7 to 592:38))
         %sV_prev = memref.subview %sV[%prev_stage, 0, 0] [1, 128, 128] [1, 1, 1]
-            : memref<2x128x128xbf16, #S> to memref<128x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sV"("flash_fwd.cu":338:29 to 338:62) at "flash_fwd.cu":361:25 to 361:53))
+            : memref<2x128x128xbf16, #S> to memref<128x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sV"("flash_fwd.cu":364:29 to 364:62) at "flash_fwd.cu":387:25 to 387:53))
 
         // ------- on this warpgroup's turn: S_i = Q K_i^T, then O = O * correction + P_(i-1) V_(i-1) -------
-        cuir.barrier.named %my_turn threads 256 loc(callsite("flash_fwd.cu":358:3 to 358:38 at "flash_fwd.cu":580:7 to 580:38))
-        cuir.barrier.wait %k_full[%stage], %phase : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":359:3 to 359:59 at "flash_fwd.cu":580:7 to 580:38))
+        cuir.barrier.named %my_turn threads 256 loc(callsite("flash_fwd.cu":384:3 to 384:38 at "flash_fwd.cu":592:7 to 592:38))
+        cuir.barrier.wait %k_full[%stage], %phase : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":385:3 to 385:59 at "flash_fwd.cu":592:7 to 592:38))
         %s_issued = cuir.gemm_async %sQ_wg, %sK_stage transpose_b, %acc_s_init
-            : memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, memref<128x128xbf16, strided<[128, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":360:3 to 360:32) at "flash_fwd.cu":580:7 to 580:38))
+            : memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, memref<128x128xbf16, strided<[128, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":386:3 to 386:32) at "flash_fwd.cu":592:7 to 592:38))
         %o_issued = scf.if %has_prev -> (tensor<64x128xf32, #WACC>) {
-          %rescale_b = cuir.broadcast_rows %o_rescale : tensor<64xf32, #WROW> -> tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":290:33 to 290:69) at "flash_fwd.cu":336:3 to 336:34))
-          %acc_o_rescaled = arith.mulf %acc_o, %rescale_b : tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":290:33 to 290:69) at "flash_fwd.cu":336:3 to 336:34))
-          cuir.barrier.wait %v_full[%prev_stage], %prev_phase : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":337:3 to 337:59 at "flash_fwd.cu":361:25 to 361:53))
+          %rescale_b = cuir.broadcast_rows %o_rescale : tensor<64xf32, #WROW> -> tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":316:33 to 316:69) at "flash_fwd.cu":362:3 to 362:34))
+          %acc_o_rescaled = arith.mulf %acc_o, %rescale_b : tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":316:33 to 316:69) at "flash_fwd.cu":362:3 to 362:34))
+          cuir.barrier.wait %v_full[%prev_stage], %prev_phase : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":363:3 to 363:59 at "flash_fwd.cu":387:25 to 387:53))
           %o_pv = cuir.gemm_async %p_prev, %sV_prev, %acc_o_rescaled
-              : tensor<64x128xbf16, #WA>, memref<128x128xbf16, strided<[128, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":338:3 to 338:63) at "flash_fwd.cu":361:25 to 361:53))
-          scf.yield %o_pv : tensor<64x128xf32, #WACC> loc(callsite("flash_fwd.cu":361:3 to 361:36 at "flash_fwd.cu":580:7 to 580:38))
+              : tensor<64x128xbf16, #WA>, memref<128x128xbf16, strided<[128, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":364:3 to 364:63) at "flash_fwd.cu":387:25 to 387:53))
+          scf.yield %o_pv : tensor<64x128xf32, #WACC> loc(callsite("flash_fwd.cu":387:3 to 387:36 at "flash_fwd.cu":592:7 to 592:38))
         } else {
-          scf.yield %acc_o : tensor<64x128xf32, #WACC> loc(callsite("flash_fwd.cu":361:3 to 361:36 at "flash_fwd.cu":580:7 to 580:38))
-        } loc(callsite("flash_fwd.cu":361:3 to 361:36 at "flash_fwd.cu":580:7 to 580:38))
-        cuir.barrier.named %their_turn threads 256 arrive loc(callsite("flash_fwd.cu":362:3 to 362:45 at "flash_fwd.cu":580:7 to 580:38))
+          scf.yield %acc_o : tensor<64x128xf32, #WACC> loc(callsite("flash_fwd.cu":387:3 to 387:36 at "flash_fwd.cu":592:7 to 592:38))
+        } loc(callsite("flash_fwd.cu":387:3 to 387:36 at "flash_fwd.cu":592:7 to 592:38))
+        cuir.barrier.named %their_turn threads 256 arrive loc(callsite("flash_fwd.cu":388:3 to 388:38 at "flash_fwd.cu":592:7 to 592:38))
         // S_i has landed once at most the P V behind it is pending.
-        %s_pending = arith.select %has_prev, %c1, %c0 : index loc(callsite("flash_fwd.cu":364:3 to 364:36 at "flash_fwd.cu":580:7 to 580:38))
-        %acc_s = cuir.gemm_wait %s_issued pending %s_pending {cuir.early_score_hook = "gather"} : tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":563:7 to 563:21) at "flash_fwd.cu":580:7 to 580:38))
-        cuir.barrier.arrive %k_empty[%stage] : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":366:3 to 366:41 at "flash_fwd.cu":580:7 to 580:38))
+        %s_pending = arith.select %has_prev, %c1, %c0 : index loc(callsite("flash_fwd.cu":390:3 to 390:36 at "flash_fwd.cu":592:7 to 592:38))
+        %acc_s = cuir.gemm_wait %s_issued pending %s_pending {cuir.early_score_hook = "gather"} : tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":575:7 to 575:21) at "flash_fwd.cu":592:7 to 592:38))
+        cuir.barrier.arrive %k_empty[%stage] : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":392:3 to 392:41 at "flash_fwd.cu":592:7 to 592:38))
 
         // ------- score tile complete: every score of this tile is visible -------
 
         // ------- online softmax (while P_(i-1) V_(i-1) may still run): row_max / row_sum, P_i, the correction for the next P V -------
-        %blk_max = cuir.reduce_rows max %acc_s : tensor<64x128xf32, #WACC> -> tensor<64xf32, #WROW> loc(callsite("new_max"("flash_fwd.cu":262:7 to 262:92) at "flash_fwd.cu":375:3 to 375:35))
-        %new_max = arith.maximumf %row_max, %blk_max : tensor<64xf32, #WROW> loc(callsite("new_max"("flash_fwd.cu":262:7 to 262:92) at "flash_fwd.cu":375:3 to 375:35))
-        %none = arith.cmpf oeq, %new_max, %ninf_row : tensor<64xf32, #WROW> loc(callsite("max_scaled"("flash_fwd.cu":266:30 to 266:48) at "flash_fwd.cu":375:3 to 375:35))
-        %new_max_s = arith.mulf %new_max, %scale_row : tensor<64xf32, #WROW> loc(callsite("max_scaled"("flash_fwd.cu":266:57 to 266:87) at "flash_fwd.cu":375:3 to 375:35))
-        %max_scaled = arith.select %none, %zero_row, %new_max_s : tensor<64xi1, #WROW>, tensor<64xf32, #WROW> loc(callsite("max_scaled"("flash_fwd.cu":266:5 to 266:88) at "flash_fwd.cu":375:3 to 375:35))
-        %old_max_s = arith.mulf %row_max, %scale_row : tensor<64xf32, #WROW> loc(callsite("o_rescale"("flash_fwd.cu":267:33 to 267:69) at "flash_fwd.cu":375:3 to 375:35))
-        %max_diff = arith.subf %old_max_s, %max_scaled : tensor<64xf32, #WROW> loc(callsite("o_rescale"("flash_fwd.cu":267:33 to 267:82) at "flash_fwd.cu":375:3 to 375:35))
-        %rescale = math.exp2 %max_diff : tensor<64xf32, #WROW> loc(callsite("o_rescale"("flash_fwd.cu":267:5 to 267:83) at "flash_fwd.cu":375:3 to 375:35))
-        %max_b = cuir.broadcast_rows %max_scaled : tensor<64xf32, #WROW> -> tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":275:70 to 275:81) at "flash_fwd.cu":375:3 to 375:35))
-        %neg_max = arith.negf %max_b : tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":275:70 to 275:81) at "flash_fwd.cu":375:3 to 375:35))
-        %logits = math.fma %acc_s, %scale_tile, %neg_max : tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":275:35 to 275:82) at "flash_fwd.cu":375:3 to 375:35))
-        %p = math.exp2 %logits : tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":275:9 to 275:83) at "flash_fwd.cu":375:3 to 375:35))
-        %tile_sum = cuir.reduce_rows sum %p : tensor<64x128xf32, #WACC> -> tensor<64xf32, #WROW> loc(callsite("tile_sum"("flash_fwd.cu":277:9 to 277:22) at "flash_fwd.cu":375:3 to 375:35))
-        %sum_rescaled = arith.mulf %row_sum, %rescale : tensor<64xf32, #WROW> loc(callsite("row_sum"("flash_fwd.cu":280:21 to 280:52) at "flash_fwd.cu":375:3 to 375:35))
-        %row_sum_new = arith.addf %sum_rescaled, %tile_sum : tensor<64xf32, #WROW> loc(callsite("row_sum"("flash_fwd.cu":280:5 to 280:63) at "flash_fwd.cu":375:3 to 375:35))
+        %blk_max = cuir.reduce_rows max %acc_s : tensor<64x128xf32, #WACC> -> tensor<64xf32, #WROW> loc(callsite("new_max"("flash_fwd.cu":288:7 to 288:92) at "flash_fwd.cu":401:3 to 401:35))
+        %new_max = arith.maximumf %row_max, %blk_max : tensor<64xf32, #WROW> loc(callsite("new_max"("flash_fwd.cu":288:7 to 288:92) at "flash_fwd.cu":401:3 to 401:35))
+        %none = arith.cmpf oeq, %new_max, %ninf_row : tensor<64xf32, #WROW> loc(callsite("max_scaled"("flash_fwd.cu":292:30 to 292:48) at "flash_fwd.cu":401:3 to 401:35))
+        %new_max_s = arith.mulf %new_max, %scale_row : tensor<64xf32, #WROW> loc(callsite("max_scaled"("flash_fwd.cu":292:57 to 292:87) at "flash_fwd.cu":401:3 to 401:35))
+        %max_scaled = arith.select %none, %zero_row, %new_max_s : tensor<64xi1, #WROW>, tensor<64xf32, #WROW> loc(callsite("max_scaled"("flash_fwd.cu":292:5 to 292:88) at "flash_fwd.cu":401:3 to 401:35))
+        %old_max_s = arith.mulf %row_max, %scale_row : tensor<64xf32, #WROW> loc(callsite("o_rescale"("flash_fwd.cu":293:33 to 293:69) at "flash_fwd.cu":401:3 to 401:35))
+        %max_diff = arith.subf %old_max_s, %max_scaled : tensor<64xf32, #WROW> loc(callsite("o_rescale"("flash_fwd.cu":293:33 to 293:82) at "flash_fwd.cu":401:3 to 401:35))
+        %rescale = math.exp2 %max_diff : tensor<64xf32, #WROW> loc(callsite("o_rescale"("flash_fwd.cu":293:5 to 293:83) at "flash_fwd.cu":401:3 to 401:35))
+        %max_b = cuir.broadcast_rows %max_scaled : tensor<64xf32, #WROW> -> tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":301:70 to 301:81) at "flash_fwd.cu":401:3 to 401:35))
+        %neg_max = arith.negf %max_b : tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":301:70 to 301:81) at "flash_fwd.cu":401:3 to 401:35))
+        %logits = math.fma %acc_s, %scale_tile, %neg_max : tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":301:35 to 301:82) at "flash_fwd.cu":401:3 to 401:35))
+        %p = math.exp2 %logits : tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":301:9 to 301:83) at "flash_fwd.cu":401:3 to 401:35))
+        %tile_sum = cuir.reduce_rows sum %p : tensor<64x128xf32, #WACC> -> tensor<64xf32, #WROW> loc(callsite("tile_sum"("flash_fwd.cu":303:9 to 303:22) at "flash_fwd.cu":401:3 to 401:35))
+        %sum_rescaled = arith.mulf %row_sum, %rescale : tensor<64xf32, #WROW> loc(callsite("row_sum"("flash_fwd.cu":306:21 to 306:52) at "flash_fwd.cu":401:3 to 401:35))
+        %row_sum_new = arith.addf %sum_rescaled, %tile_sum : tensor<64xf32, #WROW> loc(callsite("row_sum"("flash_fwd.cu":306:5 to 306:63) at "flash_fwd.cu":401:3 to 401:35))
 
         // ------- P_(i-1) V_(i-1) has landed: O is readable and V_(i-1)'s stage free; then P_i -------
         %acc_o_new = scf.if %has_prev -> (tensor<64x128xf32, #WACC>) {
-          %o_done = cuir.gemm_wait %o_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":378:5 to 378:34) at "flash_fwd.cu":580:7 to 580:38))
-          cuir.barrier.arrive %v_empty[%prev_stage] : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":381:5 to 381:57 at "flash_fwd.cu":580:7 to 580:38))
-          scf.yield %o_done : tensor<64x128xf32, #WACC> loc(callsite("flash_fwd.cu":377:3 to 377:24 at "flash_fwd.cu":580:7 to 580:38))
+          %o_done = cuir.gemm_wait %o_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":404:5 to 404:34) at "flash_fwd.cu":592:7 to 592:38))
+          cuir.barrier.arrive %v_empty[%prev_stage] : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":407:5 to 407:57 at "flash_fwd.cu":592:7 to 592:38))
+          scf.yield %o_done : tensor<64x128xf32, #WACC> loc(callsite("flash_fwd.cu":403:3 to 403:24 at "flash_fwd.cu":592:7 to 592:38))
         } else {
-          scf.yield %o_issued : tensor<64x128xf32, #WACC> loc(callsite("flash_fwd.cu":377:3 to 377:24 at "flash_fwd.cu":580:7 to 580:38))
-        } loc(callsite("flash_fwd.cu":377:3 to 377:24 at "flash_fwd.cu":580:7 to 580:38))
-        %p16 = arith.truncf %p : tensor<64x128xf32, #WACC> to tensor<64x128xbf16, #WACC> loc(callsite("p_frag"("flash_fwd.cu":299:39 to 299:106) at "flash_fwd.cu":383:3 to 383:30))
-        %p_frag = cuir.convert_layout %p16 : tensor<64x128xbf16, #WACC> -> tensor<64x128xbf16, #WA> loc("p_frag"("flash_fwd.cu":383:3 to 383:30))
+          scf.yield %o_issued : tensor<64x128xf32, #WACC> loc(callsite("flash_fwd.cu":403:3 to 403:24 at "flash_fwd.cu":592:7 to 592:38))
+        } loc(callsite("flash_fwd.cu":403:3 to 403:24 at "flash_fwd.cu":592:7 to 592:38))
+        %p16 = arith.truncf %p : tensor<64x128xf32, #WACC> to tensor<64x128xbf16, #WACC> loc(callsite("p_frag"("flash_fwd.cu":325:39 to 325:106) at "flash_fwd.cu":409:3 to 409:30))
+        %p_frag = cuir.convert_layout %p16 : tensor<64x128xbf16, #WACC> -> tensor<64x128xbf16, #WA> loc("p_frag"("flash_fwd.cu":409:3 to 409:30))
         scf.yield %acc_o_new, %new_max, %row_sum_new, %rescale, %p_frag
-            : tensor<64x128xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64x128xbf16, #WA> loc("flash_fwd.cu":579:5 to 579:46)
-      } loc("flash_fwd.cu":579:5 to 579:46)
+            : tensor<64x128xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64x128xbf16, #WA> loc("flash_fwd.cu":591:5 to 591:46)
+      } loc("flash_fwd.cu":591:5 to 591:46)
+
+      cuir.barrier.arrive %q_empty[%c0] : !cuir.mbarrier<1> loc("flash_fwd.cu":594:5 to 594:36)
 
       // =============================== last P V ===============================
-      %last_stage = arith.remui %last_visit, %cST : index loc(callsite("flash_fwd.cu":335:3 to 335:35 at "flash_fwd.cu":585:5 to 585:57))
-      %last_round = arith.divui %last_visit, %cST : index loc(callsite("flash_fwd.cu":337:39 to 337:58 at "flash_fwd.cu":585:5 to 585:57))
-      %last_phase = arith.remui %last_round, %c2 : index loc(callsite("flash_fwd.cu":337:39 to 337:58 at "flash_fwd.cu":585:5 to 585:57))
+      %last_stage = arith.remui %last_visit, %cST : index loc(callsite("flash_fwd.cu":361:3 to 361:35 at "flash_fwd.cu":599:5 to 599:38))
+      %last_round = arith.divui %last_visit, %cST : index loc(callsite("flash_fwd.cu":363:39 to 363:58 at "flash_fwd.cu":599:5 to 599:38))
+      %last_phase = arith.remui %last_round, %c2 : index loc(callsite("flash_fwd.cu":363:39 to 363:58 at "flash_fwd.cu":599:5 to 599:38))
       %sV_last = memref.subview %sV[%last_stage, 0, 0] [1, 128, 128] [1, 1, 1]
-          : memref<2x128x128xbf16, #S> to memref<128x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sV"("flash_fwd.cu":338:29 to 338:62) at "flash_fwd.cu":585:5 to 585:57))
-      cuir.barrier.named %my_turn threads 256 loc("flash_fwd.cu":584:5 to 584:42)
-      %last_rescale_b = cuir.broadcast_rows %u_rescale : tensor<64xf32, #WROW> -> tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":290:33 to 290:69) at "flash_fwd.cu":336:3 to 336:34))
-      %last_acc_o = arith.mulf %u_acc_o, %last_rescale_b : tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":290:33 to 290:69) at "flash_fwd.cu":336:3 to 336:34))
-      cuir.barrier.wait %v_full[%last_stage], %last_phase : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":337:3 to 337:59 at "flash_fwd.cu":585:5 to 585:57))
+          : memref<2x128x128xbf16, #S> to memref<128x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sV"("flash_fwd.cu":364:29 to 364:62) at "flash_fwd.cu":599:5 to 599:38))
+      cuir.barrier.named %my_turn threads 256 loc("flash_fwd.cu":598:5 to 598:42)
+      %last_rescale_b = cuir.broadcast_rows %u_rescale : tensor<64xf32, #WROW> -> tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":316:33 to 316:69) at "flash_fwd.cu":362:3 to 362:34))
+      %last_acc_o = arith.mulf %u_acc_o, %last_rescale_b : tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":316:33 to 316:69) at "flash_fwd.cu":362:3 to 362:34))
+      cuir.barrier.wait %v_full[%last_stage], %last_phase : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":363:3 to 363:59 at "flash_fwd.cu":599:5 to 599:38))
       %o_last = cuir.gemm_async %u_p, %sV_last, %last_acc_o
-          : tensor<64x128xbf16, #WA>, memref<128x128xbf16, strided<[128, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":338:3 to 338:63) at "flash_fwd.cu":585:5 to 585:57))
-      // Consumer 1 keeps its last turn: every wait for a turn is matched by one hand-off.
-      %hand_off = arith.xori %is_second, %true : i1 loc("flash_fwd.cu":312:5 to 312:34)
-      scf.if %hand_off {
-        cuir.barrier.named %their_turn threads 256 arrive loc("flash_fwd.cu":586:5 to 586:48)
-        scf.yield loc("flash_fwd.cu":586:5 to 586:48)
-      } loc("flash_fwd.cu":586:5 to 586:48)
-      %o_final = cuir.gemm_wait %o_last pending 0 : tensor<64x128xf32, #WACC> loc("acc_o"("flash_fwd.cu":587:5 to 587:27))
-      cuir.barrier.arrive %v_empty[%last_stage] : !cuir.mbarrier<2> loc("flash_fwd.cu":590:5 to 590:81)
+          : tensor<64x128xbf16, #WA>, memref<128x128xbf16, strided<[128, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":364:3 to 364:63) at "flash_fwd.cu":599:5 to 599:38))
+      cuir.barrier.named %their_turn threads 256 arrive loc("flash_fwd.cu":600:5 to 600:42)
+      %o_final = cuir.gemm_wait %o_last pending 0 : tensor<64x128xf32, #WACC> loc("acc_o"("flash_fwd.cu":601:5 to 601:27))
+      cuir.barrier.arrive %v_empty[%last_stage] : !cuir.mbarrier<2> loc("flash_fwd.cu":604:5 to 604:60)
 
       // =============================== epilogue ===============================
-      %sees_nothing = arith.cmpf oeq, %u_row_sum, %zero_row : tensor<64xf32, #WROW> loc("row_sees_nothing"("flash_fwd.cu":406:5 to 406:45))
-      %one_row = arith.constant dense<1.0> : tensor<64xf32, #WROW> loc("row_inv_sum"("flash_fwd.cu":407:50 to 407:59))
-      %inv = arith.divf %one_row, %u_row_sum : tensor<64xf32, #WROW> loc("row_inv_sum"("flash_fwd.cu":407:50 to 407:59))
-      %row_inv_sum = arith.select %sees_nothing, %zero_row, %inv : tensor<64xi1, #WROW>, tensor<64xf32, #WROW> loc("row_inv_sum"("flash_fwd.cu":407:5 to 407:60))
-      %max_l2 = arith.mulf %u_row_max, %scale_row : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":408:53 to 408:93))
-      %log_sum = math.log2 %u_row_sum : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":408:96 to 408:110))
-      %lse2 = arith.addf %max_l2, %log_sum : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":408:52 to 408:111))
-      %ln2 = arith.constant dense<0.693147182> : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":408:112 to 408:118))
-      %lse_nat = arith.mulf %lse2, %ln2 : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":408:52 to 408:118))
-      %lse_val = arith.select %sees_nothing, %ninf_row, %lse_nat : tensor<64xi1, #WROW>, tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":408:5 to 408:118))
-      cuir.store %lse_val -> %lse_head[%q_wg] : tensor<64xf32, #WROW> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("lse_head"("flash_fwd.cu":410:72 to 410:91))
-      %inv_b = cuir.broadcast_rows %row_inv_sum : tensor<64xf32, #WROW> -> tensor<64x128xf32, #WACC> loc("packed"("flash_fwd.cu":424:55 to 424:98))
-      %o_norm = arith.mulf %o_final, %inv_b : tensor<64x128xf32, #WACC> loc("packed"("flash_fwd.cu":424:55 to 424:98))
-      %o16 = arith.truncf %o_norm : tensor<64x128xf32, #WACC> to tensor<64x128xbf16, #WACC> loc("packed"("flash_fwd.cu":424:7 to 424:54))
-      cuir.store %o16 -> %sQ_wg : tensor<64x128xbf16, #WACC> -> memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc("smem"("flash_fwd.cu":426:7 to 426:93))
-      cuir.copy %sQ_wg -> %o_head[%q_wg, %c0] : memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> -> memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("o_head"("flash_fwd.cu":440:7 to 440:100))
-      cuir.yield loc("flash_fwd.cu":593:5 to 593:50)
-    } loc("flash_fwd.cu":521:5 to 521:40)
-    scf.yield loc("flash_fwd.cu":494:3 to 494:24)
-  } loc("flash_fwd.cu":494:3 to 494:24)
-  cuir.return loc("flash_fwd.cu":464:5 to 464:79)
-} loc("flash_fwd_sm90_kernel"("flash_fwd.cu":464:5 to 464:79))
+      %sees_nothing = arith.cmpf oeq, %u_row_sum, %zero_row : tensor<64xf32, #WROW> loc("row_sees_nothing"("flash_fwd.cu":432:5 to 432:45))
+      %one_row = arith.constant dense<1.0> : tensor<64xf32, #WROW> loc("row_inv_sum"("flash_fwd.cu":433:50 to 433:59))
+      %inv = arith.divf %one_row, %u_row_sum : tensor<64xf32, #WROW> loc("row_inv_sum"("flash_fwd.cu":433:50 to 433:59))
+      %row_inv_sum = arith.select %sees_nothing, %zero_row, %inv : tensor<64xi1, #WROW>, tensor<64xf32, #WROW> loc("row_inv_sum"("flash_fwd.cu":433:5 to 433:60))
+      %max_l2 = arith.mulf %u_row_max, %scale_row : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":434:53 to 434:93))
+      %log_sum = math.log2 %u_row_sum : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":434:96 to 434:110))
+      %lse2 = arith.addf %max_l2, %log_sum : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":434:52 to 434:111))
+      %ln2 = arith.constant dense<0.693147182> : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":434:112 to 434:118))
+      %lse_nat = arith.mulf %lse2, %ln2 : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":434:52 to 434:118))
+      %lse_val = arith.select %sees_nothing, %ninf_row, %lse_nat : tensor<64xi1, #WROW>, tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":434:5 to 434:118))
+      cuir.store %lse_val -> %lse_head[%q_wg] : tensor<64xf32, #WROW> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("lse_head"("flash_fwd.cu":436:72 to 436:91))
+      %inv_b = cuir.broadcast_rows %row_inv_sum : tensor<64xf32, #WROW> -> tensor<64x128xf32, #WACC> loc("packed"("flash_fwd.cu":450:55 to 450:98))
+      %o_norm = arith.mulf %o_final, %inv_b : tensor<64x128xf32, #WACC> loc("packed"("flash_fwd.cu":450:55 to 450:98))
+      %o16 = arith.truncf %o_norm : tensor<64x128xf32, #WACC> to tensor<64x128xbf16, #WACC> loc("packed"("flash_fwd.cu":450:7 to 450:54))
+      %sO_wg = memref.subview %sO[%wg_row, 0] [64, 128] [1, 1]
+          : memref<128x128xbf16, #S> to memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc("flash_fwd.cu":441:12 to 441:68)
+      cuir.store %o16 -> %sO_wg : tensor<64x128xbf16, #WACC> -> memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc("smem"("flash_fwd.cu":452:7 to 452:93))
+      cuir.copy %sO_wg -> %o_head[%q_wg, %c0] : memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> -> memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("o_head"("flash_fwd.cu":466:7 to 466:100))
+      // Consumer 0 takes the turn of consumer 1's last hand-off (after the thread block's last item).
+      %is_first = arith.cmpi eq, %consumer, %c0 : index loc("flash_fwd.cu":660:9 to 660:28)
+      scf.if %is_first {
+        cuir.barrier.named %c1 threads 256 loc("flash_fwd.cu":660:30 to 660:54)
+        scf.yield loc("flash_fwd.cu":660:5 to 660:55)
+      } loc("flash_fwd.cu":660:5 to 660:55)
+      cuir.yield loc("flash_fwd.cu":607:5 to 607:50)
+    } loc("flash_fwd.cu":653:5 to 653:40)
+    scf.yield loc("flash_fwd.cu":522:3 to 522:24)
+  } loc("flash_fwd.cu":522:3 to 522:24)
+  cuir.return loc("flash_fwd.cu":618:5 to 618:79)
+} loc("flash_fwd_sm90_kernel"("flash_fwd.cu":618:5 to 618:79))
 cuir.kernel @flash_fwd_sm90_bf16_d64(
-    %q: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "q"} loc("params.q"("flash_fwd.cu":464:27 to 464:79)),
-    %k: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "k"} loc("params.k"("flash_fwd.cu":464:27 to 464:79)),
-    %v: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "v"} loc("params.v"("flash_fwd.cu":464:27 to 464:79)),
-    %o: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "o"} loc("params.o"("flash_fwd.cu":464:27 to 464:79)),
-    %lse: memref<?x?x?xf32, #G> {cuir.arg = "lse"} loc("params.lse"("flash_fwd.cu":464:27 to 464:79)),
-    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_fwd.cu":464:27 to 464:79)),
-    %causal: i1 {cuir.arg = "causal"} loc("IS_CAUSAL"("flash_fwd.cu":462:1 to 462:57)),
-    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_fwd.cu":464:27 to 464:79)),
-    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_fwd.cu":464:27 to 464:79)),
-    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_fwd.cu":464:27 to 464:79)),
-    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_fwd.cu":464:27 to 464:79)),
-    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_fwd.cu":464:27 to 464:79)))
+    %q: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "q"} loc("params.q"("flash_fwd.cu":618:27 to 618:79)),
+    %k: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "k"} loc("params.k"("flash_fwd.cu":618:27 to 618:79)),
+    %v: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "v"} loc("params.v"("flash_fwd.cu":618:27 to 618:79)),
+    %o: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "o"} loc("params.o"("flash_fwd.cu":618:27 to 618:79)),
+    %lse: memref<?x?x?xf32, #G> {cuir.arg = "lse"} loc("params.lse"("flash_fwd.cu":618:27 to 618:79)),
+    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_fwd.cu":618:27 to 618:79)),
+    %causal: i1 {cuir.arg = "causal"} loc("IS_CAUSAL"("flash_fwd.cu":616:1 to 616:57)),
+    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_fwd.cu":618:27 to 618:79)),
+    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_fwd.cu":618:27 to 618:79)),
+    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_fwd.cu":618:27 to 618:79)),
+    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_fwd.cu":618:27 to 618:79)),
+    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_fwd.cu":618:27 to 618:79)))
     grid (b, hq, hkv, nq, nkv) -> (nq ceildiv 128, hq, b)
     threads 384 arch "sm_90a" {
   %c0 = arith.constant 0 : index
@@ -453,374 +471,382 @@ cuir.kernel @flash_fwd_sm90_bf16_d64(
   %ninf = arith.constant 0xFF800000 : f32
 
   // ---- block coordinates, sequence views, masking offsets ----
-  %m_block = cuir.block_id x loc("block.m_block"("flash_fwd.cu":472:3 to 472:48))
-  %head_q = cuir.block_id y loc("block.head_q"("flash_fwd.cu":472:3 to 472:48))
-  %b = cuir.block_id z loc("block.batch"("flash_fwd.cu":472:3 to 472:48))
-  %causal_offset = arith.subi %seqlen_kv, %seqlen_q : index loc("causal_offset"("flash_fwd.cu":475:13 to 475:49))
-  %last_key_offset = arith.select %causal, %causal_offset, %seqlen_kv : index loc("ctx.last_key_offset"("flash_fwd.cu":538:5 to 538:92))
-  %m_start = arith.muli %m_block, %c128 : index loc("m_start"("flash_fwd.cu":476:13 to 476:49))
-  %group = arith.divui %num_heads_q, %num_heads_kv : index loc("head_kv"("flash_fwd.cu":477:13 to 477:80))
-  %head_kv = arith.divui %head_q, %group : index loc("head_kv"("flash_fwd.cu":477:13 to 477:80))
+  %m_block = cuir.block_id x loc("block.m_block"("flash_fwd.cu":499:3 to 499:68))
+  %head_q = cuir.block_id y loc("block.head_q"("flash_fwd.cu":499:3 to 499:68))
+  %b = cuir.block_id z loc("block.batch"("flash_fwd.cu":499:3 to 499:68))
+  %causal_offset = arith.subi %seqlen_kv, %seqlen_q : index loc("causal_offset"("flash_fwd.cu":502:13 to 502:49))
+  %last_key_offset = arith.select %causal, %causal_offset, %seqlen_kv : index loc("ctx.last_key_offset"("flash_fwd.cu":551:5 to 551:92))
+  %m_start = arith.muli %m_block, %c128 : index loc("m_start"("flash_fwd.cu":503:13 to 503:49))
+  %group = arith.divui %num_heads_q, %num_heads_kv : index loc("head_kv"("flash_fwd.cu":504:13 to 504:80))
+  %head_kv = arith.divui %head_q, %group : index loc("head_kv"("flash_fwd.cu":504:13 to 504:80))
   %q_head = memref.subview %q[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 64] [1, 1, 1, 1]
-      : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("tma_q"("flash_fwd.cu":646:21 to 646:46))
+      : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("tma_q"("flash_fwd.cu":730:21 to 730:46))
   %k_head = memref.subview %k[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 64] [1, 1, 1, 1]
-      : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("tma_k"("flash_fwd.cu":650:11 to 650:36))
+      : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("tma_k"("flash_fwd.cu":734:11 to 734:36))
   %v_head = memref.subview %v[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 64] [1, 1, 1, 1]
-      : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("tma_v"("flash_fwd.cu":653:11 to 653:36))
+      : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("tma_v"("flash_fwd.cu":737:11 to 737:36))
   %o_head = memref.subview %o[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 64] [1, 1, 1, 1]
-      : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("o_head"("flash_fwd.cu":430:3 to 430:55))
+      : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("o_head"("flash_fwd.cu":456:3 to 456:55))
   %lse_head = memref.subview %lse[%b, %head_q, 0] [1, 1, %seqlen_q] [1, 1, 1]
-      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("lse_head"("flash_fwd.cu":396:3 to 396:42))
+      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("lse_head"("flash_fwd.cu":422:3 to 422:42))
 
   // ---- KV tiles this block visits: [n_block_min, n_block_max), of which [n_block_min, n_unmasked_blocks) need no mask ----
-  %n_block_min = arith.constant 0 : index loc("n_block_min"("flash_fwd.cu":481:3 to 481:23))
-  %n_block_all = arith.ceildivui %seqlen_kv, %cBN : index loc("n_block_max"("flash_fwd.cu":482:7 to 482:62))
-  %n_full_all = arith.divui %seqlen_kv, %cBN : index loc("n_unmasked_blocks"("flash_fwd.cu":483:7 to 483:49))
-  %m_end = arith.addi %m_start, %c128 : index loc("last_row"("flash_fwd.cu":485:15 to 485:65))
-  %m_end_clamped = arith.minui %m_end, %seqlen_q : index loc("last_row"("flash_fwd.cu":485:15 to 485:65))
-  %last_row = arith.subi %m_end_clamped, %c1 : index loc("last_row"("flash_fwd.cu":485:15 to 485:65))
-  %last_key_of_last_row = arith.addi %last_row, %causal_offset : index loc("last_key_of_last_row"("flash_fwd.cu":486:15 to 486:62))
-  %last_key_of_first_row = arith.addi %m_start, %causal_offset : index loc("last_key_of_first_row"("flash_fwd.cu":487:15 to 487:62))
-  %llr_neg = arith.cmpi slt, %last_key_of_last_row, %c0 : index loc("n_block_max"("flash_fwd.cu":488:5 to 488:105))
-  %llr_blk = arith.divsi %last_key_of_last_row, %cBN : index loc("n_block_max"("flash_fwd.cu":488:5 to 488:105))
-  %llr_end = arith.addi %llr_blk, %c1 : index loc("n_block_max"("flash_fwd.cu":488:5 to 488:105))
-  %llr_bound = arith.select %llr_neg, %c0, %llr_end : index loc("n_block_max"("flash_fwd.cu":488:5 to 488:105))
-  %n_block_causal = arith.minsi %n_block_all, %llr_bound : index loc("n_block_max"("flash_fwd.cu":488:5 to 488:105))
-  %lfr_neg = arith.cmpi slt, %last_key_of_first_row, %c0 : index loc("n_unmasked_blocks"("flash_fwd.cu":489:5 to 489:121))
-  %lfr_next = arith.addi %last_key_of_first_row, %c1 : index loc("n_unmasked_blocks"("flash_fwd.cu":489:5 to 489:121))
-  %lfr_blk = arith.divsi %lfr_next, %cBN : index loc("n_unmasked_blocks"("flash_fwd.cu":489:5 to 489:121))
-  %lfr_bound = arith.select %lfr_neg, %c0, %lfr_blk : index loc("n_unmasked_blocks"("flash_fwd.cu":489:5 to 489:121))
-  %n_full_causal = arith.minsi %n_full_all, %lfr_bound : index loc("n_unmasked_blocks"("flash_fwd.cu":489:5 to 489:121))
-  %n_block_max = arith.select %causal, %n_block_causal, %n_block_all : index loc("n_block_max"("flash_fwd.cu":484:3 to 484:27))
-  %n_unmasked_blocks = arith.select %causal, %n_full_causal, %n_full_all : index loc("n_unmasked_blocks"("flash_fwd.cu":484:3 to 484:27))
+  %n_block_min = arith.constant 0 : index loc("n_block_min"("flash_fwd.cu":508:3 to 508:23))
+  %n_block_all = arith.ceildivui %seqlen_kv, %cBN : index loc("n_block_max"("flash_fwd.cu":509:7 to 509:62))
+  %n_full_all = arith.divui %seqlen_kv, %cBN : index loc("n_unmasked_blocks"("flash_fwd.cu":510:7 to 510:49))
+  %m_end = arith.addi %m_start, %c128 : index loc("last_row"("flash_fwd.cu":512:15 to 512:65))
+  %m_end_clamped = arith.minui %m_end, %seqlen_q : index loc("last_row"("flash_fwd.cu":512:15 to 512:65))
+  %last_row = arith.subi %m_end_clamped, %c1 : index loc("last_row"("flash_fwd.cu":512:15 to 512:65))
+  %last_key_of_last_row = arith.addi %last_row, %causal_offset : index loc("last_key_of_last_row"("flash_fwd.cu":513:15 to 513:62))
+  %last_key_of_first_row = arith.addi %m_start, %causal_offset : index loc("last_key_of_first_row"("flash_fwd.cu":514:15 to 514:62))
+  %llr_neg = arith.cmpi slt, %last_key_of_last_row, %c0 : index loc("n_block_max"("flash_fwd.cu":515:5 to 515:105))
+  %llr_blk = arith.divsi %last_key_of_last_row, %cBN : index loc("n_block_max"("flash_fwd.cu":515:5 to 515:105))
+  %llr_end = arith.addi %llr_blk, %c1 : index loc("n_block_max"("flash_fwd.cu":515:5 to 515:105))
+  %llr_bound = arith.select %llr_neg, %c0, %llr_end : index loc("n_block_max"("flash_fwd.cu":515:5 to 515:105))
+  %n_block_causal = arith.minsi %n_block_all, %llr_bound : index loc("n_block_max"("flash_fwd.cu":515:5 to 515:105))
+  %lfr_neg = arith.cmpi slt, %last_key_of_first_row, %c0 : index loc("n_unmasked_blocks"("flash_fwd.cu":516:5 to 516:121))
+  %lfr_next = arith.addi %last_key_of_first_row, %c1 : index loc("n_unmasked_blocks"("flash_fwd.cu":516:5 to 516:121))
+  %lfr_blk = arith.divsi %lfr_next, %cBN : index loc("n_unmasked_blocks"("flash_fwd.cu":516:5 to 516:121))
+  %lfr_bound = arith.select %lfr_neg, %c0, %lfr_blk : index loc("n_unmasked_blocks"("flash_fwd.cu":516:5 to 516:121))
+  %n_full_causal = arith.minsi %n_full_all, %lfr_bound : index loc("n_unmasked_blocks"("flash_fwd.cu":516:5 to 516:121))
+  %n_block_max = arith.select %causal, %n_block_causal, %n_block_all : index loc("n_block_max"("flash_fwd.cu":511:3 to 511:27))
+  %n_unmasked_blocks = arith.select %causal, %n_full_causal, %n_full_all : index loc("n_unmasked_blocks"("flash_fwd.cu":511:3 to 511:27))
 
-  %no_keys = arith.cmpi sle, %n_block_max, %n_block_min : index loc("flash_fwd.cu":494:3 to 494:24)
+  %no_keys = arith.cmpi sle, %n_block_max, %n_block_min : index loc("flash_fwd.cu":522:3 to 522:24)
   scf.if %no_keys {
     // No row of this block sees any key: O = 0, LSE = -inf (write_empty_block).
-    %zero_o = arith.constant dense<0.0> : tensor<128x64xbf16, #WACC> loc("o_head"("flash_fwd.cu":453:103 to 453:125))
-    cuir.store %zero_o -> %o_head[%m_start, %c0] : tensor<128x64xbf16, #WACC> -> memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("o_head"("flash_fwd.cu":453:32 to 453:125))
-    %ninf_lse = arith.constant dense<0xFF800000> : tensor<128xf32, #WROW> loc("lse_head"("flash_fwd.cu":458:7 to 458:30))
-    cuir.store %ninf_lse -> %lse_head[%m_start] : tensor<128xf32, #WROW> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("lse_head"("flash_fwd.cu":458:7 to 458:30))
-    scf.yield loc("flash_fwd.cu":496:5 to 496:12)
+    %zero_o = arith.constant dense<0.0> : tensor<128x64xbf16, #WACC> loc("o_head"("flash_fwd.cu":480:103 to 480:125))
+    cuir.store %zero_o -> %o_head[%m_start, %c0] : tensor<128x64xbf16, #WACC> -> memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("o_head"("flash_fwd.cu":480:32 to 480:125))
+    %ninf_lse = arith.constant dense<0xFF800000> : tensor<128xf32, #WROW> loc("lse_head"("flash_fwd.cu":485:7 to 485:30))
+    cuir.store %ninf_lse -> %lse_head[%m_start] : tensor<128xf32, #WROW> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("lse_head"("flash_fwd.cu":485:7 to 485:30))
+    scf.yield loc("flash_fwd.cu":524:5 to 524:12)
   } else {
     // ---- visits: n_visits, the last is visit n_visits - 1 ----
-    %last_block = arith.subi %n_block_max, %c1 : index loc("i"("flash_fwd.cu":354:3 to 354:43))
-    %n_visits = arith.subi %n_block_max, %n_block_min : index loc("n_visits"("flash_fwd.cu":173:3 to 173:50))
-    %last_visit = arith.subi %n_visits, %c1 : index loc("flash_fwd.cu":585:5 to 585:85)
+    %last_block = arith.subi %n_block_max, %c1 : index loc("i"("flash_fwd.cu":380:3 to 380:63))
+    %n_visits = arith.subi %n_block_max, %n_block_min : index loc("n_visits"("flash_fwd.cu":199:3 to 199:50))
+    %last_visit = arith.subi %n_visits, %c1 : index loc("last_visit"("flash_fwd.cu":597:5 to 597:57))
 
     // ---- shared memory: Q [128][d] (O in the epilogue), K and V rings [STAGES][BLOCK_N][d], 128-byte swizzled; the mbarriers ----
-    %sQ = cuir.alloc {swizzle = 128} : memref<128x64xbf16, #S> loc("sQ"("flash_fwd.cu":95:24 to 95:37))
-    %sK = cuir.alloc {swizzle = 128} : memref<4x128x64xbf16, #S> loc("sK"("flash_fwd.cu":96:24 to 96:60))
-    %sV = cuir.alloc {swizzle = 128} : memref<4x128x64xbf16, #S> loc("sV"("flash_fwd.cu":97:24 to 97:70))
-    %q_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<1> loc("bars->q_full"("flash_fwd.cu":501:5 to 501:36))
-    %k_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<4> loc("bars->k_full"("flash_fwd.cu":504:7 to 504:41))
-    %v_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<4> loc("bars->v_full"("flash_fwd.cu":505:7 to 505:41))
-    %k_empty = cuir.barrier.init arrivals 2 : !cuir.mbarrier<4> loc("bars->k_empty"("flash_fwd.cu":506:7 to 506:64))
-    %v_empty = cuir.barrier.init arrivals 2 : !cuir.mbarrier<4> loc("bars->v_empty"("flash_fwd.cu":507:7 to 507:64))
+    %sQ = cuir.alloc {swizzle = 128} : memref<128x64xbf16, #S> loc("sQ"("flash_fwd.cu":104:24 to 104:37))
+    %sK = cuir.alloc {swizzle = 128} : memref<4x128x64xbf16, #S> loc("sK"("flash_fwd.cu":105:24 to 105:60))
+    %sV = cuir.alloc {swizzle = 128} : memref<4x128x64xbf16, #S> loc("sV"("flash_fwd.cu":106:24 to 106:70))
+    %sO = cuir.alloc {swizzle = 128} : memref<128x64xbf16, #S> loc("sO"("flash_fwd.cu":107:24 to 107:70))
+    %q_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<1> loc("bars->q_full"("flash_fwd.cu":630:5 to 630:36))
+    %q_empty = cuir.barrier.init arrivals 2 : !cuir.mbarrier<1> loc("bars->q_empty"("flash_fwd.cu":631:5 to 631:59))
+    %k_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<4> loc("bars->k_full"("flash_fwd.cu":634:7 to 634:41))
+    %v_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<4> loc("bars->v_full"("flash_fwd.cu":635:7 to 635:41))
+    %k_empty = cuir.barrier.init arrivals 2 : !cuir.mbarrier<4> loc("bars->k_empty"("flash_fwd.cu":636:7 to 636:64))
+    %v_empty = cuir.barrier.init arrivals 2 : !cuir.mbarrier<4> loc("bars->v_empty"("flash_fwd.cu":637:7 to 637:64))
 
     // =============================== producer warpgroup ===============================
     cuir.bind warpgroup [0] role producer regs 24 {
       cuir.bind warp [0] role producer {
-        cuir.barrier.arrive %q_full[%c0] expect_tx 16384 : !cuir.mbarrier<1> loc("flash_fwd.cu":167:3 to 167:60)
+        cuir.barrier.wait %q_empty[%c0], %c1 : !cuir.mbarrier<1> loc("flash_fwd.cu":192:3 to 192:56)
+        cuir.barrier.arrive %q_full[%c0] expect_tx 16384 : !cuir.mbarrier<1> loc("flash_fwd.cu":193:3 to 193:60)
         cuir.copy_async tma %q_head[%m_start, %c0] -> %sQ barrier %q_full[%c0]
-            : memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> -> memref<128x64xbf16, #S>, !cuir.mbarrier<1> loc("sQ"("flash_fwd.cu":170:5 to 170:68))
+            : memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> -> memref<128x64xbf16, #S>, !cuir.mbarrier<1> loc("sQ"("flash_fwd.cu":196:5 to 196:68))
         // K of visit i, then V of visit i - 1.
-        %n_steps = arith.addi %n_visits, %c1 : index loc("flash_fwd.cu":174:3 to 174:38)
+        %n_steps = arith.addi %n_visits, %c1 : index loc("flash_fwd.cu":200:3 to 200:38)
         scf.for %i = %c0 to %n_steps step %c1 {
-          %has_k = arith.cmpi slt, %i, %n_visits : index loc("flash_fwd.cu":175:5 to 175:22)
+          %has_k = arith.cmpi slt, %i, %n_visits : index loc("flash_fwd.cu":201:5 to 201:22)
           scf.if %has_k {
-            %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_fwd.cu":151:3 to 151:35) at "flash_fwd.cu":176:7 to 176:32))
-            %round = arith.divui %i, %cST : index loc(callsite("phase"("flash_fwd.cu":152:3 to 152:46) at "flash_fwd.cu":176:7 to 176:32))
-            %phase = arith.remui %round, %c2 : index loc(callsite("phase"("flash_fwd.cu":152:3 to 152:46) at "flash_fwd.cu":176:7 to 176:32))
-            %free = arith.xori %phase, %c1 : index loc(callsite("flash_fwd.cu":153:3 to 153:42 at "flash_fwd.cu":176:7 to 176:32))
-            cuir.barrier.wait %k_empty[%stage], %free : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":153:3 to 153:42 at "flash_fwd.cu":176:7 to 176:32))
-            cuir.barrier.arrive %k_full[%stage] expect_tx 16384 : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":154:3 to 154:60 at "flash_fwd.cu":176:7 to 176:32))
-            %blk = arith.subi %last_block, %i : index loc(callsite("row"("flash_fwd.cu":155:3 to 155:62) at "flash_fwd.cu":176:7 to 176:32))
-            %row = arith.muli %blk, %cBN : index loc(callsite("row"("flash_fwd.cu":155:3 to 155:62) at "flash_fwd.cu":176:7 to 176:32))
+            %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_fwd.cu":173:3 to 173:35) at "flash_fwd.cu":202:7 to 202:32))
+            %round = arith.divui %i, %cST : index loc(callsite("phase"("flash_fwd.cu":174:3 to 174:46) at "flash_fwd.cu":202:7 to 202:32))
+            %phase = arith.remui %round, %c2 : index loc(callsite("phase"("flash_fwd.cu":174:3 to 174:46) at "flash_fwd.cu":202:7 to 202:32))
+            %free = arith.xori %phase, %c1 : index loc(callsite("flash_fwd.cu":175:3 to 175:42 at "flash_fwd.cu":202:7 to 202:32))
+            cuir.barrier.wait %k_empty[%stage], %free : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":175:3 to 175:42 at "flash_fwd.cu":202:7 to 202:32))
+            cuir.barrier.arrive %k_full[%stage] expect_tx 16384 : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":176:3 to 176:60 at "flash_fwd.cu":202:7 to 202:32))
+            %blk = arith.subi %last_block, %i : index loc(callsite("row"("flash_fwd.cu":177:3 to 177:50) at "flash_fwd.cu":202:7 to 202:32))
+            %row = arith.muli %blk, %cBN : index loc(callsite("row"("flash_fwd.cu":177:3 to 177:50) at "flash_fwd.cu":202:7 to 202:32))
             %sK_stage = memref.subview %sK[%stage, 0, 0] [1, 128, 64] [1, 1, 1]
-                : memref<4x128x64xbf16, #S> to memref<128x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sK"("flash_fwd.cu":158:17 to 158:62) at "flash_fwd.cu":176:7 to 176:32))
+                : memref<4x128x64xbf16, #S> to memref<128x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sK"("flash_fwd.cu":180:17 to 180:62) at "flash_fwd.cu":202:7 to 202:32))
             cuir.copy_async tma %k_head[%row, %c0] -> %sK_stage barrier %k_full[%stage]
-                : memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> -> memref<128x64xbf16, strided<[64, 1], offset: ?>, #S>, !cuir.mbarrier<4> loc(callsite("sK"("flash_fwd.cu":158:5 to 158:62) at "flash_fwd.cu":176:7 to 176:32))
-            scf.yield loc("flash_fwd.cu":175:5 to 175:22)
-          } loc("flash_fwd.cu":175:5 to 175:22)
-          %has_v = arith.cmpi sge, %i, %c1 : index loc("flash_fwd.cu":178:5 to 178:16)
+                : memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> -> memref<128x64xbf16, strided<[64, 1], offset: ?>, #S>, !cuir.mbarrier<4> loc(callsite("sK"("flash_fwd.cu":180:5 to 180:62) at "flash_fwd.cu":202:7 to 202:32))
+            scf.yield loc("flash_fwd.cu":201:5 to 201:22)
+          } loc("flash_fwd.cu":201:5 to 201:22)
+          %has_v = arith.cmpi sge, %i, %c1 : index loc("flash_fwd.cu":204:5 to 204:16)
           scf.if %has_v {
-            %iv = arith.subi %i, %c1 : index loc("flash_fwd.cu":179:83 to 179:110)
-            %stage = arith.remui %iv, %cST : index loc(callsite("stage"("flash_fwd.cu":151:3 to 151:35) at "flash_fwd.cu":179:7 to 179:32))
-            %round = arith.divui %iv, %cST : index loc(callsite("phase"("flash_fwd.cu":152:3 to 152:46) at "flash_fwd.cu":179:7 to 179:32))
-            %phase = arith.remui %round, %c2 : index loc(callsite("phase"("flash_fwd.cu":152:3 to 152:46) at "flash_fwd.cu":179:7 to 179:32))
-            %free = arith.xori %phase, %c1 : index loc(callsite("flash_fwd.cu":153:3 to 153:42 at "flash_fwd.cu":179:7 to 179:32))
-            cuir.barrier.wait %v_empty[%stage], %free : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":153:3 to 153:42 at "flash_fwd.cu":179:7 to 179:32))
-            cuir.barrier.arrive %v_full[%stage] expect_tx 16384 : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":154:3 to 154:60 at "flash_fwd.cu":179:7 to 179:32))
-            %blk = arith.subi %last_block, %iv : index loc(callsite("row"("flash_fwd.cu":155:3 to 155:62) at "flash_fwd.cu":179:7 to 179:32))
-            %row = arith.muli %blk, %cBN : index loc(callsite("row"("flash_fwd.cu":155:3 to 155:62) at "flash_fwd.cu":179:7 to 179:32))
+            %iv = arith.subi %i, %c1 : index loc("flash_fwd.cu":205:83 to 205:105)
+            %stage = arith.remui %iv, %cST : index loc(callsite("stage"("flash_fwd.cu":173:3 to 173:35) at "flash_fwd.cu":205:7 to 205:32))
+            %round = arith.divui %iv, %cST : index loc(callsite("phase"("flash_fwd.cu":174:3 to 174:46) at "flash_fwd.cu":205:7 to 205:32))
+            %phase = arith.remui %round, %c2 : index loc(callsite("phase"("flash_fwd.cu":174:3 to 174:46) at "flash_fwd.cu":205:7 to 205:32))
+            %free = arith.xori %phase, %c1 : index loc(callsite("flash_fwd.cu":175:3 to 175:42 at "flash_fwd.cu":205:7 to 205:32))
+            cuir.barrier.wait %v_empty[%stage], %free : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":175:3 to 175:42 at "flash_fwd.cu":205:7 to 205:32))
+            cuir.barrier.arrive %v_full[%stage] expect_tx 16384 : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":176:3 to 176:60 at "flash_fwd.cu":205:7 to 205:32))
+            %blk = arith.subi %last_block, %iv : index loc(callsite("row"("flash_fwd.cu":177:3 to 177:50) at "flash_fwd.cu":205:7 to 205:32))
+            %row = arith.muli %blk, %cBN : index loc(callsite("row"("flash_fwd.cu":177:3 to 177:50) at "flash_fwd.cu":205:7 to 205:32))
             %sV_stage = memref.subview %sV[%stage, 0, 0] [1, 128, 64] [1, 1, 1]
-                : memref<4x128x64xbf16, #S> to memref<128x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sV"("flash_fwd.cu":158:17 to 158:62) at "flash_fwd.cu":179:7 to 179:32))
+                : memref<4x128x64xbf16, #S> to memref<128x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sV"("flash_fwd.cu":180:17 to 180:62) at "flash_fwd.cu":205:7 to 205:32))
             cuir.copy_async tma %v_head[%row, %c0] -> %sV_stage barrier %v_full[%stage]
-                : memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> -> memref<128x64xbf16, strided<[64, 1], offset: ?>, #S>, !cuir.mbarrier<4> loc(callsite("sV"("flash_fwd.cu":158:5 to 158:62) at "flash_fwd.cu":179:7 to 179:32))
-            scf.yield loc("flash_fwd.cu":178:5 to 178:16)
-          } loc("flash_fwd.cu":178:5 to 178:16)
-          scf.yield loc("flash_fwd.cu":174:3 to 174:38)
-        } loc("flash_fwd.cu":174:3 to 174:38)
-        cuir.yield loc("flash_fwd.cu":518:7 to 518:41)
-      } loc("flash_fwd.cu":517:5 to 517:51)
-      cuir.yield loc("flash_fwd.cu":516:5 to 516:40)
-    } loc("flash_fwd.cu":516:5 to 516:40)
+                : memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> -> memref<128x64xbf16, strided<[64, 1], offset: ?>, #S>, !cuir.mbarrier<4> loc(callsite("sV"("flash_fwd.cu":180:5 to 180:62) at "flash_fwd.cu":205:7 to 205:32))
+            scf.yield loc("flash_fwd.cu":204:5 to 204:16)
+          } loc("flash_fwd.cu":204:5 to 204:16)
+          scf.yield loc("flash_fwd.cu":200:3 to 200:38)
+        } loc("flash_fwd.cu":200:3 to 200:38)
+        cuir.yield loc("flash_fwd.cu":531:7 to 531:44)
+      } loc("flash_fwd.cu":530:5 to 530:26)
+      cuir.yield loc("flash_fwd.cu":646:5 to 646:40)
+    } loc("flash_fwd.cu":646:5 to 646:40)
 
     // =============================== consumer warpgroups ===============================
     cuir.bind warpgroup [1, 2] role consumer regs 240 {
-      %consumer = cuir.worker_id loc("consumer_index"("flash_fwd.cu":523:5 to 523:42))
-      %wg_row = arith.muli %consumer, %c64 : index loc("wg_row_in_block"("flash_fwd.cu":526:5 to 526:61))
-      %q_wg = arith.addi %m_start, %wg_row : index loc("m_start + wg_row_in_block"("flash_fwd.cu":535:5 to 535:65))
+      %consumer = cuir.worker_id loc("consumer_index"("flash_fwd.cu":535:5 to 535:42))
+      %wg_row = arith.muli %consumer, %c64 : index loc("wg_row_in_block"("flash_fwd.cu":538:5 to 538:61))
+      %q_wg = arith.addi %m_start, %wg_row : index loc("m_start + wg_row_in_block"("flash_fwd.cu":548:5 to 548:65))
       %sQ_wg = memref.subview %sQ[%wg_row, 0] [64, 64] [1, 1]
-          : memref<128x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc("ctx.sq_rows"("flash_fwd.cu":530:5 to 530:68))
-      %is_second = arith.cmpi eq, %consumer, %c1 : index loc("flash_fwd.cu":552:24 to 552:43)
-      %my_turn = arith.addi %consumer, %c1 : index loc("flash_fwd.cu":307:30 to 307:102)
-      %their_turn = arith.subi %c2, %consumer : index loc("flash_fwd.cu":312:35 to 312:115)
+          : memref<128x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc("ctx.sq_rows"("flash_fwd.cu":542:5 to 542:68))
+      %is_second = arith.cmpi eq, %consumer, %c1 : index loc("flash_fwd.cu":655:24 to 655:43)
+      %my_turn = arith.addi %consumer, %c1 : index loc("flash_fwd.cu":334:30 to 334:102)
+      %their_turn = arith.subi %c2, %consumer : index loc("flash_fwd.cu":338:30 to 338:110)
 
       // ---- accumulators and softmax state, all in registers ----
-      %acc_o_init = arith.constant dense<0.0> : tensor<64x64xf32, #WACC> loc("acc_o"("flash_fwd.cu":549:41 to 549:55))
-      %row_max_init = arith.constant dense<0xFF800000> : tensor<64xf32, #WROW> loc("row_max"("flash_fwd.cu":545:5 to 545:24))
-      %row_sum_init = arith.constant dense<0.0> : tensor<64xf32, #WROW> loc("row_sum"("flash_fwd.cu":546:5 to 546:24))
-      %log2e = arith.constant 1.44269502 : f32 loc("ctx.scale_log2"("flash_fwd.cu":539:5 to 539:51))
-      %scale_log2 = arith.mulf %softmax_scale, %log2e : f32 loc("ctx.scale_log2"("flash_fwd.cu":539:5 to 539:51))
-      %scale_tile = tensor.splat %scale_log2 : tensor<64x128xf32, #WACC> loc("ctx.scale_log2"("flash_fwd.cu":539:5 to 539:51))
-      %scale_row = tensor.splat %scale_log2 : tensor<64xf32, #WROW> loc("ctx.scale_log2"("flash_fwd.cu":539:5 to 539:51))
-      %zero_row = arith.constant dense<0.0> : tensor<64xf32, #WROW> loc("max_scaled"("flash_fwd.cu":266:30 to 266:87))
-      %ninf_row = arith.constant dense<0xFF800000> : tensor<64xf32, #WROW> loc("max_scaled"("flash_fwd.cu":266:30 to 266:87))
-      %acc_s_init = arith.constant dense<0.0> : tensor<64x128xf32, #WACC> loc("acc_s"("flash_fwd.cu":543:5 to 543:28))
-      %o_rescale_init = arith.constant dense<0.0> : tensor<64xf32, #WROW> loc("o_rescale"("flash_fwd.cu":547:5 to 547:24))
-      %p_frag_init = arith.constant dense<0.0> : tensor<64x128xbf16, #WA> loc("p_frag"("flash_fwd.cu":544:5 to 544:32))
+      %acc_o_init = arith.constant dense<0.0> : tensor<64x64xf32, #WACC> loc("acc_o"("flash_fwd.cu":562:41 to 562:55))
+      %row_max_init = arith.constant dense<0xFF800000> : tensor<64xf32, #WROW> loc("row_max"("flash_fwd.cu":558:5 to 558:24))
+      %row_sum_init = arith.constant dense<0.0> : tensor<64xf32, #WROW> loc("row_sum"("flash_fwd.cu":559:5 to 559:24))
+      %log2e = arith.constant 1.44269502 : f32 loc("ctx.scale_log2"("flash_fwd.cu":552:5 to 552:51))
+      %scale_log2 = arith.mulf %softmax_scale, %log2e : f32 loc("ctx.scale_log2"("flash_fwd.cu":552:5 to 552:51))
+      %scale_tile = tensor.splat %scale_log2 : tensor<64x128xf32, #WACC> loc("ctx.scale_log2"("flash_fwd.cu":552:5 to 552:51))
+      %scale_row = tensor.splat %scale_log2 : tensor<64xf32, #WROW> loc("ctx.scale_log2"("flash_fwd.cu":552:5 to 552:51))
+      %zero_row = arith.constant dense<0.0> : tensor<64xf32, #WROW> loc("max_scaled"("flash_fwd.cu":292:30 to 292:87))
+      %ninf_row = arith.constant dense<0xFF800000> : tensor<64xf32, #WROW> loc("max_scaled"("flash_fwd.cu":292:30 to 292:87))
+      %acc_s_init = arith.constant dense<0.0> : tensor<64x128xf32, #WACC> loc("acc_s"("flash_fwd.cu":556:5 to 556:28))
+      %o_rescale_init = arith.constant dense<0.0> : tensor<64xf32, #WROW> loc("o_rescale"("flash_fwd.cu":560:5 to 560:24))
+      %p_frag_init = arith.constant dense<0.0> : tensor<64x128xbf16, #WA> loc("p_frag"("flash_fwd.cu":557:5 to 557:32))
 
-      cuir.barrier.wait %q_full[%c0], %c0 : !cuir.mbarrier<1> loc("flash_fwd.cu":551:5 to 551:36)
+      cuir.barrier.wait %q_full[%c0], %c0 : !cuir.mbarrier<1> loc("flash_fwd.cu":564:5 to 564:51)
       scf.if %is_second {
-        cuir.barrier.named %c1 threads 256 arrive loc("flash_fwd.cu":552:45 to 552:112)
-        scf.yield loc("flash_fwd.cu":552:5 to 552:44)
-      } loc("flash_fwd.cu":552:5 to 552:44)
+        cuir.barrier.named %c1 threads 256 arrive loc("flash_fwd.cu":655:45 to 655:112)
+        scf.yield loc("flash_fwd.cu":655:5 to 655:44)
+      } loc("flash_fwd.cu":655:5 to 655:44)
 
       // =============================== masking steps ===============================
-      %n_masked = arith.subi %n_block_max, %n_unmasked_blocks : index loc("flash_fwd.cu":573:5 to 573:52)
+      %n_masked = arith.subi %n_block_max, %n_unmasked_blocks : index loc("flash_fwd.cu":585:5 to 585:52)
       %m_acc_o, %m_row_max, %m_row_sum, %m_rescale, %m_p = scf.for %iv = %c0 to %n_masked step %c1
           iter_args(%acc_o = %acc_o_init, %row_max = %row_max_init, %row_sum = %row_sum_init,
                     %o_rescale = %o_rescale_init, %p_prev = %p_frag_init)
           -> (tensor<64x64xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64x128xbf16, #WA>) {
-        %top = arith.subi %n_block_max, %c1 : index loc("n_block"("flash_fwd.cu":569:5 to 569:35))
-        %n_block = arith.subi %top, %iv : index loc("n_block"("flash_fwd.cu":573:5 to 573:52))
-        %i = arith.subi %last_block, %n_block : index loc(callsite("i"("flash_fwd.cu":354:3 to 354:43) at "flash_fwd.cu":574:7 to 574:37))
-        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_fwd.cu":355:3 to 355:35) at "flash_fwd.cu":574:7 to 574:37))
-        %round = arith.divui %i, %cST : index loc(callsite("flash_fwd.cu":359:39 to 359:58 at "flash_fwd.cu":574:7 to 574:37))
-        %phase = arith.remui %round, %c2 : index loc(callsite("flash_fwd.cu":359:39 to 359:58 at "flash_fwd.cu":574:7 to 574:37))
-        %kv0 = arith.muli %n_block, %cBN : index loc(callsite("n_block"("flash_fwd.cu":230:20 to 230:40) at "flash_fwd.cu":372:5 to 372:43))
+        %top = arith.subi %n_block_max, %c1 : index loc("n_block"("flash_fwd.cu":581:5 to 581:35))
+        %n_block = arith.subi %top, %iv : index loc("n_block"("flash_fwd.cu":585:5 to 585:52))
+        %i = arith.subi %last_block, %n_block : index loc(callsite("i"("flash_fwd.cu":380:3 to 380:63) at "flash_fwd.cu":586:7 to 586:37))
+        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_fwd.cu":381:3 to 381:35) at "flash_fwd.cu":586:7 to 586:37))
+        %round = arith.divui %i, %cST : index loc(callsite("flash_fwd.cu":385:39 to 385:58 at "flash_fwd.cu":586:7 to 586:37))
+        %phase = arith.remui %round, %c2 : index loc(callsite("flash_fwd.cu":385:39 to 385:58 at "flash_fwd.cu":586:7 to 586:37))
+        %kv0 = arith.muli %n_block, %cBN : index loc(callsite("n_block"("flash_fwd.cu":256:20 to 256:40) at "flash_fwd.cu":398:5 to 398:43))
         // FIRST, a template parameter of the step, is whether this visit is the block's first: no P V before it.
-        %has_prev = arith.cmpi sgt, %i, %c0 : index loc(callsite("flash_fwd.cu":361:3 to 361:36 at "flash_fwd.cu":574:7 to 574:37))
-        %prev = arith.subi %i, %c1 : index loc(callsite("flash_fwd.cu":361:48 to 361:79 at "flash_fwd.cu":574:7 to 574:37))
-        %prev_stage = arith.remui %prev, %cST : index loc(callsite("flash_fwd.cu":335:3 to 335:35 at "flash_fwd.cu":361:25 to 361:53))
-        %prev_round = arith.divui %prev, %cST : index loc(callsite("flash_fwd.cu":337:39 to 337:58 at "flash_fwd.cu":361:25 to 361:53))
-        %prev_phase = arith.remui %prev_round, %c2 : index loc(callsite("flash_fwd.cu":337:39 to 337:58 at "flash_fwd.cu":361:25 to 361:53))
+        %has_prev = arith.cmpi sgt, %i, %c0 : index loc(callsite("flash_fwd.cu":387:3 to 387:36 at "flash_fwd.cu":586:7 to 586:37))
+        %prev = arith.subi %i, %c1 : index loc(callsite("flash_fwd.cu":387:48 to 387:79 at "flash_fwd.cu":586:7 to 586:37))
+        %prev_stage = arith.remui %prev, %cST : index loc(callsite("flash_fwd.cu":361:3 to 361:35 at "flash_fwd.cu":387:25 to 387:53))
+        %prev_round = arith.divui %prev, %cST : index loc(callsite("flash_fwd.cu":363:39 to 363:58 at "flash_fwd.cu":387:25 to 387:53))
+        %prev_phase = arith.remui %prev_round, %c2 : index loc(callsite("flash_fwd.cu":363:39 to 363:58 at "flash_fwd.cu":387:25 to 387:53))
         %sK_stage = memref.subview %sK[%stage, 0, 0] [1, 128, 64] [1, 1, 1]
-            : memref<4x128x64xbf16, #S> to memref<128x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sK"("flash_fwd.cu":360:34 to 360:67) at "flash_fwd.cu":574:7 to 574:37))
+            : memref<4x128x64xbf16, #S> to memref<128x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sK"("flash_fwd.cu":386:34 to 386:67) at "flash_fwd.cu":586:7 to 586:37))
         %sV_prev = memref.subview %sV[%prev_stage, 0, 0] [1, 128, 64] [1, 1, 1]
-            : memref<4x128x64xbf16, #S> to memref<128x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sV"("flash_fwd.cu":338:29 to 338:62) at "flash_fwd.cu":361:25 to 361:53))
+            : memref<4x128x64xbf16, #S> to memref<128x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sV"("flash_fwd.cu":364:29 to 364:62) at "flash_fwd.cu":387:25 to 387:53))
 
         // ------- on this warpgroup's turn: S_i = Q K_i^T, then O = O * correction + P_(i-1) V_(i-1) -------
-        cuir.barrier.named %my_turn threads 256 loc(callsite("flash_fwd.cu":358:3 to 358:38 at "flash_fwd.cu":574:7 to 574:37))
-        cuir.barrier.wait %k_full[%stage], %phase : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":359:3 to 359:59 at "flash_fwd.cu":574:7 to 574:37))
+        cuir.barrier.named %my_turn threads 256 loc(callsite("flash_fwd.cu":384:3 to 384:38 at "flash_fwd.cu":586:7 to 586:37))
+        cuir.barrier.wait %k_full[%stage], %phase : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":385:3 to 385:59 at "flash_fwd.cu":586:7 to 586:37))
         %s_issued = cuir.gemm_async %sQ_wg, %sK_stage transpose_b, %acc_s_init
-            : memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, memref<128x64xbf16, strided<[64, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":360:3 to 360:32) at "flash_fwd.cu":574:7 to 574:37))
+            : memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, memref<128x64xbf16, strided<[64, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":386:3 to 386:32) at "flash_fwd.cu":586:7 to 586:37))
         %o_issued = scf.if %has_prev -> (tensor<64x64xf32, #WACC>) {
-          %rescale_b = cuir.broadcast_rows %o_rescale : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":290:33 to 290:69) at "flash_fwd.cu":336:3 to 336:34))
-          %acc_o_rescaled = arith.mulf %acc_o, %rescale_b : tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":290:33 to 290:69) at "flash_fwd.cu":336:3 to 336:34))
-          cuir.barrier.wait %v_full[%prev_stage], %prev_phase : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":337:3 to 337:59 at "flash_fwd.cu":361:25 to 361:53))
+          %rescale_b = cuir.broadcast_rows %o_rescale : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":316:33 to 316:69) at "flash_fwd.cu":362:3 to 362:34))
+          %acc_o_rescaled = arith.mulf %acc_o, %rescale_b : tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":316:33 to 316:69) at "flash_fwd.cu":362:3 to 362:34))
+          cuir.barrier.wait %v_full[%prev_stage], %prev_phase : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":363:3 to 363:59 at "flash_fwd.cu":387:25 to 387:53))
           %o_pv = cuir.gemm_async %p_prev, %sV_prev, %acc_o_rescaled
-              : tensor<64x128xbf16, #WA>, memref<128x64xbf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":338:3 to 338:63) at "flash_fwd.cu":361:25 to 361:53))
-          scf.yield %o_pv : tensor<64x64xf32, #WACC> loc(callsite("flash_fwd.cu":361:3 to 361:36 at "flash_fwd.cu":574:7 to 574:37))
+              : tensor<64x128xbf16, #WA>, memref<128x64xbf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":364:3 to 364:63) at "flash_fwd.cu":387:25 to 387:53))
+          scf.yield %o_pv : tensor<64x64xf32, #WACC> loc(callsite("flash_fwd.cu":387:3 to 387:36 at "flash_fwd.cu":586:7 to 586:37))
         } else {
-          scf.yield %acc_o : tensor<64x64xf32, #WACC> loc(callsite("flash_fwd.cu":361:3 to 361:36 at "flash_fwd.cu":574:7 to 574:37))
-        } loc(callsite("flash_fwd.cu":361:3 to 361:36 at "flash_fwd.cu":574:7 to 574:37))
-        cuir.barrier.named %their_turn threads 256 arrive loc(callsite("flash_fwd.cu":362:3 to 362:45 at "flash_fwd.cu":574:7 to 574:37))
+          scf.yield %acc_o : tensor<64x64xf32, #WACC> loc(callsite("flash_fwd.cu":387:3 to 387:36 at "flash_fwd.cu":586:7 to 586:37))
+        } loc(callsite("flash_fwd.cu":387:3 to 387:36 at "flash_fwd.cu":586:7 to 586:37))
+        cuir.barrier.named %their_turn threads 256 arrive loc(callsite("flash_fwd.cu":388:3 to 388:38 at "flash_fwd.cu":586:7 to 586:37))
         // S_i has landed once at most the P V behind it is pending.
-        %s_pending = arith.select %has_prev, %c1, %c0 : index loc(callsite("flash_fwd.cu":364:3 to 364:36 at "flash_fwd.cu":574:7 to 574:37))
-        %acc_s = cuir.gemm_wait %s_issued pending %s_pending {cuir.early_score_hook = "gather"} : tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":559:7 to 559:21) at "flash_fwd.cu":574:7 to 574:37))
-        cuir.barrier.arrive %k_empty[%stage] : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":366:3 to 366:41 at "flash_fwd.cu":574:7 to 574:37))
+        %s_pending = arith.select %has_prev, %c1, %c0 : index loc(callsite("flash_fwd.cu":390:3 to 390:36 at "flash_fwd.cu":586:7 to 586:37))
+        %acc_s = cuir.gemm_wait %s_issued pending %s_pending {cuir.early_score_hook = "gather"} : tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":571:7 to 571:21) at "flash_fwd.cu":586:7 to 586:37))
+        cuir.barrier.arrive %k_empty[%stage] : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":392:3 to 392:41 at "flash_fwd.cu":586:7 to 586:37))
 
         // ------- score tile complete: acc_s = Q K^T (unscaled); the mask of a masking step -------
         %acc_s_masked = cuir.elementwise (%acc_s) at [%b, %head_q, %q_wg, %kv0]
             : (tensor<64x128xf32, #WACC>) -> tensor<64x128xf32, #WACC> {
-        ^bb0(%x: f32 loc("acc_s"("flash_fwd.cu":237:60 to 237:86)), %bi: index loc("block.batch"("flash_fwd.cu":472:3 to 472:48)), %hi: index loc("block.head_q"("flash_fwd.cu":472:3 to 472:48)), %row: index loc("row"("flash_fwd.cu":235:7 to 235:42)), %col: index loc("col"("flash_fwd.cu":236:7 to 236:46))):
-          %past_end = arith.cmpi sge, %col, %seqlen_kv : index loc(callsite("flash_fwd.cu":237:11 to 237:27 at "flash_fwd.cu":372:5 to 372:43))
-          %row_last = arith.addi %row, %last_key_offset : index loc(callsite("flash_fwd.cu":225:27 to 225:48 at "flash_fwd.cu":372:5 to 372:43))
-          %past_diag = arith.cmpi sgt, %col, %row_last : index loc(callsite("flash_fwd.cu":237:31 to 237:58 at "flash_fwd.cu":372:5 to 372:43))
-          %hidden = arith.ori %past_end, %past_diag : i1 loc(callsite("flash_fwd.cu":237:7 to 237:27 at "flash_fwd.cu":372:5 to 372:43))
-          %r = arith.select %hidden, %ninf, %x : f32 loc(callsite("acc_s"("flash_fwd.cu":237:60 to 237:86) at "flash_fwd.cu":372:5 to 372:43))
-          cuir.yield %r : f32 loc("flash_fwd.cu":372:5 to 372:43)
-        } loc("acc_s"("flash_fwd.cu":372:5 to 372:43))
+        ^bb0(%x: f32 loc("acc_s"("flash_fwd.cu":263:60 to 263:86)), %bi: index loc("block.batch"("flash_fwd.cu":499:3 to 499:68)), %hi: index loc("block.head_q"("flash_fwd.cu":499:3 to 499:68)), %row: index loc("row"("flash_fwd.cu":261:7 to 261:42)), %col: index loc("col"("flash_fwd.cu":262:7 to 262:46))):
+          %past_end = arith.cmpi sge, %col, %seqlen_kv : index loc(callsite("flash_fwd.cu":263:11 to 263:27 at "flash_fwd.cu":398:5 to 398:43))
+          %row_last = arith.addi %row, %last_key_offset : index loc(callsite("flash_fwd.cu":251:27 to 251:48 at "flash_fwd.cu":398:5 to 398:43))
+          %past_diag = arith.cmpi sgt, %col, %row_last : index loc(callsite("flash_fwd.cu":263:31 to 263:58 at "flash_fwd.cu":398:5 to 398:43))
+          %hidden = arith.ori %past_end, %past_diag : i1 loc(callsite("flash_fwd.cu":263:7 to 263:27 at "flash_fwd.cu":398:5 to 398:43))
+          %r = arith.select %hidden, %ninf, %x : f32 loc(callsite("acc_s"("flash_fwd.cu":263:60 to 263:86) at "flash_fwd.cu":398:5 to 398:43))
+          cuir.yield %r : f32 loc("flash_fwd.cu":398:5 to 398:43)
+        } loc("acc_s"("flash_fwd.cu":398:5 to 398:43))
 
         // ------- online softmax (while P_(i-1) V_(i-1) may still run): row_max / row_sum, P_i, the correction for the next P V -------
-        %blk_max = cuir.reduce_rows max %acc_s_masked : tensor<64x128xf32, #WACC> -> tensor<64xf32, #WROW> loc(callsite("new_max"("flash_fwd.cu":262:7 to 262:92) at "flash_fwd.cu":375:3 to 375:35))
-        %new_max = arith.maximumf %row_max, %blk_max : tensor<64xf32, #WROW> loc(callsite("new_max"("flash_fwd.cu":262:7 to 262:92) at "flash_fwd.cu":375:3 to 375:35))
-        %none = arith.cmpf oeq, %new_max, %ninf_row : tensor<64xf32, #WROW> loc(callsite("max_scaled"("flash_fwd.cu":266:30 to 266:48) at "flash_fwd.cu":375:3 to 375:35))
-        %new_max_s = arith.mulf %new_max, %scale_row : tensor<64xf32, #WROW> loc(callsite("max_scaled"("flash_fwd.cu":266:57 to 266:87) at "flash_fwd.cu":375:3 to 375:35))
-        %max_scaled = arith.select %none, %zero_row, %new_max_s : tensor<64xi1, #WROW>, tensor<64xf32, #WROW> loc(callsite("max_scaled"("flash_fwd.cu":266:5 to 266:88) at "flash_fwd.cu":375:3 to 375:35))
-        %old_max_s = arith.mulf %row_max, %scale_row : tensor<64xf32, #WROW> loc(callsite("o_rescale"("flash_fwd.cu":267:33 to 267:69) at "flash_fwd.cu":375:3 to 375:35))
-        %max_diff = arith.subf %old_max_s, %max_scaled : tensor<64xf32, #WROW> loc(callsite("o_rescale"("flash_fwd.cu":267:33 to 267:82) at "flash_fwd.cu":375:3 to 375:35))
-        %rescale = math.exp2 %max_diff : tensor<64xf32, #WROW> loc(callsite("o_rescale"("flash_fwd.cu":267:5 to 267:83) at "flash_fwd.cu":375:3 to 375:35))
-        %max_b = cuir.broadcast_rows %max_scaled : tensor<64xf32, #WROW> -> tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":275:70 to 275:81) at "flash_fwd.cu":375:3 to 375:35))
-        %neg_max = arith.negf %max_b : tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":275:70 to 275:81) at "flash_fwd.cu":375:3 to 375:35))
-        %logits = math.fma %acc_s_masked, %scale_tile, %neg_max : tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":275:35 to 275:82) at "flash_fwd.cu":375:3 to 375:35))
-        %p = math.exp2 %logits : tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":275:9 to 275:83) at "flash_fwd.cu":375:3 to 375:35))
-        %tile_sum = cuir.reduce_rows sum %p : tensor<64x128xf32, #WACC> -> tensor<64xf32, #WROW> loc(callsite("tile_sum"("flash_fwd.cu":277:9 to 277:22) at "flash_fwd.cu":375:3 to 375:35))
-        %sum_rescaled = arith.mulf %row_sum, %rescale : tensor<64xf32, #WROW> loc(callsite("row_sum"("flash_fwd.cu":280:21 to 280:52) at "flash_fwd.cu":375:3 to 375:35))
-        %row_sum_new = arith.addf %sum_rescaled, %tile_sum : tensor<64xf32, #WROW> loc(callsite("row_sum"("flash_fwd.cu":280:5 to 280:63) at "flash_fwd.cu":375:3 to 375:35))
+        %blk_max = cuir.reduce_rows max %acc_s_masked : tensor<64x128xf32, #WACC> -> tensor<64xf32, #WROW> loc(callsite("new_max"("flash_fwd.cu":288:7 to 288:92) at "flash_fwd.cu":401:3 to 401:35))
+        %new_max = arith.maximumf %row_max, %blk_max : tensor<64xf32, #WROW> loc(callsite("new_max"("flash_fwd.cu":288:7 to 288:92) at "flash_fwd.cu":401:3 to 401:35))
+        %none = arith.cmpf oeq, %new_max, %ninf_row : tensor<64xf32, #WROW> loc(callsite("max_scaled"("flash_fwd.cu":292:30 to 292:48) at "flash_fwd.cu":401:3 to 401:35))
+        %new_max_s = arith.mulf %new_max, %scale_row : tensor<64xf32, #WROW> loc(callsite("max_scaled"("flash_fwd.cu":292:57 to 292:87) at "flash_fwd.cu":401:3 to 401:35))
+        %max_scaled = arith.select %none, %zero_row, %new_max_s : tensor<64xi1, #WROW>, tensor<64xf32, #WROW> loc(callsite("max_scaled"("flash_fwd.cu":292:5 to 292:88) at "flash_fwd.cu":401:3 to 401:35))
+        %old_max_s = arith.mulf %row_max, %scale_row : tensor<64xf32, #WROW> loc(callsite("o_rescale"("flash_fwd.cu":293:33 to 293:69) at "flash_fwd.cu":401:3 to 401:35))
+        %max_diff = arith.subf %old_max_s, %max_scaled : tensor<64xf32, #WROW> loc(callsite("o_rescale"("flash_fwd.cu":293:33 to 293:82) at "flash_fwd.cu":401:3 to 401:35))
+        %rescale = math.exp2 %max_diff : tensor<64xf32, #WROW> loc(callsite("o_rescale"("flash_fwd.cu":293:5 to 293:83) at "flash_fwd.cu":401:3 to 401:35))
+        %max_b = cuir.broadcast_rows %max_scaled : tensor<64xf32, #WROW> -> tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":301:70 to 301:81) at "flash_fwd.cu":401:3 to 401:35))
+        %neg_max = arith.negf %max_b : tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":301:70 to 301:81) at "flash_fwd.cu":401:3 to 401:35))
+        %logits = math.fma %acc_s_masked, %scale_tile, %neg_max : tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":301:35 to 301:82) at "flash_fwd.cu":401:3 to 401:35))
+        %p = math.exp2 %logits : tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":301:9 to 301:83) at "flash_fwd.cu":401:3 to 401:35))
+        %tile_sum = cuir.reduce_rows sum %p : tensor<64x128xf32, #WACC> -> tensor<64xf32, #WROW> loc(callsite("tile_sum"("flash_fwd.cu":303:9 to 303:22) at "flash_fwd.cu":401:3 to 401:35))
+        %sum_rescaled = arith.mulf %row_sum, %rescale : tensor<64xf32, #WROW> loc(callsite("row_sum"("flash_fwd.cu":306:21 to 306:52) at "flash_fwd.cu":401:3 to 401:35))
+        %row_sum_new = arith.addf %sum_rescaled, %tile_sum : tensor<64xf32, #WROW> loc(callsite("row_sum"("flash_fwd.cu":306:5 to 306:63) at "flash_fwd.cu":401:3 to 401:35))
 
         // ------- P_(i-1) V_(i-1) has landed: O is readable and V_(i-1)'s stage free; then P_i -------
         %acc_o_new = scf.if %has_prev -> (tensor<64x64xf32, #WACC>) {
-          %o_done = cuir.gemm_wait %o_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":378:5 to 378:34) at "flash_fwd.cu":574:7 to 574:37))
-          cuir.barrier.arrive %v_empty[%prev_stage] : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":381:5 to 381:57 at "flash_fwd.cu":574:7 to 574:37))
-          scf.yield %o_done : tensor<64x64xf32, #WACC> loc(callsite("flash_fwd.cu":377:3 to 377:24 at "flash_fwd.cu":574:7 to 574:37))
+          %o_done = cuir.gemm_wait %o_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":404:5 to 404:34) at "flash_fwd.cu":586:7 to 586:37))
+          cuir.barrier.arrive %v_empty[%prev_stage] : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":407:5 to 407:57 at "flash_fwd.cu":586:7 to 586:37))
+          scf.yield %o_done : tensor<64x64xf32, #WACC> loc(callsite("flash_fwd.cu":403:3 to 403:24 at "flash_fwd.cu":586:7 to 586:37))
         } else {
-          scf.yield %o_issued : tensor<64x64xf32, #WACC> loc(callsite("flash_fwd.cu":377:3 to 377:24 at "flash_fwd.cu":574:7 to 574:37))
-        } loc(callsite("flash_fwd.cu":377:3 to 377:24 at "flash_fwd.cu":574:7 to 574:37))
-        %p16 = arith.truncf %p : tensor<64x128xf32, #WACC> to tensor<64x128xbf16, #WACC> loc(callsite("p_frag"("flash_fwd.cu":299:39 to 299:106) at "flash_fwd.cu":383:3 to 383:30))
-        %p_frag = cuir.convert_layout %p16 : tensor<64x128xbf16, #WACC> -> tensor<64x128xbf16, #WA> loc("p_frag"("flash_fwd.cu":383:3 to 383:30))
+          scf.yield %o_issued : tensor<64x64xf32, #WACC> loc(callsite("flash_fwd.cu":403:3 to 403:24 at "flash_fwd.cu":586:7 to 586:37))
+        } loc(callsite("flash_fwd.cu":403:3 to 403:24 at "flash_fwd.cu":586:7 to 586:37))
+        %p16 = arith.truncf %p : tensor<64x128xf32, #WACC> to tensor<64x128xbf16, #WACC> loc(callsite("p_frag"("flash_fwd.cu":325:39 to 325:106) at "flash_fwd.cu":409:3 to 409:30))
+        %p_frag = cuir.convert_layout %p16 : tensor<64x128xbf16, #WACC> -> tensor<64x128xbf16, #WA> loc("p_frag"("flash_fwd.cu":409:3 to 409:30))
         scf.yield %acc_o_new, %new_max, %row_sum_new, %rescale, %p_frag
-            : tensor<64x64xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64x128xbf16, #WA> loc("flash_fwd.cu":573:5 to 573:52)
-      } loc("flash_fwd.cu":573:5 to 573:52)
+            : tensor<64x64xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64x128xbf16, #WA> loc("flash_fwd.cu":585:5 to 585:52)
+      } loc("flash_fwd.cu":585:5 to 585:52)
 
       // =============================== unmasked steps ===============================
-      %n_unmasked = arith.subi %n_unmasked_blocks, %n_block_min : index loc("flash_fwd.cu":579:5 to 579:46)
+      %n_unmasked = arith.subi %n_unmasked_blocks, %n_block_min : index loc("flash_fwd.cu":591:5 to 591:46)
       %u_acc_o, %u_row_max, %u_row_sum, %u_rescale, %u_p = scf.for %iv = %c0 to %n_unmasked step %c1
           iter_args(%acc_o = %m_acc_o, %row_max = %m_row_max, %row_sum = %m_row_sum,
                     %o_rescale = %m_rescale, %p_prev = %m_p)
           -> (tensor<64x64xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64x128xbf16, #WA>) {
-        %top = arith.subi %n_unmasked_blocks, %c1 : index loc("n_block"("flash_fwd.cu":579:5 to 579:46))
-        %n_block = arith.subi %top, %iv : index loc("n_block"("flash_fwd.cu":579:5 to 579:46))
-        %i = arith.subi %last_block, %n_block : index loc(callsite("i"("flash_fwd.cu":354:3 to 354:43) at "flash_fwd.cu":580:7 to 580:38))
-        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_fwd.cu":355:3 to 355:35) at "flash_fwd.cu":580:7 to 580:38))
-        %round = arith.divui %i, %cST : index loc(callsite("flash_fwd.cu":359:39 to 359:58 at "flash_fwd.cu":580:7 to 580:38))
-        %phase = arith.remui %round, %c2 : index loc(callsite("flash_fwd.cu":359:39 to 359:58 at "flash_fwd.cu":580:7 to 580:38))
-        %kv0 = arith.muli %n_block, %cBN : index loc(callsite("n_block"("flash_fwd.cu":230:20 to 230:40) at "flash_fwd.cu":372:5 to 372:43))
+        %top = arith.subi %n_unmasked_blocks, %c1 : index loc("n_block"("flash_fwd.cu":591:5 to 591:46))
+        %n_block = arith.subi %top, %iv : index loc("n_block"("flash_fwd.cu":591:5 to 591:46))
+        %i = arith.subi %last_block, %n_block : index loc(callsite("i"("flash_fwd.cu":380:3 to 380:63) at "flash_fwd.cu":592:7 to 592:38))
+        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_fwd.cu":381:3 to 381:35) at "flash_fwd.cu":592:7 to 592:38))
+        %round = arith.divui %i, %cST : index loc(callsite("flash_fwd.cu":385:39 to 385:58 at "flash_fwd.cu":592:7 to 592:38))
+        %phase = arith.remui %round, %c2 : index loc(callsite("flash_fwd.cu":385:39 to 385:58 at "flash_fwd.cu":592:7 to 592:38))
+        %kv0 = arith.muli %n_block, %cBN : index loc(callsite("n_block"("flash_fwd.cu":256:20 to 256:40) at "flash_fwd.cu":398:5 to 398:43))
         // FIRST, a template parameter of the step, is whether this visit is the block's first: no P V before it.
-        %has_prev = arith.cmpi sgt, %i, %c0 : index loc(callsite("flash_fwd.cu":361:3 to 361:36 at "flash_fwd.cu":580:7 to 580:38))
-        %prev = arith.subi %i, %c1 : index loc(callsite("flash_fwd.cu":361:48 to 361:79 at "flash_fwd.cu":580:7 to 580:38))
-        %prev_stage = arith.remui %prev, %cST : index loc(callsite("flash_fwd.cu":335:3 to 335:35 at "flash_fwd.cu":361:25 to 361:53))
-        %prev_round = arith.divui %prev, %cST : index loc(callsite("flash_fwd.cu":337:39 to 337:58 at "flash_fwd.cu":361:25 to 361:53))
-        %prev_phase = arith.remui %prev_round, %c2 : index loc(callsite("flash_fwd.cu":337:39 to 337:58 at "flash_fwd.cu":361:25 to 361:53))
+        %has_prev = arith.cmpi sgt, %i, %c0 : index loc(callsite("flash_fwd.cu":387:3 to 387:36 at "flash_fwd.cu":592:7 to 592:38))
+        %prev = arith.subi %i, %c1 : index loc(callsite("flash_fwd.cu":387:48 to 387:79 at "flash_fwd.cu":592:7 to 592:38))
+        %prev_stage = arith.remui %prev, %cST : index loc(callsite("flash_fwd.cu":361:3 to 361:35 at "flash_fwd.cu":387:25 to 387:53))
+        %prev_round = arith.divui %prev, %cST : index loc(callsite("flash_fwd.cu":363:39 to 363:58 at "flash_fwd.cu":387:25 to 387:53))
+        %prev_phase = arith.remui %prev_round, %c2 : index loc(callsite("flash_fwd.cu":363:39 to 363:58 at "flash_fwd.cu":387:25 to 387:53))
         %sK_stage = memref.subview %sK[%stage, 0, 0] [1, 128, 64] [1, 1, 1]
-            : memref<4x128x64xbf16, #S> to memref<128x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sK"("flash_fwd.cu":360:34 to 360:67) at "flash_fwd.cu":580:7 to 580:38))
+            : memref<4x128x64xbf16, #S> to memref<128x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sK"("flash_fwd.cu":386:34 to 386:67) at "flash_fwd.cu":592:7 to 592:38))
         %sV_prev = memref.subview %sV[%prev_stage, 0, 0] [1, 128, 64] [1, 1, 1]
-            : memref<4x128x64xbf16, #S> to memref<128x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sV"("flash_fwd.cu":338:29 to 338:62) at "flash_fwd.cu":361:25 to 361:53))
+            : memref<4x128x64xbf16, #S> to memref<128x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sV"("flash_fwd.cu":364:29 to 364:62) at "flash_fwd.cu":387:25 to 387:53))
 
         // ------- on this warpgroup's turn: S_i = Q K_i^T, then O = O * correction + P_(i-1) V_(i-1) -------
-        cuir.barrier.named %my_turn threads 256 loc(callsite("flash_fwd.cu":358:3 to 358:38 at "flash_fwd.cu":580:7 to 580:38))
-        cuir.barrier.wait %k_full[%stage], %phase : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":359:3 to 359:59 at "flash_fwd.cu":580:7 to 580:38))
+        cuir.barrier.named %my_turn threads 256 loc(callsite("flash_fwd.cu":384:3 to 384:38 at "flash_fwd.cu":592:7 to 592:38))
+        cuir.barrier.wait %k_full[%stage], %phase : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":385:3 to 385:59 at "flash_fwd.cu":592:7 to 592:38))
         %s_issued = cuir.gemm_async %sQ_wg, %sK_stage transpose_b, %acc_s_init
-            : memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, memref<128x64xbf16, strided<[64, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":360:3 to 360:32) at "flash_fwd.cu":580:7 to 580:38))
+            : memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, memref<128x64xbf16, strided<[64, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":386:3 to 386:32) at "flash_fwd.cu":592:7 to 592:38))
         %o_issued = scf.if %has_prev -> (tensor<64x64xf32, #WACC>) {
-          %rescale_b = cuir.broadcast_rows %o_rescale : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":290:33 to 290:69) at "flash_fwd.cu":336:3 to 336:34))
-          %acc_o_rescaled = arith.mulf %acc_o, %rescale_b : tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":290:33 to 290:69) at "flash_fwd.cu":336:3 to 336:34))
-          cuir.barrier.wait %v_full[%prev_stage], %prev_phase : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":337:3 to 337:59 at "flash_fwd.cu":361:25 to 361:53))
+          %rescale_b = cuir.broadcast_rows %o_rescale : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":316:33 to 316:69) at "flash_fwd.cu":362:3 to 362:34))
+          %acc_o_rescaled = arith.mulf %acc_o, %rescale_b : tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":316:33 to 316:69) at "flash_fwd.cu":362:3 to 362:34))
+          cuir.barrier.wait %v_full[%prev_stage], %prev_phase : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":363:3 to 363:59 at "flash_fwd.cu":387:25 to 387:53))
           %o_pv = cuir.gemm_async %p_prev, %sV_prev, %acc_o_rescaled
-              : tensor<64x128xbf16, #WA>, memref<128x64xbf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":338:3 to 338:63) at "flash_fwd.cu":361:25 to 361:53))
-          scf.yield %o_pv : tensor<64x64xf32, #WACC> loc(callsite("flash_fwd.cu":361:3 to 361:36 at "flash_fwd.cu":580:7 to 580:38))
+              : tensor<64x128xbf16, #WA>, memref<128x64xbf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":364:3 to 364:63) at "flash_fwd.cu":387:25 to 387:53))
+          scf.yield %o_pv : tensor<64x64xf32, #WACC> loc(callsite("flash_fwd.cu":387:3 to 387:36 at "flash_fwd.cu":592:7 to 592:38))
         } else {
-          scf.yield %acc_o : tensor<64x64xf32, #WACC> loc(callsite("flash_fwd.cu":361:3 to 361:36 at "flash_fwd.cu":580:7 to 580:38))
-        } loc(callsite("flash_fwd.cu":361:3 to 361:36 at "flash_fwd.cu":580:7 to 580:38))
-        cuir.barrier.named %their_turn threads 256 arrive loc(callsite("flash_fwd.cu":362:3 to 362:45 at "flash_fwd.cu":580:7 to 580:38))
+          scf.yield %acc_o : tensor<64x64xf32, #WACC> loc(callsite("flash_fwd.cu":387:3 to 387:36 at "flash_fwd.cu":592:7 to 592:38))
+        } loc(callsite("flash_fwd.cu":387:3 to 387:36 at "flash_fwd.cu":592:7 to 592:38))
+        cuir.barrier.named %their_turn threads 256 arrive loc(callsite("flash_fwd.cu":388:3 to 388:38 at "flash_fwd.cu":592:7 to 592:38))
         // S_i has landed once at most the P V behind it is pending.
-        %s_pending = arith.select %has_prev, %c1, %c0 : index loc(callsite("flash_fwd.cu":364:3 to 364:36 at "flash_fwd.cu":580:7 to 580:38))
-        %acc_s = cuir.gemm_wait %s_issued pending %s_pending {cuir.early_score_hook = "gather"} : tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":563:7 to 563:21) at "flash_fwd.cu":580:7 to 580:38))
-        cuir.barrier.arrive %k_empty[%stage] : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":366:3 to 366:41 at "flash_fwd.cu":580:7 to 580:38))
+        %s_pending = arith.select %has_prev, %c1, %c0 : index loc(callsite("flash_fwd.cu":390:3 to 390:36 at "flash_fwd.cu":592:7 to 592:38))
+        %acc_s = cuir.gemm_wait %s_issued pending %s_pending {cuir.early_score_hook = "gather"} : tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":575:7 to 575:21) at "flash_fwd.cu":592:7 to 592:38))
+        cuir.barrier.arrive %k_empty[%stage] : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":392:3 to 392:41 at "flash_fwd.cu":592:7 to 592:38))
 
         // ------- score tile complete: every score of this tile is visible -------
 
         // ------- online softmax (while P_(i-1) V_(i-1) may still run): row_max / row_sum, P_i, the correction for the next P V -------
-        %blk_max = cuir.reduce_rows max %acc_s : tensor<64x128xf32, #WACC> -> tensor<64xf32, #WROW> loc(callsite("new_max"("flash_fwd.cu":262:7 to 262:92) at "flash_fwd.cu":375:3 to 375:35))
-        %new_max = arith.maximumf %row_max, %blk_max : tensor<64xf32, #WROW> loc(callsite("new_max"("flash_fwd.cu":262:7 to 262:92) at "flash_fwd.cu":375:3 to 375:35))
-        %none = arith.cmpf oeq, %new_max, %ninf_row : tensor<64xf32, #WROW> loc(callsite("max_scaled"("flash_fwd.cu":266:30 to 266:48) at "flash_fwd.cu":375:3 to 375:35))
-        %new_max_s = arith.mulf %new_max, %scale_row : tensor<64xf32, #WROW> loc(callsite("max_scaled"("flash_fwd.cu":266:57 to 266:87) at "flash_fwd.cu":375:3 to 375:35))
-        %max_scaled = arith.select %none, %zero_row, %new_max_s : tensor<64xi1, #WROW>, tensor<64xf32, #WROW> loc(callsite("max_scaled"("flash_fwd.cu":266:5 to 266:88) at "flash_fwd.cu":375:3 to 375:35))
-        %old_max_s = arith.mulf %row_max, %scale_row : tensor<64xf32, #WROW> loc(callsite("o_rescale"("flash_fwd.cu":267:33 to 267:69) at "flash_fwd.cu":375:3 to 375:35))
-        %max_diff = arith.subf %old_max_s, %max_scaled : tensor<64xf32, #WROW> loc(callsite("o_rescale"("flash_fwd.cu":267:33 to 267:82) at "flash_fwd.cu":375:3 to 375:35))
-        %rescale = math.exp2 %max_diff : tensor<64xf32, #WROW> loc(callsite("o_rescale"("flash_fwd.cu":267:5 to 267:83) at "flash_fwd.cu":375:3 to 375:35))
-        %max_b = cuir.broadcast_rows %max_scaled : tensor<64xf32, #WROW> -> tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":275:70 to 275:81) at "flash_fwd.cu":375:3 to 375:35))
-        %neg_max = arith.negf %max_b : tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":275:70 to 275:81) at "flash_fwd.cu":375:3 to 375:35))
-        %logits = math.fma %acc_s, %scale_tile, %neg_max : tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":275:35 to 275:82) at "flash_fwd.cu":375:3 to 375:35))
-        %p = math.exp2 %logits : tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":275:9 to 275:83) at "flash_fwd.cu":375:3 to 375:35))
-        %tile_sum = cuir.reduce_rows sum %p : tensor<64x128xf32, #WACC> -> tensor<64xf32, #WROW> loc(callsite("tile_sum"("flash_fwd.cu":277:9 to 277:22) at "flash_fwd.cu":375:3 to 375:35))
-        %sum_rescaled = arith.mulf %row_sum, %rescale : tensor<64xf32, #WROW> loc(callsite("row_sum"("flash_fwd.cu":280:21 to 280:52) at "flash_fwd.cu":375:3 to 375:35))
-        %row_sum_new = arith.addf %sum_rescaled, %tile_sum : tensor<64xf32, #WROW> loc(callsite("row_sum"("flash_fwd.cu":280:5 to 280:63) at "flash_fwd.cu":375:3 to 375:35))
+        %blk_max = cuir.reduce_rows max %acc_s : tensor<64x128xf32, #WACC> -> tensor<64xf32, #WROW> loc(callsite("new_max"("flash_fwd.cu":288:7 to 288:92) at "flash_fwd.cu":401:3 to 401:35))
+        %new_max = arith.maximumf %row_max, %blk_max : tensor<64xf32, #WROW> loc(callsite("new_max"("flash_fwd.cu":288:7 to 288:92) at "flash_fwd.cu":401:3 to 401:35))
+        %none = arith.cmpf oeq, %new_max, %ninf_row : tensor<64xf32, #WROW> loc(callsite("max_scaled"("flash_fwd.cu":292:30 to 292:48) at "flash_fwd.cu":401:3 to 401:35))
+        %new_max_s = arith.mulf %new_max, %scale_row : tensor<64xf32, #WROW> loc(callsite("max_scaled"("flash_fwd.cu":292:57 to 292:87) at "flash_fwd.cu":401:3 to 401:35))
+        %max_scaled = arith.select %none, %zero_row, %new_max_s : tensor<64xi1, #WROW>, tensor<64xf32, #WROW> loc(callsite("max_scaled"("flash_fwd.cu":292:5 to 292:88) at "flash_fwd.cu":401:3 to 401:35))
+        %old_max_s = arith.mulf %row_max, %scale_row : tensor<64xf32, #WROW> loc(callsite("o_rescale"("flash_fwd.cu":293:33 to 293:69) at "flash_fwd.cu":401:3 to 401:35))
+        %max_diff = arith.subf %old_max_s, %max_scaled : tensor<64xf32, #WROW> loc(callsite("o_rescale"("flash_fwd.cu":293:33 to 293:82) at "flash_fwd.cu":401:3 to 401:35))
+        %rescale = math.exp2 %max_diff : tensor<64xf32, #WROW> loc(callsite("o_rescale"("flash_fwd.cu":293:5 to 293:83) at "flash_fwd.cu":401:3 to 401:35))
+        %max_b = cuir.broadcast_rows %max_scaled : tensor<64xf32, #WROW> -> tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":301:70 to 301:81) at "flash_fwd.cu":401:3 to 401:35))
+        %neg_max = arith.negf %max_b : tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":301:70 to 301:81) at "flash_fwd.cu":401:3 to 401:35))
+        %logits = math.fma %acc_s, %scale_tile, %neg_max : tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":301:35 to 301:82) at "flash_fwd.cu":401:3 to 401:35))
+        %p = math.exp2 %logits : tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":301:9 to 301:83) at "flash_fwd.cu":401:3 to 401:35))
+        %tile_sum = cuir.reduce_rows sum %p : tensor<64x128xf32, #WACC> -> tensor<64xf32, #WROW> loc(callsite("tile_sum"("flash_fwd.cu":303:9 to 303:22) at "flash_fwd.cu":401:3 to 401:35))
+        %sum_rescaled = arith.mulf %row_sum, %rescale : tensor<64xf32, #WROW> loc(callsite("row_sum"("flash_fwd.cu":306:21 to 306:52) at "flash_fwd.cu":401:3 to 401:35))
+        %row_sum_new = arith.addf %sum_rescaled, %tile_sum : tensor<64xf32, #WROW> loc(callsite("row_sum"("flash_fwd.cu":306:5 to 306:63) at "flash_fwd.cu":401:3 to 401:35))
 
         // ------- P_(i-1) V_(i-1) has landed: O is readable and V_(i-1)'s stage free; then P_i -------
         %acc_o_new = scf.if %has_prev -> (tensor<64x64xf32, #WACC>) {
-          %o_done = cuir.gemm_wait %o_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":378:5 to 378:34) at "flash_fwd.cu":580:7 to 580:38))
-          cuir.barrier.arrive %v_empty[%prev_stage] : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":381:5 to 381:57 at "flash_fwd.cu":580:7 to 580:38))
-          scf.yield %o_done : tensor<64x64xf32, #WACC> loc(callsite("flash_fwd.cu":377:3 to 377:24 at "flash_fwd.cu":580:7 to 580:38))
+          %o_done = cuir.gemm_wait %o_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":404:5 to 404:34) at "flash_fwd.cu":592:7 to 592:38))
+          cuir.barrier.arrive %v_empty[%prev_stage] : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":407:5 to 407:57 at "flash_fwd.cu":592:7 to 592:38))
+          scf.yield %o_done : tensor<64x64xf32, #WACC> loc(callsite("flash_fwd.cu":403:3 to 403:24 at "flash_fwd.cu":592:7 to 592:38))
         } else {
-          scf.yield %o_issued : tensor<64x64xf32, #WACC> loc(callsite("flash_fwd.cu":377:3 to 377:24 at "flash_fwd.cu":580:7 to 580:38))
-        } loc(callsite("flash_fwd.cu":377:3 to 377:24 at "flash_fwd.cu":580:7 to 580:38))
-        %p16 = arith.truncf %p : tensor<64x128xf32, #WACC> to tensor<64x128xbf16, #WACC> loc(callsite("p_frag"("flash_fwd.cu":299:39 to 299:106) at "flash_fwd.cu":383:3 to 383:30))
-        %p_frag = cuir.convert_layout %p16 : tensor<64x128xbf16, #WACC> -> tensor<64x128xbf16, #WA> loc("p_frag"("flash_fwd.cu":383:3 to 383:30))
+          scf.yield %o_issued : tensor<64x64xf32, #WACC> loc(callsite("flash_fwd.cu":403:3 to 403:24 at "flash_fwd.cu":592:7 to 592:38))
+        } loc(callsite("flash_fwd.cu":403:3 to 403:24 at "flash_fwd.cu":592:7 to 592:38))
+        %p16 = arith.truncf %p : tensor<64x128xf32, #WACC> to tensor<64x128xbf16, #WACC> loc(callsite("p_frag"("flash_fwd.cu":325:39 to 325:106) at "flash_fwd.cu":409:3 to 409:30))
+        %p_frag = cuir.convert_layout %p16 : tensor<64x128xbf16, #WACC> -> tensor<64x128xbf16, #WA> loc("p_frag"("flash_fwd.cu":409:3 to 409:30))
         scf.yield %acc_o_new, %new_max, %row_sum_new, %rescale, %p_frag
-            : tensor<64x64xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64x128xbf16, #WA> loc("flash_fwd.cu":579:5 to 579:46)
-      } loc("flash_fwd.cu":579:5 to 579:46)
+            : tensor<64x64xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64x128xbf16, #WA> loc("flash_fwd.cu":591:5 to 591:46)
+      } loc("flash_fwd.cu":591:5 to 591:46)
+
+      cuir.barrier.arrive %q_empty[%c0] : !cuir.mbarrier<1> loc("flash_fwd.cu":594:5 to 594:36)
 
       // =============================== last P V ===============================
-      %last_stage = arith.remui %last_visit, %cST : index loc(callsite("flash_fwd.cu":335:3 to 335:35 at "flash_fwd.cu":585:5 to 585:57))
-      %last_round = arith.divui %last_visit, %cST : index loc(callsite("flash_fwd.cu":337:39 to 337:58 at "flash_fwd.cu":585:5 to 585:57))
-      %last_phase = arith.remui %last_round, %c2 : index loc(callsite("flash_fwd.cu":337:39 to 337:58 at "flash_fwd.cu":585:5 to 585:57))
+      %last_stage = arith.remui %last_visit, %cST : index loc(callsite("flash_fwd.cu":361:3 to 361:35 at "flash_fwd.cu":599:5 to 599:38))
+      %last_round = arith.divui %last_visit, %cST : index loc(callsite("flash_fwd.cu":363:39 to 363:58 at "flash_fwd.cu":599:5 to 599:38))
+      %last_phase = arith.remui %last_round, %c2 : index loc(callsite("flash_fwd.cu":363:39 to 363:58 at "flash_fwd.cu":599:5 to 599:38))
       %sV_last = memref.subview %sV[%last_stage, 0, 0] [1, 128, 64] [1, 1, 1]
-          : memref<4x128x64xbf16, #S> to memref<128x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sV"("flash_fwd.cu":338:29 to 338:62) at "flash_fwd.cu":585:5 to 585:57))
-      cuir.barrier.named %my_turn threads 256 loc("flash_fwd.cu":584:5 to 584:42)
-      %last_rescale_b = cuir.broadcast_rows %u_rescale : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":290:33 to 290:69) at "flash_fwd.cu":336:3 to 336:34))
-      %last_acc_o = arith.mulf %u_acc_o, %last_rescale_b : tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":290:33 to 290:69) at "flash_fwd.cu":336:3 to 336:34))
-      cuir.barrier.wait %v_full[%last_stage], %last_phase : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":337:3 to 337:59 at "flash_fwd.cu":585:5 to 585:57))
+          : memref<4x128x64xbf16, #S> to memref<128x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sV"("flash_fwd.cu":364:29 to 364:62) at "flash_fwd.cu":599:5 to 599:38))
+      cuir.barrier.named %my_turn threads 256 loc("flash_fwd.cu":598:5 to 598:42)
+      %last_rescale_b = cuir.broadcast_rows %u_rescale : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":316:33 to 316:69) at "flash_fwd.cu":362:3 to 362:34))
+      %last_acc_o = arith.mulf %u_acc_o, %last_rescale_b : tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":316:33 to 316:69) at "flash_fwd.cu":362:3 to 362:34))
+      cuir.barrier.wait %v_full[%last_stage], %last_phase : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":363:3 to 363:59 at "flash_fwd.cu":599:5 to 599:38))
       %o_last = cuir.gemm_async %u_p, %sV_last, %last_acc_o
-          : tensor<64x128xbf16, #WA>, memref<128x64xbf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":338:3 to 338:63) at "flash_fwd.cu":585:5 to 585:57))
-      // Consumer 1 keeps its last turn: every wait for a turn is matched by one hand-off.
-      %hand_off = arith.xori %is_second, %true : i1 loc("flash_fwd.cu":312:5 to 312:34)
-      scf.if %hand_off {
-        cuir.barrier.named %their_turn threads 256 arrive loc("flash_fwd.cu":586:5 to 586:48)
-        scf.yield loc("flash_fwd.cu":586:5 to 586:48)
-      } loc("flash_fwd.cu":586:5 to 586:48)
-      %o_final = cuir.gemm_wait %o_last pending 0 : tensor<64x64xf32, #WACC> loc("acc_o"("flash_fwd.cu":587:5 to 587:27))
-      cuir.barrier.arrive %v_empty[%last_stage] : !cuir.mbarrier<4> loc("flash_fwd.cu":590:5 to 590:81)
+          : tensor<64x128xbf16, #WA>, memref<128x64xbf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":364:3 to 364:63) at "flash_fwd.cu":599:5 to 599:38))
+      cuir.barrier.named %their_turn threads 256 arrive loc("flash_fwd.cu":600:5 to 600:42)
+      %o_final = cuir.gemm_wait %o_last pending 0 : tensor<64x64xf32, #WACC> loc("acc_o"("flash_fwd.cu":601:5 to 601:27))
+      cuir.barrier.arrive %v_empty[%last_stage] : !cuir.mbarrier<4> loc("flash_fwd.cu":604:5 to 604:60)
 
       // =============================== epilogue ===============================
-      %sees_nothing = arith.cmpf oeq, %u_row_sum, %zero_row : tensor<64xf32, #WROW> loc("row_sees_nothing"("flash_fwd.cu":406:5 to 406:45))
-      %one_row = arith.constant dense<1.0> : tensor<64xf32, #WROW> loc("row_inv_sum"("flash_fwd.cu":407:50 to 407:59))
-      %inv = arith.divf %one_row, %u_row_sum : tensor<64xf32, #WROW> loc("row_inv_sum"("flash_fwd.cu":407:50 to 407:59))
-      %row_inv_sum = arith.select %sees_nothing, %zero_row, %inv : tensor<64xi1, #WROW>, tensor<64xf32, #WROW> loc("row_inv_sum"("flash_fwd.cu":407:5 to 407:60))
-      %max_l2 = arith.mulf %u_row_max, %scale_row : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":408:53 to 408:93))
-      %log_sum = math.log2 %u_row_sum : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":408:96 to 408:110))
-      %lse2 = arith.addf %max_l2, %log_sum : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":408:52 to 408:111))
-      %ln2 = arith.constant dense<0.693147182> : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":408:112 to 408:118))
-      %lse_nat = arith.mulf %lse2, %ln2 : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":408:52 to 408:118))
-      %lse_val = arith.select %sees_nothing, %ninf_row, %lse_nat : tensor<64xi1, #WROW>, tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":408:5 to 408:118))
-      cuir.store %lse_val -> %lse_head[%q_wg] : tensor<64xf32, #WROW> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("lse_head"("flash_fwd.cu":410:72 to 410:91))
-      %inv_b = cuir.broadcast_rows %row_inv_sum : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc("packed"("flash_fwd.cu":424:55 to 424:98))
-      %o_norm = arith.mulf %o_final, %inv_b : tensor<64x64xf32, #WACC> loc("packed"("flash_fwd.cu":424:55 to 424:98))
-      %o16 = arith.truncf %o_norm : tensor<64x64xf32, #WACC> to tensor<64x64xbf16, #WACC> loc("packed"("flash_fwd.cu":424:7 to 424:54))
-      cuir.store %o16 -> %sQ_wg : tensor<64x64xbf16, #WACC> -> memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc("smem"("flash_fwd.cu":426:7 to 426:93))
-      cuir.copy %sQ_wg -> %o_head[%q_wg, %c0] : memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> -> memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("o_head"("flash_fwd.cu":440:7 to 440:100))
-      cuir.yield loc("flash_fwd.cu":593:5 to 593:50)
-    } loc("flash_fwd.cu":521:5 to 521:40)
-    scf.yield loc("flash_fwd.cu":494:3 to 494:24)
-  } loc("flash_fwd.cu":494:3 to 494:24)
-  cuir.return loc("flash_fwd.cu":464:5 to 464:79)
-} loc("flash_fwd_sm90_kernel"("flash_fwd.cu":464:5 to 464:79))
+      %sees_nothing = arith.cmpf oeq, %u_row_sum, %zero_row : tensor<64xf32, #WROW> loc("row_sees_nothing"("flash_fwd.cu":432:5 to 432:45))
+      %one_row = arith.constant dense<1.0> : tensor<64xf32, #WROW> loc("row_inv_sum"("flash_fwd.cu":433:50 to 433:59))
+      %inv = arith.divf %one_row, %u_row_sum : tensor<64xf32, #WROW> loc("row_inv_sum"("flash_fwd.cu":433:50 to 433:59))
+      %row_inv_sum = arith.select %sees_nothing, %zero_row, %inv : tensor<64xi1, #WROW>, tensor<64xf32, #WROW> loc("row_inv_sum"("flash_fwd.cu":433:5 to 433:60))
+      %max_l2 = arith.mulf %u_row_max, %scale_row : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":434:53 to 434:93))
+      %log_sum = math.log2 %u_row_sum : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":434:96 to 434:110))
+      %lse2 = arith.addf %max_l2, %log_sum : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":434:52 to 434:111))
+      %ln2 = arith.constant dense<0.693147182> : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":434:112 to 434:118))
+      %lse_nat = arith.mulf %lse2, %ln2 : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":434:52 to 434:118))
+      %lse_val = arith.select %sees_nothing, %ninf_row, %lse_nat : tensor<64xi1, #WROW>, tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":434:5 to 434:118))
+      cuir.store %lse_val -> %lse_head[%q_wg] : tensor<64xf32, #WROW> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("lse_head"("flash_fwd.cu":436:72 to 436:91))
+      %inv_b = cuir.broadcast_rows %row_inv_sum : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc("packed"("flash_fwd.cu":450:55 to 450:98))
+      %o_norm = arith.mulf %o_final, %inv_b : tensor<64x64xf32, #WACC> loc("packed"("flash_fwd.cu":450:55 to 450:98))
+      %o16 = arith.truncf %o_norm : tensor<64x64xf32, #WACC> to tensor<64x64xbf16, #WACC> loc("packed"("flash_fwd.cu":450:7 to 450:54))
+      %sO_wg = memref.subview %sO[%wg_row, 0] [64, 64] [1, 1]
+          : memref<128x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc("flash_fwd.cu":441:12 to 441:68)
+      cuir.store %o16 -> %sO_wg : tensor<64x64xbf16, #WACC> -> memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc("smem"("flash_fwd.cu":452:7 to 452:93))
+      cuir.copy %sO_wg -> %o_head[%q_wg, %c0] : memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> -> memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("o_head"("flash_fwd.cu":466:7 to 466:100))
+      // Consumer 0 takes the turn of consumer 1's last hand-off (after the thread block's last item).
+      %is_first = arith.cmpi eq, %consumer, %c0 : index loc("flash_fwd.cu":660:9 to 660:28)
+      scf.if %is_first {
+        cuir.barrier.named %c1 threads 256 loc("flash_fwd.cu":660:30 to 660:54)
+        scf.yield loc("flash_fwd.cu":660:5 to 660:55)
+      } loc("flash_fwd.cu":660:5 to 660:55)
+      cuir.yield loc("flash_fwd.cu":607:5 to 607:50)
+    } loc("flash_fwd.cu":653:5 to 653:40)
+    scf.yield loc("flash_fwd.cu":522:3 to 522:24)
+  } loc("flash_fwd.cu":522:3 to 522:24)
+  cuir.return loc("flash_fwd.cu":618:5 to 618:79)
+} loc("flash_fwd_sm90_kernel"("flash_fwd.cu":618:5 to 618:79))
 cuir.kernel @flash_fwd_sm90_f16_d128(
-    %q: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "q"} loc("params.q"("flash_fwd.cu":464:27 to 464:79)),
-    %k: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "k"} loc("params.k"("flash_fwd.cu":464:27 to 464:79)),
-    %v: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "v"} loc("params.v"("flash_fwd.cu":464:27 to 464:79)),
-    %o: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "o"} loc("params.o"("flash_fwd.cu":464:27 to 464:79)),
-    %lse: memref<?x?x?xf32, #G> {cuir.arg = "lse"} loc("params.lse"("flash_fwd.cu":464:27 to 464:79)),
-    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_fwd.cu":464:27 to 464:79)),
-    %causal: i1 {cuir.arg = "causal"} loc("IS_CAUSAL"("flash_fwd.cu":462:1 to 462:57)),
-    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_fwd.cu":464:27 to 464:79)),
-    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_fwd.cu":464:27 to 464:79)),
-    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_fwd.cu":464:27 to 464:79)),
-    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_fwd.cu":464:27 to 464:79)),
-    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_fwd.cu":464:27 to 464:79)))
+    %q: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "q"} loc("params.q"("flash_fwd.cu":618:27 to 618:79)),
+    %k: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "k"} loc("params.k"("flash_fwd.cu":618:27 to 618:79)),
+    %v: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "v"} loc("params.v"("flash_fwd.cu":618:27 to 618:79)),
+    %o: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "o"} loc("params.o"("flash_fwd.cu":618:27 to 618:79)),
+    %lse: memref<?x?x?xf32, #G> {cuir.arg = "lse"} loc("params.lse"("flash_fwd.cu":618:27 to 618:79)),
+    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_fwd.cu":618:27 to 618:79)),
+    %causal: i1 {cuir.arg = "causal"} loc("IS_CAUSAL"("flash_fwd.cu":616:1 to 616:57)),
+    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_fwd.cu":618:27 to 618:79)),
+    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_fwd.cu":618:27 to 618:79)),
+    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_fwd.cu":618:27 to 618:79)),
+    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_fwd.cu":618:27 to 618:79)),
+    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_fwd.cu":618:27 to 618:79)))
     grid (b, hq, hkv, nq, nkv) -> (nq ceildiv 128, hq, b)
     threads 384 arch "sm_90a" {
   %c0 = arith.constant 0 : index
@@ -834,374 +860,382 @@ cuir.kernel @flash_fwd_sm90_f16_d128(
   %ninf = arith.constant 0xFF800000 : f32
 
   // ---- block coordinates, sequence views, masking offsets ----
-  %m_block = cuir.block_id x loc("block.m_block"("flash_fwd.cu":472:3 to 472:48))
-  %head_q = cuir.block_id y loc("block.head_q"("flash_fwd.cu":472:3 to 472:48))
-  %b = cuir.block_id z loc("block.batch"("flash_fwd.cu":472:3 to 472:48))
-  %causal_offset = arith.subi %seqlen_kv, %seqlen_q : index loc("causal_offset"("flash_fwd.cu":475:13 to 475:49))
-  %last_key_offset = arith.select %causal, %causal_offset, %seqlen_kv : index loc("ctx.last_key_offset"("flash_fwd.cu":538:5 to 538:92))
-  %m_start = arith.muli %m_block, %c128 : index loc("m_start"("flash_fwd.cu":476:13 to 476:49))
-  %group = arith.divui %num_heads_q, %num_heads_kv : index loc("head_kv"("flash_fwd.cu":477:13 to 477:80))
-  %head_kv = arith.divui %head_q, %group : index loc("head_kv"("flash_fwd.cu":477:13 to 477:80))
+  %m_block = cuir.block_id x loc("block.m_block"("flash_fwd.cu":499:3 to 499:68))
+  %head_q = cuir.block_id y loc("block.head_q"("flash_fwd.cu":499:3 to 499:68))
+  %b = cuir.block_id z loc("block.batch"("flash_fwd.cu":499:3 to 499:68))
+  %causal_offset = arith.subi %seqlen_kv, %seqlen_q : index loc("causal_offset"("flash_fwd.cu":502:13 to 502:49))
+  %last_key_offset = arith.select %causal, %causal_offset, %seqlen_kv : index loc("ctx.last_key_offset"("flash_fwd.cu":551:5 to 551:92))
+  %m_start = arith.muli %m_block, %c128 : index loc("m_start"("flash_fwd.cu":503:13 to 503:49))
+  %group = arith.divui %num_heads_q, %num_heads_kv : index loc("head_kv"("flash_fwd.cu":504:13 to 504:80))
+  %head_kv = arith.divui %head_q, %group : index loc("head_kv"("flash_fwd.cu":504:13 to 504:80))
   %q_head = memref.subview %q[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 128] [1, 1, 1, 1]
-      : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("tma_q"("flash_fwd.cu":646:21 to 646:46))
+      : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("tma_q"("flash_fwd.cu":730:21 to 730:46))
   %k_head = memref.subview %k[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 128] [1, 1, 1, 1]
-      : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("tma_k"("flash_fwd.cu":650:11 to 650:36))
+      : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("tma_k"("flash_fwd.cu":734:11 to 734:36))
   %v_head = memref.subview %v[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 128] [1, 1, 1, 1]
-      : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("tma_v"("flash_fwd.cu":653:11 to 653:36))
+      : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("tma_v"("flash_fwd.cu":737:11 to 737:36))
   %o_head = memref.subview %o[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 128] [1, 1, 1, 1]
-      : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("o_head"("flash_fwd.cu":430:3 to 430:55))
+      : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("o_head"("flash_fwd.cu":456:3 to 456:55))
   %lse_head = memref.subview %lse[%b, %head_q, 0] [1, 1, %seqlen_q] [1, 1, 1]
-      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("lse_head"("flash_fwd.cu":396:3 to 396:42))
+      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("lse_head"("flash_fwd.cu":422:3 to 422:42))
 
   // ---- KV tiles this block visits: [n_block_min, n_block_max), of which [n_block_min, n_unmasked_blocks) need no mask ----
-  %n_block_min = arith.constant 0 : index loc("n_block_min"("flash_fwd.cu":481:3 to 481:23))
-  %n_block_all = arith.ceildivui %seqlen_kv, %cBN : index loc("n_block_max"("flash_fwd.cu":482:7 to 482:62))
-  %n_full_all = arith.divui %seqlen_kv, %cBN : index loc("n_unmasked_blocks"("flash_fwd.cu":483:7 to 483:49))
-  %m_end = arith.addi %m_start, %c128 : index loc("last_row"("flash_fwd.cu":485:15 to 485:65))
-  %m_end_clamped = arith.minui %m_end, %seqlen_q : index loc("last_row"("flash_fwd.cu":485:15 to 485:65))
-  %last_row = arith.subi %m_end_clamped, %c1 : index loc("last_row"("flash_fwd.cu":485:15 to 485:65))
-  %last_key_of_last_row = arith.addi %last_row, %causal_offset : index loc("last_key_of_last_row"("flash_fwd.cu":486:15 to 486:62))
-  %last_key_of_first_row = arith.addi %m_start, %causal_offset : index loc("last_key_of_first_row"("flash_fwd.cu":487:15 to 487:62))
-  %llr_neg = arith.cmpi slt, %last_key_of_last_row, %c0 : index loc("n_block_max"("flash_fwd.cu":488:5 to 488:105))
-  %llr_blk = arith.divsi %last_key_of_last_row, %cBN : index loc("n_block_max"("flash_fwd.cu":488:5 to 488:105))
-  %llr_end = arith.addi %llr_blk, %c1 : index loc("n_block_max"("flash_fwd.cu":488:5 to 488:105))
-  %llr_bound = arith.select %llr_neg, %c0, %llr_end : index loc("n_block_max"("flash_fwd.cu":488:5 to 488:105))
-  %n_block_causal = arith.minsi %n_block_all, %llr_bound : index loc("n_block_max"("flash_fwd.cu":488:5 to 488:105))
-  %lfr_neg = arith.cmpi slt, %last_key_of_first_row, %c0 : index loc("n_unmasked_blocks"("flash_fwd.cu":489:5 to 489:121))
-  %lfr_next = arith.addi %last_key_of_first_row, %c1 : index loc("n_unmasked_blocks"("flash_fwd.cu":489:5 to 489:121))
-  %lfr_blk = arith.divsi %lfr_next, %cBN : index loc("n_unmasked_blocks"("flash_fwd.cu":489:5 to 489:121))
-  %lfr_bound = arith.select %lfr_neg, %c0, %lfr_blk : index loc("n_unmasked_blocks"("flash_fwd.cu":489:5 to 489:121))
-  %n_full_causal = arith.minsi %n_full_all, %lfr_bound : index loc("n_unmasked_blocks"("flash_fwd.cu":489:5 to 489:121))
-  %n_block_max = arith.select %causal, %n_block_causal, %n_block_all : index loc("n_block_max"("flash_fwd.cu":484:3 to 484:27))
-  %n_unmasked_blocks = arith.select %causal, %n_full_causal, %n_full_all : index loc("n_unmasked_blocks"("flash_fwd.cu":484:3 to 484:27))
+  %n_block_min = arith.constant 0 : index loc("n_block_min"("flash_fwd.cu":508:3 to 508:23))
+  %n_block_all = arith.ceildivui %seqlen_kv, %cBN : index loc("n_block_max"("flash_fwd.cu":509:7 to 509:62))
+  %n_full_all = arith.divui %seqlen_kv, %cBN : index loc("n_unmasked_blocks"("flash_fwd.cu":510:7 to 510:49))
+  %m_end = arith.addi %m_start, %c128 : index loc("last_row"("flash_fwd.cu":512:15 to 512:65))
+  %m_end_clamped = arith.minui %m_end, %seqlen_q : index loc("last_row"("flash_fwd.cu":512:15 to 512:65))
+  %last_row = arith.subi %m_end_clamped, %c1 : index loc("last_row"("flash_fwd.cu":512:15 to 512:65))
+  %last_key_of_last_row = arith.addi %last_row, %causal_offset : index loc("last_key_of_last_row"("flash_fwd.cu":513:15 to 513:62))
+  %last_key_of_first_row = arith.addi %m_start, %causal_offset : index loc("last_key_of_first_row"("flash_fwd.cu":514:15 to 514:62))
+  %llr_neg = arith.cmpi slt, %last_key_of_last_row, %c0 : index loc("n_block_max"("flash_fwd.cu":515:5 to 515:105))
+  %llr_blk = arith.divsi %last_key_of_last_row, %cBN : index loc("n_block_max"("flash_fwd.cu":515:5 to 515:105))
+  %llr_end = arith.addi %llr_blk, %c1 : index loc("n_block_max"("flash_fwd.cu":515:5 to 515:105))
+  %llr_bound = arith.select %llr_neg, %c0, %llr_end : index loc("n_block_max"("flash_fwd.cu":515:5 to 515:105))
+  %n_block_causal = arith.minsi %n_block_all, %llr_bound : index loc("n_block_max"("flash_fwd.cu":515:5 to 515:105))
+  %lfr_neg = arith.cmpi slt, %last_key_of_first_row, %c0 : index loc("n_unmasked_blocks"("flash_fwd.cu":516:5 to 516:121))
+  %lfr_next = arith.addi %last_key_of_first_row, %c1 : index loc("n_unmasked_blocks"("flash_fwd.cu":516:5 to 516:121))
+  %lfr_blk = arith.divsi %lfr_next, %cBN : index loc("n_unmasked_blocks"("flash_fwd.cu":516:5 to 516:121))
+  %lfr_bound = arith.select %lfr_neg, %c0, %lfr_blk : index loc("n_unmasked_blocks"("flash_fwd.cu":516:5 to 516:121))
+  %n_full_causal = arith.minsi %n_full_all, %lfr_bound : index loc("n_unmasked_blocks"("flash_fwd.cu":516:5 to 516:121))
+  %n_block_max = arith.select %causal, %n_block_causal, %n_block_all : index loc("n_block_max"("flash_fwd.cu":511:3 to 511:27))
+  %n_unmasked_blocks = arith.select %causal, %n_full_causal, %n_full_all : index loc("n_unmasked_blocks"("flash_fwd.cu":511:3 to 511:27))
 
-  %no_keys = arith.cmpi sle, %n_block_max, %n_block_min : index loc("flash_fwd.cu":494:3 to 494:24)
+  %no_keys = arith.cmpi sle, %n_block_max, %n_block_min : index loc("flash_fwd.cu":522:3 to 522:24)
   scf.if %no_keys {
     // No row of this block sees any key: O = 0, LSE = -inf (write_empty_block).
-    %zero_o = arith.constant dense<0.0> : tensor<128x128xf16, #WACC> loc("o_head"("flash_fwd.cu":453:103 to 453:125))
-    cuir.store %zero_o -> %o_head[%m_start, %c0] : tensor<128x128xf16, #WACC> -> memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("o_head"("flash_fwd.cu":453:32 to 453:125))
-    %ninf_lse = arith.constant dense<0xFF800000> : tensor<128xf32, #WROW> loc("lse_head"("flash_fwd.cu":458:7 to 458:30))
-    cuir.store %ninf_lse -> %lse_head[%m_start] : tensor<128xf32, #WROW> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("lse_head"("flash_fwd.cu":458:7 to 458:30))
-    scf.yield loc("flash_fwd.cu":496:5 to 496:12)
+    %zero_o = arith.constant dense<0.0> : tensor<128x128xf16, #WACC> loc("o_head"("flash_fwd.cu":480:103 to 480:125))
+    cuir.store %zero_o -> %o_head[%m_start, %c0] : tensor<128x128xf16, #WACC> -> memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("o_head"("flash_fwd.cu":480:32 to 480:125))
+    %ninf_lse = arith.constant dense<0xFF800000> : tensor<128xf32, #WROW> loc("lse_head"("flash_fwd.cu":485:7 to 485:30))
+    cuir.store %ninf_lse -> %lse_head[%m_start] : tensor<128xf32, #WROW> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("lse_head"("flash_fwd.cu":485:7 to 485:30))
+    scf.yield loc("flash_fwd.cu":524:5 to 524:12)
   } else {
     // ---- visits: n_visits, the last is visit n_visits - 1 ----
-    %last_block = arith.subi %n_block_max, %c1 : index loc("i"("flash_fwd.cu":354:3 to 354:43))
-    %n_visits = arith.subi %n_block_max, %n_block_min : index loc("n_visits"("flash_fwd.cu":173:3 to 173:50))
-    %last_visit = arith.subi %n_visits, %c1 : index loc("flash_fwd.cu":585:5 to 585:85)
+    %last_block = arith.subi %n_block_max, %c1 : index loc("i"("flash_fwd.cu":380:3 to 380:63))
+    %n_visits = arith.subi %n_block_max, %n_block_min : index loc("n_visits"("flash_fwd.cu":199:3 to 199:50))
+    %last_visit = arith.subi %n_visits, %c1 : index loc("last_visit"("flash_fwd.cu":597:5 to 597:57))
 
     // ---- shared memory: Q [128][d] (O in the epilogue), K and V rings [STAGES][BLOCK_N][d], 128-byte swizzled; the mbarriers ----
-    %sQ = cuir.alloc {swizzle = 128} : memref<128x128xf16, #S> loc("sQ"("flash_fwd.cu":95:24 to 95:37))
-    %sK = cuir.alloc {swizzle = 128} : memref<2x128x128xf16, #S> loc("sK"("flash_fwd.cu":96:24 to 96:60))
-    %sV = cuir.alloc {swizzle = 128} : memref<2x128x128xf16, #S> loc("sV"("flash_fwd.cu":97:24 to 97:70))
-    %q_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<1> loc("bars->q_full"("flash_fwd.cu":501:5 to 501:36))
-    %k_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<2> loc("bars->k_full"("flash_fwd.cu":504:7 to 504:41))
-    %v_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<2> loc("bars->v_full"("flash_fwd.cu":505:7 to 505:41))
-    %k_empty = cuir.barrier.init arrivals 2 : !cuir.mbarrier<2> loc("bars->k_empty"("flash_fwd.cu":506:7 to 506:64))
-    %v_empty = cuir.barrier.init arrivals 2 : !cuir.mbarrier<2> loc("bars->v_empty"("flash_fwd.cu":507:7 to 507:64))
+    %sQ = cuir.alloc {swizzle = 128} : memref<128x128xf16, #S> loc("sQ"("flash_fwd.cu":104:24 to 104:37))
+    %sK = cuir.alloc {swizzle = 128} : memref<2x128x128xf16, #S> loc("sK"("flash_fwd.cu":105:24 to 105:60))
+    %sV = cuir.alloc {swizzle = 128} : memref<2x128x128xf16, #S> loc("sV"("flash_fwd.cu":106:24 to 106:70))
+    %sO = cuir.alloc {swizzle = 128} : memref<128x128xf16, #S> loc("sO"("flash_fwd.cu":107:24 to 107:70))
+    %q_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<1> loc("bars->q_full"("flash_fwd.cu":630:5 to 630:36))
+    %q_empty = cuir.barrier.init arrivals 2 : !cuir.mbarrier<1> loc("bars->q_empty"("flash_fwd.cu":631:5 to 631:59))
+    %k_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<2> loc("bars->k_full"("flash_fwd.cu":634:7 to 634:41))
+    %v_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<2> loc("bars->v_full"("flash_fwd.cu":635:7 to 635:41))
+    %k_empty = cuir.barrier.init arrivals 2 : !cuir.mbarrier<2> loc("bars->k_empty"("flash_fwd.cu":636:7 to 636:64))
+    %v_empty = cuir.barrier.init arrivals 2 : !cuir.mbarrier<2> loc("bars->v_empty"("flash_fwd.cu":637:7 to 637:64))
 
     // =============================== producer warpgroup ===============================
     cuir.bind warpgroup [0] role producer regs 24 {
       cuir.bind warp [0] role producer {
-        cuir.barrier.arrive %q_full[%c0] expect_tx 32768 : !cuir.mbarrier<1> loc("flash_fwd.cu":167:3 to 167:60)
+        cuir.barrier.wait %q_empty[%c0], %c1 : !cuir.mbarrier<1> loc("flash_fwd.cu":192:3 to 192:56)
+        cuir.barrier.arrive %q_full[%c0] expect_tx 32768 : !cuir.mbarrier<1> loc("flash_fwd.cu":193:3 to 193:60)
         cuir.copy_async tma %q_head[%m_start, %c0] -> %sQ barrier %q_full[%c0]
-            : memref<?x128xf16, strided<[?, 1], offset: ?>, #G> -> memref<128x128xf16, #S>, !cuir.mbarrier<1> loc("sQ"("flash_fwd.cu":170:5 to 170:68))
+            : memref<?x128xf16, strided<[?, 1], offset: ?>, #G> -> memref<128x128xf16, #S>, !cuir.mbarrier<1> loc("sQ"("flash_fwd.cu":196:5 to 196:68))
         // K of visit i, then V of visit i - 1.
-        %n_steps = arith.addi %n_visits, %c1 : index loc("flash_fwd.cu":174:3 to 174:38)
+        %n_steps = arith.addi %n_visits, %c1 : index loc("flash_fwd.cu":200:3 to 200:38)
         scf.for %i = %c0 to %n_steps step %c1 {
-          %has_k = arith.cmpi slt, %i, %n_visits : index loc("flash_fwd.cu":175:5 to 175:22)
+          %has_k = arith.cmpi slt, %i, %n_visits : index loc("flash_fwd.cu":201:5 to 201:22)
           scf.if %has_k {
-            %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_fwd.cu":151:3 to 151:35) at "flash_fwd.cu":176:7 to 176:32))
-            %round = arith.divui %i, %cST : index loc(callsite("phase"("flash_fwd.cu":152:3 to 152:46) at "flash_fwd.cu":176:7 to 176:32))
-            %phase = arith.remui %round, %c2 : index loc(callsite("phase"("flash_fwd.cu":152:3 to 152:46) at "flash_fwd.cu":176:7 to 176:32))
-            %free = arith.xori %phase, %c1 : index loc(callsite("flash_fwd.cu":153:3 to 153:42 at "flash_fwd.cu":176:7 to 176:32))
-            cuir.barrier.wait %k_empty[%stage], %free : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":153:3 to 153:42 at "flash_fwd.cu":176:7 to 176:32))
-            cuir.barrier.arrive %k_full[%stage] expect_tx 32768 : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":154:3 to 154:60 at "flash_fwd.cu":176:7 to 176:32))
-            %blk = arith.subi %last_block, %i : index loc(callsite("row"("flash_fwd.cu":155:3 to 155:62) at "flash_fwd.cu":176:7 to 176:32))
-            %row = arith.muli %blk, %cBN : index loc(callsite("row"("flash_fwd.cu":155:3 to 155:62) at "flash_fwd.cu":176:7 to 176:32))
+            %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_fwd.cu":173:3 to 173:35) at "flash_fwd.cu":202:7 to 202:32))
+            %round = arith.divui %i, %cST : index loc(callsite("phase"("flash_fwd.cu":174:3 to 174:46) at "flash_fwd.cu":202:7 to 202:32))
+            %phase = arith.remui %round, %c2 : index loc(callsite("phase"("flash_fwd.cu":174:3 to 174:46) at "flash_fwd.cu":202:7 to 202:32))
+            %free = arith.xori %phase, %c1 : index loc(callsite("flash_fwd.cu":175:3 to 175:42 at "flash_fwd.cu":202:7 to 202:32))
+            cuir.barrier.wait %k_empty[%stage], %free : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":175:3 to 175:42 at "flash_fwd.cu":202:7 to 202:32))
+            cuir.barrier.arrive %k_full[%stage] expect_tx 32768 : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":176:3 to 176:60 at "flash_fwd.cu":202:7 to 202:32))
+            %blk = arith.subi %last_block, %i : index loc(callsite("row"("flash_fwd.cu":177:3 to 177:50) at "flash_fwd.cu":202:7 to 202:32))
+            %row = arith.muli %blk, %cBN : index loc(callsite("row"("flash_fwd.cu":177:3 to 177:50) at "flash_fwd.cu":202:7 to 202:32))
             %sK_stage = memref.subview %sK[%stage, 0, 0] [1, 128, 128] [1, 1, 1]
-                : memref<2x128x128xf16, #S> to memref<128x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sK"("flash_fwd.cu":158:17 to 158:62) at "flash_fwd.cu":176:7 to 176:32))
+                : memref<2x128x128xf16, #S> to memref<128x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sK"("flash_fwd.cu":180:17 to 180:62) at "flash_fwd.cu":202:7 to 202:32))
             cuir.copy_async tma %k_head[%row, %c0] -> %sK_stage barrier %k_full[%stage]
-                : memref<?x128xf16, strided<[?, 1], offset: ?>, #G> -> memref<128x128xf16, strided<[128, 1], offset: ?>, #S>, !cuir.mbarrier<2> loc(callsite("sK"("flash_fwd.cu":158:5 to 158:62) at "flash_fwd.cu":176:7 to 176:32))
-            scf.yield loc("flash_fwd.cu":175:5 to 175:22)
-          } loc("flash_fwd.cu":175:5 to 175:22)
-          %has_v = arith.cmpi sge, %i, %c1 : index loc("flash_fwd.cu":178:5 to 178:16)
+                : memref<?x128xf16, strided<[?, 1], offset: ?>, #G> -> memref<128x128xf16, strided<[128, 1], offset: ?>, #S>, !cuir.mbarrier<2> loc(callsite("sK"("flash_fwd.cu":180:5 to 180:62) at "flash_fwd.cu":202:7 to 202:32))
+            scf.yield loc("flash_fwd.cu":201:5 to 201:22)
+          } loc("flash_fwd.cu":201:5 to 201:22)
+          %has_v = arith.cmpi sge, %i, %c1 : index loc("flash_fwd.cu":204:5 to 204:16)
           scf.if %has_v {
-            %iv = arith.subi %i, %c1 : index loc("flash_fwd.cu":179:83 to 179:110)
-            %stage = arith.remui %iv, %cST : index loc(callsite("stage"("flash_fwd.cu":151:3 to 151:35) at "flash_fwd.cu":179:7 to 179:32))
-            %round = arith.divui %iv, %cST : index loc(callsite("phase"("flash_fwd.cu":152:3 to 152:46) at "flash_fwd.cu":179:7 to 179:32))
-            %phase = arith.remui %round, %c2 : index loc(callsite("phase"("flash_fwd.cu":152:3 to 152:46) at "flash_fwd.cu":179:7 to 179:32))
-            %free = arith.xori %phase, %c1 : index loc(callsite("flash_fwd.cu":153:3 to 153:42 at "flash_fwd.cu":179:7 to 179:32))
-            cuir.barrier.wait %v_empty[%stage], %free : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":153:3 to 153:42 at "flash_fwd.cu":179:7 to 179:32))
-            cuir.barrier.arrive %v_full[%stage] expect_tx 32768 : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":154:3 to 154:60 at "flash_fwd.cu":179:7 to 179:32))
-            %blk = arith.subi %last_block, %iv : index loc(callsite("row"("flash_fwd.cu":155:3 to 155:62) at "flash_fwd.cu":179:7 to 179:32))
-            %row = arith.muli %blk, %cBN : index loc(callsite("row"("flash_fwd.cu":155:3 to 155:62) at "flash_fwd.cu":179:7 to 179:32))
+            %iv = arith.subi %i, %c1 : index loc("flash_fwd.cu":205:83 to 205:105)
+            %stage = arith.remui %iv, %cST : index loc(callsite("stage"("flash_fwd.cu":173:3 to 173:35) at "flash_fwd.cu":205:7 to 205:32))
+            %round = arith.divui %iv, %cST : index loc(callsite("phase"("flash_fwd.cu":174:3 to 174:46) at "flash_fwd.cu":205:7 to 205:32))
+            %phase = arith.remui %round, %c2 : index loc(callsite("phase"("flash_fwd.cu":174:3 to 174:46) at "flash_fwd.cu":205:7 to 205:32))
+            %free = arith.xori %phase, %c1 : index loc(callsite("flash_fwd.cu":175:3 to 175:42 at "flash_fwd.cu":205:7 to 205:32))
+            cuir.barrier.wait %v_empty[%stage], %free : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":175:3 to 175:42 at "flash_fwd.cu":205:7 to 205:32))
+            cuir.barrier.arrive %v_full[%stage] expect_tx 32768 : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":176:3 to 176:60 at "flash_fwd.cu":205:7 to 205:32))
+            %blk = arith.subi %last_block, %iv : index loc(callsite("row"("flash_fwd.cu":177:3 to 177:50) at "flash_fwd.cu":205:7 to 205:32))
+            %row = arith.muli %blk, %cBN : index loc(callsite("row"("flash_fwd.cu":177:3 to 177:50) at "flash_fwd.cu":205:7 to 205:32))
             %sV_stage = memref.subview %sV[%stage, 0, 0] [1, 128, 128] [1, 1, 1]
-                : memref<2x128x128xf16, #S> to memref<128x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sV"("flash_fwd.cu":158:17 to 158:62) at "flash_fwd.cu":179:7 to 179:32))
+                : memref<2x128x128xf16, #S> to memref<128x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sV"("flash_fwd.cu":180:17 to 180:62) at "flash_fwd.cu":205:7 to 205:32))
             cuir.copy_async tma %v_head[%row, %c0] -> %sV_stage barrier %v_full[%stage]
-                : memref<?x128xf16, strided<[?, 1], offset: ?>, #G> -> memref<128x128xf16, strided<[128, 1], offset: ?>, #S>, !cuir.mbarrier<2> loc(callsite("sV"("flash_fwd.cu":158:5 to 158:62) at "flash_fwd.cu":179:7 to 179:32))
-            scf.yield loc("flash_fwd.cu":178:5 to 178:16)
-          } loc("flash_fwd.cu":178:5 to 178:16)
-          scf.yield loc("flash_fwd.cu":174:3 to 174:38)
-        } loc("flash_fwd.cu":174:3 to 174:38)
-        cuir.yield loc("flash_fwd.cu":518:7 to 518:41)
-      } loc("flash_fwd.cu":517:5 to 517:51)
-      cuir.yield loc("flash_fwd.cu":516:5 to 516:40)
-    } loc("flash_fwd.cu":516:5 to 516:40)
+                : memref<?x128xf16, strided<[?, 1], offset: ?>, #G> -> memref<128x128xf16, strided<[128, 1], offset: ?>, #S>, !cuir.mbarrier<2> loc(callsite("sV"("flash_fwd.cu":180:5 to 180:62) at "flash_fwd.cu":205:7 to 205:32))
+            scf.yield loc("flash_fwd.cu":204:5 to 204:16)
+          } loc("flash_fwd.cu":204:5 to 204:16)
+          scf.yield loc("flash_fwd.cu":200:3 to 200:38)
+        } loc("flash_fwd.cu":200:3 to 200:38)
+        cuir.yield loc("flash_fwd.cu":531:7 to 531:44)
+      } loc("flash_fwd.cu":530:5 to 530:26)
+      cuir.yield loc("flash_fwd.cu":646:5 to 646:40)
+    } loc("flash_fwd.cu":646:5 to 646:40)
 
     // =============================== consumer warpgroups ===============================
     cuir.bind warpgroup [1, 2] role consumer regs 240 {
-      %consumer = cuir.worker_id loc("consumer_index"("flash_fwd.cu":523:5 to 523:42))
-      %wg_row = arith.muli %consumer, %c64 : index loc("wg_row_in_block"("flash_fwd.cu":526:5 to 526:61))
-      %q_wg = arith.addi %m_start, %wg_row : index loc("m_start + wg_row_in_block"("flash_fwd.cu":535:5 to 535:65))
+      %consumer = cuir.worker_id loc("consumer_index"("flash_fwd.cu":535:5 to 535:42))
+      %wg_row = arith.muli %consumer, %c64 : index loc("wg_row_in_block"("flash_fwd.cu":538:5 to 538:61))
+      %q_wg = arith.addi %m_start, %wg_row : index loc("m_start + wg_row_in_block"("flash_fwd.cu":548:5 to 548:65))
       %sQ_wg = memref.subview %sQ[%wg_row, 0] [64, 128] [1, 1]
-          : memref<128x128xf16, #S> to memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc("ctx.sq_rows"("flash_fwd.cu":530:5 to 530:68))
-      %is_second = arith.cmpi eq, %consumer, %c1 : index loc("flash_fwd.cu":552:24 to 552:43)
-      %my_turn = arith.addi %consumer, %c1 : index loc("flash_fwd.cu":307:30 to 307:102)
-      %their_turn = arith.subi %c2, %consumer : index loc("flash_fwd.cu":312:35 to 312:115)
+          : memref<128x128xf16, #S> to memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc("ctx.sq_rows"("flash_fwd.cu":542:5 to 542:68))
+      %is_second = arith.cmpi eq, %consumer, %c1 : index loc("flash_fwd.cu":655:24 to 655:43)
+      %my_turn = arith.addi %consumer, %c1 : index loc("flash_fwd.cu":334:30 to 334:102)
+      %their_turn = arith.subi %c2, %consumer : index loc("flash_fwd.cu":338:30 to 338:110)
 
       // ---- accumulators and softmax state, all in registers ----
-      %acc_o_init = arith.constant dense<0.0> : tensor<64x128xf32, #WACC> loc("acc_o"("flash_fwd.cu":549:41 to 549:55))
-      %row_max_init = arith.constant dense<0xFF800000> : tensor<64xf32, #WROW> loc("row_max"("flash_fwd.cu":545:5 to 545:24))
-      %row_sum_init = arith.constant dense<0.0> : tensor<64xf32, #WROW> loc("row_sum"("flash_fwd.cu":546:5 to 546:24))
-      %log2e = arith.constant 1.44269502 : f32 loc("ctx.scale_log2"("flash_fwd.cu":539:5 to 539:51))
-      %scale_log2 = arith.mulf %softmax_scale, %log2e : f32 loc("ctx.scale_log2"("flash_fwd.cu":539:5 to 539:51))
-      %scale_tile = tensor.splat %scale_log2 : tensor<64x128xf32, #WACC> loc("ctx.scale_log2"("flash_fwd.cu":539:5 to 539:51))
-      %scale_row = tensor.splat %scale_log2 : tensor<64xf32, #WROW> loc("ctx.scale_log2"("flash_fwd.cu":539:5 to 539:51))
-      %zero_row = arith.constant dense<0.0> : tensor<64xf32, #WROW> loc("max_scaled"("flash_fwd.cu":266:30 to 266:87))
-      %ninf_row = arith.constant dense<0xFF800000> : tensor<64xf32, #WROW> loc("max_scaled"("flash_fwd.cu":266:30 to 266:87))
-      %acc_s_init = arith.constant dense<0.0> : tensor<64x128xf32, #WACC> loc("acc_s"("flash_fwd.cu":543:5 to 543:28))
-      %o_rescale_init = arith.constant dense<0.0> : tensor<64xf32, #WROW> loc("o_rescale"("flash_fwd.cu":547:5 to 547:24))
-      %p_frag_init = arith.constant dense<0.0> : tensor<64x128xf16, #WA> loc("p_frag"("flash_fwd.cu":544:5 to 544:32))
+      %acc_o_init = arith.constant dense<0.0> : tensor<64x128xf32, #WACC> loc("acc_o"("flash_fwd.cu":562:41 to 562:55))
+      %row_max_init = arith.constant dense<0xFF800000> : tensor<64xf32, #WROW> loc("row_max"("flash_fwd.cu":558:5 to 558:24))
+      %row_sum_init = arith.constant dense<0.0> : tensor<64xf32, #WROW> loc("row_sum"("flash_fwd.cu":559:5 to 559:24))
+      %log2e = arith.constant 1.44269502 : f32 loc("ctx.scale_log2"("flash_fwd.cu":552:5 to 552:51))
+      %scale_log2 = arith.mulf %softmax_scale, %log2e : f32 loc("ctx.scale_log2"("flash_fwd.cu":552:5 to 552:51))
+      %scale_tile = tensor.splat %scale_log2 : tensor<64x128xf32, #WACC> loc("ctx.scale_log2"("flash_fwd.cu":552:5 to 552:51))
+      %scale_row = tensor.splat %scale_log2 : tensor<64xf32, #WROW> loc("ctx.scale_log2"("flash_fwd.cu":552:5 to 552:51))
+      %zero_row = arith.constant dense<0.0> : tensor<64xf32, #WROW> loc("max_scaled"("flash_fwd.cu":292:30 to 292:87))
+      %ninf_row = arith.constant dense<0xFF800000> : tensor<64xf32, #WROW> loc("max_scaled"("flash_fwd.cu":292:30 to 292:87))
+      %acc_s_init = arith.constant dense<0.0> : tensor<64x128xf32, #WACC> loc("acc_s"("flash_fwd.cu":556:5 to 556:28))
+      %o_rescale_init = arith.constant dense<0.0> : tensor<64xf32, #WROW> loc("o_rescale"("flash_fwd.cu":560:5 to 560:24))
+      %p_frag_init = arith.constant dense<0.0> : tensor<64x128xf16, #WA> loc("p_frag"("flash_fwd.cu":557:5 to 557:32))
 
-      cuir.barrier.wait %q_full[%c0], %c0 : !cuir.mbarrier<1> loc("flash_fwd.cu":551:5 to 551:36)
+      cuir.barrier.wait %q_full[%c0], %c0 : !cuir.mbarrier<1> loc("flash_fwd.cu":564:5 to 564:51)
       scf.if %is_second {
-        cuir.barrier.named %c1 threads 256 arrive loc("flash_fwd.cu":552:45 to 552:112)
-        scf.yield loc("flash_fwd.cu":552:5 to 552:44)
-      } loc("flash_fwd.cu":552:5 to 552:44)
+        cuir.barrier.named %c1 threads 256 arrive loc("flash_fwd.cu":655:45 to 655:112)
+        scf.yield loc("flash_fwd.cu":655:5 to 655:44)
+      } loc("flash_fwd.cu":655:5 to 655:44)
 
       // =============================== masking steps ===============================
-      %n_masked = arith.subi %n_block_max, %n_unmasked_blocks : index loc("flash_fwd.cu":573:5 to 573:52)
+      %n_masked = arith.subi %n_block_max, %n_unmasked_blocks : index loc("flash_fwd.cu":585:5 to 585:52)
       %m_acc_o, %m_row_max, %m_row_sum, %m_rescale, %m_p = scf.for %iv = %c0 to %n_masked step %c1
           iter_args(%acc_o = %acc_o_init, %row_max = %row_max_init, %row_sum = %row_sum_init,
                     %o_rescale = %o_rescale_init, %p_prev = %p_frag_init)
           -> (tensor<64x128xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64x128xf16, #WA>) {
-        %top = arith.subi %n_block_max, %c1 : index loc("n_block"("flash_fwd.cu":569:5 to 569:35))
-        %n_block = arith.subi %top, %iv : index loc("n_block"("flash_fwd.cu":573:5 to 573:52))
-        %i = arith.subi %last_block, %n_block : index loc(callsite("i"("flash_fwd.cu":354:3 to 354:43) at "flash_fwd.cu":574:7 to 574:37))
-        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_fwd.cu":355:3 to 355:35) at "flash_fwd.cu":574:7 to 574:37))
-        %round = arith.divui %i, %cST : index loc(callsite("flash_fwd.cu":359:39 to 359:58 at "flash_fwd.cu":574:7 to 574:37))
-        %phase = arith.remui %round, %c2 : index loc(callsite("flash_fwd.cu":359:39 to 359:58 at "flash_fwd.cu":574:7 to 574:37))
-        %kv0 = arith.muli %n_block, %cBN : index loc(callsite("n_block"("flash_fwd.cu":230:20 to 230:40) at "flash_fwd.cu":372:5 to 372:43))
+        %top = arith.subi %n_block_max, %c1 : index loc("n_block"("flash_fwd.cu":581:5 to 581:35))
+        %n_block = arith.subi %top, %iv : index loc("n_block"("flash_fwd.cu":585:5 to 585:52))
+        %i = arith.subi %last_block, %n_block : index loc(callsite("i"("flash_fwd.cu":380:3 to 380:63) at "flash_fwd.cu":586:7 to 586:37))
+        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_fwd.cu":381:3 to 381:35) at "flash_fwd.cu":586:7 to 586:37))
+        %round = arith.divui %i, %cST : index loc(callsite("flash_fwd.cu":385:39 to 385:58 at "flash_fwd.cu":586:7 to 586:37))
+        %phase = arith.remui %round, %c2 : index loc(callsite("flash_fwd.cu":385:39 to 385:58 at "flash_fwd.cu":586:7 to 586:37))
+        %kv0 = arith.muli %n_block, %cBN : index loc(callsite("n_block"("flash_fwd.cu":256:20 to 256:40) at "flash_fwd.cu":398:5 to 398:43))
         // FIRST, a template parameter of the step, is whether this visit is the block's first: no P V before it.
-        %has_prev = arith.cmpi sgt, %i, %c0 : index loc(callsite("flash_fwd.cu":361:3 to 361:36 at "flash_fwd.cu":574:7 to 574:37))
-        %prev = arith.subi %i, %c1 : index loc(callsite("flash_fwd.cu":361:48 to 361:79 at "flash_fwd.cu":574:7 to 574:37))
-        %prev_stage = arith.remui %prev, %cST : index loc(callsite("flash_fwd.cu":335:3 to 335:35 at "flash_fwd.cu":361:25 to 361:53))
-        %prev_round = arith.divui %prev, %cST : index loc(callsite("flash_fwd.cu":337:39 to 337:58 at "flash_fwd.cu":361:25 to 361:53))
-        %prev_phase = arith.remui %prev_round, %c2 : index loc(callsite("flash_fwd.cu":337:39 to 337:58 at "flash_fwd.cu":361:25 to 361:53))
+        %has_prev = arith.cmpi sgt, %i, %c0 : index loc(callsite("flash_fwd.cu":387:3 to 387:36 at "flash_fwd.cu":586:7 to 586:37))
+        %prev = arith.subi %i, %c1 : index loc(callsite("flash_fwd.cu":387:48 to 387:79 at "flash_fwd.cu":586:7 to 586:37))
+        %prev_stage = arith.remui %prev, %cST : index loc(callsite("flash_fwd.cu":361:3 to 361:35 at "flash_fwd.cu":387:25 to 387:53))
+        %prev_round = arith.divui %prev, %cST : index loc(callsite("flash_fwd.cu":363:39 to 363:58 at "flash_fwd.cu":387:25 to 387:53))
+        %prev_phase = arith.remui %prev_round, %c2 : index loc(callsite("flash_fwd.cu":363:39 to 363:58 at "flash_fwd.cu":387:25 to 387:53))
         %sK_stage = memref.subview %sK[%stage, 0, 0] [1, 128, 128] [1, 1, 1]
-            : memref<2x128x128xf16, #S> to memref<128x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sK"("flash_fwd.cu":360:34 to 360:67) at "flash_fwd.cu":574:7 to 574:37))
+            : memref<2x128x128xf16, #S> to memref<128x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sK"("flash_fwd.cu":386:34 to 386:67) at "flash_fwd.cu":586:7 to 586:37))
         %sV_prev = memref.subview %sV[%prev_stage, 0, 0] [1, 128, 128] [1, 1, 1]
-            : memref<2x128x128xf16, #S> to memref<128x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sV"("flash_fwd.cu":338:29 to 338:62) at "flash_fwd.cu":361:25 to 361:53))
+            : memref<2x128x128xf16, #S> to memref<128x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sV"("flash_fwd.cu":364:29 to 364:62) at "flash_fwd.cu":387:25 to 387:53))
 
         // ------- on this warpgroup's turn: S_i = Q K_i^T, then O = O * correction + P_(i-1) V_(i-1) -------
-        cuir.barrier.named %my_turn threads 256 loc(callsite("flash_fwd.cu":358:3 to 358:38 at "flash_fwd.cu":574:7 to 574:37))
-        cuir.barrier.wait %k_full[%stage], %phase : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":359:3 to 359:59 at "flash_fwd.cu":574:7 to 574:37))
+        cuir.barrier.named %my_turn threads 256 loc(callsite("flash_fwd.cu":384:3 to 384:38 at "flash_fwd.cu":586:7 to 586:37))
+        cuir.barrier.wait %k_full[%stage], %phase : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":385:3 to 385:59 at "flash_fwd.cu":586:7 to 586:37))
         %s_issued = cuir.gemm_async %sQ_wg, %sK_stage transpose_b, %acc_s_init
-            : memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, memref<128x128xf16, strided<[128, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":360:3 to 360:32) at "flash_fwd.cu":574:7 to 574:37))
+            : memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, memref<128x128xf16, strided<[128, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":386:3 to 386:32) at "flash_fwd.cu":586:7 to 586:37))
         %o_issued = scf.if %has_prev -> (tensor<64x128xf32, #WACC>) {
-          %rescale_b = cuir.broadcast_rows %o_rescale : tensor<64xf32, #WROW> -> tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":290:33 to 290:69) at "flash_fwd.cu":336:3 to 336:34))
-          %acc_o_rescaled = arith.mulf %acc_o, %rescale_b : tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":290:33 to 290:69) at "flash_fwd.cu":336:3 to 336:34))
-          cuir.barrier.wait %v_full[%prev_stage], %prev_phase : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":337:3 to 337:59 at "flash_fwd.cu":361:25 to 361:53))
+          %rescale_b = cuir.broadcast_rows %o_rescale : tensor<64xf32, #WROW> -> tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":316:33 to 316:69) at "flash_fwd.cu":362:3 to 362:34))
+          %acc_o_rescaled = arith.mulf %acc_o, %rescale_b : tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":316:33 to 316:69) at "flash_fwd.cu":362:3 to 362:34))
+          cuir.barrier.wait %v_full[%prev_stage], %prev_phase : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":363:3 to 363:59 at "flash_fwd.cu":387:25 to 387:53))
           %o_pv = cuir.gemm_async %p_prev, %sV_prev, %acc_o_rescaled
-              : tensor<64x128xf16, #WA>, memref<128x128xf16, strided<[128, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":338:3 to 338:63) at "flash_fwd.cu":361:25 to 361:53))
-          scf.yield %o_pv : tensor<64x128xf32, #WACC> loc(callsite("flash_fwd.cu":361:3 to 361:36 at "flash_fwd.cu":574:7 to 574:37))
+              : tensor<64x128xf16, #WA>, memref<128x128xf16, strided<[128, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":364:3 to 364:63) at "flash_fwd.cu":387:25 to 387:53))
+          scf.yield %o_pv : tensor<64x128xf32, #WACC> loc(callsite("flash_fwd.cu":387:3 to 387:36 at "flash_fwd.cu":586:7 to 586:37))
         } else {
-          scf.yield %acc_o : tensor<64x128xf32, #WACC> loc(callsite("flash_fwd.cu":361:3 to 361:36 at "flash_fwd.cu":574:7 to 574:37))
-        } loc(callsite("flash_fwd.cu":361:3 to 361:36 at "flash_fwd.cu":574:7 to 574:37))
-        cuir.barrier.named %their_turn threads 256 arrive loc(callsite("flash_fwd.cu":362:3 to 362:45 at "flash_fwd.cu":574:7 to 574:37))
+          scf.yield %acc_o : tensor<64x128xf32, #WACC> loc(callsite("flash_fwd.cu":387:3 to 387:36 at "flash_fwd.cu":586:7 to 586:37))
+        } loc(callsite("flash_fwd.cu":387:3 to 387:36 at "flash_fwd.cu":586:7 to 586:37))
+        cuir.barrier.named %their_turn threads 256 arrive loc(callsite("flash_fwd.cu":388:3 to 388:38 at "flash_fwd.cu":586:7 to 586:37))
         // S_i has landed once at most the P V behind it is pending.
-        %s_pending = arith.select %has_prev, %c1, %c0 : index loc(callsite("flash_fwd.cu":364:3 to 364:36 at "flash_fwd.cu":574:7 to 574:37))
-        %acc_s = cuir.gemm_wait %s_issued pending %s_pending {cuir.early_score_hook = "gather"} : tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":559:7 to 559:21) at "flash_fwd.cu":574:7 to 574:37))
-        cuir.barrier.arrive %k_empty[%stage] : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":366:3 to 366:41 at "flash_fwd.cu":574:7 to 574:37))
+        %s_pending = arith.select %has_prev, %c1, %c0 : index loc(callsite("flash_fwd.cu":390:3 to 390:36 at "flash_fwd.cu":586:7 to 586:37))
+        %acc_s = cuir.gemm_wait %s_issued pending %s_pending {cuir.early_score_hook = "gather"} : tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":571:7 to 571:21) at "flash_fwd.cu":586:7 to 586:37))
+        cuir.barrier.arrive %k_empty[%stage] : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":392:3 to 392:41 at "flash_fwd.cu":586:7 to 586:37))
 
         // ------- score tile complete: acc_s = Q K^T (unscaled); the mask of a masking step -------
         %acc_s_masked = cuir.elementwise (%acc_s) at [%b, %head_q, %q_wg, %kv0]
             : (tensor<64x128xf32, #WACC>) -> tensor<64x128xf32, #WACC> {
-        ^bb0(%x: f32 loc("acc_s"("flash_fwd.cu":237:60 to 237:86)), %bi: index loc("block.batch"("flash_fwd.cu":472:3 to 472:48)), %hi: index loc("block.head_q"("flash_fwd.cu":472:3 to 472:48)), %row: index loc("row"("flash_fwd.cu":235:7 to 235:42)), %col: index loc("col"("flash_fwd.cu":236:7 to 236:46))):
-          %past_end = arith.cmpi sge, %col, %seqlen_kv : index loc(callsite("flash_fwd.cu":237:11 to 237:27 at "flash_fwd.cu":372:5 to 372:43))
-          %row_last = arith.addi %row, %last_key_offset : index loc(callsite("flash_fwd.cu":225:27 to 225:48 at "flash_fwd.cu":372:5 to 372:43))
-          %past_diag = arith.cmpi sgt, %col, %row_last : index loc(callsite("flash_fwd.cu":237:31 to 237:58 at "flash_fwd.cu":372:5 to 372:43))
-          %hidden = arith.ori %past_end, %past_diag : i1 loc(callsite("flash_fwd.cu":237:7 to 237:27 at "flash_fwd.cu":372:5 to 372:43))
-          %r = arith.select %hidden, %ninf, %x : f32 loc(callsite("acc_s"("flash_fwd.cu":237:60 to 237:86) at "flash_fwd.cu":372:5 to 372:43))
-          cuir.yield %r : f32 loc("flash_fwd.cu":372:5 to 372:43)
-        } loc("acc_s"("flash_fwd.cu":372:5 to 372:43))
+        ^bb0(%x: f32 loc("acc_s"("flash_fwd.cu":263:60 to 263:86)), %bi: index loc("block.batch"("flash_fwd.cu":499:3 to 499:68)), %hi: index loc("block.head_q"("flash_fwd.cu":499:3 to 499:68)), %row: index loc("row"("flash_fwd.cu":261:7 to 261:42)), %col: index loc("col"("flash_fwd.cu":262:7 to 262:46))):
+          %past_end = arith.cmpi sge, %col, %seqlen_kv : index loc(callsite("flash_fwd.cu":263:11 to 263:27 at "flash_fwd.cu":398:5 to 398:43))
+          %row_last = arith.addi %row, %last_key_offset : index loc(callsite("flash_fwd.cu":251:27 to 251:48 at "flash_fwd.cu":398:5 to 398:43))
+          %past_diag = arith.cmpi sgt, %col, %row_last : index loc(callsite("flash_fwd.cu":263:31 to 263:58 at "flash_fwd.cu":398:5 to 398:43))
+          %hidden = arith.ori %past_end, %past_diag : i1 loc(callsite("flash_fwd.cu":263:7 to 263:27 at "flash_fwd.cu":398:5 to 398:43))
+          %r = arith.select %hidden, %ninf, %x : f32 loc(callsite("acc_s"("flash_fwd.cu":263:60 to 263:86) at "flash_fwd.cu":398:5 to 398:43))
+          cuir.yield %r : f32 loc("flash_fwd.cu":398:5 to 398:43)
+        } loc("acc_s"("flash_fwd.cu":398:5 to 398:43))
 
         // ------- online softmax (while P_(i-1) V_(i-1) may still run): row_max / row_sum, P_i, the correction for the next P V -------
-        %blk_max = cuir.reduce_rows max %acc_s_masked : tensor<64x128xf32, #WACC> -> tensor<64xf32, #WROW> loc(callsite("new_max"("flash_fwd.cu":262:7 to 262:92) at "flash_fwd.cu":375:3 to 375:35))
-        %new_max = arith.maximumf %row_max, %blk_max : tensor<64xf32, #WROW> loc(callsite("new_max"("flash_fwd.cu":262:7 to 262:92) at "flash_fwd.cu":375:3 to 375:35))
-        %none = arith.cmpf oeq, %new_max, %ninf_row : tensor<64xf32, #WROW> loc(callsite("max_scaled"("flash_fwd.cu":266:30 to 266:48) at "flash_fwd.cu":375:3 to 375:35))
-        %new_max_s = arith.mulf %new_max, %scale_row : tensor<64xf32, #WROW> loc(callsite("max_scaled"("flash_fwd.cu":266:57 to 266:87) at "flash_fwd.cu":375:3 to 375:35))
-        %max_scaled = arith.select %none, %zero_row, %new_max_s : tensor<64xi1, #WROW>, tensor<64xf32, #WROW> loc(callsite("max_scaled"("flash_fwd.cu":266:5 to 266:88) at "flash_fwd.cu":375:3 to 375:35))
-        %old_max_s = arith.mulf %row_max, %scale_row : tensor<64xf32, #WROW> loc(callsite("o_rescale"("flash_fwd.cu":267:33 to 267:69) at "flash_fwd.cu":375:3 to 375:35))
-        %max_diff = arith.subf %old_max_s, %max_scaled : tensor<64xf32, #WROW> loc(callsite("o_rescale"("flash_fwd.cu":267:33 to 267:82) at "flash_fwd.cu":375:3 to 375:35))
-        %rescale = math.exp2 %max_diff : tensor<64xf32, #WROW> loc(callsite("o_rescale"("flash_fwd.cu":267:5 to 267:83) at "flash_fwd.cu":375:3 to 375:35))
-        %max_b = cuir.broadcast_rows %max_scaled : tensor<64xf32, #WROW> -> tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":275:70 to 275:81) at "flash_fwd.cu":375:3 to 375:35))
-        %neg_max = arith.negf %max_b : tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":275:70 to 275:81) at "flash_fwd.cu":375:3 to 375:35))
-        %logits = math.fma %acc_s_masked, %scale_tile, %neg_max : tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":275:35 to 275:82) at "flash_fwd.cu":375:3 to 375:35))
-        %p = math.exp2 %logits : tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":275:9 to 275:83) at "flash_fwd.cu":375:3 to 375:35))
-        %tile_sum = cuir.reduce_rows sum %p : tensor<64x128xf32, #WACC> -> tensor<64xf32, #WROW> loc(callsite("tile_sum"("flash_fwd.cu":277:9 to 277:22) at "flash_fwd.cu":375:3 to 375:35))
-        %sum_rescaled = arith.mulf %row_sum, %rescale : tensor<64xf32, #WROW> loc(callsite("row_sum"("flash_fwd.cu":280:21 to 280:52) at "flash_fwd.cu":375:3 to 375:35))
-        %row_sum_new = arith.addf %sum_rescaled, %tile_sum : tensor<64xf32, #WROW> loc(callsite("row_sum"("flash_fwd.cu":280:5 to 280:63) at "flash_fwd.cu":375:3 to 375:35))
+        %blk_max = cuir.reduce_rows max %acc_s_masked : tensor<64x128xf32, #WACC> -> tensor<64xf32, #WROW> loc(callsite("new_max"("flash_fwd.cu":288:7 to 288:92) at "flash_fwd.cu":401:3 to 401:35))
+        %new_max = arith.maximumf %row_max, %blk_max : tensor<64xf32, #WROW> loc(callsite("new_max"("flash_fwd.cu":288:7 to 288:92) at "flash_fwd.cu":401:3 to 401:35))
+        %none = arith.cmpf oeq, %new_max, %ninf_row : tensor<64xf32, #WROW> loc(callsite("max_scaled"("flash_fwd.cu":292:30 to 292:48) at "flash_fwd.cu":401:3 to 401:35))
+        %new_max_s = arith.mulf %new_max, %scale_row : tensor<64xf32, #WROW> loc(callsite("max_scaled"("flash_fwd.cu":292:57 to 292:87) at "flash_fwd.cu":401:3 to 401:35))
+        %max_scaled = arith.select %none, %zero_row, %new_max_s : tensor<64xi1, #WROW>, tensor<64xf32, #WROW> loc(callsite("max_scaled"("flash_fwd.cu":292:5 to 292:88) at "flash_fwd.cu":401:3 to 401:35))
+        %old_max_s = arith.mulf %row_max, %scale_row : tensor<64xf32, #WROW> loc(callsite("o_rescale"("flash_fwd.cu":293:33 to 293:69) at "flash_fwd.cu":401:3 to 401:35))
+        %max_diff = arith.subf %old_max_s, %max_scaled : tensor<64xf32, #WROW> loc(callsite("o_rescale"("flash_fwd.cu":293:33 to 293:82) at "flash_fwd.cu":401:3 to 401:35))
+        %rescale = math.exp2 %max_diff : tensor<64xf32, #WROW> loc(callsite("o_rescale"("flash_fwd.cu":293:5 to 293:83) at "flash_fwd.cu":401:3 to 401:35))
+        %max_b = cuir.broadcast_rows %max_scaled : tensor<64xf32, #WROW> -> tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":301:70 to 301:81) at "flash_fwd.cu":401:3 to 401:35))
+        %neg_max = arith.negf %max_b : tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":301:70 to 301:81) at "flash_fwd.cu":401:3 to 401:35))
+        %logits = math.fma %acc_s_masked, %scale_tile, %neg_max : tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":301:35 to 301:82) at "flash_fwd.cu":401:3 to 401:35))
+        %p = math.exp2 %logits : tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":301:9 to 301:83) at "flash_fwd.cu":401:3 to 401:35))
+        %tile_sum = cuir.reduce_rows sum %p : tensor<64x128xf32, #WACC> -> tensor<64xf32, #WROW> loc(callsite("tile_sum"("flash_fwd.cu":303:9 to 303:22) at "flash_fwd.cu":401:3 to 401:35))
+        %sum_rescaled = arith.mulf %row_sum, %rescale : tensor<64xf32, #WROW> loc(callsite("row_sum"("flash_fwd.cu":306:21 to 306:52) at "flash_fwd.cu":401:3 to 401:35))
+        %row_sum_new = arith.addf %sum_rescaled, %tile_sum : tensor<64xf32, #WROW> loc(callsite("row_sum"("flash_fwd.cu":306:5 to 306:63) at "flash_fwd.cu":401:3 to 401:35))
 
         // ------- P_(i-1) V_(i-1) has landed: O is readable and V_(i-1)'s stage free; then P_i -------
         %acc_o_new = scf.if %has_prev -> (tensor<64x128xf32, #WACC>) {
-          %o_done = cuir.gemm_wait %o_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":378:5 to 378:34) at "flash_fwd.cu":574:7 to 574:37))
-          cuir.barrier.arrive %v_empty[%prev_stage] : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":381:5 to 381:57 at "flash_fwd.cu":574:7 to 574:37))
-          scf.yield %o_done : tensor<64x128xf32, #WACC> loc(callsite("flash_fwd.cu":377:3 to 377:24 at "flash_fwd.cu":574:7 to 574:37))
+          %o_done = cuir.gemm_wait %o_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":404:5 to 404:34) at "flash_fwd.cu":586:7 to 586:37))
+          cuir.barrier.arrive %v_empty[%prev_stage] : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":407:5 to 407:57 at "flash_fwd.cu":586:7 to 586:37))
+          scf.yield %o_done : tensor<64x128xf32, #WACC> loc(callsite("flash_fwd.cu":403:3 to 403:24 at "flash_fwd.cu":586:7 to 586:37))
         } else {
-          scf.yield %o_issued : tensor<64x128xf32, #WACC> loc(callsite("flash_fwd.cu":377:3 to 377:24 at "flash_fwd.cu":574:7 to 574:37))
-        } loc(callsite("flash_fwd.cu":377:3 to 377:24 at "flash_fwd.cu":574:7 to 574:37))
-        %p16 = arith.truncf %p : tensor<64x128xf32, #WACC> to tensor<64x128xf16, #WACC> loc(callsite("p_frag"("flash_fwd.cu":299:39 to 299:106) at "flash_fwd.cu":383:3 to 383:30))
-        %p_frag = cuir.convert_layout %p16 : tensor<64x128xf16, #WACC> -> tensor<64x128xf16, #WA> loc("p_frag"("flash_fwd.cu":383:3 to 383:30))
+          scf.yield %o_issued : tensor<64x128xf32, #WACC> loc(callsite("flash_fwd.cu":403:3 to 403:24 at "flash_fwd.cu":586:7 to 586:37))
+        } loc(callsite("flash_fwd.cu":403:3 to 403:24 at "flash_fwd.cu":586:7 to 586:37))
+        %p16 = arith.truncf %p : tensor<64x128xf32, #WACC> to tensor<64x128xf16, #WACC> loc(callsite("p_frag"("flash_fwd.cu":325:39 to 325:106) at "flash_fwd.cu":409:3 to 409:30))
+        %p_frag = cuir.convert_layout %p16 : tensor<64x128xf16, #WACC> -> tensor<64x128xf16, #WA> loc("p_frag"("flash_fwd.cu":409:3 to 409:30))
         scf.yield %acc_o_new, %new_max, %row_sum_new, %rescale, %p_frag
-            : tensor<64x128xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64x128xf16, #WA> loc("flash_fwd.cu":573:5 to 573:52)
-      } loc("flash_fwd.cu":573:5 to 573:52)
+            : tensor<64x128xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64x128xf16, #WA> loc("flash_fwd.cu":585:5 to 585:52)
+      } loc("flash_fwd.cu":585:5 to 585:52)
 
       // =============================== unmasked steps ===============================
-      %n_unmasked = arith.subi %n_unmasked_blocks, %n_block_min : index loc("flash_fwd.cu":579:5 to 579:46)
+      %n_unmasked = arith.subi %n_unmasked_blocks, %n_block_min : index loc("flash_fwd.cu":591:5 to 591:46)
       %u_acc_o, %u_row_max, %u_row_sum, %u_rescale, %u_p = scf.for %iv = %c0 to %n_unmasked step %c1
           iter_args(%acc_o = %m_acc_o, %row_max = %m_row_max, %row_sum = %m_row_sum,
                     %o_rescale = %m_rescale, %p_prev = %m_p)
           -> (tensor<64x128xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64x128xf16, #WA>) {
-        %top = arith.subi %n_unmasked_blocks, %c1 : index loc("n_block"("flash_fwd.cu":579:5 to 579:46))
-        %n_block = arith.subi %top, %iv : index loc("n_block"("flash_fwd.cu":579:5 to 579:46))
-        %i = arith.subi %last_block, %n_block : index loc(callsite("i"("flash_fwd.cu":354:3 to 354:43) at "flash_fwd.cu":580:7 to 580:38))
-        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_fwd.cu":355:3 to 355:35) at "flash_fwd.cu":580:7 to 580:38))
-        %round = arith.divui %i, %cST : index loc(callsite("flash_fwd.cu":359:39 to 359:58 at "flash_fwd.cu":580:7 to 580:38))
-        %phase = arith.remui %round, %c2 : index loc(callsite("flash_fwd.cu":359:39 to 359:58 at "flash_fwd.cu":580:7 to 580:38))
-        %kv0 = arith.muli %n_block, %cBN : index loc(callsite("n_block"("flash_fwd.cu":230:20 to 230:40) at "flash_fwd.cu":372:5 to 372:43))
+        %top = arith.subi %n_unmasked_blocks, %c1 : index loc("n_block"("flash_fwd.cu":591:5 to 591:46))
+        %n_block = arith.subi %top, %iv : index loc("n_block"("flash_fwd.cu":591:5 to 591:46))
+        %i = arith.subi %last_block, %n_block : index loc(callsite("i"("flash_fwd.cu":380:3 to 380:63) at "flash_fwd.cu":592:7 to 592:38))
+        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_fwd.cu":381:3 to 381:35) at "flash_fwd.cu":592:7 to 592:38))
+        %round = arith.divui %i, %cST : index loc(callsite("flash_fwd.cu":385:39 to 385:58 at "flash_fwd.cu":592:7 to 592:38))
+        %phase = arith.remui %round, %c2 : index loc(callsite("flash_fwd.cu":385:39 to 385:58 at "flash_fwd.cu":592:7 to 592:38))
+        %kv0 = arith.muli %n_block, %cBN : index loc(callsite("n_block"("flash_fwd.cu":256:20 to 256:40) at "flash_fwd.cu":398:5 to 398:43))
         // FIRST, a template parameter of the step, is whether this visit is the block's first: no P V before it.
-        %has_prev = arith.cmpi sgt, %i, %c0 : index loc(callsite("flash_fwd.cu":361:3 to 361:36 at "flash_fwd.cu":580:7 to 580:38))
-        %prev = arith.subi %i, %c1 : index loc(callsite("flash_fwd.cu":361:48 to 361:79 at "flash_fwd.cu":580:7 to 580:38))
-        %prev_stage = arith.remui %prev, %cST : index loc(callsite("flash_fwd.cu":335:3 to 335:35 at "flash_fwd.cu":361:25 to 361:53))
-        %prev_round = arith.divui %prev, %cST : index loc(callsite("flash_fwd.cu":337:39 to 337:58 at "flash_fwd.cu":361:25 to 361:53))
-        %prev_phase = arith.remui %prev_round, %c2 : index loc(callsite("flash_fwd.cu":337:39 to 337:58 at "flash_fwd.cu":361:25 to 361:53))
+        %has_prev = arith.cmpi sgt, %i, %c0 : index loc(callsite("flash_fwd.cu":387:3 to 387:36 at "flash_fwd.cu":592:7 to 592:38))
+        %prev = arith.subi %i, %c1 : index loc(callsite("flash_fwd.cu":387:48 to 387:79 at "flash_fwd.cu":592:7 to 592:38))
+        %prev_stage = arith.remui %prev, %cST : index loc(callsite("flash_fwd.cu":361:3 to 361:35 at "flash_fwd.cu":387:25 to 387:53))
+        %prev_round = arith.divui %prev, %cST : index loc(callsite("flash_fwd.cu":363:39 to 363:58 at "flash_fwd.cu":387:25 to 387:53))
+        %prev_phase = arith.remui %prev_round, %c2 : index loc(callsite("flash_fwd.cu":363:39 to 363:58 at "flash_fwd.cu":387:25 to 387:53))
         %sK_stage = memref.subview %sK[%stage, 0, 0] [1, 128, 128] [1, 1, 1]
-            : memref<2x128x128xf16, #S> to memref<128x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sK"("flash_fwd.cu":360:34 to 360:67) at "flash_fwd.cu":580:7 to 580:38))
+            : memref<2x128x128xf16, #S> to memref<128x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sK"("flash_fwd.cu":386:34 to 386:67) at "flash_fwd.cu":592:7 to 592:38))
         %sV_prev = memref.subview %sV[%prev_stage, 0, 0] [1, 128, 128] [1, 1, 1]
-            : memref<2x128x128xf16, #S> to memref<128x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sV"("flash_fwd.cu":338:29 to 338:62) at "flash_fwd.cu":361:25 to 361:53))
+            : memref<2x128x128xf16, #S> to memref<128x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sV"("flash_fwd.cu":364:29 to 364:62) at "flash_fwd.cu":387:25 to 387:53))
 
         // ------- on this warpgroup's turn: S_i = Q K_i^T, then O = O * correction + P_(i-1) V_(i-1) -------
-        cuir.barrier.named %my_turn threads 256 loc(callsite("flash_fwd.cu":358:3 to 358:38 at "flash_fwd.cu":580:7 to 580:38))
-        cuir.barrier.wait %k_full[%stage], %phase : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":359:3 to 359:59 at "flash_fwd.cu":580:7 to 580:38))
+        cuir.barrier.named %my_turn threads 256 loc(callsite("flash_fwd.cu":384:3 to 384:38 at "flash_fwd.cu":592:7 to 592:38))
+        cuir.barrier.wait %k_full[%stage], %phase : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":385:3 to 385:59 at "flash_fwd.cu":592:7 to 592:38))
         %s_issued = cuir.gemm_async %sQ_wg, %sK_stage transpose_b, %acc_s_init
-            : memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, memref<128x128xf16, strided<[128, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":360:3 to 360:32) at "flash_fwd.cu":580:7 to 580:38))
+            : memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, memref<128x128xf16, strided<[128, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":386:3 to 386:32) at "flash_fwd.cu":592:7 to 592:38))
         %o_issued = scf.if %has_prev -> (tensor<64x128xf32, #WACC>) {
-          %rescale_b = cuir.broadcast_rows %o_rescale : tensor<64xf32, #WROW> -> tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":290:33 to 290:69) at "flash_fwd.cu":336:3 to 336:34))
-          %acc_o_rescaled = arith.mulf %acc_o, %rescale_b : tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":290:33 to 290:69) at "flash_fwd.cu":336:3 to 336:34))
-          cuir.barrier.wait %v_full[%prev_stage], %prev_phase : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":337:3 to 337:59 at "flash_fwd.cu":361:25 to 361:53))
+          %rescale_b = cuir.broadcast_rows %o_rescale : tensor<64xf32, #WROW> -> tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":316:33 to 316:69) at "flash_fwd.cu":362:3 to 362:34))
+          %acc_o_rescaled = arith.mulf %acc_o, %rescale_b : tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":316:33 to 316:69) at "flash_fwd.cu":362:3 to 362:34))
+          cuir.barrier.wait %v_full[%prev_stage], %prev_phase : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":363:3 to 363:59 at "flash_fwd.cu":387:25 to 387:53))
           %o_pv = cuir.gemm_async %p_prev, %sV_prev, %acc_o_rescaled
-              : tensor<64x128xf16, #WA>, memref<128x128xf16, strided<[128, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":338:3 to 338:63) at "flash_fwd.cu":361:25 to 361:53))
-          scf.yield %o_pv : tensor<64x128xf32, #WACC> loc(callsite("flash_fwd.cu":361:3 to 361:36 at "flash_fwd.cu":580:7 to 580:38))
+              : tensor<64x128xf16, #WA>, memref<128x128xf16, strided<[128, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":364:3 to 364:63) at "flash_fwd.cu":387:25 to 387:53))
+          scf.yield %o_pv : tensor<64x128xf32, #WACC> loc(callsite("flash_fwd.cu":387:3 to 387:36 at "flash_fwd.cu":592:7 to 592:38))
         } else {
-          scf.yield %acc_o : tensor<64x128xf32, #WACC> loc(callsite("flash_fwd.cu":361:3 to 361:36 at "flash_fwd.cu":580:7 to 580:38))
-        } loc(callsite("flash_fwd.cu":361:3 to 361:36 at "flash_fwd.cu":580:7 to 580:38))
-        cuir.barrier.named %their_turn threads 256 arrive loc(callsite("flash_fwd.cu":362:3 to 362:45 at "flash_fwd.cu":580:7 to 580:38))
+          scf.yield %acc_o : tensor<64x128xf32, #WACC> loc(callsite("flash_fwd.cu":387:3 to 387:36 at "flash_fwd.cu":592:7 to 592:38))
+        } loc(callsite("flash_fwd.cu":387:3 to 387:36 at "flash_fwd.cu":592:7 to 592:38))
+        cuir.barrier.named %their_turn threads 256 arrive loc(callsite("flash_fwd.cu":388:3 to 388:38 at "flash_fwd.cu":592:7 to 592:38))
         // S_i has landed once at most the P V behind it is pending.
-        %s_pending = arith.select %has_prev, %c1, %c0 : index loc(callsite("flash_fwd.cu":364:3 to 364:36 at "flash_fwd.cu":580:7 to 580:38))
-        %acc_s = cuir.gemm_wait %s_issued pending %s_pending {cuir.early_score_hook = "gather"} : tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":563:7 to 563:21) at "flash_fwd.cu":580:7 to 580:38))
-        cuir.barrier.arrive %k_empty[%stage] : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":366:3 to 366:41 at "flash_fwd.cu":580:7 to 580:38))
+        %s_pending = arith.select %has_prev, %c1, %c0 : index loc(callsite("flash_fwd.cu":390:3 to 390:36 at "flash_fwd.cu":592:7 to 592:38))
+        %acc_s = cuir.gemm_wait %s_issued pending %s_pending {cuir.early_score_hook = "gather"} : tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":575:7 to 575:21) at "flash_fwd.cu":592:7 to 592:38))
+        cuir.barrier.arrive %k_empty[%stage] : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":392:3 to 392:41 at "flash_fwd.cu":592:7 to 592:38))
 
         // ------- score tile complete: every score of this tile is visible -------
 
         // ------- online softmax (while P_(i-1) V_(i-1) may still run): row_max / row_sum, P_i, the correction for the next P V -------
-        %blk_max = cuir.reduce_rows max %acc_s : tensor<64x128xf32, #WACC> -> tensor<64xf32, #WROW> loc(callsite("new_max"("flash_fwd.cu":262:7 to 262:92) at "flash_fwd.cu":375:3 to 375:35))
-        %new_max = arith.maximumf %row_max, %blk_max : tensor<64xf32, #WROW> loc(callsite("new_max"("flash_fwd.cu":262:7 to 262:92) at "flash_fwd.cu":375:3 to 375:35))
-        %none = arith.cmpf oeq, %new_max, %ninf_row : tensor<64xf32, #WROW> loc(callsite("max_scaled"("flash_fwd.cu":266:30 to 266:48) at "flash_fwd.cu":375:3 to 375:35))
-        %new_max_s = arith.mulf %new_max, %scale_row : tensor<64xf32, #WROW> loc(callsite("max_scaled"("flash_fwd.cu":266:57 to 266:87) at "flash_fwd.cu":375:3 to 375:35))
-        %max_scaled = arith.select %none, %zero_row, %new_max_s : tensor<64xi1, #WROW>, tensor<64xf32, #WROW> loc(callsite("max_scaled"("flash_fwd.cu":266:5 to 266:88) at "flash_fwd.cu":375:3 to 375:35))
-        %old_max_s = arith.mulf %row_max, %scale_row : tensor<64xf32, #WROW> loc(callsite("o_rescale"("flash_fwd.cu":267:33 to 267:69) at "flash_fwd.cu":375:3 to 375:35))
-        %max_diff = arith.subf %old_max_s, %max_scaled : tensor<64xf32, #WROW> loc(callsite("o_rescale"("flash_fwd.cu":267:33 to 267:82) at "flash_fwd.cu":375:3 to 375:35))
-        %rescale = math.exp2 %max_diff : tensor<64xf32, #WROW> loc(callsite("o_rescale"("flash_fwd.cu":267:5 to 267:83) at "flash_fwd.cu":375:3 to 375:35))
-        %max_b = cuir.broadcast_rows %max_scaled : tensor<64xf32, #WROW> -> tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":275:70 to 275:81) at "flash_fwd.cu":375:3 to 375:35))
-        %neg_max = arith.negf %max_b : tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":275:70 to 275:81) at "flash_fwd.cu":375:3 to 375:35))
-        %logits = math.fma %acc_s, %scale_tile, %neg_max : tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":275:35 to 275:82) at "flash_fwd.cu":375:3 to 375:35))
-        %p = math.exp2 %logits : tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":275:9 to 275:83) at "flash_fwd.cu":375:3 to 375:35))
-        %tile_sum = cuir.reduce_rows sum %p : tensor<64x128xf32, #WACC> -> tensor<64xf32, #WROW> loc(callsite("tile_sum"("flash_fwd.cu":277:9 to 277:22) at "flash_fwd.cu":375:3 to 375:35))
-        %sum_rescaled = arith.mulf %row_sum, %rescale : tensor<64xf32, #WROW> loc(callsite("row_sum"("flash_fwd.cu":280:21 to 280:52) at "flash_fwd.cu":375:3 to 375:35))
-        %row_sum_new = arith.addf %sum_rescaled, %tile_sum : tensor<64xf32, #WROW> loc(callsite("row_sum"("flash_fwd.cu":280:5 to 280:63) at "flash_fwd.cu":375:3 to 375:35))
+        %blk_max = cuir.reduce_rows max %acc_s : tensor<64x128xf32, #WACC> -> tensor<64xf32, #WROW> loc(callsite("new_max"("flash_fwd.cu":288:7 to 288:92) at "flash_fwd.cu":401:3 to 401:35))
+        %new_max = arith.maximumf %row_max, %blk_max : tensor<64xf32, #WROW> loc(callsite("new_max"("flash_fwd.cu":288:7 to 288:92) at "flash_fwd.cu":401:3 to 401:35))
+        %none = arith.cmpf oeq, %new_max, %ninf_row : tensor<64xf32, #WROW> loc(callsite("max_scaled"("flash_fwd.cu":292:30 to 292:48) at "flash_fwd.cu":401:3 to 401:35))
+        %new_max_s = arith.mulf %new_max, %scale_row : tensor<64xf32, #WROW> loc(callsite("max_scaled"("flash_fwd.cu":292:57 to 292:87) at "flash_fwd.cu":401:3 to 401:35))
+        %max_scaled = arith.select %none, %zero_row, %new_max_s : tensor<64xi1, #WROW>, tensor<64xf32, #WROW> loc(callsite("max_scaled"("flash_fwd.cu":292:5 to 292:88) at "flash_fwd.cu":401:3 to 401:35))
+        %old_max_s = arith.mulf %row_max, %scale_row : tensor<64xf32, #WROW> loc(callsite("o_rescale"("flash_fwd.cu":293:33 to 293:69) at "flash_fwd.cu":401:3 to 401:35))
+        %max_diff = arith.subf %old_max_s, %max_scaled : tensor<64xf32, #WROW> loc(callsite("o_rescale"("flash_fwd.cu":293:33 to 293:82) at "flash_fwd.cu":401:3 to 401:35))
+        %rescale = math.exp2 %max_diff : tensor<64xf32, #WROW> loc(callsite("o_rescale"("flash_fwd.cu":293:5 to 293:83) at "flash_fwd.cu":401:3 to 401:35))
+        %max_b = cuir.broadcast_rows %max_scaled : tensor<64xf32, #WROW> -> tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":301:70 to 301:81) at "flash_fwd.cu":401:3 to 401:35))
+        %neg_max = arith.negf %max_b : tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":301:70 to 301:81) at "flash_fwd.cu":401:3 to 401:35))
+        %logits = math.fma %acc_s, %scale_tile, %neg_max : tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":301:35 to 301:82) at "flash_fwd.cu":401:3 to 401:35))
+        %p = math.exp2 %logits : tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":301:9 to 301:83) at "flash_fwd.cu":401:3 to 401:35))
+        %tile_sum = cuir.reduce_rows sum %p : tensor<64x128xf32, #WACC> -> tensor<64xf32, #WROW> loc(callsite("tile_sum"("flash_fwd.cu":303:9 to 303:22) at "flash_fwd.cu":401:3 to 401:35))
+        %sum_rescaled = arith.mulf %row_sum, %rescale : tensor<64xf32, #WROW> loc(callsite("row_sum"("flash_fwd.cu":306:21 to 306:52) at "flash_fwd.cu":401:3 to 401:35))
+        %row_sum_new = arith.addf %sum_rescaled, %tile_sum : tensor<64xf32, #WROW> loc(callsite("row_sum"("flash_fwd.cu":306:5 to 306:63) at "flash_fwd.cu":401:3 to 401:35))
 
         // ------- P_(i-1) V_(i-1) has landed: O is readable and V_(i-1)'s stage free; then P_i -------
         %acc_o_new = scf.if %has_prev -> (tensor<64x128xf32, #WACC>) {
-          %o_done = cuir.gemm_wait %o_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":378:5 to 378:34) at "flash_fwd.cu":580:7 to 580:38))
-          cuir.barrier.arrive %v_empty[%prev_stage] : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":381:5 to 381:57 at "flash_fwd.cu":580:7 to 580:38))
-          scf.yield %o_done : tensor<64x128xf32, #WACC> loc(callsite("flash_fwd.cu":377:3 to 377:24 at "flash_fwd.cu":580:7 to 580:38))
+          %o_done = cuir.gemm_wait %o_issued pending 0 : tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":404:5 to 404:34) at "flash_fwd.cu":592:7 to 592:38))
+          cuir.barrier.arrive %v_empty[%prev_stage] : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":407:5 to 407:57 at "flash_fwd.cu":592:7 to 592:38))
+          scf.yield %o_done : tensor<64x128xf32, #WACC> loc(callsite("flash_fwd.cu":403:3 to 403:24 at "flash_fwd.cu":592:7 to 592:38))
         } else {
-          scf.yield %o_issued : tensor<64x128xf32, #WACC> loc(callsite("flash_fwd.cu":377:3 to 377:24 at "flash_fwd.cu":580:7 to 580:38))
-        } loc(callsite("flash_fwd.cu":377:3 to 377:24 at "flash_fwd.cu":580:7 to 580:38))
-        %p16 = arith.truncf %p : tensor<64x128xf32, #WACC> to tensor<64x128xf16, #WACC> loc(callsite("p_frag"("flash_fwd.cu":299:39 to 299:106) at "flash_fwd.cu":383:3 to 383:30))
-        %p_frag = cuir.convert_layout %p16 : tensor<64x128xf16, #WACC> -> tensor<64x128xf16, #WA> loc("p_frag"("flash_fwd.cu":383:3 to 383:30))
+          scf.yield %o_issued : tensor<64x128xf32, #WACC> loc(callsite("flash_fwd.cu":403:3 to 403:24 at "flash_fwd.cu":592:7 to 592:38))
+        } loc(callsite("flash_fwd.cu":403:3 to 403:24 at "flash_fwd.cu":592:7 to 592:38))
+        %p16 = arith.truncf %p : tensor<64x128xf32, #WACC> to tensor<64x128xf16, #WACC> loc(callsite("p_frag"("flash_fwd.cu":325:39 to 325:106) at "flash_fwd.cu":409:3 to 409:30))
+        %p_frag = cuir.convert_layout %p16 : tensor<64x128xf16, #WACC> -> tensor<64x128xf16, #WA> loc("p_frag"("flash_fwd.cu":409:3 to 409:30))
         scf.yield %acc_o_new, %new_max, %row_sum_new, %rescale, %p_frag
-            : tensor<64x128xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64x128xf16, #WA> loc("flash_fwd.cu":579:5 to 579:46)
-      } loc("flash_fwd.cu":579:5 to 579:46)
+            : tensor<64x128xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64x128xf16, #WA> loc("flash_fwd.cu":591:5 to 591:46)
+      } loc("flash_fwd.cu":591:5 to 591:46)
+
+      cuir.barrier.arrive %q_empty[%c0] : !cuir.mbarrier<1> loc("flash_fwd.cu":594:5 to 594:36)
 
       // =============================== last P V ===============================
-      %last_stage = arith.remui %last_visit, %cST : index loc(callsite("flash_fwd.cu":335:3 to 335:35 at "flash_fwd.cu":585:5 to 585:57))
-      %last_round = arith.divui %last_visit, %cST : index loc(callsite("flash_fwd.cu":337:39 to 337:58 at "flash_fwd.cu":585:5 to 585:57))
-      %last_phase = arith.remui %last_round, %c2 : index loc(callsite("flash_fwd.cu":337:39 to 337:58 at "flash_fwd.cu":585:5 to 585:57))
+      %last_stage = arith.remui %last_visit, %cST : index loc(callsite("flash_fwd.cu":361:3 to 361:35 at "flash_fwd.cu":599:5 to 599:38))
+      %last_round = arith.divui %last_visit, %cST : index loc(callsite("flash_fwd.cu":363:39 to 363:58 at "flash_fwd.cu":599:5 to 599:38))
+      %last_phase = arith.remui %last_round, %c2 : index loc(callsite("flash_fwd.cu":363:39 to 363:58 at "flash_fwd.cu":599:5 to 599:38))
       %sV_last = memref.subview %sV[%last_stage, 0, 0] [1, 128, 128] [1, 1, 1]
-          : memref<2x128x128xf16, #S> to memref<128x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sV"("flash_fwd.cu":338:29 to 338:62) at "flash_fwd.cu":585:5 to 585:57))
-      cuir.barrier.named %my_turn threads 256 loc("flash_fwd.cu":584:5 to 584:42)
-      %last_rescale_b = cuir.broadcast_rows %u_rescale : tensor<64xf32, #WROW> -> tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":290:33 to 290:69) at "flash_fwd.cu":336:3 to 336:34))
-      %last_acc_o = arith.mulf %u_acc_o, %last_rescale_b : tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":290:33 to 290:69) at "flash_fwd.cu":336:3 to 336:34))
-      cuir.barrier.wait %v_full[%last_stage], %last_phase : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":337:3 to 337:59 at "flash_fwd.cu":585:5 to 585:57))
+          : memref<2x128x128xf16, #S> to memref<128x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sV"("flash_fwd.cu":364:29 to 364:62) at "flash_fwd.cu":599:5 to 599:38))
+      cuir.barrier.named %my_turn threads 256 loc("flash_fwd.cu":598:5 to 598:42)
+      %last_rescale_b = cuir.broadcast_rows %u_rescale : tensor<64xf32, #WROW> -> tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":316:33 to 316:69) at "flash_fwd.cu":362:3 to 362:34))
+      %last_acc_o = arith.mulf %u_acc_o, %last_rescale_b : tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":316:33 to 316:69) at "flash_fwd.cu":362:3 to 362:34))
+      cuir.barrier.wait %v_full[%last_stage], %last_phase : !cuir.mbarrier<2> loc(callsite("flash_fwd.cu":363:3 to 363:59 at "flash_fwd.cu":599:5 to 599:38))
       %o_last = cuir.gemm_async %u_p, %sV_last, %last_acc_o
-          : tensor<64x128xf16, #WA>, memref<128x128xf16, strided<[128, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":338:3 to 338:63) at "flash_fwd.cu":585:5 to 585:57))
-      // Consumer 1 keeps its last turn: every wait for a turn is matched by one hand-off.
-      %hand_off = arith.xori %is_second, %true : i1 loc("flash_fwd.cu":312:5 to 312:34)
-      scf.if %hand_off {
-        cuir.barrier.named %their_turn threads 256 arrive loc("flash_fwd.cu":586:5 to 586:48)
-        scf.yield loc("flash_fwd.cu":586:5 to 586:48)
-      } loc("flash_fwd.cu":586:5 to 586:48)
-      %o_final = cuir.gemm_wait %o_last pending 0 : tensor<64x128xf32, #WACC> loc("acc_o"("flash_fwd.cu":587:5 to 587:27))
-      cuir.barrier.arrive %v_empty[%last_stage] : !cuir.mbarrier<2> loc("flash_fwd.cu":590:5 to 590:81)
+          : tensor<64x128xf16, #WA>, memref<128x128xf16, strided<[128, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":364:3 to 364:63) at "flash_fwd.cu":599:5 to 599:38))
+      cuir.barrier.named %their_turn threads 256 arrive loc("flash_fwd.cu":600:5 to 600:42)
+      %o_final = cuir.gemm_wait %o_last pending 0 : tensor<64x128xf32, #WACC> loc("acc_o"("flash_fwd.cu":601:5 to 601:27))
+      cuir.barrier.arrive %v_empty[%last_stage] : !cuir.mbarrier<2> loc("flash_fwd.cu":604:5 to 604:60)
 
       // =============================== epilogue ===============================
-      %sees_nothing = arith.cmpf oeq, %u_row_sum, %zero_row : tensor<64xf32, #WROW> loc("row_sees_nothing"("flash_fwd.cu":406:5 to 406:45))
-      %one_row = arith.constant dense<1.0> : tensor<64xf32, #WROW> loc("row_inv_sum"("flash_fwd.cu":407:50 to 407:59))
-      %inv = arith.divf %one_row, %u_row_sum : tensor<64xf32, #WROW> loc("row_inv_sum"("flash_fwd.cu":407:50 to 407:59))
-      %row_inv_sum = arith.select %sees_nothing, %zero_row, %inv : tensor<64xi1, #WROW>, tensor<64xf32, #WROW> loc("row_inv_sum"("flash_fwd.cu":407:5 to 407:60))
-      %max_l2 = arith.mulf %u_row_max, %scale_row : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":408:53 to 408:93))
-      %log_sum = math.log2 %u_row_sum : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":408:96 to 408:110))
-      %lse2 = arith.addf %max_l2, %log_sum : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":408:52 to 408:111))
-      %ln2 = arith.constant dense<0.693147182> : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":408:112 to 408:118))
-      %lse_nat = arith.mulf %lse2, %ln2 : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":408:52 to 408:118))
-      %lse_val = arith.select %sees_nothing, %ninf_row, %lse_nat : tensor<64xi1, #WROW>, tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":408:5 to 408:118))
-      cuir.store %lse_val -> %lse_head[%q_wg] : tensor<64xf32, #WROW> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("lse_head"("flash_fwd.cu":410:72 to 410:91))
-      %inv_b = cuir.broadcast_rows %row_inv_sum : tensor<64xf32, #WROW> -> tensor<64x128xf32, #WACC> loc("packed"("flash_fwd.cu":424:55 to 424:98))
-      %o_norm = arith.mulf %o_final, %inv_b : tensor<64x128xf32, #WACC> loc("packed"("flash_fwd.cu":424:55 to 424:98))
-      %o16 = arith.truncf %o_norm : tensor<64x128xf32, #WACC> to tensor<64x128xf16, #WACC> loc("packed"("flash_fwd.cu":424:7 to 424:54))
-      cuir.store %o16 -> %sQ_wg : tensor<64x128xf16, #WACC> -> memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc("smem"("flash_fwd.cu":426:7 to 426:93))
-      cuir.copy %sQ_wg -> %o_head[%q_wg, %c0] : memref<64x128xf16, strided<[128, 1], offset: ?>, #S> -> memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("o_head"("flash_fwd.cu":440:7 to 440:100))
-      cuir.yield loc("flash_fwd.cu":593:5 to 593:50)
-    } loc("flash_fwd.cu":521:5 to 521:40)
-    scf.yield loc("flash_fwd.cu":494:3 to 494:24)
-  } loc("flash_fwd.cu":494:3 to 494:24)
-  cuir.return loc("flash_fwd.cu":464:5 to 464:79)
-} loc("flash_fwd_sm90_kernel"("flash_fwd.cu":464:5 to 464:79))
+      %sees_nothing = arith.cmpf oeq, %u_row_sum, %zero_row : tensor<64xf32, #WROW> loc("row_sees_nothing"("flash_fwd.cu":432:5 to 432:45))
+      %one_row = arith.constant dense<1.0> : tensor<64xf32, #WROW> loc("row_inv_sum"("flash_fwd.cu":433:50 to 433:59))
+      %inv = arith.divf %one_row, %u_row_sum : tensor<64xf32, #WROW> loc("row_inv_sum"("flash_fwd.cu":433:50 to 433:59))
+      %row_inv_sum = arith.select %sees_nothing, %zero_row, %inv : tensor<64xi1, #WROW>, tensor<64xf32, #WROW> loc("row_inv_sum"("flash_fwd.cu":433:5 to 433:60))
+      %max_l2 = arith.mulf %u_row_max, %scale_row : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":434:53 to 434:93))
+      %log_sum = math.log2 %u_row_sum : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":434:96 to 434:110))
+      %lse2 = arith.addf %max_l2, %log_sum : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":434:52 to 434:111))
+      %ln2 = arith.constant dense<0.693147182> : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":434:112 to 434:118))
+      %lse_nat = arith.mulf %lse2, %ln2 : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":434:52 to 434:118))
+      %lse_val = arith.select %sees_nothing, %ninf_row, %lse_nat : tensor<64xi1, #WROW>, tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":434:5 to 434:118))
+      cuir.store %lse_val -> %lse_head[%q_wg] : tensor<64xf32, #WROW> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("lse_head"("flash_fwd.cu":436:72 to 436:91))
+      %inv_b = cuir.broadcast_rows %row_inv_sum : tensor<64xf32, #WROW> -> tensor<64x128xf32, #WACC> loc("packed"("flash_fwd.cu":450:55 to 450:98))
+      %o_norm = arith.mulf %o_final, %inv_b : tensor<64x128xf32, #WACC> loc("packed"("flash_fwd.cu":450:55 to 450:98))
+      %o16 = arith.truncf %o_norm : tensor<64x128xf32, #WACC> to tensor<64x128xf16, #WACC> loc("packed"("flash_fwd.cu":450:7 to 450:54))
+      %sO_wg = memref.subview %sO[%wg_row, 0] [64, 128] [1, 1]
+          : memref<128x128xf16, #S> to memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc("flash_fwd.cu":441:12 to 441:68)
+      cuir.store %o16 -> %sO_wg : tensor<64x128xf16, #WACC> -> memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc("smem"("flash_fwd.cu":452:7 to 452:93))
+      cuir.copy %sO_wg -> %o_head[%q_wg, %c0] : memref<64x128xf16, strided<[128, 1], offset: ?>, #S> -> memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("o_head"("flash_fwd.cu":466:7 to 466:100))
+      // Consumer 0 takes the turn of consumer 1's last hand-off (after the thread block's last item).
+      %is_first = arith.cmpi eq, %consumer, %c0 : index loc("flash_fwd.cu":660:9 to 660:28)
+      scf.if %is_first {
+        cuir.barrier.named %c1 threads 256 loc("flash_fwd.cu":660:30 to 660:54)
+        scf.yield loc("flash_fwd.cu":660:5 to 660:55)
+      } loc("flash_fwd.cu":660:5 to 660:55)
+      cuir.yield loc("flash_fwd.cu":607:5 to 607:50)
+    } loc("flash_fwd.cu":653:5 to 653:40)
+    scf.yield loc("flash_fwd.cu":522:3 to 522:24)
+  } loc("flash_fwd.cu":522:3 to 522:24)
+  cuir.return loc("flash_fwd.cu":618:5 to 618:79)
+} loc("flash_fwd_sm90_kernel"("flash_fwd.cu":618:5 to 618:79))
 cuir.kernel @flash_fwd_sm90_f16_d64(
-    %q: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "q"} loc("params.q"("flash_fwd.cu":464:27 to 464:79)),
-    %k: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "k"} loc("params.k"("flash_fwd.cu":464:27 to 464:79)),
-    %v: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "v"} loc("params.v"("flash_fwd.cu":464:27 to 464:79)),
-    %o: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "o"} loc("params.o"("flash_fwd.cu":464:27 to 464:79)),
-    %lse: memref<?x?x?xf32, #G> {cuir.arg = "lse"} loc("params.lse"("flash_fwd.cu":464:27 to 464:79)),
-    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_fwd.cu":464:27 to 464:79)),
-    %causal: i1 {cuir.arg = "causal"} loc("IS_CAUSAL"("flash_fwd.cu":462:1 to 462:57)),
-    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_fwd.cu":464:27 to 464:79)),
-    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_fwd.cu":464:27 to 464:79)),
-    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_fwd.cu":464:27 to 464:79)),
-    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_fwd.cu":464:27 to 464:79)),
-    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_fwd.cu":464:27 to 464:79)))
+    %q: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "q"} loc("params.q"("flash_fwd.cu":618:27 to 618:79)),
+    %k: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "k"} loc("params.k"("flash_fwd.cu":618:27 to 618:79)),
+    %v: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "v"} loc("params.v"("flash_fwd.cu":618:27 to 618:79)),
+    %o: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "o"} loc("params.o"("flash_fwd.cu":618:27 to 618:79)),
+    %lse: memref<?x?x?xf32, #G> {cuir.arg = "lse"} loc("params.lse"("flash_fwd.cu":618:27 to 618:79)),
+    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_fwd.cu":618:27 to 618:79)),
+    %causal: i1 {cuir.arg = "causal"} loc("IS_CAUSAL"("flash_fwd.cu":616:1 to 616:57)),
+    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_fwd.cu":618:27 to 618:79)),
+    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_fwd.cu":618:27 to 618:79)),
+    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_fwd.cu":618:27 to 618:79)),
+    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_fwd.cu":618:27 to 618:79)),
+    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_fwd.cu":618:27 to 618:79)))
     grid (b, hq, hkv, nq, nkv) -> (nq ceildiv 128, hq, b)
     threads 384 arch "sm_90a" {
   %c0 = arith.constant 0 : index
@@ -1215,358 +1249,366 @@ cuir.kernel @flash_fwd_sm90_f16_d64(
   %ninf = arith.constant 0xFF800000 : f32
 
   // ---- block coordinates, sequence views, masking offsets ----
-  %m_block = cuir.block_id x loc("block.m_block"("flash_fwd.cu":472:3 to 472:48))
-  %head_q = cuir.block_id y loc("block.head_q"("flash_fwd.cu":472:3 to 472:48))
-  %b = cuir.block_id z loc("block.batch"("flash_fwd.cu":472:3 to 472:48))
-  %causal_offset = arith.subi %seqlen_kv, %seqlen_q : index loc("causal_offset"("flash_fwd.cu":475:13 to 475:49))
-  %last_key_offset = arith.select %causal, %causal_offset, %seqlen_kv : index loc("ctx.last_key_offset"("flash_fwd.cu":538:5 to 538:92))
-  %m_start = arith.muli %m_block, %c128 : index loc("m_start"("flash_fwd.cu":476:13 to 476:49))
-  %group = arith.divui %num_heads_q, %num_heads_kv : index loc("head_kv"("flash_fwd.cu":477:13 to 477:80))
-  %head_kv = arith.divui %head_q, %group : index loc("head_kv"("flash_fwd.cu":477:13 to 477:80))
+  %m_block = cuir.block_id x loc("block.m_block"("flash_fwd.cu":499:3 to 499:68))
+  %head_q = cuir.block_id y loc("block.head_q"("flash_fwd.cu":499:3 to 499:68))
+  %b = cuir.block_id z loc("block.batch"("flash_fwd.cu":499:3 to 499:68))
+  %causal_offset = arith.subi %seqlen_kv, %seqlen_q : index loc("causal_offset"("flash_fwd.cu":502:13 to 502:49))
+  %last_key_offset = arith.select %causal, %causal_offset, %seqlen_kv : index loc("ctx.last_key_offset"("flash_fwd.cu":551:5 to 551:92))
+  %m_start = arith.muli %m_block, %c128 : index loc("m_start"("flash_fwd.cu":503:13 to 503:49))
+  %group = arith.divui %num_heads_q, %num_heads_kv : index loc("head_kv"("flash_fwd.cu":504:13 to 504:80))
+  %head_kv = arith.divui %head_q, %group : index loc("head_kv"("flash_fwd.cu":504:13 to 504:80))
   %q_head = memref.subview %q[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 64] [1, 1, 1, 1]
-      : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("tma_q"("flash_fwd.cu":646:21 to 646:46))
+      : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("tma_q"("flash_fwd.cu":730:21 to 730:46))
   %k_head = memref.subview %k[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 64] [1, 1, 1, 1]
-      : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("tma_k"("flash_fwd.cu":650:11 to 650:36))
+      : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("tma_k"("flash_fwd.cu":734:11 to 734:36))
   %v_head = memref.subview %v[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 64] [1, 1, 1, 1]
-      : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("tma_v"("flash_fwd.cu":653:11 to 653:36))
+      : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("tma_v"("flash_fwd.cu":737:11 to 737:36))
   %o_head = memref.subview %o[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 64] [1, 1, 1, 1]
-      : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("o_head"("flash_fwd.cu":430:3 to 430:55))
+      : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("o_head"("flash_fwd.cu":456:3 to 456:55))
   %lse_head = memref.subview %lse[%b, %head_q, 0] [1, 1, %seqlen_q] [1, 1, 1]
-      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("lse_head"("flash_fwd.cu":396:3 to 396:42))
+      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("lse_head"("flash_fwd.cu":422:3 to 422:42))
 
   // ---- KV tiles this block visits: [n_block_min, n_block_max), of which [n_block_min, n_unmasked_blocks) need no mask ----
-  %n_block_min = arith.constant 0 : index loc("n_block_min"("flash_fwd.cu":481:3 to 481:23))
-  %n_block_all = arith.ceildivui %seqlen_kv, %cBN : index loc("n_block_max"("flash_fwd.cu":482:7 to 482:62))
-  %n_full_all = arith.divui %seqlen_kv, %cBN : index loc("n_unmasked_blocks"("flash_fwd.cu":483:7 to 483:49))
-  %m_end = arith.addi %m_start, %c128 : index loc("last_row"("flash_fwd.cu":485:15 to 485:65))
-  %m_end_clamped = arith.minui %m_end, %seqlen_q : index loc("last_row"("flash_fwd.cu":485:15 to 485:65))
-  %last_row = arith.subi %m_end_clamped, %c1 : index loc("last_row"("flash_fwd.cu":485:15 to 485:65))
-  %last_key_of_last_row = arith.addi %last_row, %causal_offset : index loc("last_key_of_last_row"("flash_fwd.cu":486:15 to 486:62))
-  %last_key_of_first_row = arith.addi %m_start, %causal_offset : index loc("last_key_of_first_row"("flash_fwd.cu":487:15 to 487:62))
-  %llr_neg = arith.cmpi slt, %last_key_of_last_row, %c0 : index loc("n_block_max"("flash_fwd.cu":488:5 to 488:105))
-  %llr_blk = arith.divsi %last_key_of_last_row, %cBN : index loc("n_block_max"("flash_fwd.cu":488:5 to 488:105))
-  %llr_end = arith.addi %llr_blk, %c1 : index loc("n_block_max"("flash_fwd.cu":488:5 to 488:105))
-  %llr_bound = arith.select %llr_neg, %c0, %llr_end : index loc("n_block_max"("flash_fwd.cu":488:5 to 488:105))
-  %n_block_causal = arith.minsi %n_block_all, %llr_bound : index loc("n_block_max"("flash_fwd.cu":488:5 to 488:105))
-  %lfr_neg = arith.cmpi slt, %last_key_of_first_row, %c0 : index loc("n_unmasked_blocks"("flash_fwd.cu":489:5 to 489:121))
-  %lfr_next = arith.addi %last_key_of_first_row, %c1 : index loc("n_unmasked_blocks"("flash_fwd.cu":489:5 to 489:121))
-  %lfr_blk = arith.divsi %lfr_next, %cBN : index loc("n_unmasked_blocks"("flash_fwd.cu":489:5 to 489:121))
-  %lfr_bound = arith.select %lfr_neg, %c0, %lfr_blk : index loc("n_unmasked_blocks"("flash_fwd.cu":489:5 to 489:121))
-  %n_full_causal = arith.minsi %n_full_all, %lfr_bound : index loc("n_unmasked_blocks"("flash_fwd.cu":489:5 to 489:121))
-  %n_block_max = arith.select %causal, %n_block_causal, %n_block_all : index loc("n_block_max"("flash_fwd.cu":484:3 to 484:27))
-  %n_unmasked_blocks = arith.select %causal, %n_full_causal, %n_full_all : index loc("n_unmasked_blocks"("flash_fwd.cu":484:3 to 484:27))
+  %n_block_min = arith.constant 0 : index loc("n_block_min"("flash_fwd.cu":508:3 to 508:23))
+  %n_block_all = arith.ceildivui %seqlen_kv, %cBN : index loc("n_block_max"("flash_fwd.cu":509:7 to 509:62))
+  %n_full_all = arith.divui %seqlen_kv, %cBN : index loc("n_unmasked_blocks"("flash_fwd.cu":510:7 to 510:49))
+  %m_end = arith.addi %m_start, %c128 : index loc("last_row"("flash_fwd.cu":512:15 to 512:65))
+  %m_end_clamped = arith.minui %m_end, %seqlen_q : index loc("last_row"("flash_fwd.cu":512:15 to 512:65))
+  %last_row = arith.subi %m_end_clamped, %c1 : index loc("last_row"("flash_fwd.cu":512:15 to 512:65))
+  %last_key_of_last_row = arith.addi %last_row, %causal_offset : index loc("last_key_of_last_row"("flash_fwd.cu":513:15 to 513:62))
+  %last_key_of_first_row = arith.addi %m_start, %causal_offset : index loc("last_key_of_first_row"("flash_fwd.cu":514:15 to 514:62))
+  %llr_neg = arith.cmpi slt, %last_key_of_last_row, %c0 : index loc("n_block_max"("flash_fwd.cu":515:5 to 515:105))
+  %llr_blk = arith.divsi %last_key_of_last_row, %cBN : index loc("n_block_max"("flash_fwd.cu":515:5 to 515:105))
+  %llr_end = arith.addi %llr_blk, %c1 : index loc("n_block_max"("flash_fwd.cu":515:5 to 515:105))
+  %llr_bound = arith.select %llr_neg, %c0, %llr_end : index loc("n_block_max"("flash_fwd.cu":515:5 to 515:105))
+  %n_block_causal = arith.minsi %n_block_all, %llr_bound : index loc("n_block_max"("flash_fwd.cu":515:5 to 515:105))
+  %lfr_neg = arith.cmpi slt, %last_key_of_first_row, %c0 : index loc("n_unmasked_blocks"("flash_fwd.cu":516:5 to 516:121))
+  %lfr_next = arith.addi %last_key_of_first_row, %c1 : index loc("n_unmasked_blocks"("flash_fwd.cu":516:5 to 516:121))
+  %lfr_blk = arith.divsi %lfr_next, %cBN : index loc("n_unmasked_blocks"("flash_fwd.cu":516:5 to 516:121))
+  %lfr_bound = arith.select %lfr_neg, %c0, %lfr_blk : index loc("n_unmasked_blocks"("flash_fwd.cu":516:5 to 516:121))
+  %n_full_causal = arith.minsi %n_full_all, %lfr_bound : index loc("n_unmasked_blocks"("flash_fwd.cu":516:5 to 516:121))
+  %n_block_max = arith.select %causal, %n_block_causal, %n_block_all : index loc("n_block_max"("flash_fwd.cu":511:3 to 511:27))
+  %n_unmasked_blocks = arith.select %causal, %n_full_causal, %n_full_all : index loc("n_unmasked_blocks"("flash_fwd.cu":511:3 to 511:27))
 
-  %no_keys = arith.cmpi sle, %n_block_max, %n_block_min : index loc("flash_fwd.cu":494:3 to 494:24)
+  %no_keys = arith.cmpi sle, %n_block_max, %n_block_min : index loc("flash_fwd.cu":522:3 to 522:24)
   scf.if %no_keys {
     // No row of this block sees any key: O = 0, LSE = -inf (write_empty_block).
-    %zero_o = arith.constant dense<0.0> : tensor<128x64xf16, #WACC> loc("o_head"("flash_fwd.cu":453:103 to 453:125))
-    cuir.store %zero_o -> %o_head[%m_start, %c0] : tensor<128x64xf16, #WACC> -> memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("o_head"("flash_fwd.cu":453:32 to 453:125))
-    %ninf_lse = arith.constant dense<0xFF800000> : tensor<128xf32, #WROW> loc("lse_head"("flash_fwd.cu":458:7 to 458:30))
-    cuir.store %ninf_lse -> %lse_head[%m_start] : tensor<128xf32, #WROW> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("lse_head"("flash_fwd.cu":458:7 to 458:30))
-    scf.yield loc("flash_fwd.cu":496:5 to 496:12)
+    %zero_o = arith.constant dense<0.0> : tensor<128x64xf16, #WACC> loc("o_head"("flash_fwd.cu":480:103 to 480:125))
+    cuir.store %zero_o -> %o_head[%m_start, %c0] : tensor<128x64xf16, #WACC> -> memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("o_head"("flash_fwd.cu":480:32 to 480:125))
+    %ninf_lse = arith.constant dense<0xFF800000> : tensor<128xf32, #WROW> loc("lse_head"("flash_fwd.cu":485:7 to 485:30))
+    cuir.store %ninf_lse -> %lse_head[%m_start] : tensor<128xf32, #WROW> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("lse_head"("flash_fwd.cu":485:7 to 485:30))
+    scf.yield loc("flash_fwd.cu":524:5 to 524:12)
   } else {
     // ---- visits: n_visits, the last is visit n_visits - 1 ----
-    %last_block = arith.subi %n_block_max, %c1 : index loc("i"("flash_fwd.cu":354:3 to 354:43))
-    %n_visits = arith.subi %n_block_max, %n_block_min : index loc("n_visits"("flash_fwd.cu":173:3 to 173:50))
-    %last_visit = arith.subi %n_visits, %c1 : index loc("flash_fwd.cu":585:5 to 585:85)
+    %last_block = arith.subi %n_block_max, %c1 : index loc("i"("flash_fwd.cu":380:3 to 380:63))
+    %n_visits = arith.subi %n_block_max, %n_block_min : index loc("n_visits"("flash_fwd.cu":199:3 to 199:50))
+    %last_visit = arith.subi %n_visits, %c1 : index loc("last_visit"("flash_fwd.cu":597:5 to 597:57))
 
     // ---- shared memory: Q [128][d] (O in the epilogue), K and V rings [STAGES][BLOCK_N][d], 128-byte swizzled; the mbarriers ----
-    %sQ = cuir.alloc {swizzle = 128} : memref<128x64xf16, #S> loc("sQ"("flash_fwd.cu":95:24 to 95:37))
-    %sK = cuir.alloc {swizzle = 128} : memref<4x128x64xf16, #S> loc("sK"("flash_fwd.cu":96:24 to 96:60))
-    %sV = cuir.alloc {swizzle = 128} : memref<4x128x64xf16, #S> loc("sV"("flash_fwd.cu":97:24 to 97:70))
-    %q_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<1> loc("bars->q_full"("flash_fwd.cu":501:5 to 501:36))
-    %k_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<4> loc("bars->k_full"("flash_fwd.cu":504:7 to 504:41))
-    %v_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<4> loc("bars->v_full"("flash_fwd.cu":505:7 to 505:41))
-    %k_empty = cuir.barrier.init arrivals 2 : !cuir.mbarrier<4> loc("bars->k_empty"("flash_fwd.cu":506:7 to 506:64))
-    %v_empty = cuir.barrier.init arrivals 2 : !cuir.mbarrier<4> loc("bars->v_empty"("flash_fwd.cu":507:7 to 507:64))
+    %sQ = cuir.alloc {swizzle = 128} : memref<128x64xf16, #S> loc("sQ"("flash_fwd.cu":104:24 to 104:37))
+    %sK = cuir.alloc {swizzle = 128} : memref<4x128x64xf16, #S> loc("sK"("flash_fwd.cu":105:24 to 105:60))
+    %sV = cuir.alloc {swizzle = 128} : memref<4x128x64xf16, #S> loc("sV"("flash_fwd.cu":106:24 to 106:70))
+    %sO = cuir.alloc {swizzle = 128} : memref<128x64xf16, #S> loc("sO"("flash_fwd.cu":107:24 to 107:70))
+    %q_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<1> loc("bars->q_full"("flash_fwd.cu":630:5 to 630:36))
+    %q_empty = cuir.barrier.init arrivals 2 : !cuir.mbarrier<1> loc("bars->q_empty"("flash_fwd.cu":631:5 to 631:59))
+    %k_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<4> loc("bars->k_full"("flash_fwd.cu":634:7 to 634:41))
+    %v_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<4> loc("bars->v_full"("flash_fwd.cu":635:7 to 635:41))
+    %k_empty = cuir.barrier.init arrivals 2 : !cuir.mbarrier<4> loc("bars->k_empty"("flash_fwd.cu":636:7 to 636:64))
+    %v_empty = cuir.barrier.init arrivals 2 : !cuir.mbarrier<4> loc("bars->v_empty"("flash_fwd.cu":637:7 to 637:64))
 
     // =============================== producer warpgroup ===============================
     cuir.bind warpgroup [0] role producer regs 24 {
       cuir.bind warp [0] role producer {
-        cuir.barrier.arrive %q_full[%c0] expect_tx 16384 : !cuir.mbarrier<1> loc("flash_fwd.cu":167:3 to 167:60)
+        cuir.barrier.wait %q_empty[%c0], %c1 : !cuir.mbarrier<1> loc("flash_fwd.cu":192:3 to 192:56)
+        cuir.barrier.arrive %q_full[%c0] expect_tx 16384 : !cuir.mbarrier<1> loc("flash_fwd.cu":193:3 to 193:60)
         cuir.copy_async tma %q_head[%m_start, %c0] -> %sQ barrier %q_full[%c0]
-            : memref<?x64xf16, strided<[?, 1], offset: ?>, #G> -> memref<128x64xf16, #S>, !cuir.mbarrier<1> loc("sQ"("flash_fwd.cu":170:5 to 170:68))
+            : memref<?x64xf16, strided<[?, 1], offset: ?>, #G> -> memref<128x64xf16, #S>, !cuir.mbarrier<1> loc("sQ"("flash_fwd.cu":196:5 to 196:68))
         // K of visit i, then V of visit i - 1.
-        %n_steps = arith.addi %n_visits, %c1 : index loc("flash_fwd.cu":174:3 to 174:38)
+        %n_steps = arith.addi %n_visits, %c1 : index loc("flash_fwd.cu":200:3 to 200:38)
         scf.for %i = %c0 to %n_steps step %c1 {
-          %has_k = arith.cmpi slt, %i, %n_visits : index loc("flash_fwd.cu":175:5 to 175:22)
+          %has_k = arith.cmpi slt, %i, %n_visits : index loc("flash_fwd.cu":201:5 to 201:22)
           scf.if %has_k {
-            %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_fwd.cu":151:3 to 151:35) at "flash_fwd.cu":176:7 to 176:32))
-            %round = arith.divui %i, %cST : index loc(callsite("phase"("flash_fwd.cu":152:3 to 152:46) at "flash_fwd.cu":176:7 to 176:32))
-            %phase = arith.remui %round, %c2 : index loc(callsite("phase"("flash_fwd.cu":152:3 to 152:46) at "flash_fwd.cu":176:7 to 176:32))
-            %free = arith.xori %phase, %c1 : index loc(callsite("flash_fwd.cu":153:3 to 153:42 at "flash_fwd.cu":176:7 to 176:32))
-            cuir.barrier.wait %k_empty[%stage], %free : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":153:3 to 153:42 at "flash_fwd.cu":176:7 to 176:32))
-            cuir.barrier.arrive %k_full[%stage] expect_tx 16384 : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":154:3 to 154:60 at "flash_fwd.cu":176:7 to 176:32))
-            %blk = arith.subi %last_block, %i : index loc(callsite("row"("flash_fwd.cu":155:3 to 155:62) at "flash_fwd.cu":176:7 to 176:32))
-            %row = arith.muli %blk, %cBN : index loc(callsite("row"("flash_fwd.cu":155:3 to 155:62) at "flash_fwd.cu":176:7 to 176:32))
+            %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_fwd.cu":173:3 to 173:35) at "flash_fwd.cu":202:7 to 202:32))
+            %round = arith.divui %i, %cST : index loc(callsite("phase"("flash_fwd.cu":174:3 to 174:46) at "flash_fwd.cu":202:7 to 202:32))
+            %phase = arith.remui %round, %c2 : index loc(callsite("phase"("flash_fwd.cu":174:3 to 174:46) at "flash_fwd.cu":202:7 to 202:32))
+            %free = arith.xori %phase, %c1 : index loc(callsite("flash_fwd.cu":175:3 to 175:42 at "flash_fwd.cu":202:7 to 202:32))
+            cuir.barrier.wait %k_empty[%stage], %free : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":175:3 to 175:42 at "flash_fwd.cu":202:7 to 202:32))
+            cuir.barrier.arrive %k_full[%stage] expect_tx 16384 : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":176:3 to 176:60 at "flash_fwd.cu":202:7 to 202:32))
+            %blk = arith.subi %last_block, %i : index loc(callsite("row"("flash_fwd.cu":177:3 to 177:50) at "flash_fwd.cu":202:7 to 202:32))
+            %row = arith.muli %blk, %cBN : index loc(callsite("row"("flash_fwd.cu":177:3 to 177:50) at "flash_fwd.cu":202:7 to 202:32))
             %sK_stage = memref.subview %sK[%stage, 0, 0] [1, 128, 64] [1, 1, 1]
-                : memref<4x128x64xf16, #S> to memref<128x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sK"("flash_fwd.cu":158:17 to 158:62) at "flash_fwd.cu":176:7 to 176:32))
+                : memref<4x128x64xf16, #S> to memref<128x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sK"("flash_fwd.cu":180:17 to 180:62) at "flash_fwd.cu":202:7 to 202:32))
             cuir.copy_async tma %k_head[%row, %c0] -> %sK_stage barrier %k_full[%stage]
-                : memref<?x64xf16, strided<[?, 1], offset: ?>, #G> -> memref<128x64xf16, strided<[64, 1], offset: ?>, #S>, !cuir.mbarrier<4> loc(callsite("sK"("flash_fwd.cu":158:5 to 158:62) at "flash_fwd.cu":176:7 to 176:32))
-            scf.yield loc("flash_fwd.cu":175:5 to 175:22)
-          } loc("flash_fwd.cu":175:5 to 175:22)
-          %has_v = arith.cmpi sge, %i, %c1 : index loc("flash_fwd.cu":178:5 to 178:16)
+                : memref<?x64xf16, strided<[?, 1], offset: ?>, #G> -> memref<128x64xf16, strided<[64, 1], offset: ?>, #S>, !cuir.mbarrier<4> loc(callsite("sK"("flash_fwd.cu":180:5 to 180:62) at "flash_fwd.cu":202:7 to 202:32))
+            scf.yield loc("flash_fwd.cu":201:5 to 201:22)
+          } loc("flash_fwd.cu":201:5 to 201:22)
+          %has_v = arith.cmpi sge, %i, %c1 : index loc("flash_fwd.cu":204:5 to 204:16)
           scf.if %has_v {
-            %iv = arith.subi %i, %c1 : index loc("flash_fwd.cu":179:83 to 179:110)
-            %stage = arith.remui %iv, %cST : index loc(callsite("stage"("flash_fwd.cu":151:3 to 151:35) at "flash_fwd.cu":179:7 to 179:32))
-            %round = arith.divui %iv, %cST : index loc(callsite("phase"("flash_fwd.cu":152:3 to 152:46) at "flash_fwd.cu":179:7 to 179:32))
-            %phase = arith.remui %round, %c2 : index loc(callsite("phase"("flash_fwd.cu":152:3 to 152:46) at "flash_fwd.cu":179:7 to 179:32))
-            %free = arith.xori %phase, %c1 : index loc(callsite("flash_fwd.cu":153:3 to 153:42 at "flash_fwd.cu":179:7 to 179:32))
-            cuir.barrier.wait %v_empty[%stage], %free : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":153:3 to 153:42 at "flash_fwd.cu":179:7 to 179:32))
-            cuir.barrier.arrive %v_full[%stage] expect_tx 16384 : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":154:3 to 154:60 at "flash_fwd.cu":179:7 to 179:32))
-            %blk = arith.subi %last_block, %iv : index loc(callsite("row"("flash_fwd.cu":155:3 to 155:62) at "flash_fwd.cu":179:7 to 179:32))
-            %row = arith.muli %blk, %cBN : index loc(callsite("row"("flash_fwd.cu":155:3 to 155:62) at "flash_fwd.cu":179:7 to 179:32))
+            %iv = arith.subi %i, %c1 : index loc("flash_fwd.cu":205:83 to 205:105)
+            %stage = arith.remui %iv, %cST : index loc(callsite("stage"("flash_fwd.cu":173:3 to 173:35) at "flash_fwd.cu":205:7 to 205:32))
+            %round = arith.divui %iv, %cST : index loc(callsite("phase"("flash_fwd.cu":174:3 to 174:46) at "flash_fwd.cu":205:7 to 205:32))
+            %phase = arith.remui %round, %c2 : index loc(callsite("phase"("flash_fwd.cu":174:3 to 174:46) at "flash_fwd.cu":205:7 to 205:32))
+            %free = arith.xori %phase, %c1 : index loc(callsite("flash_fwd.cu":175:3 to 175:42 at "flash_fwd.cu":205:7 to 205:32))
+            cuir.barrier.wait %v_empty[%stage], %free : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":175:3 to 175:42 at "flash_fwd.cu":205:7 to 205:32))
+            cuir.barrier.arrive %v_full[%stage] expect_tx 16384 : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":176:3 to 176:60 at "flash_fwd.cu":205:7 to 205:32))
+            %blk = arith.subi %last_block, %iv : index loc(callsite("row"("flash_fwd.cu":177:3 to 177:50) at "flash_fwd.cu":205:7 to 205:32))
+            %row = arith.muli %blk, %cBN : index loc(callsite("row"("flash_fwd.cu":177:3 to 177:50) at "flash_fwd.cu":205:7 to 205:32))
             %sV_stage = memref.subview %sV[%stage, 0, 0] [1, 128, 64] [1, 1, 1]
-                : memref<4x128x64xf16, #S> to memref<128x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sV"("flash_fwd.cu":158:17 to 158:62) at "flash_fwd.cu":179:7 to 179:32))
+                : memref<4x128x64xf16, #S> to memref<128x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sV"("flash_fwd.cu":180:17 to 180:62) at "flash_fwd.cu":205:7 to 205:32))
             cuir.copy_async tma %v_head[%row, %c0] -> %sV_stage barrier %v_full[%stage]
-                : memref<?x64xf16, strided<[?, 1], offset: ?>, #G> -> memref<128x64xf16, strided<[64, 1], offset: ?>, #S>, !cuir.mbarrier<4> loc(callsite("sV"("flash_fwd.cu":158:5 to 158:62) at "flash_fwd.cu":179:7 to 179:32))
-            scf.yield loc("flash_fwd.cu":178:5 to 178:16)
-          } loc("flash_fwd.cu":178:5 to 178:16)
-          scf.yield loc("flash_fwd.cu":174:3 to 174:38)
-        } loc("flash_fwd.cu":174:3 to 174:38)
-        cuir.yield loc("flash_fwd.cu":518:7 to 518:41)
-      } loc("flash_fwd.cu":517:5 to 517:51)
-      cuir.yield loc("flash_fwd.cu":516:5 to 516:40)
-    } loc("flash_fwd.cu":516:5 to 516:40)
+                : memref<?x64xf16, strided<[?, 1], offset: ?>, #G> -> memref<128x64xf16, strided<[64, 1], offset: ?>, #S>, !cuir.mbarrier<4> loc(callsite("sV"("flash_fwd.cu":180:5 to 180:62) at "flash_fwd.cu":205:7 to 205:32))
+            scf.yield loc("flash_fwd.cu":204:5 to 204:16)
+          } loc("flash_fwd.cu":204:5 to 204:16)
+          scf.yield loc("flash_fwd.cu":200:3 to 200:38)
+        } loc("flash_fwd.cu":200:3 to 200:38)
+        cuir.yield loc("flash_fwd.cu":531:7 to 531:44)
+      } loc("flash_fwd.cu":530:5 to 530:26)
+      cuir.yield loc("flash_fwd.cu":646:5 to 646:40)
+    } loc("flash_fwd.cu":646:5 to 646:40)
 
     // =============================== consumer warpgroups ===============================
     cuir.bind warpgroup [1, 2] role consumer regs 240 {
-      %consumer = cuir.worker_id loc("consumer_index"("flash_fwd.cu":523:5 to 523:42))
-      %wg_row = arith.muli %consumer, %c64 : index loc("wg_row_in_block"("flash_fwd.cu":526:5 to 526:61))
-      %q_wg = arith.addi %m_start, %wg_row : index loc("m_start + wg_row_in_block"("flash_fwd.cu":535:5 to 535:65))
+      %consumer = cuir.worker_id loc("consumer_index"("flash_fwd.cu":535:5 to 535:42))
+      %wg_row = arith.muli %consumer, %c64 : index loc("wg_row_in_block"("flash_fwd.cu":538:5 to 538:61))
+      %q_wg = arith.addi %m_start, %wg_row : index loc("m_start + wg_row_in_block"("flash_fwd.cu":548:5 to 548:65))
       %sQ_wg = memref.subview %sQ[%wg_row, 0] [64, 64] [1, 1]
-          : memref<128x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc("ctx.sq_rows"("flash_fwd.cu":530:5 to 530:68))
-      %is_second = arith.cmpi eq, %consumer, %c1 : index loc("flash_fwd.cu":552:24 to 552:43)
-      %my_turn = arith.addi %consumer, %c1 : index loc("flash_fwd.cu":307:30 to 307:102)
-      %their_turn = arith.subi %c2, %consumer : index loc("flash_fwd.cu":312:35 to 312:115)
+          : memref<128x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc("ctx.sq_rows"("flash_fwd.cu":542:5 to 542:68))
+      %is_second = arith.cmpi eq, %consumer, %c1 : index loc("flash_fwd.cu":655:24 to 655:43)
+      %my_turn = arith.addi %consumer, %c1 : index loc("flash_fwd.cu":334:30 to 334:102)
+      %their_turn = arith.subi %c2, %consumer : index loc("flash_fwd.cu":338:30 to 338:110)
 
       // ---- accumulators and softmax state, all in registers ----
-      %acc_o_init = arith.constant dense<0.0> : tensor<64x64xf32, #WACC> loc("acc_o"("flash_fwd.cu":549:41 to 549:55))
-      %row_max_init = arith.constant dense<0xFF800000> : tensor<64xf32, #WROW> loc("row_max"("flash_fwd.cu":545:5 to 545:24))
-      %row_sum_init = arith.constant dense<0.0> : tensor<64xf32, #WROW> loc("row_sum"("flash_fwd.cu":546:5 to 546:24))
-      %log2e = arith.constant 1.44269502 : f32 loc("ctx.scale_log2"("flash_fwd.cu":539:5 to 539:51))
-      %scale_log2 = arith.mulf %softmax_scale, %log2e : f32 loc("ctx.scale_log2"("flash_fwd.cu":539:5 to 539:51))
-      %scale_tile = tensor.splat %scale_log2 : tensor<64x128xf32, #WACC> loc("ctx.scale_log2"("flash_fwd.cu":539:5 to 539:51))
-      %scale_row = tensor.splat %scale_log2 : tensor<64xf32, #WROW> loc("ctx.scale_log2"("flash_fwd.cu":539:5 to 539:51))
-      %zero_row = arith.constant dense<0.0> : tensor<64xf32, #WROW> loc("max_scaled"("flash_fwd.cu":266:30 to 266:87))
-      %ninf_row = arith.constant dense<0xFF800000> : tensor<64xf32, #WROW> loc("max_scaled"("flash_fwd.cu":266:30 to 266:87))
-      %acc_s_init = arith.constant dense<0.0> : tensor<64x128xf32, #WACC> loc("acc_s"("flash_fwd.cu":543:5 to 543:28))
-      %o_rescale_init = arith.constant dense<0.0> : tensor<64xf32, #WROW> loc("o_rescale"("flash_fwd.cu":547:5 to 547:24))
-      %p_frag_init = arith.constant dense<0.0> : tensor<64x128xf16, #WA> loc("p_frag"("flash_fwd.cu":544:5 to 544:32))
+      %acc_o_init = arith.constant dense<0.0> : tensor<64x64xf32, #WACC> loc("acc_o"("flash_fwd.cu":562:41 to 562:55))
+      %row_max_init = arith.constant dense<0xFF800000> : tensor<64xf32, #WROW> loc("row_max"("flash_fwd.cu":558:5 to 558:24))
+      %row_sum_init = arith.constant dense<0.0> : tensor<64xf32, #WROW> loc("row_sum"("flash_fwd.cu":559:5 to 559:24))
+      %log2e = arith.constant 1.44269502 : f32 loc("ctx.scale_log2"("flash_fwd.cu":552:5 to 552:51))
+      %scale_log2 = arith.mulf %softmax_scale, %log2e : f32 loc("ctx.scale_log2"("flash_fwd.cu":552:5 to 552:51))
+      %scale_tile = tensor.splat %scale_log2 : tensor<64x128xf32, #WACC> loc("ctx.scale_log2"("flash_fwd.cu":552:5 to 552:51))
+      %scale_row = tensor.splat %scale_log2 : tensor<64xf32, #WROW> loc("ctx.scale_log2"("flash_fwd.cu":552:5 to 552:51))
+      %zero_row = arith.constant dense<0.0> : tensor<64xf32, #WROW> loc("max_scaled"("flash_fwd.cu":292:30 to 292:87))
+      %ninf_row = arith.constant dense<0xFF800000> : tensor<64xf32, #WROW> loc("max_scaled"("flash_fwd.cu":292:30 to 292:87))
+      %acc_s_init = arith.constant dense<0.0> : tensor<64x128xf32, #WACC> loc("acc_s"("flash_fwd.cu":556:5 to 556:28))
+      %o_rescale_init = arith.constant dense<0.0> : tensor<64xf32, #WROW> loc("o_rescale"("flash_fwd.cu":560:5 to 560:24))
+      %p_frag_init = arith.constant dense<0.0> : tensor<64x128xf16, #WA> loc("p_frag"("flash_fwd.cu":557:5 to 557:32))
 
-      cuir.barrier.wait %q_full[%c0], %c0 : !cuir.mbarrier<1> loc("flash_fwd.cu":551:5 to 551:36)
+      cuir.barrier.wait %q_full[%c0], %c0 : !cuir.mbarrier<1> loc("flash_fwd.cu":564:5 to 564:51)
       scf.if %is_second {
-        cuir.barrier.named %c1 threads 256 arrive loc("flash_fwd.cu":552:45 to 552:112)
-        scf.yield loc("flash_fwd.cu":552:5 to 552:44)
-      } loc("flash_fwd.cu":552:5 to 552:44)
+        cuir.barrier.named %c1 threads 256 arrive loc("flash_fwd.cu":655:45 to 655:112)
+        scf.yield loc("flash_fwd.cu":655:5 to 655:44)
+      } loc("flash_fwd.cu":655:5 to 655:44)
 
       // =============================== masking steps ===============================
-      %n_masked = arith.subi %n_block_max, %n_unmasked_blocks : index loc("flash_fwd.cu":573:5 to 573:52)
+      %n_masked = arith.subi %n_block_max, %n_unmasked_blocks : index loc("flash_fwd.cu":585:5 to 585:52)
       %m_acc_o, %m_row_max, %m_row_sum, %m_rescale, %m_p = scf.for %iv = %c0 to %n_masked step %c1
           iter_args(%acc_o = %acc_o_init, %row_max = %row_max_init, %row_sum = %row_sum_init,
                     %o_rescale = %o_rescale_init, %p_prev = %p_frag_init)
           -> (tensor<64x64xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64x128xf16, #WA>) {
-        %top = arith.subi %n_block_max, %c1 : index loc("n_block"("flash_fwd.cu":569:5 to 569:35))
-        %n_block = arith.subi %top, %iv : index loc("n_block"("flash_fwd.cu":573:5 to 573:52))
-        %i = arith.subi %last_block, %n_block : index loc(callsite("i"("flash_fwd.cu":354:3 to 354:43) at "flash_fwd.cu":574:7 to 574:37))
-        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_fwd.cu":355:3 to 355:35) at "flash_fwd.cu":574:7 to 574:37))
-        %round = arith.divui %i, %cST : index loc(callsite("flash_fwd.cu":359:39 to 359:58 at "flash_fwd.cu":574:7 to 574:37))
-        %phase = arith.remui %round, %c2 : index loc(callsite("flash_fwd.cu":359:39 to 359:58 at "flash_fwd.cu":574:7 to 574:37))
-        %kv0 = arith.muli %n_block, %cBN : index loc(callsite("n_block"("flash_fwd.cu":230:20 to 230:40) at "flash_fwd.cu":372:5 to 372:43))
+        %top = arith.subi %n_block_max, %c1 : index loc("n_block"("flash_fwd.cu":581:5 to 581:35))
+        %n_block = arith.subi %top, %iv : index loc("n_block"("flash_fwd.cu":585:5 to 585:52))
+        %i = arith.subi %last_block, %n_block : index loc(callsite("i"("flash_fwd.cu":380:3 to 380:63) at "flash_fwd.cu":586:7 to 586:37))
+        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_fwd.cu":381:3 to 381:35) at "flash_fwd.cu":586:7 to 586:37))
+        %round = arith.divui %i, %cST : index loc(callsite("flash_fwd.cu":385:39 to 385:58 at "flash_fwd.cu":586:7 to 586:37))
+        %phase = arith.remui %round, %c2 : index loc(callsite("flash_fwd.cu":385:39 to 385:58 at "flash_fwd.cu":586:7 to 586:37))
+        %kv0 = arith.muli %n_block, %cBN : index loc(callsite("n_block"("flash_fwd.cu":256:20 to 256:40) at "flash_fwd.cu":398:5 to 398:43))
         // FIRST, a template parameter of the step, is whether this visit is the block's first: no P V before it.
-        %has_prev = arith.cmpi sgt, %i, %c0 : index loc(callsite("flash_fwd.cu":361:3 to 361:36 at "flash_fwd.cu":574:7 to 574:37))
-        %prev = arith.subi %i, %c1 : index loc(callsite("flash_fwd.cu":361:48 to 361:79 at "flash_fwd.cu":574:7 to 574:37))
-        %prev_stage = arith.remui %prev, %cST : index loc(callsite("flash_fwd.cu":335:3 to 335:35 at "flash_fwd.cu":361:25 to 361:53))
-        %prev_round = arith.divui %prev, %cST : index loc(callsite("flash_fwd.cu":337:39 to 337:58 at "flash_fwd.cu":361:25 to 361:53))
-        %prev_phase = arith.remui %prev_round, %c2 : index loc(callsite("flash_fwd.cu":337:39 to 337:58 at "flash_fwd.cu":361:25 to 361:53))
+        %has_prev = arith.cmpi sgt, %i, %c0 : index loc(callsite("flash_fwd.cu":387:3 to 387:36 at "flash_fwd.cu":586:7 to 586:37))
+        %prev = arith.subi %i, %c1 : index loc(callsite("flash_fwd.cu":387:48 to 387:79 at "flash_fwd.cu":586:7 to 586:37))
+        %prev_stage = arith.remui %prev, %cST : index loc(callsite("flash_fwd.cu":361:3 to 361:35 at "flash_fwd.cu":387:25 to 387:53))
+        %prev_round = arith.divui %prev, %cST : index loc(callsite("flash_fwd.cu":363:39 to 363:58 at "flash_fwd.cu":387:25 to 387:53))
+        %prev_phase = arith.remui %prev_round, %c2 : index loc(callsite("flash_fwd.cu":363:39 to 363:58 at "flash_fwd.cu":387:25 to 387:53))
         %sK_stage = memref.subview %sK[%stage, 0, 0] [1, 128, 64] [1, 1, 1]
-            : memref<4x128x64xf16, #S> to memref<128x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sK"("flash_fwd.cu":360:34 to 360:67) at "flash_fwd.cu":574:7 to 574:37))
+            : memref<4x128x64xf16, #S> to memref<128x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sK"("flash_fwd.cu":386:34 to 386:67) at "flash_fwd.cu":586:7 to 586:37))
         %sV_prev = memref.subview %sV[%prev_stage, 0, 0] [1, 128, 64] [1, 1, 1]
-            : memref<4x128x64xf16, #S> to memref<128x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sV"("flash_fwd.cu":338:29 to 338:62) at "flash_fwd.cu":361:25 to 361:53))
+            : memref<4x128x64xf16, #S> to memref<128x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sV"("flash_fwd.cu":364:29 to 364:62) at "flash_fwd.cu":387:25 to 387:53))
 
         // ------- on this warpgroup's turn: S_i = Q K_i^T, then O = O * correction + P_(i-1) V_(i-1) -------
-        cuir.barrier.named %my_turn threads 256 loc(callsite("flash_fwd.cu":358:3 to 358:38 at "flash_fwd.cu":574:7 to 574:37))
-        cuir.barrier.wait %k_full[%stage], %phase : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":359:3 to 359:59 at "flash_fwd.cu":574:7 to 574:37))
+        cuir.barrier.named %my_turn threads 256 loc(callsite("flash_fwd.cu":384:3 to 384:38 at "flash_fwd.cu":586:7 to 586:37))
+        cuir.barrier.wait %k_full[%stage], %phase : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":385:3 to 385:59 at "flash_fwd.cu":586:7 to 586:37))
         %s_issued = cuir.gemm_async %sQ_wg, %sK_stage transpose_b, %acc_s_init
-            : memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, memref<128x64xf16, strided<[64, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":360:3 to 360:32) at "flash_fwd.cu":574:7 to 574:37))
+            : memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, memref<128x64xf16, strided<[64, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":386:3 to 386:32) at "flash_fwd.cu":586:7 to 586:37))
         %o_issued = scf.if %has_prev -> (tensor<64x64xf32, #WACC>) {
-          %rescale_b = cuir.broadcast_rows %o_rescale : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":290:33 to 290:69) at "flash_fwd.cu":336:3 to 336:34))
-          %acc_o_rescaled = arith.mulf %acc_o, %rescale_b : tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":290:33 to 290:69) at "flash_fwd.cu":336:3 to 336:34))
-          cuir.barrier.wait %v_full[%prev_stage], %prev_phase : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":337:3 to 337:59 at "flash_fwd.cu":361:25 to 361:53))
+          %rescale_b = cuir.broadcast_rows %o_rescale : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":316:33 to 316:69) at "flash_fwd.cu":362:3 to 362:34))
+          %acc_o_rescaled = arith.mulf %acc_o, %rescale_b : tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":316:33 to 316:69) at "flash_fwd.cu":362:3 to 362:34))
+          cuir.barrier.wait %v_full[%prev_stage], %prev_phase : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":363:3 to 363:59 at "flash_fwd.cu":387:25 to 387:53))
           %o_pv = cuir.gemm_async %p_prev, %sV_prev, %acc_o_rescaled
-              : tensor<64x128xf16, #WA>, memref<128x64xf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":338:3 to 338:63) at "flash_fwd.cu":361:25 to 361:53))
-          scf.yield %o_pv : tensor<64x64xf32, #WACC> loc(callsite("flash_fwd.cu":361:3 to 361:36 at "flash_fwd.cu":574:7 to 574:37))
+              : tensor<64x128xf16, #WA>, memref<128x64xf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":364:3 to 364:63) at "flash_fwd.cu":387:25 to 387:53))
+          scf.yield %o_pv : tensor<64x64xf32, #WACC> loc(callsite("flash_fwd.cu":387:3 to 387:36 at "flash_fwd.cu":586:7 to 586:37))
         } else {
-          scf.yield %acc_o : tensor<64x64xf32, #WACC> loc(callsite("flash_fwd.cu":361:3 to 361:36 at "flash_fwd.cu":574:7 to 574:37))
-        } loc(callsite("flash_fwd.cu":361:3 to 361:36 at "flash_fwd.cu":574:7 to 574:37))
-        cuir.barrier.named %their_turn threads 256 arrive loc(callsite("flash_fwd.cu":362:3 to 362:45 at "flash_fwd.cu":574:7 to 574:37))
+          scf.yield %acc_o : tensor<64x64xf32, #WACC> loc(callsite("flash_fwd.cu":387:3 to 387:36 at "flash_fwd.cu":586:7 to 586:37))
+        } loc(callsite("flash_fwd.cu":387:3 to 387:36 at "flash_fwd.cu":586:7 to 586:37))
+        cuir.barrier.named %their_turn threads 256 arrive loc(callsite("flash_fwd.cu":388:3 to 388:38 at "flash_fwd.cu":586:7 to 586:37))
         // S_i has landed once at most the P V behind it is pending.
-        %s_pending = arith.select %has_prev, %c1, %c0 : index loc(callsite("flash_fwd.cu":364:3 to 364:36 at "flash_fwd.cu":574:7 to 574:37))
-        %acc_s = cuir.gemm_wait %s_issued pending %s_pending {cuir.early_score_hook = "gather"} : tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":559:7 to 559:21) at "flash_fwd.cu":574:7 to 574:37))
-        cuir.barrier.arrive %k_empty[%stage] : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":366:3 to 366:41 at "flash_fwd.cu":574:7 to 574:37))
+        %s_pending = arith.select %has_prev, %c1, %c0 : index loc(callsite("flash_fwd.cu":390:3 to 390:36 at "flash_fwd.cu":586:7 to 586:37))
+        %acc_s = cuir.gemm_wait %s_issued pending %s_pending {cuir.early_score_hook = "gather"} : tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":571:7 to 571:21) at "flash_fwd.cu":586:7 to 586:37))
+        cuir.barrier.arrive %k_empty[%stage] : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":392:3 to 392:41 at "flash_fwd.cu":586:7 to 586:37))
 
         // ------- score tile complete: acc_s = Q K^T (unscaled); the mask of a masking step -------
         %acc_s_masked = cuir.elementwise (%acc_s) at [%b, %head_q, %q_wg, %kv0]
             : (tensor<64x128xf32, #WACC>) -> tensor<64x128xf32, #WACC> {
-        ^bb0(%x: f32 loc("acc_s"("flash_fwd.cu":237:60 to 237:86)), %bi: index loc("block.batch"("flash_fwd.cu":472:3 to 472:48)), %hi: index loc("block.head_q"("flash_fwd.cu":472:3 to 472:48)), %row: index loc("row"("flash_fwd.cu":235:7 to 235:42)), %col: index loc("col"("flash_fwd.cu":236:7 to 236:46))):
-          %past_end = arith.cmpi sge, %col, %seqlen_kv : index loc(callsite("flash_fwd.cu":237:11 to 237:27 at "flash_fwd.cu":372:5 to 372:43))
-          %row_last = arith.addi %row, %last_key_offset : index loc(callsite("flash_fwd.cu":225:27 to 225:48 at "flash_fwd.cu":372:5 to 372:43))
-          %past_diag = arith.cmpi sgt, %col, %row_last : index loc(callsite("flash_fwd.cu":237:31 to 237:58 at "flash_fwd.cu":372:5 to 372:43))
-          %hidden = arith.ori %past_end, %past_diag : i1 loc(callsite("flash_fwd.cu":237:7 to 237:27 at "flash_fwd.cu":372:5 to 372:43))
-          %r = arith.select %hidden, %ninf, %x : f32 loc(callsite("acc_s"("flash_fwd.cu":237:60 to 237:86) at "flash_fwd.cu":372:5 to 372:43))
-          cuir.yield %r : f32 loc("flash_fwd.cu":372:5 to 372:43)
-        } loc("acc_s"("flash_fwd.cu":372:5 to 372:43))
+        ^bb0(%x: f32 loc("acc_s"("flash_fwd.cu":263:60 to 263:86)), %bi: index loc("block.batch"("flash_fwd.cu":499:3 to 499:68)), %hi: index loc("block.head_q"("flash_fwd.cu":499:3 to 499:68)), %row: index loc("row"("flash_fwd.cu":261:7 to 261:42)), %col: index loc("col"("flash_fwd.cu":262:7 to 262:46))):
+          %past_end = arith.cmpi sge, %col, %seqlen_kv : index loc(callsite("flash_fwd.cu":263:11 to 263:27 at "flash_fwd.cu":398:5 to 398:43))
+          %row_last = arith.addi %row, %last_key_offset : index loc(callsite("flash_fwd.cu":251:27 to 251:48 at "flash_fwd.cu":398:5 to 398:43))
+          %past_diag = arith.cmpi sgt, %col, %row_last : index loc(callsite("flash_fwd.cu":263:31 to 263:58 at "flash_fwd.cu":398:5 to 398:43))
+          %hidden = arith.ori %past_end, %past_diag : i1 loc(callsite("flash_fwd.cu":263:7 to 263:27 at "flash_fwd.cu":398:5 to 398:43))
+          %r = arith.select %hidden, %ninf, %x : f32 loc(callsite("acc_s"("flash_fwd.cu":263:60 to 263:86) at "flash_fwd.cu":398:5 to 398:43))
+          cuir.yield %r : f32 loc("flash_fwd.cu":398:5 to 398:43)
+        } loc("acc_s"("flash_fwd.cu":398:5 to 398:43))
 
         // ------- online softmax (while P_(i-1) V_(i-1) may still run): row_max / row_sum, P_i, the correction for the next P V -------
-        %blk_max = cuir.reduce_rows max %acc_s_masked : tensor<64x128xf32, #WACC> -> tensor<64xf32, #WROW> loc(callsite("new_max"("flash_fwd.cu":262:7 to 262:92) at "flash_fwd.cu":375:3 to 375:35))
-        %new_max = arith.maximumf %row_max, %blk_max : tensor<64xf32, #WROW> loc(callsite("new_max"("flash_fwd.cu":262:7 to 262:92) at "flash_fwd.cu":375:3 to 375:35))
-        %none = arith.cmpf oeq, %new_max, %ninf_row : tensor<64xf32, #WROW> loc(callsite("max_scaled"("flash_fwd.cu":266:30 to 266:48) at "flash_fwd.cu":375:3 to 375:35))
-        %new_max_s = arith.mulf %new_max, %scale_row : tensor<64xf32, #WROW> loc(callsite("max_scaled"("flash_fwd.cu":266:57 to 266:87) at "flash_fwd.cu":375:3 to 375:35))
-        %max_scaled = arith.select %none, %zero_row, %new_max_s : tensor<64xi1, #WROW>, tensor<64xf32, #WROW> loc(callsite("max_scaled"("flash_fwd.cu":266:5 to 266:88) at "flash_fwd.cu":375:3 to 375:35))
-        %old_max_s = arith.mulf %row_max, %scale_row : tensor<64xf32, #WROW> loc(callsite("o_rescale"("flash_fwd.cu":267:33 to 267:69) at "flash_fwd.cu":375:3 to 375:35))
-        %max_diff = arith.subf %old_max_s, %max_scaled : tensor<64xf32, #WROW> loc(callsite("o_rescale"("flash_fwd.cu":267:33 to 267:82) at "flash_fwd.cu":375:3 to 375:35))
-        %rescale = math.exp2 %max_diff : tensor<64xf32, #WROW> loc(callsite("o_rescale"("flash_fwd.cu":267:5 to 267:83) at "flash_fwd.cu":375:3 to 375:35))
-        %max_b = cuir.broadcast_rows %max_scaled : tensor<64xf32, #WROW> -> tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":275:70 to 275:81) at "flash_fwd.cu":375:3 to 375:35))
-        %neg_max = arith.negf %max_b : tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":275:70 to 275:81) at "flash_fwd.cu":375:3 to 375:35))
-        %logits = math.fma %acc_s_masked, %scale_tile, %neg_max : tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":275:35 to 275:82) at "flash_fwd.cu":375:3 to 375:35))
-        %p = math.exp2 %logits : tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":275:9 to 275:83) at "flash_fwd.cu":375:3 to 375:35))
-        %tile_sum = cuir.reduce_rows sum %p : tensor<64x128xf32, #WACC> -> tensor<64xf32, #WROW> loc(callsite("tile_sum"("flash_fwd.cu":277:9 to 277:22) at "flash_fwd.cu":375:3 to 375:35))
-        %sum_rescaled = arith.mulf %row_sum, %rescale : tensor<64xf32, #WROW> loc(callsite("row_sum"("flash_fwd.cu":280:21 to 280:52) at "flash_fwd.cu":375:3 to 375:35))
-        %row_sum_new = arith.addf %sum_rescaled, %tile_sum : tensor<64xf32, #WROW> loc(callsite("row_sum"("flash_fwd.cu":280:5 to 280:63) at "flash_fwd.cu":375:3 to 375:35))
+        %blk_max = cuir.reduce_rows max %acc_s_masked : tensor<64x128xf32, #WACC> -> tensor<64xf32, #WROW> loc(callsite("new_max"("flash_fwd.cu":288:7 to 288:92) at "flash_fwd.cu":401:3 to 401:35))
+        %new_max = arith.maximumf %row_max, %blk_max : tensor<64xf32, #WROW> loc(callsite("new_max"("flash_fwd.cu":288:7 to 288:92) at "flash_fwd.cu":401:3 to 401:35))
+        %none = arith.cmpf oeq, %new_max, %ninf_row : tensor<64xf32, #WROW> loc(callsite("max_scaled"("flash_fwd.cu":292:30 to 292:48) at "flash_fwd.cu":401:3 to 401:35))
+        %new_max_s = arith.mulf %new_max, %scale_row : tensor<64xf32, #WROW> loc(callsite("max_scaled"("flash_fwd.cu":292:57 to 292:87) at "flash_fwd.cu":401:3 to 401:35))
+        %max_scaled = arith.select %none, %zero_row, %new_max_s : tensor<64xi1, #WROW>, tensor<64xf32, #WROW> loc(callsite("max_scaled"("flash_fwd.cu":292:5 to 292:88) at "flash_fwd.cu":401:3 to 401:35))
+        %old_max_s = arith.mulf %row_max, %scale_row : tensor<64xf32, #WROW> loc(callsite("o_rescale"("flash_fwd.cu":293:33 to 293:69) at "flash_fwd.cu":401:3 to 401:35))
+        %max_diff = arith.subf %old_max_s, %max_scaled : tensor<64xf32, #WROW> loc(callsite("o_rescale"("flash_fwd.cu":293:33 to 293:82) at "flash_fwd.cu":401:3 to 401:35))
+        %rescale = math.exp2 %max_diff : tensor<64xf32, #WROW> loc(callsite("o_rescale"("flash_fwd.cu":293:5 to 293:83) at "flash_fwd.cu":401:3 to 401:35))
+        %max_b = cuir.broadcast_rows %max_scaled : tensor<64xf32, #WROW> -> tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":301:70 to 301:81) at "flash_fwd.cu":401:3 to 401:35))
+        %neg_max = arith.negf %max_b : tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":301:70 to 301:81) at "flash_fwd.cu":401:3 to 401:35))
+        %logits = math.fma %acc_s_masked, %scale_tile, %neg_max : tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":301:35 to 301:82) at "flash_fwd.cu":401:3 to 401:35))
+        %p = math.exp2 %logits : tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":301:9 to 301:83) at "flash_fwd.cu":401:3 to 401:35))
+        %tile_sum = cuir.reduce_rows sum %p : tensor<64x128xf32, #WACC> -> tensor<64xf32, #WROW> loc(callsite("tile_sum"("flash_fwd.cu":303:9 to 303:22) at "flash_fwd.cu":401:3 to 401:35))
+        %sum_rescaled = arith.mulf %row_sum, %rescale : tensor<64xf32, #WROW> loc(callsite("row_sum"("flash_fwd.cu":306:21 to 306:52) at "flash_fwd.cu":401:3 to 401:35))
+        %row_sum_new = arith.addf %sum_rescaled, %tile_sum : tensor<64xf32, #WROW> loc(callsite("row_sum"("flash_fwd.cu":306:5 to 306:63) at "flash_fwd.cu":401:3 to 401:35))
 
         // ------- P_(i-1) V_(i-1) has landed: O is readable and V_(i-1)'s stage free; then P_i -------
         %acc_o_new = scf.if %has_prev -> (tensor<64x64xf32, #WACC>) {
-          %o_done = cuir.gemm_wait %o_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":378:5 to 378:34) at "flash_fwd.cu":574:7 to 574:37))
-          cuir.barrier.arrive %v_empty[%prev_stage] : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":381:5 to 381:57 at "flash_fwd.cu":574:7 to 574:37))
-          scf.yield %o_done : tensor<64x64xf32, #WACC> loc(callsite("flash_fwd.cu":377:3 to 377:24 at "flash_fwd.cu":574:7 to 574:37))
+          %o_done = cuir.gemm_wait %o_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":404:5 to 404:34) at "flash_fwd.cu":586:7 to 586:37))
+          cuir.barrier.arrive %v_empty[%prev_stage] : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":407:5 to 407:57 at "flash_fwd.cu":586:7 to 586:37))
+          scf.yield %o_done : tensor<64x64xf32, #WACC> loc(callsite("flash_fwd.cu":403:3 to 403:24 at "flash_fwd.cu":586:7 to 586:37))
         } else {
-          scf.yield %o_issued : tensor<64x64xf32, #WACC> loc(callsite("flash_fwd.cu":377:3 to 377:24 at "flash_fwd.cu":574:7 to 574:37))
-        } loc(callsite("flash_fwd.cu":377:3 to 377:24 at "flash_fwd.cu":574:7 to 574:37))
-        %p16 = arith.truncf %p : tensor<64x128xf32, #WACC> to tensor<64x128xf16, #WACC> loc(callsite("p_frag"("flash_fwd.cu":299:39 to 299:106) at "flash_fwd.cu":383:3 to 383:30))
-        %p_frag = cuir.convert_layout %p16 : tensor<64x128xf16, #WACC> -> tensor<64x128xf16, #WA> loc("p_frag"("flash_fwd.cu":383:3 to 383:30))
+          scf.yield %o_issued : tensor<64x64xf32, #WACC> loc(callsite("flash_fwd.cu":403:3 to 403:24 at "flash_fwd.cu":586:7 to 586:37))
+        } loc(callsite("flash_fwd.cu":403:3 to 403:24 at "flash_fwd.cu":586:7 to 586:37))
+        %p16 = arith.truncf %p : tensor<64x128xf32, #WACC> to tensor<64x128xf16, #WACC> loc(callsite("p_frag"("flash_fwd.cu":325:39 to 325:106) at "flash_fwd.cu":409:3 to 409:30))
+        %p_frag = cuir.convert_layout %p16 : tensor<64x128xf16, #WACC> -> tensor<64x128xf16, #WA> loc("p_frag"("flash_fwd.cu":409:3 to 409:30))
         scf.yield %acc_o_new, %new_max, %row_sum_new, %rescale, %p_frag
-            : tensor<64x64xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64x128xf16, #WA> loc("flash_fwd.cu":573:5 to 573:52)
-      } loc("flash_fwd.cu":573:5 to 573:52)
+            : tensor<64x64xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64x128xf16, #WA> loc("flash_fwd.cu":585:5 to 585:52)
+      } loc("flash_fwd.cu":585:5 to 585:52)
 
       // =============================== unmasked steps ===============================
-      %n_unmasked = arith.subi %n_unmasked_blocks, %n_block_min : index loc("flash_fwd.cu":579:5 to 579:46)
+      %n_unmasked = arith.subi %n_unmasked_blocks, %n_block_min : index loc("flash_fwd.cu":591:5 to 591:46)
       %u_acc_o, %u_row_max, %u_row_sum, %u_rescale, %u_p = scf.for %iv = %c0 to %n_unmasked step %c1
           iter_args(%acc_o = %m_acc_o, %row_max = %m_row_max, %row_sum = %m_row_sum,
                     %o_rescale = %m_rescale, %p_prev = %m_p)
           -> (tensor<64x64xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64x128xf16, #WA>) {
-        %top = arith.subi %n_unmasked_blocks, %c1 : index loc("n_block"("flash_fwd.cu":579:5 to 579:46))
-        %n_block = arith.subi %top, %iv : index loc("n_block"("flash_fwd.cu":579:5 to 579:46))
-        %i = arith.subi %last_block, %n_block : index loc(callsite("i"("flash_fwd.cu":354:3 to 354:43) at "flash_fwd.cu":580:7 to 580:38))
-        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_fwd.cu":355:3 to 355:35) at "flash_fwd.cu":580:7 to 580:38))
-        %round = arith.divui %i, %cST : index loc(callsite("flash_fwd.cu":359:39 to 359:58 at "flash_fwd.cu":580:7 to 580:38))
-        %phase = arith.remui %round, %c2 : index loc(callsite("flash_fwd.cu":359:39 to 359:58 at "flash_fwd.cu":580:7 to 580:38))
-        %kv0 = arith.muli %n_block, %cBN : index loc(callsite("n_block"("flash_fwd.cu":230:20 to 230:40) at "flash_fwd.cu":372:5 to 372:43))
+        %top = arith.subi %n_unmasked_blocks, %c1 : index loc("n_block"("flash_fwd.cu":591:5 to 591:46))
+        %n_block = arith.subi %top, %iv : index loc("n_block"("flash_fwd.cu":591:5 to 591:46))
+        %i = arith.subi %last_block, %n_block : index loc(callsite("i"("flash_fwd.cu":380:3 to 380:63) at "flash_fwd.cu":592:7 to 592:38))
+        %stage = arith.remui %i, %cST : index loc(callsite("stage"("flash_fwd.cu":381:3 to 381:35) at "flash_fwd.cu":592:7 to 592:38))
+        %round = arith.divui %i, %cST : index loc(callsite("flash_fwd.cu":385:39 to 385:58 at "flash_fwd.cu":592:7 to 592:38))
+        %phase = arith.remui %round, %c2 : index loc(callsite("flash_fwd.cu":385:39 to 385:58 at "flash_fwd.cu":592:7 to 592:38))
+        %kv0 = arith.muli %n_block, %cBN : index loc(callsite("n_block"("flash_fwd.cu":256:20 to 256:40) at "flash_fwd.cu":398:5 to 398:43))
         // FIRST, a template parameter of the step, is whether this visit is the block's first: no P V before it.
-        %has_prev = arith.cmpi sgt, %i, %c0 : index loc(callsite("flash_fwd.cu":361:3 to 361:36 at "flash_fwd.cu":580:7 to 580:38))
-        %prev = arith.subi %i, %c1 : index loc(callsite("flash_fwd.cu":361:48 to 361:79 at "flash_fwd.cu":580:7 to 580:38))
-        %prev_stage = arith.remui %prev, %cST : index loc(callsite("flash_fwd.cu":335:3 to 335:35 at "flash_fwd.cu":361:25 to 361:53))
-        %prev_round = arith.divui %prev, %cST : index loc(callsite("flash_fwd.cu":337:39 to 337:58 at "flash_fwd.cu":361:25 to 361:53))
-        %prev_phase = arith.remui %prev_round, %c2 : index loc(callsite("flash_fwd.cu":337:39 to 337:58 at "flash_fwd.cu":361:25 to 361:53))
+        %has_prev = arith.cmpi sgt, %i, %c0 : index loc(callsite("flash_fwd.cu":387:3 to 387:36 at "flash_fwd.cu":592:7 to 592:38))
+        %prev = arith.subi %i, %c1 : index loc(callsite("flash_fwd.cu":387:48 to 387:79 at "flash_fwd.cu":592:7 to 592:38))
+        %prev_stage = arith.remui %prev, %cST : index loc(callsite("flash_fwd.cu":361:3 to 361:35 at "flash_fwd.cu":387:25 to 387:53))
+        %prev_round = arith.divui %prev, %cST : index loc(callsite("flash_fwd.cu":363:39 to 363:58 at "flash_fwd.cu":387:25 to 387:53))
+        %prev_phase = arith.remui %prev_round, %c2 : index loc(callsite("flash_fwd.cu":363:39 to 363:58 at "flash_fwd.cu":387:25 to 387:53))
         %sK_stage = memref.subview %sK[%stage, 0, 0] [1, 128, 64] [1, 1, 1]
-            : memref<4x128x64xf16, #S> to memref<128x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sK"("flash_fwd.cu":360:34 to 360:67) at "flash_fwd.cu":580:7 to 580:38))
+            : memref<4x128x64xf16, #S> to memref<128x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sK"("flash_fwd.cu":386:34 to 386:67) at "flash_fwd.cu":592:7 to 592:38))
         %sV_prev = memref.subview %sV[%prev_stage, 0, 0] [1, 128, 64] [1, 1, 1]
-            : memref<4x128x64xf16, #S> to memref<128x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sV"("flash_fwd.cu":338:29 to 338:62) at "flash_fwd.cu":361:25 to 361:53))
+            : memref<4x128x64xf16, #S> to memref<128x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sV"("flash_fwd.cu":364:29 to 364:62) at "flash_fwd.cu":387:25 to 387:53))
 
         // ------- on this warpgroup's turn: S_i = Q K_i^T, then O = O * correction + P_(i-1) V_(i-1) -------
-        cuir.barrier.named %my_turn threads 256 loc(callsite("flash_fwd.cu":358:3 to 358:38 at "flash_fwd.cu":580:7 to 580:38))
-        cuir.barrier.wait %k_full[%stage], %phase : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":359:3 to 359:59 at "flash_fwd.cu":580:7 to 580:38))
+        cuir.barrier.named %my_turn threads 256 loc(callsite("flash_fwd.cu":384:3 to 384:38 at "flash_fwd.cu":592:7 to 592:38))
+        cuir.barrier.wait %k_full[%stage], %phase : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":385:3 to 385:59 at "flash_fwd.cu":592:7 to 592:38))
         %s_issued = cuir.gemm_async %sQ_wg, %sK_stage transpose_b, %acc_s_init
-            : memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, memref<128x64xf16, strided<[64, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":360:3 to 360:32) at "flash_fwd.cu":580:7 to 580:38))
+            : memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, memref<128x64xf16, strided<[64, 1], offset: ?>, #S>, tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":386:3 to 386:32) at "flash_fwd.cu":592:7 to 592:38))
         %o_issued = scf.if %has_prev -> (tensor<64x64xf32, #WACC>) {
-          %rescale_b = cuir.broadcast_rows %o_rescale : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":290:33 to 290:69) at "flash_fwd.cu":336:3 to 336:34))
-          %acc_o_rescaled = arith.mulf %acc_o, %rescale_b : tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":290:33 to 290:69) at "flash_fwd.cu":336:3 to 336:34))
-          cuir.barrier.wait %v_full[%prev_stage], %prev_phase : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":337:3 to 337:59 at "flash_fwd.cu":361:25 to 361:53))
+          %rescale_b = cuir.broadcast_rows %o_rescale : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":316:33 to 316:69) at "flash_fwd.cu":362:3 to 362:34))
+          %acc_o_rescaled = arith.mulf %acc_o, %rescale_b : tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":316:33 to 316:69) at "flash_fwd.cu":362:3 to 362:34))
+          cuir.barrier.wait %v_full[%prev_stage], %prev_phase : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":363:3 to 363:59 at "flash_fwd.cu":387:25 to 387:53))
           %o_pv = cuir.gemm_async %p_prev, %sV_prev, %acc_o_rescaled
-              : tensor<64x128xf16, #WA>, memref<128x64xf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":338:3 to 338:63) at "flash_fwd.cu":361:25 to 361:53))
-          scf.yield %o_pv : tensor<64x64xf32, #WACC> loc(callsite("flash_fwd.cu":361:3 to 361:36 at "flash_fwd.cu":580:7 to 580:38))
+              : tensor<64x128xf16, #WA>, memref<128x64xf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":364:3 to 364:63) at "flash_fwd.cu":387:25 to 387:53))
+          scf.yield %o_pv : tensor<64x64xf32, #WACC> loc(callsite("flash_fwd.cu":387:3 to 387:36 at "flash_fwd.cu":592:7 to 592:38))
         } else {
-          scf.yield %acc_o : tensor<64x64xf32, #WACC> loc(callsite("flash_fwd.cu":361:3 to 361:36 at "flash_fwd.cu":580:7 to 580:38))
-        } loc(callsite("flash_fwd.cu":361:3 to 361:36 at "flash_fwd.cu":580:7 to 580:38))
-        cuir.barrier.named %their_turn threads 256 arrive loc(callsite("flash_fwd.cu":362:3 to 362:45 at "flash_fwd.cu":580:7 to 580:38))
+          scf.yield %acc_o : tensor<64x64xf32, #WACC> loc(callsite("flash_fwd.cu":387:3 to 387:36 at "flash_fwd.cu":592:7 to 592:38))
+        } loc(callsite("flash_fwd.cu":387:3 to 387:36 at "flash_fwd.cu":592:7 to 592:38))
+        cuir.barrier.named %their_turn threads 256 arrive loc(callsite("flash_fwd.cu":388:3 to 388:38 at "flash_fwd.cu":592:7 to 592:38))
         // S_i has landed once at most the P V behind it is pending.
-        %s_pending = arith.select %has_prev, %c1, %c0 : index loc(callsite("flash_fwd.cu":364:3 to 364:36 at "flash_fwd.cu":580:7 to 580:38))
-        %acc_s = cuir.gemm_wait %s_issued pending %s_pending {cuir.early_score_hook = "gather"} : tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":563:7 to 563:21) at "flash_fwd.cu":580:7 to 580:38))
-        cuir.barrier.arrive %k_empty[%stage] : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":366:3 to 366:41 at "flash_fwd.cu":580:7 to 580:38))
+        %s_pending = arith.select %has_prev, %c1, %c0 : index loc(callsite("flash_fwd.cu":390:3 to 390:36 at "flash_fwd.cu":592:7 to 592:38))
+        %acc_s = cuir.gemm_wait %s_issued pending %s_pending {cuir.early_score_hook = "gather"} : tensor<64x128xf32, #WACC> loc(callsite("acc_s"("flash_fwd.cu":575:7 to 575:21) at "flash_fwd.cu":592:7 to 592:38))
+        cuir.barrier.arrive %k_empty[%stage] : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":392:3 to 392:41 at "flash_fwd.cu":592:7 to 592:38))
 
         // ------- score tile complete: every score of this tile is visible -------
 
         // ------- online softmax (while P_(i-1) V_(i-1) may still run): row_max / row_sum, P_i, the correction for the next P V -------
-        %blk_max = cuir.reduce_rows max %acc_s : tensor<64x128xf32, #WACC> -> tensor<64xf32, #WROW> loc(callsite("new_max"("flash_fwd.cu":262:7 to 262:92) at "flash_fwd.cu":375:3 to 375:35))
-        %new_max = arith.maximumf %row_max, %blk_max : tensor<64xf32, #WROW> loc(callsite("new_max"("flash_fwd.cu":262:7 to 262:92) at "flash_fwd.cu":375:3 to 375:35))
-        %none = arith.cmpf oeq, %new_max, %ninf_row : tensor<64xf32, #WROW> loc(callsite("max_scaled"("flash_fwd.cu":266:30 to 266:48) at "flash_fwd.cu":375:3 to 375:35))
-        %new_max_s = arith.mulf %new_max, %scale_row : tensor<64xf32, #WROW> loc(callsite("max_scaled"("flash_fwd.cu":266:57 to 266:87) at "flash_fwd.cu":375:3 to 375:35))
-        %max_scaled = arith.select %none, %zero_row, %new_max_s : tensor<64xi1, #WROW>, tensor<64xf32, #WROW> loc(callsite("max_scaled"("flash_fwd.cu":266:5 to 266:88) at "flash_fwd.cu":375:3 to 375:35))
-        %old_max_s = arith.mulf %row_max, %scale_row : tensor<64xf32, #WROW> loc(callsite("o_rescale"("flash_fwd.cu":267:33 to 267:69) at "flash_fwd.cu":375:3 to 375:35))
-        %max_diff = arith.subf %old_max_s, %max_scaled : tensor<64xf32, #WROW> loc(callsite("o_rescale"("flash_fwd.cu":267:33 to 267:82) at "flash_fwd.cu":375:3 to 375:35))
-        %rescale = math.exp2 %max_diff : tensor<64xf32, #WROW> loc(callsite("o_rescale"("flash_fwd.cu":267:5 to 267:83) at "flash_fwd.cu":375:3 to 375:35))
-        %max_b = cuir.broadcast_rows %max_scaled : tensor<64xf32, #WROW> -> tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":275:70 to 275:81) at "flash_fwd.cu":375:3 to 375:35))
-        %neg_max = arith.negf %max_b : tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":275:70 to 275:81) at "flash_fwd.cu":375:3 to 375:35))
-        %logits = math.fma %acc_s, %scale_tile, %neg_max : tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":275:35 to 275:82) at "flash_fwd.cu":375:3 to 375:35))
-        %p = math.exp2 %logits : tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":275:9 to 275:83) at "flash_fwd.cu":375:3 to 375:35))
-        %tile_sum = cuir.reduce_rows sum %p : tensor<64x128xf32, #WACC> -> tensor<64xf32, #WROW> loc(callsite("tile_sum"("flash_fwd.cu":277:9 to 277:22) at "flash_fwd.cu":375:3 to 375:35))
-        %sum_rescaled = arith.mulf %row_sum, %rescale : tensor<64xf32, #WROW> loc(callsite("row_sum"("flash_fwd.cu":280:21 to 280:52) at "flash_fwd.cu":375:3 to 375:35))
-        %row_sum_new = arith.addf %sum_rescaled, %tile_sum : tensor<64xf32, #WROW> loc(callsite("row_sum"("flash_fwd.cu":280:5 to 280:63) at "flash_fwd.cu":375:3 to 375:35))
+        %blk_max = cuir.reduce_rows max %acc_s : tensor<64x128xf32, #WACC> -> tensor<64xf32, #WROW> loc(callsite("new_max"("flash_fwd.cu":288:7 to 288:92) at "flash_fwd.cu":401:3 to 401:35))
+        %new_max = arith.maximumf %row_max, %blk_max : tensor<64xf32, #WROW> loc(callsite("new_max"("flash_fwd.cu":288:7 to 288:92) at "flash_fwd.cu":401:3 to 401:35))
+        %none = arith.cmpf oeq, %new_max, %ninf_row : tensor<64xf32, #WROW> loc(callsite("max_scaled"("flash_fwd.cu":292:30 to 292:48) at "flash_fwd.cu":401:3 to 401:35))
+        %new_max_s = arith.mulf %new_max, %scale_row : tensor<64xf32, #WROW> loc(callsite("max_scaled"("flash_fwd.cu":292:57 to 292:87) at "flash_fwd.cu":401:3 to 401:35))
+        %max_scaled = arith.select %none, %zero_row, %new_max_s : tensor<64xi1, #WROW>, tensor<64xf32, #WROW> loc(callsite("max_scaled"("flash_fwd.cu":292:5 to 292:88) at "flash_fwd.cu":401:3 to 401:35))
+        %old_max_s = arith.mulf %row_max, %scale_row : tensor<64xf32, #WROW> loc(callsite("o_rescale"("flash_fwd.cu":293:33 to 293:69) at "flash_fwd.cu":401:3 to 401:35))
+        %max_diff = arith.subf %old_max_s, %max_scaled : tensor<64xf32, #WROW> loc(callsite("o_rescale"("flash_fwd.cu":293:33 to 293:82) at "flash_fwd.cu":401:3 to 401:35))
+        %rescale = math.exp2 %max_diff : tensor<64xf32, #WROW> loc(callsite("o_rescale"("flash_fwd.cu":293:5 to 293:83) at "flash_fwd.cu":401:3 to 401:35))
+        %max_b = cuir.broadcast_rows %max_scaled : tensor<64xf32, #WROW> -> tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":301:70 to 301:81) at "flash_fwd.cu":401:3 to 401:35))
+        %neg_max = arith.negf %max_b : tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":301:70 to 301:81) at "flash_fwd.cu":401:3 to 401:35))
+        %logits = math.fma %acc_s, %scale_tile, %neg_max : tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":301:35 to 301:82) at "flash_fwd.cu":401:3 to 401:35))
+        %p = math.exp2 %logits : tensor<64x128xf32, #WACC> loc(callsite("p"("flash_fwd.cu":301:9 to 301:83) at "flash_fwd.cu":401:3 to 401:35))
+        %tile_sum = cuir.reduce_rows sum %p : tensor<64x128xf32, #WACC> -> tensor<64xf32, #WROW> loc(callsite("tile_sum"("flash_fwd.cu":303:9 to 303:22) at "flash_fwd.cu":401:3 to 401:35))
+        %sum_rescaled = arith.mulf %row_sum, %rescale : tensor<64xf32, #WROW> loc(callsite("row_sum"("flash_fwd.cu":306:21 to 306:52) at "flash_fwd.cu":401:3 to 401:35))
+        %row_sum_new = arith.addf %sum_rescaled, %tile_sum : tensor<64xf32, #WROW> loc(callsite("row_sum"("flash_fwd.cu":306:5 to 306:63) at "flash_fwd.cu":401:3 to 401:35))
 
         // ------- P_(i-1) V_(i-1) has landed: O is readable and V_(i-1)'s stage free; then P_i -------
         %acc_o_new = scf.if %has_prev -> (tensor<64x64xf32, #WACC>) {
-          %o_done = cuir.gemm_wait %o_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":378:5 to 378:34) at "flash_fwd.cu":580:7 to 580:38))
-          cuir.barrier.arrive %v_empty[%prev_stage] : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":381:5 to 381:57 at "flash_fwd.cu":580:7 to 580:38))
-          scf.yield %o_done : tensor<64x64xf32, #WACC> loc(callsite("flash_fwd.cu":377:3 to 377:24 at "flash_fwd.cu":580:7 to 580:38))
+          %o_done = cuir.gemm_wait %o_issued pending 0 : tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":404:5 to 404:34) at "flash_fwd.cu":592:7 to 592:38))
+          cuir.barrier.arrive %v_empty[%prev_stage] : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":407:5 to 407:57 at "flash_fwd.cu":592:7 to 592:38))
+          scf.yield %o_done : tensor<64x64xf32, #WACC> loc(callsite("flash_fwd.cu":403:3 to 403:24 at "flash_fwd.cu":592:7 to 592:38))
         } else {
-          scf.yield %o_issued : tensor<64x64xf32, #WACC> loc(callsite("flash_fwd.cu":377:3 to 377:24 at "flash_fwd.cu":580:7 to 580:38))
-        } loc(callsite("flash_fwd.cu":377:3 to 377:24 at "flash_fwd.cu":580:7 to 580:38))
-        %p16 = arith.truncf %p : tensor<64x128xf32, #WACC> to tensor<64x128xf16, #WACC> loc(callsite("p_frag"("flash_fwd.cu":299:39 to 299:106) at "flash_fwd.cu":383:3 to 383:30))
-        %p_frag = cuir.convert_layout %p16 : tensor<64x128xf16, #WACC> -> tensor<64x128xf16, #WA> loc("p_frag"("flash_fwd.cu":383:3 to 383:30))
+          scf.yield %o_issued : tensor<64x64xf32, #WACC> loc(callsite("flash_fwd.cu":403:3 to 403:24 at "flash_fwd.cu":592:7 to 592:38))
+        } loc(callsite("flash_fwd.cu":403:3 to 403:24 at "flash_fwd.cu":592:7 to 592:38))
+        %p16 = arith.truncf %p : tensor<64x128xf32, #WACC> to tensor<64x128xf16, #WACC> loc(callsite("p_frag"("flash_fwd.cu":325:39 to 325:106) at "flash_fwd.cu":409:3 to 409:30))
+        %p_frag = cuir.convert_layout %p16 : tensor<64x128xf16, #WACC> -> tensor<64x128xf16, #WA> loc("p_frag"("flash_fwd.cu":409:3 to 409:30))
         scf.yield %acc_o_new, %new_max, %row_sum_new, %rescale, %p_frag
-            : tensor<64x64xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64x128xf16, #WA> loc("flash_fwd.cu":579:5 to 579:46)
-      } loc("flash_fwd.cu":579:5 to 579:46)
+            : tensor<64x64xf32, #WACC>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64xf32, #WROW>, tensor<64x128xf16, #WA> loc("flash_fwd.cu":591:5 to 591:46)
+      } loc("flash_fwd.cu":591:5 to 591:46)
+
+      cuir.barrier.arrive %q_empty[%c0] : !cuir.mbarrier<1> loc("flash_fwd.cu":594:5 to 594:36)
 
       // =============================== last P V ===============================
-      %last_stage = arith.remui %last_visit, %cST : index loc(callsite("flash_fwd.cu":335:3 to 335:35 at "flash_fwd.cu":585:5 to 585:57))
-      %last_round = arith.divui %last_visit, %cST : index loc(callsite("flash_fwd.cu":337:39 to 337:58 at "flash_fwd.cu":585:5 to 585:57))
-      %last_phase = arith.remui %last_round, %c2 : index loc(callsite("flash_fwd.cu":337:39 to 337:58 at "flash_fwd.cu":585:5 to 585:57))
+      %last_stage = arith.remui %last_visit, %cST : index loc(callsite("flash_fwd.cu":361:3 to 361:35 at "flash_fwd.cu":599:5 to 599:38))
+      %last_round = arith.divui %last_visit, %cST : index loc(callsite("flash_fwd.cu":363:39 to 363:58 at "flash_fwd.cu":599:5 to 599:38))
+      %last_phase = arith.remui %last_round, %c2 : index loc(callsite("flash_fwd.cu":363:39 to 363:58 at "flash_fwd.cu":599:5 to 599:38))
       %sV_last = memref.subview %sV[%last_stage, 0, 0] [1, 128, 64] [1, 1, 1]
-          : memref<4x128x64xf16, #S> to memref<128x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sV"("flash_fwd.cu":338:29 to 338:62) at "flash_fwd.cu":585:5 to 585:57))
-      cuir.barrier.named %my_turn threads 256 loc("flash_fwd.cu":584:5 to 584:42)
-      %last_rescale_b = cuir.broadcast_rows %u_rescale : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":290:33 to 290:69) at "flash_fwd.cu":336:3 to 336:34))
-      %last_acc_o = arith.mulf %u_acc_o, %last_rescale_b : tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":290:33 to 290:69) at "flash_fwd.cu":336:3 to 336:34))
-      cuir.barrier.wait %v_full[%last_stage], %last_phase : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":337:3 to 337:59 at "flash_fwd.cu":585:5 to 585:57))
+          : memref<4x128x64xf16, #S> to memref<128x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sV"("flash_fwd.cu":364:29 to 364:62) at "flash_fwd.cu":599:5 to 599:38))
+      cuir.barrier.named %my_turn threads 256 loc("flash_fwd.cu":598:5 to 598:42)
+      %last_rescale_b = cuir.broadcast_rows %u_rescale : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":316:33 to 316:69) at "flash_fwd.cu":362:3 to 362:34))
+      %last_acc_o = arith.mulf %u_acc_o, %last_rescale_b : tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":316:33 to 316:69) at "flash_fwd.cu":362:3 to 362:34))
+      cuir.barrier.wait %v_full[%last_stage], %last_phase : !cuir.mbarrier<4> loc(callsite("flash_fwd.cu":363:3 to 363:59 at "flash_fwd.cu":599:5 to 599:38))
       %o_last = cuir.gemm_async %u_p, %sV_last, %last_acc_o
-          : tensor<64x128xf16, #WA>, memref<128x64xf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":338:3 to 338:63) at "flash_fwd.cu":585:5 to 585:57))
-      // Consumer 1 keeps its last turn: every wait for a turn is matched by one hand-off.
-      %hand_off = arith.xori %is_second, %true : i1 loc("flash_fwd.cu":312:5 to 312:34)
-      scf.if %hand_off {
-        cuir.barrier.named %their_turn threads 256 arrive loc("flash_fwd.cu":586:5 to 586:48)
-        scf.yield loc("flash_fwd.cu":586:5 to 586:48)
-      } loc("flash_fwd.cu":586:5 to 586:48)
-      %o_final = cuir.gemm_wait %o_last pending 0 : tensor<64x64xf32, #WACC> loc("acc_o"("flash_fwd.cu":587:5 to 587:27))
-      cuir.barrier.arrive %v_empty[%last_stage] : !cuir.mbarrier<4> loc("flash_fwd.cu":590:5 to 590:81)
+          : tensor<64x128xf16, #WA>, memref<128x64xf16, strided<[64, 1], offset: ?>, #S>, tensor<64x64xf32, #WACC> loc(callsite("acc_o"("flash_fwd.cu":364:3 to 364:63) at "flash_fwd.cu":599:5 to 599:38))
+      cuir.barrier.named %their_turn threads 256 arrive loc("flash_fwd.cu":600:5 to 600:42)
+      %o_final = cuir.gemm_wait %o_last pending 0 : tensor<64x64xf32, #WACC> loc("acc_o"("flash_fwd.cu":601:5 to 601:27))
+      cuir.barrier.arrive %v_empty[%last_stage] : !cuir.mbarrier<4> loc("flash_fwd.cu":604:5 to 604:60)
 
       // =============================== epilogue ===============================
-      %sees_nothing = arith.cmpf oeq, %u_row_sum, %zero_row : tensor<64xf32, #WROW> loc("row_sees_nothing"("flash_fwd.cu":406:5 to 406:45))
-      %one_row = arith.constant dense<1.0> : tensor<64xf32, #WROW> loc("row_inv_sum"("flash_fwd.cu":407:50 to 407:59))
-      %inv = arith.divf %one_row, %u_row_sum : tensor<64xf32, #WROW> loc("row_inv_sum"("flash_fwd.cu":407:50 to 407:59))
-      %row_inv_sum = arith.select %sees_nothing, %zero_row, %inv : tensor<64xi1, #WROW>, tensor<64xf32, #WROW> loc("row_inv_sum"("flash_fwd.cu":407:5 to 407:60))
-      %max_l2 = arith.mulf %u_row_max, %scale_row : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":408:53 to 408:93))
-      %log_sum = math.log2 %u_row_sum : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":408:96 to 408:110))
-      %lse2 = arith.addf %max_l2, %log_sum : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":408:52 to 408:111))
-      %ln2 = arith.constant dense<0.693147182> : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":408:112 to 408:118))
-      %lse_nat = arith.mulf %lse2, %ln2 : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":408:52 to 408:118))
-      %lse_val = arith.select %sees_nothing, %ninf_row, %lse_nat : tensor<64xi1, #WROW>, tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":408:5 to 408:118))
-      cuir.store %lse_val -> %lse_head[%q_wg] : tensor<64xf32, #WROW> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("lse_head"("flash_fwd.cu":410:72 to 410:91))
-      %inv_b = cuir.broadcast_rows %row_inv_sum : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc("packed"("flash_fwd.cu":424:55 to 424:98))
-      %o_norm = arith.mulf %o_final, %inv_b : tensor<64x64xf32, #WACC> loc("packed"("flash_fwd.cu":424:55 to 424:98))
-      %o16 = arith.truncf %o_norm : tensor<64x64xf32, #WACC> to tensor<64x64xf16, #WACC> loc("packed"("flash_fwd.cu":424:7 to 424:54))
-      cuir.store %o16 -> %sQ_wg : tensor<64x64xf16, #WACC> -> memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc("smem"("flash_fwd.cu":426:7 to 426:93))
-      cuir.copy %sQ_wg -> %o_head[%q_wg, %c0] : memref<64x64xf16, strided<[64, 1], offset: ?>, #S> -> memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("o_head"("flash_fwd.cu":440:7 to 440:100))
-      cuir.yield loc("flash_fwd.cu":593:5 to 593:50)
-    } loc("flash_fwd.cu":521:5 to 521:40)
-    scf.yield loc("flash_fwd.cu":494:3 to 494:24)
-  } loc("flash_fwd.cu":494:3 to 494:24)
-  cuir.return loc("flash_fwd.cu":464:5 to 464:79)
-} loc("flash_fwd_sm90_kernel"("flash_fwd.cu":464:5 to 464:79))
+      %sees_nothing = arith.cmpf oeq, %u_row_sum, %zero_row : tensor<64xf32, #WROW> loc("row_sees_nothing"("flash_fwd.cu":432:5 to 432:45))
+      %one_row = arith.constant dense<1.0> : tensor<64xf32, #WROW> loc("row_inv_sum"("flash_fwd.cu":433:50 to 433:59))
+      %inv = arith.divf %one_row, %u_row_sum : tensor<64xf32, #WROW> loc("row_inv_sum"("flash_fwd.cu":433:50 to 433:59))
+      %row_inv_sum = arith.select %sees_nothing, %zero_row, %inv : tensor<64xi1, #WROW>, tensor<64xf32, #WROW> loc("row_inv_sum"("flash_fwd.cu":433:5 to 433:60))
+      %max_l2 = arith.mulf %u_row_max, %scale_row : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":434:53 to 434:93))
+      %log_sum = math.log2 %u_row_sum : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":434:96 to 434:110))
+      %lse2 = arith.addf %max_l2, %log_sum : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":434:52 to 434:111))
+      %ln2 = arith.constant dense<0.693147182> : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":434:112 to 434:118))
+      %lse_nat = arith.mulf %lse2, %ln2 : tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":434:52 to 434:118))
+      %lse_val = arith.select %sees_nothing, %ninf_row, %lse_nat : tensor<64xi1, #WROW>, tensor<64xf32, #WROW> loc("lse"("flash_fwd.cu":434:5 to 434:118))
+      cuir.store %lse_val -> %lse_head[%q_wg] : tensor<64xf32, #WROW> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("lse_head"("flash_fwd.cu":436:72 to 436:91))
+      %inv_b = cuir.broadcast_rows %row_inv_sum : tensor<64xf32, #WROW> -> tensor<64x64xf32, #WACC> loc("packed"("flash_fwd.cu":450:55 to 450:98))
+      %o_norm = arith.mulf %o_final, %inv_b : tensor<64x64xf32, #WACC> loc("packed"("flash_fwd.cu":450:55 to 450:98))
+      %o16 = arith.truncf %o_norm : tensor<64x64xf32, #WACC> to tensor<64x64xf16, #WACC> loc("packed"("flash_fwd.cu":450:7 to 450:54))
+      %sO_wg = memref.subview %sO[%wg_row, 0] [64, 64] [1, 1]
+          : memref<128x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc("flash_fwd.cu":441:12 to 441:68)
+      cuir.store %o16 -> %sO_wg : tensor<64x64xf16, #WACC> -> memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc("smem"("flash_fwd.cu":452:7 to 452:93))
+      cuir.copy %sO_wg -> %o_head[%q_wg, %c0] : memref<64x64xf16, strided<[64, 1], offset: ?>, #S> -> memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("o_head"("flash_fwd.cu":466:7 to 466:100))
+      // Consumer 0 takes the turn of consumer 1's last hand-off (after the thread block's last item).
+      %is_first = arith.cmpi eq, %consumer, %c0 : index loc("flash_fwd.cu":660:9 to 660:28)
+      scf.if %is_first {
+        cuir.barrier.named %c1 threads 256 loc("flash_fwd.cu":660:30 to 660:54)
+        scf.yield loc("flash_fwd.cu":660:5 to 660:55)
+      } loc("flash_fwd.cu":660:5 to 660:55)
+      cuir.yield loc("flash_fwd.cu":607:5 to 607:50)
+    } loc("flash_fwd.cu":653:5 to 653:40)
+    scf.yield loc("flash_fwd.cu":522:3 to 522:24)
+  } loc("flash_fwd.cu":522:3 to 522:24)
+  cuir.return loc("flash_fwd.cu":618:5 to 618:79)
+} loc("flash_fwd_sm90_kernel"("flash_fwd.cu":618:5 to 618:79))

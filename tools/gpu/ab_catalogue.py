@@ -4,6 +4,10 @@ whose kernels differ, beside torch.compile(flex_attention) in the same run. Run 
 
   python3 tools/gpu/ab_catalogue.py --kernel sm90 A=DIR_A B=DIR_B [--rounds 5] [--json f] entry ...
   python3 tools/gpu/ab_catalogue.py --kernel sm90 bits=DIR eval=DIR --no-bits eval entry ...
+  python3 tools/gpu/ab_catalogue.py --kernel sm90 persistent=DIR grid=DIR --env grid:CUIR_SM90_PERSISTENT=0 entry ...
+
+With --env NAME:VAR=VALUE, build NAME's calls run with VAR set to VALUE in the environment (the other build's
+with VAR unset): one library against itself under a switch its entry point reads at every call.
 
 With --no-bits NAME, build NAME's block masks are made without the partial tiles' bits, so that its kernels
 evaluate the mask: one library against itself times the bits against the mask's own arithmetic.
@@ -15,6 +19,7 @@ compared first (max |B - A|: a changed schedule is not bitwise equal; check_cata
 build against float64). The table gives each one's median over the rounds and the ratios of the medians."""
 import argparse
 import json
+import os
 import pathlib
 import sys
 
@@ -43,7 +48,22 @@ def flex_call(entry, tensors, q, k, v):
     return lambda: compiled(q, k, v, score_mod=score_mod, block_mask=bm, enable_gqa=gqa)
 
 
-def ab_entry(entry, builds, kernel, rounds, no_bits=()):
+def with_env(fn, env, variables):
+    """fn, called with `env` set and the rest of `variables` unset."""
+    if not variables:
+        return fn
+
+    def call():
+        for var in variables:
+            if var in env:
+                os.environ[var] = env[var]
+            else:
+                os.environ.pop(var, None)
+        return fn()
+    return call
+
+
+def ab_entry(entry, builds, kernel, rounds, no_bits=(), envs=None):
     import torch
     libs = {name: bench_library(d, kernel, entry.name) for name, d in builds.items()}
     shapes = {tuple(s) for _, s in libs.values()}
@@ -56,7 +76,9 @@ def ab_entry(entry, builds, kernel, rounds, no_bits=()):
     for name, (lib, _) in libs.items():
         call = cc._kernel_call(lib, entry, tensors)
         bm = call.block_mask(q, k, mask_bits=False) if name in no_bits else call.block_mask(q, k)
-        fns[name] = (lambda c, m: lambda: c(q, k, v, False, m))(call, bm)
+        variables = {var for env in (envs or {}).values() for var in env}
+        fns[name] = with_env((lambda c, m: lambda: c(q, k, v, False, m))(call, bm), (envs or {}).get(name, {}),
+                             variables)
         outs[name] = fns[name]().float()
     a, b = list(builds)
     diff = (outs[b] - outs[a]).abs().max().item()
@@ -86,6 +108,8 @@ def main():
     ap.add_argument("--json", default=None)
     ap.add_argument("--no-bits", metavar="NAME", action="append", default=[],
                     help="make this build's block masks without the partial tiles' bits (repeatable)")
+    ap.add_argument("--env", metavar="NAME:VAR=VALUE", action="append", default=[],
+                    help="run this build's calls with VAR=VALUE in the environment (repeatable)")
     args = ap.parse_args()
     builds = {}
     for spec in args.builds:
@@ -96,12 +120,20 @@ def main():
     for name in args.no_bits:
         if name not in builds:
             ap.error(f"--no-bits {name}: no build of that name")
+    envs = {}
+    for spec in args.env:
+        name, sep, assignment = spec.partition(":")
+        var, eq, value = assignment.partition("=")
+        if not sep or not eq or not var or name not in builds:
+            ap.error(f"--env {spec!r}: NAME:VAR=VALUE with NAME a build")
+        envs.setdefault(name, {})[var] = value
     print(f"{torch.cuda.get_device_name()}, {args.kernel}, {args.rounds} rounds; ms per call / back to back",
           flush=True)
-    rows = [ab_entry(catalogue.get(name), builds, args.kernel, args.rounds, args.no_bits) for name in args.entries]
+    rows = [ab_entry(catalogue.get(name), builds, args.kernel, args.rounds, args.no_bits, envs)
+            for name in args.entries]
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps({"device": torch.cuda.get_device_name(), "builds": {
-            n: str(d) for n, d in builds.items()}, "no_bits": args.no_bits, "rows": rows}, indent=1))
+            n: str(d) for n, d in builds.items()}, "no_bits": args.no_bits, "env": envs, "rows": rows}, indent=1))
 
 
 if __name__ == "__main__":

@@ -13,6 +13,9 @@ Also: the argument validation (error codes), a repeat of a few cases on the same
 bit-identical results (a moving result is a race), and with --time a few timings.
 
 usage: python3 tools/gpu/check_flash_fwd.py [--kernel sm90|sm80] [--lib path.so] [--quick] [--time] [--json f]
+The sm_90 kernel is persistent (a thread block runs work items in turn); on small shapes each thread block gets
+one item. CUIR_SM90_PERSISTENT=2 in the environment deals every item to two thread blocks, so that every shape
+also checks the hand-over from one item to the next (the ring's phases, the Q and O buffers, the ping-pong).
 Exit code 0 iff every case passes; the last line reads 'N passed, M failed'.
 """
 import argparse
