@@ -1,8 +1,9 @@
 // flash_fwd.cu: CuIR's FA3-class attention forward kernel for Hopper (sm_90a: TMA, wgmma, setmaxnreg).
 //
 // A work item is BLOCK_M = 128 query rows of one (batch, query head) against all the keys those rows may see;
-// a thread block runs work items one after another (persistent, one thread block a multiprocessor), streaming K
-// and V through a ring of shared-memory stages filled by TMA that runs on from one item to the next:
+// a thread block runs work items one after another (persistent, one thread block a multiprocessor, each taking
+// the next item from a work counter as it goes), streaming K and V through a ring of shared-memory stages filled
+// by TMA that runs on from one item to the next:
 //
 //   warpgroup 0 (producer): one elected thread issues every TMA copy (an item's Q once the consumers are done
 //                           with the previous item's, then K and V tile by tile into the ring), each completing
@@ -38,8 +39,8 @@
 // (ragged Nq, Nkv) are zero-filled by TMA, and the mask sets their scores to -inf.
 //
 // Work items: (query blocks, Hq, B), the query heads of a KV head side by side, heaviest query blocks first
-// (block_index), dealt to min(items, multiprocessors) thread blocks (scheduled_work; persistent_ctas for the
-// environment's override).
+// (block_index), taken by min(items, multiprocessors) thread blocks in turn from a work counter (WorkTickets;
+// persistent_ctas and work_counter on the host side).
 // ptxas -v: 168 registers at launch (setmaxnreg then moves them: producer 24, consumers 240), no spills, for every
 // instantiation (the build checks). Correctness, sanitizers and speed on the H200: docs/benchmarks/sm90.md.
 #include <cuda.h>  // CUtensorMap and its enums only: cuTensorMapEncodeTiled is found at run time, no -lcuda
@@ -49,6 +50,10 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <map>
+#include <mutex>
+#include <string_view>
+#include <utility>
 
 #include "cuir/attention_params.h"
 #include "cuir/attention_params_check.h"
@@ -106,7 +111,7 @@ struct FlashFwdTraits {
   static constexpr int SV_OFFSET = SK_OFFSET + STAGES * KV_TILE_BYTES;
   static constexpr int SO_OFFSET = SV_OFFSET + STAGES * KV_TILE_BYTES;  // O staged for its stores (Q's layout)
   static constexpr int BAR_OFFSET = SO_OFFSET + Q_TILE_BYTES;
-  static constexpr int SMEM_BYTES = BAR_OFFSET + 8 * (2 + 4 * STAGES) + 1024;  // + 1 KB for the alignment
+  static constexpr int SMEM_BYTES = BAR_OFFSET + 8 * (2 + 4 * STAGES + 6) + 1024;  // + 1 KB for the alignment
   static_assert(HEAD_DIM == 64 || HEAD_DIM == 128, "head dim 64 or 128");
   static_assert(BLOCK_N % 16 == 0 && BLOCK_N <= 256, "BLOCK_N: whole k16 steps, one TMA box");
   static_assert(SMEM_BYTES <= 227 * 1024, "shared memory");
@@ -121,6 +126,9 @@ struct Barriers {
   uint64_t v_full[STAGES];    // V tile of the stage landed
   uint64_t k_empty[STAGES];   // every consumer thread is done reading the stage's K tile
   uint64_t v_empty[STAGES];   // ... the stage's V tile
+  uint64_t work_full[2];      // the producer wrote the work slot (WorkTickets)
+  uint64_t work_empty[2];     // every consumer thread read it
+  int64_t work_slot[2];       // the thread block's next work items, from the producer to the consumers
 };
 
 // Named barriers of the ping-pong (id 0 is __syncthreads): consumer c waits on PINGPONG_BARRIER + c.
@@ -141,8 +149,7 @@ __device__ __forceinline__ BlockIndex block_index(const cuir_attention_params &p
                                                   int num_m_blocks) {
   // A runtime block mask replaces this statement by its heavy-first order (cuir/kv_tiles.cuh).
   const cuir_kernels::ExpertQueryOrder query_order{};  // query-order point
-  if (BlockIndex listed; query_order.block(listed, work, params.num_heads_q, num_m_blocks, params.batch))
-    return listed;
+  if (BlockIndex listed; query_order.block(listed, work, params.num_heads_q, num_m_blocks)) return listed;
   const int group = params.num_heads_q / params.num_heads_kv;  // query heads per KV head
   const int64_t per_batch = static_cast<int64_t>(num_m_blocks) * params.num_heads_q;
   const int linear = static_cast<int>(work % per_batch);
@@ -151,13 +158,47 @@ __device__ __forceinline__ BlockIndex block_index(const cuir_attention_params &p
                     static_cast<int>(work / per_batch)};
 }
 
-// The persistent schedule: thread block c of G takes work items c, 2G - 1 - c, 2G + c, 4G - 1 - c, ... (the
-// items in rounds of G, every other round backwards), so that no thread block draws the heaviest item of every
-// round. With G = the number of items (the host's choice for one item a thread block) it takes item c alone.
-__device__ __forceinline__ int64_t scheduled_work(int64_t round) {
-  const int64_t g = gridDim.x, c = blockIdx.x;
-  return round * g + (round % 2 == 0 ? c : g - 1 - c);
-}
+// The thread block's k-th work item (k = 0, 1, ...; num_work or more: none left). Two schedules:
+//   - tickets (`counter` given): the producer warp takes the next ticket of the launch's work counter, so a thread
+//     block that drew heavy items takes fewer of them, as the hardware's own dispatch of a grid would; it hands
+//     the ticket to the consumers through work_slot[k % 2]. The counter wraps back to 0 once the launch has taken
+//     num_work + G tickets (every thread block ends on one past the items), so it is 0 again for the next launch
+//     on its stream (the host gives each stream its own counter);
+//   - fixed (`counter` null): thread block c of G takes items c, 2G - 1 - c, 2G + c, 4G - 1 - c, ... (rounds of
+//     G, every other round backwards). With G = the number of items it takes item c alone.
+template <int STAGES>
+struct WorkTickets {
+  unsigned *counter;
+  int64_t num_work;
+  Barriers<STAGES> *bars;
+
+  __device__ __forceinline__ int64_t fixed(int k) const {
+    const int64_t g = gridDim.x, c = blockIdx.x;
+    return int64_t(k) * g + (k % 2 == 0 ? c : g - 1 - c);
+  }
+  // The producer warp (all its lanes).
+  __device__ __forceinline__ int64_t producer_next(int k) const {
+    if (counter == nullptr) return fixed(k);
+    const int slot = k % 2;
+    int64_t work = 0;
+    if (threadIdx.x % 32 == 0) {
+      mbarrier_wait(&bars->work_empty[slot], ((k / 2) % 2) ^ 1);  // the first use of a slot passes at once
+      work = atomicInc(counter, static_cast<unsigned>(num_work + gridDim.x - 1));
+      bars->work_slot[slot] = work;
+      mbarrier_arrive(&bars->work_full[slot]);  // release: the slot's write before the arrival
+    }
+    return __shfl_sync(0xffffffffu, work, 0);
+  }
+  // A consumer thread.
+  __device__ __forceinline__ int64_t consumer_next(int k) const {
+    if (counter == nullptr) return fixed(k);
+    const int slot = k % 2;
+    mbarrier_wait(&bars->work_full[slot], (k / 2) % 2);
+    const int64_t work = bars->work_slot[slot];
+    mbarrier_arrive(&bars->work_empty[slot]);
+    return work;
+  }
+};
 
 // ---------------------------------------------------------------------------------------------------
 // Producer: one thread issues every TMA copy of the block.
@@ -610,13 +651,15 @@ __device__ __forceinline__ void run_work_item(const cuir_attention_params &param
   ++items_before;
 }
 
-// The persistent kernel: thread block c runs work items scheduled_work(0), scheduled_work(1), ... The producer
-// loads each item's Q once the consumers are done with the previous one's (q_empty), and the K / V ring runs on
-// across items, so the next item's loads overlap this item's last P V and epilogue.
+// The persistent kernel: a thread block runs its work items (WorkTickets) one after another. The producer loads
+// each item's Q once the consumers are done with the previous one's (q_empty), and the K / V ring runs on across
+// items, so the next item's loads overlap this item's last P V and epilogue. work_counter: the launch's work
+// counter, 0 at launch (null: the fixed schedule).
 template <Element ELEMENT, int HEAD_DIM, bool IS_CAUSAL>
 __global__ void __launch_bounds__(FlashFwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS, 1)
     flash_fwd_sm90_kernel(const __grid_constant__ cuir_attention_params params, const __grid_constant__ CUtensorMap tma_q,
-                          const __grid_constant__ CUtensorMap tma_k, const __grid_constant__ CUtensorMap tma_v) {
+                          const __grid_constant__ CUtensorMap tma_k, const __grid_constant__ CUtensorMap tma_v,
+                          unsigned *work_counter) {
   using T = FlashFwdTraits<ELEMENT, HEAD_DIM>;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   // 1024-byte aligned base: the 128-byte swizzle pattern repeats every 1024 bytes (descriptor base offset 0).
@@ -636,16 +679,22 @@ __global__ void __launch_bounds__(FlashFwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS
       mbarrier_init(&bars->k_empty[s], T::NUM_CONSUMER_THREADS);  // every consumer thread arrives
       mbarrier_init(&bars->v_empty[s], T::NUM_CONSUMER_THREADS);
     }
+    for (int s = 0; s < 2; ++s) {
+      mbarrier_init(&bars->work_full[s], 1);  // the producer's lane 0
+      mbarrier_init(&bars->work_empty[s], T::NUM_CONSUMER_THREADS);
+    }
     fence_barrier_init();
   }
   __syncthreads();
 
+  const WorkTickets<T::STAGES> tickets{work_counter, num_work, bars};
   int visits_before = 0, items_before = 0;
   if (threadIdx.x / 128 == 0) {
     // =============================== producer warpgroup ===============================
     setmaxnreg_dec<T::PRODUCER_REGS>();
     if (threadIdx.x / 32 != 0) return;  // one warp issues the loads
-    for (int64_t round = 0, work; (work = scheduled_work(round)) < num_work; ++round)
+    int64_t work;
+    for (int k = 0; (work = tickets.producer_next(k)) < num_work; ++k)
       run_work_item<T, IS_CAUSAL, true>(params, &tma_q, &tma_k, &tma_v, smem, bars, work, num_m_blocks,
                                         visits_before, items_before);
   } else {
@@ -653,7 +702,8 @@ __global__ void __launch_bounds__(FlashFwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS
     setmaxnreg_inc<T::CONSUMER_REGS>();
     const int consumer_index = (static_cast<int>(threadIdx.x) - 128) / 128;
     if (T::PINGPONG && consumer_index == 1) named_barrier_arrive(PINGPONG_BARRIER + 0, T::NUM_CONSUMER_THREADS);
-    for (int64_t round = 0, work; (work = scheduled_work(round)) < num_work; ++round)
+    int64_t work;
+    for (int k = 0; (work = tickets.consumer_next(k)) < num_work; ++k)
       run_work_item<T, IS_CAUSAL, false>(params, &tma_q, &tma_k, &tma_v, smem, bars, work, num_m_blocks,
                                          visits_before, items_before);
     // Consumer 0 takes the turn of consumer 1's last hand-off.
@@ -706,10 +756,10 @@ static cudaError_t make_tile_map(CUtensorMap *map, const void *base, int dtype, 
   return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
 }
 
-// Thread blocks of the persistent schedule (scheduled_work): one a multiprocessor of the current device. The
-// environment's CUIR_SM90_PERSISTENT, read at every call so that a comparison can switch it within one process,
-// overrides it: 0 launches one thread block a work item, N > 0 at most N thread blocks (for checks that want
-// several items a thread block on small problems).
+// Thread blocks of the persistent kernel: one a multiprocessor of the current device. The environment's
+// CUIR_SM90_PERSISTENT, read at every call so that a comparison can switch it within one process, overrides it:
+// 0 launches one thread block a work item (each takes its own, the fixed schedule), N > 0 at most N thread blocks
+// (for checks that want several items a thread block on small problems).
 static int64_t persistent_ctas(int64_t num_work) {
   if (const char *env = std::getenv("CUIR_SM90_PERSISTENT"); env != nullptr && *env != '\0') {
     char *end = nullptr;
@@ -721,6 +771,40 @@ static int64_t persistent_ctas(int64_t num_work) {
       cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || sms <= 0)
     return num_work;
   return std::min<int64_t>(num_work, sms);
+}
+
+// The work counter (WorkTickets) of a launch on `stream`: one a stream (cudaStreamGetId: never reused, and the
+// calling thread's own for cudaStreamPerThread), 0 when the stream's previous launch has ended, so launches that
+// may overlap never share one. Null, for the fixed schedule, while the stream is being captured into a graph (a
+// graph's launches need not follow the stream's order), for the 4096th stream of a device and after, on any CUDA
+// error, or when the environment's CUIR_SM90_TICKETS is 0.
+constexpr int kWorkCounters = 4096;
+__device__ unsigned work_counters[kWorkCounters];  // zero when the module loads
+
+static unsigned *work_counter(cudaStream_t stream) {
+  if (const char *env = std::getenv("CUIR_SM90_TICKETS"); env != nullptr && std::string_view(env) == "0")
+    return nullptr;
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  unsigned long long stream_id = 0;
+  int device = 0;
+  if (cudaStreamIsCapturing(stream, &capture) != cudaSuccess || capture != cudaStreamCaptureStatusNone ||
+      cudaStreamGetId(stream, &stream_id) != cudaSuccess || cudaGetDevice(&device) != cudaSuccess) {
+    (void)cudaGetLastError();  // a failed query is not the launch's error
+    return nullptr;
+  }
+  static std::mutex mutex;
+  static std::map<int, std::pair<unsigned *, int>> devices;                  // the counters, how many handed out
+  static std::map<std::pair<int, unsigned long long>, unsigned *> counters;  // a stream's
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (auto it = counters.find({device, stream_id}); it != counters.end()) return it->second;
+  auto &[base, used] = devices[device];
+  if (base == nullptr && cudaGetSymbolAddress(reinterpret_cast<void **>(&base), work_counters) != cudaSuccess) {
+    (void)cudaGetLastError();
+    base = nullptr;
+    return nullptr;
+  }
+  if (used == kWorkCounters) return nullptr;
+  return counters[{device, stream_id}] = base + used++;
 }
 
 template <Element ELEMENT, int HEAD_DIM, bool IS_CAUSAL>
@@ -746,7 +830,9 @@ static cudaError_t launch_flash_fwd(const cuir_attention_params &p, cudaStream_t
   const int64_t num_m_blocks = (p.seqlen_q + T::BLOCK_M - 1) / T::BLOCK_M;
   const int64_t num_work = num_m_blocks * p.num_heads_q * p.batch;  // see block_index
   const int64_t ctas = persistent_ctas(num_work);
-  kernel<<<static_cast<unsigned>(ctas), T::NUM_THREADS, T::SMEM_BYTES, stream>>>(p, tma_q, tma_k, tma_v);
+  // Tickets count to num_work + ctas - 1 in 32 bits; one thread block an item needs none.
+  unsigned *counter = ctas < num_work && num_work + ctas <= UINT32_MAX ? work_counter(stream) : nullptr;
+  kernel<<<static_cast<unsigned>(ctas), T::NUM_THREADS, T::SMEM_BYTES, stream>>>(p, tma_q, tma_k, tma_v, counter);
   return cudaGetLastError();
 }
 
