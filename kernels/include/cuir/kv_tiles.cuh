@@ -217,8 +217,8 @@ struct ExpertQueryOrder {
 // or a persistent kernel's work items (numbered as those blocks are launched): the query heads fastest, so that
 // the heads of a GQA group run side by side, then the rank of the query block in its row of q_order (query blocks
 // from the most listed tiles to the fewest), then the batch: every head's heaviest query block starts first, and
-// the blocks in flight share one batch's keys and values in L2 (a rank-major order across batches was measured
-// 10-20% slower at 8 batches of 32 heads, its keys and values spread over all batches).
+// the blocks in flight share one batch's keys and values in L2 (ordered by rank across batches instead, packed
+// documents at 8 batches of 32 heads ran 30-40% slower: likely those keys and values spread over every batch).
 struct ListedQueryOrder {
   const int32_t *q_order;  // [B', H', QB]
   bool per_batch, per_head;
