@@ -66,6 +66,9 @@ struct GatherBody {
   /// gather stages its one tensor's rows (the scores patcher decides:
   /// stagingBufferWarps); 0 where each thread gathers its own words.
   int64_t stagingWarps = 0;
+  /// The first of those warps (the scores run in warps [first, first +
+  /// stagingWarps) of the block: a warp-specialized kernel's consumers).
+  int64_t firstStagingWarp = 0;
 };
 
 /// Prints the body of the variant's `ew` after MLIR's clean-up of a copy

@@ -35,6 +35,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Matchers.h"
 
+#include <algorithm>
 #include <map>
 
 using namespace mlir;
@@ -254,17 +255,39 @@ static std::string reindent(StringRef stmts, const FragmentWalk &fw,
   return out;
 }
 
+/// The warps [first, first + count) of `kernel`'s block that run its
+/// scores: the warps of its consumer workers where it binds them (a
+/// warp-specialized kernel's producer computes no score), else all.
+static std::pair<int64_t, int64_t> scoreWarps(KernelOp kernel) {
+  int64_t all = llvm::divideCeil(kernel.getThreads(), 32);
+  std::optional<std::pair<int64_t, int64_t>> consumers;
+  kernel.walk([&](BindOp bind) {
+    int64_t perWorker = bind.getKind() == WorkerKind::Warpgroup ? 4
+                        : bind.getKind() == WorkerKind::Warp    ? 1
+                                                                : 0;
+    ArrayRef<int64_t> workers = bind.getWorkers();
+    if (consumers || bind.getRole() != WorkerRole::Consumer || !perWorker ||
+        workers.empty())
+      return;
+    auto [lo, hi] = std::minmax_element(workers.begin(), workers.end());
+    consumers = {*lo * perWorker, (*hi - *lo + 1) * perWorker};
+  });
+  return consumers.value_or(std::pair<int64_t, int64_t>{0, all});
+}
+
 /// The warps a block has buffers for where `g` can be staged in shared
 /// memory (GatherBody::stagingWarps): its one word, a pair of 1- or 2-byte
 /// elements, of a tensor whose rows are whole 16-byte chunks; a wgmma
 /// accumulator of `tileShape` (64 rows, 2N keys) whose warp rows are at
 /// least 8 chunks (the swizzle's period); and, in every kernel of the module,
-/// a buffer of 16 rows x 2N keys for each of its warps beside its own
-/// buffers. Else none, and `whyNot` says why; `bytes` is the buffers' size.
+/// a buffer of 16 rows x 2N keys for each warp that runs the scores
+/// (scoreWarps, the same in every kernel) beside its own buffers. Else none,
+/// and `whyNot` says why; `bytes` is the buffers' size, `first` the first
+/// of those warps.
 static std::optional<int64_t> stagingBufferWarps(ElementwiseOp ew,
                                                  const GatherBody &g,
                                                  ArrayRef<int64_t> tileShape,
-                                                 int64_t &bytes,
+                                                 int64_t &bytes, int64_t &first,
                                                  std::string &whyNot) {
   if (g.words.size() != 1) {
     whyNot = "it gathers " + std::to_string(g.words.size()) + " tensors";
@@ -284,12 +307,21 @@ static std::optional<int64_t> stagingBufferWarps(ElementwiseOp ew,
   }
   auto module = ew->getParentOfType<ModuleOp>();
   int64_t warps = 0, ownMax = 0;
+  std::optional<int64_t> firstWarp;
+  bool sameWarps = true;
   if (module)
     module.walk([&](KernelOp kernel) {
-      warps =
-          std::max<int64_t>(warps, llvm::divideCeil(kernel.getThreads(), 32));
+      auto [kernelFirst, count] = scoreWarps(kernel);
+      sameWarps &= !firstWarp || *firstWarp == kernelFirst;
+      firstWarp = kernelFirst;
+      warps = std::max(warps, count);
       ownMax = std::max(ownMax, ownSharedBytes(kernel));
     });
+  if (!sameWarps) {
+    whyNot = "its kernels run their scores in different warps";
+    return std::nullopt;
+  }
+  first = firstWarp.value_or(0);
   bytes = warps * 16 * rowBytes;
   if (warps == 0 ||
       ownMax + kSharedBytesBesideBuffers + bytes > kSharedBytesPerBlock) {
@@ -379,7 +411,10 @@ static std::string stagedGather(const FragmentWalk &fw, const GatherBody &g,
          "  __shared__ __align__(128) unsigned char rows[" +
          std::to_string(g.stagingWarps) + "][16 * (" + rowBytes +
          ")];  // a buffer a warp of the block\n"
-         "  return rows[threadIdx.x / 32];\n}\n"
+         "  return rows[threadIdx.x / 32" +
+         (g.firstStagingWarp ? " - " + std::to_string(g.firstStagingWarp)
+                             : std::string()) +
+         "];\n}\n"
          "template <int N>\n"
          "__device__ __forceinline__ void cuir_variant_gather(" +
          signature.str() + "  (void)params, (void)b, (void)h;\n" + g.hoisted +
@@ -387,8 +422,7 @@ static std::string stagedGather(const FragmentWalk &fw, const GatherBody &g,
          "  g.valid = __all_sync(0xffffffffu, " +
          inRangeCondition(fw, g.clampBounds, g.pairReads) +
          " &&\n                                     cuir_chunks_aligned(" +
-         w.tensor +
-         ") && col0 % " + keys +
+         w.tensor + ") && col0 % " + keys +
          " == lane % 4 * 2);\n"
          "  if (!g.valid)\n    return;\n"
          "  __syncwarp();  // the warp has read its last staged rows\n"
@@ -513,11 +547,12 @@ std::string ScoresPatcher::helperText(const FragmentWalk &fw,
 /// in a remark at `ew` once for the module: every kernel decides alike.
 void ScoresPatcher::decideStaging(ElementwiseOp ew, GatherBody &g,
                                   ArrayRef<int64_t> tileShape) {
-  int64_t bytes = 0;
+  int64_t bytes = 0, first = 0;
   std::string whyNot;
   std::optional<int64_t> warps =
-      stagingBufferWarps(ew, g, tileShape, bytes, whyNot);
+      stagingBufferWarps(ew, g, tileShape, bytes, first, whyNot);
   g.stagingWarps = warps.value_or(0);
+  g.firstStagingWarp = warps ? first : 0;
   stagingBytes = warps ? bytes : 0;
   if (!inFirstKernel(ew))
     return;
