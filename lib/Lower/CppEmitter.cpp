@@ -605,6 +605,14 @@ FailureOr<std::string> CppEmitter::special(Operation *op, std::string &why) {
   if (failed(a))
     return failure();
   if (auto c = dyn_cast<arith::CmpIOp>(op)) {
+    if (std::optional<NarrowedCompare> n = narrowedCompare(c)) {
+      FailureOr<std::string> l0 = expr(n->lhs0, why), l1 = expr(n->lhs1, why),
+                             r = expr(n->rhs, why);
+      if (failed(l0) || failed(l1) || failed(r))
+        return failure();
+      return "((" + *l0 + (n->plus ? " + " : " - ") + *l1 + ") " +
+             cmpiSymbol(n->pred, false).str() + " " + *r + ")";
+    }
     Type t = c.getLhs().getType();
     std::string x = (*a)[0], y = (*a)[1];
     // Unsigned order is signed order on non-negative values.
@@ -625,6 +633,82 @@ FailureOr<std::string> CppEmitter::special(Operation *op, std::string &why) {
   why = "'" + op->getName().getStringRef().str() +
         "' has no C++ form in the lowering";
   return failure();
+}
+
+namespace {
+/// The predicate of `y p x` for `x p y`.
+arith::CmpIPredicate swapped(arith::CmpIPredicate p) {
+  using P = arith::CmpIPredicate;
+  switch (p) {
+  case P::sge:
+    return P::sle;
+  case P::sle:
+    return P::sge;
+  case P::sgt:
+    return P::slt;
+  case P::slt:
+    return P::sgt;
+  default:
+    return p;
+  }
+}
+
+bool isSignedOrEquality(arith::CmpIPredicate p) {
+  using P = arith::CmpIPredicate;
+  return p == P::eq || p == P::ne || p == P::sge || p == P::sgt ||
+         p == P::sle || p == P::slt;
+}
+
+/// A signed range [lo, hi] of 64-bit values.
+struct Interval {
+  int64_t lo, hi;
+  bool fitsInt() const { return lo >= INT32_MIN && hi <= INT32_MAX; }
+};
+} // namespace
+
+// The window's edges, `q + Nkv - Nq - window_left` with an i32 window, may
+// pass an int and are computed at 64 bits (docs/Lowering.md); per score that
+// doubled the mask's registers, and the kernels at their register limit
+// spilled. The moved form is the same comparison of integers: index is 64
+// bits and no sum here comes near 2^63.
+std::optional<CppEmitter::NarrowedCompare>
+CppEmitter::narrowedCompare(arith::CmpIOp c) {
+  if (!c.getLhs().getType().isIndex() || !isSignedOrEquality(c.getPredicate()))
+    return std::nullopt;
+  auto interval = [&](Value v) {
+    ConstantIntRanges r = ranges.of(v);
+    return Interval{r.smin().getSExtValue(), r.smax().getSExtValue()};
+  };
+  // `x p side`, side = a + b or a - b not an int, x, a and b ints.
+  auto tryMove = [&](Value x, Value side,
+                     arith::CmpIPredicate p) -> std::optional<NarrowedCompare> {
+    Operation *def = side.getDefiningOp();
+    if (fitsInt(side) || !fitsInt(x) ||
+        !isa_and_nonnull<arith::AddIOp, arith::SubIOp>(def))
+      return std::nullopt;
+    Value a = def->getOperand(0), b = def->getOperand(1);
+    if (!fitsInt(a) || !fitsInt(b))
+      return std::nullopt;
+    Interval ix = interval(x), ia = interval(a), ib = interval(b);
+    if (isa<arith::AddIOp>(def)) {
+      // x p a + b  <=>  x - a p b  <=>  x - b p a
+      if (Interval{ix.lo - ia.hi, ix.hi - ia.lo}.fitsInt())
+        return NarrowedCompare{x, a, false, p, b};
+      if (Interval{ix.lo - ib.hi, ix.hi - ib.lo}.fitsInt())
+        return NarrowedCompare{x, b, false, p, a};
+      return std::nullopt;
+    }
+    // x p a - b  <=>  a - x p' b (p' swapped)  <=>  x + b p a
+    if (Interval{ia.lo - ix.hi, ia.hi - ix.lo}.fitsInt())
+      return NarrowedCompare{a, x, false, swapped(p), b};
+    if (Interval{ix.lo + ib.lo, ix.hi + ib.hi}.fitsInt())
+      return NarrowedCompare{x, b, true, p, a};
+    return std::nullopt;
+  };
+  if (std::optional<NarrowedCompare> n =
+          tryMove(c.getLhs(), c.getRhs(), c.getPredicate()))
+    return n;
+  return tryMove(c.getRhs(), c.getLhs(), swapped(c.getPredicate()));
 }
 
 FailureOr<std::string> CppEmitter::address(memref::LoadOp load,

@@ -638,8 +638,13 @@ LogicalResult BodyPrinter::declare(Operation &op) {
   }
   if (scoreForms && declareSpecial(op, *ty))
     return success();
-  declOf[result] = add({*ty, 'v', perElement.contains(result),
-                        SmallVector<Value>(op.getOperands()), {},
+  // A comparison written with a term moved across reads the moved terms,
+  // not the 64-bit sum or difference (CppEmitter::narrowedCompare).
+  SmallVector<Value> reads(op.getOperands());
+  if (auto cmp = dyn_cast<arith::CmpIOp>(op))
+    if (std::optional<CppEmitter::NarrowedCompare> n = em.narrowedCompare(cmp))
+      reads = {n->lhs0, n->lhs1, n->rhs};
+  declOf[result] = add({*ty, 'v', perElement.contains(result), reads, {},
                         [this, result]() { return expr(result); }, "",
                         result});
   return success();
@@ -726,8 +731,12 @@ BodyPrinter::print(StringRef hoistIndent, StringRef elementIndent,
                  : "MASK ? (" + c + " ? " + *v + " : " + *fill + ") : " + *v;
     };
     out.assigns.push_back(m.fill ? select(*visE, false) : *v);
-    out.bitsAssigns.push_back(
-        m.fill ? select("mask_bits->visible(q_off, kv_off)", m.inverted) : *v);
+    std::string hidden = m.inverted ? *visE : "!" + *visE;
+    out.maskedAssigns.push_back(
+        {*v, m.fill ? hidden : std::string(), m.fill ? *fill : std::string()});
+    out.bitsMaskedAssigns.push_back(
+        {*v, m.fill ? "!mask_bits->visible(q_off, kv_off)" : std::string(),
+         m.fill ? *fill : std::string()});
   }
   return out;
 }

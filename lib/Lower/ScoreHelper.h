@@ -17,11 +17,20 @@ struct ScoreBody {
   /// (indented for the innermost fragment loop).
   std::string hoisted, stmts;
   /// Per result tile, the element's new value (under MASK, for a masked
-  /// body, the mask's select).
+  /// body, the mask's select), as an expression.
   std::vector<std::string> assigns;
+  /// The same as statements: the element becomes `value`, then, on masking
+  /// steps, `fill` where `hidden` holds (empty: no mask). A conditional
+  /// store rather than a select of selects: beside the kernel's own bound
+  /// check, the select form made the sm_80 kernel's d = 64 masking steps
+  /// spill.
+  struct MaskedAssign {
+    std::string value, hidden, fill;
+  };
+  std::vector<MaskedAssign> maskedAssigns;
   /// The same with the mask read from the block mask's bits of the tile
   /// (`mask_bits`, a cuir_kernels::MaskBits) in place of the mask's value.
-  std::vector<std::string> bitsAssigns;
+  std::vector<MaskedAssign> bitsMaskedAssigns;
   bool masked = false;
   /// The index clamps min(q_idx, bound) and min(kv_idx, bound) of the
   /// body, by the bound's C++ (true: the query's); their statements are

@@ -186,7 +186,13 @@ static std::string scoreLoops(const FragmentWalk &fw, const ScoreBody &body,
   std::string ind = fw.bodyIndent(indent);
   std::string loopBody = coordinates(fw, ind) + ind +
                          "const float s = " + fw.element() + ";\n" + body.stmts;
-  loopBody += ind + fw.element() + " = " + body.assigns[0] + ";\n";
+  const ScoreBody::MaskedAssign &a = body.maskedAssigns[0];
+  std::string element = fw.element();
+  if (a.value != "s")
+    loopBody += ind + element + " = " + a.value + ";\n";
+  if (!a.hidden.empty())
+    loopBody += ind + "if (MASK && " + a.hidden + ")\n" + ind + "  " +
+                element + " = " + a.fill + ";\n";
   return fw.walk(indent, loopBody);
 }
 
@@ -486,7 +492,7 @@ static std::string gatherText(const FragmentWalk &fw, const GatherBody &g,
 /// value read from the bits (what computes it is left dead, loads included).
 static std::string maskBitsPath(const FragmentWalk &fw, const ScoreBody &body) {
   ScoreBody fromBits = body;
-  fromBits.assigns = body.bitsAssigns;
+  fromBits.maskedAssigns = body.bitsMaskedAssigns;
   fromBits.stmts = reindent(body.stmts, fw, fw.bodyIndent("      "));
   std::string hoisted;
   SmallVector<StringRef> lines;

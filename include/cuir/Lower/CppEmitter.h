@@ -65,6 +65,19 @@ public:
   /// C++ type and the value does not change (index <-> i32, extf).
   bool isNoOpCast(Operation *op);
 
+  /// A comparison `(lhs0 +|- lhs1) pred rhs` of values that all fit an int.
+  struct NarrowedCompare {
+    Value lhs0, lhs1;
+    bool plus;
+    arith::CmpIPredicate pred;
+    Value rhs;
+  };
+  /// A signed comparison of index values, one of them a sum or difference
+  /// that an int may not hold, restated with a term moved across so that
+  /// every value it computes fits one (`k >= q - l` as `q - k <= l`);
+  /// nullopt where no such form exists. The comparison is written so.
+  std::optional<NarrowedCompare> narrowedCompare(arith::CmpIOp c);
+
 private:
   /// Whether index op `op` computes at 64 bits: its result or an index
   /// operand may not fit an int.
