@@ -19,6 +19,9 @@ Two modes (the GPU machine has no cuir-opt):
 Usage: PYTHONPATH=python /usr/bin/python3 tools/gpu/bench_block_sparse.py --stage build/sparse --kernels sm90,sm80
        PYTHONPATH=python python3 tools/gpu/bench_block_sparse.py --run build/sparse --json out.json
        PYTHONPATH=python python3 tools/gpu/bench_block_sparse.py --run build/sparse --no-check --no-bench --spellings 8
+       PYTHONPATH=python python3 tools/gpu/bench_block_sparse.py --run build/sparse-new --ab build/sparse-old
+With --ab OTHER, each library is timed against the one of its name staged in OTHER (e.g. from the tree before
+a change), CuIR alone, interleaved over --rounds rounds; the outputs are compared first.
 """
 import argparse
 import importlib
@@ -381,6 +384,51 @@ def spellings(root, kernel, ns, configs, rounds):
     return rows
 
 
+def ab(root, other, kernel, ns, configs, names, rounds):
+    """Each library of `root` against the library of the same name staged in `other` (two trees' builds),
+    CuIR alone: every round times both once per call (median of 10), in an order that alternates; the outputs
+    are compared first. Per problem, each build's median over the rounds and the range of the per-round ratio
+    of times other / root (above 1: root's build is faster)."""
+    import torch
+    mine, theirs = _libraries(root, kernel), _libraries(other, kernel)
+    med = lambda xs: sorted(xs)[len(xs) // 2]  # noqa: E731
+    rows = []
+    for cname, Hq, N, B, q, k, v, doc in _problems(configs, ns):
+        for (name, dense), path in sorted(mine.items()):
+            if dense or (name, False) not in theirs or (names and name not in names) or name in TRACED:
+                continue
+            calls, outs = [], []
+            for lib_path in (path, theirs[(name, False)]):
+                lib = Library(lib_path, False)
+                params = lib.params(name, B, Hq, N, doc, "cuda")
+                bm = lib.block_mask(B, Hq, N, params) if lib.kern.block_mask_info else None
+                calls.append(lambda lib=lib, params=params, bm=bm: lib(q, k, v, params, bm))
+                outs.append(calls[-1]().float())
+            diff = (outs[0] - outs[1]).abs().max().item()
+            times = ([], [])
+            for r in range(rounds):
+                for i in ((0, 1) if r % 2 == 0 else (1, 0)):
+                    times[i].append(median_ms(calls[i], warmup=3, reps=10))
+            ratios = sorted(b / a for a, b in zip(*times))
+            rows.append({"kernel": kernel, "config": cname, "N": N, "mask": name, "ms": med(times[0]),
+                         "other_ms": med(times[1]), "other / this": med(times[1]) / med(times[0]),
+                         "ratio min": ratios[0], "ratio max": ratios[-1], "max |diff|": diff, "rounds": rounds})
+            _print_row(rows[-1])
+            del outs
+    return rows
+
+
+def ab_table(rows, root, other):
+    lines = [f"this = {root}, other = {other}",
+             "| kernel | config | N | mask | this ms | other ms | other / this | rounds' range | max abs diff |",
+             "|" + "---|" * 9]
+    for r in rows:
+        lines.append(f"| {r['kernel']} | {r['config']} | {r['N']} | {r['mask']} | {r['ms']:.3f} | "
+                     f"{r['other_ms']:.3f} | {r['other / this']:.3f} | {r['ratio min']:.3f}-{r['ratio max']:.3f} | "
+                     f"{r['max |diff|']:.2e} |")
+    return "\n".join(lines)
+
+
 def spelling_table(rows):
     lines = ["| kernel | config | N | traced | built-in | built-in ms | traced ms | traced / built-in |"
              " rounds' range |", "|" + "---|" * 9]
@@ -410,6 +458,14 @@ def run(root, args):
           flush=True)
     result = {"checks": [], "bench": []}
     bad = 0
+    if args.ab:
+        for kernel in args.kernels.split(","):
+            result["ab"] = result.get("ab", []) + ab(root, args.ab, kernel, args.n, args.configs.split(","),
+                                                     args.names and args.names.split(","), args.rounds)
+        print(ab_table(result["ab"], root, args.ab))
+        if args.json:
+            pathlib.Path(args.json).write_text(json.dumps(result, indent=1))
+        return 0
     for kernel in args.kernels.split(","):
         if not args.no_check:
             rows, b = check(root, kernel, args.names and args.names.split(","))
@@ -445,6 +501,10 @@ def main():
                     help="skip the check through FlexAttention's BlockMask (its compile is slow under compute-sanitizer)")
     ap.add_argument("--spellings", type=int, default=0, metavar="ROUNDS",
                     help="--run: also time each traced spelling against its built-in, interleaved, ROUNDS rounds")
+    ap.add_argument("--ab", type=pathlib.Path, metavar="OTHER",
+                    help="time the libraries of --run DIR against those staged in OTHER, interleaved (no checks, "
+                         "no FlexAttention)")
+    ap.add_argument("--rounds", type=int, default=5, help="rounds of --ab")
     ap.add_argument("--json")
     args = ap.parse_args()
     if args.stage:
