@@ -16,7 +16,9 @@ partial. CuIR's lists are in descending tile order, the entries after a row's co
 
 A BlockMask may also hold partial_bits, int32 [B', H', QB, KB, block_m * block_n // 32]: the mask's bits of
 each partial tile (bit c % 32 of word r * block_n // 32 + c // 32 is pair (r, c), 1 visible), written only for
-the tiles the partial lists name, so that a forward kernel loads them instead of evaluating the mask per score.
+the tiles the partial lists name and, in a row without partial tiles, for its first full tile (the sm_90
+forward's first step always runs the mask), so that a forward kernel loads them instead of evaluating the mask
+per score.
 The libraries whose kernels read them (their manifest's block_mask "fields" has "partial_bits") compute them
 with the lists; without them (None: a mask converted from FlexAttention's, or dropped) the kernels evaluate the
 mask themselves, which is always correct.

@@ -30,8 +30,10 @@
  * partial_bits (optional, forward libraries whose manifest's block_mask fields name it): the mask itself on the
  * partial tiles, so that the attention kernel loads a thread's words of a tile instead of evaluating the mask at
  * each of its scores: bit c % 32 of word [b', h', m, n, r, c / 32] is 1 when pair (m * block_m + r, n * block_n + c)
- * is in range and visible. Only the tiles that the partial lists name are written (the rest of the buffer is not
- * read). Where the pointer is NULL (as in params' field cuir_partial_bits), the kernel evaluates the mask.
+ * is in range and visible. Only the tiles that the partial lists name are written, and in a row without partial
+ * tiles its first full tile, full_kv_indices[b', h', m, 0] (all ones: the sm_90 forward's first step of a query
+ * block always runs the mask, and reads its bits); the rest of the buffer is not read. Where the pointer is NULL
+ * (as in params' field cuir_partial_bits), the kernel evaluates the mask.
  *
  * The tiles are those of the library's kernels for params->head_dim (the sm_80 kernel's KV tiles depend on it).
  * The mask's predicate is evaluated only at in-range pairs, with the variant's parameters of *params (the fields of

@@ -178,7 +178,9 @@ __global__ void __launch_bounds__(kBlockMaskWarps * 32)
 }
 
 // The mask's bits of every listed partial tile (mask.partial_bits): one warp per entry (row, slot) of the partial
-// lists; for each row r of the tile, lane l evaluates key w * 32 + l and the warp's ballot is word w.
+// lists; for each row r of the tile, lane l evaluates key w * 32 + l and the warp's ballot is word w. A row without
+// partial tiles also gets the bits (all ones) of its first full tile, the one its first step visits: the sm_90
+// forward's first step always runs the mask, and reads them.
 template <class Visible, int BLOCK_M, int BLOCK_N, class Params>
 __global__ void __launch_bounds__(kBlockMaskWarps * 32)
     write_partial_bits(const Params params, const BlockMaskDims d, cuir_block_mask mask) {
@@ -191,9 +193,11 @@ __global__ void __launch_bounds__(kBlockMaskWarps * 32)
   for (int64_t e = int64_t(blockIdx.x) * kBlockMaskWarps + threadIdx.x / 32; e < entries; e += step) {
     const int64_t row = e / d.kv_blocks;
     const int slot = static_cast<int>(e % d.kv_blocks);
-    if (slot >= mask.kv_num_blocks[row])  // uniform across the warp
+    const int num_partial = mask.kv_num_blocks[row];  // uniform across the warp
+    const bool first_full = num_partial == 0 && slot == 0 && mask.full_kv_num_blocks[row] > 0;
+    if (slot >= num_partial && !first_full)
       continue;
-    const int n = mask.kv_indices[row * d.kv_blocks + slot];
+    const int n = first_full ? mask.full_kv_indices[row * d.kv_blocks] : mask.kv_indices[row * d.kv_blocks + slot];
     const int m = static_cast<int>(row % d.q_blocks);
     const int64_t bh = row / d.q_blocks;
     const int b = static_cast<int>(bh / d.heads), h = static_cast<int>(bh % d.heads);
