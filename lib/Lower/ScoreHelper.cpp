@@ -722,15 +722,6 @@ BodyPrinter::print(StringRef hoistIndent, StringRef elementIndent,
         m.fill ? expr(m.fill) : FailureOr<std::string>(std::string());
     if (failed(v) || failed(fill))
       return failure();
-    // The mask's select, on `cond` (true: visible, for the inverted form's
-    // hidden condition `!cond`).
-    auto select = [&](const std::string &cond, bool negate) {
-      std::string c = negate ? "!" + cond : cond;
-      return m.inverted
-                 ? "MASK ? (" + c + " ? " + *fill + " : " + *v + ") : " + *v
-                 : "MASK ? (" + c + " ? " + *v + " : " + *fill + ") : " + *v;
-    };
-    out.assigns.push_back(m.fill ? select(*visE, false) : *v);
     std::string hidden = m.inverted ? *visE : "!" + *visE;
     out.maskedAssigns.push_back(
         {*v, m.fill ? hidden : std::string(), m.fill ? *fill : std::string()});

@@ -16,16 +16,19 @@ struct ScoreBody {
   /// Once per call (indented for the function body) and per element
   /// (indented for the innermost fragment loop).
   std::string hoisted, stmts;
-  /// Per result tile, the element's new value (under MASK, for a masked
-  /// body, the mask's select), as an expression.
-  std::vector<std::string> assigns;
-  /// The same as statements: the element becomes `value`, then, on masking
-  /// steps, `fill` where `hidden` holds (empty: no mask). A conditional
-  /// store rather than a select of selects: beside the kernel's own bound
-  /// check, the select form made the sm_80 kernel's d = 64 masking steps
-  /// spill.
+  /// Per result tile, the element's new value: `value`, then, on masking
+  /// steps, `fill` where `hidden` holds (empty: no mask). Written as a
+  /// conditional store rather than a select of selects: beside the kernel's
+  /// own bound check, the select form made the sm_80 kernel's d = 64 masking
+  /// steps spill.
   struct MaskedAssign {
     std::string value, hidden, fill;
+    /// The new value as one expression (MASK a template parameter in scope).
+    std::string expression() const {
+      return hidden.empty() ? value
+                            : "(MASK && " + hidden + " ? " + fill + " : " +
+                                  value + ")";
+    }
   };
   std::vector<MaskedAssign> maskedAssigns;
   /// The same with the mask read from the block mask's bits of the tile

@@ -955,7 +955,8 @@ ScoresPatcher::derivativeProductCall(ElementwiseOp dew, Value dS, StringRef ds,
   std::string loopBody =
       coordinates(fw, ind) + ind + "const float s = raw(" + fw.flat + ");\n" +
       body->stmts + ind + "float &x = " + fw.element("ds") + ";\n" + ind +
-      "x = x == 0.f ? 0.f : x * (" + body->assigns[0] + ");\n";
+      "x = x == 0.f ? 0.f : x * (" + body->maskedAssigns[0].expression() +
+      ");\n";
   std::string helper =
       "// ---- cuir: dS times the variant '" + ctx.variantSpec +
       "''s d score_mod / d score (generated from the\n"

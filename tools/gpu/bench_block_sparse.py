@@ -353,12 +353,23 @@ def bench_one(libs, name, base, kernel, cname, B, Hq, N, doc, q, k, v, flex, cre
     return row
 
 
+def _alternating(calls, rounds):
+    """Two calls timed in `rounds` rounds of a median of 10 each, the order alternating (A B, B A, ...) so that
+    clock and thermal drift fall on both: each one's median over the rounds, and the sorted per-round ratios
+    of the second's time to the first's."""
+    times = ([], [])
+    for r in range(rounds):
+        for i in ((0, 1) if r % 2 == 0 else (1, 0)):
+            times[i].append(median_ms(calls[i], warmup=3, reps=10))
+    med = lambda xs: sorted(xs)[len(xs) // 2]  # noqa: E731
+    return med(times[0]), med(times[1]), sorted(b / a for a, b in zip(*times))
+
+
 def spellings(root, kernel, ns, configs, rounds):
     """Each traced spelling against the built-in it means, timed interleaved: `rounds` rounds of a median of 10
     calls each, the order alternating (A B, B A, ...) so that clock and thermal drift fall on both; the ratio
     of the medians of the rounds (traced time / built-in time: 1.03 = 3% slower) and its round-to-round range."""
     libs = _libraries(root, kernel)
-    med = lambda xs: sorted(xs)[len(xs) // 2]  # noqa: E731
     rows = []
     for cname, Hq, N, B, q, k, v, doc in _problems(configs, ns):
         for traced, means in TRACED.items():
@@ -371,14 +382,9 @@ def spellings(root, kernel, ns, configs, rounds):
                 params = lib.params(base, B, Hq, N, doc, "cuda")
                 bm = lib.block_mask(B, Hq, N, params) if lib.kern.block_mask_info else None
                 calls.append(lambda lib=lib, params=params, bm=bm: lib(q, k, v, params, bm))
-            times = ([], [])
-            for r in range(rounds):
-                for i in ((0, 1) if r % 2 == 0 else (1, 0)):
-                    times[i].append(median_ms(calls[i], warmup=3, reps=10))
-            ratios = sorted(t / b for b, t in zip(*times))
+            builtin_ms, traced_ms, ratios = _alternating(calls, rounds)
             rows.append({"kernel": kernel, "config": cname, "N": N, "traced": traced, "means": means,
-                         "builtin_ms": med(times[0]), "traced_ms": med(times[1]),
-                         "traced / builtin": med(times[1]) / med(times[0]),
+                         "builtin_ms": builtin_ms, "traced_ms": traced_ms, "traced / builtin": traced_ms / builtin_ms,
                          "round ratio min": ratios[0], "round ratio max": ratios[-1], "rounds": rounds})
             _print_row(rows[-1])
     return rows
@@ -389,9 +395,7 @@ def ab(root, other, kernel, ns, configs, names, rounds):
     CuIR alone: every round times both once per call (median of 10), in an order that alternates; the outputs
     are compared first. Per problem, each build's median over the rounds and the range of the per-round ratio
     of times other / root (above 1: root's build is faster)."""
-    import torch
     mine, theirs = _libraries(root, kernel), _libraries(other, kernel)
-    med = lambda xs: sorted(xs)[len(xs) // 2]  # noqa: E731
     rows = []
     for cname, Hq, N, B, q, k, v, doc in _problems(configs, ns):
         for (name, dense), path in sorted(mine.items()):
@@ -405,13 +409,9 @@ def ab(root, other, kernel, ns, configs, names, rounds):
                 calls.append(lambda lib=lib, params=params, bm=bm: lib(q, k, v, params, bm))
                 outs.append(calls[-1]().float())
             diff = (outs[0] - outs[1]).abs().max().item()
-            times = ([], [])
-            for r in range(rounds):
-                for i in ((0, 1) if r % 2 == 0 else (1, 0)):
-                    times[i].append(median_ms(calls[i], warmup=3, reps=10))
-            ratios = sorted(b / a for a, b in zip(*times))
-            rows.append({"kernel": kernel, "config": cname, "N": N, "mask": name, "ms": med(times[0]),
-                         "other_ms": med(times[1]), "other / this": med(times[1]) / med(times[0]),
+            ms, other_ms, ratios = _alternating(calls, rounds)
+            rows.append({"kernel": kernel, "config": cname, "N": N, "mask": name, "ms": ms,
+                         "other_ms": other_ms, "other / this": other_ms / ms,
                          "ratio min": ratios[0], "ratio max": ratios[-1], "max |diff|": diff, "rounds": rounds})
             _print_row(rows[-1])
             del outs
