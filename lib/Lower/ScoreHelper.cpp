@@ -8,7 +8,7 @@
 //   - a relative position as float (sitofp of q * q_idx + kv * kv_idx + c):
 //     its invariant part converted once, the element's offset added;
 //   - an invariant times such a position: one product per call, one FMA per
-//     element;
+//     element (the invariant held in the KV loop: holdFactor);
 //   - x / c with c invariant: one reciprocal per call, a multiply per
 //     element (within an ulp);
 //   the first three only where the value does not reach a comparison, a
@@ -430,6 +430,7 @@ public:
 private:
   LogicalResult declare(Operation &op);
   bool declareSpecial(Operation &op, const std::string &type);
+  void holdFactor(Value a);
   std::optional<std::pair<Value, Value>> scaledPosition(arith::MulFOp mul);
   FailureOr<std::string> expr(Value v);
   void markLive(Value v);
@@ -462,6 +463,8 @@ private:
   /// Relative positions as floats: value -> (its base statement, offset).
   llvm::DenseMap<Value, std::pair<size_t, std::string>> positions;
   std::vector<bool> live;
+  /// Per-call statements kept in the KV loop (holdFactor).
+  llvm::DenseSet<size_t> held;
 };
 
 FailureOr<std::string> BodyPrinter::expr(Value v) {
@@ -522,6 +525,27 @@ static bool reachesDiscontinuity(Value v) {
   return false;
 }
 
+/// Holds per-call factor `a` of a scaled position in the KV loop. The score
+/// helper runs once per KV tile, so `a` is invariant in the kernel's KV loop,
+/// and LLVM hoists its products with the fragment's constant offsets (a slope
+/// times -q_off + kv_off, one per score) out of the loop: dozens of registers
+/// live across it, and spills (docs/benchmarks/spills.md). An empty asm
+/// volatile, which cannot leave the loop, keeps them there; a constant stays
+/// one, for LLVM to fold.
+void BodyPrinter::holdFactor(Value a) {
+  if (matchPattern(a, m_Constant()) || !isa<Float32Type>(a.getType()))
+    return;
+  if (auto it = declOf.find(a); it != declOf.end()) {
+    held.insert(it->second);
+    return;
+  }
+  // A value from outside the body (a parameter): declared to be held.
+  size_t d = add({"float", 'v', false, {}, {},
+                  [this, a]() { return expr(a); }, "", a});
+  declOf[a] = d;
+  held.insert(d);
+}
+
 /// The three forms that save work per element (see the file comment);
 /// false if `op` is none of them. They round differently from the ops as
 /// written (within an ulp), so a value that reaches a discontinuity is
@@ -565,6 +589,7 @@ bool BodyPrinter::declareSpecial(Operation &op, const std::string &type) {
     if (!scaled)
       return false;
     Value a = scaled->first;
+    holdFactor(a);
     size_t base = positions[scaled->second].first;
     std::string offset = positions[scaled->second].second;
     size_t g = add({"float", 'g', false, {a}, {base}, [this, a, base]()
@@ -745,6 +770,10 @@ LogicalResult BodyPrinter::render(StringRef hoistIndent,
     decls[i].name = decls[i].prefix + std::to_string(++n);
     std::string stmt = "const " + decls[i].type + " " + decls[i].name +
                        " = " + *rhs + ";\n";
+    if (held.contains(i))
+      stmt = decls[i].type + " " + decls[i].name + " = " + *rhs + ";\n" +
+             hoistIndent.str() + "asm volatile(\"\" : \"+f\"(" +
+             decls[i].name + ")); // held in the KV loop\n";
     if (decls[i].perElement)
       out.stmts += elementIndent.str() + stmt;
     else

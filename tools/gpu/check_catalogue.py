@@ -43,13 +43,15 @@ TOLERANCE = {"bf16": {"max": 3 * 2 ** -8, "rel": 1e-2, "lse": 2e-3},
              "fp16": {"max": 8 * 2 ** -11, "rel": 3e-3, "lse": 2e-3}}
 
 
-def _trace_jobs(out, chosen, kernels):
+def _trace_jobs(out, chosen, kernels, shapes):
     """The kernels to build: (entry, kernel, shape tag, directory, variant text), and the failures."""
     from cuir.catalogue.check import first_error, trace_entry
     jobs, failed = [], []
     for entry in chosen:
         for kernel in kernels:
             for tag, (B, Hq, Hkv, Nq, Nkv, D) in SHAPES.items():
+                if tag not in shapes:
+                    continue
                 try:
                     text, _ = trace_entry(entry, B, Hq, Nq, Nkv, defaults=False)  # values: at each call
                 except Exception as e:  # one entry's failure is reported, the others are staged
@@ -60,7 +62,7 @@ def _trace_jobs(out, chosen, kernels):
     return jobs, failed
 
 
-def stage(out, names, kernels, opt, workers):
+def stage(out, names, kernels, opt, workers, shapes=tuple(SHAPES)):
     """Trace every entry at every shape, then build each distinct variant text once per kernel (a shape
     whose text differs only in the captured values reuses the library: values are passed at each call)."""
     import concurrent.futures
@@ -71,7 +73,7 @@ def stage(out, names, kernels, opt, workers):
     out.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("CUIR_OPT", opt)
     chosen = [catalogue.get(n) for n in names] if names else catalogue.entries()
-    jobs, failed = _trace_jobs(out, chosen, kernels)
+    jobs, failed = _trace_jobs(out, chosen, kernels, shapes)
     # (kernel, text without locations; traced without values) -> the job that builds it
     keys = [(job[1], cache.strip_locations(job[4])) for job in jobs]
     builds = {}
@@ -342,6 +344,8 @@ def main():
     ap.add_argument("--opt", default=str(ROOT / "build" / "bin" / "cuir-opt"))
     ap.add_argument("--json", type=pathlib.Path)
     ap.add_argument("--md", type=pathlib.Path, help="--run: also write the tables in markdown here")
+    ap.add_argument("--shapes", default=",".join(SHAPES),
+                    help="--stage: only these shapes (e.g. bench, for ab_catalogue.py; the checks run on the others)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="--stage: builds at a time")
     ap.add_argument("--memcheck", action="store_true", help="first run the checks under compute-sanitizer")
     ap.add_argument("--no-bench", action="store_true")
@@ -351,7 +355,10 @@ def main():
     ap.add_argument("names", nargs="*", help="catalogue entries (default: all), for --stage and --run")
     args = ap.parse_args()
     if args.stage:
-        return stage(args.stage, args.names, args.kernels.split(","), args.opt, args.jobs)
+        shapes = args.shapes.split(",")
+        if not set(shapes) <= set(SHAPES):
+            ap.error(f"--shapes: {args.shapes}: each of {', '.join(SHAPES)}")
+        return stage(args.stage, args.names, args.kernels.split(","), args.opt, args.jobs, shapes)
     rc = 0
     if args.memcheck:
         sanitizer = os.environ.get("COMPUTE_SANITIZER", "/usr/local/cuda/bin/compute-sanitizer")
