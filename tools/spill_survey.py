@@ -25,6 +25,18 @@ BENCH_SHAPE = (4, 16, 4096, 4096)           # B, H, Nq, Nkv: check_catalogue.py'
 BUILTINS = ("causal", "prefixlm", "softcap", "sigmoid", "alibi", "window", "global-window", "document")
 KERNEL_FUNCTION = re.compile(r"Function properties for (\S*flash_(?:fwd|bwd)_sm\d+\S*)")
 SPILLS = re.compile(r"(\d+) bytes spill stores")
+HEAD_DIM = re.compile(r"Li(\d+)E")  # the first integer template argument of every attention kernel
+
+
+def by_head_dim(found):
+    """{head dim: most spill-store bytes} of the instantiations in `found` (spills()' result)."""
+    out = {}
+    for name, spilled in found.items():
+        m = HEAD_DIM.search(name)
+        if m:
+            d = int(m.group(1))
+            out[d] = max(out.get(d, 0), spilled)
+    return dict(sorted(out.items()))
 
 
 def spills(log):
@@ -43,7 +55,7 @@ def spills(log):
 
 
 def survey_one(opt, kernel, backward, name, spec):
-    """(name, kernel, direction, max spill bytes or None, instantiations spilling, error)."""
+    """(name, kernel, direction, max spill bytes or None, instantiations spilling, error, by head dim)."""
     source = ROOT / "kernels" / kernel / ("flash_bwd.cu" if backward else "flash_fwd.cu")
     arch = ARCHS[kernel]
     with tempfile.TemporaryDirectory() as tmp:
@@ -57,11 +69,11 @@ def survey_one(opt, kernel, backward, name, spec):
         direction = "backward" if backward else "forward"
         if r.returncode != 0:
             err = next((l for l in r.stderr.splitlines() if "error" in l), r.stderr.strip()[-200:])
-            return name, kernel, direction, None, 0, err
+            return name, kernel, direction, None, 0, err, {}
         logs = list((pathlib.Path(tmp) / "out").glob("*.ptxas.log"))
         found = spills(logs[0].read_text()) if logs else {}
         worst = max(found.values(), default=0)
-        return name, kernel, direction, worst, sum(v > 0 for v in found.values()), ""
+        return name, kernel, direction, worst, sum(v > 0 for v in found.values()), "", by_head_dim(found)
 
 
 def main():
@@ -90,14 +102,18 @@ def main():
     rows = []
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         for row in pool.map(lambda j: survey_one(args.opt, *j), jobs):
-            name, kernel, direction, worst, count, err = row
-            what = f"error: {err}" if worst is None else (f"{worst} bytes ({count} instantiations)" if worst
-                                                          else "no spills")
+            name, kernel, direction, worst, count, err, dims = row
+            per_dim = ", ".join(f"d {d}: {b}" for d, b in dims.items())
+            what = f"error: {err}" if worst is None else (f"{worst} bytes ({count} instantiations; {per_dim})"
+                                                          if worst else "no spills")
             print(f"{name} {kernel} {direction}: {what}", flush=True)
             rows.append(row)
-    print("\n| entry | kernel | pass | most bytes spilled | instantiations spilling |\n|---|---|---|---|---|")
-    for name, kernel, direction, worst, count, err in rows:
-        print(f"| {name} | {kernel} | {direction} | {'error' if worst is None else worst} | {count} |")
+    dims = sorted({d for row in rows for d in row[6]})
+    print("\n| entry | kernel | pass | most bytes spilled | instantiations spilling | " +
+          " | ".join(f"d = {d}" for d in dims) + " |\n|" + "---|" * (5 + len(dims)))
+    for name, kernel, direction, worst, count, err, by_dim in rows:
+        print(f"| {name} | {kernel} | {direction} | {'error' if worst is None else worst} | {count} | " +
+              " | ".join(str(by_dim.get(d, "-")) for d in dims) + " |")
     bad = [r for r in rows if r[3]]
     print(f"\n{len(bad)} of {len(rows)} kernels spill")
     return 0

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Every catalogue entry (python/cuir/catalogue) on both kernels, on the GPU: correctness against the entry's
-float64 reference (ragged and GQA shapes, bf16 and fp16, optionally under compute-sanitizer memcheck), then
+float64 reference (ragged, GQA and more-queries-than-keys shapes, bf16 and fp16, optionally under compute-sanitizer memcheck), then
 time against torch.compile(flex_attention) with a create_block_mask block mask, in the same run.
 
 Two modes, because the GPU machine has nvcc but neither clang nor cuir-opt:
@@ -26,10 +26,12 @@ from timing import compiled_flex_attention, loop_ms, median_ms  # noqa: E402
 
 
 # (B, Hq, Hkv, Nq, Nkv, D): ragged lengths (not multiples of the 128/64/176-row tiles), grouped-query heads,
-# and the benchmark's shape. The captured tensors depend on the shape, so each is a staged kernel.
+# more queries than keys (query blocks whose tiles are all full or all empty: a runtime block mask's first step
+# then visits a full tile, which the bits of cuir/block_mask.h must cover), and the benchmark's shape. The
+# captured tensors depend on the shape, so each is a staged kernel.
 SHAPES = {"ragged": (2, 4, 4, 1000, 1313, 128), "gqa": (2, 8, 2, 777, 1024, 64),
-          "bench": (4, 16, 16, 4096, 4096, 128)}
-CHECKS = ("ragged", "gqa")
+          "tall": (1, 6, 1, 640, 256, 128), "bench": (4, 16, 16, 4096, 4096, 128)}
+CHECKS = ("ragged", "gqa", "tall")
 ARCHS = {"sm80": ("sm_90",), "sm90": ("sm_90a",)}  # the H200 runs both: sm_80 code is compiled for sm_90
 
 # Tolerances. The kernels round P = exp(s - max) to the input type before the P.V GEMM and O to it at the end
@@ -311,7 +313,8 @@ def markdown(rows, device, rounds=1):
                        f"{r['cuir_loop_ms']:.3f} | {loop} | {loop_ratio} | {classify} |")
     checks = [r for r in rows if "bf16" in r]
     bad = [r for r in checks if any(not r[d]["ok"] for d in ("bf16", "fp16", "api_bf16", "api_fp16") if d in r)]
-    out += ["", f"Checks against each entry's float64 reference (ragged {SHAPES['ragged']}, GQA {SHAPES['gqa']}; "
+    out += ["", f"Checks against each entry's float64 reference (ragged {SHAPES['ragged']}, GQA {SHAPES['gqa']}, "
+            f"tall {SHAPES['tall']}; "
             f"bf16 and fp16; the ragged shape also through cuir.flex_attention): {len(checks) - len(bad)} of "
             f"{len(checks)} (entry, kernel, shape) runs pass."]
     return "\n".join(out) + "\n"

@@ -2,7 +2,7 @@
 """The backward pass of every catalogue entry (softmax and sigmoid) (python/cuir/catalogue), on the GPU: each entry's
 score_mod/mask_mod is traced, transferred onto the sm_80 backward kernel (--kernel sm90: the sm_90 one) and
 lowered (cuir.compile's backward pipeline); its dQ, dK, dV, and the gradients of the captured float tensors it
-trains (d_<tensor>), are compared with torch.autograd of the entry's own float64 reference, at ragged and GQA
+trains (d_<tensor>), are compared with torch.autograd of the entry's own float64 reference, at ragged, GQA and more-queries-than-keys
 shapes, bf16 and fp16. O and LSE come from that float64 reference (O rounded to the input type), as
 tools/gpu/check_bwd.py does for the base kernel: the check is of the backward alone, against the exact backward
 of the kernel's own inputs (dO and O as rounded to the input type; for softmax, the D of the rounded O).
