@@ -399,7 +399,8 @@ def ab(root, other, kernel, ns, configs, names, rounds):
     rows = []
     for cname, Hq, N, B, q, k, v, doc in _problems(configs, ns):
         for (name, dense), path in sorted(mine.items()):
-            if dense or (name, False) not in theirs or (names and name not in names) or name in TRACED:
+            if dense or (name, False) not in theirs or (names and name not in names) or \
+                    name.rsplit("-", 1)[0] in TRACED:
                 continue
             calls, outs = [], []
             for lib_path in (path, theirs[(name, False)]):
