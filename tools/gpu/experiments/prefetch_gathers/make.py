@@ -112,15 +112,17 @@ def patch(src, entry, where, batch_fastest):
     return s
 
 
-def build(cu, include, out):
-    """lib/Lower/Compile.cpp's command lines (cuir-opt compiles from the IR, not from a patched .cu)."""
+def build(cu, include, out, kernel="sm90"):
+    """lib/Lower/Compile.cpp's command lines (cuir-opt compiles from the IR, not from a patched .cu), for the
+    sm_90 kernel, or the sm_80 one (`kernel="sm80"`) as the H200 runs it (sm_90)."""
     cuda = "/usr/local/cuda"
+    arch = "sm_90a" if kernel == "sm90" else "sm_90"
     flags = ["-x", "cuda", f"--cuda-path={cuda}", "-Wno-unknown-cuda-version", f"-I{include}",
-             f"-I{cuda}/include/cccl", f"-I{ROOT}/kernels/sm90", f"-I{ROOT}/kernels/include", "-O3", "-std=c++17"]
+             f"-I{cuda}/include/cccl", f"-I{ROOT}/kernels/{kernel}", f"-I{ROOT}/kernels/include", "-O3", "-std=c++17"]
     ptx, cubin, fat = out.with_suffix(".ptx"), out.with_suffix(".cubin"), out.with_suffix(".fatbin")
-    subprocess.run(["clang++-22", *flags, "--cuda-gpu-arch=sm_90a", "--cuda-device-only", "-S", cu, "-o", ptx],
+    subprocess.run(["clang++-22", *flags, f"--cuda-gpu-arch={arch}", "--cuda-device-only", "-S", cu, "-o", ptx],
                    check=True)
-    log = subprocess.run([f"{cuda}/bin/ptxas", "-arch=sm_90a", "-O3", "-v", ptx, "-o", cubin], check=True,
+    log = subprocess.run([f"{cuda}/bin/ptxas", f"-arch={arch}", "-O3", "-v", ptx, "-o", cubin], check=True,
                          capture_output=True, text=True).stderr
     spills = sorted({l.strip() for l in log.splitlines() if "spill" in l})
     subprocess.run([f"{cuda}/bin/fatbinary", "-64", "--create", fat, f"--image3=kind=elf,sm=90,file={cubin}",
