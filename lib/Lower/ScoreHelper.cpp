@@ -441,8 +441,10 @@ private:
   }
 
   /// Renders the live statements; the per-element ones at `elementIndent`.
+  /// Those marked in `unmasked` also go to the body's unmasked statements.
   LogicalResult render(StringRef hoistIndent, StringRef elementIndent,
-                       ScoreBody &out);
+                       ScoreBody &out,
+                       const std::vector<bool> *unmasked = nullptr);
 
   Block &body;
   llvm::DenseSet<Value> perElement;
@@ -724,11 +726,12 @@ BodyPrinter::print(StringRef hoistIndent, StringRef elementIndent,
   live.assign(decls.size(), false);
   for (const Masked &m : parts)
     markLive(m.value);
+  std::vector<bool> unmasked = live;
   if (visible)
     markLive(visible);
   for (auto [isQuery, bound] : clampBounds)
     markLive(bound);
-  if (failed(render(hoistIndent, elementIndent, out)))
+  if (failed(render(hoistIndent, elementIndent, out, &unmasked)))
     return failure();
   for (auto [isQuery, bound] : clampBounds) {
     FailureOr<std::string> e = expr(bound);
@@ -758,7 +761,8 @@ BodyPrinter::print(StringRef hoistIndent, StringRef elementIndent,
 }
 
 LogicalResult BodyPrinter::render(StringRef hoistIndent,
-                                  StringRef elementIndent, ScoreBody &out) {
+                                  StringRef elementIndent, ScoreBody &out,
+                                  const std::vector<bool> *unmasked) {
   // Statements numbered in order, each rendered once those it reads are.
   int n = 0;
   for (size_t i = 0; i < decls.size(); ++i) {
@@ -774,10 +778,12 @@ LogicalResult BodyPrinter::render(StringRef hoistIndent,
       stmt = decls[i].type + " " + decls[i].name + " = " + *rhs + ";\n" +
              hoistIndent.str() + "asm volatile(\"\" : \"+f\"(" +
              decls[i].name + ")); // held in the KV loop\n";
-    if (decls[i].perElement)
-      out.stmts += elementIndent.str() + stmt;
-    else
-      out.hoisted += hoistIndent.str() + stmt;
+    std::string &all = decls[i].perElement ? out.stmts : out.hoisted;
+    std::string line =
+        (decls[i].perElement ? elementIndent : hoistIndent).str() + stmt;
+    all += line;
+    if (unmasked && (*unmasked)[i])
+      (decls[i].perElement ? out.unmaskedStmts : out.unmaskedHoisted) += line;
     if (decls[i].value)
       em.names[decls[i].value] = decls[i].name;
   }

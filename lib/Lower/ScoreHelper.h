@@ -16,6 +16,9 @@ struct ScoreBody {
   /// Once per call (indented for the function body) and per element
   /// (indented for the innermost fragment loop).
   std::string hoisted, stmts;
+  /// The same without the statements only the mask reads: what the path
+  /// that reads the mask from the block mask's bits needs.
+  std::string unmaskedHoisted, unmaskedStmts;
   /// Per result tile, the element's new value: `value`, then, on masking
   /// steps, `fill` where `hidden` holds (empty: no mask). Written as a
   /// conditional store rather than a select of selects: beside the kernel's

@@ -491,12 +491,13 @@ static std::string gatherText(const FragmentWalk &fw, const GatherBody &g,
 /// where the kernel loaded them): the variant's statements with the mask's
 /// value read from the bits (what computes it is left dead, loads included).
 static std::string maskBitsPath(const FragmentWalk &fw, const ScoreBody &body) {
+  // Without the statements only the mask reads: the bits replace them.
   ScoreBody fromBits = body;
   fromBits.maskedAssigns = body.bitsMaskedAssigns;
-  fromBits.stmts = reindent(body.stmts, fw, fw.bodyIndent("      "));
+  fromBits.stmts = reindent(body.unmaskedStmts, fw, fw.bodyIndent("      "));
   std::string hoisted;
   SmallVector<StringRef> lines;
-  StringRef(body.hoisted).split(lines, '\n', -1, /*KeepEmpty=*/false);
+  StringRef(body.unmaskedHoisted).split(lines, '\n', -1, /*KeepEmpty=*/false);
   for (StringRef line : lines)
     hoisted += "    " + line.str() + "\n";
   return "  if constexpr (MASK && MaskBitsT::kRows > 0) {\n"
