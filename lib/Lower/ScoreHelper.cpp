@@ -772,16 +772,15 @@ LogicalResult BodyPrinter::render(StringRef hoistIndent,
     if (failed(rhs))
       return failure();
     decls[i].name = decls[i].prefix + std::to_string(++n);
-    std::string stmt = "const " + decls[i].type + " " + decls[i].name +
-                       " = " + *rhs + ";\n";
-    if (held.contains(i))
-      stmt = decls[i].type + " " + decls[i].name + " = " + *rhs + ";\n" +
-             hoistIndent.str() + "asm volatile(\"\" : \"+f\"(" +
-             decls[i].name + ")); // held in the KV loop\n";
-    std::string &all = decls[i].perElement ? out.stmts : out.hoisted;
+    std::string decl = decls[i].type + " " + decls[i].name + " = " + *rhs;
     std::string line =
-        (decls[i].perElement ? elementIndent : hoistIndent).str() + stmt;
-    all += line;
+        held.contains(i)
+            ? hoistIndent.str() + decl + ";\n" + hoistIndent.str() +
+                  "asm volatile(\"\" : \"+f\"(" + decls[i].name +
+                  ")); // held in the KV loop\n"
+            : (decls[i].perElement ? elementIndent : hoistIndent).str() +
+                  "const " + decl + ";\n";
+    (decls[i].perElement ? out.stmts : out.hoisted) += line;
     if (unmasked && (*unmasked)[i])
       (decls[i].perElement ? out.unmaskedStmts : out.unmaskedHoisted) += line;
     if (decls[i].value)

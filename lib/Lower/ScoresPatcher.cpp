@@ -489,9 +489,8 @@ static std::string gatherText(const FragmentWalk &fw, const GatherBody &g,
 
 /// The masking scores over the block mask's bits of the tile (`mask_bits`,
 /// where the kernel loaded them): the variant's statements with the mask's
-/// value read from the bits (what computes it is left dead, loads included).
+/// value read from the bits (the statements only the mask reads left out).
 static std::string maskBitsPath(const FragmentWalk &fw, const ScoreBody &body) {
-  // Without the statements only the mask reads: the bits replace them.
   ScoreBody fromBits = body;
   fromBits.maskedAssigns = body.bitsMaskedAssigns;
   fromBits.stmts = reindent(body.unmaskedStmts, fw, fw.bodyIndent("      "));
