@@ -34,8 +34,10 @@
 // per-(query block, head) counter reads n: the KV blocks that see a query block are always 0 .. n_last, under the
 // causal mask too), so the sums are bitwise reproducible.
 //
-// Grid: (KV blocks, Hkv, B), the KV blocks of a head in x, so that lower blocks start first (heavier under a causal
-// mask, and never waiting on a later one in deterministic mode). ptxas -v: 255 registers at d = 128, 216-223 at
+// Grid: (KV blocks, Hkv, B), dealt in launch order (x fastest) with the KV block fastest, so that lower blocks start
+// first (heavier under a causal mask, and never waiting on a later one in deterministic mode) and the blocks in
+// flight share their head's Q and dO in L2; under the causal mask with GQA, launched (Hkv, B, KV blocks), the KV
+// block slowest (kv_block_slowest). ptxas -v: 255 registers at d = 128, 216-223 at
 // d = 64, no spills (the build checks).
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -52,10 +54,11 @@ constexpr float kInf = __builtin_huge_valf();
 constexpr float kLog2e = 1.4426950408889634f;
 
 // Tile shapes (FA2's for sm_80 with enough shared memory: 64 query rows x 128 keys, 8 warps).
-template <Element ELEMENT_, int HEAD_DIM_>
+template <Element ELEMENT_, int HEAD_DIM_, bool IS_CAUSAL_ = false>
 struct FlashBwdTraits {
   static constexpr Element ELEMENT = ELEMENT_;
   static constexpr int HEAD_DIM = HEAD_DIM_;
+  static constexpr bool IS_CAUSAL = IS_CAUSAL_;  // the mask (bwd_block_index reads it)
   static constexpr int BLOCK_M = 64;   // query rows per step
   static constexpr int BLOCK_N = 128;  // keys per thread block
   static constexpr int NUM_WARPS = 8;
@@ -185,12 +188,25 @@ struct BwdBlockIndex {
   int batch;
 };
 
-// Read with mov from the special registers at every use, so that no register holds them across the steps.
-__device__ __forceinline__ BwdBlockIndex bwd_block_index() {
+// Whether the grid is launched (Hkv, B, KV blocks) instead of (KV blocks, Hkv, B): under the causal mask with GQA
+// the blocks are dealt with the KV block slowest, so that every (KV head, batch)'s block 0, the heaviest (it visits
+// every query block of every head of its group of 8 or 16), starts before any block 1 and the light ones fill the
+// tail (+5-8% at 8k on qwen2.5-72b and llama3.1-405b). With MHA or full attention the KV block fastest is 3-8%
+// faster: the blocks in flight share their head's Q and dO in L2 (docs/benchmarks/bwd-configs.md).
+template <bool IS_CAUSAL>
+__host__ __device__ __forceinline__ bool kv_block_slowest(const cuir_attention_bwd_params &params) {
+  return IS_CAUSAL && params.num_heads_q != params.num_heads_kv;
+}
+
+// The thread block's coordinates, read with mov from the special registers at every use, so that no register holds
+// them across the steps.
+template <class T>
+__device__ __forceinline__ BwdBlockIndex bwd_block_index(const cuir_attention_bwd_params &params) {
   uint32_t x, y, z;
   asm volatile("mov.u32 %0, %%ctaid.x;\n" : "=r"(x));
   asm volatile("mov.u32 %0, %%ctaid.y;\n" : "=r"(y));
   asm volatile("mov.u32 %0, %%ctaid.z;\n" : "=r"(z));
+  if (kv_block_slowest<T::IS_CAUSAL>(params)) return BwdBlockIndex{static_cast<int>(z), static_cast<int>(x), static_cast<int>(y)};
   return BwdBlockIndex{static_cast<int>(x), static_cast<int>(y), static_cast<int>(z)};
 }
 
@@ -225,7 +241,7 @@ __device__ __forceinline__ QBlockRange q_block_range(int n_block, int seqlen_q, 
 template <class T>
 __device__ __forceinline__ void load_q_tiles_async(const cuir_attention_bwd_params &params, const BwdWorkspace &ws,
                                                    uint32_t smem_base, int stage, int head_q, int q_tile, int tid) {
-  const int batch = bwd_block_index().batch;
+  const int batch = bwd_block_index<T>(params).batch;
   const int row0 = q_tile * T::BLOCK_M;
   const uint16_t *q = static_cast<const uint16_t *>(params.q) + batch * params.q_batch_stride +
                       head_q * params.q_head_stride + row0 * params.q_row_stride;
@@ -378,7 +394,7 @@ __device__ __forceinline__ void bwd_step(const cuir_attention_bwd_params &params
   warp_gemm<E, T::SDP_M_TILES, T::SDP_N_TILES, T::HEAD_DIM / 16>(acc_s, RowMajorA<RB>(sQ, sdp_row0, 0, lane),
                                                                  NMajorB<RB>(sK, sdp_key0, 0, lane));
   if constexpr (IS_MASKED)
-    apply_mask<T>(acc_s, q_tile * T::BLOCK_M + sdp_row0, bwd_block_index().n_block * T::BLOCK_N + sdp_key0, lane,
+    apply_mask<T>(acc_s, q_tile * T::BLOCK_M + sdp_row0, bwd_block_index<T>(params).n_block * T::BLOCK_N + sdp_key0, lane,
                   params.seqlen_kv, last_key_offset);
   const float *s_lse = reinterpret_cast<const float *>(smem + T::SLSE_OFFSET + stage * T::ROW_STAT_BYTES);
   scores_to_probs<T>(acc_s, s_lse + sdp_row0, lane, scale_log2);
@@ -407,7 +423,7 @@ __device__ __forceinline__ void bwd_step(const cuir_attention_bwd_params &params
   zero_acc(acc_dq);
   warp_gemm<E, T::DQ_M_TILES, T::DQ_N_TILES, T::BLOCK_N / 16>(acc_dq, RowMajorA<PRB>(sdS, dq_row0, 0, lane),
                                                               KMajorB<RB>(sK, 0, dq_col0 / 8, lane));
-  const BwdBlockIndex block = bwd_block_index();
+  const BwdBlockIndex block = bwd_block_index<T>(params);
   const int64_t head_rows = ws.head_rows(params, block.batch, head_q);
   int *semaphore = ws.dq_semaphore + head_rows / T::BLOCK_M + q_tile;
   if (params.deterministic) wait_dq_turn(semaphore, block.n_block, tid);
@@ -418,12 +434,12 @@ __device__ __forceinline__ void bwd_step(const cuir_attention_bwd_params &params
 template <Element ELEMENT, int HEAD_DIM, bool IS_CAUSAL>
 __global__ void __launch_bounds__(FlashBwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS, 1)
     flash_bwd_sm80_kernel(const cuir_attention_bwd_params params, const BwdWorkspace ws) {
-  using T = FlashBwdTraits<ELEMENT, HEAD_DIM>;
+  using T = FlashBwdTraits<ELEMENT, HEAD_DIM, IS_CAUSAL>;
   // ---- shared memory (see FlashBwdTraits), 1024-byte aligned ----
   extern __shared__ __align__(128) unsigned char smem_raw[];
   const uint32_t smem_base = (smem_u32addr(smem_raw) + 1023u) & ~1023u;
 
-  const BwdBlockIndex block = bwd_block_index();
+  const BwdBlockIndex block = bwd_block_index<T>(params);
   const int tid = thread_index();
   const int seqlen_kv = params.seqlen_kv;
   // The mask: row i sees key j < seqlen_kv iff j <= i + last_key_offset; full attention sets it past every key.
@@ -479,7 +495,7 @@ __global__ void __launch_bounds__(FlashBwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS
                                            lane);
   store_acc_to_tile<ELEMENT, T::ROW_BYTES>(smem + T::SV_OFFSET, acc_dv, 1.f, dkv_key0, dkv_col0 / 8, lane);
   __syncthreads();
-  const BwdBlockIndex block_e = bwd_block_index();
+  const BwdBlockIndex block_e = bwd_block_index<T>(params);
   const int key_begin_e = block_e.n_block * T::BLOCK_N;
   uint16_t *dk = static_cast<uint16_t *>(params.dk) + block_e.batch * params.dk_batch_stride +
                  block_e.head_kv * params.dk_head_stride + key_begin_e * params.dk_row_stride;
@@ -535,7 +551,8 @@ static cudaError_t launch_flash_bwd(const cuir_attention_bwd_params &params, cud
     auto kernel = flash_bwd_sm80_kernel<ELEMENT, HEAD_DIM, IS_CAUSAL>;
     cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::SMEM_BYTES);
     if (err != cudaSuccess) return err;
-    const dim3 grid(num_n_blocks, params.num_heads_kv, params.batch);  // see the top of the file
+    const dim3 grid = kv_block_slowest<IS_CAUSAL>(params) ? dim3(params.num_heads_kv, params.batch, num_n_blocks)
+                                               : dim3(num_n_blocks, params.num_heads_kv, params.batch);
     kernel<<<grid, T::NUM_THREADS, T::SMEM_BYTES, stream>>>(params, ws);
   }
   if (num_m_blocks > 0) flash_bwd_convert_dq<ELEMENT, HEAD_DIM><<<q_grid, 256, 0, stream>>>(params, ws);

@@ -80,214 +80,217 @@
 #G   = #cuir.mem<global>
 #S   = #cuir.mem<shared>
 
-cuir.launch_sequence @flash_bwd_bf16_d128 [@flash_bwd_bf16_d128_preprocess, @flash_bwd_bf16_d128_kernel, @flash_bwd_bf16_d128_convert_dq] loc("launch_flash_bwd"("flash_bwd.cu":527:20 to 527:98))
+cuir.launch_sequence @flash_bwd_bf16_d128 [@flash_bwd_bf16_d128_preprocess, @flash_bwd_bf16_d128_kernel, @flash_bwd_bf16_d128_convert_dq] loc("launch_flash_bwd"("flash_bwd.cu":543:20 to 543:98))
 
 // =============================== preprocess ===============================
 cuir.kernel @flash_bwd_bf16_d128_preprocess(
-    %o: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "o"} loc("params.o"("flash_bwd.cu":138:61 to 138:99)),
-    %d_o: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "d_o"} loc("params.d_o"("flash_bwd.cu":138:61 to 138:99)),
-    %lse: memref<?x?x?xf32, #G> {cuir.arg = "lse"} loc("params.lse"("flash_bwd.cu":138:61 to 138:99)),
-    %ws_lse_log2: memref<?x?x?xf32, #G> {cuir.arg = "workspace:lse_log2", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.lse_log2"("flash_bwd.cu":138:101 to 138:116)),
-    %ws_d: memref<?x?x?xf32, #G> {cuir.arg = "workspace:d", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.d_rows"("flash_bwd.cu":138:101 to 138:116)),
-    %ws_dq_accum: memref<?x?x?x128xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":138:101 to 138:116)),
-    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":138:61 to 138:99)),
-    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":138:61 to 138:99)),
-    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":138:61 to 138:99)),
-    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":138:61 to 138:99)),
-    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":138:61 to 138:99)))
+    %o: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "o"} loc("params.o"("flash_bwd.cu":141:61 to 141:99)),
+    %d_o: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "d_o"} loc("params.d_o"("flash_bwd.cu":141:61 to 141:99)),
+    %lse: memref<?x?x?xf32, #G> {cuir.arg = "lse"} loc("params.lse"("flash_bwd.cu":141:61 to 141:99)),
+    %ws_lse_log2: memref<?x?x?xf32, #G> {cuir.arg = "workspace:lse_log2", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.lse_log2"("flash_bwd.cu":141:101 to 141:116)),
+    %ws_d: memref<?x?x?xf32, #G> {cuir.arg = "workspace:d", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.d_rows"("flash_bwd.cu":141:101 to 141:116)),
+    %ws_dq_accum: memref<?x?x?x128xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":141:101 to 141:116)),
+    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":141:61 to 141:99)),
+    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":141:61 to 141:99)),
+    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":141:61 to 141:99)),
+    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":141:61 to 141:99)),
+    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":141:61 to 141:99)))
     grid (b, hq, hkv, nq, nkv) -> (nq ceildiv 64, hq, b)
     threads 256 arch "sm_80" {
   %c0 = arith.constant 0 : index
   %c64 = arith.constant 64 : index loc("BLOCK_M")
-  %ninf = arith.constant 0xFF800000 : f32 loc("kInf"("flash_bwd.cu":169:64 to 169:69))
-  %m_block = cuir.block_id x loc("m_block"("flash_bwd.cu":143:13 to 143:33))
-  %head_q = cuir.block_id y loc("head_q"("flash_bwd.cu":143:35 to 143:54))
-  %b = cuir.block_id z loc("batch"("flash_bwd.cu":143:56 to 143:74))
-  %row0 = arith.muli %m_block, %c64 : index loc("row"("flash_bwd.cu":152:21 to 152:38))
-  %m_blocks = arith.ceildivui %seqlen_q, %c64 : index loc("rows"("flash_bwd.cu":125:15 to 125:38))
-  %rows = arith.muli %m_blocks, %c64 : index loc("rows"("flash_bwd.cu":125:15 to 125:38))
+  %ninf = arith.constant 0xFF800000 : f32 loc("kInf"("flash_bwd.cu":172:64 to 172:69))
+  %m_block = cuir.block_id x loc("m_block"("flash_bwd.cu":146:13 to 146:33))
+  %head_q = cuir.block_id y loc("head_q"("flash_bwd.cu":146:35 to 146:54))
+  %b = cuir.block_id z loc("batch"("flash_bwd.cu":146:56 to 146:74))
+  %row0 = arith.muli %m_block, %c64 : index loc("row"("flash_bwd.cu":155:21 to 155:38))
+  %m_blocks = arith.ceildivui %seqlen_q, %c64 : index loc("rows"("flash_bwd.cu":128:15 to 128:38))
+  %rows = arith.muli %m_blocks, %c64 : index loc("rows"("flash_bwd.cu":128:15 to 128:38))
   %o_head = memref.subview %o[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 128] [1, 1, 1, 1]
-      : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("o"("flash_bwd.cu":145:3 to 145:22))
+      : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("o"("flash_bwd.cu":148:3 to 148:22))
   %d_o_head = memref.subview %d_o[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 128] [1, 1, 1, 1]
-      : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("d_o"("flash_bwd.cu":147:3 to 147:24))
+      : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("d_o"("flash_bwd.cu":150:3 to 150:24))
   %lse_head = memref.subview %lse[%b, %head_q, 0] [1, 1, %seqlen_q] [1, 1, 1]
-      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("lse"("flash_bwd.cu":149:3 to 149:32))
+      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("lse"("flash_bwd.cu":152:3 to 152:32))
   %lse_log2_head = memref.subview %ws_lse_log2[%b, %head_q, 0] [1, 1, %rows] [1, 1, 1]
-      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("head_rows"("flash_bwd.cu":144:3 to 144:65))
+      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("head_rows"("flash_bwd.cu":147:3 to 147:65))
   %d_head = memref.subview %ws_d[%b, %head_q, 0] [1, 1, %rows] [1, 1, 1]
-      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("head_rows"("flash_bwd.cu":144:3 to 144:65))
+      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("head_rows"("flash_bwd.cu":147:3 to 147:65))
   %dq_accum_head = memref.subview %ws_dq_accum[%b, %head_q, 0, 0] [1, 1, %rows, 128] [1, 1, 1, 1]
-      : memref<?x?x?x128xf32, #G> to memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc("dq_accum"("flash_bwd.cu":174:3 to 174:48))
+      : memref<?x?x?x128xf32, #G> to memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc("dq_accum"("flash_bwd.cu":177:3 to 177:48))
 
   // ---- D = rowsum(dO * O): rows past seqlen_q give 0 ----
-  %zero_tile = arith.constant dense<0.0> : tensor<64x128xf32, #ACC_P> loc("dot"("flash_bwd.cu":154:5 to 154:21))
+  %zero_tile = arith.constant dense<0.0> : tensor<64x128xf32, #ACC_P> loc("dot"("flash_bwd.cu":157:5 to 157:21))
   %prod = cuir.elementwise (%zero_tile) at [%b, %head_q, %row0, %c0]
       : (tensor<64x128xf32, #ACC_P>) -> tensor<64x128xf32, #ACC_P> {
-  ^bb0(%x: f32 loc("dot"("flash_bwd.cu":154:5 to 154:21)), %bi: index loc("batch"("flash_bwd.cu":143:56 to 143:74)), %hi: index loc("head_q"("flash_bwd.cu":143:35 to 143:54)), %row: index loc("row"("flash_bwd.cu":152:5 to 152:85)), %col: index loc("chunk"("flash_bwd.cu":153:5 to 153:44))):
-    %in = arith.cmpi slt, %row, %seqlen_q : index loc("flash_bwd.cu":155:5 to 155:31)
-    %row_c = arith.select %in, %row, %c0 : index loc("flash_bwd.cu":155:5 to 155:31)
-    %ov = memref.load %o_head[%row_c, %col] : memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("o8"("flash_bwd.cu":156:7 to 156:100))
-    %dov = memref.load %d_o_head[%row_c, %col] : memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("do8"("flash_bwd.cu":157:7 to 157:104))
-    %of = arith.extf %ov : bf16 to f32 loc("of"("flash_bwd.cu":161:22 to 161:61))
-    %df = arith.extf %dov : bf16 to f32 loc("df"("flash_bwd.cu":161:63 to 161:103))
-    %p = arith.mulf %of, %df : f32 loc("dot"("flash_bwd.cu":162:9 to 162:55))
-    %r = arith.select %in, %p, %x : f32 loc("flash_bwd.cu":155:5 to 155:31)
-    cuir.yield %r : f32 loc("dot"("flash_bwd.cu":162:9 to 162:55))
-  } loc("dot"("flash_bwd.cu":162:9 to 162:55))
-  %dot = cuir.reduce_rows sum %prod : tensor<64x128xf32, #ACC_P> -> tensor<64xf32, #ROW_P> loc("dot"("flash_bwd.cu":166:68 to 166:117))
+  ^bb0(%x: f32 loc("dot"("flash_bwd.cu":157:5 to 157:21)), %bi: index loc("batch"("flash_bwd.cu":146:56 to 146:74)), %hi: index loc("head_q"("flash_bwd.cu":146:35 to 146:54)), %row: index loc("row"("flash_bwd.cu":155:5 to 155:85)), %col: index loc("chunk"("flash_bwd.cu":156:5 to 156:44))):
+    %in = arith.cmpi slt, %row, %seqlen_q : index loc("flash_bwd.cu":158:5 to 158:31)
+    %row_c = arith.select %in, %row, %c0 : index loc("flash_bwd.cu":158:5 to 158:31)
+    %ov = memref.load %o_head[%row_c, %col] : memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("o8"("flash_bwd.cu":159:7 to 159:100))
+    %dov = memref.load %d_o_head[%row_c, %col] : memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("do8"("flash_bwd.cu":160:7 to 160:104))
+    %of = arith.extf %ov : bf16 to f32 loc("of"("flash_bwd.cu":164:22 to 164:61))
+    %df = arith.extf %dov : bf16 to f32 loc("df"("flash_bwd.cu":164:63 to 164:103))
+    %p = arith.mulf %of, %df : f32 loc("dot"("flash_bwd.cu":165:9 to 165:55))
+    %r = arith.select %in, %p, %x : f32 loc("flash_bwd.cu":158:5 to 158:31)
+    cuir.yield %r : f32 loc("dot"("flash_bwd.cu":165:9 to 165:55))
+  } loc("dot"("flash_bwd.cu":165:9 to 165:55))
+  %dot = cuir.reduce_rows sum %prod : tensor<64x128xf32, #ACC_P> -> tensor<64xf32, #ROW_P> loc("dot"("flash_bwd.cu":169:68 to 169:117))
 
   // ---- LSE * log2e: a row that sees no key (LSE = -inf) and a padded row get +inf ----
   %lse_tile = cuir.elementwise (%zero_tile) at [%b, %head_q, %row0, %c0]
       : (tensor<64x128xf32, #ACC_P>) -> tensor<64x128xf32, #ACC_P> {
-  ^bb0(%x: f32 loc("row_lse"("flash_bwd.cu":169:7 to 169:26)), %bi: index loc("batch"("flash_bwd.cu":143:56 to 143:74)), %hi: index loc("head_q"("flash_bwd.cu":143:35 to 143:54)), %row: index loc("row"("flash_bwd.cu":152:5 to 152:85)), %col: index loc("chunk"("flash_bwd.cu":153:5 to 153:44))):
-    %in = arith.cmpi slt, %row, %seqlen_q : index loc("row_lse"("flash_bwd.cu":169:29 to 169:69))
-    %row_c = arith.select %in, %row, %c0 : index loc("row_lse"("flash_bwd.cu":169:29 to 169:69))
-    %l = memref.load %lse_head[%row_c] : memref<?xf32, strided<[1], offset: ?>, #G> loc("row_lse"("flash_bwd.cu":169:53 to 169:61))
-    %r = arith.select %in, %l, %ninf : f32 loc("row_lse"("flash_bwd.cu":169:7 to 169:70))
-    cuir.yield %r : f32 loc("row_lse"("flash_bwd.cu":169:7 to 169:70))
-  } loc("row_lse"("flash_bwd.cu":169:7 to 169:70))
-  %row_lse = cuir.reduce_rows max %lse_tile : tensor<64x128xf32, #ACC_P> -> tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":169:7 to 169:26))
-  %ninf_row = arith.constant dense<0xFF800000> : tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":170:38 to 170:54))
-  %pinf_row = arith.constant dense<0x7F800000> : tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":170:38 to 170:80))
-  %log2e_row = arith.constant dense<1.44269502> : tensor<64xf32, #ROW_P> loc("kLog2e"("flash_bwd.cu":170:64 to 170:80))
-  %sees_none = arith.cmpf oeq, %row_lse, %ninf_row : tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":170:38 to 170:54))
-  %lse_scaled = arith.mulf %row_lse, %log2e_row : tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":170:64 to 170:80))
-  %lse_log2 = arith.select %sees_none, %pinf_row, %lse_scaled : tensor<64xi1, #ROW_P>, tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":170:38 to 170:80))
-  cuir.store %lse_log2 -> %lse_log2_head[%row0] : tensor<64xf32, #ROW_P> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("ws.lse_log2"("flash_bwd.cu":170:7 to 170:81))
-  cuir.store %dot -> %d_head[%row0] : tensor<64xf32, #ROW_P> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("ws.d_rows"("flash_bwd.cu":171:7 to 171:40))
+  ^bb0(%x: f32 loc("row_lse"("flash_bwd.cu":172:7 to 172:26)), %bi: index loc("batch"("flash_bwd.cu":146:56 to 146:74)), %hi: index loc("head_q"("flash_bwd.cu":146:35 to 146:54)), %row: index loc("row"("flash_bwd.cu":155:5 to 155:85)), %col: index loc("chunk"("flash_bwd.cu":156:5 to 156:44))):
+    %in = arith.cmpi slt, %row, %seqlen_q : index loc("row_lse"("flash_bwd.cu":172:29 to 172:69))
+    %row_c = arith.select %in, %row, %c0 : index loc("row_lse"("flash_bwd.cu":172:29 to 172:69))
+    %l = memref.load %lse_head[%row_c] : memref<?xf32, strided<[1], offset: ?>, #G> loc("row_lse"("flash_bwd.cu":172:53 to 172:61))
+    %r = arith.select %in, %l, %ninf : f32 loc("row_lse"("flash_bwd.cu":172:7 to 172:70))
+    cuir.yield %r : f32 loc("row_lse"("flash_bwd.cu":172:7 to 172:70))
+  } loc("row_lse"("flash_bwd.cu":172:7 to 172:70))
+  %row_lse = cuir.reduce_rows max %lse_tile : tensor<64x128xf32, #ACC_P> -> tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":172:7 to 172:26))
+  %ninf_row = arith.constant dense<0xFF800000> : tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":173:38 to 173:54))
+  %pinf_row = arith.constant dense<0x7F800000> : tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":173:38 to 173:80))
+  %log2e_row = arith.constant dense<1.44269502> : tensor<64xf32, #ROW_P> loc("kLog2e"("flash_bwd.cu":173:64 to 173:80))
+  %sees_none = arith.cmpf oeq, %row_lse, %ninf_row : tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":173:38 to 173:54))
+  %lse_scaled = arith.mulf %row_lse, %log2e_row : tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":173:64 to 173:80))
+  %lse_log2 = arith.select %sees_none, %pinf_row, %lse_scaled : tensor<64xi1, #ROW_P>, tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":173:38 to 173:80))
+  cuir.store %lse_log2 -> %lse_log2_head[%row0] : tensor<64xf32, #ROW_P> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("ws.lse_log2"("flash_bwd.cu":173:7 to 173:81))
+  cuir.store %dot -> %d_head[%row0] : tensor<64xf32, #ROW_P> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("ws.d_rows"("flash_bwd.cu":174:7 to 174:40))
 
   // ---- the dQ accumulator of this query tile, zeroed ----
-  cuir.store %zero_tile -> %dq_accum_head[%row0, %c0] : tensor<64x128xf32, #ACC_P> -> memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc("dq_accum"("flash_bwd.cu":175:59 to 175:105))
-  cuir.return loc("flash_bwd.cu":138:40 to 138:117)
-} loc("flash_bwd_preprocess"("flash_bwd.cu":138:40 to 138:117))
+  cuir.store %zero_tile -> %dq_accum_head[%row0, %c0] : tensor<64x128xf32, #ACC_P> -> memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc("dq_accum"("flash_bwd.cu":178:59 to 178:105))
+  cuir.return loc("flash_bwd.cu":141:40 to 141:117)
+} loc("flash_bwd_preprocess"("flash_bwd.cu":141:40 to 141:117))
 
 // =============================== main kernel ===============================
 cuir.kernel @flash_bwd_bf16_d128_kernel(
-    %q: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "q"} loc("params.q"("flash_bwd.cu":420:27 to 420:88)),
-    %k: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "k"} loc("params.k"("flash_bwd.cu":420:27 to 420:88)),
-    %v: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "v"} loc("params.v"("flash_bwd.cu":420:27 to 420:88)),
-    %d_o: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "d_o"} loc("params.d_o"("flash_bwd.cu":420:27 to 420:88)),
-    %ws_lse_log2: memref<?x?x?xf32, #G> {cuir.arg = "workspace:lse_log2", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.lse_log2"("flash_bwd.cu":420:67 to 420:88)),
-    %ws_d: memref<?x?x?xf32, #G> {cuir.arg = "workspace:d", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.d_rows"("flash_bwd.cu":420:67 to 420:88)),
-    %ws_dq_accum: memref<?x?x?x128xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":420:67 to 420:88)),
-    %dk: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dk"} loc("params.dk"("flash_bwd.cu":420:27 to 420:88)),
-    %dv: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dv"} loc("params.dv"("flash_bwd.cu":420:27 to 420:88)),
-    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_bwd.cu":420:27 to 420:88)),
-    %causal: i1 {cuir.arg = "causal"} loc("IS_CAUSAL"("flash_bwd.cu":418:1 to 418:57)),
-    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":420:27 to 420:88)),
-    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":420:27 to 420:88)),
-    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":420:27 to 420:88)),
-    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":420:27 to 420:88)),
-    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":420:27 to 420:88)))
+    %q: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "q"} loc("params.q"("flash_bwd.cu":436:27 to 436:88)),
+    %k: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "k"} loc("params.k"("flash_bwd.cu":436:27 to 436:88)),
+    %v: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "v"} loc("params.v"("flash_bwd.cu":436:27 to 436:88)),
+    %d_o: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "d_o"} loc("params.d_o"("flash_bwd.cu":436:27 to 436:88)),
+    %ws_lse_log2: memref<?x?x?xf32, #G> {cuir.arg = "workspace:lse_log2", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.lse_log2"("flash_bwd.cu":436:67 to 436:88)),
+    %ws_d: memref<?x?x?xf32, #G> {cuir.arg = "workspace:d", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.d_rows"("flash_bwd.cu":436:67 to 436:88)),
+    %ws_dq_accum: memref<?x?x?x128xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":436:67 to 436:88)),
+    %dk: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dk"} loc("params.dk"("flash_bwd.cu":436:27 to 436:88)),
+    %dv: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dv"} loc("params.dv"("flash_bwd.cu":436:27 to 436:88)),
+    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_bwd.cu":436:27 to 436:88)),
+    %causal: i1 {cuir.arg = "causal"} loc("IS_CAUSAL"("flash_bwd.cu":434:1 to 434:57)),
+    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":436:27 to 436:88)),
+    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":436:27 to 436:88)),
+    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":436:27 to 436:88)),
+    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":436:27 to 436:88)),
+    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":436:27 to 436:88)))
     grid (b, hq, hkv, nq, nkv) -> (nkv ceildiv 128, hkv, b)
     threads 256 arch "sm_80" {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c64 = arith.constant 64 : index loc("BLOCK_M")
   %c128 = arith.constant 128 : index loc("BLOCK_N")
-  %ninf = arith.constant 0xFF800000 : f32 loc("kInf"("flash_bwd.cu":262:81 to 262:86))
+  %ninf = arith.constant 0xFF800000 : f32 loc("kInf"("flash_bwd.cu":278:81 to 278:86))
 
   // ---- block coordinates, GQA group, sequence views ----
-  %n_block = cuir.block_id x loc("block.n_block"("flash_bwd.cu":426:3 to 426:49))
-  %head_kv = cuir.block_id y loc("block.head_kv"("flash_bwd.cu":426:3 to 426:49))
-  %b = cuir.block_id z loc("bwd_block_index().batch"("flash_bwd.cu":426:3 to 426:49))
-  %causal_offset = arith.subi %seqlen_kv, %seqlen_q : index loc("last_key_offset"("flash_bwd.cu":430:43 to 430:70))
-  %last_key_offset = arith.select %causal, %causal_offset, %seqlen_kv : index loc("last_key_offset"("flash_bwd.cu":430:13 to 430:82))
-  %group = arith.divui %num_heads_q, %num_heads_kv : index loc("group"("flash_bwd.cu":431:13 to 431:61))
-  %first_head_q = arith.muli %head_kv, %group : index loc("first_head_q"("flash_bwd.cu":432:13 to 432:49))
-  %head_q_end = arith.addi %first_head_q, %group : index loc("last_head_q"("flash_bwd.cu":432:51 to 432:89))
-  %last_head_q = arith.subi %head_q_end, %c1 : index loc("last_head_q"("flash_bwd.cu":432:51 to 432:89))
-  %key_begin = arith.muli %n_block, %c128 : index loc("(bwd_block_index().n_block * T::BLOCK_N)"("flash_bwd.cu":433:13 to 433:51))
-  %m_blocks = arith.ceildivui %seqlen_q, %c64 : index loc("rows"("flash_bwd.cu":125:15 to 125:38))
-  %rows = arith.muli %m_blocks, %c64 : index loc("rows"("flash_bwd.cu":125:15 to 125:38))
+  // The block ids are the block's (KV block, KV head, batch); the order the
+  // launch deals them in (the KV block slowest under the causal mask with GQA:
+  // kv_block_slowest) computes the same outputs.
+  %n_block = cuir.block_id x loc("block.n_block"("flash_bwd.cu":442:3 to 442:58))
+  %head_kv = cuir.block_id y loc("block.head_kv"("flash_bwd.cu":442:3 to 442:58))
+  %b = cuir.block_id z loc("bwd_block_index<T>(params).batch"("flash_bwd.cu":442:3 to 442:58))
+  %causal_offset = arith.subi %seqlen_kv, %seqlen_q : index loc("last_key_offset"("flash_bwd.cu":446:43 to 446:70))
+  %last_key_offset = arith.select %causal, %causal_offset, %seqlen_kv : index loc("last_key_offset"("flash_bwd.cu":446:13 to 446:82))
+  %group = arith.divui %num_heads_q, %num_heads_kv : index loc("group"("flash_bwd.cu":447:13 to 447:61))
+  %first_head_q = arith.muli %head_kv, %group : index loc("first_head_q"("flash_bwd.cu":448:13 to 448:49))
+  %head_q_end = arith.addi %first_head_q, %group : index loc("last_head_q"("flash_bwd.cu":448:51 to 448:89))
+  %last_head_q = arith.subi %head_q_end, %c1 : index loc("last_head_q"("flash_bwd.cu":448:51 to 448:89))
+  %key_begin = arith.muli %n_block, %c128 : index loc("(bwd_block_index<T>(params).n_block * T::BLOCK_N)"("flash_bwd.cu":449:13 to 449:51))
+  %m_blocks = arith.ceildivui %seqlen_q, %c64 : index loc("rows"("flash_bwd.cu":128:15 to 128:38))
+  %rows = arith.muli %m_blocks, %c64 : index loc("rows"("flash_bwd.cu":128:15 to 128:38))
   %k_head = memref.subview %k[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 128] [1, 1, 1, 1]
-      : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("k"("flash_bwd.cu":440:3 to 440:62))
+      : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("k"("flash_bwd.cu":456:3 to 456:62))
   %v_head = memref.subview %v[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 128] [1, 1, 1, 1]
-      : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("v"("flash_bwd.cu":442:3 to 442:62))
+      : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("v"("flash_bwd.cu":458:3 to 458:62))
 
   // ---- q_block_range: the query blocks [m_begin, m_end) this KV block visits, [m_begin, m_unmasked_begin) masked ----
-  %m_end = arith.ceildivui %seqlen_q, %c64 : index loc(callsite("m_end"("flash_bwd.cu":207:3 to 207:56) at "flash_bwd.cu":437:43 to 437:84))
-  %key_end = arith.addi %key_begin, %c128 : index loc(callsite("ragged"("flash_bwd.cu":209:23 to 209:57) at "flash_bwd.cu":437:43 to 437:84))
-  %ragged = arith.cmpi sgt, %key_end, %seqlen_kv : index loc(callsite("ragged"("flash_bwd.cu":209:3 to 209:58) at "flash_bwd.cu":437:43 to 437:84))
-  %unm_full = arith.select %ragged, %m_end, %c0 : index loc(callsite("r"("flash_bwd.cu":210:20 to 210:38) at "flash_bwd.cu":437:43 to 437:84))
-  %first_row = arith.subi %key_begin, %causal_offset : index loc(callsite("first_row"("flash_bwd.cu":213:5 to 213:53) at "flash_bwd.cu":437:43 to 437:84))
-  %key_end_c = arith.minsi %key_end, %seqlen_kv : index loc(callsite("last_key"("flash_bwd.cu":214:26 to 214:64) at "flash_bwd.cu":437:43 to 437:84))
-  %last_key = arith.subi %key_end_c, %c1 : index loc(callsite("last_key"("flash_bwd.cu":214:5 to 214:69) at "flash_bwd.cu":437:43 to 437:84))
-  %full_row = arith.subi %last_key, %causal_offset : index loc(callsite("full_row"("flash_bwd.cu":215:5 to 215:51) at "flash_bwd.cu":437:43 to 437:84))
-  %fr_none = arith.cmpi sle, %first_row, %c0 : index loc(callsite("r.m_begin"("flash_bwd.cu":216:17 to 216:31) at "flash_bwd.cu":437:43 to 437:84))
-  %fr_blk = arith.divsi %first_row, %c64 : index loc(callsite("r.m_begin"("flash_bwd.cu":216:49 to 216:68) at "flash_bwd.cu":437:43 to 437:84))
-  %fr_min = arith.minsi %m_end, %fr_blk : index loc(callsite("r.m_begin"("flash_bwd.cu":216:38 to 216:69) at "flash_bwd.cu":437:43 to 437:84))
-  %m_begin_c = arith.select %fr_none, %c0, %fr_min : index loc(callsite("r.m_begin"("flash_bwd.cu":216:5 to 216:70) at "flash_bwd.cu":437:43 to 437:84))
-  %fu_none = arith.cmpi sle, %full_row, %c0 : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":217:50 to 217:63) at "flash_bwd.cu":437:43 to 437:84))
-  %fu_blk = arith.ceildivsi %full_row, %c64 : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":217:81 to 217:115) at "flash_bwd.cu":437:43 to 437:84))
-  %fu_min = arith.minsi %m_end, %fu_blk : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":217:70 to 217:116) at "flash_bwd.cu":437:43 to 437:84))
-  %fu_sel = arith.select %fu_none, %c0, %fu_min : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":217:50 to 217:116) at "flash_bwd.cu":437:43 to 437:84))
-  %unm_c = arith.maxsi %unm_full, %fu_sel : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":217:5 to 217:63) at "flash_bwd.cu":437:43 to 437:84))
-  %m_begin = arith.select %causal, %m_begin_c, %c0 : index loc(callsite("r.m_begin"("flash_bwd.cu":211:3 to 211:27) at "flash_bwd.cu":437:43 to 437:84))
-  %unm_sel = arith.select %causal, %unm_c, %unm_full : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":211:3 to 211:27) at "flash_bwd.cu":437:43 to 437:84))
-  %m_unmasked_begin = arith.maxsi %unm_sel, %m_begin : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":219:3 to 219:59) at "flash_bwd.cu":437:43 to 437:84))
+  %m_end = arith.ceildivui %seqlen_q, %c64 : index loc(callsite("m_end"("flash_bwd.cu":223:3 to 223:56) at "flash_bwd.cu":453:43 to 453:84))
+  %key_end = arith.addi %key_begin, %c128 : index loc(callsite("ragged"("flash_bwd.cu":225:23 to 225:57) at "flash_bwd.cu":453:43 to 453:84))
+  %ragged = arith.cmpi sgt, %key_end, %seqlen_kv : index loc(callsite("ragged"("flash_bwd.cu":225:3 to 225:58) at "flash_bwd.cu":453:43 to 453:84))
+  %unm_full = arith.select %ragged, %m_end, %c0 : index loc(callsite("r"("flash_bwd.cu":226:20 to 226:38) at "flash_bwd.cu":453:43 to 453:84))
+  %first_row = arith.subi %key_begin, %causal_offset : index loc(callsite("first_row"("flash_bwd.cu":229:5 to 229:53) at "flash_bwd.cu":453:43 to 453:84))
+  %key_end_c = arith.minsi %key_end, %seqlen_kv : index loc(callsite("last_key"("flash_bwd.cu":230:26 to 230:64) at "flash_bwd.cu":453:43 to 453:84))
+  %last_key = arith.subi %key_end_c, %c1 : index loc(callsite("last_key"("flash_bwd.cu":230:5 to 230:69) at "flash_bwd.cu":453:43 to 453:84))
+  %full_row = arith.subi %last_key, %causal_offset : index loc(callsite("full_row"("flash_bwd.cu":231:5 to 231:51) at "flash_bwd.cu":453:43 to 453:84))
+  %fr_none = arith.cmpi sle, %first_row, %c0 : index loc(callsite("r.m_begin"("flash_bwd.cu":232:17 to 232:31) at "flash_bwd.cu":453:43 to 453:84))
+  %fr_blk = arith.divsi %first_row, %c64 : index loc(callsite("r.m_begin"("flash_bwd.cu":232:49 to 232:68) at "flash_bwd.cu":453:43 to 453:84))
+  %fr_min = arith.minsi %m_end, %fr_blk : index loc(callsite("r.m_begin"("flash_bwd.cu":232:38 to 232:69) at "flash_bwd.cu":453:43 to 453:84))
+  %m_begin_c = arith.select %fr_none, %c0, %fr_min : index loc(callsite("r.m_begin"("flash_bwd.cu":232:5 to 232:70) at "flash_bwd.cu":453:43 to 453:84))
+  %fu_none = arith.cmpi sle, %full_row, %c0 : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":233:50 to 233:63) at "flash_bwd.cu":453:43 to 453:84))
+  %fu_blk = arith.ceildivsi %full_row, %c64 : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":233:81 to 233:115) at "flash_bwd.cu":453:43 to 453:84))
+  %fu_min = arith.minsi %m_end, %fu_blk : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":233:70 to 233:116) at "flash_bwd.cu":453:43 to 453:84))
+  %fu_sel = arith.select %fu_none, %c0, %fu_min : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":233:50 to 233:116) at "flash_bwd.cu":453:43 to 453:84))
+  %unm_c = arith.maxsi %unm_full, %fu_sel : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":233:5 to 233:63) at "flash_bwd.cu":453:43 to 453:84))
+  %m_begin = arith.select %causal, %m_begin_c, %c0 : index loc(callsite("r.m_begin"("flash_bwd.cu":227:3 to 227:27) at "flash_bwd.cu":453:43 to 453:84))
+  %unm_sel = arith.select %causal, %unm_c, %unm_full : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":227:3 to 227:27) at "flash_bwd.cu":453:43 to 453:84))
+  %m_unmasked_begin = arith.maxsi %unm_sel, %m_begin : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":235:3 to 235:59) at "flash_bwd.cu":453:43 to 453:84))
 
   // ---- shared memory (FlashBwdTraits), 16-bit tiles swizzled ----
-  %sK = cuir.alloc {swizzle = 128} : memref<128x128xbf16, #S> loc("sK"("flash_bwd.cu":75:29 to 75:42))
-  %sV = cuir.alloc {swizzle = 128} : memref<128x128xbf16, #S> loc("sV"("flash_bwd.cu":76:29 to 76:66))
-  %sQ = cuir.alloc {swizzle = 128} : memref<2x64x128xbf16, #S> loc("sQ"("flash_bwd.cu":77:29 to 77:66))
-  %sdO = cuir.alloc {swizzle = 128} : memref<2x64x128xbf16, #S> loc("sdO"("flash_bwd.cu":78:29 to 78:77))
-  %sP = cuir.alloc {swizzle = 128} : memref<64x128xbf16, #S> loc("sP"("flash_bwd.cu":79:29 to 79:77))
-  %sdS = cuir.alloc {swizzle = 128} : memref<64x128xbf16, #S> loc("sdS"("flash_bwd.cu":80:29 to 80:68))
-  %sLSE = cuir.alloc : memref<2x64xf32, #S> loc("sLSE"("flash_bwd.cu":81:29 to 81:70))
-  %sD = cuir.alloc : memref<2x64xf32, #S> loc("sD"("flash_bwd.cu":82:29 to 82:80))
+  %sK = cuir.alloc {swizzle = 128} : memref<128x128xbf16, #S> loc("sK"("flash_bwd.cu":78:29 to 78:42))
+  %sV = cuir.alloc {swizzle = 128} : memref<128x128xbf16, #S> loc("sV"("flash_bwd.cu":79:29 to 79:66))
+  %sQ = cuir.alloc {swizzle = 128} : memref<2x64x128xbf16, #S> loc("sQ"("flash_bwd.cu":80:29 to 80:66))
+  %sdO = cuir.alloc {swizzle = 128} : memref<2x64x128xbf16, #S> loc("sdO"("flash_bwd.cu":81:29 to 81:77))
+  %sP = cuir.alloc {swizzle = 128} : memref<64x128xbf16, #S> loc("sP"("flash_bwd.cu":82:29 to 82:77))
+  %sdS = cuir.alloc {swizzle = 128} : memref<64x128xbf16, #S> loc("sdS"("flash_bwd.cu":83:29 to 83:68))
+  %sLSE = cuir.alloc : memref<2x64xf32, #S> loc("sLSE"("flash_bwd.cu":84:29 to 84:70))
+  %sD = cuir.alloc : memref<2x64xf32, #S> loc("sD"("flash_bwd.cu":85:29 to 85:80))
 
   // ---- prologue: K, V and the first step's tiles, one group ----
-  %has_steps = arith.cmpi slt, %m_begin, %m_end : index loc("flash_bwd.cu":448:3 to 448:35)
+  %has_steps = arith.cmpi slt, %m_begin, %m_end : index loc("flash_bwd.cu":464:3 to 464:35)
   // K and V are issued before the branch in the source; both branches issue them here (one group each).
   %g_first = scf.if %has_steps -> (!cuir.group) {
     %tk = cuir.copy_async cp_async %k_head[%key_begin, %c0] -> %sK
-        : memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> -> memref<128x128xbf16, #S> -> !cuir.token loc("sK"("flash_bwd.cu":444:3 to 444:81))
+        : memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> -> memref<128x128xbf16, #S> -> !cuir.token loc("sK"("flash_bwd.cu":460:3 to 460:81))
     %tv = cuir.copy_async cp_async %v_head[%key_begin, %c0] -> %sV
-        : memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> -> memref<128x128xbf16, #S> -> !cuir.token loc("sV"("flash_bwd.cu":446:3 to 446:81))
-    %row0 = arith.muli %m_begin, %c64 : index loc(callsite("row0"("flash_bwd.cu":229:3 to 229:40) at "flash_bwd.cu":449:5 to 449:65))
+        : memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> -> memref<128x128xbf16, #S> -> !cuir.token loc("sV"("flash_bwd.cu":462:3 to 462:81))
+    %row0 = arith.muli %m_begin, %c64 : index loc(callsite("row0"("flash_bwd.cu":245:3 to 245:40) at "flash_bwd.cu":465:5 to 465:65))
     %q_head = memref.subview %q[%b, 0, %first_head_q, 0] [1, %seqlen_q, 1, 128] [1, 1, 1, 1]
-        : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc(callsite("q"("flash_bwd.cu":230:3 to 230:62) at "flash_bwd.cu":449:5 to 449:65))
+        : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc(callsite("q"("flash_bwd.cu":246:3 to 246:62) at "flash_bwd.cu":465:5 to 465:65))
     %d_o_head = memref.subview %d_o[%b, 0, %first_head_q, 0] [1, %seqlen_q, 1, 128] [1, 1, 1, 1]
-        : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc(callsite("d_o"("flash_bwd.cu":232:3 to 232:66) at "flash_bwd.cu":449:5 to 449:65))
+        : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc(callsite("d_o"("flash_bwd.cu":248:3 to 248:66) at "flash_bwd.cu":465:5 to 465:65))
     %lse_head = memref.subview %ws_lse_log2[%b, %first_head_q, 0] [1, 1, %rows] [1, 1, 1]
-        : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":242:44 to 242:94) at "flash_bwd.cu":449:5 to 449:65))
+        : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":258:44 to 258:94) at "flash_bwd.cu":465:5 to 465:65))
     %d_head = memref.subview %ws_d[%b, %first_head_q, 0] [1, 1, %rows] [1, 1, 1]
-        : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":242:24 to 242:41) at "flash_bwd.cu":449:5 to 449:65))
+        : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":258:24 to 258:41) at "flash_bwd.cu":465:5 to 465:65))
     %sQ0 = memref.subview %sQ[0, 0, 0] [1, 64, 128] [1, 1, 1]
-        : memref<2x64x128xbf16, #S> to memref<64x128xbf16, strided<[128, 1]>, #S> loc(callsite("sQ"("flash_bwd.cu":234:60 to 234:110) at "flash_bwd.cu":449:5 to 449:65))
+        : memref<2x64x128xbf16, #S> to memref<64x128xbf16, strided<[128, 1]>, #S> loc(callsite("sQ"("flash_bwd.cu":250:60 to 250:110) at "flash_bwd.cu":465:5 to 465:65))
     %sdO0 = memref.subview %sdO[0, 0, 0] [1, 64, 128] [1, 1, 1]
-        : memref<2x64x128xbf16, #S> to memref<64x128xbf16, strided<[128, 1]>, #S> loc(callsite("sdO"("flash_bwd.cu":236:60 to 236:111) at "flash_bwd.cu":449:5 to 449:65))
+        : memref<2x64x128xbf16, #S> to memref<64x128xbf16, strided<[128, 1]>, #S> loc(callsite("sdO"("flash_bwd.cu":252:60 to 252:111) at "flash_bwd.cu":465:5 to 465:65))
     %sLSE0 = memref.subview %sLSE[0, 0] [1, 64] [1, 1]
-        : memref<2x64xf32, #S> to memref<64xf32, strided<[1]>, #S> loc(callsite("dst"("flash_bwd.cu":243:38 to 243:104) at "flash_bwd.cu":449:5 to 449:65))
+        : memref<2x64xf32, #S> to memref<64xf32, strided<[1]>, #S> loc(callsite("dst"("flash_bwd.cu":259:38 to 259:104) at "flash_bwd.cu":465:5 to 465:65))
     %sD0 = memref.subview %sD[0, 0] [1, 64] [1, 1]
-        : memref<2x64xf32, #S> to memref<64xf32, strided<[1]>, #S> loc(callsite("dst"("flash_bwd.cu":243:38 to 243:104) at "flash_bwd.cu":449:5 to 449:65))
+        : memref<2x64xf32, #S> to memref<64xf32, strided<[1]>, #S> loc(callsite("dst"("flash_bwd.cu":259:38 to 259:104) at "flash_bwd.cu":465:5 to 465:65))
     %tq = cuir.copy_async cp_async %q_head[%row0, %c0] -> %sQ0
-        : memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> -> memref<64x128xbf16, strided<[128, 1]>, #S> -> !cuir.token loc(callsite("sQ"("flash_bwd.cu":234:3 to 234:84) at "flash_bwd.cu":449:5 to 449:65))
+        : memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> -> memref<64x128xbf16, strided<[128, 1]>, #S> -> !cuir.token loc(callsite("sQ"("flash_bwd.cu":250:3 to 250:84) at "flash_bwd.cu":465:5 to 465:65))
     %tdo = cuir.copy_async cp_async %d_o_head[%row0, %c0] -> %sdO0
-        : memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> -> memref<64x128xbf16, strided<[128, 1]>, #S> -> !cuir.token loc(callsite("sdO"("flash_bwd.cu":236:3 to 236:85) at "flash_bwd.cu":449:5 to 449:65))
+        : memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> -> memref<64x128xbf16, strided<[128, 1]>, #S> -> !cuir.token loc(callsite("sdO"("flash_bwd.cu":252:3 to 252:85) at "flash_bwd.cu":465:5 to 465:65))
     %tl = cuir.copy_async cp_async %lse_head[%row0] -> %sLSE0
-        : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1]>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":244:5 to 244:40) at "flash_bwd.cu":449:5 to 449:65))
+        : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1]>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":260:5 to 260:40) at "flash_bwd.cu":465:5 to 465:65))
     %td = cuir.copy_async cp_async %d_head[%row0] -> %sD0
-        : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1]>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":244:5 to 244:40) at "flash_bwd.cu":449:5 to 449:65))
-    %g = cuir.commit %tk, %tv, %tq, %tdo, %tl, %td loc("flash_bwd.cu":450:3 to 450:27)
-    scf.yield %g : !cuir.group loc("flash_bwd.cu":448:3 to 448:35)
+        : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1]>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":260:5 to 260:40) at "flash_bwd.cu":465:5 to 465:65))
+    %g = cuir.commit %tk, %tv, %tq, %tdo, %tl, %td loc("flash_bwd.cu":466:3 to 466:27)
+    scf.yield %g : !cuir.group loc("flash_bwd.cu":464:3 to 464:35)
   } else {
     %tk = cuir.copy_async cp_async %k_head[%key_begin, %c0] -> %sK
-        : memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> -> memref<128x128xbf16, #S> -> !cuir.token loc("sK"("flash_bwd.cu":444:3 to 444:81))
+        : memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> -> memref<128x128xbf16, #S> -> !cuir.token loc("sK"("flash_bwd.cu":460:3 to 460:81))
     %tv = cuir.copy_async cp_async %v_head[%key_begin, %c0] -> %sV
-        : memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> -> memref<128x128xbf16, #S> -> !cuir.token loc("sV"("flash_bwd.cu":446:3 to 446:81))
-    %g = cuir.commit %tk, %tv loc("flash_bwd.cu":450:3 to 450:27)
-    scf.yield %g : !cuir.group loc("flash_bwd.cu":448:3 to 448:35)
-  } loc("flash_bwd.cu":448:3 to 448:35)
+        : memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> -> memref<128x128xbf16, #S> -> !cuir.token loc("sV"("flash_bwd.cu":462:3 to 462:81))
+    %g = cuir.commit %tk, %tv loc("flash_bwd.cu":466:3 to 466:27)
+    scf.yield %g : !cuir.group loc("flash_bwd.cu":464:3 to 464:35)
+  } loc("flash_bwd.cu":464:3 to 464:35)
 
   // ---- dK, dV accumulators (registers), the probability scale ----
-  %acc_kv_init = arith.constant dense<0.0> : tensor<128x128xf32, #ACC_KV> loc("acc_dk"("flash_bwd.cu":454:3 to 454:20))
-  %acc_sdp_init = arith.constant dense<0.0> : tensor<64x128xf32, #ACC_S> loc("acc_s"("flash_bwd.cu":377:3 to 377:19))
-  %acc_dq_init = arith.constant dense<0.0> : tensor<64x128xf32, #ACC_DQ> loc("acc_dq"("flash_bwd.cu":407:3 to 407:20))
-  %log2e = arith.constant 1.44269502 : f32 loc("scale_log2"("flash_bwd.cu":456:15 to 456:57))
-  %scale_log2 = arith.mulf %softmax_scale, %log2e : f32 loc("scale_log2"("flash_bwd.cu":456:15 to 456:57))
-  %scale_tile = tensor.splat %scale_log2 : tensor<64x128xf32, #ACC_S> loc("scale_log2"("flash_bwd.cu":456:15 to 456:57))
+  %acc_kv_init = arith.constant dense<0.0> : tensor<128x128xf32, #ACC_KV> loc("acc_dk"("flash_bwd.cu":470:3 to 470:20))
+  %acc_sdp_init = arith.constant dense<0.0> : tensor<64x128xf32, #ACC_S> loc("acc_s"("flash_bwd.cu":393:3 to 393:19))
+  %acc_dq_init = arith.constant dense<0.0> : tensor<64x128xf32, #ACC_DQ> loc("acc_dq"("flash_bwd.cu":423:3 to 423:20))
+  %log2e = arith.constant 1.44269502 : f32 loc("scale_log2"("flash_bwd.cu":472:15 to 472:57))
+  %scale_log2 = arith.mulf %softmax_scale, %log2e : f32 loc("scale_log2"("flash_bwd.cu":472:15 to 472:57))
+  %scale_tile = tensor.splat %scale_log2 : tensor<64x128xf32, #ACC_S> loc("scale_log2"("flash_bwd.cu":472:15 to 472:57))
 
   // =============================== the query heads of the group ===============================
   %h_dk, %h_dv, %h_stage, %h_g = scf.for %head_q = %first_head_q to %head_q_end step %c1
@@ -298,486 +301,489 @@ cuir.kernel @flash_bwd_bf16_d128_kernel(
     %m_dk, %m_dv, %m_stage, %m_g = scf.for %m_block = %m_begin to %m_unmasked_begin step %c1
         iter_args(%acc_dk = %dk_h, %acc_dv = %dv_h, %stage = %stage_h, %g_cur = %g_h)
         -> (tensor<128x128xf32, #ACC_KV>, tensor<128x128xf32, #ACC_KV>, index, !cuir.group) {
-      %other = arith.xori %stage, %c1 : index loc(callsite("stage"("flash_bwd.cu":371:59 to 371:68) at "flash_bwd.cu":463:7 to 463:25))
+      %other = arith.xori %stage, %c1 : index loc(callsite("stage"("flash_bwd.cu":387:59 to 387:68) at "flash_bwd.cu":479:7 to 479:25))
       %sQ_st = memref.subview %sQ[%stage, 0, 0] [1, 64, 128] [1, 1, 1]
-          : memref<2x64x128xbf16, #S> to memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sQ"("flash_bwd.cu":365:3 to 365:69) at "flash_bwd.cu":463:7 to 463:25))
+          : memref<2x64x128xbf16, #S> to memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sQ"("flash_bwd.cu":381:3 to 381:69) at "flash_bwd.cu":479:7 to 479:25))
       %sdO_st = memref.subview %sdO[%stage, 0, 0] [1, 64, 128] [1, 1, 1]
-          : memref<2x64x128xbf16, #S> to memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sdO"("flash_bwd.cu":366:3 to 366:71) at "flash_bwd.cu":463:7 to 463:25))
+          : memref<2x64x128xbf16, #S> to memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sdO"("flash_bwd.cu":382:3 to 382:71) at "flash_bwd.cu":479:7 to 479:25))
       %sLSE_st = memref.subview %sLSE[%stage, 0] [1, 64] [1, 1]
-          : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("s_lse"("flash_bwd.cu":383:56 to 383:105) at "flash_bwd.cu":463:7 to 463:25))
+          : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("s_lse"("flash_bwd.cu":399:56 to 399:105) at "flash_bwd.cu":479:7 to 479:25))
       %sD_st = memref.subview %sD[%stage, 0] [1, 64] [1, 1]
-          : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("s_d"("flash_bwd.cu":391:54 to 391:101) at "flash_bwd.cu":463:7 to 463:25))
+          : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("s_d"("flash_bwd.cu":407:54 to 407:101) at "flash_bwd.cu":479:7 to 479:25))
 
-      cuir.wait_group %g_cur pending 0 loc(callsite("flash_bwd.cu":369:3 to 369:28 at "flash_bwd.cu":463:7 to 463:25))
-      cuir.barrier.sync loc(callsite("flash_bwd.cu":370:3 to 370:19 at "flash_bwd.cu":463:7 to 463:25))
+      cuir.wait_group %g_cur pending 0 loc(callsite("flash_bwd.cu":385:3 to 385:28 at "flash_bwd.cu":479:7 to 479:25))
+      cuir.barrier.sync loc(callsite("flash_bwd.cu":386:3 to 386:19 at "flash_bwd.cu":479:7 to 479:25))
       // next_q_step: the next query block of the head, else the first one of the next head
-      %m_next = arith.addi %m_block, %c1 : index loc(callsite("flash_bwd.cu":342:7 to 342:18 at "flash_bwd.cu":463:72 to 463:120))
-      %same_head = arith.cmpi slt, %m_next, %m_end : index loc(callsite("flash_bwd.cu":342:3 to 342:33 at "flash_bwd.cu":463:72 to 463:120))
-      %head_next = arith.addi %head_q, %c1 : index loc(callsite("flash_bwd.cu":343:16 to 343:26 at "flash_bwd.cu":463:72 to 463:120))
-      %next_head_q = arith.select %same_head, %head_q, %head_next : index loc(callsite("flash_bwd.cu":342:3 to 342:33 at "flash_bwd.cu":463:72 to 463:120))
-      %next_m_block = arith.select %same_head, %m_next, %m_begin : index loc(callsite("flash_bwd.cu":342:3 to 342:33 at "flash_bwd.cu":463:72 to 463:120))
-      %more_heads = arith.cmpi slt, %head_q, %last_head_q : index loc(callsite("flash_bwd.cu":343:43 to 343:63 at "flash_bwd.cu":463:72 to 463:120))
-      %next_valid = arith.ori %same_head, %more_heads : i1 loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":463:7 to 463:25))
+      %m_next = arith.addi %m_block, %c1 : index loc(callsite("flash_bwd.cu":358:7 to 358:18 at "flash_bwd.cu":479:72 to 479:120))
+      %same_head = arith.cmpi slt, %m_next, %m_end : index loc(callsite("flash_bwd.cu":358:3 to 358:33 at "flash_bwd.cu":479:72 to 479:120))
+      %head_next = arith.addi %head_q, %c1 : index loc(callsite("flash_bwd.cu":359:16 to 359:26 at "flash_bwd.cu":479:72 to 479:120))
+      %next_head_q = arith.select %same_head, %head_q, %head_next : index loc(callsite("flash_bwd.cu":358:3 to 358:33 at "flash_bwd.cu":479:72 to 479:120))
+      %next_m_block = arith.select %same_head, %m_next, %m_begin : index loc(callsite("flash_bwd.cu":358:3 to 358:33 at "flash_bwd.cu":479:72 to 479:120))
+      %more_heads = arith.cmpi slt, %head_q, %last_head_q : index loc(callsite("flash_bwd.cu":359:43 to 359:63 at "flash_bwd.cu":479:72 to 479:120))
+      %next_valid = arith.ori %same_head, %more_heads : i1 loc(callsite("flash_bwd.cu":387:3 to 387:18 at "flash_bwd.cu":479:7 to 479:25))
       %g_next = scf.if %next_valid -> (!cuir.group) {
-        %row0 = arith.muli %next_m_block, %c64 : index loc(callsite("row0"("flash_bwd.cu":229:3 to 229:40) at "flash_bwd.cu":371:19 to 371:68))
+        %row0 = arith.muli %next_m_block, %c64 : index loc(callsite("row0"("flash_bwd.cu":245:3 to 245:40) at "flash_bwd.cu":387:19 to 387:68))
         %q_head = memref.subview %q[%b, 0, %next_head_q, 0] [1, %seqlen_q, 1, 128] [1, 1, 1, 1]
-            : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc(callsite("q"("flash_bwd.cu":230:3 to 230:62) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc(callsite("q"("flash_bwd.cu":246:3 to 246:62) at "flash_bwd.cu":387:19 to 387:68))
         %d_o_head = memref.subview %d_o[%b, 0, %next_head_q, 0] [1, %seqlen_q, 1, 128] [1, 1, 1, 1]
-            : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc(callsite("d_o"("flash_bwd.cu":232:3 to 232:66) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc(callsite("d_o"("flash_bwd.cu":248:3 to 248:66) at "flash_bwd.cu":387:19 to 387:68))
         %lse_head = memref.subview %ws_lse_log2[%b, %next_head_q, 0] [1, 1, %rows] [1, 1, 1]
-            : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":242:44 to 242:94) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":258:44 to 258:94) at "flash_bwd.cu":387:19 to 387:68))
         %d_head = memref.subview %ws_d[%b, %next_head_q, 0] [1, 1, %rows] [1, 1, 1]
-            : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":242:24 to 242:41) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":258:24 to 258:41) at "flash_bwd.cu":387:19 to 387:68))
         %sQ_o = memref.subview %sQ[%other, 0, 0] [1, 64, 128] [1, 1, 1]
-            : memref<2x64x128xbf16, #S> to memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sQ"("flash_bwd.cu":234:60 to 234:110) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<2x64x128xbf16, #S> to memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sQ"("flash_bwd.cu":250:60 to 250:110) at "flash_bwd.cu":387:19 to 387:68))
         %sdO_o = memref.subview %sdO[%other, 0, 0] [1, 64, 128] [1, 1, 1]
-            : memref<2x64x128xbf16, #S> to memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sdO"("flash_bwd.cu":236:60 to 236:111) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<2x64x128xbf16, #S> to memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sdO"("flash_bwd.cu":252:60 to 252:111) at "flash_bwd.cu":387:19 to 387:68))
         %sLSE_o = memref.subview %sLSE[%other, 0] [1, 64] [1, 1]
-            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":243:38 to 243:104) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":259:38 to 259:104) at "flash_bwd.cu":387:19 to 387:68))
         %sD_o = memref.subview %sD[%other, 0] [1, 64] [1, 1]
-            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":243:38 to 243:104) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":259:38 to 259:104) at "flash_bwd.cu":387:19 to 387:68))
         %tq = cuir.copy_async cp_async %q_head[%row0, %c0] -> %sQ_o
-            : memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> -> memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> -> !cuir.token loc(callsite("sQ"("flash_bwd.cu":234:3 to 234:84) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> -> memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> -> !cuir.token loc(callsite("sQ"("flash_bwd.cu":250:3 to 250:84) at "flash_bwd.cu":387:19 to 387:68))
         %tdo = cuir.copy_async cp_async %d_o_head[%row0, %c0] -> %sdO_o
-            : memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> -> memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> -> !cuir.token loc(callsite("sdO"("flash_bwd.cu":236:3 to 236:85) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> -> memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> -> !cuir.token loc(callsite("sdO"("flash_bwd.cu":252:3 to 252:85) at "flash_bwd.cu":387:19 to 387:68))
         %tl = cuir.copy_async cp_async %lse_head[%row0] -> %sLSE_o
-            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":244:5 to 244:40) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":260:5 to 260:40) at "flash_bwd.cu":387:19 to 387:68))
         %td = cuir.copy_async cp_async %d_head[%row0] -> %sD_o
-            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":244:5 to 244:40) at "flash_bwd.cu":371:19 to 371:68))
-        %g = cuir.commit %tq, %tdo, %tl, %td loc(callsite("flash_bwd.cu":372:3 to 372:27 at "flash_bwd.cu":463:7 to 463:25))
-        scf.yield %g : !cuir.group loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":463:7 to 463:25))
+            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":260:5 to 260:40) at "flash_bwd.cu":387:19 to 387:68))
+        %g = cuir.commit %tq, %tdo, %tl, %td loc(callsite("flash_bwd.cu":388:3 to 388:27 at "flash_bwd.cu":479:7 to 479:25))
+        scf.yield %g : !cuir.group loc(callsite("flash_bwd.cu":387:3 to 387:18 at "flash_bwd.cu":479:7 to 479:25))
       } else {
-        %g = cuir.commit loc(callsite("flash_bwd.cu":372:3 to 372:27 at "flash_bwd.cu":463:7 to 463:25))
-        scf.yield %g : !cuir.group loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":463:7 to 463:25))
-      } loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":463:7 to 463:25))
+        %g = cuir.commit loc(callsite("flash_bwd.cu":388:3 to 388:27 at "flash_bwd.cu":479:7 to 479:25))
+        scf.yield %g : !cuir.group loc(callsite("flash_bwd.cu":387:3 to 387:18 at "flash_bwd.cu":479:7 to 479:25))
+      } loc(callsite("flash_bwd.cu":387:3 to 387:18 at "flash_bwd.cu":479:7 to 479:25))
 
       // ------- S = Q K^T (unscaled) -------
-      %q_row0 = arith.muli %m_block, %c64 : index loc(callsite("(q_tile * T::BLOCK_M)"("flash_bwd.cu":414:40 to 414:74) at "flash_bwd.cu":463:7 to 463:25))
+      %q_row0 = arith.muli %m_block, %c64 : index loc(callsite("(q_tile * T::BLOCK_M)"("flash_bwd.cu":430:40 to 430:74) at "flash_bwd.cu":479:7 to 479:25))
       %acc_s = cuir.gemm %sQ_st, %sK transpose_b, %acc_sdp_init
-          : memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, memref<128x128xbf16, #S>, tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":378:3 to 378:71) at "flash_bwd.cu":463:7 to 463:25))
+          : memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, memref<128x128xbf16, #S>, tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":394:3 to 394:71) at "flash_bwd.cu":479:7 to 479:25))
 
       // ------- the mask of a masking step: -inf where key >= seqlen_kv or key > row + last_key_offset -------
-      %kv0 = arith.muli %n_block, %c128 : index loc(callsite("key_base"("flash_bwd.cu":381:58 to 381:96) at "flash_bwd.cu":463:7 to 463:25))
+      %kv0 = arith.muli %n_block, %c128 : index loc(callsite("key_base"("flash_bwd.cu":397:58 to 397:105) at "flash_bwd.cu":479:7 to 479:25))
       %acc_s_masked = cuir.elementwise (%acc_s) at [%b, %head_q, %q_row0, %kv0]
           : (tensor<64x128xf32, #ACC_S>) -> tensor<64x128xf32, #ACC_S> {
-      ^bb0(%x: f32 loc("acc_s"("flash_bwd.cu":262:62 to 262:86)), %bi: index loc(callsite("block.batch"("flash_bwd.cu":381:5 to 381:24) at "flash_bwd.cu":463:7 to 463:25)), %hi: index loc(callsite("head_q"("flash_bwd.cu":381:5 to 381:24) at "flash_bwd.cu":463:7 to 463:25)), %row: index loc("row"("flash_bwd.cu":260:9 to 260:69)), %key: index loc("key"("flash_bwd.cu":261:9 to 261:68))):
-        %past_end = arith.cmpi sge, %key, %seqlen_kv : index loc(callsite("flash_bwd.cu":262:13 to 262:29 at "flash_bwd.cu":381:5 to 381:24))
-        %row_last = arith.addi %row, %last_key_offset : index loc(callsite("flash_bwd.cu":262:39 to 262:60 at "flash_bwd.cu":381:5 to 381:24))
-        %past_diag = arith.cmpi sgt, %key, %row_last : index loc(callsite("flash_bwd.cu":262:33 to 262:60 at "flash_bwd.cu":381:5 to 381:24))
-        %hidden = arith.ori %past_end, %past_diag : i1 loc(callsite("flash_bwd.cu":262:9 to 262:29 at "flash_bwd.cu":381:5 to 381:24))
-        %r = arith.select %hidden, %ninf, %x : f32 loc(callsite("acc_s"("flash_bwd.cu":262:62 to 262:86) at "flash_bwd.cu":381:5 to 381:24))
-        cuir.yield %r : f32 loc(callsite("flash_bwd.cu":381:5 to 381:24 at "flash_bwd.cu":463:7 to 463:25))
-      } loc(callsite("acc_s"("flash_bwd.cu":381:5 to 381:24) at "flash_bwd.cu":463:7 to 463:25))
+      ^bb0(%x: f32 loc("acc_s"("flash_bwd.cu":278:62 to 278:86)), %bi: index loc(callsite("block.batch"("flash_bwd.cu":397:5 to 397:24) at "flash_bwd.cu":479:7 to 479:25)), %hi: index loc(callsite("head_q"("flash_bwd.cu":397:5 to 397:24) at "flash_bwd.cu":479:7 to 479:25)), %row: index loc("row"("flash_bwd.cu":276:9 to 276:69)), %key: index loc("key"("flash_bwd.cu":277:9 to 277:68))):
+        %past_end = arith.cmpi sge, %key, %seqlen_kv : index loc(callsite("flash_bwd.cu":278:13 to 278:29 at "flash_bwd.cu":397:5 to 397:24))
+        %row_last = arith.addi %row, %last_key_offset : index loc(callsite("flash_bwd.cu":278:39 to 278:60 at "flash_bwd.cu":397:5 to 397:24))
+        %past_diag = arith.cmpi sgt, %key, %row_last : index loc(callsite("flash_bwd.cu":278:33 to 278:60 at "flash_bwd.cu":397:5 to 397:24))
+        %hidden = arith.ori %past_end, %past_diag : i1 loc(callsite("flash_bwd.cu":278:9 to 278:29 at "flash_bwd.cu":397:5 to 397:24))
+        %r = arith.select %hidden, %ninf, %x : f32 loc(callsite("acc_s"("flash_bwd.cu":278:62 to 278:86) at "flash_bwd.cu":397:5 to 397:24))
+        cuir.yield %r : f32 loc(callsite("flash_bwd.cu":397:5 to 397:24 at "flash_bwd.cu":479:7 to 479:25))
+      } loc(callsite("acc_s"("flash_bwd.cu":397:5 to 397:24) at "flash_bwd.cu":479:7 to 479:25))
 
       // ------- scores_to_probs: P = exp2(S * scale * log2e - LSE * log2e) -------
-      %lse_log2 = cuir.load %sLSE_st : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #ROW_S> loc(callsite("lse_log2"("flash_bwd.cu":275:7 to 275:72) at "flash_bwd.cu":384:3 to 384:64))
-      %lse_b = cuir.broadcast_rows %lse_log2 : tensor<64xf32, #ROW_S> -> tensor<64x128xf32, #ACC_S> loc(callsite("lse_log2"("flash_bwd.cu":280:75 to 280:84) at "flash_bwd.cu":384:3 to 384:64))
-      %neg_lse = arith.negf %lse_b : tensor<64x128xf32, #ACC_S> loc(callsite("lse_log2"("flash_bwd.cu":280:75 to 280:84) at "flash_bwd.cu":384:3 to 384:64))
-      %logits = math.fma %acc_s_masked, %scale_tile, %neg_lse : tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":280:40 to 280:85) at "flash_bwd.cu":384:3 to 384:64))
-      %p = math.exp2 %logits : tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":280:11 to 280:87) at "flash_bwd.cu":384:3 to 384:64))
+      %lse_log2 = cuir.load %sLSE_st : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #ROW_S> loc(callsite("lse_log2"("flash_bwd.cu":291:7 to 291:72) at "flash_bwd.cu":400:3 to 400:64))
+      %lse_b = cuir.broadcast_rows %lse_log2 : tensor<64xf32, #ROW_S> -> tensor<64x128xf32, #ACC_S> loc(callsite("lse_log2"("flash_bwd.cu":296:75 to 296:84) at "flash_bwd.cu":400:3 to 400:64))
+      %neg_lse = arith.negf %lse_b : tensor<64x128xf32, #ACC_S> loc(callsite("lse_log2"("flash_bwd.cu":296:75 to 296:84) at "flash_bwd.cu":400:3 to 400:64))
+      %logits = math.fma %acc_s_masked, %scale_tile, %neg_lse : tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":296:40 to 296:85) at "flash_bwd.cu":400:3 to 400:64))
+      %p = math.exp2 %logits : tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":296:11 to 296:87) at "flash_bwd.cu":400:3 to 400:64))
 
       // ------- dP = dO V^T; probs_to_dscores: dS = P * (dP - D) -------
       %acc_dp = cuir.gemm %sdO_st, %sV transpose_b, %acc_sdp_init
-          : memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, memref<128x128xbf16, #S>, tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":389:3 to 389:72) at "flash_bwd.cu":463:7 to 463:25))
-      %d_rows = cuir.load %sD_st : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #ROW_S> loc(callsite("d"("flash_bwd.cu":293:7 to 293:58) at "flash_bwd.cu":392:3 to 392:59))
-      %d_b = cuir.broadcast_rows %d_rows : tensor<64xf32, #ROW_S> -> tensor<64x128xf32, #ACC_S> loc(callsite("d"("flash_bwd.cu":297:95 to 297:116) at "flash_bwd.cu":392:3 to 392:59))
-      %dp_minus_d = arith.subf %acc_dp, %d_b : tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":297:95 to 297:116) at "flash_bwd.cu":392:3 to 392:59))
-      %ds = arith.mulf %p, %dp_minus_d : tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":297:55 to 297:118) at "flash_bwd.cu":392:3 to 392:59))
+          : memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, memref<128x128xbf16, #S>, tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":405:3 to 405:72) at "flash_bwd.cu":479:7 to 479:25))
+      %d_rows = cuir.load %sD_st : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #ROW_S> loc(callsite("d"("flash_bwd.cu":309:7 to 309:58) at "flash_bwd.cu":408:3 to 408:59))
+      %d_b = cuir.broadcast_rows %d_rows : tensor<64xf32, #ROW_S> -> tensor<64x128xf32, #ACC_S> loc(callsite("d"("flash_bwd.cu":313:95 to 313:116) at "flash_bwd.cu":408:3 to 408:59))
+      %dp_minus_d = arith.subf %acc_dp, %d_b : tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":313:95 to 313:116) at "flash_bwd.cu":408:3 to 408:59))
+      %ds = arith.mulf %p, %dp_minus_d : tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":313:55 to 313:118) at "flash_bwd.cu":408:3 to 408:59))
 
       // ------- P and dS to shared memory (16-bit): the other warps' GEMMs read them whole -------
-      %p16 = arith.truncf %p : tensor<64x128xf32, #ACC_S> to tensor<64x128xbf16, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":395:3 to 395:55) at "flash_bwd.cu":463:7 to 463:25))
-      cuir.store %p16 -> %sP : tensor<64x128xbf16, #ACC_S> -> memref<64x128xbf16, #S> loc(callsite("sP"("flash_bwd.cu":395:3 to 395:48) at "flash_bwd.cu":463:7 to 463:25))
-      %ds16 = arith.truncf %ds : tensor<64x128xf32, #ACC_S> to tensor<64x128xbf16, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":396:3 to 396:57) at "flash_bwd.cu":463:7 to 463:25))
-      cuir.store %ds16 -> %sdS : tensor<64x128xbf16, #ACC_S> -> memref<64x128xbf16, #S> loc(callsite("sdS"("flash_bwd.cu":396:3 to 396:49) at "flash_bwd.cu":463:7 to 463:25))
-      cuir.barrier.sync loc(callsite("flash_bwd.cu":397:3 to 397:19 at "flash_bwd.cu":463:7 to 463:25))
+      %p16 = arith.truncf %p : tensor<64x128xf32, #ACC_S> to tensor<64x128xbf16, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":411:3 to 411:55) at "flash_bwd.cu":479:7 to 479:25))
+      cuir.store %p16 -> %sP : tensor<64x128xbf16, #ACC_S> -> memref<64x128xbf16, #S> loc(callsite("sP"("flash_bwd.cu":411:3 to 411:48) at "flash_bwd.cu":479:7 to 479:25))
+      %ds16 = arith.truncf %ds : tensor<64x128xf32, #ACC_S> to tensor<64x128xbf16, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":412:3 to 412:57) at "flash_bwd.cu":479:7 to 479:25))
+      cuir.store %ds16 -> %sdS : tensor<64x128xbf16, #ACC_S> -> memref<64x128xbf16, #S> loc(callsite("sdS"("flash_bwd.cu":412:3 to 412:49) at "flash_bwd.cu":479:7 to 479:25))
+      cuir.barrier.sync loc(callsite("flash_bwd.cu":413:3 to 413:19 at "flash_bwd.cu":479:7 to 479:25))
 
       // ------- dV += P^T dO, dK += dS^T Q -------
-      %pt = cuir.load %sP transpose : memref<64x128xbf16, #S> -> tensor<128x64xbf16, #A_KV> loc(callsite("sP"("flash_bwd.cu":400:73 to 400:114) at "flash_bwd.cu":463:7 to 463:25))
+      %pt = cuir.load %sP transpose : memref<64x128xbf16, #S> -> tensor<128x64xbf16, #A_KV> loc(callsite("sP"("flash_bwd.cu":416:73 to 416:114) at "flash_bwd.cu":479:7 to 479:25))
       %acc_dv_new = cuir.gemm %pt, %sdO_st, %acc_dv
-          : tensor<128x64xbf16, #A_KV>, memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, tensor<128x128xf32, #ACC_KV> loc(callsite("acc_dv"("flash_bwd.cu":400:3 to 400:71) at "flash_bwd.cu":463:7 to 463:25))
-      %dst = cuir.load %sdS transpose : memref<64x128xbf16, #S> -> tensor<128x64xbf16, #A_KV> loc(callsite("sdS"("flash_bwd.cu":402:73 to 402:115) at "flash_bwd.cu":463:7 to 463:25))
+          : tensor<128x64xbf16, #A_KV>, memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, tensor<128x128xf32, #ACC_KV> loc(callsite("acc_dv"("flash_bwd.cu":416:3 to 416:71) at "flash_bwd.cu":479:7 to 479:25))
+      %dst = cuir.load %sdS transpose : memref<64x128xbf16, #S> -> tensor<128x64xbf16, #A_KV> loc(callsite("sdS"("flash_bwd.cu":418:73 to 418:115) at "flash_bwd.cu":479:7 to 479:25))
       %acc_dk_new = cuir.gemm %dst, %sQ_st, %acc_dk
-          : tensor<128x64xbf16, #A_KV>, memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, tensor<128x128xf32, #ACC_KV> loc(callsite("acc_dk"("flash_bwd.cu":402:3 to 402:71) at "flash_bwd.cu":463:7 to 463:25))
+          : tensor<128x64xbf16, #A_KV>, memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, tensor<128x128xf32, #ACC_KV> loc(callsite("acc_dk"("flash_bwd.cu":418:3 to 418:71) at "flash_bwd.cu":479:7 to 479:25))
 
       // ------- dQ += dS K: fp32 reductions into the workspace -------
       %acc_dq = cuir.gemm %sdS, %sK, %acc_dq_init
-          : memref<64x128xbf16, #S>, memref<128x128xbf16, #S>, tensor<64x128xf32, #ACC_DQ> loc(callsite("acc_dq"("flash_bwd.cu":408:3 to 408:69) at "flash_bwd.cu":463:7 to 463:25))
+          : memref<64x128xbf16, #S>, memref<128x128xbf16, #S>, tensor<64x128xf32, #ACC_DQ> loc(callsite("acc_dq"("flash_bwd.cu":424:3 to 424:69) at "flash_bwd.cu":479:7 to 479:25))
       %dq_head = memref.subview %ws_dq_accum[%b, %head_q, 0, 0] [1, 1, %rows, 128] [1, 1, 1, 1]
-          : memref<?x?x?x128xf32, #G> to memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc(callsite("head_rows"("flash_bwd.cu":411:3 to 411:71) at "flash_bwd.cu":463:7 to 463:25))
-      cuir.atomic_add %acc_dq -> %dq_head[%q_row0, %c0] : tensor<64x128xf32, #ACC_DQ> -> memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc(callsite("dq_tile"("flash_bwd.cu":319:7 to 319:21) at "flash_bwd.cu":414:3 to 414:95))
+          : memref<?x?x?x128xf32, #G> to memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc(callsite("head_rows"("flash_bwd.cu":427:3 to 427:71) at "flash_bwd.cu":479:7 to 479:25))
+      cuir.atomic_add %acc_dq -> %dq_head[%q_row0, %c0] : tensor<64x128xf32, #ACC_DQ> -> memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc(callsite("dq_tile"("flash_bwd.cu":335:7 to 335:21) at "flash_bwd.cu":430:3 to 430:95))
       scf.yield %acc_dk_new, %acc_dv_new, %other, %g_next
-          : tensor<128x128xf32, #ACC_KV>, tensor<128x128xf32, #ACC_KV>, index, !cuir.group loc("flash_bwd.cu":462:5 to 462:68)
-    } loc("flash_bwd.cu":462:5 to 462:68)
+          : tensor<128x128xf32, #ACC_KV>, tensor<128x128xf32, #ACC_KV>, index, !cuir.group loc("flash_bwd.cu":478:5 to 478:68)
+    } loc("flash_bwd.cu":478:5 to 478:68)
 
     // =============================== unmasked steps ===============================
     %u_dk, %u_dv, %u_stage, %u_g = scf.for %m_block = %m_unmasked_begin to %m_end step %c1
         iter_args(%acc_dk = %m_dk, %acc_dv = %m_dv, %stage = %m_stage, %g_cur = %m_g)
         -> (tensor<128x128xf32, #ACC_KV>, tensor<128x128xf32, #ACC_KV>, index, !cuir.group) {
-      %other = arith.xori %stage, %c1 : index loc(callsite("stage"("flash_bwd.cu":371:59 to 371:68) at "flash_bwd.cu":467:7 to 467:26))
+      %other = arith.xori %stage, %c1 : index loc(callsite("stage"("flash_bwd.cu":387:59 to 387:68) at "flash_bwd.cu":483:7 to 483:26))
       %sQ_st = memref.subview %sQ[%stage, 0, 0] [1, 64, 128] [1, 1, 1]
-          : memref<2x64x128xbf16, #S> to memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sQ"("flash_bwd.cu":365:3 to 365:69) at "flash_bwd.cu":467:7 to 467:26))
+          : memref<2x64x128xbf16, #S> to memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sQ"("flash_bwd.cu":381:3 to 381:69) at "flash_bwd.cu":483:7 to 483:26))
       %sdO_st = memref.subview %sdO[%stage, 0, 0] [1, 64, 128] [1, 1, 1]
-          : memref<2x64x128xbf16, #S> to memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sdO"("flash_bwd.cu":366:3 to 366:71) at "flash_bwd.cu":467:7 to 467:26))
+          : memref<2x64x128xbf16, #S> to memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sdO"("flash_bwd.cu":382:3 to 382:71) at "flash_bwd.cu":483:7 to 483:26))
       %sLSE_st = memref.subview %sLSE[%stage, 0] [1, 64] [1, 1]
-          : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("s_lse"("flash_bwd.cu":383:56 to 383:105) at "flash_bwd.cu":467:7 to 467:26))
+          : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("s_lse"("flash_bwd.cu":399:56 to 399:105) at "flash_bwd.cu":483:7 to 483:26))
       %sD_st = memref.subview %sD[%stage, 0] [1, 64] [1, 1]
-          : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("s_d"("flash_bwd.cu":391:54 to 391:101) at "flash_bwd.cu":467:7 to 467:26))
+          : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("s_d"("flash_bwd.cu":407:54 to 407:101) at "flash_bwd.cu":483:7 to 483:26))
 
-      cuir.wait_group %g_cur pending 0 loc(callsite("flash_bwd.cu":369:3 to 369:28 at "flash_bwd.cu":467:7 to 467:26))
-      cuir.barrier.sync loc(callsite("flash_bwd.cu":370:3 to 370:19 at "flash_bwd.cu":467:7 to 467:26))
+      cuir.wait_group %g_cur pending 0 loc(callsite("flash_bwd.cu":385:3 to 385:28 at "flash_bwd.cu":483:7 to 483:26))
+      cuir.barrier.sync loc(callsite("flash_bwd.cu":386:3 to 386:19 at "flash_bwd.cu":483:7 to 483:26))
       // next_q_step: the next query block of the head, else the first one of the next head
-      %m_next = arith.addi %m_block, %c1 : index loc(callsite("flash_bwd.cu":342:7 to 342:18 at "flash_bwd.cu":468:26 to 468:74))
-      %same_head = arith.cmpi slt, %m_next, %m_end : index loc(callsite("flash_bwd.cu":342:3 to 342:33 at "flash_bwd.cu":468:26 to 468:74))
-      %head_next = arith.addi %head_q, %c1 : index loc(callsite("flash_bwd.cu":343:16 to 343:26 at "flash_bwd.cu":468:26 to 468:74))
-      %next_head_q = arith.select %same_head, %head_q, %head_next : index loc(callsite("flash_bwd.cu":342:3 to 342:33 at "flash_bwd.cu":468:26 to 468:74))
-      %next_m_block = arith.select %same_head, %m_next, %m_begin : index loc(callsite("flash_bwd.cu":342:3 to 342:33 at "flash_bwd.cu":468:26 to 468:74))
-      %more_heads = arith.cmpi slt, %head_q, %last_head_q : index loc(callsite("flash_bwd.cu":343:43 to 343:63 at "flash_bwd.cu":468:26 to 468:74))
-      %next_valid = arith.ori %same_head, %more_heads : i1 loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":467:7 to 467:26))
+      %m_next = arith.addi %m_block, %c1 : index loc(callsite("flash_bwd.cu":358:7 to 358:18 at "flash_bwd.cu":484:26 to 484:74))
+      %same_head = arith.cmpi slt, %m_next, %m_end : index loc(callsite("flash_bwd.cu":358:3 to 358:33 at "flash_bwd.cu":484:26 to 484:74))
+      %head_next = arith.addi %head_q, %c1 : index loc(callsite("flash_bwd.cu":359:16 to 359:26 at "flash_bwd.cu":484:26 to 484:74))
+      %next_head_q = arith.select %same_head, %head_q, %head_next : index loc(callsite("flash_bwd.cu":358:3 to 358:33 at "flash_bwd.cu":484:26 to 484:74))
+      %next_m_block = arith.select %same_head, %m_next, %m_begin : index loc(callsite("flash_bwd.cu":358:3 to 358:33 at "flash_bwd.cu":484:26 to 484:74))
+      %more_heads = arith.cmpi slt, %head_q, %last_head_q : index loc(callsite("flash_bwd.cu":359:43 to 359:63 at "flash_bwd.cu":484:26 to 484:74))
+      %next_valid = arith.ori %same_head, %more_heads : i1 loc(callsite("flash_bwd.cu":387:3 to 387:18 at "flash_bwd.cu":483:7 to 483:26))
       %g_next = scf.if %next_valid -> (!cuir.group) {
-        %row0 = arith.muli %next_m_block, %c64 : index loc(callsite("row0"("flash_bwd.cu":229:3 to 229:40) at "flash_bwd.cu":371:19 to 371:68))
+        %row0 = arith.muli %next_m_block, %c64 : index loc(callsite("row0"("flash_bwd.cu":245:3 to 245:40) at "flash_bwd.cu":387:19 to 387:68))
         %q_head = memref.subview %q[%b, 0, %next_head_q, 0] [1, %seqlen_q, 1, 128] [1, 1, 1, 1]
-            : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc(callsite("q"("flash_bwd.cu":230:3 to 230:62) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc(callsite("q"("flash_bwd.cu":246:3 to 246:62) at "flash_bwd.cu":387:19 to 387:68))
         %d_o_head = memref.subview %d_o[%b, 0, %next_head_q, 0] [1, %seqlen_q, 1, 128] [1, 1, 1, 1]
-            : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc(callsite("d_o"("flash_bwd.cu":232:3 to 232:66) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc(callsite("d_o"("flash_bwd.cu":248:3 to 248:66) at "flash_bwd.cu":387:19 to 387:68))
         %lse_head = memref.subview %ws_lse_log2[%b, %next_head_q, 0] [1, 1, %rows] [1, 1, 1]
-            : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":242:44 to 242:94) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":258:44 to 258:94) at "flash_bwd.cu":387:19 to 387:68))
         %d_head = memref.subview %ws_d[%b, %next_head_q, 0] [1, 1, %rows] [1, 1, 1]
-            : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":242:24 to 242:41) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":258:24 to 258:41) at "flash_bwd.cu":387:19 to 387:68))
         %sQ_o = memref.subview %sQ[%other, 0, 0] [1, 64, 128] [1, 1, 1]
-            : memref<2x64x128xbf16, #S> to memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sQ"("flash_bwd.cu":234:60 to 234:110) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<2x64x128xbf16, #S> to memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sQ"("flash_bwd.cu":250:60 to 250:110) at "flash_bwd.cu":387:19 to 387:68))
         %sdO_o = memref.subview %sdO[%other, 0, 0] [1, 64, 128] [1, 1, 1]
-            : memref<2x64x128xbf16, #S> to memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sdO"("flash_bwd.cu":236:60 to 236:111) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<2x64x128xbf16, #S> to memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sdO"("flash_bwd.cu":252:60 to 252:111) at "flash_bwd.cu":387:19 to 387:68))
         %sLSE_o = memref.subview %sLSE[%other, 0] [1, 64] [1, 1]
-            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":243:38 to 243:104) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":259:38 to 259:104) at "flash_bwd.cu":387:19 to 387:68))
         %sD_o = memref.subview %sD[%other, 0] [1, 64] [1, 1]
-            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":243:38 to 243:104) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":259:38 to 259:104) at "flash_bwd.cu":387:19 to 387:68))
         %tq = cuir.copy_async cp_async %q_head[%row0, %c0] -> %sQ_o
-            : memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> -> memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> -> !cuir.token loc(callsite("sQ"("flash_bwd.cu":234:3 to 234:84) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> -> memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> -> !cuir.token loc(callsite("sQ"("flash_bwd.cu":250:3 to 250:84) at "flash_bwd.cu":387:19 to 387:68))
         %tdo = cuir.copy_async cp_async %d_o_head[%row0, %c0] -> %sdO_o
-            : memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> -> memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> -> !cuir.token loc(callsite("sdO"("flash_bwd.cu":236:3 to 236:85) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> -> memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> -> !cuir.token loc(callsite("sdO"("flash_bwd.cu":252:3 to 252:85) at "flash_bwd.cu":387:19 to 387:68))
         %tl = cuir.copy_async cp_async %lse_head[%row0] -> %sLSE_o
-            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":244:5 to 244:40) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":260:5 to 260:40) at "flash_bwd.cu":387:19 to 387:68))
         %td = cuir.copy_async cp_async %d_head[%row0] -> %sD_o
-            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":244:5 to 244:40) at "flash_bwd.cu":371:19 to 371:68))
-        %g = cuir.commit %tq, %tdo, %tl, %td loc(callsite("flash_bwd.cu":372:3 to 372:27 at "flash_bwd.cu":467:7 to 467:26))
-        scf.yield %g : !cuir.group loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":467:7 to 467:26))
+            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":260:5 to 260:40) at "flash_bwd.cu":387:19 to 387:68))
+        %g = cuir.commit %tq, %tdo, %tl, %td loc(callsite("flash_bwd.cu":388:3 to 388:27 at "flash_bwd.cu":483:7 to 483:26))
+        scf.yield %g : !cuir.group loc(callsite("flash_bwd.cu":387:3 to 387:18 at "flash_bwd.cu":483:7 to 483:26))
       } else {
-        %g = cuir.commit loc(callsite("flash_bwd.cu":372:3 to 372:27 at "flash_bwd.cu":467:7 to 467:26))
-        scf.yield %g : !cuir.group loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":467:7 to 467:26))
-      } loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":467:7 to 467:26))
+        %g = cuir.commit loc(callsite("flash_bwd.cu":388:3 to 388:27 at "flash_bwd.cu":483:7 to 483:26))
+        scf.yield %g : !cuir.group loc(callsite("flash_bwd.cu":387:3 to 387:18 at "flash_bwd.cu":483:7 to 483:26))
+      } loc(callsite("flash_bwd.cu":387:3 to 387:18 at "flash_bwd.cu":483:7 to 483:26))
 
       // ------- S = Q K^T (unscaled) -------
-      %q_row0 = arith.muli %m_block, %c64 : index loc(callsite("(q_tile * T::BLOCK_M)"("flash_bwd.cu":414:40 to 414:74) at "flash_bwd.cu":467:7 to 467:26))
+      %q_row0 = arith.muli %m_block, %c64 : index loc(callsite("(q_tile * T::BLOCK_M)"("flash_bwd.cu":430:40 to 430:74) at "flash_bwd.cu":483:7 to 483:26))
       %acc_s = cuir.gemm %sQ_st, %sK transpose_b, %acc_sdp_init
-          : memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, memref<128x128xbf16, #S>, tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":378:3 to 378:71) at "flash_bwd.cu":467:7 to 467:26))
+          : memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, memref<128x128xbf16, #S>, tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":394:3 to 394:71) at "flash_bwd.cu":483:7 to 483:26))
 
       // ------- scores_to_probs: P = exp2(S * scale * log2e - LSE * log2e) -------
-      %lse_log2 = cuir.load %sLSE_st : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #ROW_S> loc(callsite("lse_log2"("flash_bwd.cu":275:7 to 275:72) at "flash_bwd.cu":384:3 to 384:64))
-      %lse_b = cuir.broadcast_rows %lse_log2 : tensor<64xf32, #ROW_S> -> tensor<64x128xf32, #ACC_S> loc(callsite("lse_log2"("flash_bwd.cu":280:75 to 280:84) at "flash_bwd.cu":384:3 to 384:64))
-      %neg_lse = arith.negf %lse_b : tensor<64x128xf32, #ACC_S> loc(callsite("lse_log2"("flash_bwd.cu":280:75 to 280:84) at "flash_bwd.cu":384:3 to 384:64))
-      %logits = math.fma %acc_s, %scale_tile, %neg_lse : tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":280:40 to 280:85) at "flash_bwd.cu":384:3 to 384:64))
-      %p = math.exp2 %logits : tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":280:11 to 280:87) at "flash_bwd.cu":384:3 to 384:64))
+      %lse_log2 = cuir.load %sLSE_st : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #ROW_S> loc(callsite("lse_log2"("flash_bwd.cu":291:7 to 291:72) at "flash_bwd.cu":400:3 to 400:64))
+      %lse_b = cuir.broadcast_rows %lse_log2 : tensor<64xf32, #ROW_S> -> tensor<64x128xf32, #ACC_S> loc(callsite("lse_log2"("flash_bwd.cu":296:75 to 296:84) at "flash_bwd.cu":400:3 to 400:64))
+      %neg_lse = arith.negf %lse_b : tensor<64x128xf32, #ACC_S> loc(callsite("lse_log2"("flash_bwd.cu":296:75 to 296:84) at "flash_bwd.cu":400:3 to 400:64))
+      %logits = math.fma %acc_s, %scale_tile, %neg_lse : tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":296:40 to 296:85) at "flash_bwd.cu":400:3 to 400:64))
+      %p = math.exp2 %logits : tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":296:11 to 296:87) at "flash_bwd.cu":400:3 to 400:64))
 
       // ------- dP = dO V^T; probs_to_dscores: dS = P * (dP - D) -------
       %acc_dp = cuir.gemm %sdO_st, %sV transpose_b, %acc_sdp_init
-          : memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, memref<128x128xbf16, #S>, tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":389:3 to 389:72) at "flash_bwd.cu":467:7 to 467:26))
-      %d_rows = cuir.load %sD_st : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #ROW_S> loc(callsite("d"("flash_bwd.cu":293:7 to 293:58) at "flash_bwd.cu":392:3 to 392:59))
-      %d_b = cuir.broadcast_rows %d_rows : tensor<64xf32, #ROW_S> -> tensor<64x128xf32, #ACC_S> loc(callsite("d"("flash_bwd.cu":297:95 to 297:116) at "flash_bwd.cu":392:3 to 392:59))
-      %dp_minus_d = arith.subf %acc_dp, %d_b : tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":297:95 to 297:116) at "flash_bwd.cu":392:3 to 392:59))
-      %ds = arith.mulf %p, %dp_minus_d : tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":297:55 to 297:118) at "flash_bwd.cu":392:3 to 392:59))
+          : memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, memref<128x128xbf16, #S>, tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":405:3 to 405:72) at "flash_bwd.cu":483:7 to 483:26))
+      %d_rows = cuir.load %sD_st : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #ROW_S> loc(callsite("d"("flash_bwd.cu":309:7 to 309:58) at "flash_bwd.cu":408:3 to 408:59))
+      %d_b = cuir.broadcast_rows %d_rows : tensor<64xf32, #ROW_S> -> tensor<64x128xf32, #ACC_S> loc(callsite("d"("flash_bwd.cu":313:95 to 313:116) at "flash_bwd.cu":408:3 to 408:59))
+      %dp_minus_d = arith.subf %acc_dp, %d_b : tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":313:95 to 313:116) at "flash_bwd.cu":408:3 to 408:59))
+      %ds = arith.mulf %p, %dp_minus_d : tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":313:55 to 313:118) at "flash_bwd.cu":408:3 to 408:59))
 
       // ------- P and dS to shared memory (16-bit): the other warps' GEMMs read them whole -------
-      %p16 = arith.truncf %p : tensor<64x128xf32, #ACC_S> to tensor<64x128xbf16, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":395:3 to 395:55) at "flash_bwd.cu":467:7 to 467:26))
-      cuir.store %p16 -> %sP : tensor<64x128xbf16, #ACC_S> -> memref<64x128xbf16, #S> loc(callsite("sP"("flash_bwd.cu":395:3 to 395:48) at "flash_bwd.cu":467:7 to 467:26))
-      %ds16 = arith.truncf %ds : tensor<64x128xf32, #ACC_S> to tensor<64x128xbf16, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":396:3 to 396:57) at "flash_bwd.cu":467:7 to 467:26))
-      cuir.store %ds16 -> %sdS : tensor<64x128xbf16, #ACC_S> -> memref<64x128xbf16, #S> loc(callsite("sdS"("flash_bwd.cu":396:3 to 396:49) at "flash_bwd.cu":467:7 to 467:26))
-      cuir.barrier.sync loc(callsite("flash_bwd.cu":397:3 to 397:19 at "flash_bwd.cu":467:7 to 467:26))
+      %p16 = arith.truncf %p : tensor<64x128xf32, #ACC_S> to tensor<64x128xbf16, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":411:3 to 411:55) at "flash_bwd.cu":483:7 to 483:26))
+      cuir.store %p16 -> %sP : tensor<64x128xbf16, #ACC_S> -> memref<64x128xbf16, #S> loc(callsite("sP"("flash_bwd.cu":411:3 to 411:48) at "flash_bwd.cu":483:7 to 483:26))
+      %ds16 = arith.truncf %ds : tensor<64x128xf32, #ACC_S> to tensor<64x128xbf16, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":412:3 to 412:57) at "flash_bwd.cu":483:7 to 483:26))
+      cuir.store %ds16 -> %sdS : tensor<64x128xbf16, #ACC_S> -> memref<64x128xbf16, #S> loc(callsite("sdS"("flash_bwd.cu":412:3 to 412:49) at "flash_bwd.cu":483:7 to 483:26))
+      cuir.barrier.sync loc(callsite("flash_bwd.cu":413:3 to 413:19 at "flash_bwd.cu":483:7 to 483:26))
 
       // ------- dV += P^T dO, dK += dS^T Q -------
-      %pt = cuir.load %sP transpose : memref<64x128xbf16, #S> -> tensor<128x64xbf16, #A_KV> loc(callsite("sP"("flash_bwd.cu":400:73 to 400:114) at "flash_bwd.cu":467:7 to 467:26))
+      %pt = cuir.load %sP transpose : memref<64x128xbf16, #S> -> tensor<128x64xbf16, #A_KV> loc(callsite("sP"("flash_bwd.cu":416:73 to 416:114) at "flash_bwd.cu":483:7 to 483:26))
       %acc_dv_new = cuir.gemm %pt, %sdO_st, %acc_dv
-          : tensor<128x64xbf16, #A_KV>, memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, tensor<128x128xf32, #ACC_KV> loc(callsite("acc_dv"("flash_bwd.cu":400:3 to 400:71) at "flash_bwd.cu":467:7 to 467:26))
-      %dst = cuir.load %sdS transpose : memref<64x128xbf16, #S> -> tensor<128x64xbf16, #A_KV> loc(callsite("sdS"("flash_bwd.cu":402:73 to 402:115) at "flash_bwd.cu":467:7 to 467:26))
+          : tensor<128x64xbf16, #A_KV>, memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, tensor<128x128xf32, #ACC_KV> loc(callsite("acc_dv"("flash_bwd.cu":416:3 to 416:71) at "flash_bwd.cu":483:7 to 483:26))
+      %dst = cuir.load %sdS transpose : memref<64x128xbf16, #S> -> tensor<128x64xbf16, #A_KV> loc(callsite("sdS"("flash_bwd.cu":418:73 to 418:115) at "flash_bwd.cu":483:7 to 483:26))
       %acc_dk_new = cuir.gemm %dst, %sQ_st, %acc_dk
-          : tensor<128x64xbf16, #A_KV>, memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, tensor<128x128xf32, #ACC_KV> loc(callsite("acc_dk"("flash_bwd.cu":402:3 to 402:71) at "flash_bwd.cu":467:7 to 467:26))
+          : tensor<128x64xbf16, #A_KV>, memref<64x128xbf16, strided<[128, 1], offset: ?>, #S>, tensor<128x128xf32, #ACC_KV> loc(callsite("acc_dk"("flash_bwd.cu":418:3 to 418:71) at "flash_bwd.cu":483:7 to 483:26))
 
       // ------- dQ += dS K: fp32 reductions into the workspace -------
       %acc_dq = cuir.gemm %sdS, %sK, %acc_dq_init
-          : memref<64x128xbf16, #S>, memref<128x128xbf16, #S>, tensor<64x128xf32, #ACC_DQ> loc(callsite("acc_dq"("flash_bwd.cu":408:3 to 408:69) at "flash_bwd.cu":467:7 to 467:26))
+          : memref<64x128xbf16, #S>, memref<128x128xbf16, #S>, tensor<64x128xf32, #ACC_DQ> loc(callsite("acc_dq"("flash_bwd.cu":424:3 to 424:69) at "flash_bwd.cu":483:7 to 483:26))
       %dq_head = memref.subview %ws_dq_accum[%b, %head_q, 0, 0] [1, 1, %rows, 128] [1, 1, 1, 1]
-          : memref<?x?x?x128xf32, #G> to memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc(callsite("head_rows"("flash_bwd.cu":411:3 to 411:71) at "flash_bwd.cu":467:7 to 467:26))
-      cuir.atomic_add %acc_dq -> %dq_head[%q_row0, %c0] : tensor<64x128xf32, #ACC_DQ> -> memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc(callsite("dq_tile"("flash_bwd.cu":319:7 to 319:21) at "flash_bwd.cu":414:3 to 414:95))
+          : memref<?x?x?x128xf32, #G> to memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc(callsite("head_rows"("flash_bwd.cu":427:3 to 427:71) at "flash_bwd.cu":483:7 to 483:26))
+      cuir.atomic_add %acc_dq -> %dq_head[%q_row0, %c0] : tensor<64x128xf32, #ACC_DQ> -> memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc(callsite("dq_tile"("flash_bwd.cu":335:7 to 335:21) at "flash_bwd.cu":430:3 to 430:95))
       scf.yield %acc_dk_new, %acc_dv_new, %other, %g_next
-          : tensor<128x128xf32, #ACC_KV>, tensor<128x128xf32, #ACC_KV>, index, !cuir.group loc("flash_bwd.cu":466:5 to 466:57)
-    } loc("flash_bwd.cu":466:5 to 466:57)
+          : tensor<128x128xf32, #ACC_KV>, tensor<128x128xf32, #ACC_KV>, index, !cuir.group loc("flash_bwd.cu":482:5 to 482:57)
+    } loc("flash_bwd.cu":482:5 to 482:57)
     scf.yield %u_dk, %u_dv, %u_stage, %u_g
-        : tensor<128x128xf32, #ACC_KV>, tensor<128x128xf32, #ACC_KV>, index, !cuir.group loc("flash_bwd.cu":459:3 to 459:67)
-  } loc("head_q"("flash_bwd.cu":459:3 to 459:67))
-  cuir.wait_group %h_g pending 0 loc("flash_bwd.cu":471:3 to 471:28)
+        : tensor<128x128xf32, #ACC_KV>, tensor<128x128xf32, #ACC_KV>, index, !cuir.group loc("flash_bwd.cu":475:3 to 475:67)
+  } loc("head_q"("flash_bwd.cu":475:3 to 475:67))
+  cuir.wait_group %h_g pending 0 loc("flash_bwd.cu":487:3 to 487:28)
 
   // =============================== epilogue: dK * scale and dV through the K and V tiles ===============================
-  cuir.barrier.sync loc("flash_bwd.cu":474:3 to 474:19)
-  %scale_kv = tensor.splat %softmax_scale : tensor<128x128xf32, #ACC_KV> loc("acc_dk"("flash_bwd.cu":478:3 to 478:93))
-  %dk_scaled = arith.mulf %h_dk, %scale_kv : tensor<128x128xf32, #ACC_KV> loc("acc_dk"("flash_bwd.cu":478:3 to 478:93))
-  %dk16 = arith.truncf %dk_scaled : tensor<128x128xf32, #ACC_KV> to tensor<128x128xbf16, #ACC_KV> loc("acc_dk"("flash_bwd.cu":478:3 to 478:93))
-  cuir.store %dk16 -> %sK : tensor<128x128xbf16, #ACC_KV> -> memref<128x128xbf16, #S> loc("sK"("flash_bwd.cu":478:3 to 478:63))
-  %dv16 = arith.truncf %h_dv : tensor<128x128xf32, #ACC_KV> to tensor<128x128xbf16, #ACC_KV> loc("acc_dv"("flash_bwd.cu":480:3 to 480:76))
-  cuir.store %dv16 -> %sV : tensor<128x128xbf16, #ACC_KV> -> memref<128x128xbf16, #S> loc("sV"("flash_bwd.cu":480:3 to 480:63))
-  cuir.barrier.sync loc("flash_bwd.cu":481:3 to 481:19)
+  cuir.barrier.sync loc("flash_bwd.cu":490:3 to 490:19)
+  %scale_kv = tensor.splat %softmax_scale : tensor<128x128xf32, #ACC_KV> loc("acc_dk"("flash_bwd.cu":494:3 to 494:93))
+  %dk_scaled = arith.mulf %h_dk, %scale_kv : tensor<128x128xf32, #ACC_KV> loc("acc_dk"("flash_bwd.cu":494:3 to 494:93))
+  %dk16 = arith.truncf %dk_scaled : tensor<128x128xf32, #ACC_KV> to tensor<128x128xbf16, #ACC_KV> loc("acc_dk"("flash_bwd.cu":494:3 to 494:93))
+  cuir.store %dk16 -> %sK : tensor<128x128xbf16, #ACC_KV> -> memref<128x128xbf16, #S> loc("sK"("flash_bwd.cu":494:3 to 494:63))
+  %dv16 = arith.truncf %h_dv : tensor<128x128xf32, #ACC_KV> to tensor<128x128xbf16, #ACC_KV> loc("acc_dv"("flash_bwd.cu":496:3 to 496:76))
+  cuir.store %dv16 -> %sV : tensor<128x128xbf16, #ACC_KV> -> memref<128x128xbf16, #S> loc("sV"("flash_bwd.cu":496:3 to 496:63))
+  cuir.barrier.sync loc("flash_bwd.cu":497:3 to 497:19)
   %dk_head = memref.subview %dk[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 128] [1, 1, 1, 1]
-      : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("dk"("flash_bwd.cu":484:3 to 484:52))
+      : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("dk"("flash_bwd.cu":500:3 to 500:52))
   %dv_head = memref.subview %dv[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 128] [1, 1, 1, 1]
-      : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("dv"("flash_bwd.cu":486:3 to 486:52))
-  cuir.copy %sK -> %dk_head[%key_begin, %c0] : memref<128x128xbf16, #S> -> memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("dk"("flash_bwd.cu":488:3 to 488:97))
-  cuir.copy %sV -> %dv_head[%key_begin, %c0] : memref<128x128xbf16, #S> -> memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("dv"("flash_bwd.cu":490:3 to 490:97))
-  cuir.return loc("flash_bwd.cu":420:5 to 420:89)
-} loc("flash_bwd_sm80_kernel"("flash_bwd.cu":420:5 to 420:89))
+      : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("dv"("flash_bwd.cu":502:3 to 502:52))
+  cuir.copy %sK -> %dk_head[%key_begin, %c0] : memref<128x128xbf16, #S> -> memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("dk"("flash_bwd.cu":504:3 to 504:97))
+  cuir.copy %sV -> %dv_head[%key_begin, %c0] : memref<128x128xbf16, #S> -> memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("dv"("flash_bwd.cu":506:3 to 506:97))
+  cuir.return loc("flash_bwd.cu":436:5 to 436:89)
+} loc("flash_bwd_sm80_kernel"("flash_bwd.cu":436:5 to 436:89))
 
 // =============================== dQ conversion ===============================
 cuir.kernel @flash_bwd_bf16_d128_convert_dq(
-    %ws_dq_accum: memref<?x?x?x128xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":498:101 to 498:116)),
-    %dq: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dq"} loc("params.dq"("flash_bwd.cu":498:61 to 498:99)),
-    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_bwd.cu":498:61 to 498:99)),
-    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":498:61 to 498:99)),
-    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":498:61 to 498:99)),
-    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":498:61 to 498:99)),
-    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":498:61 to 498:99)),
-    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":498:61 to 498:99)))
+    %ws_dq_accum: memref<?x?x?x128xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":514:101 to 514:116)),
+    %dq: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dq"} loc("params.dq"("flash_bwd.cu":514:61 to 514:99)),
+    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_bwd.cu":514:61 to 514:99)),
+    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":514:61 to 514:99)),
+    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":514:61 to 514:99)),
+    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":514:61 to 514:99)),
+    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":514:61 to 514:99)),
+    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":514:61 to 514:99)))
     grid (b, hq, hkv, nq, nkv) -> (nq ceildiv 64, hq, b)
     threads 256 arch "sm_80" {
   %c0 = arith.constant 0 : index
   %c64 = arith.constant 64 : index loc("BLOCK_M")
-  %m_block = cuir.block_id x loc("m_block"("flash_bwd.cu":501:13 to 501:33))
-  %head_q = cuir.block_id y loc("head_q"("flash_bwd.cu":501:35 to 501:54))
-  %b = cuir.block_id z loc("batch"("flash_bwd.cu":501:56 to 501:74))
-  %row0 = arith.muli %m_block, %c64 : index loc("row"("flash_bwd.cu":503:60 to 503:80))
-  %m_blocks = arith.ceildivui %seqlen_q, %c64 : index loc("rows"("flash_bwd.cu":125:15 to 125:38))
-  %rows = arith.muli %m_blocks, %c64 : index loc("rows"("flash_bwd.cu":125:15 to 125:38))
+  %m_block = cuir.block_id x loc("m_block"("flash_bwd.cu":517:13 to 517:33))
+  %head_q = cuir.block_id y loc("head_q"("flash_bwd.cu":517:35 to 517:54))
+  %b = cuir.block_id z loc("batch"("flash_bwd.cu":517:56 to 517:74))
+  %row0 = arith.muli %m_block, %c64 : index loc("row"("flash_bwd.cu":519:60 to 519:80))
+  %m_blocks = arith.ceildivui %seqlen_q, %c64 : index loc("rows"("flash_bwd.cu":128:15 to 128:38))
+  %rows = arith.muli %m_blocks, %c64 : index loc("rows"("flash_bwd.cu":128:15 to 128:38))
   %tile = memref.subview %ws_dq_accum[%b, %head_q, 0, 0] [1, 1, %rows, 128] [1, 1, 1, 1]
-      : memref<?x?x?x128xf32, #G> to memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc("tile"("flash_bwd.cu":502:3 to 502:56))
+      : memref<?x?x?x128xf32, #G> to memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc("tile"("flash_bwd.cu":518:3 to 518:56))
   %dq_head = memref.subview %dq[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 128] [1, 1, 1, 1]
-      : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("dq"("flash_bwd.cu":504:3 to 504:52))
-  %zero_tile = arith.constant dense<0.0> : tensor<64x128xf32, #ACC_P> loc("acc"("flash_bwd.cu":514:5 to 514:33))
+      : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("dq"("flash_bwd.cu":520:3 to 520:52))
+  %zero_tile = arith.constant dense<0.0> : tensor<64x128xf32, #ACC_P> loc("acc"("flash_bwd.cu":530:5 to 530:33))
   %acc = cuir.elementwise (%zero_tile) at [%b, %head_q, %row0, %c0]
       : (tensor<64x128xf32, #ACC_P>) -> tensor<64x128xf32, #ACC_P> {
-  ^bb0(%x: f32 loc("acc"("flash_bwd.cu":514:5 to 514:33)), %bi: index loc("batch"("flash_bwd.cu":501:56 to 501:74)), %hi: index loc("head_q"("flash_bwd.cu":501:35 to 501:54)), %row: index loc("row"("flash_bwd.cu":512:5 to 512:81)), %col: index loc("col"("flash_bwd.cu":513:5 to 513:73))):
-    %a = memref.load %tile[%row, %col] : memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc("acc"("flash_bwd.cu":514:24 to 514:32))
-    cuir.yield %a : f32 loc("acc"("flash_bwd.cu":514:5 to 514:33))
-  } loc("acc"("flash_bwd.cu":514:5 to 514:33))
-  %s_tile = tensor.splat %softmax_scale : tensor<64x128xf32, #ACC_P> loc("s"("flash_bwd.cu":505:3 to 505:40))
-  %dq_f = arith.mulf %acc, %s_tile : tensor<64x128xf32, #ACC_P> loc("dq"("flash_bwd.cu":516:99 to 516:108))
-  %dq16 = arith.truncf %dq_f : tensor<64x128xf32, #ACC_P> to tensor<64x128xbf16, #ACC_P> loc("dq"("flash_bwd.cu":516:78 to 516:120))
-  cuir.store %dq16 -> %dq_head[%row0, %c0] : tensor<64x128xbf16, #ACC_P> -> memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("dq"("flash_bwd.cu":515:5 to 515:31))
-  cuir.return loc("flash_bwd.cu":498:40 to 498:117)
-} loc("flash_bwd_convert_dq"("flash_bwd.cu":498:40 to 498:117))
-cuir.launch_sequence @flash_bwd_bf16_d64 [@flash_bwd_bf16_d64_preprocess, @flash_bwd_bf16_d64_kernel, @flash_bwd_bf16_d64_convert_dq] loc("launch_flash_bwd"("flash_bwd.cu":527:20 to 527:98))
+  ^bb0(%x: f32 loc("acc"("flash_bwd.cu":530:5 to 530:33)), %bi: index loc("batch"("flash_bwd.cu":517:56 to 517:74)), %hi: index loc("head_q"("flash_bwd.cu":517:35 to 517:54)), %row: index loc("row"("flash_bwd.cu":528:5 to 528:81)), %col: index loc("col"("flash_bwd.cu":529:5 to 529:73))):
+    %a = memref.load %tile[%row, %col] : memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc("acc"("flash_bwd.cu":530:24 to 530:32))
+    cuir.yield %a : f32 loc("acc"("flash_bwd.cu":530:5 to 530:33))
+  } loc("acc"("flash_bwd.cu":530:5 to 530:33))
+  %s_tile = tensor.splat %softmax_scale : tensor<64x128xf32, #ACC_P> loc("s"("flash_bwd.cu":521:3 to 521:40))
+  %dq_f = arith.mulf %acc, %s_tile : tensor<64x128xf32, #ACC_P> loc("dq"("flash_bwd.cu":532:99 to 532:108))
+  %dq16 = arith.truncf %dq_f : tensor<64x128xf32, #ACC_P> to tensor<64x128xbf16, #ACC_P> loc("dq"("flash_bwd.cu":532:78 to 532:120))
+  cuir.store %dq16 -> %dq_head[%row0, %c0] : tensor<64x128xbf16, #ACC_P> -> memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("dq"("flash_bwd.cu":531:5 to 531:31))
+  cuir.return loc("flash_bwd.cu":514:40 to 514:117)
+} loc("flash_bwd_convert_dq"("flash_bwd.cu":514:40 to 514:117))
+cuir.launch_sequence @flash_bwd_bf16_d64 [@flash_bwd_bf16_d64_preprocess, @flash_bwd_bf16_d64_kernel, @flash_bwd_bf16_d64_convert_dq] loc("launch_flash_bwd"("flash_bwd.cu":543:20 to 543:98))
 
 // =============================== preprocess ===============================
 cuir.kernel @flash_bwd_bf16_d64_preprocess(
-    %o: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "o"} loc("params.o"("flash_bwd.cu":138:61 to 138:99)),
-    %d_o: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "d_o"} loc("params.d_o"("flash_bwd.cu":138:61 to 138:99)),
-    %lse: memref<?x?x?xf32, #G> {cuir.arg = "lse"} loc("params.lse"("flash_bwd.cu":138:61 to 138:99)),
-    %ws_lse_log2: memref<?x?x?xf32, #G> {cuir.arg = "workspace:lse_log2", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.lse_log2"("flash_bwd.cu":138:101 to 138:116)),
-    %ws_d: memref<?x?x?xf32, #G> {cuir.arg = "workspace:d", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.d_rows"("flash_bwd.cu":138:101 to 138:116)),
-    %ws_dq_accum: memref<?x?x?x64xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":138:101 to 138:116)),
-    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":138:61 to 138:99)),
-    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":138:61 to 138:99)),
-    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":138:61 to 138:99)),
-    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":138:61 to 138:99)),
-    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":138:61 to 138:99)))
+    %o: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "o"} loc("params.o"("flash_bwd.cu":141:61 to 141:99)),
+    %d_o: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "d_o"} loc("params.d_o"("flash_bwd.cu":141:61 to 141:99)),
+    %lse: memref<?x?x?xf32, #G> {cuir.arg = "lse"} loc("params.lse"("flash_bwd.cu":141:61 to 141:99)),
+    %ws_lse_log2: memref<?x?x?xf32, #G> {cuir.arg = "workspace:lse_log2", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.lse_log2"("flash_bwd.cu":141:101 to 141:116)),
+    %ws_d: memref<?x?x?xf32, #G> {cuir.arg = "workspace:d", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.d_rows"("flash_bwd.cu":141:101 to 141:116)),
+    %ws_dq_accum: memref<?x?x?x64xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":141:101 to 141:116)),
+    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":141:61 to 141:99)),
+    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":141:61 to 141:99)),
+    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":141:61 to 141:99)),
+    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":141:61 to 141:99)),
+    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":141:61 to 141:99)))
     grid (b, hq, hkv, nq, nkv) -> (nq ceildiv 64, hq, b)
     threads 256 arch "sm_80" {
   %c0 = arith.constant 0 : index
   %c64 = arith.constant 64 : index loc("BLOCK_M")
-  %ninf = arith.constant 0xFF800000 : f32 loc("kInf"("flash_bwd.cu":169:64 to 169:69))
-  %m_block = cuir.block_id x loc("m_block"("flash_bwd.cu":143:13 to 143:33))
-  %head_q = cuir.block_id y loc("head_q"("flash_bwd.cu":143:35 to 143:54))
-  %b = cuir.block_id z loc("batch"("flash_bwd.cu":143:56 to 143:74))
-  %row0 = arith.muli %m_block, %c64 : index loc("row"("flash_bwd.cu":152:21 to 152:38))
-  %m_blocks = arith.ceildivui %seqlen_q, %c64 : index loc("rows"("flash_bwd.cu":125:15 to 125:38))
-  %rows = arith.muli %m_blocks, %c64 : index loc("rows"("flash_bwd.cu":125:15 to 125:38))
+  %ninf = arith.constant 0xFF800000 : f32 loc("kInf"("flash_bwd.cu":172:64 to 172:69))
+  %m_block = cuir.block_id x loc("m_block"("flash_bwd.cu":146:13 to 146:33))
+  %head_q = cuir.block_id y loc("head_q"("flash_bwd.cu":146:35 to 146:54))
+  %b = cuir.block_id z loc("batch"("flash_bwd.cu":146:56 to 146:74))
+  %row0 = arith.muli %m_block, %c64 : index loc("row"("flash_bwd.cu":155:21 to 155:38))
+  %m_blocks = arith.ceildivui %seqlen_q, %c64 : index loc("rows"("flash_bwd.cu":128:15 to 128:38))
+  %rows = arith.muli %m_blocks, %c64 : index loc("rows"("flash_bwd.cu":128:15 to 128:38))
   %o_head = memref.subview %o[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 64] [1, 1, 1, 1]
-      : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("o"("flash_bwd.cu":145:3 to 145:22))
+      : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("o"("flash_bwd.cu":148:3 to 148:22))
   %d_o_head = memref.subview %d_o[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 64] [1, 1, 1, 1]
-      : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("d_o"("flash_bwd.cu":147:3 to 147:24))
+      : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("d_o"("flash_bwd.cu":150:3 to 150:24))
   %lse_head = memref.subview %lse[%b, %head_q, 0] [1, 1, %seqlen_q] [1, 1, 1]
-      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("lse"("flash_bwd.cu":149:3 to 149:32))
+      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("lse"("flash_bwd.cu":152:3 to 152:32))
   %lse_log2_head = memref.subview %ws_lse_log2[%b, %head_q, 0] [1, 1, %rows] [1, 1, 1]
-      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("head_rows"("flash_bwd.cu":144:3 to 144:65))
+      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("head_rows"("flash_bwd.cu":147:3 to 147:65))
   %d_head = memref.subview %ws_d[%b, %head_q, 0] [1, 1, %rows] [1, 1, 1]
-      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("head_rows"("flash_bwd.cu":144:3 to 144:65))
+      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("head_rows"("flash_bwd.cu":147:3 to 147:65))
   %dq_accum_head = memref.subview %ws_dq_accum[%b, %head_q, 0, 0] [1, 1, %rows, 64] [1, 1, 1, 1]
-      : memref<?x?x?x64xf32, #G> to memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc("dq_accum"("flash_bwd.cu":174:3 to 174:48))
+      : memref<?x?x?x64xf32, #G> to memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc("dq_accum"("flash_bwd.cu":177:3 to 177:48))
 
   // ---- D = rowsum(dO * O): rows past seqlen_q give 0 ----
-  %zero_tile = arith.constant dense<0.0> : tensor<64x64xf32, #ACC_P> loc("dot"("flash_bwd.cu":154:5 to 154:21))
+  %zero_tile = arith.constant dense<0.0> : tensor<64x64xf32, #ACC_P> loc("dot"("flash_bwd.cu":157:5 to 157:21))
   %prod = cuir.elementwise (%zero_tile) at [%b, %head_q, %row0, %c0]
       : (tensor<64x64xf32, #ACC_P>) -> tensor<64x64xf32, #ACC_P> {
-  ^bb0(%x: f32 loc("dot"("flash_bwd.cu":154:5 to 154:21)), %bi: index loc("batch"("flash_bwd.cu":143:56 to 143:74)), %hi: index loc("head_q"("flash_bwd.cu":143:35 to 143:54)), %row: index loc("row"("flash_bwd.cu":152:5 to 152:85)), %col: index loc("chunk"("flash_bwd.cu":153:5 to 153:44))):
-    %in = arith.cmpi slt, %row, %seqlen_q : index loc("flash_bwd.cu":155:5 to 155:31)
-    %row_c = arith.select %in, %row, %c0 : index loc("flash_bwd.cu":155:5 to 155:31)
-    %ov = memref.load %o_head[%row_c, %col] : memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("o8"("flash_bwd.cu":156:7 to 156:100))
-    %dov = memref.load %d_o_head[%row_c, %col] : memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("do8"("flash_bwd.cu":157:7 to 157:104))
-    %of = arith.extf %ov : bf16 to f32 loc("of"("flash_bwd.cu":161:22 to 161:61))
-    %df = arith.extf %dov : bf16 to f32 loc("df"("flash_bwd.cu":161:63 to 161:103))
-    %p = arith.mulf %of, %df : f32 loc("dot"("flash_bwd.cu":162:9 to 162:55))
-    %r = arith.select %in, %p, %x : f32 loc("flash_bwd.cu":155:5 to 155:31)
-    cuir.yield %r : f32 loc("dot"("flash_bwd.cu":162:9 to 162:55))
-  } loc("dot"("flash_bwd.cu":162:9 to 162:55))
-  %dot = cuir.reduce_rows sum %prod : tensor<64x64xf32, #ACC_P> -> tensor<64xf32, #ROW_P> loc("dot"("flash_bwd.cu":166:68 to 166:117))
+  ^bb0(%x: f32 loc("dot"("flash_bwd.cu":157:5 to 157:21)), %bi: index loc("batch"("flash_bwd.cu":146:56 to 146:74)), %hi: index loc("head_q"("flash_bwd.cu":146:35 to 146:54)), %row: index loc("row"("flash_bwd.cu":155:5 to 155:85)), %col: index loc("chunk"("flash_bwd.cu":156:5 to 156:44))):
+    %in = arith.cmpi slt, %row, %seqlen_q : index loc("flash_bwd.cu":158:5 to 158:31)
+    %row_c = arith.select %in, %row, %c0 : index loc("flash_bwd.cu":158:5 to 158:31)
+    %ov = memref.load %o_head[%row_c, %col] : memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("o8"("flash_bwd.cu":159:7 to 159:100))
+    %dov = memref.load %d_o_head[%row_c, %col] : memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("do8"("flash_bwd.cu":160:7 to 160:104))
+    %of = arith.extf %ov : bf16 to f32 loc("of"("flash_bwd.cu":164:22 to 164:61))
+    %df = arith.extf %dov : bf16 to f32 loc("df"("flash_bwd.cu":164:63 to 164:103))
+    %p = arith.mulf %of, %df : f32 loc("dot"("flash_bwd.cu":165:9 to 165:55))
+    %r = arith.select %in, %p, %x : f32 loc("flash_bwd.cu":158:5 to 158:31)
+    cuir.yield %r : f32 loc("dot"("flash_bwd.cu":165:9 to 165:55))
+  } loc("dot"("flash_bwd.cu":165:9 to 165:55))
+  %dot = cuir.reduce_rows sum %prod : tensor<64x64xf32, #ACC_P> -> tensor<64xf32, #ROW_P> loc("dot"("flash_bwd.cu":169:68 to 169:117))
 
   // ---- LSE * log2e: a row that sees no key (LSE = -inf) and a padded row get +inf ----
   %lse_tile = cuir.elementwise (%zero_tile) at [%b, %head_q, %row0, %c0]
       : (tensor<64x64xf32, #ACC_P>) -> tensor<64x64xf32, #ACC_P> {
-  ^bb0(%x: f32 loc("row_lse"("flash_bwd.cu":169:7 to 169:26)), %bi: index loc("batch"("flash_bwd.cu":143:56 to 143:74)), %hi: index loc("head_q"("flash_bwd.cu":143:35 to 143:54)), %row: index loc("row"("flash_bwd.cu":152:5 to 152:85)), %col: index loc("chunk"("flash_bwd.cu":153:5 to 153:44))):
-    %in = arith.cmpi slt, %row, %seqlen_q : index loc("row_lse"("flash_bwd.cu":169:29 to 169:69))
-    %row_c = arith.select %in, %row, %c0 : index loc("row_lse"("flash_bwd.cu":169:29 to 169:69))
-    %l = memref.load %lse_head[%row_c] : memref<?xf32, strided<[1], offset: ?>, #G> loc("row_lse"("flash_bwd.cu":169:53 to 169:61))
-    %r = arith.select %in, %l, %ninf : f32 loc("row_lse"("flash_bwd.cu":169:7 to 169:70))
-    cuir.yield %r : f32 loc("row_lse"("flash_bwd.cu":169:7 to 169:70))
-  } loc("row_lse"("flash_bwd.cu":169:7 to 169:70))
-  %row_lse = cuir.reduce_rows max %lse_tile : tensor<64x64xf32, #ACC_P> -> tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":169:7 to 169:26))
-  %ninf_row = arith.constant dense<0xFF800000> : tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":170:38 to 170:54))
-  %pinf_row = arith.constant dense<0x7F800000> : tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":170:38 to 170:80))
-  %log2e_row = arith.constant dense<1.44269502> : tensor<64xf32, #ROW_P> loc("kLog2e"("flash_bwd.cu":170:64 to 170:80))
-  %sees_none = arith.cmpf oeq, %row_lse, %ninf_row : tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":170:38 to 170:54))
-  %lse_scaled = arith.mulf %row_lse, %log2e_row : tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":170:64 to 170:80))
-  %lse_log2 = arith.select %sees_none, %pinf_row, %lse_scaled : tensor<64xi1, #ROW_P>, tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":170:38 to 170:80))
-  cuir.store %lse_log2 -> %lse_log2_head[%row0] : tensor<64xf32, #ROW_P> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("ws.lse_log2"("flash_bwd.cu":170:7 to 170:81))
-  cuir.store %dot -> %d_head[%row0] : tensor<64xf32, #ROW_P> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("ws.d_rows"("flash_bwd.cu":171:7 to 171:40))
+  ^bb0(%x: f32 loc("row_lse"("flash_bwd.cu":172:7 to 172:26)), %bi: index loc("batch"("flash_bwd.cu":146:56 to 146:74)), %hi: index loc("head_q"("flash_bwd.cu":146:35 to 146:54)), %row: index loc("row"("flash_bwd.cu":155:5 to 155:85)), %col: index loc("chunk"("flash_bwd.cu":156:5 to 156:44))):
+    %in = arith.cmpi slt, %row, %seqlen_q : index loc("row_lse"("flash_bwd.cu":172:29 to 172:69))
+    %row_c = arith.select %in, %row, %c0 : index loc("row_lse"("flash_bwd.cu":172:29 to 172:69))
+    %l = memref.load %lse_head[%row_c] : memref<?xf32, strided<[1], offset: ?>, #G> loc("row_lse"("flash_bwd.cu":172:53 to 172:61))
+    %r = arith.select %in, %l, %ninf : f32 loc("row_lse"("flash_bwd.cu":172:7 to 172:70))
+    cuir.yield %r : f32 loc("row_lse"("flash_bwd.cu":172:7 to 172:70))
+  } loc("row_lse"("flash_bwd.cu":172:7 to 172:70))
+  %row_lse = cuir.reduce_rows max %lse_tile : tensor<64x64xf32, #ACC_P> -> tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":172:7 to 172:26))
+  %ninf_row = arith.constant dense<0xFF800000> : tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":173:38 to 173:54))
+  %pinf_row = arith.constant dense<0x7F800000> : tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":173:38 to 173:80))
+  %log2e_row = arith.constant dense<1.44269502> : tensor<64xf32, #ROW_P> loc("kLog2e"("flash_bwd.cu":173:64 to 173:80))
+  %sees_none = arith.cmpf oeq, %row_lse, %ninf_row : tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":173:38 to 173:54))
+  %lse_scaled = arith.mulf %row_lse, %log2e_row : tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":173:64 to 173:80))
+  %lse_log2 = arith.select %sees_none, %pinf_row, %lse_scaled : tensor<64xi1, #ROW_P>, tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":173:38 to 173:80))
+  cuir.store %lse_log2 -> %lse_log2_head[%row0] : tensor<64xf32, #ROW_P> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("ws.lse_log2"("flash_bwd.cu":173:7 to 173:81))
+  cuir.store %dot -> %d_head[%row0] : tensor<64xf32, #ROW_P> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("ws.d_rows"("flash_bwd.cu":174:7 to 174:40))
 
   // ---- the dQ accumulator of this query tile, zeroed ----
-  cuir.store %zero_tile -> %dq_accum_head[%row0, %c0] : tensor<64x64xf32, #ACC_P> -> memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc("dq_accum"("flash_bwd.cu":175:59 to 175:105))
-  cuir.return loc("flash_bwd.cu":138:40 to 138:117)
-} loc("flash_bwd_preprocess"("flash_bwd.cu":138:40 to 138:117))
+  cuir.store %zero_tile -> %dq_accum_head[%row0, %c0] : tensor<64x64xf32, #ACC_P> -> memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc("dq_accum"("flash_bwd.cu":178:59 to 178:105))
+  cuir.return loc("flash_bwd.cu":141:40 to 141:117)
+} loc("flash_bwd_preprocess"("flash_bwd.cu":141:40 to 141:117))
 
 // =============================== main kernel ===============================
 cuir.kernel @flash_bwd_bf16_d64_kernel(
-    %q: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "q"} loc("params.q"("flash_bwd.cu":420:27 to 420:88)),
-    %k: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "k"} loc("params.k"("flash_bwd.cu":420:27 to 420:88)),
-    %v: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "v"} loc("params.v"("flash_bwd.cu":420:27 to 420:88)),
-    %d_o: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "d_o"} loc("params.d_o"("flash_bwd.cu":420:27 to 420:88)),
-    %ws_lse_log2: memref<?x?x?xf32, #G> {cuir.arg = "workspace:lse_log2", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.lse_log2"("flash_bwd.cu":420:67 to 420:88)),
-    %ws_d: memref<?x?x?xf32, #G> {cuir.arg = "workspace:d", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.d_rows"("flash_bwd.cu":420:67 to 420:88)),
-    %ws_dq_accum: memref<?x?x?x64xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":420:67 to 420:88)),
-    %dk: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dk"} loc("params.dk"("flash_bwd.cu":420:27 to 420:88)),
-    %dv: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dv"} loc("params.dv"("flash_bwd.cu":420:27 to 420:88)),
-    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_bwd.cu":420:27 to 420:88)),
-    %causal: i1 {cuir.arg = "causal"} loc("IS_CAUSAL"("flash_bwd.cu":418:1 to 418:57)),
-    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":420:27 to 420:88)),
-    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":420:27 to 420:88)),
-    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":420:27 to 420:88)),
-    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":420:27 to 420:88)),
-    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":420:27 to 420:88)))
+    %q: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "q"} loc("params.q"("flash_bwd.cu":436:27 to 436:88)),
+    %k: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "k"} loc("params.k"("flash_bwd.cu":436:27 to 436:88)),
+    %v: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "v"} loc("params.v"("flash_bwd.cu":436:27 to 436:88)),
+    %d_o: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "d_o"} loc("params.d_o"("flash_bwd.cu":436:27 to 436:88)),
+    %ws_lse_log2: memref<?x?x?xf32, #G> {cuir.arg = "workspace:lse_log2", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.lse_log2"("flash_bwd.cu":436:67 to 436:88)),
+    %ws_d: memref<?x?x?xf32, #G> {cuir.arg = "workspace:d", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.d_rows"("flash_bwd.cu":436:67 to 436:88)),
+    %ws_dq_accum: memref<?x?x?x64xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":436:67 to 436:88)),
+    %dk: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dk"} loc("params.dk"("flash_bwd.cu":436:27 to 436:88)),
+    %dv: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dv"} loc("params.dv"("flash_bwd.cu":436:27 to 436:88)),
+    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_bwd.cu":436:27 to 436:88)),
+    %causal: i1 {cuir.arg = "causal"} loc("IS_CAUSAL"("flash_bwd.cu":434:1 to 434:57)),
+    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":436:27 to 436:88)),
+    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":436:27 to 436:88)),
+    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":436:27 to 436:88)),
+    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":436:27 to 436:88)),
+    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":436:27 to 436:88)))
     grid (b, hq, hkv, nq, nkv) -> (nkv ceildiv 128, hkv, b)
     threads 256 arch "sm_80" {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c64 = arith.constant 64 : index loc("BLOCK_M")
   %c128 = arith.constant 128 : index loc("BLOCK_N")
-  %ninf = arith.constant 0xFF800000 : f32 loc("kInf"("flash_bwd.cu":262:81 to 262:86))
+  %ninf = arith.constant 0xFF800000 : f32 loc("kInf"("flash_bwd.cu":278:81 to 278:86))
 
   // ---- block coordinates, GQA group, sequence views ----
-  %n_block = cuir.block_id x loc("block.n_block"("flash_bwd.cu":426:3 to 426:49))
-  %head_kv = cuir.block_id y loc("block.head_kv"("flash_bwd.cu":426:3 to 426:49))
-  %b = cuir.block_id z loc("bwd_block_index().batch"("flash_bwd.cu":426:3 to 426:49))
-  %causal_offset = arith.subi %seqlen_kv, %seqlen_q : index loc("last_key_offset"("flash_bwd.cu":430:43 to 430:70))
-  %last_key_offset = arith.select %causal, %causal_offset, %seqlen_kv : index loc("last_key_offset"("flash_bwd.cu":430:13 to 430:82))
-  %group = arith.divui %num_heads_q, %num_heads_kv : index loc("group"("flash_bwd.cu":431:13 to 431:61))
-  %first_head_q = arith.muli %head_kv, %group : index loc("first_head_q"("flash_bwd.cu":432:13 to 432:49))
-  %head_q_end = arith.addi %first_head_q, %group : index loc("last_head_q"("flash_bwd.cu":432:51 to 432:89))
-  %last_head_q = arith.subi %head_q_end, %c1 : index loc("last_head_q"("flash_bwd.cu":432:51 to 432:89))
-  %key_begin = arith.muli %n_block, %c128 : index loc("(bwd_block_index().n_block * T::BLOCK_N)"("flash_bwd.cu":433:13 to 433:51))
-  %m_blocks = arith.ceildivui %seqlen_q, %c64 : index loc("rows"("flash_bwd.cu":125:15 to 125:38))
-  %rows = arith.muli %m_blocks, %c64 : index loc("rows"("flash_bwd.cu":125:15 to 125:38))
+  // The block ids are the block's (KV block, KV head, batch); the order the
+  // launch deals them in (the KV block slowest under the causal mask with GQA:
+  // kv_block_slowest) computes the same outputs.
+  %n_block = cuir.block_id x loc("block.n_block"("flash_bwd.cu":442:3 to 442:58))
+  %head_kv = cuir.block_id y loc("block.head_kv"("flash_bwd.cu":442:3 to 442:58))
+  %b = cuir.block_id z loc("bwd_block_index<T>(params).batch"("flash_bwd.cu":442:3 to 442:58))
+  %causal_offset = arith.subi %seqlen_kv, %seqlen_q : index loc("last_key_offset"("flash_bwd.cu":446:43 to 446:70))
+  %last_key_offset = arith.select %causal, %causal_offset, %seqlen_kv : index loc("last_key_offset"("flash_bwd.cu":446:13 to 446:82))
+  %group = arith.divui %num_heads_q, %num_heads_kv : index loc("group"("flash_bwd.cu":447:13 to 447:61))
+  %first_head_q = arith.muli %head_kv, %group : index loc("first_head_q"("flash_bwd.cu":448:13 to 448:49))
+  %head_q_end = arith.addi %first_head_q, %group : index loc("last_head_q"("flash_bwd.cu":448:51 to 448:89))
+  %last_head_q = arith.subi %head_q_end, %c1 : index loc("last_head_q"("flash_bwd.cu":448:51 to 448:89))
+  %key_begin = arith.muli %n_block, %c128 : index loc("(bwd_block_index<T>(params).n_block * T::BLOCK_N)"("flash_bwd.cu":449:13 to 449:51))
+  %m_blocks = arith.ceildivui %seqlen_q, %c64 : index loc("rows"("flash_bwd.cu":128:15 to 128:38))
+  %rows = arith.muli %m_blocks, %c64 : index loc("rows"("flash_bwd.cu":128:15 to 128:38))
   %k_head = memref.subview %k[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 64] [1, 1, 1, 1]
-      : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("k"("flash_bwd.cu":440:3 to 440:62))
+      : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("k"("flash_bwd.cu":456:3 to 456:62))
   %v_head = memref.subview %v[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 64] [1, 1, 1, 1]
-      : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("v"("flash_bwd.cu":442:3 to 442:62))
+      : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("v"("flash_bwd.cu":458:3 to 458:62))
 
   // ---- q_block_range: the query blocks [m_begin, m_end) this KV block visits, [m_begin, m_unmasked_begin) masked ----
-  %m_end = arith.ceildivui %seqlen_q, %c64 : index loc(callsite("m_end"("flash_bwd.cu":207:3 to 207:56) at "flash_bwd.cu":437:43 to 437:84))
-  %key_end = arith.addi %key_begin, %c128 : index loc(callsite("ragged"("flash_bwd.cu":209:23 to 209:57) at "flash_bwd.cu":437:43 to 437:84))
-  %ragged = arith.cmpi sgt, %key_end, %seqlen_kv : index loc(callsite("ragged"("flash_bwd.cu":209:3 to 209:58) at "flash_bwd.cu":437:43 to 437:84))
-  %unm_full = arith.select %ragged, %m_end, %c0 : index loc(callsite("r"("flash_bwd.cu":210:20 to 210:38) at "flash_bwd.cu":437:43 to 437:84))
-  %first_row = arith.subi %key_begin, %causal_offset : index loc(callsite("first_row"("flash_bwd.cu":213:5 to 213:53) at "flash_bwd.cu":437:43 to 437:84))
-  %key_end_c = arith.minsi %key_end, %seqlen_kv : index loc(callsite("last_key"("flash_bwd.cu":214:26 to 214:64) at "flash_bwd.cu":437:43 to 437:84))
-  %last_key = arith.subi %key_end_c, %c1 : index loc(callsite("last_key"("flash_bwd.cu":214:5 to 214:69) at "flash_bwd.cu":437:43 to 437:84))
-  %full_row = arith.subi %last_key, %causal_offset : index loc(callsite("full_row"("flash_bwd.cu":215:5 to 215:51) at "flash_bwd.cu":437:43 to 437:84))
-  %fr_none = arith.cmpi sle, %first_row, %c0 : index loc(callsite("r.m_begin"("flash_bwd.cu":216:17 to 216:31) at "flash_bwd.cu":437:43 to 437:84))
-  %fr_blk = arith.divsi %first_row, %c64 : index loc(callsite("r.m_begin"("flash_bwd.cu":216:49 to 216:68) at "flash_bwd.cu":437:43 to 437:84))
-  %fr_min = arith.minsi %m_end, %fr_blk : index loc(callsite("r.m_begin"("flash_bwd.cu":216:38 to 216:69) at "flash_bwd.cu":437:43 to 437:84))
-  %m_begin_c = arith.select %fr_none, %c0, %fr_min : index loc(callsite("r.m_begin"("flash_bwd.cu":216:5 to 216:70) at "flash_bwd.cu":437:43 to 437:84))
-  %fu_none = arith.cmpi sle, %full_row, %c0 : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":217:50 to 217:63) at "flash_bwd.cu":437:43 to 437:84))
-  %fu_blk = arith.ceildivsi %full_row, %c64 : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":217:81 to 217:115) at "flash_bwd.cu":437:43 to 437:84))
-  %fu_min = arith.minsi %m_end, %fu_blk : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":217:70 to 217:116) at "flash_bwd.cu":437:43 to 437:84))
-  %fu_sel = arith.select %fu_none, %c0, %fu_min : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":217:50 to 217:116) at "flash_bwd.cu":437:43 to 437:84))
-  %unm_c = arith.maxsi %unm_full, %fu_sel : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":217:5 to 217:63) at "flash_bwd.cu":437:43 to 437:84))
-  %m_begin = arith.select %causal, %m_begin_c, %c0 : index loc(callsite("r.m_begin"("flash_bwd.cu":211:3 to 211:27) at "flash_bwd.cu":437:43 to 437:84))
-  %unm_sel = arith.select %causal, %unm_c, %unm_full : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":211:3 to 211:27) at "flash_bwd.cu":437:43 to 437:84))
-  %m_unmasked_begin = arith.maxsi %unm_sel, %m_begin : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":219:3 to 219:59) at "flash_bwd.cu":437:43 to 437:84))
+  %m_end = arith.ceildivui %seqlen_q, %c64 : index loc(callsite("m_end"("flash_bwd.cu":223:3 to 223:56) at "flash_bwd.cu":453:43 to 453:84))
+  %key_end = arith.addi %key_begin, %c128 : index loc(callsite("ragged"("flash_bwd.cu":225:23 to 225:57) at "flash_bwd.cu":453:43 to 453:84))
+  %ragged = arith.cmpi sgt, %key_end, %seqlen_kv : index loc(callsite("ragged"("flash_bwd.cu":225:3 to 225:58) at "flash_bwd.cu":453:43 to 453:84))
+  %unm_full = arith.select %ragged, %m_end, %c0 : index loc(callsite("r"("flash_bwd.cu":226:20 to 226:38) at "flash_bwd.cu":453:43 to 453:84))
+  %first_row = arith.subi %key_begin, %causal_offset : index loc(callsite("first_row"("flash_bwd.cu":229:5 to 229:53) at "flash_bwd.cu":453:43 to 453:84))
+  %key_end_c = arith.minsi %key_end, %seqlen_kv : index loc(callsite("last_key"("flash_bwd.cu":230:26 to 230:64) at "flash_bwd.cu":453:43 to 453:84))
+  %last_key = arith.subi %key_end_c, %c1 : index loc(callsite("last_key"("flash_bwd.cu":230:5 to 230:69) at "flash_bwd.cu":453:43 to 453:84))
+  %full_row = arith.subi %last_key, %causal_offset : index loc(callsite("full_row"("flash_bwd.cu":231:5 to 231:51) at "flash_bwd.cu":453:43 to 453:84))
+  %fr_none = arith.cmpi sle, %first_row, %c0 : index loc(callsite("r.m_begin"("flash_bwd.cu":232:17 to 232:31) at "flash_bwd.cu":453:43 to 453:84))
+  %fr_blk = arith.divsi %first_row, %c64 : index loc(callsite("r.m_begin"("flash_bwd.cu":232:49 to 232:68) at "flash_bwd.cu":453:43 to 453:84))
+  %fr_min = arith.minsi %m_end, %fr_blk : index loc(callsite("r.m_begin"("flash_bwd.cu":232:38 to 232:69) at "flash_bwd.cu":453:43 to 453:84))
+  %m_begin_c = arith.select %fr_none, %c0, %fr_min : index loc(callsite("r.m_begin"("flash_bwd.cu":232:5 to 232:70) at "flash_bwd.cu":453:43 to 453:84))
+  %fu_none = arith.cmpi sle, %full_row, %c0 : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":233:50 to 233:63) at "flash_bwd.cu":453:43 to 453:84))
+  %fu_blk = arith.ceildivsi %full_row, %c64 : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":233:81 to 233:115) at "flash_bwd.cu":453:43 to 453:84))
+  %fu_min = arith.minsi %m_end, %fu_blk : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":233:70 to 233:116) at "flash_bwd.cu":453:43 to 453:84))
+  %fu_sel = arith.select %fu_none, %c0, %fu_min : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":233:50 to 233:116) at "flash_bwd.cu":453:43 to 453:84))
+  %unm_c = arith.maxsi %unm_full, %fu_sel : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":233:5 to 233:63) at "flash_bwd.cu":453:43 to 453:84))
+  %m_begin = arith.select %causal, %m_begin_c, %c0 : index loc(callsite("r.m_begin"("flash_bwd.cu":227:3 to 227:27) at "flash_bwd.cu":453:43 to 453:84))
+  %unm_sel = arith.select %causal, %unm_c, %unm_full : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":227:3 to 227:27) at "flash_bwd.cu":453:43 to 453:84))
+  %m_unmasked_begin = arith.maxsi %unm_sel, %m_begin : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":235:3 to 235:59) at "flash_bwd.cu":453:43 to 453:84))
 
   // ---- shared memory (FlashBwdTraits), 16-bit tiles swizzled ----
-  %sK = cuir.alloc {swizzle = 128} : memref<128x64xbf16, #S> loc("sK"("flash_bwd.cu":75:29 to 75:42))
-  %sV = cuir.alloc {swizzle = 128} : memref<128x64xbf16, #S> loc("sV"("flash_bwd.cu":76:29 to 76:66))
-  %sQ = cuir.alloc {swizzle = 128} : memref<2x64x64xbf16, #S> loc("sQ"("flash_bwd.cu":77:29 to 77:66))
-  %sdO = cuir.alloc {swizzle = 128} : memref<2x64x64xbf16, #S> loc("sdO"("flash_bwd.cu":78:29 to 78:77))
-  %sP = cuir.alloc {swizzle = 128} : memref<64x128xbf16, #S> loc("sP"("flash_bwd.cu":79:29 to 79:77))
-  %sdS = cuir.alloc {swizzle = 128} : memref<64x128xbf16, #S> loc("sdS"("flash_bwd.cu":80:29 to 80:68))
-  %sLSE = cuir.alloc : memref<2x64xf32, #S> loc("sLSE"("flash_bwd.cu":81:29 to 81:70))
-  %sD = cuir.alloc : memref<2x64xf32, #S> loc("sD"("flash_bwd.cu":82:29 to 82:80))
+  %sK = cuir.alloc {swizzle = 128} : memref<128x64xbf16, #S> loc("sK"("flash_bwd.cu":78:29 to 78:42))
+  %sV = cuir.alloc {swizzle = 128} : memref<128x64xbf16, #S> loc("sV"("flash_bwd.cu":79:29 to 79:66))
+  %sQ = cuir.alloc {swizzle = 128} : memref<2x64x64xbf16, #S> loc("sQ"("flash_bwd.cu":80:29 to 80:66))
+  %sdO = cuir.alloc {swizzle = 128} : memref<2x64x64xbf16, #S> loc("sdO"("flash_bwd.cu":81:29 to 81:77))
+  %sP = cuir.alloc {swizzle = 128} : memref<64x128xbf16, #S> loc("sP"("flash_bwd.cu":82:29 to 82:77))
+  %sdS = cuir.alloc {swizzle = 128} : memref<64x128xbf16, #S> loc("sdS"("flash_bwd.cu":83:29 to 83:68))
+  %sLSE = cuir.alloc : memref<2x64xf32, #S> loc("sLSE"("flash_bwd.cu":84:29 to 84:70))
+  %sD = cuir.alloc : memref<2x64xf32, #S> loc("sD"("flash_bwd.cu":85:29 to 85:80))
 
   // ---- prologue: K, V and the first step's tiles, one group ----
-  %has_steps = arith.cmpi slt, %m_begin, %m_end : index loc("flash_bwd.cu":448:3 to 448:35)
+  %has_steps = arith.cmpi slt, %m_begin, %m_end : index loc("flash_bwd.cu":464:3 to 464:35)
   // K and V are issued before the branch in the source; both branches issue them here (one group each).
   %g_first = scf.if %has_steps -> (!cuir.group) {
     %tk = cuir.copy_async cp_async %k_head[%key_begin, %c0] -> %sK
-        : memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> -> memref<128x64xbf16, #S> -> !cuir.token loc("sK"("flash_bwd.cu":444:3 to 444:81))
+        : memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> -> memref<128x64xbf16, #S> -> !cuir.token loc("sK"("flash_bwd.cu":460:3 to 460:81))
     %tv = cuir.copy_async cp_async %v_head[%key_begin, %c0] -> %sV
-        : memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> -> memref<128x64xbf16, #S> -> !cuir.token loc("sV"("flash_bwd.cu":446:3 to 446:81))
-    %row0 = arith.muli %m_begin, %c64 : index loc(callsite("row0"("flash_bwd.cu":229:3 to 229:40) at "flash_bwd.cu":449:5 to 449:65))
+        : memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> -> memref<128x64xbf16, #S> -> !cuir.token loc("sV"("flash_bwd.cu":462:3 to 462:81))
+    %row0 = arith.muli %m_begin, %c64 : index loc(callsite("row0"("flash_bwd.cu":245:3 to 245:40) at "flash_bwd.cu":465:5 to 465:65))
     %q_head = memref.subview %q[%b, 0, %first_head_q, 0] [1, %seqlen_q, 1, 64] [1, 1, 1, 1]
-        : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc(callsite("q"("flash_bwd.cu":230:3 to 230:62) at "flash_bwd.cu":449:5 to 449:65))
+        : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc(callsite("q"("flash_bwd.cu":246:3 to 246:62) at "flash_bwd.cu":465:5 to 465:65))
     %d_o_head = memref.subview %d_o[%b, 0, %first_head_q, 0] [1, %seqlen_q, 1, 64] [1, 1, 1, 1]
-        : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc(callsite("d_o"("flash_bwd.cu":232:3 to 232:66) at "flash_bwd.cu":449:5 to 449:65))
+        : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc(callsite("d_o"("flash_bwd.cu":248:3 to 248:66) at "flash_bwd.cu":465:5 to 465:65))
     %lse_head = memref.subview %ws_lse_log2[%b, %first_head_q, 0] [1, 1, %rows] [1, 1, 1]
-        : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":242:44 to 242:94) at "flash_bwd.cu":449:5 to 449:65))
+        : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":258:44 to 258:94) at "flash_bwd.cu":465:5 to 465:65))
     %d_head = memref.subview %ws_d[%b, %first_head_q, 0] [1, 1, %rows] [1, 1, 1]
-        : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":242:24 to 242:41) at "flash_bwd.cu":449:5 to 449:65))
+        : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":258:24 to 258:41) at "flash_bwd.cu":465:5 to 465:65))
     %sQ0 = memref.subview %sQ[0, 0, 0] [1, 64, 64] [1, 1, 1]
-        : memref<2x64x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1]>, #S> loc(callsite("sQ"("flash_bwd.cu":234:60 to 234:110) at "flash_bwd.cu":449:5 to 449:65))
+        : memref<2x64x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1]>, #S> loc(callsite("sQ"("flash_bwd.cu":250:60 to 250:110) at "flash_bwd.cu":465:5 to 465:65))
     %sdO0 = memref.subview %sdO[0, 0, 0] [1, 64, 64] [1, 1, 1]
-        : memref<2x64x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1]>, #S> loc(callsite("sdO"("flash_bwd.cu":236:60 to 236:111) at "flash_bwd.cu":449:5 to 449:65))
+        : memref<2x64x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1]>, #S> loc(callsite("sdO"("flash_bwd.cu":252:60 to 252:111) at "flash_bwd.cu":465:5 to 465:65))
     %sLSE0 = memref.subview %sLSE[0, 0] [1, 64] [1, 1]
-        : memref<2x64xf32, #S> to memref<64xf32, strided<[1]>, #S> loc(callsite("dst"("flash_bwd.cu":243:38 to 243:104) at "flash_bwd.cu":449:5 to 449:65))
+        : memref<2x64xf32, #S> to memref<64xf32, strided<[1]>, #S> loc(callsite("dst"("flash_bwd.cu":259:38 to 259:104) at "flash_bwd.cu":465:5 to 465:65))
     %sD0 = memref.subview %sD[0, 0] [1, 64] [1, 1]
-        : memref<2x64xf32, #S> to memref<64xf32, strided<[1]>, #S> loc(callsite("dst"("flash_bwd.cu":243:38 to 243:104) at "flash_bwd.cu":449:5 to 449:65))
+        : memref<2x64xf32, #S> to memref<64xf32, strided<[1]>, #S> loc(callsite("dst"("flash_bwd.cu":259:38 to 259:104) at "flash_bwd.cu":465:5 to 465:65))
     %tq = cuir.copy_async cp_async %q_head[%row0, %c0] -> %sQ0
-        : memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> -> memref<64x64xbf16, strided<[64, 1]>, #S> -> !cuir.token loc(callsite("sQ"("flash_bwd.cu":234:3 to 234:84) at "flash_bwd.cu":449:5 to 449:65))
+        : memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> -> memref<64x64xbf16, strided<[64, 1]>, #S> -> !cuir.token loc(callsite("sQ"("flash_bwd.cu":250:3 to 250:84) at "flash_bwd.cu":465:5 to 465:65))
     %tdo = cuir.copy_async cp_async %d_o_head[%row0, %c0] -> %sdO0
-        : memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> -> memref<64x64xbf16, strided<[64, 1]>, #S> -> !cuir.token loc(callsite("sdO"("flash_bwd.cu":236:3 to 236:85) at "flash_bwd.cu":449:5 to 449:65))
+        : memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> -> memref<64x64xbf16, strided<[64, 1]>, #S> -> !cuir.token loc(callsite("sdO"("flash_bwd.cu":252:3 to 252:85) at "flash_bwd.cu":465:5 to 465:65))
     %tl = cuir.copy_async cp_async %lse_head[%row0] -> %sLSE0
-        : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1]>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":244:5 to 244:40) at "flash_bwd.cu":449:5 to 449:65))
+        : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1]>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":260:5 to 260:40) at "flash_bwd.cu":465:5 to 465:65))
     %td = cuir.copy_async cp_async %d_head[%row0] -> %sD0
-        : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1]>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":244:5 to 244:40) at "flash_bwd.cu":449:5 to 449:65))
-    %g = cuir.commit %tk, %tv, %tq, %tdo, %tl, %td loc("flash_bwd.cu":450:3 to 450:27)
-    scf.yield %g : !cuir.group loc("flash_bwd.cu":448:3 to 448:35)
+        : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1]>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":260:5 to 260:40) at "flash_bwd.cu":465:5 to 465:65))
+    %g = cuir.commit %tk, %tv, %tq, %tdo, %tl, %td loc("flash_bwd.cu":466:3 to 466:27)
+    scf.yield %g : !cuir.group loc("flash_bwd.cu":464:3 to 464:35)
   } else {
     %tk = cuir.copy_async cp_async %k_head[%key_begin, %c0] -> %sK
-        : memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> -> memref<128x64xbf16, #S> -> !cuir.token loc("sK"("flash_bwd.cu":444:3 to 444:81))
+        : memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> -> memref<128x64xbf16, #S> -> !cuir.token loc("sK"("flash_bwd.cu":460:3 to 460:81))
     %tv = cuir.copy_async cp_async %v_head[%key_begin, %c0] -> %sV
-        : memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> -> memref<128x64xbf16, #S> -> !cuir.token loc("sV"("flash_bwd.cu":446:3 to 446:81))
-    %g = cuir.commit %tk, %tv loc("flash_bwd.cu":450:3 to 450:27)
-    scf.yield %g : !cuir.group loc("flash_bwd.cu":448:3 to 448:35)
-  } loc("flash_bwd.cu":448:3 to 448:35)
+        : memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> -> memref<128x64xbf16, #S> -> !cuir.token loc("sV"("flash_bwd.cu":462:3 to 462:81))
+    %g = cuir.commit %tk, %tv loc("flash_bwd.cu":466:3 to 466:27)
+    scf.yield %g : !cuir.group loc("flash_bwd.cu":464:3 to 464:35)
+  } loc("flash_bwd.cu":464:3 to 464:35)
 
   // ---- dK, dV accumulators (registers), the probability scale ----
-  %acc_kv_init = arith.constant dense<0.0> : tensor<128x64xf32, #ACC_KV> loc("acc_dk"("flash_bwd.cu":454:3 to 454:20))
-  %acc_sdp_init = arith.constant dense<0.0> : tensor<64x128xf32, #ACC_S> loc("acc_s"("flash_bwd.cu":377:3 to 377:19))
-  %acc_dq_init = arith.constant dense<0.0> : tensor<64x64xf32, #ACC_DQ> loc("acc_dq"("flash_bwd.cu":407:3 to 407:20))
-  %log2e = arith.constant 1.44269502 : f32 loc("scale_log2"("flash_bwd.cu":456:15 to 456:57))
-  %scale_log2 = arith.mulf %softmax_scale, %log2e : f32 loc("scale_log2"("flash_bwd.cu":456:15 to 456:57))
-  %scale_tile = tensor.splat %scale_log2 : tensor<64x128xf32, #ACC_S> loc("scale_log2"("flash_bwd.cu":456:15 to 456:57))
+  %acc_kv_init = arith.constant dense<0.0> : tensor<128x64xf32, #ACC_KV> loc("acc_dk"("flash_bwd.cu":470:3 to 470:20))
+  %acc_sdp_init = arith.constant dense<0.0> : tensor<64x128xf32, #ACC_S> loc("acc_s"("flash_bwd.cu":393:3 to 393:19))
+  %acc_dq_init = arith.constant dense<0.0> : tensor<64x64xf32, #ACC_DQ> loc("acc_dq"("flash_bwd.cu":423:3 to 423:20))
+  %log2e = arith.constant 1.44269502 : f32 loc("scale_log2"("flash_bwd.cu":472:15 to 472:57))
+  %scale_log2 = arith.mulf %softmax_scale, %log2e : f32 loc("scale_log2"("flash_bwd.cu":472:15 to 472:57))
+  %scale_tile = tensor.splat %scale_log2 : tensor<64x128xf32, #ACC_S> loc("scale_log2"("flash_bwd.cu":472:15 to 472:57))
 
   // =============================== the query heads of the group ===============================
   %h_dk, %h_dv, %h_stage, %h_g = scf.for %head_q = %first_head_q to %head_q_end step %c1
@@ -788,486 +794,489 @@ cuir.kernel @flash_bwd_bf16_d64_kernel(
     %m_dk, %m_dv, %m_stage, %m_g = scf.for %m_block = %m_begin to %m_unmasked_begin step %c1
         iter_args(%acc_dk = %dk_h, %acc_dv = %dv_h, %stage = %stage_h, %g_cur = %g_h)
         -> (tensor<128x64xf32, #ACC_KV>, tensor<128x64xf32, #ACC_KV>, index, !cuir.group) {
-      %other = arith.xori %stage, %c1 : index loc(callsite("stage"("flash_bwd.cu":371:59 to 371:68) at "flash_bwd.cu":463:7 to 463:25))
+      %other = arith.xori %stage, %c1 : index loc(callsite("stage"("flash_bwd.cu":387:59 to 387:68) at "flash_bwd.cu":479:7 to 479:25))
       %sQ_st = memref.subview %sQ[%stage, 0, 0] [1, 64, 64] [1, 1, 1]
-          : memref<2x64x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sQ"("flash_bwd.cu":365:3 to 365:69) at "flash_bwd.cu":463:7 to 463:25))
+          : memref<2x64x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sQ"("flash_bwd.cu":381:3 to 381:69) at "flash_bwd.cu":479:7 to 479:25))
       %sdO_st = memref.subview %sdO[%stage, 0, 0] [1, 64, 64] [1, 1, 1]
-          : memref<2x64x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sdO"("flash_bwd.cu":366:3 to 366:71) at "flash_bwd.cu":463:7 to 463:25))
+          : memref<2x64x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sdO"("flash_bwd.cu":382:3 to 382:71) at "flash_bwd.cu":479:7 to 479:25))
       %sLSE_st = memref.subview %sLSE[%stage, 0] [1, 64] [1, 1]
-          : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("s_lse"("flash_bwd.cu":383:56 to 383:105) at "flash_bwd.cu":463:7 to 463:25))
+          : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("s_lse"("flash_bwd.cu":399:56 to 399:105) at "flash_bwd.cu":479:7 to 479:25))
       %sD_st = memref.subview %sD[%stage, 0] [1, 64] [1, 1]
-          : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("s_d"("flash_bwd.cu":391:54 to 391:101) at "flash_bwd.cu":463:7 to 463:25))
+          : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("s_d"("flash_bwd.cu":407:54 to 407:101) at "flash_bwd.cu":479:7 to 479:25))
 
-      cuir.wait_group %g_cur pending 0 loc(callsite("flash_bwd.cu":369:3 to 369:28 at "flash_bwd.cu":463:7 to 463:25))
-      cuir.barrier.sync loc(callsite("flash_bwd.cu":370:3 to 370:19 at "flash_bwd.cu":463:7 to 463:25))
+      cuir.wait_group %g_cur pending 0 loc(callsite("flash_bwd.cu":385:3 to 385:28 at "flash_bwd.cu":479:7 to 479:25))
+      cuir.barrier.sync loc(callsite("flash_bwd.cu":386:3 to 386:19 at "flash_bwd.cu":479:7 to 479:25))
       // next_q_step: the next query block of the head, else the first one of the next head
-      %m_next = arith.addi %m_block, %c1 : index loc(callsite("flash_bwd.cu":342:7 to 342:18 at "flash_bwd.cu":463:72 to 463:120))
-      %same_head = arith.cmpi slt, %m_next, %m_end : index loc(callsite("flash_bwd.cu":342:3 to 342:33 at "flash_bwd.cu":463:72 to 463:120))
-      %head_next = arith.addi %head_q, %c1 : index loc(callsite("flash_bwd.cu":343:16 to 343:26 at "flash_bwd.cu":463:72 to 463:120))
-      %next_head_q = arith.select %same_head, %head_q, %head_next : index loc(callsite("flash_bwd.cu":342:3 to 342:33 at "flash_bwd.cu":463:72 to 463:120))
-      %next_m_block = arith.select %same_head, %m_next, %m_begin : index loc(callsite("flash_bwd.cu":342:3 to 342:33 at "flash_bwd.cu":463:72 to 463:120))
-      %more_heads = arith.cmpi slt, %head_q, %last_head_q : index loc(callsite("flash_bwd.cu":343:43 to 343:63 at "flash_bwd.cu":463:72 to 463:120))
-      %next_valid = arith.ori %same_head, %more_heads : i1 loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":463:7 to 463:25))
+      %m_next = arith.addi %m_block, %c1 : index loc(callsite("flash_bwd.cu":358:7 to 358:18 at "flash_bwd.cu":479:72 to 479:120))
+      %same_head = arith.cmpi slt, %m_next, %m_end : index loc(callsite("flash_bwd.cu":358:3 to 358:33 at "flash_bwd.cu":479:72 to 479:120))
+      %head_next = arith.addi %head_q, %c1 : index loc(callsite("flash_bwd.cu":359:16 to 359:26 at "flash_bwd.cu":479:72 to 479:120))
+      %next_head_q = arith.select %same_head, %head_q, %head_next : index loc(callsite("flash_bwd.cu":358:3 to 358:33 at "flash_bwd.cu":479:72 to 479:120))
+      %next_m_block = arith.select %same_head, %m_next, %m_begin : index loc(callsite("flash_bwd.cu":358:3 to 358:33 at "flash_bwd.cu":479:72 to 479:120))
+      %more_heads = arith.cmpi slt, %head_q, %last_head_q : index loc(callsite("flash_bwd.cu":359:43 to 359:63 at "flash_bwd.cu":479:72 to 479:120))
+      %next_valid = arith.ori %same_head, %more_heads : i1 loc(callsite("flash_bwd.cu":387:3 to 387:18 at "flash_bwd.cu":479:7 to 479:25))
       %g_next = scf.if %next_valid -> (!cuir.group) {
-        %row0 = arith.muli %next_m_block, %c64 : index loc(callsite("row0"("flash_bwd.cu":229:3 to 229:40) at "flash_bwd.cu":371:19 to 371:68))
+        %row0 = arith.muli %next_m_block, %c64 : index loc(callsite("row0"("flash_bwd.cu":245:3 to 245:40) at "flash_bwd.cu":387:19 to 387:68))
         %q_head = memref.subview %q[%b, 0, %next_head_q, 0] [1, %seqlen_q, 1, 64] [1, 1, 1, 1]
-            : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc(callsite("q"("flash_bwd.cu":230:3 to 230:62) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc(callsite("q"("flash_bwd.cu":246:3 to 246:62) at "flash_bwd.cu":387:19 to 387:68))
         %d_o_head = memref.subview %d_o[%b, 0, %next_head_q, 0] [1, %seqlen_q, 1, 64] [1, 1, 1, 1]
-            : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc(callsite("d_o"("flash_bwd.cu":232:3 to 232:66) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc(callsite("d_o"("flash_bwd.cu":248:3 to 248:66) at "flash_bwd.cu":387:19 to 387:68))
         %lse_head = memref.subview %ws_lse_log2[%b, %next_head_q, 0] [1, 1, %rows] [1, 1, 1]
-            : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":242:44 to 242:94) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":258:44 to 258:94) at "flash_bwd.cu":387:19 to 387:68))
         %d_head = memref.subview %ws_d[%b, %next_head_q, 0] [1, 1, %rows] [1, 1, 1]
-            : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":242:24 to 242:41) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":258:24 to 258:41) at "flash_bwd.cu":387:19 to 387:68))
         %sQ_o = memref.subview %sQ[%other, 0, 0] [1, 64, 64] [1, 1, 1]
-            : memref<2x64x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sQ"("flash_bwd.cu":234:60 to 234:110) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<2x64x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sQ"("flash_bwd.cu":250:60 to 250:110) at "flash_bwd.cu":387:19 to 387:68))
         %sdO_o = memref.subview %sdO[%other, 0, 0] [1, 64, 64] [1, 1, 1]
-            : memref<2x64x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sdO"("flash_bwd.cu":236:60 to 236:111) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<2x64x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sdO"("flash_bwd.cu":252:60 to 252:111) at "flash_bwd.cu":387:19 to 387:68))
         %sLSE_o = memref.subview %sLSE[%other, 0] [1, 64] [1, 1]
-            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":243:38 to 243:104) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":259:38 to 259:104) at "flash_bwd.cu":387:19 to 387:68))
         %sD_o = memref.subview %sD[%other, 0] [1, 64] [1, 1]
-            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":243:38 to 243:104) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":259:38 to 259:104) at "flash_bwd.cu":387:19 to 387:68))
         %tq = cuir.copy_async cp_async %q_head[%row0, %c0] -> %sQ_o
-            : memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> -> memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> -> !cuir.token loc(callsite("sQ"("flash_bwd.cu":234:3 to 234:84) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> -> memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> -> !cuir.token loc(callsite("sQ"("flash_bwd.cu":250:3 to 250:84) at "flash_bwd.cu":387:19 to 387:68))
         %tdo = cuir.copy_async cp_async %d_o_head[%row0, %c0] -> %sdO_o
-            : memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> -> memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> -> !cuir.token loc(callsite("sdO"("flash_bwd.cu":236:3 to 236:85) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> -> memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> -> !cuir.token loc(callsite("sdO"("flash_bwd.cu":252:3 to 252:85) at "flash_bwd.cu":387:19 to 387:68))
         %tl = cuir.copy_async cp_async %lse_head[%row0] -> %sLSE_o
-            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":244:5 to 244:40) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":260:5 to 260:40) at "flash_bwd.cu":387:19 to 387:68))
         %td = cuir.copy_async cp_async %d_head[%row0] -> %sD_o
-            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":244:5 to 244:40) at "flash_bwd.cu":371:19 to 371:68))
-        %g = cuir.commit %tq, %tdo, %tl, %td loc(callsite("flash_bwd.cu":372:3 to 372:27 at "flash_bwd.cu":463:7 to 463:25))
-        scf.yield %g : !cuir.group loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":463:7 to 463:25))
+            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":260:5 to 260:40) at "flash_bwd.cu":387:19 to 387:68))
+        %g = cuir.commit %tq, %tdo, %tl, %td loc(callsite("flash_bwd.cu":388:3 to 388:27 at "flash_bwd.cu":479:7 to 479:25))
+        scf.yield %g : !cuir.group loc(callsite("flash_bwd.cu":387:3 to 387:18 at "flash_bwd.cu":479:7 to 479:25))
       } else {
-        %g = cuir.commit loc(callsite("flash_bwd.cu":372:3 to 372:27 at "flash_bwd.cu":463:7 to 463:25))
-        scf.yield %g : !cuir.group loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":463:7 to 463:25))
-      } loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":463:7 to 463:25))
+        %g = cuir.commit loc(callsite("flash_bwd.cu":388:3 to 388:27 at "flash_bwd.cu":479:7 to 479:25))
+        scf.yield %g : !cuir.group loc(callsite("flash_bwd.cu":387:3 to 387:18 at "flash_bwd.cu":479:7 to 479:25))
+      } loc(callsite("flash_bwd.cu":387:3 to 387:18 at "flash_bwd.cu":479:7 to 479:25))
 
       // ------- S = Q K^T (unscaled) -------
-      %q_row0 = arith.muli %m_block, %c64 : index loc(callsite("(q_tile * T::BLOCK_M)"("flash_bwd.cu":414:40 to 414:74) at "flash_bwd.cu":463:7 to 463:25))
+      %q_row0 = arith.muli %m_block, %c64 : index loc(callsite("(q_tile * T::BLOCK_M)"("flash_bwd.cu":430:40 to 430:74) at "flash_bwd.cu":479:7 to 479:25))
       %acc_s = cuir.gemm %sQ_st, %sK transpose_b, %acc_sdp_init
-          : memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, memref<128x64xbf16, #S>, tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":378:3 to 378:71) at "flash_bwd.cu":463:7 to 463:25))
+          : memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, memref<128x64xbf16, #S>, tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":394:3 to 394:71) at "flash_bwd.cu":479:7 to 479:25))
 
       // ------- the mask of a masking step: -inf where key >= seqlen_kv or key > row + last_key_offset -------
-      %kv0 = arith.muli %n_block, %c128 : index loc(callsite("key_base"("flash_bwd.cu":381:58 to 381:96) at "flash_bwd.cu":463:7 to 463:25))
+      %kv0 = arith.muli %n_block, %c128 : index loc(callsite("key_base"("flash_bwd.cu":397:58 to 397:105) at "flash_bwd.cu":479:7 to 479:25))
       %acc_s_masked = cuir.elementwise (%acc_s) at [%b, %head_q, %q_row0, %kv0]
           : (tensor<64x128xf32, #ACC_S>) -> tensor<64x128xf32, #ACC_S> {
-      ^bb0(%x: f32 loc("acc_s"("flash_bwd.cu":262:62 to 262:86)), %bi: index loc(callsite("block.batch"("flash_bwd.cu":381:5 to 381:24) at "flash_bwd.cu":463:7 to 463:25)), %hi: index loc(callsite("head_q"("flash_bwd.cu":381:5 to 381:24) at "flash_bwd.cu":463:7 to 463:25)), %row: index loc("row"("flash_bwd.cu":260:9 to 260:69)), %key: index loc("key"("flash_bwd.cu":261:9 to 261:68))):
-        %past_end = arith.cmpi sge, %key, %seqlen_kv : index loc(callsite("flash_bwd.cu":262:13 to 262:29 at "flash_bwd.cu":381:5 to 381:24))
-        %row_last = arith.addi %row, %last_key_offset : index loc(callsite("flash_bwd.cu":262:39 to 262:60 at "flash_bwd.cu":381:5 to 381:24))
-        %past_diag = arith.cmpi sgt, %key, %row_last : index loc(callsite("flash_bwd.cu":262:33 to 262:60 at "flash_bwd.cu":381:5 to 381:24))
-        %hidden = arith.ori %past_end, %past_diag : i1 loc(callsite("flash_bwd.cu":262:9 to 262:29 at "flash_bwd.cu":381:5 to 381:24))
-        %r = arith.select %hidden, %ninf, %x : f32 loc(callsite("acc_s"("flash_bwd.cu":262:62 to 262:86) at "flash_bwd.cu":381:5 to 381:24))
-        cuir.yield %r : f32 loc(callsite("flash_bwd.cu":381:5 to 381:24 at "flash_bwd.cu":463:7 to 463:25))
-      } loc(callsite("acc_s"("flash_bwd.cu":381:5 to 381:24) at "flash_bwd.cu":463:7 to 463:25))
+      ^bb0(%x: f32 loc("acc_s"("flash_bwd.cu":278:62 to 278:86)), %bi: index loc(callsite("block.batch"("flash_bwd.cu":397:5 to 397:24) at "flash_bwd.cu":479:7 to 479:25)), %hi: index loc(callsite("head_q"("flash_bwd.cu":397:5 to 397:24) at "flash_bwd.cu":479:7 to 479:25)), %row: index loc("row"("flash_bwd.cu":276:9 to 276:69)), %key: index loc("key"("flash_bwd.cu":277:9 to 277:68))):
+        %past_end = arith.cmpi sge, %key, %seqlen_kv : index loc(callsite("flash_bwd.cu":278:13 to 278:29 at "flash_bwd.cu":397:5 to 397:24))
+        %row_last = arith.addi %row, %last_key_offset : index loc(callsite("flash_bwd.cu":278:39 to 278:60 at "flash_bwd.cu":397:5 to 397:24))
+        %past_diag = arith.cmpi sgt, %key, %row_last : index loc(callsite("flash_bwd.cu":278:33 to 278:60 at "flash_bwd.cu":397:5 to 397:24))
+        %hidden = arith.ori %past_end, %past_diag : i1 loc(callsite("flash_bwd.cu":278:9 to 278:29 at "flash_bwd.cu":397:5 to 397:24))
+        %r = arith.select %hidden, %ninf, %x : f32 loc(callsite("acc_s"("flash_bwd.cu":278:62 to 278:86) at "flash_bwd.cu":397:5 to 397:24))
+        cuir.yield %r : f32 loc(callsite("flash_bwd.cu":397:5 to 397:24 at "flash_bwd.cu":479:7 to 479:25))
+      } loc(callsite("acc_s"("flash_bwd.cu":397:5 to 397:24) at "flash_bwd.cu":479:7 to 479:25))
 
       // ------- scores_to_probs: P = exp2(S * scale * log2e - LSE * log2e) -------
-      %lse_log2 = cuir.load %sLSE_st : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #ROW_S> loc(callsite("lse_log2"("flash_bwd.cu":275:7 to 275:72) at "flash_bwd.cu":384:3 to 384:64))
-      %lse_b = cuir.broadcast_rows %lse_log2 : tensor<64xf32, #ROW_S> -> tensor<64x128xf32, #ACC_S> loc(callsite("lse_log2"("flash_bwd.cu":280:75 to 280:84) at "flash_bwd.cu":384:3 to 384:64))
-      %neg_lse = arith.negf %lse_b : tensor<64x128xf32, #ACC_S> loc(callsite("lse_log2"("flash_bwd.cu":280:75 to 280:84) at "flash_bwd.cu":384:3 to 384:64))
-      %logits = math.fma %acc_s_masked, %scale_tile, %neg_lse : tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":280:40 to 280:85) at "flash_bwd.cu":384:3 to 384:64))
-      %p = math.exp2 %logits : tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":280:11 to 280:87) at "flash_bwd.cu":384:3 to 384:64))
+      %lse_log2 = cuir.load %sLSE_st : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #ROW_S> loc(callsite("lse_log2"("flash_bwd.cu":291:7 to 291:72) at "flash_bwd.cu":400:3 to 400:64))
+      %lse_b = cuir.broadcast_rows %lse_log2 : tensor<64xf32, #ROW_S> -> tensor<64x128xf32, #ACC_S> loc(callsite("lse_log2"("flash_bwd.cu":296:75 to 296:84) at "flash_bwd.cu":400:3 to 400:64))
+      %neg_lse = arith.negf %lse_b : tensor<64x128xf32, #ACC_S> loc(callsite("lse_log2"("flash_bwd.cu":296:75 to 296:84) at "flash_bwd.cu":400:3 to 400:64))
+      %logits = math.fma %acc_s_masked, %scale_tile, %neg_lse : tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":296:40 to 296:85) at "flash_bwd.cu":400:3 to 400:64))
+      %p = math.exp2 %logits : tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":296:11 to 296:87) at "flash_bwd.cu":400:3 to 400:64))
 
       // ------- dP = dO V^T; probs_to_dscores: dS = P * (dP - D) -------
       %acc_dp = cuir.gemm %sdO_st, %sV transpose_b, %acc_sdp_init
-          : memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, memref<128x64xbf16, #S>, tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":389:3 to 389:72) at "flash_bwd.cu":463:7 to 463:25))
-      %d_rows = cuir.load %sD_st : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #ROW_S> loc(callsite("d"("flash_bwd.cu":293:7 to 293:58) at "flash_bwd.cu":392:3 to 392:59))
-      %d_b = cuir.broadcast_rows %d_rows : tensor<64xf32, #ROW_S> -> tensor<64x128xf32, #ACC_S> loc(callsite("d"("flash_bwd.cu":297:95 to 297:116) at "flash_bwd.cu":392:3 to 392:59))
-      %dp_minus_d = arith.subf %acc_dp, %d_b : tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":297:95 to 297:116) at "flash_bwd.cu":392:3 to 392:59))
-      %ds = arith.mulf %p, %dp_minus_d : tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":297:55 to 297:118) at "flash_bwd.cu":392:3 to 392:59))
+          : memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, memref<128x64xbf16, #S>, tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":405:3 to 405:72) at "flash_bwd.cu":479:7 to 479:25))
+      %d_rows = cuir.load %sD_st : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #ROW_S> loc(callsite("d"("flash_bwd.cu":309:7 to 309:58) at "flash_bwd.cu":408:3 to 408:59))
+      %d_b = cuir.broadcast_rows %d_rows : tensor<64xf32, #ROW_S> -> tensor<64x128xf32, #ACC_S> loc(callsite("d"("flash_bwd.cu":313:95 to 313:116) at "flash_bwd.cu":408:3 to 408:59))
+      %dp_minus_d = arith.subf %acc_dp, %d_b : tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":313:95 to 313:116) at "flash_bwd.cu":408:3 to 408:59))
+      %ds = arith.mulf %p, %dp_minus_d : tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":313:55 to 313:118) at "flash_bwd.cu":408:3 to 408:59))
 
       // ------- P and dS to shared memory (16-bit): the other warps' GEMMs read them whole -------
-      %p16 = arith.truncf %p : tensor<64x128xf32, #ACC_S> to tensor<64x128xbf16, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":395:3 to 395:55) at "flash_bwd.cu":463:7 to 463:25))
-      cuir.store %p16 -> %sP : tensor<64x128xbf16, #ACC_S> -> memref<64x128xbf16, #S> loc(callsite("sP"("flash_bwd.cu":395:3 to 395:48) at "flash_bwd.cu":463:7 to 463:25))
-      %ds16 = arith.truncf %ds : tensor<64x128xf32, #ACC_S> to tensor<64x128xbf16, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":396:3 to 396:57) at "flash_bwd.cu":463:7 to 463:25))
-      cuir.store %ds16 -> %sdS : tensor<64x128xbf16, #ACC_S> -> memref<64x128xbf16, #S> loc(callsite("sdS"("flash_bwd.cu":396:3 to 396:49) at "flash_bwd.cu":463:7 to 463:25))
-      cuir.barrier.sync loc(callsite("flash_bwd.cu":397:3 to 397:19 at "flash_bwd.cu":463:7 to 463:25))
+      %p16 = arith.truncf %p : tensor<64x128xf32, #ACC_S> to tensor<64x128xbf16, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":411:3 to 411:55) at "flash_bwd.cu":479:7 to 479:25))
+      cuir.store %p16 -> %sP : tensor<64x128xbf16, #ACC_S> -> memref<64x128xbf16, #S> loc(callsite("sP"("flash_bwd.cu":411:3 to 411:48) at "flash_bwd.cu":479:7 to 479:25))
+      %ds16 = arith.truncf %ds : tensor<64x128xf32, #ACC_S> to tensor<64x128xbf16, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":412:3 to 412:57) at "flash_bwd.cu":479:7 to 479:25))
+      cuir.store %ds16 -> %sdS : tensor<64x128xbf16, #ACC_S> -> memref<64x128xbf16, #S> loc(callsite("sdS"("flash_bwd.cu":412:3 to 412:49) at "flash_bwd.cu":479:7 to 479:25))
+      cuir.barrier.sync loc(callsite("flash_bwd.cu":413:3 to 413:19 at "flash_bwd.cu":479:7 to 479:25))
 
       // ------- dV += P^T dO, dK += dS^T Q -------
-      %pt = cuir.load %sP transpose : memref<64x128xbf16, #S> -> tensor<128x64xbf16, #A_KV> loc(callsite("sP"("flash_bwd.cu":400:73 to 400:114) at "flash_bwd.cu":463:7 to 463:25))
+      %pt = cuir.load %sP transpose : memref<64x128xbf16, #S> -> tensor<128x64xbf16, #A_KV> loc(callsite("sP"("flash_bwd.cu":416:73 to 416:114) at "flash_bwd.cu":479:7 to 479:25))
       %acc_dv_new = cuir.gemm %pt, %sdO_st, %acc_dv
-          : tensor<128x64xbf16, #A_KV>, memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, tensor<128x64xf32, #ACC_KV> loc(callsite("acc_dv"("flash_bwd.cu":400:3 to 400:71) at "flash_bwd.cu":463:7 to 463:25))
-      %dst = cuir.load %sdS transpose : memref<64x128xbf16, #S> -> tensor<128x64xbf16, #A_KV> loc(callsite("sdS"("flash_bwd.cu":402:73 to 402:115) at "flash_bwd.cu":463:7 to 463:25))
+          : tensor<128x64xbf16, #A_KV>, memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, tensor<128x64xf32, #ACC_KV> loc(callsite("acc_dv"("flash_bwd.cu":416:3 to 416:71) at "flash_bwd.cu":479:7 to 479:25))
+      %dst = cuir.load %sdS transpose : memref<64x128xbf16, #S> -> tensor<128x64xbf16, #A_KV> loc(callsite("sdS"("flash_bwd.cu":418:73 to 418:115) at "flash_bwd.cu":479:7 to 479:25))
       %acc_dk_new = cuir.gemm %dst, %sQ_st, %acc_dk
-          : tensor<128x64xbf16, #A_KV>, memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, tensor<128x64xf32, #ACC_KV> loc(callsite("acc_dk"("flash_bwd.cu":402:3 to 402:71) at "flash_bwd.cu":463:7 to 463:25))
+          : tensor<128x64xbf16, #A_KV>, memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, tensor<128x64xf32, #ACC_KV> loc(callsite("acc_dk"("flash_bwd.cu":418:3 to 418:71) at "flash_bwd.cu":479:7 to 479:25))
 
       // ------- dQ += dS K: fp32 reductions into the workspace -------
       %acc_dq = cuir.gemm %sdS, %sK, %acc_dq_init
-          : memref<64x128xbf16, #S>, memref<128x64xbf16, #S>, tensor<64x64xf32, #ACC_DQ> loc(callsite("acc_dq"("flash_bwd.cu":408:3 to 408:69) at "flash_bwd.cu":463:7 to 463:25))
+          : memref<64x128xbf16, #S>, memref<128x64xbf16, #S>, tensor<64x64xf32, #ACC_DQ> loc(callsite("acc_dq"("flash_bwd.cu":424:3 to 424:69) at "flash_bwd.cu":479:7 to 479:25))
       %dq_head = memref.subview %ws_dq_accum[%b, %head_q, 0, 0] [1, 1, %rows, 64] [1, 1, 1, 1]
-          : memref<?x?x?x64xf32, #G> to memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc(callsite("head_rows"("flash_bwd.cu":411:3 to 411:71) at "flash_bwd.cu":463:7 to 463:25))
-      cuir.atomic_add %acc_dq -> %dq_head[%q_row0, %c0] : tensor<64x64xf32, #ACC_DQ> -> memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc(callsite("dq_tile"("flash_bwd.cu":319:7 to 319:21) at "flash_bwd.cu":414:3 to 414:95))
+          : memref<?x?x?x64xf32, #G> to memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc(callsite("head_rows"("flash_bwd.cu":427:3 to 427:71) at "flash_bwd.cu":479:7 to 479:25))
+      cuir.atomic_add %acc_dq -> %dq_head[%q_row0, %c0] : tensor<64x64xf32, #ACC_DQ> -> memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc(callsite("dq_tile"("flash_bwd.cu":335:7 to 335:21) at "flash_bwd.cu":430:3 to 430:95))
       scf.yield %acc_dk_new, %acc_dv_new, %other, %g_next
-          : tensor<128x64xf32, #ACC_KV>, tensor<128x64xf32, #ACC_KV>, index, !cuir.group loc("flash_bwd.cu":462:5 to 462:68)
-    } loc("flash_bwd.cu":462:5 to 462:68)
+          : tensor<128x64xf32, #ACC_KV>, tensor<128x64xf32, #ACC_KV>, index, !cuir.group loc("flash_bwd.cu":478:5 to 478:68)
+    } loc("flash_bwd.cu":478:5 to 478:68)
 
     // =============================== unmasked steps ===============================
     %u_dk, %u_dv, %u_stage, %u_g = scf.for %m_block = %m_unmasked_begin to %m_end step %c1
         iter_args(%acc_dk = %m_dk, %acc_dv = %m_dv, %stage = %m_stage, %g_cur = %m_g)
         -> (tensor<128x64xf32, #ACC_KV>, tensor<128x64xf32, #ACC_KV>, index, !cuir.group) {
-      %other = arith.xori %stage, %c1 : index loc(callsite("stage"("flash_bwd.cu":371:59 to 371:68) at "flash_bwd.cu":467:7 to 467:26))
+      %other = arith.xori %stage, %c1 : index loc(callsite("stage"("flash_bwd.cu":387:59 to 387:68) at "flash_bwd.cu":483:7 to 483:26))
       %sQ_st = memref.subview %sQ[%stage, 0, 0] [1, 64, 64] [1, 1, 1]
-          : memref<2x64x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sQ"("flash_bwd.cu":365:3 to 365:69) at "flash_bwd.cu":467:7 to 467:26))
+          : memref<2x64x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sQ"("flash_bwd.cu":381:3 to 381:69) at "flash_bwd.cu":483:7 to 483:26))
       %sdO_st = memref.subview %sdO[%stage, 0, 0] [1, 64, 64] [1, 1, 1]
-          : memref<2x64x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sdO"("flash_bwd.cu":366:3 to 366:71) at "flash_bwd.cu":467:7 to 467:26))
+          : memref<2x64x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sdO"("flash_bwd.cu":382:3 to 382:71) at "flash_bwd.cu":483:7 to 483:26))
       %sLSE_st = memref.subview %sLSE[%stage, 0] [1, 64] [1, 1]
-          : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("s_lse"("flash_bwd.cu":383:56 to 383:105) at "flash_bwd.cu":467:7 to 467:26))
+          : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("s_lse"("flash_bwd.cu":399:56 to 399:105) at "flash_bwd.cu":483:7 to 483:26))
       %sD_st = memref.subview %sD[%stage, 0] [1, 64] [1, 1]
-          : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("s_d"("flash_bwd.cu":391:54 to 391:101) at "flash_bwd.cu":467:7 to 467:26))
+          : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("s_d"("flash_bwd.cu":407:54 to 407:101) at "flash_bwd.cu":483:7 to 483:26))
 
-      cuir.wait_group %g_cur pending 0 loc(callsite("flash_bwd.cu":369:3 to 369:28 at "flash_bwd.cu":467:7 to 467:26))
-      cuir.barrier.sync loc(callsite("flash_bwd.cu":370:3 to 370:19 at "flash_bwd.cu":467:7 to 467:26))
+      cuir.wait_group %g_cur pending 0 loc(callsite("flash_bwd.cu":385:3 to 385:28 at "flash_bwd.cu":483:7 to 483:26))
+      cuir.barrier.sync loc(callsite("flash_bwd.cu":386:3 to 386:19 at "flash_bwd.cu":483:7 to 483:26))
       // next_q_step: the next query block of the head, else the first one of the next head
-      %m_next = arith.addi %m_block, %c1 : index loc(callsite("flash_bwd.cu":342:7 to 342:18 at "flash_bwd.cu":468:26 to 468:74))
-      %same_head = arith.cmpi slt, %m_next, %m_end : index loc(callsite("flash_bwd.cu":342:3 to 342:33 at "flash_bwd.cu":468:26 to 468:74))
-      %head_next = arith.addi %head_q, %c1 : index loc(callsite("flash_bwd.cu":343:16 to 343:26 at "flash_bwd.cu":468:26 to 468:74))
-      %next_head_q = arith.select %same_head, %head_q, %head_next : index loc(callsite("flash_bwd.cu":342:3 to 342:33 at "flash_bwd.cu":468:26 to 468:74))
-      %next_m_block = arith.select %same_head, %m_next, %m_begin : index loc(callsite("flash_bwd.cu":342:3 to 342:33 at "flash_bwd.cu":468:26 to 468:74))
-      %more_heads = arith.cmpi slt, %head_q, %last_head_q : index loc(callsite("flash_bwd.cu":343:43 to 343:63 at "flash_bwd.cu":468:26 to 468:74))
-      %next_valid = arith.ori %same_head, %more_heads : i1 loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":467:7 to 467:26))
+      %m_next = arith.addi %m_block, %c1 : index loc(callsite("flash_bwd.cu":358:7 to 358:18 at "flash_bwd.cu":484:26 to 484:74))
+      %same_head = arith.cmpi slt, %m_next, %m_end : index loc(callsite("flash_bwd.cu":358:3 to 358:33 at "flash_bwd.cu":484:26 to 484:74))
+      %head_next = arith.addi %head_q, %c1 : index loc(callsite("flash_bwd.cu":359:16 to 359:26 at "flash_bwd.cu":484:26 to 484:74))
+      %next_head_q = arith.select %same_head, %head_q, %head_next : index loc(callsite("flash_bwd.cu":358:3 to 358:33 at "flash_bwd.cu":484:26 to 484:74))
+      %next_m_block = arith.select %same_head, %m_next, %m_begin : index loc(callsite("flash_bwd.cu":358:3 to 358:33 at "flash_bwd.cu":484:26 to 484:74))
+      %more_heads = arith.cmpi slt, %head_q, %last_head_q : index loc(callsite("flash_bwd.cu":359:43 to 359:63 at "flash_bwd.cu":484:26 to 484:74))
+      %next_valid = arith.ori %same_head, %more_heads : i1 loc(callsite("flash_bwd.cu":387:3 to 387:18 at "flash_bwd.cu":483:7 to 483:26))
       %g_next = scf.if %next_valid -> (!cuir.group) {
-        %row0 = arith.muli %next_m_block, %c64 : index loc(callsite("row0"("flash_bwd.cu":229:3 to 229:40) at "flash_bwd.cu":371:19 to 371:68))
+        %row0 = arith.muli %next_m_block, %c64 : index loc(callsite("row0"("flash_bwd.cu":245:3 to 245:40) at "flash_bwd.cu":387:19 to 387:68))
         %q_head = memref.subview %q[%b, 0, %next_head_q, 0] [1, %seqlen_q, 1, 64] [1, 1, 1, 1]
-            : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc(callsite("q"("flash_bwd.cu":230:3 to 230:62) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc(callsite("q"("flash_bwd.cu":246:3 to 246:62) at "flash_bwd.cu":387:19 to 387:68))
         %d_o_head = memref.subview %d_o[%b, 0, %next_head_q, 0] [1, %seqlen_q, 1, 64] [1, 1, 1, 1]
-            : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc(callsite("d_o"("flash_bwd.cu":232:3 to 232:66) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc(callsite("d_o"("flash_bwd.cu":248:3 to 248:66) at "flash_bwd.cu":387:19 to 387:68))
         %lse_head = memref.subview %ws_lse_log2[%b, %next_head_q, 0] [1, 1, %rows] [1, 1, 1]
-            : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":242:44 to 242:94) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":258:44 to 258:94) at "flash_bwd.cu":387:19 to 387:68))
         %d_head = memref.subview %ws_d[%b, %next_head_q, 0] [1, 1, %rows] [1, 1, 1]
-            : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":242:24 to 242:41) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":258:24 to 258:41) at "flash_bwd.cu":387:19 to 387:68))
         %sQ_o = memref.subview %sQ[%other, 0, 0] [1, 64, 64] [1, 1, 1]
-            : memref<2x64x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sQ"("flash_bwd.cu":234:60 to 234:110) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<2x64x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sQ"("flash_bwd.cu":250:60 to 250:110) at "flash_bwd.cu":387:19 to 387:68))
         %sdO_o = memref.subview %sdO[%other, 0, 0] [1, 64, 64] [1, 1, 1]
-            : memref<2x64x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sdO"("flash_bwd.cu":236:60 to 236:111) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<2x64x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sdO"("flash_bwd.cu":252:60 to 252:111) at "flash_bwd.cu":387:19 to 387:68))
         %sLSE_o = memref.subview %sLSE[%other, 0] [1, 64] [1, 1]
-            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":243:38 to 243:104) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":259:38 to 259:104) at "flash_bwd.cu":387:19 to 387:68))
         %sD_o = memref.subview %sD[%other, 0] [1, 64] [1, 1]
-            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":243:38 to 243:104) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":259:38 to 259:104) at "flash_bwd.cu":387:19 to 387:68))
         %tq = cuir.copy_async cp_async %q_head[%row0, %c0] -> %sQ_o
-            : memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> -> memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> -> !cuir.token loc(callsite("sQ"("flash_bwd.cu":234:3 to 234:84) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> -> memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> -> !cuir.token loc(callsite("sQ"("flash_bwd.cu":250:3 to 250:84) at "flash_bwd.cu":387:19 to 387:68))
         %tdo = cuir.copy_async cp_async %d_o_head[%row0, %c0] -> %sdO_o
-            : memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> -> memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> -> !cuir.token loc(callsite("sdO"("flash_bwd.cu":236:3 to 236:85) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> -> memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> -> !cuir.token loc(callsite("sdO"("flash_bwd.cu":252:3 to 252:85) at "flash_bwd.cu":387:19 to 387:68))
         %tl = cuir.copy_async cp_async %lse_head[%row0] -> %sLSE_o
-            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":244:5 to 244:40) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":260:5 to 260:40) at "flash_bwd.cu":387:19 to 387:68))
         %td = cuir.copy_async cp_async %d_head[%row0] -> %sD_o
-            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":244:5 to 244:40) at "flash_bwd.cu":371:19 to 371:68))
-        %g = cuir.commit %tq, %tdo, %tl, %td loc(callsite("flash_bwd.cu":372:3 to 372:27 at "flash_bwd.cu":467:7 to 467:26))
-        scf.yield %g : !cuir.group loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":467:7 to 467:26))
+            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":260:5 to 260:40) at "flash_bwd.cu":387:19 to 387:68))
+        %g = cuir.commit %tq, %tdo, %tl, %td loc(callsite("flash_bwd.cu":388:3 to 388:27 at "flash_bwd.cu":483:7 to 483:26))
+        scf.yield %g : !cuir.group loc(callsite("flash_bwd.cu":387:3 to 387:18 at "flash_bwd.cu":483:7 to 483:26))
       } else {
-        %g = cuir.commit loc(callsite("flash_bwd.cu":372:3 to 372:27 at "flash_bwd.cu":467:7 to 467:26))
-        scf.yield %g : !cuir.group loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":467:7 to 467:26))
-      } loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":467:7 to 467:26))
+        %g = cuir.commit loc(callsite("flash_bwd.cu":388:3 to 388:27 at "flash_bwd.cu":483:7 to 483:26))
+        scf.yield %g : !cuir.group loc(callsite("flash_bwd.cu":387:3 to 387:18 at "flash_bwd.cu":483:7 to 483:26))
+      } loc(callsite("flash_bwd.cu":387:3 to 387:18 at "flash_bwd.cu":483:7 to 483:26))
 
       // ------- S = Q K^T (unscaled) -------
-      %q_row0 = arith.muli %m_block, %c64 : index loc(callsite("(q_tile * T::BLOCK_M)"("flash_bwd.cu":414:40 to 414:74) at "flash_bwd.cu":467:7 to 467:26))
+      %q_row0 = arith.muli %m_block, %c64 : index loc(callsite("(q_tile * T::BLOCK_M)"("flash_bwd.cu":430:40 to 430:74) at "flash_bwd.cu":483:7 to 483:26))
       %acc_s = cuir.gemm %sQ_st, %sK transpose_b, %acc_sdp_init
-          : memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, memref<128x64xbf16, #S>, tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":378:3 to 378:71) at "flash_bwd.cu":467:7 to 467:26))
+          : memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, memref<128x64xbf16, #S>, tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":394:3 to 394:71) at "flash_bwd.cu":483:7 to 483:26))
 
       // ------- scores_to_probs: P = exp2(S * scale * log2e - LSE * log2e) -------
-      %lse_log2 = cuir.load %sLSE_st : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #ROW_S> loc(callsite("lse_log2"("flash_bwd.cu":275:7 to 275:72) at "flash_bwd.cu":384:3 to 384:64))
-      %lse_b = cuir.broadcast_rows %lse_log2 : tensor<64xf32, #ROW_S> -> tensor<64x128xf32, #ACC_S> loc(callsite("lse_log2"("flash_bwd.cu":280:75 to 280:84) at "flash_bwd.cu":384:3 to 384:64))
-      %neg_lse = arith.negf %lse_b : tensor<64x128xf32, #ACC_S> loc(callsite("lse_log2"("flash_bwd.cu":280:75 to 280:84) at "flash_bwd.cu":384:3 to 384:64))
-      %logits = math.fma %acc_s, %scale_tile, %neg_lse : tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":280:40 to 280:85) at "flash_bwd.cu":384:3 to 384:64))
-      %p = math.exp2 %logits : tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":280:11 to 280:87) at "flash_bwd.cu":384:3 to 384:64))
+      %lse_log2 = cuir.load %sLSE_st : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #ROW_S> loc(callsite("lse_log2"("flash_bwd.cu":291:7 to 291:72) at "flash_bwd.cu":400:3 to 400:64))
+      %lse_b = cuir.broadcast_rows %lse_log2 : tensor<64xf32, #ROW_S> -> tensor<64x128xf32, #ACC_S> loc(callsite("lse_log2"("flash_bwd.cu":296:75 to 296:84) at "flash_bwd.cu":400:3 to 400:64))
+      %neg_lse = arith.negf %lse_b : tensor<64x128xf32, #ACC_S> loc(callsite("lse_log2"("flash_bwd.cu":296:75 to 296:84) at "flash_bwd.cu":400:3 to 400:64))
+      %logits = math.fma %acc_s, %scale_tile, %neg_lse : tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":296:40 to 296:85) at "flash_bwd.cu":400:3 to 400:64))
+      %p = math.exp2 %logits : tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":296:11 to 296:87) at "flash_bwd.cu":400:3 to 400:64))
 
       // ------- dP = dO V^T; probs_to_dscores: dS = P * (dP - D) -------
       %acc_dp = cuir.gemm %sdO_st, %sV transpose_b, %acc_sdp_init
-          : memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, memref<128x64xbf16, #S>, tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":389:3 to 389:72) at "flash_bwd.cu":467:7 to 467:26))
-      %d_rows = cuir.load %sD_st : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #ROW_S> loc(callsite("d"("flash_bwd.cu":293:7 to 293:58) at "flash_bwd.cu":392:3 to 392:59))
-      %d_b = cuir.broadcast_rows %d_rows : tensor<64xf32, #ROW_S> -> tensor<64x128xf32, #ACC_S> loc(callsite("d"("flash_bwd.cu":297:95 to 297:116) at "flash_bwd.cu":392:3 to 392:59))
-      %dp_minus_d = arith.subf %acc_dp, %d_b : tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":297:95 to 297:116) at "flash_bwd.cu":392:3 to 392:59))
-      %ds = arith.mulf %p, %dp_minus_d : tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":297:55 to 297:118) at "flash_bwd.cu":392:3 to 392:59))
+          : memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, memref<128x64xbf16, #S>, tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":405:3 to 405:72) at "flash_bwd.cu":483:7 to 483:26))
+      %d_rows = cuir.load %sD_st : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #ROW_S> loc(callsite("d"("flash_bwd.cu":309:7 to 309:58) at "flash_bwd.cu":408:3 to 408:59))
+      %d_b = cuir.broadcast_rows %d_rows : tensor<64xf32, #ROW_S> -> tensor<64x128xf32, #ACC_S> loc(callsite("d"("flash_bwd.cu":313:95 to 313:116) at "flash_bwd.cu":408:3 to 408:59))
+      %dp_minus_d = arith.subf %acc_dp, %d_b : tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":313:95 to 313:116) at "flash_bwd.cu":408:3 to 408:59))
+      %ds = arith.mulf %p, %dp_minus_d : tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":313:55 to 313:118) at "flash_bwd.cu":408:3 to 408:59))
 
       // ------- P and dS to shared memory (16-bit): the other warps' GEMMs read them whole -------
-      %p16 = arith.truncf %p : tensor<64x128xf32, #ACC_S> to tensor<64x128xbf16, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":395:3 to 395:55) at "flash_bwd.cu":467:7 to 467:26))
-      cuir.store %p16 -> %sP : tensor<64x128xbf16, #ACC_S> -> memref<64x128xbf16, #S> loc(callsite("sP"("flash_bwd.cu":395:3 to 395:48) at "flash_bwd.cu":467:7 to 467:26))
-      %ds16 = arith.truncf %ds : tensor<64x128xf32, #ACC_S> to tensor<64x128xbf16, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":396:3 to 396:57) at "flash_bwd.cu":467:7 to 467:26))
-      cuir.store %ds16 -> %sdS : tensor<64x128xbf16, #ACC_S> -> memref<64x128xbf16, #S> loc(callsite("sdS"("flash_bwd.cu":396:3 to 396:49) at "flash_bwd.cu":467:7 to 467:26))
-      cuir.barrier.sync loc(callsite("flash_bwd.cu":397:3 to 397:19 at "flash_bwd.cu":467:7 to 467:26))
+      %p16 = arith.truncf %p : tensor<64x128xf32, #ACC_S> to tensor<64x128xbf16, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":411:3 to 411:55) at "flash_bwd.cu":483:7 to 483:26))
+      cuir.store %p16 -> %sP : tensor<64x128xbf16, #ACC_S> -> memref<64x128xbf16, #S> loc(callsite("sP"("flash_bwd.cu":411:3 to 411:48) at "flash_bwd.cu":483:7 to 483:26))
+      %ds16 = arith.truncf %ds : tensor<64x128xf32, #ACC_S> to tensor<64x128xbf16, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":412:3 to 412:57) at "flash_bwd.cu":483:7 to 483:26))
+      cuir.store %ds16 -> %sdS : tensor<64x128xbf16, #ACC_S> -> memref<64x128xbf16, #S> loc(callsite("sdS"("flash_bwd.cu":412:3 to 412:49) at "flash_bwd.cu":483:7 to 483:26))
+      cuir.barrier.sync loc(callsite("flash_bwd.cu":413:3 to 413:19 at "flash_bwd.cu":483:7 to 483:26))
 
       // ------- dV += P^T dO, dK += dS^T Q -------
-      %pt = cuir.load %sP transpose : memref<64x128xbf16, #S> -> tensor<128x64xbf16, #A_KV> loc(callsite("sP"("flash_bwd.cu":400:73 to 400:114) at "flash_bwd.cu":467:7 to 467:26))
+      %pt = cuir.load %sP transpose : memref<64x128xbf16, #S> -> tensor<128x64xbf16, #A_KV> loc(callsite("sP"("flash_bwd.cu":416:73 to 416:114) at "flash_bwd.cu":483:7 to 483:26))
       %acc_dv_new = cuir.gemm %pt, %sdO_st, %acc_dv
-          : tensor<128x64xbf16, #A_KV>, memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, tensor<128x64xf32, #ACC_KV> loc(callsite("acc_dv"("flash_bwd.cu":400:3 to 400:71) at "flash_bwd.cu":467:7 to 467:26))
-      %dst = cuir.load %sdS transpose : memref<64x128xbf16, #S> -> tensor<128x64xbf16, #A_KV> loc(callsite("sdS"("flash_bwd.cu":402:73 to 402:115) at "flash_bwd.cu":467:7 to 467:26))
+          : tensor<128x64xbf16, #A_KV>, memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, tensor<128x64xf32, #ACC_KV> loc(callsite("acc_dv"("flash_bwd.cu":416:3 to 416:71) at "flash_bwd.cu":483:7 to 483:26))
+      %dst = cuir.load %sdS transpose : memref<64x128xbf16, #S> -> tensor<128x64xbf16, #A_KV> loc(callsite("sdS"("flash_bwd.cu":418:73 to 418:115) at "flash_bwd.cu":483:7 to 483:26))
       %acc_dk_new = cuir.gemm %dst, %sQ_st, %acc_dk
-          : tensor<128x64xbf16, #A_KV>, memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, tensor<128x64xf32, #ACC_KV> loc(callsite("acc_dk"("flash_bwd.cu":402:3 to 402:71) at "flash_bwd.cu":467:7 to 467:26))
+          : tensor<128x64xbf16, #A_KV>, memref<64x64xbf16, strided<[64, 1], offset: ?>, #S>, tensor<128x64xf32, #ACC_KV> loc(callsite("acc_dk"("flash_bwd.cu":418:3 to 418:71) at "flash_bwd.cu":483:7 to 483:26))
 
       // ------- dQ += dS K: fp32 reductions into the workspace -------
       %acc_dq = cuir.gemm %sdS, %sK, %acc_dq_init
-          : memref<64x128xbf16, #S>, memref<128x64xbf16, #S>, tensor<64x64xf32, #ACC_DQ> loc(callsite("acc_dq"("flash_bwd.cu":408:3 to 408:69) at "flash_bwd.cu":467:7 to 467:26))
+          : memref<64x128xbf16, #S>, memref<128x64xbf16, #S>, tensor<64x64xf32, #ACC_DQ> loc(callsite("acc_dq"("flash_bwd.cu":424:3 to 424:69) at "flash_bwd.cu":483:7 to 483:26))
       %dq_head = memref.subview %ws_dq_accum[%b, %head_q, 0, 0] [1, 1, %rows, 64] [1, 1, 1, 1]
-          : memref<?x?x?x64xf32, #G> to memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc(callsite("head_rows"("flash_bwd.cu":411:3 to 411:71) at "flash_bwd.cu":467:7 to 467:26))
-      cuir.atomic_add %acc_dq -> %dq_head[%q_row0, %c0] : tensor<64x64xf32, #ACC_DQ> -> memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc(callsite("dq_tile"("flash_bwd.cu":319:7 to 319:21) at "flash_bwd.cu":414:3 to 414:95))
+          : memref<?x?x?x64xf32, #G> to memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc(callsite("head_rows"("flash_bwd.cu":427:3 to 427:71) at "flash_bwd.cu":483:7 to 483:26))
+      cuir.atomic_add %acc_dq -> %dq_head[%q_row0, %c0] : tensor<64x64xf32, #ACC_DQ> -> memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc(callsite("dq_tile"("flash_bwd.cu":335:7 to 335:21) at "flash_bwd.cu":430:3 to 430:95))
       scf.yield %acc_dk_new, %acc_dv_new, %other, %g_next
-          : tensor<128x64xf32, #ACC_KV>, tensor<128x64xf32, #ACC_KV>, index, !cuir.group loc("flash_bwd.cu":466:5 to 466:57)
-    } loc("flash_bwd.cu":466:5 to 466:57)
+          : tensor<128x64xf32, #ACC_KV>, tensor<128x64xf32, #ACC_KV>, index, !cuir.group loc("flash_bwd.cu":482:5 to 482:57)
+    } loc("flash_bwd.cu":482:5 to 482:57)
     scf.yield %u_dk, %u_dv, %u_stage, %u_g
-        : tensor<128x64xf32, #ACC_KV>, tensor<128x64xf32, #ACC_KV>, index, !cuir.group loc("flash_bwd.cu":459:3 to 459:67)
-  } loc("head_q"("flash_bwd.cu":459:3 to 459:67))
-  cuir.wait_group %h_g pending 0 loc("flash_bwd.cu":471:3 to 471:28)
+        : tensor<128x64xf32, #ACC_KV>, tensor<128x64xf32, #ACC_KV>, index, !cuir.group loc("flash_bwd.cu":475:3 to 475:67)
+  } loc("head_q"("flash_bwd.cu":475:3 to 475:67))
+  cuir.wait_group %h_g pending 0 loc("flash_bwd.cu":487:3 to 487:28)
 
   // =============================== epilogue: dK * scale and dV through the K and V tiles ===============================
-  cuir.barrier.sync loc("flash_bwd.cu":474:3 to 474:19)
-  %scale_kv = tensor.splat %softmax_scale : tensor<128x64xf32, #ACC_KV> loc("acc_dk"("flash_bwd.cu":478:3 to 478:93))
-  %dk_scaled = arith.mulf %h_dk, %scale_kv : tensor<128x64xf32, #ACC_KV> loc("acc_dk"("flash_bwd.cu":478:3 to 478:93))
-  %dk16 = arith.truncf %dk_scaled : tensor<128x64xf32, #ACC_KV> to tensor<128x64xbf16, #ACC_KV> loc("acc_dk"("flash_bwd.cu":478:3 to 478:93))
-  cuir.store %dk16 -> %sK : tensor<128x64xbf16, #ACC_KV> -> memref<128x64xbf16, #S> loc("sK"("flash_bwd.cu":478:3 to 478:63))
-  %dv16 = arith.truncf %h_dv : tensor<128x64xf32, #ACC_KV> to tensor<128x64xbf16, #ACC_KV> loc("acc_dv"("flash_bwd.cu":480:3 to 480:76))
-  cuir.store %dv16 -> %sV : tensor<128x64xbf16, #ACC_KV> -> memref<128x64xbf16, #S> loc("sV"("flash_bwd.cu":480:3 to 480:63))
-  cuir.barrier.sync loc("flash_bwd.cu":481:3 to 481:19)
+  cuir.barrier.sync loc("flash_bwd.cu":490:3 to 490:19)
+  %scale_kv = tensor.splat %softmax_scale : tensor<128x64xf32, #ACC_KV> loc("acc_dk"("flash_bwd.cu":494:3 to 494:93))
+  %dk_scaled = arith.mulf %h_dk, %scale_kv : tensor<128x64xf32, #ACC_KV> loc("acc_dk"("flash_bwd.cu":494:3 to 494:93))
+  %dk16 = arith.truncf %dk_scaled : tensor<128x64xf32, #ACC_KV> to tensor<128x64xbf16, #ACC_KV> loc("acc_dk"("flash_bwd.cu":494:3 to 494:93))
+  cuir.store %dk16 -> %sK : tensor<128x64xbf16, #ACC_KV> -> memref<128x64xbf16, #S> loc("sK"("flash_bwd.cu":494:3 to 494:63))
+  %dv16 = arith.truncf %h_dv : tensor<128x64xf32, #ACC_KV> to tensor<128x64xbf16, #ACC_KV> loc("acc_dv"("flash_bwd.cu":496:3 to 496:76))
+  cuir.store %dv16 -> %sV : tensor<128x64xbf16, #ACC_KV> -> memref<128x64xbf16, #S> loc("sV"("flash_bwd.cu":496:3 to 496:63))
+  cuir.barrier.sync loc("flash_bwd.cu":497:3 to 497:19)
   %dk_head = memref.subview %dk[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 64] [1, 1, 1, 1]
-      : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("dk"("flash_bwd.cu":484:3 to 484:52))
+      : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("dk"("flash_bwd.cu":500:3 to 500:52))
   %dv_head = memref.subview %dv[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 64] [1, 1, 1, 1]
-      : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("dv"("flash_bwd.cu":486:3 to 486:52))
-  cuir.copy %sK -> %dk_head[%key_begin, %c0] : memref<128x64xbf16, #S> -> memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("dk"("flash_bwd.cu":488:3 to 488:97))
-  cuir.copy %sV -> %dv_head[%key_begin, %c0] : memref<128x64xbf16, #S> -> memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("dv"("flash_bwd.cu":490:3 to 490:97))
-  cuir.return loc("flash_bwd.cu":420:5 to 420:89)
-} loc("flash_bwd_sm80_kernel"("flash_bwd.cu":420:5 to 420:89))
+      : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("dv"("flash_bwd.cu":502:3 to 502:52))
+  cuir.copy %sK -> %dk_head[%key_begin, %c0] : memref<128x64xbf16, #S> -> memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("dk"("flash_bwd.cu":504:3 to 504:97))
+  cuir.copy %sV -> %dv_head[%key_begin, %c0] : memref<128x64xbf16, #S> -> memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("dv"("flash_bwd.cu":506:3 to 506:97))
+  cuir.return loc("flash_bwd.cu":436:5 to 436:89)
+} loc("flash_bwd_sm80_kernel"("flash_bwd.cu":436:5 to 436:89))
 
 // =============================== dQ conversion ===============================
 cuir.kernel @flash_bwd_bf16_d64_convert_dq(
-    %ws_dq_accum: memref<?x?x?x64xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":498:101 to 498:116)),
-    %dq: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dq"} loc("params.dq"("flash_bwd.cu":498:61 to 498:99)),
-    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_bwd.cu":498:61 to 498:99)),
-    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":498:61 to 498:99)),
-    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":498:61 to 498:99)),
-    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":498:61 to 498:99)),
-    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":498:61 to 498:99)),
-    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":498:61 to 498:99)))
+    %ws_dq_accum: memref<?x?x?x64xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":514:101 to 514:116)),
+    %dq: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dq"} loc("params.dq"("flash_bwd.cu":514:61 to 514:99)),
+    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_bwd.cu":514:61 to 514:99)),
+    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":514:61 to 514:99)),
+    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":514:61 to 514:99)),
+    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":514:61 to 514:99)),
+    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":514:61 to 514:99)),
+    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":514:61 to 514:99)))
     grid (b, hq, hkv, nq, nkv) -> (nq ceildiv 64, hq, b)
     threads 256 arch "sm_80" {
   %c0 = arith.constant 0 : index
   %c64 = arith.constant 64 : index loc("BLOCK_M")
-  %m_block = cuir.block_id x loc("m_block"("flash_bwd.cu":501:13 to 501:33))
-  %head_q = cuir.block_id y loc("head_q"("flash_bwd.cu":501:35 to 501:54))
-  %b = cuir.block_id z loc("batch"("flash_bwd.cu":501:56 to 501:74))
-  %row0 = arith.muli %m_block, %c64 : index loc("row"("flash_bwd.cu":503:60 to 503:80))
-  %m_blocks = arith.ceildivui %seqlen_q, %c64 : index loc("rows"("flash_bwd.cu":125:15 to 125:38))
-  %rows = arith.muli %m_blocks, %c64 : index loc("rows"("flash_bwd.cu":125:15 to 125:38))
+  %m_block = cuir.block_id x loc("m_block"("flash_bwd.cu":517:13 to 517:33))
+  %head_q = cuir.block_id y loc("head_q"("flash_bwd.cu":517:35 to 517:54))
+  %b = cuir.block_id z loc("batch"("flash_bwd.cu":517:56 to 517:74))
+  %row0 = arith.muli %m_block, %c64 : index loc("row"("flash_bwd.cu":519:60 to 519:80))
+  %m_blocks = arith.ceildivui %seqlen_q, %c64 : index loc("rows"("flash_bwd.cu":128:15 to 128:38))
+  %rows = arith.muli %m_blocks, %c64 : index loc("rows"("flash_bwd.cu":128:15 to 128:38))
   %tile = memref.subview %ws_dq_accum[%b, %head_q, 0, 0] [1, 1, %rows, 64] [1, 1, 1, 1]
-      : memref<?x?x?x64xf32, #G> to memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc("tile"("flash_bwd.cu":502:3 to 502:56))
+      : memref<?x?x?x64xf32, #G> to memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc("tile"("flash_bwd.cu":518:3 to 518:56))
   %dq_head = memref.subview %dq[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 64] [1, 1, 1, 1]
-      : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("dq"("flash_bwd.cu":504:3 to 504:52))
-  %zero_tile = arith.constant dense<0.0> : tensor<64x64xf32, #ACC_P> loc("acc"("flash_bwd.cu":514:5 to 514:33))
+      : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("dq"("flash_bwd.cu":520:3 to 520:52))
+  %zero_tile = arith.constant dense<0.0> : tensor<64x64xf32, #ACC_P> loc("acc"("flash_bwd.cu":530:5 to 530:33))
   %acc = cuir.elementwise (%zero_tile) at [%b, %head_q, %row0, %c0]
       : (tensor<64x64xf32, #ACC_P>) -> tensor<64x64xf32, #ACC_P> {
-  ^bb0(%x: f32 loc("acc"("flash_bwd.cu":514:5 to 514:33)), %bi: index loc("batch"("flash_bwd.cu":501:56 to 501:74)), %hi: index loc("head_q"("flash_bwd.cu":501:35 to 501:54)), %row: index loc("row"("flash_bwd.cu":512:5 to 512:81)), %col: index loc("col"("flash_bwd.cu":513:5 to 513:73))):
-    %a = memref.load %tile[%row, %col] : memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc("acc"("flash_bwd.cu":514:24 to 514:32))
-    cuir.yield %a : f32 loc("acc"("flash_bwd.cu":514:5 to 514:33))
-  } loc("acc"("flash_bwd.cu":514:5 to 514:33))
-  %s_tile = tensor.splat %softmax_scale : tensor<64x64xf32, #ACC_P> loc("s"("flash_bwd.cu":505:3 to 505:40))
-  %dq_f = arith.mulf %acc, %s_tile : tensor<64x64xf32, #ACC_P> loc("dq"("flash_bwd.cu":516:99 to 516:108))
-  %dq16 = arith.truncf %dq_f : tensor<64x64xf32, #ACC_P> to tensor<64x64xbf16, #ACC_P> loc("dq"("flash_bwd.cu":516:78 to 516:120))
-  cuir.store %dq16 -> %dq_head[%row0, %c0] : tensor<64x64xbf16, #ACC_P> -> memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("dq"("flash_bwd.cu":515:5 to 515:31))
-  cuir.return loc("flash_bwd.cu":498:40 to 498:117)
-} loc("flash_bwd_convert_dq"("flash_bwd.cu":498:40 to 498:117))
-cuir.launch_sequence @flash_bwd_f16_d128 [@flash_bwd_f16_d128_preprocess, @flash_bwd_f16_d128_kernel, @flash_bwd_f16_d128_convert_dq] loc("launch_flash_bwd"("flash_bwd.cu":527:20 to 527:98))
+  ^bb0(%x: f32 loc("acc"("flash_bwd.cu":530:5 to 530:33)), %bi: index loc("batch"("flash_bwd.cu":517:56 to 517:74)), %hi: index loc("head_q"("flash_bwd.cu":517:35 to 517:54)), %row: index loc("row"("flash_bwd.cu":528:5 to 528:81)), %col: index loc("col"("flash_bwd.cu":529:5 to 529:73))):
+    %a = memref.load %tile[%row, %col] : memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc("acc"("flash_bwd.cu":530:24 to 530:32))
+    cuir.yield %a : f32 loc("acc"("flash_bwd.cu":530:5 to 530:33))
+  } loc("acc"("flash_bwd.cu":530:5 to 530:33))
+  %s_tile = tensor.splat %softmax_scale : tensor<64x64xf32, #ACC_P> loc("s"("flash_bwd.cu":521:3 to 521:40))
+  %dq_f = arith.mulf %acc, %s_tile : tensor<64x64xf32, #ACC_P> loc("dq"("flash_bwd.cu":532:99 to 532:108))
+  %dq16 = arith.truncf %dq_f : tensor<64x64xf32, #ACC_P> to tensor<64x64xbf16, #ACC_P> loc("dq"("flash_bwd.cu":532:78 to 532:120))
+  cuir.store %dq16 -> %dq_head[%row0, %c0] : tensor<64x64xbf16, #ACC_P> -> memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("dq"("flash_bwd.cu":531:5 to 531:31))
+  cuir.return loc("flash_bwd.cu":514:40 to 514:117)
+} loc("flash_bwd_convert_dq"("flash_bwd.cu":514:40 to 514:117))
+cuir.launch_sequence @flash_bwd_f16_d128 [@flash_bwd_f16_d128_preprocess, @flash_bwd_f16_d128_kernel, @flash_bwd_f16_d128_convert_dq] loc("launch_flash_bwd"("flash_bwd.cu":543:20 to 543:98))
 
 // =============================== preprocess ===============================
 cuir.kernel @flash_bwd_f16_d128_preprocess(
-    %o: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "o"} loc("params.o"("flash_bwd.cu":138:61 to 138:99)),
-    %d_o: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "d_o"} loc("params.d_o"("flash_bwd.cu":138:61 to 138:99)),
-    %lse: memref<?x?x?xf32, #G> {cuir.arg = "lse"} loc("params.lse"("flash_bwd.cu":138:61 to 138:99)),
-    %ws_lse_log2: memref<?x?x?xf32, #G> {cuir.arg = "workspace:lse_log2", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.lse_log2"("flash_bwd.cu":138:101 to 138:116)),
-    %ws_d: memref<?x?x?xf32, #G> {cuir.arg = "workspace:d", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.d_rows"("flash_bwd.cu":138:101 to 138:116)),
-    %ws_dq_accum: memref<?x?x?x128xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":138:101 to 138:116)),
-    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":138:61 to 138:99)),
-    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":138:61 to 138:99)),
-    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":138:61 to 138:99)),
-    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":138:61 to 138:99)),
-    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":138:61 to 138:99)))
+    %o: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "o"} loc("params.o"("flash_bwd.cu":141:61 to 141:99)),
+    %d_o: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "d_o"} loc("params.d_o"("flash_bwd.cu":141:61 to 141:99)),
+    %lse: memref<?x?x?xf32, #G> {cuir.arg = "lse"} loc("params.lse"("flash_bwd.cu":141:61 to 141:99)),
+    %ws_lse_log2: memref<?x?x?xf32, #G> {cuir.arg = "workspace:lse_log2", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.lse_log2"("flash_bwd.cu":141:101 to 141:116)),
+    %ws_d: memref<?x?x?xf32, #G> {cuir.arg = "workspace:d", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.d_rows"("flash_bwd.cu":141:101 to 141:116)),
+    %ws_dq_accum: memref<?x?x?x128xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":141:101 to 141:116)),
+    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":141:61 to 141:99)),
+    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":141:61 to 141:99)),
+    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":141:61 to 141:99)),
+    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":141:61 to 141:99)),
+    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":141:61 to 141:99)))
     grid (b, hq, hkv, nq, nkv) -> (nq ceildiv 64, hq, b)
     threads 256 arch "sm_80" {
   %c0 = arith.constant 0 : index
   %c64 = arith.constant 64 : index loc("BLOCK_M")
-  %ninf = arith.constant 0xFF800000 : f32 loc("kInf"("flash_bwd.cu":169:64 to 169:69))
-  %m_block = cuir.block_id x loc("m_block"("flash_bwd.cu":143:13 to 143:33))
-  %head_q = cuir.block_id y loc("head_q"("flash_bwd.cu":143:35 to 143:54))
-  %b = cuir.block_id z loc("batch"("flash_bwd.cu":143:56 to 143:74))
-  %row0 = arith.muli %m_block, %c64 : index loc("row"("flash_bwd.cu":152:21 to 152:38))
-  %m_blocks = arith.ceildivui %seqlen_q, %c64 : index loc("rows"("flash_bwd.cu":125:15 to 125:38))
-  %rows = arith.muli %m_blocks, %c64 : index loc("rows"("flash_bwd.cu":125:15 to 125:38))
+  %ninf = arith.constant 0xFF800000 : f32 loc("kInf"("flash_bwd.cu":172:64 to 172:69))
+  %m_block = cuir.block_id x loc("m_block"("flash_bwd.cu":146:13 to 146:33))
+  %head_q = cuir.block_id y loc("head_q"("flash_bwd.cu":146:35 to 146:54))
+  %b = cuir.block_id z loc("batch"("flash_bwd.cu":146:56 to 146:74))
+  %row0 = arith.muli %m_block, %c64 : index loc("row"("flash_bwd.cu":155:21 to 155:38))
+  %m_blocks = arith.ceildivui %seqlen_q, %c64 : index loc("rows"("flash_bwd.cu":128:15 to 128:38))
+  %rows = arith.muli %m_blocks, %c64 : index loc("rows"("flash_bwd.cu":128:15 to 128:38))
   %o_head = memref.subview %o[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 128] [1, 1, 1, 1]
-      : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("o"("flash_bwd.cu":145:3 to 145:22))
+      : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("o"("flash_bwd.cu":148:3 to 148:22))
   %d_o_head = memref.subview %d_o[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 128] [1, 1, 1, 1]
-      : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("d_o"("flash_bwd.cu":147:3 to 147:24))
+      : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("d_o"("flash_bwd.cu":150:3 to 150:24))
   %lse_head = memref.subview %lse[%b, %head_q, 0] [1, 1, %seqlen_q] [1, 1, 1]
-      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("lse"("flash_bwd.cu":149:3 to 149:32))
+      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("lse"("flash_bwd.cu":152:3 to 152:32))
   %lse_log2_head = memref.subview %ws_lse_log2[%b, %head_q, 0] [1, 1, %rows] [1, 1, 1]
-      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("head_rows"("flash_bwd.cu":144:3 to 144:65))
+      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("head_rows"("flash_bwd.cu":147:3 to 147:65))
   %d_head = memref.subview %ws_d[%b, %head_q, 0] [1, 1, %rows] [1, 1, 1]
-      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("head_rows"("flash_bwd.cu":144:3 to 144:65))
+      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("head_rows"("flash_bwd.cu":147:3 to 147:65))
   %dq_accum_head = memref.subview %ws_dq_accum[%b, %head_q, 0, 0] [1, 1, %rows, 128] [1, 1, 1, 1]
-      : memref<?x?x?x128xf32, #G> to memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc("dq_accum"("flash_bwd.cu":174:3 to 174:48))
+      : memref<?x?x?x128xf32, #G> to memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc("dq_accum"("flash_bwd.cu":177:3 to 177:48))
 
   // ---- D = rowsum(dO * O): rows past seqlen_q give 0 ----
-  %zero_tile = arith.constant dense<0.0> : tensor<64x128xf32, #ACC_P> loc("dot"("flash_bwd.cu":154:5 to 154:21))
+  %zero_tile = arith.constant dense<0.0> : tensor<64x128xf32, #ACC_P> loc("dot"("flash_bwd.cu":157:5 to 157:21))
   %prod = cuir.elementwise (%zero_tile) at [%b, %head_q, %row0, %c0]
       : (tensor<64x128xf32, #ACC_P>) -> tensor<64x128xf32, #ACC_P> {
-  ^bb0(%x: f32 loc("dot"("flash_bwd.cu":154:5 to 154:21)), %bi: index loc("batch"("flash_bwd.cu":143:56 to 143:74)), %hi: index loc("head_q"("flash_bwd.cu":143:35 to 143:54)), %row: index loc("row"("flash_bwd.cu":152:5 to 152:85)), %col: index loc("chunk"("flash_bwd.cu":153:5 to 153:44))):
-    %in = arith.cmpi slt, %row, %seqlen_q : index loc("flash_bwd.cu":155:5 to 155:31)
-    %row_c = arith.select %in, %row, %c0 : index loc("flash_bwd.cu":155:5 to 155:31)
-    %ov = memref.load %o_head[%row_c, %col] : memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("o8"("flash_bwd.cu":156:7 to 156:100))
-    %dov = memref.load %d_o_head[%row_c, %col] : memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("do8"("flash_bwd.cu":157:7 to 157:104))
-    %of = arith.extf %ov : f16 to f32 loc("of"("flash_bwd.cu":161:22 to 161:61))
-    %df = arith.extf %dov : f16 to f32 loc("df"("flash_bwd.cu":161:63 to 161:103))
-    %p = arith.mulf %of, %df : f32 loc("dot"("flash_bwd.cu":162:9 to 162:55))
-    %r = arith.select %in, %p, %x : f32 loc("flash_bwd.cu":155:5 to 155:31)
-    cuir.yield %r : f32 loc("dot"("flash_bwd.cu":162:9 to 162:55))
-  } loc("dot"("flash_bwd.cu":162:9 to 162:55))
-  %dot = cuir.reduce_rows sum %prod : tensor<64x128xf32, #ACC_P> -> tensor<64xf32, #ROW_P> loc("dot"("flash_bwd.cu":166:68 to 166:117))
+  ^bb0(%x: f32 loc("dot"("flash_bwd.cu":157:5 to 157:21)), %bi: index loc("batch"("flash_bwd.cu":146:56 to 146:74)), %hi: index loc("head_q"("flash_bwd.cu":146:35 to 146:54)), %row: index loc("row"("flash_bwd.cu":155:5 to 155:85)), %col: index loc("chunk"("flash_bwd.cu":156:5 to 156:44))):
+    %in = arith.cmpi slt, %row, %seqlen_q : index loc("flash_bwd.cu":158:5 to 158:31)
+    %row_c = arith.select %in, %row, %c0 : index loc("flash_bwd.cu":158:5 to 158:31)
+    %ov = memref.load %o_head[%row_c, %col] : memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("o8"("flash_bwd.cu":159:7 to 159:100))
+    %dov = memref.load %d_o_head[%row_c, %col] : memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("do8"("flash_bwd.cu":160:7 to 160:104))
+    %of = arith.extf %ov : f16 to f32 loc("of"("flash_bwd.cu":164:22 to 164:61))
+    %df = arith.extf %dov : f16 to f32 loc("df"("flash_bwd.cu":164:63 to 164:103))
+    %p = arith.mulf %of, %df : f32 loc("dot"("flash_bwd.cu":165:9 to 165:55))
+    %r = arith.select %in, %p, %x : f32 loc("flash_bwd.cu":158:5 to 158:31)
+    cuir.yield %r : f32 loc("dot"("flash_bwd.cu":165:9 to 165:55))
+  } loc("dot"("flash_bwd.cu":165:9 to 165:55))
+  %dot = cuir.reduce_rows sum %prod : tensor<64x128xf32, #ACC_P> -> tensor<64xf32, #ROW_P> loc("dot"("flash_bwd.cu":169:68 to 169:117))
 
   // ---- LSE * log2e: a row that sees no key (LSE = -inf) and a padded row get +inf ----
   %lse_tile = cuir.elementwise (%zero_tile) at [%b, %head_q, %row0, %c0]
       : (tensor<64x128xf32, #ACC_P>) -> tensor<64x128xf32, #ACC_P> {
-  ^bb0(%x: f32 loc("row_lse"("flash_bwd.cu":169:7 to 169:26)), %bi: index loc("batch"("flash_bwd.cu":143:56 to 143:74)), %hi: index loc("head_q"("flash_bwd.cu":143:35 to 143:54)), %row: index loc("row"("flash_bwd.cu":152:5 to 152:85)), %col: index loc("chunk"("flash_bwd.cu":153:5 to 153:44))):
-    %in = arith.cmpi slt, %row, %seqlen_q : index loc("row_lse"("flash_bwd.cu":169:29 to 169:69))
-    %row_c = arith.select %in, %row, %c0 : index loc("row_lse"("flash_bwd.cu":169:29 to 169:69))
-    %l = memref.load %lse_head[%row_c] : memref<?xf32, strided<[1], offset: ?>, #G> loc("row_lse"("flash_bwd.cu":169:53 to 169:61))
-    %r = arith.select %in, %l, %ninf : f32 loc("row_lse"("flash_bwd.cu":169:7 to 169:70))
-    cuir.yield %r : f32 loc("row_lse"("flash_bwd.cu":169:7 to 169:70))
-  } loc("row_lse"("flash_bwd.cu":169:7 to 169:70))
-  %row_lse = cuir.reduce_rows max %lse_tile : tensor<64x128xf32, #ACC_P> -> tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":169:7 to 169:26))
-  %ninf_row = arith.constant dense<0xFF800000> : tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":170:38 to 170:54))
-  %pinf_row = arith.constant dense<0x7F800000> : tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":170:38 to 170:80))
-  %log2e_row = arith.constant dense<1.44269502> : tensor<64xf32, #ROW_P> loc("kLog2e"("flash_bwd.cu":170:64 to 170:80))
-  %sees_none = arith.cmpf oeq, %row_lse, %ninf_row : tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":170:38 to 170:54))
-  %lse_scaled = arith.mulf %row_lse, %log2e_row : tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":170:64 to 170:80))
-  %lse_log2 = arith.select %sees_none, %pinf_row, %lse_scaled : tensor<64xi1, #ROW_P>, tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":170:38 to 170:80))
-  cuir.store %lse_log2 -> %lse_log2_head[%row0] : tensor<64xf32, #ROW_P> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("ws.lse_log2"("flash_bwd.cu":170:7 to 170:81))
-  cuir.store %dot -> %d_head[%row0] : tensor<64xf32, #ROW_P> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("ws.d_rows"("flash_bwd.cu":171:7 to 171:40))
+  ^bb0(%x: f32 loc("row_lse"("flash_bwd.cu":172:7 to 172:26)), %bi: index loc("batch"("flash_bwd.cu":146:56 to 146:74)), %hi: index loc("head_q"("flash_bwd.cu":146:35 to 146:54)), %row: index loc("row"("flash_bwd.cu":155:5 to 155:85)), %col: index loc("chunk"("flash_bwd.cu":156:5 to 156:44))):
+    %in = arith.cmpi slt, %row, %seqlen_q : index loc("row_lse"("flash_bwd.cu":172:29 to 172:69))
+    %row_c = arith.select %in, %row, %c0 : index loc("row_lse"("flash_bwd.cu":172:29 to 172:69))
+    %l = memref.load %lse_head[%row_c] : memref<?xf32, strided<[1], offset: ?>, #G> loc("row_lse"("flash_bwd.cu":172:53 to 172:61))
+    %r = arith.select %in, %l, %ninf : f32 loc("row_lse"("flash_bwd.cu":172:7 to 172:70))
+    cuir.yield %r : f32 loc("row_lse"("flash_bwd.cu":172:7 to 172:70))
+  } loc("row_lse"("flash_bwd.cu":172:7 to 172:70))
+  %row_lse = cuir.reduce_rows max %lse_tile : tensor<64x128xf32, #ACC_P> -> tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":172:7 to 172:26))
+  %ninf_row = arith.constant dense<0xFF800000> : tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":173:38 to 173:54))
+  %pinf_row = arith.constant dense<0x7F800000> : tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":173:38 to 173:80))
+  %log2e_row = arith.constant dense<1.44269502> : tensor<64xf32, #ROW_P> loc("kLog2e"("flash_bwd.cu":173:64 to 173:80))
+  %sees_none = arith.cmpf oeq, %row_lse, %ninf_row : tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":173:38 to 173:54))
+  %lse_scaled = arith.mulf %row_lse, %log2e_row : tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":173:64 to 173:80))
+  %lse_log2 = arith.select %sees_none, %pinf_row, %lse_scaled : tensor<64xi1, #ROW_P>, tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":173:38 to 173:80))
+  cuir.store %lse_log2 -> %lse_log2_head[%row0] : tensor<64xf32, #ROW_P> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("ws.lse_log2"("flash_bwd.cu":173:7 to 173:81))
+  cuir.store %dot -> %d_head[%row0] : tensor<64xf32, #ROW_P> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("ws.d_rows"("flash_bwd.cu":174:7 to 174:40))
 
   // ---- the dQ accumulator of this query tile, zeroed ----
-  cuir.store %zero_tile -> %dq_accum_head[%row0, %c0] : tensor<64x128xf32, #ACC_P> -> memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc("dq_accum"("flash_bwd.cu":175:59 to 175:105))
-  cuir.return loc("flash_bwd.cu":138:40 to 138:117)
-} loc("flash_bwd_preprocess"("flash_bwd.cu":138:40 to 138:117))
+  cuir.store %zero_tile -> %dq_accum_head[%row0, %c0] : tensor<64x128xf32, #ACC_P> -> memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc("dq_accum"("flash_bwd.cu":178:59 to 178:105))
+  cuir.return loc("flash_bwd.cu":141:40 to 141:117)
+} loc("flash_bwd_preprocess"("flash_bwd.cu":141:40 to 141:117))
 
 // =============================== main kernel ===============================
 cuir.kernel @flash_bwd_f16_d128_kernel(
-    %q: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "q"} loc("params.q"("flash_bwd.cu":420:27 to 420:88)),
-    %k: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "k"} loc("params.k"("flash_bwd.cu":420:27 to 420:88)),
-    %v: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "v"} loc("params.v"("flash_bwd.cu":420:27 to 420:88)),
-    %d_o: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "d_o"} loc("params.d_o"("flash_bwd.cu":420:27 to 420:88)),
-    %ws_lse_log2: memref<?x?x?xf32, #G> {cuir.arg = "workspace:lse_log2", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.lse_log2"("flash_bwd.cu":420:67 to 420:88)),
-    %ws_d: memref<?x?x?xf32, #G> {cuir.arg = "workspace:d", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.d_rows"("flash_bwd.cu":420:67 to 420:88)),
-    %ws_dq_accum: memref<?x?x?x128xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":420:67 to 420:88)),
-    %dk: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dk"} loc("params.dk"("flash_bwd.cu":420:27 to 420:88)),
-    %dv: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dv"} loc("params.dv"("flash_bwd.cu":420:27 to 420:88)),
-    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_bwd.cu":420:27 to 420:88)),
-    %causal: i1 {cuir.arg = "causal"} loc("IS_CAUSAL"("flash_bwd.cu":418:1 to 418:57)),
-    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":420:27 to 420:88)),
-    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":420:27 to 420:88)),
-    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":420:27 to 420:88)),
-    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":420:27 to 420:88)),
-    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":420:27 to 420:88)))
+    %q: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "q"} loc("params.q"("flash_bwd.cu":436:27 to 436:88)),
+    %k: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "k"} loc("params.k"("flash_bwd.cu":436:27 to 436:88)),
+    %v: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "v"} loc("params.v"("flash_bwd.cu":436:27 to 436:88)),
+    %d_o: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "d_o"} loc("params.d_o"("flash_bwd.cu":436:27 to 436:88)),
+    %ws_lse_log2: memref<?x?x?xf32, #G> {cuir.arg = "workspace:lse_log2", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.lse_log2"("flash_bwd.cu":436:67 to 436:88)),
+    %ws_d: memref<?x?x?xf32, #G> {cuir.arg = "workspace:d", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.d_rows"("flash_bwd.cu":436:67 to 436:88)),
+    %ws_dq_accum: memref<?x?x?x128xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":436:67 to 436:88)),
+    %dk: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dk"} loc("params.dk"("flash_bwd.cu":436:27 to 436:88)),
+    %dv: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dv"} loc("params.dv"("flash_bwd.cu":436:27 to 436:88)),
+    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_bwd.cu":436:27 to 436:88)),
+    %causal: i1 {cuir.arg = "causal"} loc("IS_CAUSAL"("flash_bwd.cu":434:1 to 434:57)),
+    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":436:27 to 436:88)),
+    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":436:27 to 436:88)),
+    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":436:27 to 436:88)),
+    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":436:27 to 436:88)),
+    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":436:27 to 436:88)))
     grid (b, hq, hkv, nq, nkv) -> (nkv ceildiv 128, hkv, b)
     threads 256 arch "sm_80" {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c64 = arith.constant 64 : index loc("BLOCK_M")
   %c128 = arith.constant 128 : index loc("BLOCK_N")
-  %ninf = arith.constant 0xFF800000 : f32 loc("kInf"("flash_bwd.cu":262:81 to 262:86))
+  %ninf = arith.constant 0xFF800000 : f32 loc("kInf"("flash_bwd.cu":278:81 to 278:86))
 
   // ---- block coordinates, GQA group, sequence views ----
-  %n_block = cuir.block_id x loc("block.n_block"("flash_bwd.cu":426:3 to 426:49))
-  %head_kv = cuir.block_id y loc("block.head_kv"("flash_bwd.cu":426:3 to 426:49))
-  %b = cuir.block_id z loc("bwd_block_index().batch"("flash_bwd.cu":426:3 to 426:49))
-  %causal_offset = arith.subi %seqlen_kv, %seqlen_q : index loc("last_key_offset"("flash_bwd.cu":430:43 to 430:70))
-  %last_key_offset = arith.select %causal, %causal_offset, %seqlen_kv : index loc("last_key_offset"("flash_bwd.cu":430:13 to 430:82))
-  %group = arith.divui %num_heads_q, %num_heads_kv : index loc("group"("flash_bwd.cu":431:13 to 431:61))
-  %first_head_q = arith.muli %head_kv, %group : index loc("first_head_q"("flash_bwd.cu":432:13 to 432:49))
-  %head_q_end = arith.addi %first_head_q, %group : index loc("last_head_q"("flash_bwd.cu":432:51 to 432:89))
-  %last_head_q = arith.subi %head_q_end, %c1 : index loc("last_head_q"("flash_bwd.cu":432:51 to 432:89))
-  %key_begin = arith.muli %n_block, %c128 : index loc("(bwd_block_index().n_block * T::BLOCK_N)"("flash_bwd.cu":433:13 to 433:51))
-  %m_blocks = arith.ceildivui %seqlen_q, %c64 : index loc("rows"("flash_bwd.cu":125:15 to 125:38))
-  %rows = arith.muli %m_blocks, %c64 : index loc("rows"("flash_bwd.cu":125:15 to 125:38))
+  // The block ids are the block's (KV block, KV head, batch); the order the
+  // launch deals them in (the KV block slowest under the causal mask with GQA:
+  // kv_block_slowest) computes the same outputs.
+  %n_block = cuir.block_id x loc("block.n_block"("flash_bwd.cu":442:3 to 442:58))
+  %head_kv = cuir.block_id y loc("block.head_kv"("flash_bwd.cu":442:3 to 442:58))
+  %b = cuir.block_id z loc("bwd_block_index<T>(params).batch"("flash_bwd.cu":442:3 to 442:58))
+  %causal_offset = arith.subi %seqlen_kv, %seqlen_q : index loc("last_key_offset"("flash_bwd.cu":446:43 to 446:70))
+  %last_key_offset = arith.select %causal, %causal_offset, %seqlen_kv : index loc("last_key_offset"("flash_bwd.cu":446:13 to 446:82))
+  %group = arith.divui %num_heads_q, %num_heads_kv : index loc("group"("flash_bwd.cu":447:13 to 447:61))
+  %first_head_q = arith.muli %head_kv, %group : index loc("first_head_q"("flash_bwd.cu":448:13 to 448:49))
+  %head_q_end = arith.addi %first_head_q, %group : index loc("last_head_q"("flash_bwd.cu":448:51 to 448:89))
+  %last_head_q = arith.subi %head_q_end, %c1 : index loc("last_head_q"("flash_bwd.cu":448:51 to 448:89))
+  %key_begin = arith.muli %n_block, %c128 : index loc("(bwd_block_index<T>(params).n_block * T::BLOCK_N)"("flash_bwd.cu":449:13 to 449:51))
+  %m_blocks = arith.ceildivui %seqlen_q, %c64 : index loc("rows"("flash_bwd.cu":128:15 to 128:38))
+  %rows = arith.muli %m_blocks, %c64 : index loc("rows"("flash_bwd.cu":128:15 to 128:38))
   %k_head = memref.subview %k[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 128] [1, 1, 1, 1]
-      : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("k"("flash_bwd.cu":440:3 to 440:62))
+      : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("k"("flash_bwd.cu":456:3 to 456:62))
   %v_head = memref.subview %v[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 128] [1, 1, 1, 1]
-      : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("v"("flash_bwd.cu":442:3 to 442:62))
+      : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("v"("flash_bwd.cu":458:3 to 458:62))
 
   // ---- q_block_range: the query blocks [m_begin, m_end) this KV block visits, [m_begin, m_unmasked_begin) masked ----
-  %m_end = arith.ceildivui %seqlen_q, %c64 : index loc(callsite("m_end"("flash_bwd.cu":207:3 to 207:56) at "flash_bwd.cu":437:43 to 437:84))
-  %key_end = arith.addi %key_begin, %c128 : index loc(callsite("ragged"("flash_bwd.cu":209:23 to 209:57) at "flash_bwd.cu":437:43 to 437:84))
-  %ragged = arith.cmpi sgt, %key_end, %seqlen_kv : index loc(callsite("ragged"("flash_bwd.cu":209:3 to 209:58) at "flash_bwd.cu":437:43 to 437:84))
-  %unm_full = arith.select %ragged, %m_end, %c0 : index loc(callsite("r"("flash_bwd.cu":210:20 to 210:38) at "flash_bwd.cu":437:43 to 437:84))
-  %first_row = arith.subi %key_begin, %causal_offset : index loc(callsite("first_row"("flash_bwd.cu":213:5 to 213:53) at "flash_bwd.cu":437:43 to 437:84))
-  %key_end_c = arith.minsi %key_end, %seqlen_kv : index loc(callsite("last_key"("flash_bwd.cu":214:26 to 214:64) at "flash_bwd.cu":437:43 to 437:84))
-  %last_key = arith.subi %key_end_c, %c1 : index loc(callsite("last_key"("flash_bwd.cu":214:5 to 214:69) at "flash_bwd.cu":437:43 to 437:84))
-  %full_row = arith.subi %last_key, %causal_offset : index loc(callsite("full_row"("flash_bwd.cu":215:5 to 215:51) at "flash_bwd.cu":437:43 to 437:84))
-  %fr_none = arith.cmpi sle, %first_row, %c0 : index loc(callsite("r.m_begin"("flash_bwd.cu":216:17 to 216:31) at "flash_bwd.cu":437:43 to 437:84))
-  %fr_blk = arith.divsi %first_row, %c64 : index loc(callsite("r.m_begin"("flash_bwd.cu":216:49 to 216:68) at "flash_bwd.cu":437:43 to 437:84))
-  %fr_min = arith.minsi %m_end, %fr_blk : index loc(callsite("r.m_begin"("flash_bwd.cu":216:38 to 216:69) at "flash_bwd.cu":437:43 to 437:84))
-  %m_begin_c = arith.select %fr_none, %c0, %fr_min : index loc(callsite("r.m_begin"("flash_bwd.cu":216:5 to 216:70) at "flash_bwd.cu":437:43 to 437:84))
-  %fu_none = arith.cmpi sle, %full_row, %c0 : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":217:50 to 217:63) at "flash_bwd.cu":437:43 to 437:84))
-  %fu_blk = arith.ceildivsi %full_row, %c64 : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":217:81 to 217:115) at "flash_bwd.cu":437:43 to 437:84))
-  %fu_min = arith.minsi %m_end, %fu_blk : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":217:70 to 217:116) at "flash_bwd.cu":437:43 to 437:84))
-  %fu_sel = arith.select %fu_none, %c0, %fu_min : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":217:50 to 217:116) at "flash_bwd.cu":437:43 to 437:84))
-  %unm_c = arith.maxsi %unm_full, %fu_sel : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":217:5 to 217:63) at "flash_bwd.cu":437:43 to 437:84))
-  %m_begin = arith.select %causal, %m_begin_c, %c0 : index loc(callsite("r.m_begin"("flash_bwd.cu":211:3 to 211:27) at "flash_bwd.cu":437:43 to 437:84))
-  %unm_sel = arith.select %causal, %unm_c, %unm_full : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":211:3 to 211:27) at "flash_bwd.cu":437:43 to 437:84))
-  %m_unmasked_begin = arith.maxsi %unm_sel, %m_begin : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":219:3 to 219:59) at "flash_bwd.cu":437:43 to 437:84))
+  %m_end = arith.ceildivui %seqlen_q, %c64 : index loc(callsite("m_end"("flash_bwd.cu":223:3 to 223:56) at "flash_bwd.cu":453:43 to 453:84))
+  %key_end = arith.addi %key_begin, %c128 : index loc(callsite("ragged"("flash_bwd.cu":225:23 to 225:57) at "flash_bwd.cu":453:43 to 453:84))
+  %ragged = arith.cmpi sgt, %key_end, %seqlen_kv : index loc(callsite("ragged"("flash_bwd.cu":225:3 to 225:58) at "flash_bwd.cu":453:43 to 453:84))
+  %unm_full = arith.select %ragged, %m_end, %c0 : index loc(callsite("r"("flash_bwd.cu":226:20 to 226:38) at "flash_bwd.cu":453:43 to 453:84))
+  %first_row = arith.subi %key_begin, %causal_offset : index loc(callsite("first_row"("flash_bwd.cu":229:5 to 229:53) at "flash_bwd.cu":453:43 to 453:84))
+  %key_end_c = arith.minsi %key_end, %seqlen_kv : index loc(callsite("last_key"("flash_bwd.cu":230:26 to 230:64) at "flash_bwd.cu":453:43 to 453:84))
+  %last_key = arith.subi %key_end_c, %c1 : index loc(callsite("last_key"("flash_bwd.cu":230:5 to 230:69) at "flash_bwd.cu":453:43 to 453:84))
+  %full_row = arith.subi %last_key, %causal_offset : index loc(callsite("full_row"("flash_bwd.cu":231:5 to 231:51) at "flash_bwd.cu":453:43 to 453:84))
+  %fr_none = arith.cmpi sle, %first_row, %c0 : index loc(callsite("r.m_begin"("flash_bwd.cu":232:17 to 232:31) at "flash_bwd.cu":453:43 to 453:84))
+  %fr_blk = arith.divsi %first_row, %c64 : index loc(callsite("r.m_begin"("flash_bwd.cu":232:49 to 232:68) at "flash_bwd.cu":453:43 to 453:84))
+  %fr_min = arith.minsi %m_end, %fr_blk : index loc(callsite("r.m_begin"("flash_bwd.cu":232:38 to 232:69) at "flash_bwd.cu":453:43 to 453:84))
+  %m_begin_c = arith.select %fr_none, %c0, %fr_min : index loc(callsite("r.m_begin"("flash_bwd.cu":232:5 to 232:70) at "flash_bwd.cu":453:43 to 453:84))
+  %fu_none = arith.cmpi sle, %full_row, %c0 : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":233:50 to 233:63) at "flash_bwd.cu":453:43 to 453:84))
+  %fu_blk = arith.ceildivsi %full_row, %c64 : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":233:81 to 233:115) at "flash_bwd.cu":453:43 to 453:84))
+  %fu_min = arith.minsi %m_end, %fu_blk : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":233:70 to 233:116) at "flash_bwd.cu":453:43 to 453:84))
+  %fu_sel = arith.select %fu_none, %c0, %fu_min : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":233:50 to 233:116) at "flash_bwd.cu":453:43 to 453:84))
+  %unm_c = arith.maxsi %unm_full, %fu_sel : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":233:5 to 233:63) at "flash_bwd.cu":453:43 to 453:84))
+  %m_begin = arith.select %causal, %m_begin_c, %c0 : index loc(callsite("r.m_begin"("flash_bwd.cu":227:3 to 227:27) at "flash_bwd.cu":453:43 to 453:84))
+  %unm_sel = arith.select %causal, %unm_c, %unm_full : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":227:3 to 227:27) at "flash_bwd.cu":453:43 to 453:84))
+  %m_unmasked_begin = arith.maxsi %unm_sel, %m_begin : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":235:3 to 235:59) at "flash_bwd.cu":453:43 to 453:84))
 
   // ---- shared memory (FlashBwdTraits), 16-bit tiles swizzled ----
-  %sK = cuir.alloc {swizzle = 128} : memref<128x128xf16, #S> loc("sK"("flash_bwd.cu":75:29 to 75:42))
-  %sV = cuir.alloc {swizzle = 128} : memref<128x128xf16, #S> loc("sV"("flash_bwd.cu":76:29 to 76:66))
-  %sQ = cuir.alloc {swizzle = 128} : memref<2x64x128xf16, #S> loc("sQ"("flash_bwd.cu":77:29 to 77:66))
-  %sdO = cuir.alloc {swizzle = 128} : memref<2x64x128xf16, #S> loc("sdO"("flash_bwd.cu":78:29 to 78:77))
-  %sP = cuir.alloc {swizzle = 128} : memref<64x128xf16, #S> loc("sP"("flash_bwd.cu":79:29 to 79:77))
-  %sdS = cuir.alloc {swizzle = 128} : memref<64x128xf16, #S> loc("sdS"("flash_bwd.cu":80:29 to 80:68))
-  %sLSE = cuir.alloc : memref<2x64xf32, #S> loc("sLSE"("flash_bwd.cu":81:29 to 81:70))
-  %sD = cuir.alloc : memref<2x64xf32, #S> loc("sD"("flash_bwd.cu":82:29 to 82:80))
+  %sK = cuir.alloc {swizzle = 128} : memref<128x128xf16, #S> loc("sK"("flash_bwd.cu":78:29 to 78:42))
+  %sV = cuir.alloc {swizzle = 128} : memref<128x128xf16, #S> loc("sV"("flash_bwd.cu":79:29 to 79:66))
+  %sQ = cuir.alloc {swizzle = 128} : memref<2x64x128xf16, #S> loc("sQ"("flash_bwd.cu":80:29 to 80:66))
+  %sdO = cuir.alloc {swizzle = 128} : memref<2x64x128xf16, #S> loc("sdO"("flash_bwd.cu":81:29 to 81:77))
+  %sP = cuir.alloc {swizzle = 128} : memref<64x128xf16, #S> loc("sP"("flash_bwd.cu":82:29 to 82:77))
+  %sdS = cuir.alloc {swizzle = 128} : memref<64x128xf16, #S> loc("sdS"("flash_bwd.cu":83:29 to 83:68))
+  %sLSE = cuir.alloc : memref<2x64xf32, #S> loc("sLSE"("flash_bwd.cu":84:29 to 84:70))
+  %sD = cuir.alloc : memref<2x64xf32, #S> loc("sD"("flash_bwd.cu":85:29 to 85:80))
 
   // ---- prologue: K, V and the first step's tiles, one group ----
-  %has_steps = arith.cmpi slt, %m_begin, %m_end : index loc("flash_bwd.cu":448:3 to 448:35)
+  %has_steps = arith.cmpi slt, %m_begin, %m_end : index loc("flash_bwd.cu":464:3 to 464:35)
   // K and V are issued before the branch in the source; both branches issue them here (one group each).
   %g_first = scf.if %has_steps -> (!cuir.group) {
     %tk = cuir.copy_async cp_async %k_head[%key_begin, %c0] -> %sK
-        : memref<?x128xf16, strided<[?, 1], offset: ?>, #G> -> memref<128x128xf16, #S> -> !cuir.token loc("sK"("flash_bwd.cu":444:3 to 444:81))
+        : memref<?x128xf16, strided<[?, 1], offset: ?>, #G> -> memref<128x128xf16, #S> -> !cuir.token loc("sK"("flash_bwd.cu":460:3 to 460:81))
     %tv = cuir.copy_async cp_async %v_head[%key_begin, %c0] -> %sV
-        : memref<?x128xf16, strided<[?, 1], offset: ?>, #G> -> memref<128x128xf16, #S> -> !cuir.token loc("sV"("flash_bwd.cu":446:3 to 446:81))
-    %row0 = arith.muli %m_begin, %c64 : index loc(callsite("row0"("flash_bwd.cu":229:3 to 229:40) at "flash_bwd.cu":449:5 to 449:65))
+        : memref<?x128xf16, strided<[?, 1], offset: ?>, #G> -> memref<128x128xf16, #S> -> !cuir.token loc("sV"("flash_bwd.cu":462:3 to 462:81))
+    %row0 = arith.muli %m_begin, %c64 : index loc(callsite("row0"("flash_bwd.cu":245:3 to 245:40) at "flash_bwd.cu":465:5 to 465:65))
     %q_head = memref.subview %q[%b, 0, %first_head_q, 0] [1, %seqlen_q, 1, 128] [1, 1, 1, 1]
-        : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc(callsite("q"("flash_bwd.cu":230:3 to 230:62) at "flash_bwd.cu":449:5 to 449:65))
+        : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc(callsite("q"("flash_bwd.cu":246:3 to 246:62) at "flash_bwd.cu":465:5 to 465:65))
     %d_o_head = memref.subview %d_o[%b, 0, %first_head_q, 0] [1, %seqlen_q, 1, 128] [1, 1, 1, 1]
-        : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc(callsite("d_o"("flash_bwd.cu":232:3 to 232:66) at "flash_bwd.cu":449:5 to 449:65))
+        : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc(callsite("d_o"("flash_bwd.cu":248:3 to 248:66) at "flash_bwd.cu":465:5 to 465:65))
     %lse_head = memref.subview %ws_lse_log2[%b, %first_head_q, 0] [1, 1, %rows] [1, 1, 1]
-        : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":242:44 to 242:94) at "flash_bwd.cu":449:5 to 449:65))
+        : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":258:44 to 258:94) at "flash_bwd.cu":465:5 to 465:65))
     %d_head = memref.subview %ws_d[%b, %first_head_q, 0] [1, 1, %rows] [1, 1, 1]
-        : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":242:24 to 242:41) at "flash_bwd.cu":449:5 to 449:65))
+        : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":258:24 to 258:41) at "flash_bwd.cu":465:5 to 465:65))
     %sQ0 = memref.subview %sQ[0, 0, 0] [1, 64, 128] [1, 1, 1]
-        : memref<2x64x128xf16, #S> to memref<64x128xf16, strided<[128, 1]>, #S> loc(callsite("sQ"("flash_bwd.cu":234:60 to 234:110) at "flash_bwd.cu":449:5 to 449:65))
+        : memref<2x64x128xf16, #S> to memref<64x128xf16, strided<[128, 1]>, #S> loc(callsite("sQ"("flash_bwd.cu":250:60 to 250:110) at "flash_bwd.cu":465:5 to 465:65))
     %sdO0 = memref.subview %sdO[0, 0, 0] [1, 64, 128] [1, 1, 1]
-        : memref<2x64x128xf16, #S> to memref<64x128xf16, strided<[128, 1]>, #S> loc(callsite("sdO"("flash_bwd.cu":236:60 to 236:111) at "flash_bwd.cu":449:5 to 449:65))
+        : memref<2x64x128xf16, #S> to memref<64x128xf16, strided<[128, 1]>, #S> loc(callsite("sdO"("flash_bwd.cu":252:60 to 252:111) at "flash_bwd.cu":465:5 to 465:65))
     %sLSE0 = memref.subview %sLSE[0, 0] [1, 64] [1, 1]
-        : memref<2x64xf32, #S> to memref<64xf32, strided<[1]>, #S> loc(callsite("dst"("flash_bwd.cu":243:38 to 243:104) at "flash_bwd.cu":449:5 to 449:65))
+        : memref<2x64xf32, #S> to memref<64xf32, strided<[1]>, #S> loc(callsite("dst"("flash_bwd.cu":259:38 to 259:104) at "flash_bwd.cu":465:5 to 465:65))
     %sD0 = memref.subview %sD[0, 0] [1, 64] [1, 1]
-        : memref<2x64xf32, #S> to memref<64xf32, strided<[1]>, #S> loc(callsite("dst"("flash_bwd.cu":243:38 to 243:104) at "flash_bwd.cu":449:5 to 449:65))
+        : memref<2x64xf32, #S> to memref<64xf32, strided<[1]>, #S> loc(callsite("dst"("flash_bwd.cu":259:38 to 259:104) at "flash_bwd.cu":465:5 to 465:65))
     %tq = cuir.copy_async cp_async %q_head[%row0, %c0] -> %sQ0
-        : memref<?x128xf16, strided<[?, 1], offset: ?>, #G> -> memref<64x128xf16, strided<[128, 1]>, #S> -> !cuir.token loc(callsite("sQ"("flash_bwd.cu":234:3 to 234:84) at "flash_bwd.cu":449:5 to 449:65))
+        : memref<?x128xf16, strided<[?, 1], offset: ?>, #G> -> memref<64x128xf16, strided<[128, 1]>, #S> -> !cuir.token loc(callsite("sQ"("flash_bwd.cu":250:3 to 250:84) at "flash_bwd.cu":465:5 to 465:65))
     %tdo = cuir.copy_async cp_async %d_o_head[%row0, %c0] -> %sdO0
-        : memref<?x128xf16, strided<[?, 1], offset: ?>, #G> -> memref<64x128xf16, strided<[128, 1]>, #S> -> !cuir.token loc(callsite("sdO"("flash_bwd.cu":236:3 to 236:85) at "flash_bwd.cu":449:5 to 449:65))
+        : memref<?x128xf16, strided<[?, 1], offset: ?>, #G> -> memref<64x128xf16, strided<[128, 1]>, #S> -> !cuir.token loc(callsite("sdO"("flash_bwd.cu":252:3 to 252:85) at "flash_bwd.cu":465:5 to 465:65))
     %tl = cuir.copy_async cp_async %lse_head[%row0] -> %sLSE0
-        : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1]>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":244:5 to 244:40) at "flash_bwd.cu":449:5 to 449:65))
+        : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1]>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":260:5 to 260:40) at "flash_bwd.cu":465:5 to 465:65))
     %td = cuir.copy_async cp_async %d_head[%row0] -> %sD0
-        : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1]>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":244:5 to 244:40) at "flash_bwd.cu":449:5 to 449:65))
-    %g = cuir.commit %tk, %tv, %tq, %tdo, %tl, %td loc("flash_bwd.cu":450:3 to 450:27)
-    scf.yield %g : !cuir.group loc("flash_bwd.cu":448:3 to 448:35)
+        : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1]>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":260:5 to 260:40) at "flash_bwd.cu":465:5 to 465:65))
+    %g = cuir.commit %tk, %tv, %tq, %tdo, %tl, %td loc("flash_bwd.cu":466:3 to 466:27)
+    scf.yield %g : !cuir.group loc("flash_bwd.cu":464:3 to 464:35)
   } else {
     %tk = cuir.copy_async cp_async %k_head[%key_begin, %c0] -> %sK
-        : memref<?x128xf16, strided<[?, 1], offset: ?>, #G> -> memref<128x128xf16, #S> -> !cuir.token loc("sK"("flash_bwd.cu":444:3 to 444:81))
+        : memref<?x128xf16, strided<[?, 1], offset: ?>, #G> -> memref<128x128xf16, #S> -> !cuir.token loc("sK"("flash_bwd.cu":460:3 to 460:81))
     %tv = cuir.copy_async cp_async %v_head[%key_begin, %c0] -> %sV
-        : memref<?x128xf16, strided<[?, 1], offset: ?>, #G> -> memref<128x128xf16, #S> -> !cuir.token loc("sV"("flash_bwd.cu":446:3 to 446:81))
-    %g = cuir.commit %tk, %tv loc("flash_bwd.cu":450:3 to 450:27)
-    scf.yield %g : !cuir.group loc("flash_bwd.cu":448:3 to 448:35)
-  } loc("flash_bwd.cu":448:3 to 448:35)
+        : memref<?x128xf16, strided<[?, 1], offset: ?>, #G> -> memref<128x128xf16, #S> -> !cuir.token loc("sV"("flash_bwd.cu":462:3 to 462:81))
+    %g = cuir.commit %tk, %tv loc("flash_bwd.cu":466:3 to 466:27)
+    scf.yield %g : !cuir.group loc("flash_bwd.cu":464:3 to 464:35)
+  } loc("flash_bwd.cu":464:3 to 464:35)
 
   // ---- dK, dV accumulators (registers), the probability scale ----
-  %acc_kv_init = arith.constant dense<0.0> : tensor<128x128xf32, #ACC_KV> loc("acc_dk"("flash_bwd.cu":454:3 to 454:20))
-  %acc_sdp_init = arith.constant dense<0.0> : tensor<64x128xf32, #ACC_S> loc("acc_s"("flash_bwd.cu":377:3 to 377:19))
-  %acc_dq_init = arith.constant dense<0.0> : tensor<64x128xf32, #ACC_DQ> loc("acc_dq"("flash_bwd.cu":407:3 to 407:20))
-  %log2e = arith.constant 1.44269502 : f32 loc("scale_log2"("flash_bwd.cu":456:15 to 456:57))
-  %scale_log2 = arith.mulf %softmax_scale, %log2e : f32 loc("scale_log2"("flash_bwd.cu":456:15 to 456:57))
-  %scale_tile = tensor.splat %scale_log2 : tensor<64x128xf32, #ACC_S> loc("scale_log2"("flash_bwd.cu":456:15 to 456:57))
+  %acc_kv_init = arith.constant dense<0.0> : tensor<128x128xf32, #ACC_KV> loc("acc_dk"("flash_bwd.cu":470:3 to 470:20))
+  %acc_sdp_init = arith.constant dense<0.0> : tensor<64x128xf32, #ACC_S> loc("acc_s"("flash_bwd.cu":393:3 to 393:19))
+  %acc_dq_init = arith.constant dense<0.0> : tensor<64x128xf32, #ACC_DQ> loc("acc_dq"("flash_bwd.cu":423:3 to 423:20))
+  %log2e = arith.constant 1.44269502 : f32 loc("scale_log2"("flash_bwd.cu":472:15 to 472:57))
+  %scale_log2 = arith.mulf %softmax_scale, %log2e : f32 loc("scale_log2"("flash_bwd.cu":472:15 to 472:57))
+  %scale_tile = tensor.splat %scale_log2 : tensor<64x128xf32, #ACC_S> loc("scale_log2"("flash_bwd.cu":472:15 to 472:57))
 
   // =============================== the query heads of the group ===============================
   %h_dk, %h_dv, %h_stage, %h_g = scf.for %head_q = %first_head_q to %head_q_end step %c1
@@ -1278,486 +1287,489 @@ cuir.kernel @flash_bwd_f16_d128_kernel(
     %m_dk, %m_dv, %m_stage, %m_g = scf.for %m_block = %m_begin to %m_unmasked_begin step %c1
         iter_args(%acc_dk = %dk_h, %acc_dv = %dv_h, %stage = %stage_h, %g_cur = %g_h)
         -> (tensor<128x128xf32, #ACC_KV>, tensor<128x128xf32, #ACC_KV>, index, !cuir.group) {
-      %other = arith.xori %stage, %c1 : index loc(callsite("stage"("flash_bwd.cu":371:59 to 371:68) at "flash_bwd.cu":463:7 to 463:25))
+      %other = arith.xori %stage, %c1 : index loc(callsite("stage"("flash_bwd.cu":387:59 to 387:68) at "flash_bwd.cu":479:7 to 479:25))
       %sQ_st = memref.subview %sQ[%stage, 0, 0] [1, 64, 128] [1, 1, 1]
-          : memref<2x64x128xf16, #S> to memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sQ"("flash_bwd.cu":365:3 to 365:69) at "flash_bwd.cu":463:7 to 463:25))
+          : memref<2x64x128xf16, #S> to memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sQ"("flash_bwd.cu":381:3 to 381:69) at "flash_bwd.cu":479:7 to 479:25))
       %sdO_st = memref.subview %sdO[%stage, 0, 0] [1, 64, 128] [1, 1, 1]
-          : memref<2x64x128xf16, #S> to memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sdO"("flash_bwd.cu":366:3 to 366:71) at "flash_bwd.cu":463:7 to 463:25))
+          : memref<2x64x128xf16, #S> to memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sdO"("flash_bwd.cu":382:3 to 382:71) at "flash_bwd.cu":479:7 to 479:25))
       %sLSE_st = memref.subview %sLSE[%stage, 0] [1, 64] [1, 1]
-          : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("s_lse"("flash_bwd.cu":383:56 to 383:105) at "flash_bwd.cu":463:7 to 463:25))
+          : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("s_lse"("flash_bwd.cu":399:56 to 399:105) at "flash_bwd.cu":479:7 to 479:25))
       %sD_st = memref.subview %sD[%stage, 0] [1, 64] [1, 1]
-          : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("s_d"("flash_bwd.cu":391:54 to 391:101) at "flash_bwd.cu":463:7 to 463:25))
+          : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("s_d"("flash_bwd.cu":407:54 to 407:101) at "flash_bwd.cu":479:7 to 479:25))
 
-      cuir.wait_group %g_cur pending 0 loc(callsite("flash_bwd.cu":369:3 to 369:28 at "flash_bwd.cu":463:7 to 463:25))
-      cuir.barrier.sync loc(callsite("flash_bwd.cu":370:3 to 370:19 at "flash_bwd.cu":463:7 to 463:25))
+      cuir.wait_group %g_cur pending 0 loc(callsite("flash_bwd.cu":385:3 to 385:28 at "flash_bwd.cu":479:7 to 479:25))
+      cuir.barrier.sync loc(callsite("flash_bwd.cu":386:3 to 386:19 at "flash_bwd.cu":479:7 to 479:25))
       // next_q_step: the next query block of the head, else the first one of the next head
-      %m_next = arith.addi %m_block, %c1 : index loc(callsite("flash_bwd.cu":342:7 to 342:18 at "flash_bwd.cu":463:72 to 463:120))
-      %same_head = arith.cmpi slt, %m_next, %m_end : index loc(callsite("flash_bwd.cu":342:3 to 342:33 at "flash_bwd.cu":463:72 to 463:120))
-      %head_next = arith.addi %head_q, %c1 : index loc(callsite("flash_bwd.cu":343:16 to 343:26 at "flash_bwd.cu":463:72 to 463:120))
-      %next_head_q = arith.select %same_head, %head_q, %head_next : index loc(callsite("flash_bwd.cu":342:3 to 342:33 at "flash_bwd.cu":463:72 to 463:120))
-      %next_m_block = arith.select %same_head, %m_next, %m_begin : index loc(callsite("flash_bwd.cu":342:3 to 342:33 at "flash_bwd.cu":463:72 to 463:120))
-      %more_heads = arith.cmpi slt, %head_q, %last_head_q : index loc(callsite("flash_bwd.cu":343:43 to 343:63 at "flash_bwd.cu":463:72 to 463:120))
-      %next_valid = arith.ori %same_head, %more_heads : i1 loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":463:7 to 463:25))
+      %m_next = arith.addi %m_block, %c1 : index loc(callsite("flash_bwd.cu":358:7 to 358:18 at "flash_bwd.cu":479:72 to 479:120))
+      %same_head = arith.cmpi slt, %m_next, %m_end : index loc(callsite("flash_bwd.cu":358:3 to 358:33 at "flash_bwd.cu":479:72 to 479:120))
+      %head_next = arith.addi %head_q, %c1 : index loc(callsite("flash_bwd.cu":359:16 to 359:26 at "flash_bwd.cu":479:72 to 479:120))
+      %next_head_q = arith.select %same_head, %head_q, %head_next : index loc(callsite("flash_bwd.cu":358:3 to 358:33 at "flash_bwd.cu":479:72 to 479:120))
+      %next_m_block = arith.select %same_head, %m_next, %m_begin : index loc(callsite("flash_bwd.cu":358:3 to 358:33 at "flash_bwd.cu":479:72 to 479:120))
+      %more_heads = arith.cmpi slt, %head_q, %last_head_q : index loc(callsite("flash_bwd.cu":359:43 to 359:63 at "flash_bwd.cu":479:72 to 479:120))
+      %next_valid = arith.ori %same_head, %more_heads : i1 loc(callsite("flash_bwd.cu":387:3 to 387:18 at "flash_bwd.cu":479:7 to 479:25))
       %g_next = scf.if %next_valid -> (!cuir.group) {
-        %row0 = arith.muli %next_m_block, %c64 : index loc(callsite("row0"("flash_bwd.cu":229:3 to 229:40) at "flash_bwd.cu":371:19 to 371:68))
+        %row0 = arith.muli %next_m_block, %c64 : index loc(callsite("row0"("flash_bwd.cu":245:3 to 245:40) at "flash_bwd.cu":387:19 to 387:68))
         %q_head = memref.subview %q[%b, 0, %next_head_q, 0] [1, %seqlen_q, 1, 128] [1, 1, 1, 1]
-            : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc(callsite("q"("flash_bwd.cu":230:3 to 230:62) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc(callsite("q"("flash_bwd.cu":246:3 to 246:62) at "flash_bwd.cu":387:19 to 387:68))
         %d_o_head = memref.subview %d_o[%b, 0, %next_head_q, 0] [1, %seqlen_q, 1, 128] [1, 1, 1, 1]
-            : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc(callsite("d_o"("flash_bwd.cu":232:3 to 232:66) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc(callsite("d_o"("flash_bwd.cu":248:3 to 248:66) at "flash_bwd.cu":387:19 to 387:68))
         %lse_head = memref.subview %ws_lse_log2[%b, %next_head_q, 0] [1, 1, %rows] [1, 1, 1]
-            : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":242:44 to 242:94) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":258:44 to 258:94) at "flash_bwd.cu":387:19 to 387:68))
         %d_head = memref.subview %ws_d[%b, %next_head_q, 0] [1, 1, %rows] [1, 1, 1]
-            : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":242:24 to 242:41) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":258:24 to 258:41) at "flash_bwd.cu":387:19 to 387:68))
         %sQ_o = memref.subview %sQ[%other, 0, 0] [1, 64, 128] [1, 1, 1]
-            : memref<2x64x128xf16, #S> to memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sQ"("flash_bwd.cu":234:60 to 234:110) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<2x64x128xf16, #S> to memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sQ"("flash_bwd.cu":250:60 to 250:110) at "flash_bwd.cu":387:19 to 387:68))
         %sdO_o = memref.subview %sdO[%other, 0, 0] [1, 64, 128] [1, 1, 1]
-            : memref<2x64x128xf16, #S> to memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sdO"("flash_bwd.cu":236:60 to 236:111) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<2x64x128xf16, #S> to memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sdO"("flash_bwd.cu":252:60 to 252:111) at "flash_bwd.cu":387:19 to 387:68))
         %sLSE_o = memref.subview %sLSE[%other, 0] [1, 64] [1, 1]
-            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":243:38 to 243:104) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":259:38 to 259:104) at "flash_bwd.cu":387:19 to 387:68))
         %sD_o = memref.subview %sD[%other, 0] [1, 64] [1, 1]
-            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":243:38 to 243:104) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":259:38 to 259:104) at "flash_bwd.cu":387:19 to 387:68))
         %tq = cuir.copy_async cp_async %q_head[%row0, %c0] -> %sQ_o
-            : memref<?x128xf16, strided<[?, 1], offset: ?>, #G> -> memref<64x128xf16, strided<[128, 1], offset: ?>, #S> -> !cuir.token loc(callsite("sQ"("flash_bwd.cu":234:3 to 234:84) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<?x128xf16, strided<[?, 1], offset: ?>, #G> -> memref<64x128xf16, strided<[128, 1], offset: ?>, #S> -> !cuir.token loc(callsite("sQ"("flash_bwd.cu":250:3 to 250:84) at "flash_bwd.cu":387:19 to 387:68))
         %tdo = cuir.copy_async cp_async %d_o_head[%row0, %c0] -> %sdO_o
-            : memref<?x128xf16, strided<[?, 1], offset: ?>, #G> -> memref<64x128xf16, strided<[128, 1], offset: ?>, #S> -> !cuir.token loc(callsite("sdO"("flash_bwd.cu":236:3 to 236:85) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<?x128xf16, strided<[?, 1], offset: ?>, #G> -> memref<64x128xf16, strided<[128, 1], offset: ?>, #S> -> !cuir.token loc(callsite("sdO"("flash_bwd.cu":252:3 to 252:85) at "flash_bwd.cu":387:19 to 387:68))
         %tl = cuir.copy_async cp_async %lse_head[%row0] -> %sLSE_o
-            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":244:5 to 244:40) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":260:5 to 260:40) at "flash_bwd.cu":387:19 to 387:68))
         %td = cuir.copy_async cp_async %d_head[%row0] -> %sD_o
-            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":244:5 to 244:40) at "flash_bwd.cu":371:19 to 371:68))
-        %g = cuir.commit %tq, %tdo, %tl, %td loc(callsite("flash_bwd.cu":372:3 to 372:27 at "flash_bwd.cu":463:7 to 463:25))
-        scf.yield %g : !cuir.group loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":463:7 to 463:25))
+            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":260:5 to 260:40) at "flash_bwd.cu":387:19 to 387:68))
+        %g = cuir.commit %tq, %tdo, %tl, %td loc(callsite("flash_bwd.cu":388:3 to 388:27 at "flash_bwd.cu":479:7 to 479:25))
+        scf.yield %g : !cuir.group loc(callsite("flash_bwd.cu":387:3 to 387:18 at "flash_bwd.cu":479:7 to 479:25))
       } else {
-        %g = cuir.commit loc(callsite("flash_bwd.cu":372:3 to 372:27 at "flash_bwd.cu":463:7 to 463:25))
-        scf.yield %g : !cuir.group loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":463:7 to 463:25))
-      } loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":463:7 to 463:25))
+        %g = cuir.commit loc(callsite("flash_bwd.cu":388:3 to 388:27 at "flash_bwd.cu":479:7 to 479:25))
+        scf.yield %g : !cuir.group loc(callsite("flash_bwd.cu":387:3 to 387:18 at "flash_bwd.cu":479:7 to 479:25))
+      } loc(callsite("flash_bwd.cu":387:3 to 387:18 at "flash_bwd.cu":479:7 to 479:25))
 
       // ------- S = Q K^T (unscaled) -------
-      %q_row0 = arith.muli %m_block, %c64 : index loc(callsite("(q_tile * T::BLOCK_M)"("flash_bwd.cu":414:40 to 414:74) at "flash_bwd.cu":463:7 to 463:25))
+      %q_row0 = arith.muli %m_block, %c64 : index loc(callsite("(q_tile * T::BLOCK_M)"("flash_bwd.cu":430:40 to 430:74) at "flash_bwd.cu":479:7 to 479:25))
       %acc_s = cuir.gemm %sQ_st, %sK transpose_b, %acc_sdp_init
-          : memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, memref<128x128xf16, #S>, tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":378:3 to 378:71) at "flash_bwd.cu":463:7 to 463:25))
+          : memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, memref<128x128xf16, #S>, tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":394:3 to 394:71) at "flash_bwd.cu":479:7 to 479:25))
 
       // ------- the mask of a masking step: -inf where key >= seqlen_kv or key > row + last_key_offset -------
-      %kv0 = arith.muli %n_block, %c128 : index loc(callsite("key_base"("flash_bwd.cu":381:58 to 381:96) at "flash_bwd.cu":463:7 to 463:25))
+      %kv0 = arith.muli %n_block, %c128 : index loc(callsite("key_base"("flash_bwd.cu":397:58 to 397:105) at "flash_bwd.cu":479:7 to 479:25))
       %acc_s_masked = cuir.elementwise (%acc_s) at [%b, %head_q, %q_row0, %kv0]
           : (tensor<64x128xf32, #ACC_S>) -> tensor<64x128xf32, #ACC_S> {
-      ^bb0(%x: f32 loc("acc_s"("flash_bwd.cu":262:62 to 262:86)), %bi: index loc(callsite("block.batch"("flash_bwd.cu":381:5 to 381:24) at "flash_bwd.cu":463:7 to 463:25)), %hi: index loc(callsite("head_q"("flash_bwd.cu":381:5 to 381:24) at "flash_bwd.cu":463:7 to 463:25)), %row: index loc("row"("flash_bwd.cu":260:9 to 260:69)), %key: index loc("key"("flash_bwd.cu":261:9 to 261:68))):
-        %past_end = arith.cmpi sge, %key, %seqlen_kv : index loc(callsite("flash_bwd.cu":262:13 to 262:29 at "flash_bwd.cu":381:5 to 381:24))
-        %row_last = arith.addi %row, %last_key_offset : index loc(callsite("flash_bwd.cu":262:39 to 262:60 at "flash_bwd.cu":381:5 to 381:24))
-        %past_diag = arith.cmpi sgt, %key, %row_last : index loc(callsite("flash_bwd.cu":262:33 to 262:60 at "flash_bwd.cu":381:5 to 381:24))
-        %hidden = arith.ori %past_end, %past_diag : i1 loc(callsite("flash_bwd.cu":262:9 to 262:29 at "flash_bwd.cu":381:5 to 381:24))
-        %r = arith.select %hidden, %ninf, %x : f32 loc(callsite("acc_s"("flash_bwd.cu":262:62 to 262:86) at "flash_bwd.cu":381:5 to 381:24))
-        cuir.yield %r : f32 loc(callsite("flash_bwd.cu":381:5 to 381:24 at "flash_bwd.cu":463:7 to 463:25))
-      } loc(callsite("acc_s"("flash_bwd.cu":381:5 to 381:24) at "flash_bwd.cu":463:7 to 463:25))
+      ^bb0(%x: f32 loc("acc_s"("flash_bwd.cu":278:62 to 278:86)), %bi: index loc(callsite("block.batch"("flash_bwd.cu":397:5 to 397:24) at "flash_bwd.cu":479:7 to 479:25)), %hi: index loc(callsite("head_q"("flash_bwd.cu":397:5 to 397:24) at "flash_bwd.cu":479:7 to 479:25)), %row: index loc("row"("flash_bwd.cu":276:9 to 276:69)), %key: index loc("key"("flash_bwd.cu":277:9 to 277:68))):
+        %past_end = arith.cmpi sge, %key, %seqlen_kv : index loc(callsite("flash_bwd.cu":278:13 to 278:29 at "flash_bwd.cu":397:5 to 397:24))
+        %row_last = arith.addi %row, %last_key_offset : index loc(callsite("flash_bwd.cu":278:39 to 278:60 at "flash_bwd.cu":397:5 to 397:24))
+        %past_diag = arith.cmpi sgt, %key, %row_last : index loc(callsite("flash_bwd.cu":278:33 to 278:60 at "flash_bwd.cu":397:5 to 397:24))
+        %hidden = arith.ori %past_end, %past_diag : i1 loc(callsite("flash_bwd.cu":278:9 to 278:29 at "flash_bwd.cu":397:5 to 397:24))
+        %r = arith.select %hidden, %ninf, %x : f32 loc(callsite("acc_s"("flash_bwd.cu":278:62 to 278:86) at "flash_bwd.cu":397:5 to 397:24))
+        cuir.yield %r : f32 loc(callsite("flash_bwd.cu":397:5 to 397:24 at "flash_bwd.cu":479:7 to 479:25))
+      } loc(callsite("acc_s"("flash_bwd.cu":397:5 to 397:24) at "flash_bwd.cu":479:7 to 479:25))
 
       // ------- scores_to_probs: P = exp2(S * scale * log2e - LSE * log2e) -------
-      %lse_log2 = cuir.load %sLSE_st : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #ROW_S> loc(callsite("lse_log2"("flash_bwd.cu":275:7 to 275:72) at "flash_bwd.cu":384:3 to 384:64))
-      %lse_b = cuir.broadcast_rows %lse_log2 : tensor<64xf32, #ROW_S> -> tensor<64x128xf32, #ACC_S> loc(callsite("lse_log2"("flash_bwd.cu":280:75 to 280:84) at "flash_bwd.cu":384:3 to 384:64))
-      %neg_lse = arith.negf %lse_b : tensor<64x128xf32, #ACC_S> loc(callsite("lse_log2"("flash_bwd.cu":280:75 to 280:84) at "flash_bwd.cu":384:3 to 384:64))
-      %logits = math.fma %acc_s_masked, %scale_tile, %neg_lse : tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":280:40 to 280:85) at "flash_bwd.cu":384:3 to 384:64))
-      %p = math.exp2 %logits : tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":280:11 to 280:87) at "flash_bwd.cu":384:3 to 384:64))
+      %lse_log2 = cuir.load %sLSE_st : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #ROW_S> loc(callsite("lse_log2"("flash_bwd.cu":291:7 to 291:72) at "flash_bwd.cu":400:3 to 400:64))
+      %lse_b = cuir.broadcast_rows %lse_log2 : tensor<64xf32, #ROW_S> -> tensor<64x128xf32, #ACC_S> loc(callsite("lse_log2"("flash_bwd.cu":296:75 to 296:84) at "flash_bwd.cu":400:3 to 400:64))
+      %neg_lse = arith.negf %lse_b : tensor<64x128xf32, #ACC_S> loc(callsite("lse_log2"("flash_bwd.cu":296:75 to 296:84) at "flash_bwd.cu":400:3 to 400:64))
+      %logits = math.fma %acc_s_masked, %scale_tile, %neg_lse : tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":296:40 to 296:85) at "flash_bwd.cu":400:3 to 400:64))
+      %p = math.exp2 %logits : tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":296:11 to 296:87) at "flash_bwd.cu":400:3 to 400:64))
 
       // ------- dP = dO V^T; probs_to_dscores: dS = P * (dP - D) -------
       %acc_dp = cuir.gemm %sdO_st, %sV transpose_b, %acc_sdp_init
-          : memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, memref<128x128xf16, #S>, tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":389:3 to 389:72) at "flash_bwd.cu":463:7 to 463:25))
-      %d_rows = cuir.load %sD_st : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #ROW_S> loc(callsite("d"("flash_bwd.cu":293:7 to 293:58) at "flash_bwd.cu":392:3 to 392:59))
-      %d_b = cuir.broadcast_rows %d_rows : tensor<64xf32, #ROW_S> -> tensor<64x128xf32, #ACC_S> loc(callsite("d"("flash_bwd.cu":297:95 to 297:116) at "flash_bwd.cu":392:3 to 392:59))
-      %dp_minus_d = arith.subf %acc_dp, %d_b : tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":297:95 to 297:116) at "flash_bwd.cu":392:3 to 392:59))
-      %ds = arith.mulf %p, %dp_minus_d : tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":297:55 to 297:118) at "flash_bwd.cu":392:3 to 392:59))
+          : memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, memref<128x128xf16, #S>, tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":405:3 to 405:72) at "flash_bwd.cu":479:7 to 479:25))
+      %d_rows = cuir.load %sD_st : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #ROW_S> loc(callsite("d"("flash_bwd.cu":309:7 to 309:58) at "flash_bwd.cu":408:3 to 408:59))
+      %d_b = cuir.broadcast_rows %d_rows : tensor<64xf32, #ROW_S> -> tensor<64x128xf32, #ACC_S> loc(callsite("d"("flash_bwd.cu":313:95 to 313:116) at "flash_bwd.cu":408:3 to 408:59))
+      %dp_minus_d = arith.subf %acc_dp, %d_b : tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":313:95 to 313:116) at "flash_bwd.cu":408:3 to 408:59))
+      %ds = arith.mulf %p, %dp_minus_d : tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":313:55 to 313:118) at "flash_bwd.cu":408:3 to 408:59))
 
       // ------- P and dS to shared memory (16-bit): the other warps' GEMMs read them whole -------
-      %p16 = arith.truncf %p : tensor<64x128xf32, #ACC_S> to tensor<64x128xf16, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":395:3 to 395:55) at "flash_bwd.cu":463:7 to 463:25))
-      cuir.store %p16 -> %sP : tensor<64x128xf16, #ACC_S> -> memref<64x128xf16, #S> loc(callsite("sP"("flash_bwd.cu":395:3 to 395:48) at "flash_bwd.cu":463:7 to 463:25))
-      %ds16 = arith.truncf %ds : tensor<64x128xf32, #ACC_S> to tensor<64x128xf16, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":396:3 to 396:57) at "flash_bwd.cu":463:7 to 463:25))
-      cuir.store %ds16 -> %sdS : tensor<64x128xf16, #ACC_S> -> memref<64x128xf16, #S> loc(callsite("sdS"("flash_bwd.cu":396:3 to 396:49) at "flash_bwd.cu":463:7 to 463:25))
-      cuir.barrier.sync loc(callsite("flash_bwd.cu":397:3 to 397:19 at "flash_bwd.cu":463:7 to 463:25))
+      %p16 = arith.truncf %p : tensor<64x128xf32, #ACC_S> to tensor<64x128xf16, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":411:3 to 411:55) at "flash_bwd.cu":479:7 to 479:25))
+      cuir.store %p16 -> %sP : tensor<64x128xf16, #ACC_S> -> memref<64x128xf16, #S> loc(callsite("sP"("flash_bwd.cu":411:3 to 411:48) at "flash_bwd.cu":479:7 to 479:25))
+      %ds16 = arith.truncf %ds : tensor<64x128xf32, #ACC_S> to tensor<64x128xf16, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":412:3 to 412:57) at "flash_bwd.cu":479:7 to 479:25))
+      cuir.store %ds16 -> %sdS : tensor<64x128xf16, #ACC_S> -> memref<64x128xf16, #S> loc(callsite("sdS"("flash_bwd.cu":412:3 to 412:49) at "flash_bwd.cu":479:7 to 479:25))
+      cuir.barrier.sync loc(callsite("flash_bwd.cu":413:3 to 413:19 at "flash_bwd.cu":479:7 to 479:25))
 
       // ------- dV += P^T dO, dK += dS^T Q -------
-      %pt = cuir.load %sP transpose : memref<64x128xf16, #S> -> tensor<128x64xf16, #A_KV> loc(callsite("sP"("flash_bwd.cu":400:73 to 400:114) at "flash_bwd.cu":463:7 to 463:25))
+      %pt = cuir.load %sP transpose : memref<64x128xf16, #S> -> tensor<128x64xf16, #A_KV> loc(callsite("sP"("flash_bwd.cu":416:73 to 416:114) at "flash_bwd.cu":479:7 to 479:25))
       %acc_dv_new = cuir.gemm %pt, %sdO_st, %acc_dv
-          : tensor<128x64xf16, #A_KV>, memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, tensor<128x128xf32, #ACC_KV> loc(callsite("acc_dv"("flash_bwd.cu":400:3 to 400:71) at "flash_bwd.cu":463:7 to 463:25))
-      %dst = cuir.load %sdS transpose : memref<64x128xf16, #S> -> tensor<128x64xf16, #A_KV> loc(callsite("sdS"("flash_bwd.cu":402:73 to 402:115) at "flash_bwd.cu":463:7 to 463:25))
+          : tensor<128x64xf16, #A_KV>, memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, tensor<128x128xf32, #ACC_KV> loc(callsite("acc_dv"("flash_bwd.cu":416:3 to 416:71) at "flash_bwd.cu":479:7 to 479:25))
+      %dst = cuir.load %sdS transpose : memref<64x128xf16, #S> -> tensor<128x64xf16, #A_KV> loc(callsite("sdS"("flash_bwd.cu":418:73 to 418:115) at "flash_bwd.cu":479:7 to 479:25))
       %acc_dk_new = cuir.gemm %dst, %sQ_st, %acc_dk
-          : tensor<128x64xf16, #A_KV>, memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, tensor<128x128xf32, #ACC_KV> loc(callsite("acc_dk"("flash_bwd.cu":402:3 to 402:71) at "flash_bwd.cu":463:7 to 463:25))
+          : tensor<128x64xf16, #A_KV>, memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, tensor<128x128xf32, #ACC_KV> loc(callsite("acc_dk"("flash_bwd.cu":418:3 to 418:71) at "flash_bwd.cu":479:7 to 479:25))
 
       // ------- dQ += dS K: fp32 reductions into the workspace -------
       %acc_dq = cuir.gemm %sdS, %sK, %acc_dq_init
-          : memref<64x128xf16, #S>, memref<128x128xf16, #S>, tensor<64x128xf32, #ACC_DQ> loc(callsite("acc_dq"("flash_bwd.cu":408:3 to 408:69) at "flash_bwd.cu":463:7 to 463:25))
+          : memref<64x128xf16, #S>, memref<128x128xf16, #S>, tensor<64x128xf32, #ACC_DQ> loc(callsite("acc_dq"("flash_bwd.cu":424:3 to 424:69) at "flash_bwd.cu":479:7 to 479:25))
       %dq_head = memref.subview %ws_dq_accum[%b, %head_q, 0, 0] [1, 1, %rows, 128] [1, 1, 1, 1]
-          : memref<?x?x?x128xf32, #G> to memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc(callsite("head_rows"("flash_bwd.cu":411:3 to 411:71) at "flash_bwd.cu":463:7 to 463:25))
-      cuir.atomic_add %acc_dq -> %dq_head[%q_row0, %c0] : tensor<64x128xf32, #ACC_DQ> -> memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc(callsite("dq_tile"("flash_bwd.cu":319:7 to 319:21) at "flash_bwd.cu":414:3 to 414:95))
+          : memref<?x?x?x128xf32, #G> to memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc(callsite("head_rows"("flash_bwd.cu":427:3 to 427:71) at "flash_bwd.cu":479:7 to 479:25))
+      cuir.atomic_add %acc_dq -> %dq_head[%q_row0, %c0] : tensor<64x128xf32, #ACC_DQ> -> memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc(callsite("dq_tile"("flash_bwd.cu":335:7 to 335:21) at "flash_bwd.cu":430:3 to 430:95))
       scf.yield %acc_dk_new, %acc_dv_new, %other, %g_next
-          : tensor<128x128xf32, #ACC_KV>, tensor<128x128xf32, #ACC_KV>, index, !cuir.group loc("flash_bwd.cu":462:5 to 462:68)
-    } loc("flash_bwd.cu":462:5 to 462:68)
+          : tensor<128x128xf32, #ACC_KV>, tensor<128x128xf32, #ACC_KV>, index, !cuir.group loc("flash_bwd.cu":478:5 to 478:68)
+    } loc("flash_bwd.cu":478:5 to 478:68)
 
     // =============================== unmasked steps ===============================
     %u_dk, %u_dv, %u_stage, %u_g = scf.for %m_block = %m_unmasked_begin to %m_end step %c1
         iter_args(%acc_dk = %m_dk, %acc_dv = %m_dv, %stage = %m_stage, %g_cur = %m_g)
         -> (tensor<128x128xf32, #ACC_KV>, tensor<128x128xf32, #ACC_KV>, index, !cuir.group) {
-      %other = arith.xori %stage, %c1 : index loc(callsite("stage"("flash_bwd.cu":371:59 to 371:68) at "flash_bwd.cu":467:7 to 467:26))
+      %other = arith.xori %stage, %c1 : index loc(callsite("stage"("flash_bwd.cu":387:59 to 387:68) at "flash_bwd.cu":483:7 to 483:26))
       %sQ_st = memref.subview %sQ[%stage, 0, 0] [1, 64, 128] [1, 1, 1]
-          : memref<2x64x128xf16, #S> to memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sQ"("flash_bwd.cu":365:3 to 365:69) at "flash_bwd.cu":467:7 to 467:26))
+          : memref<2x64x128xf16, #S> to memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sQ"("flash_bwd.cu":381:3 to 381:69) at "flash_bwd.cu":483:7 to 483:26))
       %sdO_st = memref.subview %sdO[%stage, 0, 0] [1, 64, 128] [1, 1, 1]
-          : memref<2x64x128xf16, #S> to memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sdO"("flash_bwd.cu":366:3 to 366:71) at "flash_bwd.cu":467:7 to 467:26))
+          : memref<2x64x128xf16, #S> to memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sdO"("flash_bwd.cu":382:3 to 382:71) at "flash_bwd.cu":483:7 to 483:26))
       %sLSE_st = memref.subview %sLSE[%stage, 0] [1, 64] [1, 1]
-          : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("s_lse"("flash_bwd.cu":383:56 to 383:105) at "flash_bwd.cu":467:7 to 467:26))
+          : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("s_lse"("flash_bwd.cu":399:56 to 399:105) at "flash_bwd.cu":483:7 to 483:26))
       %sD_st = memref.subview %sD[%stage, 0] [1, 64] [1, 1]
-          : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("s_d"("flash_bwd.cu":391:54 to 391:101) at "flash_bwd.cu":467:7 to 467:26))
+          : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("s_d"("flash_bwd.cu":407:54 to 407:101) at "flash_bwd.cu":483:7 to 483:26))
 
-      cuir.wait_group %g_cur pending 0 loc(callsite("flash_bwd.cu":369:3 to 369:28 at "flash_bwd.cu":467:7 to 467:26))
-      cuir.barrier.sync loc(callsite("flash_bwd.cu":370:3 to 370:19 at "flash_bwd.cu":467:7 to 467:26))
+      cuir.wait_group %g_cur pending 0 loc(callsite("flash_bwd.cu":385:3 to 385:28 at "flash_bwd.cu":483:7 to 483:26))
+      cuir.barrier.sync loc(callsite("flash_bwd.cu":386:3 to 386:19 at "flash_bwd.cu":483:7 to 483:26))
       // next_q_step: the next query block of the head, else the first one of the next head
-      %m_next = arith.addi %m_block, %c1 : index loc(callsite("flash_bwd.cu":342:7 to 342:18 at "flash_bwd.cu":468:26 to 468:74))
-      %same_head = arith.cmpi slt, %m_next, %m_end : index loc(callsite("flash_bwd.cu":342:3 to 342:33 at "flash_bwd.cu":468:26 to 468:74))
-      %head_next = arith.addi %head_q, %c1 : index loc(callsite("flash_bwd.cu":343:16 to 343:26 at "flash_bwd.cu":468:26 to 468:74))
-      %next_head_q = arith.select %same_head, %head_q, %head_next : index loc(callsite("flash_bwd.cu":342:3 to 342:33 at "flash_bwd.cu":468:26 to 468:74))
-      %next_m_block = arith.select %same_head, %m_next, %m_begin : index loc(callsite("flash_bwd.cu":342:3 to 342:33 at "flash_bwd.cu":468:26 to 468:74))
-      %more_heads = arith.cmpi slt, %head_q, %last_head_q : index loc(callsite("flash_bwd.cu":343:43 to 343:63 at "flash_bwd.cu":468:26 to 468:74))
-      %next_valid = arith.ori %same_head, %more_heads : i1 loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":467:7 to 467:26))
+      %m_next = arith.addi %m_block, %c1 : index loc(callsite("flash_bwd.cu":358:7 to 358:18 at "flash_bwd.cu":484:26 to 484:74))
+      %same_head = arith.cmpi slt, %m_next, %m_end : index loc(callsite("flash_bwd.cu":358:3 to 358:33 at "flash_bwd.cu":484:26 to 484:74))
+      %head_next = arith.addi %head_q, %c1 : index loc(callsite("flash_bwd.cu":359:16 to 359:26 at "flash_bwd.cu":484:26 to 484:74))
+      %next_head_q = arith.select %same_head, %head_q, %head_next : index loc(callsite("flash_bwd.cu":358:3 to 358:33 at "flash_bwd.cu":484:26 to 484:74))
+      %next_m_block = arith.select %same_head, %m_next, %m_begin : index loc(callsite("flash_bwd.cu":358:3 to 358:33 at "flash_bwd.cu":484:26 to 484:74))
+      %more_heads = arith.cmpi slt, %head_q, %last_head_q : index loc(callsite("flash_bwd.cu":359:43 to 359:63 at "flash_bwd.cu":484:26 to 484:74))
+      %next_valid = arith.ori %same_head, %more_heads : i1 loc(callsite("flash_bwd.cu":387:3 to 387:18 at "flash_bwd.cu":483:7 to 483:26))
       %g_next = scf.if %next_valid -> (!cuir.group) {
-        %row0 = arith.muli %next_m_block, %c64 : index loc(callsite("row0"("flash_bwd.cu":229:3 to 229:40) at "flash_bwd.cu":371:19 to 371:68))
+        %row0 = arith.muli %next_m_block, %c64 : index loc(callsite("row0"("flash_bwd.cu":245:3 to 245:40) at "flash_bwd.cu":387:19 to 387:68))
         %q_head = memref.subview %q[%b, 0, %next_head_q, 0] [1, %seqlen_q, 1, 128] [1, 1, 1, 1]
-            : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc(callsite("q"("flash_bwd.cu":230:3 to 230:62) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc(callsite("q"("flash_bwd.cu":246:3 to 246:62) at "flash_bwd.cu":387:19 to 387:68))
         %d_o_head = memref.subview %d_o[%b, 0, %next_head_q, 0] [1, %seqlen_q, 1, 128] [1, 1, 1, 1]
-            : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc(callsite("d_o"("flash_bwd.cu":232:3 to 232:66) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc(callsite("d_o"("flash_bwd.cu":248:3 to 248:66) at "flash_bwd.cu":387:19 to 387:68))
         %lse_head = memref.subview %ws_lse_log2[%b, %next_head_q, 0] [1, 1, %rows] [1, 1, 1]
-            : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":242:44 to 242:94) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":258:44 to 258:94) at "flash_bwd.cu":387:19 to 387:68))
         %d_head = memref.subview %ws_d[%b, %next_head_q, 0] [1, 1, %rows] [1, 1, 1]
-            : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":242:24 to 242:41) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":258:24 to 258:41) at "flash_bwd.cu":387:19 to 387:68))
         %sQ_o = memref.subview %sQ[%other, 0, 0] [1, 64, 128] [1, 1, 1]
-            : memref<2x64x128xf16, #S> to memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sQ"("flash_bwd.cu":234:60 to 234:110) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<2x64x128xf16, #S> to memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sQ"("flash_bwd.cu":250:60 to 250:110) at "flash_bwd.cu":387:19 to 387:68))
         %sdO_o = memref.subview %sdO[%other, 0, 0] [1, 64, 128] [1, 1, 1]
-            : memref<2x64x128xf16, #S> to memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sdO"("flash_bwd.cu":236:60 to 236:111) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<2x64x128xf16, #S> to memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("sdO"("flash_bwd.cu":252:60 to 252:111) at "flash_bwd.cu":387:19 to 387:68))
         %sLSE_o = memref.subview %sLSE[%other, 0] [1, 64] [1, 1]
-            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":243:38 to 243:104) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":259:38 to 259:104) at "flash_bwd.cu":387:19 to 387:68))
         %sD_o = memref.subview %sD[%other, 0] [1, 64] [1, 1]
-            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":243:38 to 243:104) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":259:38 to 259:104) at "flash_bwd.cu":387:19 to 387:68))
         %tq = cuir.copy_async cp_async %q_head[%row0, %c0] -> %sQ_o
-            : memref<?x128xf16, strided<[?, 1], offset: ?>, #G> -> memref<64x128xf16, strided<[128, 1], offset: ?>, #S> -> !cuir.token loc(callsite("sQ"("flash_bwd.cu":234:3 to 234:84) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<?x128xf16, strided<[?, 1], offset: ?>, #G> -> memref<64x128xf16, strided<[128, 1], offset: ?>, #S> -> !cuir.token loc(callsite("sQ"("flash_bwd.cu":250:3 to 250:84) at "flash_bwd.cu":387:19 to 387:68))
         %tdo = cuir.copy_async cp_async %d_o_head[%row0, %c0] -> %sdO_o
-            : memref<?x128xf16, strided<[?, 1], offset: ?>, #G> -> memref<64x128xf16, strided<[128, 1], offset: ?>, #S> -> !cuir.token loc(callsite("sdO"("flash_bwd.cu":236:3 to 236:85) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<?x128xf16, strided<[?, 1], offset: ?>, #G> -> memref<64x128xf16, strided<[128, 1], offset: ?>, #S> -> !cuir.token loc(callsite("sdO"("flash_bwd.cu":252:3 to 252:85) at "flash_bwd.cu":387:19 to 387:68))
         %tl = cuir.copy_async cp_async %lse_head[%row0] -> %sLSE_o
-            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":244:5 to 244:40) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":260:5 to 260:40) at "flash_bwd.cu":387:19 to 387:68))
         %td = cuir.copy_async cp_async %d_head[%row0] -> %sD_o
-            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":244:5 to 244:40) at "flash_bwd.cu":371:19 to 371:68))
-        %g = cuir.commit %tq, %tdo, %tl, %td loc(callsite("flash_bwd.cu":372:3 to 372:27 at "flash_bwd.cu":467:7 to 467:26))
-        scf.yield %g : !cuir.group loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":467:7 to 467:26))
+            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":260:5 to 260:40) at "flash_bwd.cu":387:19 to 387:68))
+        %g = cuir.commit %tq, %tdo, %tl, %td loc(callsite("flash_bwd.cu":388:3 to 388:27 at "flash_bwd.cu":483:7 to 483:26))
+        scf.yield %g : !cuir.group loc(callsite("flash_bwd.cu":387:3 to 387:18 at "flash_bwd.cu":483:7 to 483:26))
       } else {
-        %g = cuir.commit loc(callsite("flash_bwd.cu":372:3 to 372:27 at "flash_bwd.cu":467:7 to 467:26))
-        scf.yield %g : !cuir.group loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":467:7 to 467:26))
-      } loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":467:7 to 467:26))
+        %g = cuir.commit loc(callsite("flash_bwd.cu":388:3 to 388:27 at "flash_bwd.cu":483:7 to 483:26))
+        scf.yield %g : !cuir.group loc(callsite("flash_bwd.cu":387:3 to 387:18 at "flash_bwd.cu":483:7 to 483:26))
+      } loc(callsite("flash_bwd.cu":387:3 to 387:18 at "flash_bwd.cu":483:7 to 483:26))
 
       // ------- S = Q K^T (unscaled) -------
-      %q_row0 = arith.muli %m_block, %c64 : index loc(callsite("(q_tile * T::BLOCK_M)"("flash_bwd.cu":414:40 to 414:74) at "flash_bwd.cu":467:7 to 467:26))
+      %q_row0 = arith.muli %m_block, %c64 : index loc(callsite("(q_tile * T::BLOCK_M)"("flash_bwd.cu":430:40 to 430:74) at "flash_bwd.cu":483:7 to 483:26))
       %acc_s = cuir.gemm %sQ_st, %sK transpose_b, %acc_sdp_init
-          : memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, memref<128x128xf16, #S>, tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":378:3 to 378:71) at "flash_bwd.cu":467:7 to 467:26))
+          : memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, memref<128x128xf16, #S>, tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":394:3 to 394:71) at "flash_bwd.cu":483:7 to 483:26))
 
       // ------- scores_to_probs: P = exp2(S * scale * log2e - LSE * log2e) -------
-      %lse_log2 = cuir.load %sLSE_st : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #ROW_S> loc(callsite("lse_log2"("flash_bwd.cu":275:7 to 275:72) at "flash_bwd.cu":384:3 to 384:64))
-      %lse_b = cuir.broadcast_rows %lse_log2 : tensor<64xf32, #ROW_S> -> tensor<64x128xf32, #ACC_S> loc(callsite("lse_log2"("flash_bwd.cu":280:75 to 280:84) at "flash_bwd.cu":384:3 to 384:64))
-      %neg_lse = arith.negf %lse_b : tensor<64x128xf32, #ACC_S> loc(callsite("lse_log2"("flash_bwd.cu":280:75 to 280:84) at "flash_bwd.cu":384:3 to 384:64))
-      %logits = math.fma %acc_s, %scale_tile, %neg_lse : tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":280:40 to 280:85) at "flash_bwd.cu":384:3 to 384:64))
-      %p = math.exp2 %logits : tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":280:11 to 280:87) at "flash_bwd.cu":384:3 to 384:64))
+      %lse_log2 = cuir.load %sLSE_st : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #ROW_S> loc(callsite("lse_log2"("flash_bwd.cu":291:7 to 291:72) at "flash_bwd.cu":400:3 to 400:64))
+      %lse_b = cuir.broadcast_rows %lse_log2 : tensor<64xf32, #ROW_S> -> tensor<64x128xf32, #ACC_S> loc(callsite("lse_log2"("flash_bwd.cu":296:75 to 296:84) at "flash_bwd.cu":400:3 to 400:64))
+      %neg_lse = arith.negf %lse_b : tensor<64x128xf32, #ACC_S> loc(callsite("lse_log2"("flash_bwd.cu":296:75 to 296:84) at "flash_bwd.cu":400:3 to 400:64))
+      %logits = math.fma %acc_s, %scale_tile, %neg_lse : tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":296:40 to 296:85) at "flash_bwd.cu":400:3 to 400:64))
+      %p = math.exp2 %logits : tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":296:11 to 296:87) at "flash_bwd.cu":400:3 to 400:64))
 
       // ------- dP = dO V^T; probs_to_dscores: dS = P * (dP - D) -------
       %acc_dp = cuir.gemm %sdO_st, %sV transpose_b, %acc_sdp_init
-          : memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, memref<128x128xf16, #S>, tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":389:3 to 389:72) at "flash_bwd.cu":467:7 to 467:26))
-      %d_rows = cuir.load %sD_st : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #ROW_S> loc(callsite("d"("flash_bwd.cu":293:7 to 293:58) at "flash_bwd.cu":392:3 to 392:59))
-      %d_b = cuir.broadcast_rows %d_rows : tensor<64xf32, #ROW_S> -> tensor<64x128xf32, #ACC_S> loc(callsite("d"("flash_bwd.cu":297:95 to 297:116) at "flash_bwd.cu":392:3 to 392:59))
-      %dp_minus_d = arith.subf %acc_dp, %d_b : tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":297:95 to 297:116) at "flash_bwd.cu":392:3 to 392:59))
-      %ds = arith.mulf %p, %dp_minus_d : tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":297:55 to 297:118) at "flash_bwd.cu":392:3 to 392:59))
+          : memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, memref<128x128xf16, #S>, tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":405:3 to 405:72) at "flash_bwd.cu":483:7 to 483:26))
+      %d_rows = cuir.load %sD_st : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #ROW_S> loc(callsite("d"("flash_bwd.cu":309:7 to 309:58) at "flash_bwd.cu":408:3 to 408:59))
+      %d_b = cuir.broadcast_rows %d_rows : tensor<64xf32, #ROW_S> -> tensor<64x128xf32, #ACC_S> loc(callsite("d"("flash_bwd.cu":313:95 to 313:116) at "flash_bwd.cu":408:3 to 408:59))
+      %dp_minus_d = arith.subf %acc_dp, %d_b : tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":313:95 to 313:116) at "flash_bwd.cu":408:3 to 408:59))
+      %ds = arith.mulf %p, %dp_minus_d : tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":313:55 to 313:118) at "flash_bwd.cu":408:3 to 408:59))
 
       // ------- P and dS to shared memory (16-bit): the other warps' GEMMs read them whole -------
-      %p16 = arith.truncf %p : tensor<64x128xf32, #ACC_S> to tensor<64x128xf16, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":395:3 to 395:55) at "flash_bwd.cu":467:7 to 467:26))
-      cuir.store %p16 -> %sP : tensor<64x128xf16, #ACC_S> -> memref<64x128xf16, #S> loc(callsite("sP"("flash_bwd.cu":395:3 to 395:48) at "flash_bwd.cu":467:7 to 467:26))
-      %ds16 = arith.truncf %ds : tensor<64x128xf32, #ACC_S> to tensor<64x128xf16, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":396:3 to 396:57) at "flash_bwd.cu":467:7 to 467:26))
-      cuir.store %ds16 -> %sdS : tensor<64x128xf16, #ACC_S> -> memref<64x128xf16, #S> loc(callsite("sdS"("flash_bwd.cu":396:3 to 396:49) at "flash_bwd.cu":467:7 to 467:26))
-      cuir.barrier.sync loc(callsite("flash_bwd.cu":397:3 to 397:19 at "flash_bwd.cu":467:7 to 467:26))
+      %p16 = arith.truncf %p : tensor<64x128xf32, #ACC_S> to tensor<64x128xf16, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":411:3 to 411:55) at "flash_bwd.cu":483:7 to 483:26))
+      cuir.store %p16 -> %sP : tensor<64x128xf16, #ACC_S> -> memref<64x128xf16, #S> loc(callsite("sP"("flash_bwd.cu":411:3 to 411:48) at "flash_bwd.cu":483:7 to 483:26))
+      %ds16 = arith.truncf %ds : tensor<64x128xf32, #ACC_S> to tensor<64x128xf16, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":412:3 to 412:57) at "flash_bwd.cu":483:7 to 483:26))
+      cuir.store %ds16 -> %sdS : tensor<64x128xf16, #ACC_S> -> memref<64x128xf16, #S> loc(callsite("sdS"("flash_bwd.cu":412:3 to 412:49) at "flash_bwd.cu":483:7 to 483:26))
+      cuir.barrier.sync loc(callsite("flash_bwd.cu":413:3 to 413:19 at "flash_bwd.cu":483:7 to 483:26))
 
       // ------- dV += P^T dO, dK += dS^T Q -------
-      %pt = cuir.load %sP transpose : memref<64x128xf16, #S> -> tensor<128x64xf16, #A_KV> loc(callsite("sP"("flash_bwd.cu":400:73 to 400:114) at "flash_bwd.cu":467:7 to 467:26))
+      %pt = cuir.load %sP transpose : memref<64x128xf16, #S> -> tensor<128x64xf16, #A_KV> loc(callsite("sP"("flash_bwd.cu":416:73 to 416:114) at "flash_bwd.cu":483:7 to 483:26))
       %acc_dv_new = cuir.gemm %pt, %sdO_st, %acc_dv
-          : tensor<128x64xf16, #A_KV>, memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, tensor<128x128xf32, #ACC_KV> loc(callsite("acc_dv"("flash_bwd.cu":400:3 to 400:71) at "flash_bwd.cu":467:7 to 467:26))
-      %dst = cuir.load %sdS transpose : memref<64x128xf16, #S> -> tensor<128x64xf16, #A_KV> loc(callsite("sdS"("flash_bwd.cu":402:73 to 402:115) at "flash_bwd.cu":467:7 to 467:26))
+          : tensor<128x64xf16, #A_KV>, memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, tensor<128x128xf32, #ACC_KV> loc(callsite("acc_dv"("flash_bwd.cu":416:3 to 416:71) at "flash_bwd.cu":483:7 to 483:26))
+      %dst = cuir.load %sdS transpose : memref<64x128xf16, #S> -> tensor<128x64xf16, #A_KV> loc(callsite("sdS"("flash_bwd.cu":418:73 to 418:115) at "flash_bwd.cu":483:7 to 483:26))
       %acc_dk_new = cuir.gemm %dst, %sQ_st, %acc_dk
-          : tensor<128x64xf16, #A_KV>, memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, tensor<128x128xf32, #ACC_KV> loc(callsite("acc_dk"("flash_bwd.cu":402:3 to 402:71) at "flash_bwd.cu":467:7 to 467:26))
+          : tensor<128x64xf16, #A_KV>, memref<64x128xf16, strided<[128, 1], offset: ?>, #S>, tensor<128x128xf32, #ACC_KV> loc(callsite("acc_dk"("flash_bwd.cu":418:3 to 418:71) at "flash_bwd.cu":483:7 to 483:26))
 
       // ------- dQ += dS K: fp32 reductions into the workspace -------
       %acc_dq = cuir.gemm %sdS, %sK, %acc_dq_init
-          : memref<64x128xf16, #S>, memref<128x128xf16, #S>, tensor<64x128xf32, #ACC_DQ> loc(callsite("acc_dq"("flash_bwd.cu":408:3 to 408:69) at "flash_bwd.cu":467:7 to 467:26))
+          : memref<64x128xf16, #S>, memref<128x128xf16, #S>, tensor<64x128xf32, #ACC_DQ> loc(callsite("acc_dq"("flash_bwd.cu":424:3 to 424:69) at "flash_bwd.cu":483:7 to 483:26))
       %dq_head = memref.subview %ws_dq_accum[%b, %head_q, 0, 0] [1, 1, %rows, 128] [1, 1, 1, 1]
-          : memref<?x?x?x128xf32, #G> to memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc(callsite("head_rows"("flash_bwd.cu":411:3 to 411:71) at "flash_bwd.cu":467:7 to 467:26))
-      cuir.atomic_add %acc_dq -> %dq_head[%q_row0, %c0] : tensor<64x128xf32, #ACC_DQ> -> memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc(callsite("dq_tile"("flash_bwd.cu":319:7 to 319:21) at "flash_bwd.cu":414:3 to 414:95))
+          : memref<?x?x?x128xf32, #G> to memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc(callsite("head_rows"("flash_bwd.cu":427:3 to 427:71) at "flash_bwd.cu":483:7 to 483:26))
+      cuir.atomic_add %acc_dq -> %dq_head[%q_row0, %c0] : tensor<64x128xf32, #ACC_DQ> -> memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc(callsite("dq_tile"("flash_bwd.cu":335:7 to 335:21) at "flash_bwd.cu":430:3 to 430:95))
       scf.yield %acc_dk_new, %acc_dv_new, %other, %g_next
-          : tensor<128x128xf32, #ACC_KV>, tensor<128x128xf32, #ACC_KV>, index, !cuir.group loc("flash_bwd.cu":466:5 to 466:57)
-    } loc("flash_bwd.cu":466:5 to 466:57)
+          : tensor<128x128xf32, #ACC_KV>, tensor<128x128xf32, #ACC_KV>, index, !cuir.group loc("flash_bwd.cu":482:5 to 482:57)
+    } loc("flash_bwd.cu":482:5 to 482:57)
     scf.yield %u_dk, %u_dv, %u_stage, %u_g
-        : tensor<128x128xf32, #ACC_KV>, tensor<128x128xf32, #ACC_KV>, index, !cuir.group loc("flash_bwd.cu":459:3 to 459:67)
-  } loc("head_q"("flash_bwd.cu":459:3 to 459:67))
-  cuir.wait_group %h_g pending 0 loc("flash_bwd.cu":471:3 to 471:28)
+        : tensor<128x128xf32, #ACC_KV>, tensor<128x128xf32, #ACC_KV>, index, !cuir.group loc("flash_bwd.cu":475:3 to 475:67)
+  } loc("head_q"("flash_bwd.cu":475:3 to 475:67))
+  cuir.wait_group %h_g pending 0 loc("flash_bwd.cu":487:3 to 487:28)
 
   // =============================== epilogue: dK * scale and dV through the K and V tiles ===============================
-  cuir.barrier.sync loc("flash_bwd.cu":474:3 to 474:19)
-  %scale_kv = tensor.splat %softmax_scale : tensor<128x128xf32, #ACC_KV> loc("acc_dk"("flash_bwd.cu":478:3 to 478:93))
-  %dk_scaled = arith.mulf %h_dk, %scale_kv : tensor<128x128xf32, #ACC_KV> loc("acc_dk"("flash_bwd.cu":478:3 to 478:93))
-  %dk16 = arith.truncf %dk_scaled : tensor<128x128xf32, #ACC_KV> to tensor<128x128xf16, #ACC_KV> loc("acc_dk"("flash_bwd.cu":478:3 to 478:93))
-  cuir.store %dk16 -> %sK : tensor<128x128xf16, #ACC_KV> -> memref<128x128xf16, #S> loc("sK"("flash_bwd.cu":478:3 to 478:63))
-  %dv16 = arith.truncf %h_dv : tensor<128x128xf32, #ACC_KV> to tensor<128x128xf16, #ACC_KV> loc("acc_dv"("flash_bwd.cu":480:3 to 480:76))
-  cuir.store %dv16 -> %sV : tensor<128x128xf16, #ACC_KV> -> memref<128x128xf16, #S> loc("sV"("flash_bwd.cu":480:3 to 480:63))
-  cuir.barrier.sync loc("flash_bwd.cu":481:3 to 481:19)
+  cuir.barrier.sync loc("flash_bwd.cu":490:3 to 490:19)
+  %scale_kv = tensor.splat %softmax_scale : tensor<128x128xf32, #ACC_KV> loc("acc_dk"("flash_bwd.cu":494:3 to 494:93))
+  %dk_scaled = arith.mulf %h_dk, %scale_kv : tensor<128x128xf32, #ACC_KV> loc("acc_dk"("flash_bwd.cu":494:3 to 494:93))
+  %dk16 = arith.truncf %dk_scaled : tensor<128x128xf32, #ACC_KV> to tensor<128x128xf16, #ACC_KV> loc("acc_dk"("flash_bwd.cu":494:3 to 494:93))
+  cuir.store %dk16 -> %sK : tensor<128x128xf16, #ACC_KV> -> memref<128x128xf16, #S> loc("sK"("flash_bwd.cu":494:3 to 494:63))
+  %dv16 = arith.truncf %h_dv : tensor<128x128xf32, #ACC_KV> to tensor<128x128xf16, #ACC_KV> loc("acc_dv"("flash_bwd.cu":496:3 to 496:76))
+  cuir.store %dv16 -> %sV : tensor<128x128xf16, #ACC_KV> -> memref<128x128xf16, #S> loc("sV"("flash_bwd.cu":496:3 to 496:63))
+  cuir.barrier.sync loc("flash_bwd.cu":497:3 to 497:19)
   %dk_head = memref.subview %dk[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 128] [1, 1, 1, 1]
-      : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("dk"("flash_bwd.cu":484:3 to 484:52))
+      : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("dk"("flash_bwd.cu":500:3 to 500:52))
   %dv_head = memref.subview %dv[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 128] [1, 1, 1, 1]
-      : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("dv"("flash_bwd.cu":486:3 to 486:52))
-  cuir.copy %sK -> %dk_head[%key_begin, %c0] : memref<128x128xf16, #S> -> memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("dk"("flash_bwd.cu":488:3 to 488:97))
-  cuir.copy %sV -> %dv_head[%key_begin, %c0] : memref<128x128xf16, #S> -> memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("dv"("flash_bwd.cu":490:3 to 490:97))
-  cuir.return loc("flash_bwd.cu":420:5 to 420:89)
-} loc("flash_bwd_sm80_kernel"("flash_bwd.cu":420:5 to 420:89))
+      : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("dv"("flash_bwd.cu":502:3 to 502:52))
+  cuir.copy %sK -> %dk_head[%key_begin, %c0] : memref<128x128xf16, #S> -> memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("dk"("flash_bwd.cu":504:3 to 504:97))
+  cuir.copy %sV -> %dv_head[%key_begin, %c0] : memref<128x128xf16, #S> -> memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("dv"("flash_bwd.cu":506:3 to 506:97))
+  cuir.return loc("flash_bwd.cu":436:5 to 436:89)
+} loc("flash_bwd_sm80_kernel"("flash_bwd.cu":436:5 to 436:89))
 
 // =============================== dQ conversion ===============================
 cuir.kernel @flash_bwd_f16_d128_convert_dq(
-    %ws_dq_accum: memref<?x?x?x128xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":498:101 to 498:116)),
-    %dq: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dq"} loc("params.dq"("flash_bwd.cu":498:61 to 498:99)),
-    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_bwd.cu":498:61 to 498:99)),
-    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":498:61 to 498:99)),
-    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":498:61 to 498:99)),
-    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":498:61 to 498:99)),
-    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":498:61 to 498:99)),
-    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":498:61 to 498:99)))
+    %ws_dq_accum: memref<?x?x?x128xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":514:101 to 514:116)),
+    %dq: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dq"} loc("params.dq"("flash_bwd.cu":514:61 to 514:99)),
+    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_bwd.cu":514:61 to 514:99)),
+    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":514:61 to 514:99)),
+    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":514:61 to 514:99)),
+    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":514:61 to 514:99)),
+    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":514:61 to 514:99)),
+    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":514:61 to 514:99)))
     grid (b, hq, hkv, nq, nkv) -> (nq ceildiv 64, hq, b)
     threads 256 arch "sm_80" {
   %c0 = arith.constant 0 : index
   %c64 = arith.constant 64 : index loc("BLOCK_M")
-  %m_block = cuir.block_id x loc("m_block"("flash_bwd.cu":501:13 to 501:33))
-  %head_q = cuir.block_id y loc("head_q"("flash_bwd.cu":501:35 to 501:54))
-  %b = cuir.block_id z loc("batch"("flash_bwd.cu":501:56 to 501:74))
-  %row0 = arith.muli %m_block, %c64 : index loc("row"("flash_bwd.cu":503:60 to 503:80))
-  %m_blocks = arith.ceildivui %seqlen_q, %c64 : index loc("rows"("flash_bwd.cu":125:15 to 125:38))
-  %rows = arith.muli %m_blocks, %c64 : index loc("rows"("flash_bwd.cu":125:15 to 125:38))
+  %m_block = cuir.block_id x loc("m_block"("flash_bwd.cu":517:13 to 517:33))
+  %head_q = cuir.block_id y loc("head_q"("flash_bwd.cu":517:35 to 517:54))
+  %b = cuir.block_id z loc("batch"("flash_bwd.cu":517:56 to 517:74))
+  %row0 = arith.muli %m_block, %c64 : index loc("row"("flash_bwd.cu":519:60 to 519:80))
+  %m_blocks = arith.ceildivui %seqlen_q, %c64 : index loc("rows"("flash_bwd.cu":128:15 to 128:38))
+  %rows = arith.muli %m_blocks, %c64 : index loc("rows"("flash_bwd.cu":128:15 to 128:38))
   %tile = memref.subview %ws_dq_accum[%b, %head_q, 0, 0] [1, 1, %rows, 128] [1, 1, 1, 1]
-      : memref<?x?x?x128xf32, #G> to memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc("tile"("flash_bwd.cu":502:3 to 502:56))
+      : memref<?x?x?x128xf32, #G> to memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc("tile"("flash_bwd.cu":518:3 to 518:56))
   %dq_head = memref.subview %dq[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 128] [1, 1, 1, 1]
-      : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("dq"("flash_bwd.cu":504:3 to 504:52))
-  %zero_tile = arith.constant dense<0.0> : tensor<64x128xf32, #ACC_P> loc("acc"("flash_bwd.cu":514:5 to 514:33))
+      : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("dq"("flash_bwd.cu":520:3 to 520:52))
+  %zero_tile = arith.constant dense<0.0> : tensor<64x128xf32, #ACC_P> loc("acc"("flash_bwd.cu":530:5 to 530:33))
   %acc = cuir.elementwise (%zero_tile) at [%b, %head_q, %row0, %c0]
       : (tensor<64x128xf32, #ACC_P>) -> tensor<64x128xf32, #ACC_P> {
-  ^bb0(%x: f32 loc("acc"("flash_bwd.cu":514:5 to 514:33)), %bi: index loc("batch"("flash_bwd.cu":501:56 to 501:74)), %hi: index loc("head_q"("flash_bwd.cu":501:35 to 501:54)), %row: index loc("row"("flash_bwd.cu":512:5 to 512:81)), %col: index loc("col"("flash_bwd.cu":513:5 to 513:73))):
-    %a = memref.load %tile[%row, %col] : memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc("acc"("flash_bwd.cu":514:24 to 514:32))
-    cuir.yield %a : f32 loc("acc"("flash_bwd.cu":514:5 to 514:33))
-  } loc("acc"("flash_bwd.cu":514:5 to 514:33))
-  %s_tile = tensor.splat %softmax_scale : tensor<64x128xf32, #ACC_P> loc("s"("flash_bwd.cu":505:3 to 505:40))
-  %dq_f = arith.mulf %acc, %s_tile : tensor<64x128xf32, #ACC_P> loc("dq"("flash_bwd.cu":516:99 to 516:108))
-  %dq16 = arith.truncf %dq_f : tensor<64x128xf32, #ACC_P> to tensor<64x128xf16, #ACC_P> loc("dq"("flash_bwd.cu":516:78 to 516:120))
-  cuir.store %dq16 -> %dq_head[%row0, %c0] : tensor<64x128xf16, #ACC_P> -> memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("dq"("flash_bwd.cu":515:5 to 515:31))
-  cuir.return loc("flash_bwd.cu":498:40 to 498:117)
-} loc("flash_bwd_convert_dq"("flash_bwd.cu":498:40 to 498:117))
-cuir.launch_sequence @flash_bwd_f16_d64 [@flash_bwd_f16_d64_preprocess, @flash_bwd_f16_d64_kernel, @flash_bwd_f16_d64_convert_dq] loc("launch_flash_bwd"("flash_bwd.cu":527:20 to 527:98))
+  ^bb0(%x: f32 loc("acc"("flash_bwd.cu":530:5 to 530:33)), %bi: index loc("batch"("flash_bwd.cu":517:56 to 517:74)), %hi: index loc("head_q"("flash_bwd.cu":517:35 to 517:54)), %row: index loc("row"("flash_bwd.cu":528:5 to 528:81)), %col: index loc("col"("flash_bwd.cu":529:5 to 529:73))):
+    %a = memref.load %tile[%row, %col] : memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc("acc"("flash_bwd.cu":530:24 to 530:32))
+    cuir.yield %a : f32 loc("acc"("flash_bwd.cu":530:5 to 530:33))
+  } loc("acc"("flash_bwd.cu":530:5 to 530:33))
+  %s_tile = tensor.splat %softmax_scale : tensor<64x128xf32, #ACC_P> loc("s"("flash_bwd.cu":521:3 to 521:40))
+  %dq_f = arith.mulf %acc, %s_tile : tensor<64x128xf32, #ACC_P> loc("dq"("flash_bwd.cu":532:99 to 532:108))
+  %dq16 = arith.truncf %dq_f : tensor<64x128xf32, #ACC_P> to tensor<64x128xf16, #ACC_P> loc("dq"("flash_bwd.cu":532:78 to 532:120))
+  cuir.store %dq16 -> %dq_head[%row0, %c0] : tensor<64x128xf16, #ACC_P> -> memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("dq"("flash_bwd.cu":531:5 to 531:31))
+  cuir.return loc("flash_bwd.cu":514:40 to 514:117)
+} loc("flash_bwd_convert_dq"("flash_bwd.cu":514:40 to 514:117))
+cuir.launch_sequence @flash_bwd_f16_d64 [@flash_bwd_f16_d64_preprocess, @flash_bwd_f16_d64_kernel, @flash_bwd_f16_d64_convert_dq] loc("launch_flash_bwd"("flash_bwd.cu":543:20 to 543:98))
 
 // =============================== preprocess ===============================
 cuir.kernel @flash_bwd_f16_d64_preprocess(
-    %o: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "o"} loc("params.o"("flash_bwd.cu":138:61 to 138:99)),
-    %d_o: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "d_o"} loc("params.d_o"("flash_bwd.cu":138:61 to 138:99)),
-    %lse: memref<?x?x?xf32, #G> {cuir.arg = "lse"} loc("params.lse"("flash_bwd.cu":138:61 to 138:99)),
-    %ws_lse_log2: memref<?x?x?xf32, #G> {cuir.arg = "workspace:lse_log2", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.lse_log2"("flash_bwd.cu":138:101 to 138:116)),
-    %ws_d: memref<?x?x?xf32, #G> {cuir.arg = "workspace:d", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.d_rows"("flash_bwd.cu":138:101 to 138:116)),
-    %ws_dq_accum: memref<?x?x?x64xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":138:101 to 138:116)),
-    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":138:61 to 138:99)),
-    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":138:61 to 138:99)),
-    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":138:61 to 138:99)),
-    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":138:61 to 138:99)),
-    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":138:61 to 138:99)))
+    %o: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "o"} loc("params.o"("flash_bwd.cu":141:61 to 141:99)),
+    %d_o: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "d_o"} loc("params.d_o"("flash_bwd.cu":141:61 to 141:99)),
+    %lse: memref<?x?x?xf32, #G> {cuir.arg = "lse"} loc("params.lse"("flash_bwd.cu":141:61 to 141:99)),
+    %ws_lse_log2: memref<?x?x?xf32, #G> {cuir.arg = "workspace:lse_log2", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.lse_log2"("flash_bwd.cu":141:101 to 141:116)),
+    %ws_d: memref<?x?x?xf32, #G> {cuir.arg = "workspace:d", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.d_rows"("flash_bwd.cu":141:101 to 141:116)),
+    %ws_dq_accum: memref<?x?x?x64xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":141:101 to 141:116)),
+    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":141:61 to 141:99)),
+    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":141:61 to 141:99)),
+    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":141:61 to 141:99)),
+    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":141:61 to 141:99)),
+    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":141:61 to 141:99)))
     grid (b, hq, hkv, nq, nkv) -> (nq ceildiv 64, hq, b)
     threads 256 arch "sm_80" {
   %c0 = arith.constant 0 : index
   %c64 = arith.constant 64 : index loc("BLOCK_M")
-  %ninf = arith.constant 0xFF800000 : f32 loc("kInf"("flash_bwd.cu":169:64 to 169:69))
-  %m_block = cuir.block_id x loc("m_block"("flash_bwd.cu":143:13 to 143:33))
-  %head_q = cuir.block_id y loc("head_q"("flash_bwd.cu":143:35 to 143:54))
-  %b = cuir.block_id z loc("batch"("flash_bwd.cu":143:56 to 143:74))
-  %row0 = arith.muli %m_block, %c64 : index loc("row"("flash_bwd.cu":152:21 to 152:38))
-  %m_blocks = arith.ceildivui %seqlen_q, %c64 : index loc("rows"("flash_bwd.cu":125:15 to 125:38))
-  %rows = arith.muli %m_blocks, %c64 : index loc("rows"("flash_bwd.cu":125:15 to 125:38))
+  %ninf = arith.constant 0xFF800000 : f32 loc("kInf"("flash_bwd.cu":172:64 to 172:69))
+  %m_block = cuir.block_id x loc("m_block"("flash_bwd.cu":146:13 to 146:33))
+  %head_q = cuir.block_id y loc("head_q"("flash_bwd.cu":146:35 to 146:54))
+  %b = cuir.block_id z loc("batch"("flash_bwd.cu":146:56 to 146:74))
+  %row0 = arith.muli %m_block, %c64 : index loc("row"("flash_bwd.cu":155:21 to 155:38))
+  %m_blocks = arith.ceildivui %seqlen_q, %c64 : index loc("rows"("flash_bwd.cu":128:15 to 128:38))
+  %rows = arith.muli %m_blocks, %c64 : index loc("rows"("flash_bwd.cu":128:15 to 128:38))
   %o_head = memref.subview %o[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 64] [1, 1, 1, 1]
-      : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("o"("flash_bwd.cu":145:3 to 145:22))
+      : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("o"("flash_bwd.cu":148:3 to 148:22))
   %d_o_head = memref.subview %d_o[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 64] [1, 1, 1, 1]
-      : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("d_o"("flash_bwd.cu":147:3 to 147:24))
+      : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("d_o"("flash_bwd.cu":150:3 to 150:24))
   %lse_head = memref.subview %lse[%b, %head_q, 0] [1, 1, %seqlen_q] [1, 1, 1]
-      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("lse"("flash_bwd.cu":149:3 to 149:32))
+      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("lse"("flash_bwd.cu":152:3 to 152:32))
   %lse_log2_head = memref.subview %ws_lse_log2[%b, %head_q, 0] [1, 1, %rows] [1, 1, 1]
-      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("head_rows"("flash_bwd.cu":144:3 to 144:65))
+      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("head_rows"("flash_bwd.cu":147:3 to 147:65))
   %d_head = memref.subview %ws_d[%b, %head_q, 0] [1, 1, %rows] [1, 1, 1]
-      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("head_rows"("flash_bwd.cu":144:3 to 144:65))
+      : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("head_rows"("flash_bwd.cu":147:3 to 147:65))
   %dq_accum_head = memref.subview %ws_dq_accum[%b, %head_q, 0, 0] [1, 1, %rows, 64] [1, 1, 1, 1]
-      : memref<?x?x?x64xf32, #G> to memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc("dq_accum"("flash_bwd.cu":174:3 to 174:48))
+      : memref<?x?x?x64xf32, #G> to memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc("dq_accum"("flash_bwd.cu":177:3 to 177:48))
 
   // ---- D = rowsum(dO * O): rows past seqlen_q give 0 ----
-  %zero_tile = arith.constant dense<0.0> : tensor<64x64xf32, #ACC_P> loc("dot"("flash_bwd.cu":154:5 to 154:21))
+  %zero_tile = arith.constant dense<0.0> : tensor<64x64xf32, #ACC_P> loc("dot"("flash_bwd.cu":157:5 to 157:21))
   %prod = cuir.elementwise (%zero_tile) at [%b, %head_q, %row0, %c0]
       : (tensor<64x64xf32, #ACC_P>) -> tensor<64x64xf32, #ACC_P> {
-  ^bb0(%x: f32 loc("dot"("flash_bwd.cu":154:5 to 154:21)), %bi: index loc("batch"("flash_bwd.cu":143:56 to 143:74)), %hi: index loc("head_q"("flash_bwd.cu":143:35 to 143:54)), %row: index loc("row"("flash_bwd.cu":152:5 to 152:85)), %col: index loc("chunk"("flash_bwd.cu":153:5 to 153:44))):
-    %in = arith.cmpi slt, %row, %seqlen_q : index loc("flash_bwd.cu":155:5 to 155:31)
-    %row_c = arith.select %in, %row, %c0 : index loc("flash_bwd.cu":155:5 to 155:31)
-    %ov = memref.load %o_head[%row_c, %col] : memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("o8"("flash_bwd.cu":156:7 to 156:100))
-    %dov = memref.load %d_o_head[%row_c, %col] : memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("do8"("flash_bwd.cu":157:7 to 157:104))
-    %of = arith.extf %ov : f16 to f32 loc("of"("flash_bwd.cu":161:22 to 161:61))
-    %df = arith.extf %dov : f16 to f32 loc("df"("flash_bwd.cu":161:63 to 161:103))
-    %p = arith.mulf %of, %df : f32 loc("dot"("flash_bwd.cu":162:9 to 162:55))
-    %r = arith.select %in, %p, %x : f32 loc("flash_bwd.cu":155:5 to 155:31)
-    cuir.yield %r : f32 loc("dot"("flash_bwd.cu":162:9 to 162:55))
-  } loc("dot"("flash_bwd.cu":162:9 to 162:55))
-  %dot = cuir.reduce_rows sum %prod : tensor<64x64xf32, #ACC_P> -> tensor<64xf32, #ROW_P> loc("dot"("flash_bwd.cu":166:68 to 166:117))
+  ^bb0(%x: f32 loc("dot"("flash_bwd.cu":157:5 to 157:21)), %bi: index loc("batch"("flash_bwd.cu":146:56 to 146:74)), %hi: index loc("head_q"("flash_bwd.cu":146:35 to 146:54)), %row: index loc("row"("flash_bwd.cu":155:5 to 155:85)), %col: index loc("chunk"("flash_bwd.cu":156:5 to 156:44))):
+    %in = arith.cmpi slt, %row, %seqlen_q : index loc("flash_bwd.cu":158:5 to 158:31)
+    %row_c = arith.select %in, %row, %c0 : index loc("flash_bwd.cu":158:5 to 158:31)
+    %ov = memref.load %o_head[%row_c, %col] : memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("o8"("flash_bwd.cu":159:7 to 159:100))
+    %dov = memref.load %d_o_head[%row_c, %col] : memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("do8"("flash_bwd.cu":160:7 to 160:104))
+    %of = arith.extf %ov : f16 to f32 loc("of"("flash_bwd.cu":164:22 to 164:61))
+    %df = arith.extf %dov : f16 to f32 loc("df"("flash_bwd.cu":164:63 to 164:103))
+    %p = arith.mulf %of, %df : f32 loc("dot"("flash_bwd.cu":165:9 to 165:55))
+    %r = arith.select %in, %p, %x : f32 loc("flash_bwd.cu":158:5 to 158:31)
+    cuir.yield %r : f32 loc("dot"("flash_bwd.cu":165:9 to 165:55))
+  } loc("dot"("flash_bwd.cu":165:9 to 165:55))
+  %dot = cuir.reduce_rows sum %prod : tensor<64x64xf32, #ACC_P> -> tensor<64xf32, #ROW_P> loc("dot"("flash_bwd.cu":169:68 to 169:117))
 
   // ---- LSE * log2e: a row that sees no key (LSE = -inf) and a padded row get +inf ----
   %lse_tile = cuir.elementwise (%zero_tile) at [%b, %head_q, %row0, %c0]
       : (tensor<64x64xf32, #ACC_P>) -> tensor<64x64xf32, #ACC_P> {
-  ^bb0(%x: f32 loc("row_lse"("flash_bwd.cu":169:7 to 169:26)), %bi: index loc("batch"("flash_bwd.cu":143:56 to 143:74)), %hi: index loc("head_q"("flash_bwd.cu":143:35 to 143:54)), %row: index loc("row"("flash_bwd.cu":152:5 to 152:85)), %col: index loc("chunk"("flash_bwd.cu":153:5 to 153:44))):
-    %in = arith.cmpi slt, %row, %seqlen_q : index loc("row_lse"("flash_bwd.cu":169:29 to 169:69))
-    %row_c = arith.select %in, %row, %c0 : index loc("row_lse"("flash_bwd.cu":169:29 to 169:69))
-    %l = memref.load %lse_head[%row_c] : memref<?xf32, strided<[1], offset: ?>, #G> loc("row_lse"("flash_bwd.cu":169:53 to 169:61))
-    %r = arith.select %in, %l, %ninf : f32 loc("row_lse"("flash_bwd.cu":169:7 to 169:70))
-    cuir.yield %r : f32 loc("row_lse"("flash_bwd.cu":169:7 to 169:70))
-  } loc("row_lse"("flash_bwd.cu":169:7 to 169:70))
-  %row_lse = cuir.reduce_rows max %lse_tile : tensor<64x64xf32, #ACC_P> -> tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":169:7 to 169:26))
-  %ninf_row = arith.constant dense<0xFF800000> : tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":170:38 to 170:54))
-  %pinf_row = arith.constant dense<0x7F800000> : tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":170:38 to 170:80))
-  %log2e_row = arith.constant dense<1.44269502> : tensor<64xf32, #ROW_P> loc("kLog2e"("flash_bwd.cu":170:64 to 170:80))
-  %sees_none = arith.cmpf oeq, %row_lse, %ninf_row : tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":170:38 to 170:54))
-  %lse_scaled = arith.mulf %row_lse, %log2e_row : tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":170:64 to 170:80))
-  %lse_log2 = arith.select %sees_none, %pinf_row, %lse_scaled : tensor<64xi1, #ROW_P>, tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":170:38 to 170:80))
-  cuir.store %lse_log2 -> %lse_log2_head[%row0] : tensor<64xf32, #ROW_P> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("ws.lse_log2"("flash_bwd.cu":170:7 to 170:81))
-  cuir.store %dot -> %d_head[%row0] : tensor<64xf32, #ROW_P> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("ws.d_rows"("flash_bwd.cu":171:7 to 171:40))
+  ^bb0(%x: f32 loc("row_lse"("flash_bwd.cu":172:7 to 172:26)), %bi: index loc("batch"("flash_bwd.cu":146:56 to 146:74)), %hi: index loc("head_q"("flash_bwd.cu":146:35 to 146:54)), %row: index loc("row"("flash_bwd.cu":155:5 to 155:85)), %col: index loc("chunk"("flash_bwd.cu":156:5 to 156:44))):
+    %in = arith.cmpi slt, %row, %seqlen_q : index loc("row_lse"("flash_bwd.cu":172:29 to 172:69))
+    %row_c = arith.select %in, %row, %c0 : index loc("row_lse"("flash_bwd.cu":172:29 to 172:69))
+    %l = memref.load %lse_head[%row_c] : memref<?xf32, strided<[1], offset: ?>, #G> loc("row_lse"("flash_bwd.cu":172:53 to 172:61))
+    %r = arith.select %in, %l, %ninf : f32 loc("row_lse"("flash_bwd.cu":172:7 to 172:70))
+    cuir.yield %r : f32 loc("row_lse"("flash_bwd.cu":172:7 to 172:70))
+  } loc("row_lse"("flash_bwd.cu":172:7 to 172:70))
+  %row_lse = cuir.reduce_rows max %lse_tile : tensor<64x64xf32, #ACC_P> -> tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":172:7 to 172:26))
+  %ninf_row = arith.constant dense<0xFF800000> : tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":173:38 to 173:54))
+  %pinf_row = arith.constant dense<0x7F800000> : tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":173:38 to 173:80))
+  %log2e_row = arith.constant dense<1.44269502> : tensor<64xf32, #ROW_P> loc("kLog2e"("flash_bwd.cu":173:64 to 173:80))
+  %sees_none = arith.cmpf oeq, %row_lse, %ninf_row : tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":173:38 to 173:54))
+  %lse_scaled = arith.mulf %row_lse, %log2e_row : tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":173:64 to 173:80))
+  %lse_log2 = arith.select %sees_none, %pinf_row, %lse_scaled : tensor<64xi1, #ROW_P>, tensor<64xf32, #ROW_P> loc("row_lse"("flash_bwd.cu":173:38 to 173:80))
+  cuir.store %lse_log2 -> %lse_log2_head[%row0] : tensor<64xf32, #ROW_P> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("ws.lse_log2"("flash_bwd.cu":173:7 to 173:81))
+  cuir.store %dot -> %d_head[%row0] : tensor<64xf32, #ROW_P> -> memref<?xf32, strided<[1], offset: ?>, #G> loc("ws.d_rows"("flash_bwd.cu":174:7 to 174:40))
 
   // ---- the dQ accumulator of this query tile, zeroed ----
-  cuir.store %zero_tile -> %dq_accum_head[%row0, %c0] : tensor<64x64xf32, #ACC_P> -> memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc("dq_accum"("flash_bwd.cu":175:59 to 175:105))
-  cuir.return loc("flash_bwd.cu":138:40 to 138:117)
-} loc("flash_bwd_preprocess"("flash_bwd.cu":138:40 to 138:117))
+  cuir.store %zero_tile -> %dq_accum_head[%row0, %c0] : tensor<64x64xf32, #ACC_P> -> memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc("dq_accum"("flash_bwd.cu":178:59 to 178:105))
+  cuir.return loc("flash_bwd.cu":141:40 to 141:117)
+} loc("flash_bwd_preprocess"("flash_bwd.cu":141:40 to 141:117))
 
 // =============================== main kernel ===============================
 cuir.kernel @flash_bwd_f16_d64_kernel(
-    %q: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "q"} loc("params.q"("flash_bwd.cu":420:27 to 420:88)),
-    %k: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "k"} loc("params.k"("flash_bwd.cu":420:27 to 420:88)),
-    %v: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "v"} loc("params.v"("flash_bwd.cu":420:27 to 420:88)),
-    %d_o: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "d_o"} loc("params.d_o"("flash_bwd.cu":420:27 to 420:88)),
-    %ws_lse_log2: memref<?x?x?xf32, #G> {cuir.arg = "workspace:lse_log2", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.lse_log2"("flash_bwd.cu":420:67 to 420:88)),
-    %ws_d: memref<?x?x?xf32, #G> {cuir.arg = "workspace:d", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.d_rows"("flash_bwd.cu":420:67 to 420:88)),
-    %ws_dq_accum: memref<?x?x?x64xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":420:67 to 420:88)),
-    %dk: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dk"} loc("params.dk"("flash_bwd.cu":420:27 to 420:88)),
-    %dv: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dv"} loc("params.dv"("flash_bwd.cu":420:27 to 420:88)),
-    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_bwd.cu":420:27 to 420:88)),
-    %causal: i1 {cuir.arg = "causal"} loc("IS_CAUSAL"("flash_bwd.cu":418:1 to 418:57)),
-    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":420:27 to 420:88)),
-    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":420:27 to 420:88)),
-    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":420:27 to 420:88)),
-    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":420:27 to 420:88)),
-    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":420:27 to 420:88)))
+    %q: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "q"} loc("params.q"("flash_bwd.cu":436:27 to 436:88)),
+    %k: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "k"} loc("params.k"("flash_bwd.cu":436:27 to 436:88)),
+    %v: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "v"} loc("params.v"("flash_bwd.cu":436:27 to 436:88)),
+    %d_o: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "d_o"} loc("params.d_o"("flash_bwd.cu":436:27 to 436:88)),
+    %ws_lse_log2: memref<?x?x?xf32, #G> {cuir.arg = "workspace:lse_log2", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.lse_log2"("flash_bwd.cu":436:67 to 436:88)),
+    %ws_d: memref<?x?x?xf32, #G> {cuir.arg = "workspace:d", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.d_rows"("flash_bwd.cu":436:67 to 436:88)),
+    %ws_dq_accum: memref<?x?x?x64xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":436:67 to 436:88)),
+    %dk: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dk"} loc("params.dk"("flash_bwd.cu":436:27 to 436:88)),
+    %dv: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dv"} loc("params.dv"("flash_bwd.cu":436:27 to 436:88)),
+    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_bwd.cu":436:27 to 436:88)),
+    %causal: i1 {cuir.arg = "causal"} loc("IS_CAUSAL"("flash_bwd.cu":434:1 to 434:57)),
+    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":436:27 to 436:88)),
+    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":436:27 to 436:88)),
+    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":436:27 to 436:88)),
+    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":436:27 to 436:88)),
+    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":436:27 to 436:88)))
     grid (b, hq, hkv, nq, nkv) -> (nkv ceildiv 128, hkv, b)
     threads 256 arch "sm_80" {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c64 = arith.constant 64 : index loc("BLOCK_M")
   %c128 = arith.constant 128 : index loc("BLOCK_N")
-  %ninf = arith.constant 0xFF800000 : f32 loc("kInf"("flash_bwd.cu":262:81 to 262:86))
+  %ninf = arith.constant 0xFF800000 : f32 loc("kInf"("flash_bwd.cu":278:81 to 278:86))
 
   // ---- block coordinates, GQA group, sequence views ----
-  %n_block = cuir.block_id x loc("block.n_block"("flash_bwd.cu":426:3 to 426:49))
-  %head_kv = cuir.block_id y loc("block.head_kv"("flash_bwd.cu":426:3 to 426:49))
-  %b = cuir.block_id z loc("bwd_block_index().batch"("flash_bwd.cu":426:3 to 426:49))
-  %causal_offset = arith.subi %seqlen_kv, %seqlen_q : index loc("last_key_offset"("flash_bwd.cu":430:43 to 430:70))
-  %last_key_offset = arith.select %causal, %causal_offset, %seqlen_kv : index loc("last_key_offset"("flash_bwd.cu":430:13 to 430:82))
-  %group = arith.divui %num_heads_q, %num_heads_kv : index loc("group"("flash_bwd.cu":431:13 to 431:61))
-  %first_head_q = arith.muli %head_kv, %group : index loc("first_head_q"("flash_bwd.cu":432:13 to 432:49))
-  %head_q_end = arith.addi %first_head_q, %group : index loc("last_head_q"("flash_bwd.cu":432:51 to 432:89))
-  %last_head_q = arith.subi %head_q_end, %c1 : index loc("last_head_q"("flash_bwd.cu":432:51 to 432:89))
-  %key_begin = arith.muli %n_block, %c128 : index loc("(bwd_block_index().n_block * T::BLOCK_N)"("flash_bwd.cu":433:13 to 433:51))
-  %m_blocks = arith.ceildivui %seqlen_q, %c64 : index loc("rows"("flash_bwd.cu":125:15 to 125:38))
-  %rows = arith.muli %m_blocks, %c64 : index loc("rows"("flash_bwd.cu":125:15 to 125:38))
+  // The block ids are the block's (KV block, KV head, batch); the order the
+  // launch deals them in (the KV block slowest under the causal mask with GQA:
+  // kv_block_slowest) computes the same outputs.
+  %n_block = cuir.block_id x loc("block.n_block"("flash_bwd.cu":442:3 to 442:58))
+  %head_kv = cuir.block_id y loc("block.head_kv"("flash_bwd.cu":442:3 to 442:58))
+  %b = cuir.block_id z loc("bwd_block_index<T>(params).batch"("flash_bwd.cu":442:3 to 442:58))
+  %causal_offset = arith.subi %seqlen_kv, %seqlen_q : index loc("last_key_offset"("flash_bwd.cu":446:43 to 446:70))
+  %last_key_offset = arith.select %causal, %causal_offset, %seqlen_kv : index loc("last_key_offset"("flash_bwd.cu":446:13 to 446:82))
+  %group = arith.divui %num_heads_q, %num_heads_kv : index loc("group"("flash_bwd.cu":447:13 to 447:61))
+  %first_head_q = arith.muli %head_kv, %group : index loc("first_head_q"("flash_bwd.cu":448:13 to 448:49))
+  %head_q_end = arith.addi %first_head_q, %group : index loc("last_head_q"("flash_bwd.cu":448:51 to 448:89))
+  %last_head_q = arith.subi %head_q_end, %c1 : index loc("last_head_q"("flash_bwd.cu":448:51 to 448:89))
+  %key_begin = arith.muli %n_block, %c128 : index loc("(bwd_block_index<T>(params).n_block * T::BLOCK_N)"("flash_bwd.cu":449:13 to 449:51))
+  %m_blocks = arith.ceildivui %seqlen_q, %c64 : index loc("rows"("flash_bwd.cu":128:15 to 128:38))
+  %rows = arith.muli %m_blocks, %c64 : index loc("rows"("flash_bwd.cu":128:15 to 128:38))
   %k_head = memref.subview %k[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 64] [1, 1, 1, 1]
-      : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("k"("flash_bwd.cu":440:3 to 440:62))
+      : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("k"("flash_bwd.cu":456:3 to 456:62))
   %v_head = memref.subview %v[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 64] [1, 1, 1, 1]
-      : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("v"("flash_bwd.cu":442:3 to 442:62))
+      : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("v"("flash_bwd.cu":458:3 to 458:62))
 
   // ---- q_block_range: the query blocks [m_begin, m_end) this KV block visits, [m_begin, m_unmasked_begin) masked ----
-  %m_end = arith.ceildivui %seqlen_q, %c64 : index loc(callsite("m_end"("flash_bwd.cu":207:3 to 207:56) at "flash_bwd.cu":437:43 to 437:84))
-  %key_end = arith.addi %key_begin, %c128 : index loc(callsite("ragged"("flash_bwd.cu":209:23 to 209:57) at "flash_bwd.cu":437:43 to 437:84))
-  %ragged = arith.cmpi sgt, %key_end, %seqlen_kv : index loc(callsite("ragged"("flash_bwd.cu":209:3 to 209:58) at "flash_bwd.cu":437:43 to 437:84))
-  %unm_full = arith.select %ragged, %m_end, %c0 : index loc(callsite("r"("flash_bwd.cu":210:20 to 210:38) at "flash_bwd.cu":437:43 to 437:84))
-  %first_row = arith.subi %key_begin, %causal_offset : index loc(callsite("first_row"("flash_bwd.cu":213:5 to 213:53) at "flash_bwd.cu":437:43 to 437:84))
-  %key_end_c = arith.minsi %key_end, %seqlen_kv : index loc(callsite("last_key"("flash_bwd.cu":214:26 to 214:64) at "flash_bwd.cu":437:43 to 437:84))
-  %last_key = arith.subi %key_end_c, %c1 : index loc(callsite("last_key"("flash_bwd.cu":214:5 to 214:69) at "flash_bwd.cu":437:43 to 437:84))
-  %full_row = arith.subi %last_key, %causal_offset : index loc(callsite("full_row"("flash_bwd.cu":215:5 to 215:51) at "flash_bwd.cu":437:43 to 437:84))
-  %fr_none = arith.cmpi sle, %first_row, %c0 : index loc(callsite("r.m_begin"("flash_bwd.cu":216:17 to 216:31) at "flash_bwd.cu":437:43 to 437:84))
-  %fr_blk = arith.divsi %first_row, %c64 : index loc(callsite("r.m_begin"("flash_bwd.cu":216:49 to 216:68) at "flash_bwd.cu":437:43 to 437:84))
-  %fr_min = arith.minsi %m_end, %fr_blk : index loc(callsite("r.m_begin"("flash_bwd.cu":216:38 to 216:69) at "flash_bwd.cu":437:43 to 437:84))
-  %m_begin_c = arith.select %fr_none, %c0, %fr_min : index loc(callsite("r.m_begin"("flash_bwd.cu":216:5 to 216:70) at "flash_bwd.cu":437:43 to 437:84))
-  %fu_none = arith.cmpi sle, %full_row, %c0 : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":217:50 to 217:63) at "flash_bwd.cu":437:43 to 437:84))
-  %fu_blk = arith.ceildivsi %full_row, %c64 : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":217:81 to 217:115) at "flash_bwd.cu":437:43 to 437:84))
-  %fu_min = arith.minsi %m_end, %fu_blk : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":217:70 to 217:116) at "flash_bwd.cu":437:43 to 437:84))
-  %fu_sel = arith.select %fu_none, %c0, %fu_min : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":217:50 to 217:116) at "flash_bwd.cu":437:43 to 437:84))
-  %unm_c = arith.maxsi %unm_full, %fu_sel : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":217:5 to 217:63) at "flash_bwd.cu":437:43 to 437:84))
-  %m_begin = arith.select %causal, %m_begin_c, %c0 : index loc(callsite("r.m_begin"("flash_bwd.cu":211:3 to 211:27) at "flash_bwd.cu":437:43 to 437:84))
-  %unm_sel = arith.select %causal, %unm_c, %unm_full : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":211:3 to 211:27) at "flash_bwd.cu":437:43 to 437:84))
-  %m_unmasked_begin = arith.maxsi %unm_sel, %m_begin : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":219:3 to 219:59) at "flash_bwd.cu":437:43 to 437:84))
+  %m_end = arith.ceildivui %seqlen_q, %c64 : index loc(callsite("m_end"("flash_bwd.cu":223:3 to 223:56) at "flash_bwd.cu":453:43 to 453:84))
+  %key_end = arith.addi %key_begin, %c128 : index loc(callsite("ragged"("flash_bwd.cu":225:23 to 225:57) at "flash_bwd.cu":453:43 to 453:84))
+  %ragged = arith.cmpi sgt, %key_end, %seqlen_kv : index loc(callsite("ragged"("flash_bwd.cu":225:3 to 225:58) at "flash_bwd.cu":453:43 to 453:84))
+  %unm_full = arith.select %ragged, %m_end, %c0 : index loc(callsite("r"("flash_bwd.cu":226:20 to 226:38) at "flash_bwd.cu":453:43 to 453:84))
+  %first_row = arith.subi %key_begin, %causal_offset : index loc(callsite("first_row"("flash_bwd.cu":229:5 to 229:53) at "flash_bwd.cu":453:43 to 453:84))
+  %key_end_c = arith.minsi %key_end, %seqlen_kv : index loc(callsite("last_key"("flash_bwd.cu":230:26 to 230:64) at "flash_bwd.cu":453:43 to 453:84))
+  %last_key = arith.subi %key_end_c, %c1 : index loc(callsite("last_key"("flash_bwd.cu":230:5 to 230:69) at "flash_bwd.cu":453:43 to 453:84))
+  %full_row = arith.subi %last_key, %causal_offset : index loc(callsite("full_row"("flash_bwd.cu":231:5 to 231:51) at "flash_bwd.cu":453:43 to 453:84))
+  %fr_none = arith.cmpi sle, %first_row, %c0 : index loc(callsite("r.m_begin"("flash_bwd.cu":232:17 to 232:31) at "flash_bwd.cu":453:43 to 453:84))
+  %fr_blk = arith.divsi %first_row, %c64 : index loc(callsite("r.m_begin"("flash_bwd.cu":232:49 to 232:68) at "flash_bwd.cu":453:43 to 453:84))
+  %fr_min = arith.minsi %m_end, %fr_blk : index loc(callsite("r.m_begin"("flash_bwd.cu":232:38 to 232:69) at "flash_bwd.cu":453:43 to 453:84))
+  %m_begin_c = arith.select %fr_none, %c0, %fr_min : index loc(callsite("r.m_begin"("flash_bwd.cu":232:5 to 232:70) at "flash_bwd.cu":453:43 to 453:84))
+  %fu_none = arith.cmpi sle, %full_row, %c0 : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":233:50 to 233:63) at "flash_bwd.cu":453:43 to 453:84))
+  %fu_blk = arith.ceildivsi %full_row, %c64 : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":233:81 to 233:115) at "flash_bwd.cu":453:43 to 453:84))
+  %fu_min = arith.minsi %m_end, %fu_blk : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":233:70 to 233:116) at "flash_bwd.cu":453:43 to 453:84))
+  %fu_sel = arith.select %fu_none, %c0, %fu_min : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":233:50 to 233:116) at "flash_bwd.cu":453:43 to 453:84))
+  %unm_c = arith.maxsi %unm_full, %fu_sel : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":233:5 to 233:63) at "flash_bwd.cu":453:43 to 453:84))
+  %m_begin = arith.select %causal, %m_begin_c, %c0 : index loc(callsite("r.m_begin"("flash_bwd.cu":227:3 to 227:27) at "flash_bwd.cu":453:43 to 453:84))
+  %unm_sel = arith.select %causal, %unm_c, %unm_full : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":227:3 to 227:27) at "flash_bwd.cu":453:43 to 453:84))
+  %m_unmasked_begin = arith.maxsi %unm_sel, %m_begin : index loc(callsite("r.m_unmasked_begin"("flash_bwd.cu":235:3 to 235:59) at "flash_bwd.cu":453:43 to 453:84))
 
   // ---- shared memory (FlashBwdTraits), 16-bit tiles swizzled ----
-  %sK = cuir.alloc {swizzle = 128} : memref<128x64xf16, #S> loc("sK"("flash_bwd.cu":75:29 to 75:42))
-  %sV = cuir.alloc {swizzle = 128} : memref<128x64xf16, #S> loc("sV"("flash_bwd.cu":76:29 to 76:66))
-  %sQ = cuir.alloc {swizzle = 128} : memref<2x64x64xf16, #S> loc("sQ"("flash_bwd.cu":77:29 to 77:66))
-  %sdO = cuir.alloc {swizzle = 128} : memref<2x64x64xf16, #S> loc("sdO"("flash_bwd.cu":78:29 to 78:77))
-  %sP = cuir.alloc {swizzle = 128} : memref<64x128xf16, #S> loc("sP"("flash_bwd.cu":79:29 to 79:77))
-  %sdS = cuir.alloc {swizzle = 128} : memref<64x128xf16, #S> loc("sdS"("flash_bwd.cu":80:29 to 80:68))
-  %sLSE = cuir.alloc : memref<2x64xf32, #S> loc("sLSE"("flash_bwd.cu":81:29 to 81:70))
-  %sD = cuir.alloc : memref<2x64xf32, #S> loc("sD"("flash_bwd.cu":82:29 to 82:80))
+  %sK = cuir.alloc {swizzle = 128} : memref<128x64xf16, #S> loc("sK"("flash_bwd.cu":78:29 to 78:42))
+  %sV = cuir.alloc {swizzle = 128} : memref<128x64xf16, #S> loc("sV"("flash_bwd.cu":79:29 to 79:66))
+  %sQ = cuir.alloc {swizzle = 128} : memref<2x64x64xf16, #S> loc("sQ"("flash_bwd.cu":80:29 to 80:66))
+  %sdO = cuir.alloc {swizzle = 128} : memref<2x64x64xf16, #S> loc("sdO"("flash_bwd.cu":81:29 to 81:77))
+  %sP = cuir.alloc {swizzle = 128} : memref<64x128xf16, #S> loc("sP"("flash_bwd.cu":82:29 to 82:77))
+  %sdS = cuir.alloc {swizzle = 128} : memref<64x128xf16, #S> loc("sdS"("flash_bwd.cu":83:29 to 83:68))
+  %sLSE = cuir.alloc : memref<2x64xf32, #S> loc("sLSE"("flash_bwd.cu":84:29 to 84:70))
+  %sD = cuir.alloc : memref<2x64xf32, #S> loc("sD"("flash_bwd.cu":85:29 to 85:80))
 
   // ---- prologue: K, V and the first step's tiles, one group ----
-  %has_steps = arith.cmpi slt, %m_begin, %m_end : index loc("flash_bwd.cu":448:3 to 448:35)
+  %has_steps = arith.cmpi slt, %m_begin, %m_end : index loc("flash_bwd.cu":464:3 to 464:35)
   // K and V are issued before the branch in the source; both branches issue them here (one group each).
   %g_first = scf.if %has_steps -> (!cuir.group) {
     %tk = cuir.copy_async cp_async %k_head[%key_begin, %c0] -> %sK
-        : memref<?x64xf16, strided<[?, 1], offset: ?>, #G> -> memref<128x64xf16, #S> -> !cuir.token loc("sK"("flash_bwd.cu":444:3 to 444:81))
+        : memref<?x64xf16, strided<[?, 1], offset: ?>, #G> -> memref<128x64xf16, #S> -> !cuir.token loc("sK"("flash_bwd.cu":460:3 to 460:81))
     %tv = cuir.copy_async cp_async %v_head[%key_begin, %c0] -> %sV
-        : memref<?x64xf16, strided<[?, 1], offset: ?>, #G> -> memref<128x64xf16, #S> -> !cuir.token loc("sV"("flash_bwd.cu":446:3 to 446:81))
-    %row0 = arith.muli %m_begin, %c64 : index loc(callsite("row0"("flash_bwd.cu":229:3 to 229:40) at "flash_bwd.cu":449:5 to 449:65))
+        : memref<?x64xf16, strided<[?, 1], offset: ?>, #G> -> memref<128x64xf16, #S> -> !cuir.token loc("sV"("flash_bwd.cu":462:3 to 462:81))
+    %row0 = arith.muli %m_begin, %c64 : index loc(callsite("row0"("flash_bwd.cu":245:3 to 245:40) at "flash_bwd.cu":465:5 to 465:65))
     %q_head = memref.subview %q[%b, 0, %first_head_q, 0] [1, %seqlen_q, 1, 64] [1, 1, 1, 1]
-        : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc(callsite("q"("flash_bwd.cu":230:3 to 230:62) at "flash_bwd.cu":449:5 to 449:65))
+        : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc(callsite("q"("flash_bwd.cu":246:3 to 246:62) at "flash_bwd.cu":465:5 to 465:65))
     %d_o_head = memref.subview %d_o[%b, 0, %first_head_q, 0] [1, %seqlen_q, 1, 64] [1, 1, 1, 1]
-        : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc(callsite("d_o"("flash_bwd.cu":232:3 to 232:66) at "flash_bwd.cu":449:5 to 449:65))
+        : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc(callsite("d_o"("flash_bwd.cu":248:3 to 248:66) at "flash_bwd.cu":465:5 to 465:65))
     %lse_head = memref.subview %ws_lse_log2[%b, %first_head_q, 0] [1, 1, %rows] [1, 1, 1]
-        : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":242:44 to 242:94) at "flash_bwd.cu":449:5 to 449:65))
+        : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":258:44 to 258:94) at "flash_bwd.cu":465:5 to 465:65))
     %d_head = memref.subview %ws_d[%b, %first_head_q, 0] [1, 1, %rows] [1, 1, 1]
-        : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":242:24 to 242:41) at "flash_bwd.cu":449:5 to 449:65))
+        : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":258:24 to 258:41) at "flash_bwd.cu":465:5 to 465:65))
     %sQ0 = memref.subview %sQ[0, 0, 0] [1, 64, 64] [1, 1, 1]
-        : memref<2x64x64xf16, #S> to memref<64x64xf16, strided<[64, 1]>, #S> loc(callsite("sQ"("flash_bwd.cu":234:60 to 234:110) at "flash_bwd.cu":449:5 to 449:65))
+        : memref<2x64x64xf16, #S> to memref<64x64xf16, strided<[64, 1]>, #S> loc(callsite("sQ"("flash_bwd.cu":250:60 to 250:110) at "flash_bwd.cu":465:5 to 465:65))
     %sdO0 = memref.subview %sdO[0, 0, 0] [1, 64, 64] [1, 1, 1]
-        : memref<2x64x64xf16, #S> to memref<64x64xf16, strided<[64, 1]>, #S> loc(callsite("sdO"("flash_bwd.cu":236:60 to 236:111) at "flash_bwd.cu":449:5 to 449:65))
+        : memref<2x64x64xf16, #S> to memref<64x64xf16, strided<[64, 1]>, #S> loc(callsite("sdO"("flash_bwd.cu":252:60 to 252:111) at "flash_bwd.cu":465:5 to 465:65))
     %sLSE0 = memref.subview %sLSE[0, 0] [1, 64] [1, 1]
-        : memref<2x64xf32, #S> to memref<64xf32, strided<[1]>, #S> loc(callsite("dst"("flash_bwd.cu":243:38 to 243:104) at "flash_bwd.cu":449:5 to 449:65))
+        : memref<2x64xf32, #S> to memref<64xf32, strided<[1]>, #S> loc(callsite("dst"("flash_bwd.cu":259:38 to 259:104) at "flash_bwd.cu":465:5 to 465:65))
     %sD0 = memref.subview %sD[0, 0] [1, 64] [1, 1]
-        : memref<2x64xf32, #S> to memref<64xf32, strided<[1]>, #S> loc(callsite("dst"("flash_bwd.cu":243:38 to 243:104) at "flash_bwd.cu":449:5 to 449:65))
+        : memref<2x64xf32, #S> to memref<64xf32, strided<[1]>, #S> loc(callsite("dst"("flash_bwd.cu":259:38 to 259:104) at "flash_bwd.cu":465:5 to 465:65))
     %tq = cuir.copy_async cp_async %q_head[%row0, %c0] -> %sQ0
-        : memref<?x64xf16, strided<[?, 1], offset: ?>, #G> -> memref<64x64xf16, strided<[64, 1]>, #S> -> !cuir.token loc(callsite("sQ"("flash_bwd.cu":234:3 to 234:84) at "flash_bwd.cu":449:5 to 449:65))
+        : memref<?x64xf16, strided<[?, 1], offset: ?>, #G> -> memref<64x64xf16, strided<[64, 1]>, #S> -> !cuir.token loc(callsite("sQ"("flash_bwd.cu":250:3 to 250:84) at "flash_bwd.cu":465:5 to 465:65))
     %tdo = cuir.copy_async cp_async %d_o_head[%row0, %c0] -> %sdO0
-        : memref<?x64xf16, strided<[?, 1], offset: ?>, #G> -> memref<64x64xf16, strided<[64, 1]>, #S> -> !cuir.token loc(callsite("sdO"("flash_bwd.cu":236:3 to 236:85) at "flash_bwd.cu":449:5 to 449:65))
+        : memref<?x64xf16, strided<[?, 1], offset: ?>, #G> -> memref<64x64xf16, strided<[64, 1]>, #S> -> !cuir.token loc(callsite("sdO"("flash_bwd.cu":252:3 to 252:85) at "flash_bwd.cu":465:5 to 465:65))
     %tl = cuir.copy_async cp_async %lse_head[%row0] -> %sLSE0
-        : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1]>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":244:5 to 244:40) at "flash_bwd.cu":449:5 to 449:65))
+        : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1]>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":260:5 to 260:40) at "flash_bwd.cu":465:5 to 465:65))
     %td = cuir.copy_async cp_async %d_head[%row0] -> %sD0
-        : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1]>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":244:5 to 244:40) at "flash_bwd.cu":449:5 to 449:65))
-    %g = cuir.commit %tk, %tv, %tq, %tdo, %tl, %td loc("flash_bwd.cu":450:3 to 450:27)
-    scf.yield %g : !cuir.group loc("flash_bwd.cu":448:3 to 448:35)
+        : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1]>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":260:5 to 260:40) at "flash_bwd.cu":465:5 to 465:65))
+    %g = cuir.commit %tk, %tv, %tq, %tdo, %tl, %td loc("flash_bwd.cu":466:3 to 466:27)
+    scf.yield %g : !cuir.group loc("flash_bwd.cu":464:3 to 464:35)
   } else {
     %tk = cuir.copy_async cp_async %k_head[%key_begin, %c0] -> %sK
-        : memref<?x64xf16, strided<[?, 1], offset: ?>, #G> -> memref<128x64xf16, #S> -> !cuir.token loc("sK"("flash_bwd.cu":444:3 to 444:81))
+        : memref<?x64xf16, strided<[?, 1], offset: ?>, #G> -> memref<128x64xf16, #S> -> !cuir.token loc("sK"("flash_bwd.cu":460:3 to 460:81))
     %tv = cuir.copy_async cp_async %v_head[%key_begin, %c0] -> %sV
-        : memref<?x64xf16, strided<[?, 1], offset: ?>, #G> -> memref<128x64xf16, #S> -> !cuir.token loc("sV"("flash_bwd.cu":446:3 to 446:81))
-    %g = cuir.commit %tk, %tv loc("flash_bwd.cu":450:3 to 450:27)
-    scf.yield %g : !cuir.group loc("flash_bwd.cu":448:3 to 448:35)
-  } loc("flash_bwd.cu":448:3 to 448:35)
+        : memref<?x64xf16, strided<[?, 1], offset: ?>, #G> -> memref<128x64xf16, #S> -> !cuir.token loc("sV"("flash_bwd.cu":462:3 to 462:81))
+    %g = cuir.commit %tk, %tv loc("flash_bwd.cu":466:3 to 466:27)
+    scf.yield %g : !cuir.group loc("flash_bwd.cu":464:3 to 464:35)
+  } loc("flash_bwd.cu":464:3 to 464:35)
 
   // ---- dK, dV accumulators (registers), the probability scale ----
-  %acc_kv_init = arith.constant dense<0.0> : tensor<128x64xf32, #ACC_KV> loc("acc_dk"("flash_bwd.cu":454:3 to 454:20))
-  %acc_sdp_init = arith.constant dense<0.0> : tensor<64x128xf32, #ACC_S> loc("acc_s"("flash_bwd.cu":377:3 to 377:19))
-  %acc_dq_init = arith.constant dense<0.0> : tensor<64x64xf32, #ACC_DQ> loc("acc_dq"("flash_bwd.cu":407:3 to 407:20))
-  %log2e = arith.constant 1.44269502 : f32 loc("scale_log2"("flash_bwd.cu":456:15 to 456:57))
-  %scale_log2 = arith.mulf %softmax_scale, %log2e : f32 loc("scale_log2"("flash_bwd.cu":456:15 to 456:57))
-  %scale_tile = tensor.splat %scale_log2 : tensor<64x128xf32, #ACC_S> loc("scale_log2"("flash_bwd.cu":456:15 to 456:57))
+  %acc_kv_init = arith.constant dense<0.0> : tensor<128x64xf32, #ACC_KV> loc("acc_dk"("flash_bwd.cu":470:3 to 470:20))
+  %acc_sdp_init = arith.constant dense<0.0> : tensor<64x128xf32, #ACC_S> loc("acc_s"("flash_bwd.cu":393:3 to 393:19))
+  %acc_dq_init = arith.constant dense<0.0> : tensor<64x64xf32, #ACC_DQ> loc("acc_dq"("flash_bwd.cu":423:3 to 423:20))
+  %log2e = arith.constant 1.44269502 : f32 loc("scale_log2"("flash_bwd.cu":472:15 to 472:57))
+  %scale_log2 = arith.mulf %softmax_scale, %log2e : f32 loc("scale_log2"("flash_bwd.cu":472:15 to 472:57))
+  %scale_tile = tensor.splat %scale_log2 : tensor<64x128xf32, #ACC_S> loc("scale_log2"("flash_bwd.cu":472:15 to 472:57))
 
   // =============================== the query heads of the group ===============================
   %h_dk, %h_dv, %h_stage, %h_g = scf.for %head_q = %first_head_q to %head_q_end step %c1
@@ -1768,275 +1780,275 @@ cuir.kernel @flash_bwd_f16_d64_kernel(
     %m_dk, %m_dv, %m_stage, %m_g = scf.for %m_block = %m_begin to %m_unmasked_begin step %c1
         iter_args(%acc_dk = %dk_h, %acc_dv = %dv_h, %stage = %stage_h, %g_cur = %g_h)
         -> (tensor<128x64xf32, #ACC_KV>, tensor<128x64xf32, #ACC_KV>, index, !cuir.group) {
-      %other = arith.xori %stage, %c1 : index loc(callsite("stage"("flash_bwd.cu":371:59 to 371:68) at "flash_bwd.cu":463:7 to 463:25))
+      %other = arith.xori %stage, %c1 : index loc(callsite("stage"("flash_bwd.cu":387:59 to 387:68) at "flash_bwd.cu":479:7 to 479:25))
       %sQ_st = memref.subview %sQ[%stage, 0, 0] [1, 64, 64] [1, 1, 1]
-          : memref<2x64x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sQ"("flash_bwd.cu":365:3 to 365:69) at "flash_bwd.cu":463:7 to 463:25))
+          : memref<2x64x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sQ"("flash_bwd.cu":381:3 to 381:69) at "flash_bwd.cu":479:7 to 479:25))
       %sdO_st = memref.subview %sdO[%stage, 0, 0] [1, 64, 64] [1, 1, 1]
-          : memref<2x64x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sdO"("flash_bwd.cu":366:3 to 366:71) at "flash_bwd.cu":463:7 to 463:25))
+          : memref<2x64x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sdO"("flash_bwd.cu":382:3 to 382:71) at "flash_bwd.cu":479:7 to 479:25))
       %sLSE_st = memref.subview %sLSE[%stage, 0] [1, 64] [1, 1]
-          : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("s_lse"("flash_bwd.cu":383:56 to 383:105) at "flash_bwd.cu":463:7 to 463:25))
+          : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("s_lse"("flash_bwd.cu":399:56 to 399:105) at "flash_bwd.cu":479:7 to 479:25))
       %sD_st = memref.subview %sD[%stage, 0] [1, 64] [1, 1]
-          : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("s_d"("flash_bwd.cu":391:54 to 391:101) at "flash_bwd.cu":463:7 to 463:25))
+          : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("s_d"("flash_bwd.cu":407:54 to 407:101) at "flash_bwd.cu":479:7 to 479:25))
 
-      cuir.wait_group %g_cur pending 0 loc(callsite("flash_bwd.cu":369:3 to 369:28 at "flash_bwd.cu":463:7 to 463:25))
-      cuir.barrier.sync loc(callsite("flash_bwd.cu":370:3 to 370:19 at "flash_bwd.cu":463:7 to 463:25))
+      cuir.wait_group %g_cur pending 0 loc(callsite("flash_bwd.cu":385:3 to 385:28 at "flash_bwd.cu":479:7 to 479:25))
+      cuir.barrier.sync loc(callsite("flash_bwd.cu":386:3 to 386:19 at "flash_bwd.cu":479:7 to 479:25))
       // next_q_step: the next query block of the head, else the first one of the next head
-      %m_next = arith.addi %m_block, %c1 : index loc(callsite("flash_bwd.cu":342:7 to 342:18 at "flash_bwd.cu":463:72 to 463:120))
-      %same_head = arith.cmpi slt, %m_next, %m_end : index loc(callsite("flash_bwd.cu":342:3 to 342:33 at "flash_bwd.cu":463:72 to 463:120))
-      %head_next = arith.addi %head_q, %c1 : index loc(callsite("flash_bwd.cu":343:16 to 343:26 at "flash_bwd.cu":463:72 to 463:120))
-      %next_head_q = arith.select %same_head, %head_q, %head_next : index loc(callsite("flash_bwd.cu":342:3 to 342:33 at "flash_bwd.cu":463:72 to 463:120))
-      %next_m_block = arith.select %same_head, %m_next, %m_begin : index loc(callsite("flash_bwd.cu":342:3 to 342:33 at "flash_bwd.cu":463:72 to 463:120))
-      %more_heads = arith.cmpi slt, %head_q, %last_head_q : index loc(callsite("flash_bwd.cu":343:43 to 343:63 at "flash_bwd.cu":463:72 to 463:120))
-      %next_valid = arith.ori %same_head, %more_heads : i1 loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":463:7 to 463:25))
+      %m_next = arith.addi %m_block, %c1 : index loc(callsite("flash_bwd.cu":358:7 to 358:18 at "flash_bwd.cu":479:72 to 479:120))
+      %same_head = arith.cmpi slt, %m_next, %m_end : index loc(callsite("flash_bwd.cu":358:3 to 358:33 at "flash_bwd.cu":479:72 to 479:120))
+      %head_next = arith.addi %head_q, %c1 : index loc(callsite("flash_bwd.cu":359:16 to 359:26 at "flash_bwd.cu":479:72 to 479:120))
+      %next_head_q = arith.select %same_head, %head_q, %head_next : index loc(callsite("flash_bwd.cu":358:3 to 358:33 at "flash_bwd.cu":479:72 to 479:120))
+      %next_m_block = arith.select %same_head, %m_next, %m_begin : index loc(callsite("flash_bwd.cu":358:3 to 358:33 at "flash_bwd.cu":479:72 to 479:120))
+      %more_heads = arith.cmpi slt, %head_q, %last_head_q : index loc(callsite("flash_bwd.cu":359:43 to 359:63 at "flash_bwd.cu":479:72 to 479:120))
+      %next_valid = arith.ori %same_head, %more_heads : i1 loc(callsite("flash_bwd.cu":387:3 to 387:18 at "flash_bwd.cu":479:7 to 479:25))
       %g_next = scf.if %next_valid -> (!cuir.group) {
-        %row0 = arith.muli %next_m_block, %c64 : index loc(callsite("row0"("flash_bwd.cu":229:3 to 229:40) at "flash_bwd.cu":371:19 to 371:68))
+        %row0 = arith.muli %next_m_block, %c64 : index loc(callsite("row0"("flash_bwd.cu":245:3 to 245:40) at "flash_bwd.cu":387:19 to 387:68))
         %q_head = memref.subview %q[%b, 0, %next_head_q, 0] [1, %seqlen_q, 1, 64] [1, 1, 1, 1]
-            : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc(callsite("q"("flash_bwd.cu":230:3 to 230:62) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc(callsite("q"("flash_bwd.cu":246:3 to 246:62) at "flash_bwd.cu":387:19 to 387:68))
         %d_o_head = memref.subview %d_o[%b, 0, %next_head_q, 0] [1, %seqlen_q, 1, 64] [1, 1, 1, 1]
-            : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc(callsite("d_o"("flash_bwd.cu":232:3 to 232:66) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc(callsite("d_o"("flash_bwd.cu":248:3 to 248:66) at "flash_bwd.cu":387:19 to 387:68))
         %lse_head = memref.subview %ws_lse_log2[%b, %next_head_q, 0] [1, 1, %rows] [1, 1, 1]
-            : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":242:44 to 242:94) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":258:44 to 258:94) at "flash_bwd.cu":387:19 to 387:68))
         %d_head = memref.subview %ws_d[%b, %next_head_q, 0] [1, 1, %rows] [1, 1, 1]
-            : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":242:24 to 242:41) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":258:24 to 258:41) at "flash_bwd.cu":387:19 to 387:68))
         %sQ_o = memref.subview %sQ[%other, 0, 0] [1, 64, 64] [1, 1, 1]
-            : memref<2x64x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sQ"("flash_bwd.cu":234:60 to 234:110) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<2x64x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sQ"("flash_bwd.cu":250:60 to 250:110) at "flash_bwd.cu":387:19 to 387:68))
         %sdO_o = memref.subview %sdO[%other, 0, 0] [1, 64, 64] [1, 1, 1]
-            : memref<2x64x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sdO"("flash_bwd.cu":236:60 to 236:111) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<2x64x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sdO"("flash_bwd.cu":252:60 to 252:111) at "flash_bwd.cu":387:19 to 387:68))
         %sLSE_o = memref.subview %sLSE[%other, 0] [1, 64] [1, 1]
-            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":243:38 to 243:104) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":259:38 to 259:104) at "flash_bwd.cu":387:19 to 387:68))
         %sD_o = memref.subview %sD[%other, 0] [1, 64] [1, 1]
-            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":243:38 to 243:104) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":259:38 to 259:104) at "flash_bwd.cu":387:19 to 387:68))
         %tq = cuir.copy_async cp_async %q_head[%row0, %c0] -> %sQ_o
-            : memref<?x64xf16, strided<[?, 1], offset: ?>, #G> -> memref<64x64xf16, strided<[64, 1], offset: ?>, #S> -> !cuir.token loc(callsite("sQ"("flash_bwd.cu":234:3 to 234:84) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<?x64xf16, strided<[?, 1], offset: ?>, #G> -> memref<64x64xf16, strided<[64, 1], offset: ?>, #S> -> !cuir.token loc(callsite("sQ"("flash_bwd.cu":250:3 to 250:84) at "flash_bwd.cu":387:19 to 387:68))
         %tdo = cuir.copy_async cp_async %d_o_head[%row0, %c0] -> %sdO_o
-            : memref<?x64xf16, strided<[?, 1], offset: ?>, #G> -> memref<64x64xf16, strided<[64, 1], offset: ?>, #S> -> !cuir.token loc(callsite("sdO"("flash_bwd.cu":236:3 to 236:85) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<?x64xf16, strided<[?, 1], offset: ?>, #G> -> memref<64x64xf16, strided<[64, 1], offset: ?>, #S> -> !cuir.token loc(callsite("sdO"("flash_bwd.cu":252:3 to 252:85) at "flash_bwd.cu":387:19 to 387:68))
         %tl = cuir.copy_async cp_async %lse_head[%row0] -> %sLSE_o
-            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":244:5 to 244:40) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":260:5 to 260:40) at "flash_bwd.cu":387:19 to 387:68))
         %td = cuir.copy_async cp_async %d_head[%row0] -> %sD_o
-            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":244:5 to 244:40) at "flash_bwd.cu":371:19 to 371:68))
-        %g = cuir.commit %tq, %tdo, %tl, %td loc(callsite("flash_bwd.cu":372:3 to 372:27 at "flash_bwd.cu":463:7 to 463:25))
-        scf.yield %g : !cuir.group loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":463:7 to 463:25))
+            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":260:5 to 260:40) at "flash_bwd.cu":387:19 to 387:68))
+        %g = cuir.commit %tq, %tdo, %tl, %td loc(callsite("flash_bwd.cu":388:3 to 388:27 at "flash_bwd.cu":479:7 to 479:25))
+        scf.yield %g : !cuir.group loc(callsite("flash_bwd.cu":387:3 to 387:18 at "flash_bwd.cu":479:7 to 479:25))
       } else {
-        %g = cuir.commit loc(callsite("flash_bwd.cu":372:3 to 372:27 at "flash_bwd.cu":463:7 to 463:25))
-        scf.yield %g : !cuir.group loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":463:7 to 463:25))
-      } loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":463:7 to 463:25))
+        %g = cuir.commit loc(callsite("flash_bwd.cu":388:3 to 388:27 at "flash_bwd.cu":479:7 to 479:25))
+        scf.yield %g : !cuir.group loc(callsite("flash_bwd.cu":387:3 to 387:18 at "flash_bwd.cu":479:7 to 479:25))
+      } loc(callsite("flash_bwd.cu":387:3 to 387:18 at "flash_bwd.cu":479:7 to 479:25))
 
       // ------- S = Q K^T (unscaled) -------
-      %q_row0 = arith.muli %m_block, %c64 : index loc(callsite("(q_tile * T::BLOCK_M)"("flash_bwd.cu":414:40 to 414:74) at "flash_bwd.cu":463:7 to 463:25))
+      %q_row0 = arith.muli %m_block, %c64 : index loc(callsite("(q_tile * T::BLOCK_M)"("flash_bwd.cu":430:40 to 430:74) at "flash_bwd.cu":479:7 to 479:25))
       %acc_s = cuir.gemm %sQ_st, %sK transpose_b, %acc_sdp_init
-          : memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, memref<128x64xf16, #S>, tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":378:3 to 378:71) at "flash_bwd.cu":463:7 to 463:25))
+          : memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, memref<128x64xf16, #S>, tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":394:3 to 394:71) at "flash_bwd.cu":479:7 to 479:25))
 
       // ------- the mask of a masking step: -inf where key >= seqlen_kv or key > row + last_key_offset -------
-      %kv0 = arith.muli %n_block, %c128 : index loc(callsite("key_base"("flash_bwd.cu":381:58 to 381:96) at "flash_bwd.cu":463:7 to 463:25))
+      %kv0 = arith.muli %n_block, %c128 : index loc(callsite("key_base"("flash_bwd.cu":397:58 to 397:105) at "flash_bwd.cu":479:7 to 479:25))
       %acc_s_masked = cuir.elementwise (%acc_s) at [%b, %head_q, %q_row0, %kv0]
           : (tensor<64x128xf32, #ACC_S>) -> tensor<64x128xf32, #ACC_S> {
-      ^bb0(%x: f32 loc("acc_s"("flash_bwd.cu":262:62 to 262:86)), %bi: index loc(callsite("block.batch"("flash_bwd.cu":381:5 to 381:24) at "flash_bwd.cu":463:7 to 463:25)), %hi: index loc(callsite("head_q"("flash_bwd.cu":381:5 to 381:24) at "flash_bwd.cu":463:7 to 463:25)), %row: index loc("row"("flash_bwd.cu":260:9 to 260:69)), %key: index loc("key"("flash_bwd.cu":261:9 to 261:68))):
-        %past_end = arith.cmpi sge, %key, %seqlen_kv : index loc(callsite("flash_bwd.cu":262:13 to 262:29 at "flash_bwd.cu":381:5 to 381:24))
-        %row_last = arith.addi %row, %last_key_offset : index loc(callsite("flash_bwd.cu":262:39 to 262:60 at "flash_bwd.cu":381:5 to 381:24))
-        %past_diag = arith.cmpi sgt, %key, %row_last : index loc(callsite("flash_bwd.cu":262:33 to 262:60 at "flash_bwd.cu":381:5 to 381:24))
-        %hidden = arith.ori %past_end, %past_diag : i1 loc(callsite("flash_bwd.cu":262:9 to 262:29 at "flash_bwd.cu":381:5 to 381:24))
-        %r = arith.select %hidden, %ninf, %x : f32 loc(callsite("acc_s"("flash_bwd.cu":262:62 to 262:86) at "flash_bwd.cu":381:5 to 381:24))
-        cuir.yield %r : f32 loc(callsite("flash_bwd.cu":381:5 to 381:24 at "flash_bwd.cu":463:7 to 463:25))
-      } loc(callsite("acc_s"("flash_bwd.cu":381:5 to 381:24) at "flash_bwd.cu":463:7 to 463:25))
+      ^bb0(%x: f32 loc("acc_s"("flash_bwd.cu":278:62 to 278:86)), %bi: index loc(callsite("block.batch"("flash_bwd.cu":397:5 to 397:24) at "flash_bwd.cu":479:7 to 479:25)), %hi: index loc(callsite("head_q"("flash_bwd.cu":397:5 to 397:24) at "flash_bwd.cu":479:7 to 479:25)), %row: index loc("row"("flash_bwd.cu":276:9 to 276:69)), %key: index loc("key"("flash_bwd.cu":277:9 to 277:68))):
+        %past_end = arith.cmpi sge, %key, %seqlen_kv : index loc(callsite("flash_bwd.cu":278:13 to 278:29 at "flash_bwd.cu":397:5 to 397:24))
+        %row_last = arith.addi %row, %last_key_offset : index loc(callsite("flash_bwd.cu":278:39 to 278:60 at "flash_bwd.cu":397:5 to 397:24))
+        %past_diag = arith.cmpi sgt, %key, %row_last : index loc(callsite("flash_bwd.cu":278:33 to 278:60 at "flash_bwd.cu":397:5 to 397:24))
+        %hidden = arith.ori %past_end, %past_diag : i1 loc(callsite("flash_bwd.cu":278:9 to 278:29 at "flash_bwd.cu":397:5 to 397:24))
+        %r = arith.select %hidden, %ninf, %x : f32 loc(callsite("acc_s"("flash_bwd.cu":278:62 to 278:86) at "flash_bwd.cu":397:5 to 397:24))
+        cuir.yield %r : f32 loc(callsite("flash_bwd.cu":397:5 to 397:24 at "flash_bwd.cu":479:7 to 479:25))
+      } loc(callsite("acc_s"("flash_bwd.cu":397:5 to 397:24) at "flash_bwd.cu":479:7 to 479:25))
 
       // ------- scores_to_probs: P = exp2(S * scale * log2e - LSE * log2e) -------
-      %lse_log2 = cuir.load %sLSE_st : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #ROW_S> loc(callsite("lse_log2"("flash_bwd.cu":275:7 to 275:72) at "flash_bwd.cu":384:3 to 384:64))
-      %lse_b = cuir.broadcast_rows %lse_log2 : tensor<64xf32, #ROW_S> -> tensor<64x128xf32, #ACC_S> loc(callsite("lse_log2"("flash_bwd.cu":280:75 to 280:84) at "flash_bwd.cu":384:3 to 384:64))
-      %neg_lse = arith.negf %lse_b : tensor<64x128xf32, #ACC_S> loc(callsite("lse_log2"("flash_bwd.cu":280:75 to 280:84) at "flash_bwd.cu":384:3 to 384:64))
-      %logits = math.fma %acc_s_masked, %scale_tile, %neg_lse : tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":280:40 to 280:85) at "flash_bwd.cu":384:3 to 384:64))
-      %p = math.exp2 %logits : tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":280:11 to 280:87) at "flash_bwd.cu":384:3 to 384:64))
+      %lse_log2 = cuir.load %sLSE_st : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #ROW_S> loc(callsite("lse_log2"("flash_bwd.cu":291:7 to 291:72) at "flash_bwd.cu":400:3 to 400:64))
+      %lse_b = cuir.broadcast_rows %lse_log2 : tensor<64xf32, #ROW_S> -> tensor<64x128xf32, #ACC_S> loc(callsite("lse_log2"("flash_bwd.cu":296:75 to 296:84) at "flash_bwd.cu":400:3 to 400:64))
+      %neg_lse = arith.negf %lse_b : tensor<64x128xf32, #ACC_S> loc(callsite("lse_log2"("flash_bwd.cu":296:75 to 296:84) at "flash_bwd.cu":400:3 to 400:64))
+      %logits = math.fma %acc_s_masked, %scale_tile, %neg_lse : tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":296:40 to 296:85) at "flash_bwd.cu":400:3 to 400:64))
+      %p = math.exp2 %logits : tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":296:11 to 296:87) at "flash_bwd.cu":400:3 to 400:64))
 
       // ------- dP = dO V^T; probs_to_dscores: dS = P * (dP - D) -------
       %acc_dp = cuir.gemm %sdO_st, %sV transpose_b, %acc_sdp_init
-          : memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, memref<128x64xf16, #S>, tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":389:3 to 389:72) at "flash_bwd.cu":463:7 to 463:25))
-      %d_rows = cuir.load %sD_st : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #ROW_S> loc(callsite("d"("flash_bwd.cu":293:7 to 293:58) at "flash_bwd.cu":392:3 to 392:59))
-      %d_b = cuir.broadcast_rows %d_rows : tensor<64xf32, #ROW_S> -> tensor<64x128xf32, #ACC_S> loc(callsite("d"("flash_bwd.cu":297:95 to 297:116) at "flash_bwd.cu":392:3 to 392:59))
-      %dp_minus_d = arith.subf %acc_dp, %d_b : tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":297:95 to 297:116) at "flash_bwd.cu":392:3 to 392:59))
-      %ds = arith.mulf %p, %dp_minus_d : tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":297:55 to 297:118) at "flash_bwd.cu":392:3 to 392:59))
+          : memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, memref<128x64xf16, #S>, tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":405:3 to 405:72) at "flash_bwd.cu":479:7 to 479:25))
+      %d_rows = cuir.load %sD_st : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #ROW_S> loc(callsite("d"("flash_bwd.cu":309:7 to 309:58) at "flash_bwd.cu":408:3 to 408:59))
+      %d_b = cuir.broadcast_rows %d_rows : tensor<64xf32, #ROW_S> -> tensor<64x128xf32, #ACC_S> loc(callsite("d"("flash_bwd.cu":313:95 to 313:116) at "flash_bwd.cu":408:3 to 408:59))
+      %dp_minus_d = arith.subf %acc_dp, %d_b : tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":313:95 to 313:116) at "flash_bwd.cu":408:3 to 408:59))
+      %ds = arith.mulf %p, %dp_minus_d : tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":313:55 to 313:118) at "flash_bwd.cu":408:3 to 408:59))
 
       // ------- P and dS to shared memory (16-bit): the other warps' GEMMs read them whole -------
-      %p16 = arith.truncf %p : tensor<64x128xf32, #ACC_S> to tensor<64x128xf16, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":395:3 to 395:55) at "flash_bwd.cu":463:7 to 463:25))
-      cuir.store %p16 -> %sP : tensor<64x128xf16, #ACC_S> -> memref<64x128xf16, #S> loc(callsite("sP"("flash_bwd.cu":395:3 to 395:48) at "flash_bwd.cu":463:7 to 463:25))
-      %ds16 = arith.truncf %ds : tensor<64x128xf32, #ACC_S> to tensor<64x128xf16, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":396:3 to 396:57) at "flash_bwd.cu":463:7 to 463:25))
-      cuir.store %ds16 -> %sdS : tensor<64x128xf16, #ACC_S> -> memref<64x128xf16, #S> loc(callsite("sdS"("flash_bwd.cu":396:3 to 396:49) at "flash_bwd.cu":463:7 to 463:25))
-      cuir.barrier.sync loc(callsite("flash_bwd.cu":397:3 to 397:19 at "flash_bwd.cu":463:7 to 463:25))
+      %p16 = arith.truncf %p : tensor<64x128xf32, #ACC_S> to tensor<64x128xf16, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":411:3 to 411:55) at "flash_bwd.cu":479:7 to 479:25))
+      cuir.store %p16 -> %sP : tensor<64x128xf16, #ACC_S> -> memref<64x128xf16, #S> loc(callsite("sP"("flash_bwd.cu":411:3 to 411:48) at "flash_bwd.cu":479:7 to 479:25))
+      %ds16 = arith.truncf %ds : tensor<64x128xf32, #ACC_S> to tensor<64x128xf16, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":412:3 to 412:57) at "flash_bwd.cu":479:7 to 479:25))
+      cuir.store %ds16 -> %sdS : tensor<64x128xf16, #ACC_S> -> memref<64x128xf16, #S> loc(callsite("sdS"("flash_bwd.cu":412:3 to 412:49) at "flash_bwd.cu":479:7 to 479:25))
+      cuir.barrier.sync loc(callsite("flash_bwd.cu":413:3 to 413:19 at "flash_bwd.cu":479:7 to 479:25))
 
       // ------- dV += P^T dO, dK += dS^T Q -------
-      %pt = cuir.load %sP transpose : memref<64x128xf16, #S> -> tensor<128x64xf16, #A_KV> loc(callsite("sP"("flash_bwd.cu":400:73 to 400:114) at "flash_bwd.cu":463:7 to 463:25))
+      %pt = cuir.load %sP transpose : memref<64x128xf16, #S> -> tensor<128x64xf16, #A_KV> loc(callsite("sP"("flash_bwd.cu":416:73 to 416:114) at "flash_bwd.cu":479:7 to 479:25))
       %acc_dv_new = cuir.gemm %pt, %sdO_st, %acc_dv
-          : tensor<128x64xf16, #A_KV>, memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, tensor<128x64xf32, #ACC_KV> loc(callsite("acc_dv"("flash_bwd.cu":400:3 to 400:71) at "flash_bwd.cu":463:7 to 463:25))
-      %dst = cuir.load %sdS transpose : memref<64x128xf16, #S> -> tensor<128x64xf16, #A_KV> loc(callsite("sdS"("flash_bwd.cu":402:73 to 402:115) at "flash_bwd.cu":463:7 to 463:25))
+          : tensor<128x64xf16, #A_KV>, memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, tensor<128x64xf32, #ACC_KV> loc(callsite("acc_dv"("flash_bwd.cu":416:3 to 416:71) at "flash_bwd.cu":479:7 to 479:25))
+      %dst = cuir.load %sdS transpose : memref<64x128xf16, #S> -> tensor<128x64xf16, #A_KV> loc(callsite("sdS"("flash_bwd.cu":418:73 to 418:115) at "flash_bwd.cu":479:7 to 479:25))
       %acc_dk_new = cuir.gemm %dst, %sQ_st, %acc_dk
-          : tensor<128x64xf16, #A_KV>, memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, tensor<128x64xf32, #ACC_KV> loc(callsite("acc_dk"("flash_bwd.cu":402:3 to 402:71) at "flash_bwd.cu":463:7 to 463:25))
+          : tensor<128x64xf16, #A_KV>, memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, tensor<128x64xf32, #ACC_KV> loc(callsite("acc_dk"("flash_bwd.cu":418:3 to 418:71) at "flash_bwd.cu":479:7 to 479:25))
 
       // ------- dQ += dS K: fp32 reductions into the workspace -------
       %acc_dq = cuir.gemm %sdS, %sK, %acc_dq_init
-          : memref<64x128xf16, #S>, memref<128x64xf16, #S>, tensor<64x64xf32, #ACC_DQ> loc(callsite("acc_dq"("flash_bwd.cu":408:3 to 408:69) at "flash_bwd.cu":463:7 to 463:25))
+          : memref<64x128xf16, #S>, memref<128x64xf16, #S>, tensor<64x64xf32, #ACC_DQ> loc(callsite("acc_dq"("flash_bwd.cu":424:3 to 424:69) at "flash_bwd.cu":479:7 to 479:25))
       %dq_head = memref.subview %ws_dq_accum[%b, %head_q, 0, 0] [1, 1, %rows, 64] [1, 1, 1, 1]
-          : memref<?x?x?x64xf32, #G> to memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc(callsite("head_rows"("flash_bwd.cu":411:3 to 411:71) at "flash_bwd.cu":463:7 to 463:25))
-      cuir.atomic_add %acc_dq -> %dq_head[%q_row0, %c0] : tensor<64x64xf32, #ACC_DQ> -> memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc(callsite("dq_tile"("flash_bwd.cu":319:7 to 319:21) at "flash_bwd.cu":414:3 to 414:95))
+          : memref<?x?x?x64xf32, #G> to memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc(callsite("head_rows"("flash_bwd.cu":427:3 to 427:71) at "flash_bwd.cu":479:7 to 479:25))
+      cuir.atomic_add %acc_dq -> %dq_head[%q_row0, %c0] : tensor<64x64xf32, #ACC_DQ> -> memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc(callsite("dq_tile"("flash_bwd.cu":335:7 to 335:21) at "flash_bwd.cu":430:3 to 430:95))
       scf.yield %acc_dk_new, %acc_dv_new, %other, %g_next
-          : tensor<128x64xf32, #ACC_KV>, tensor<128x64xf32, #ACC_KV>, index, !cuir.group loc("flash_bwd.cu":462:5 to 462:68)
-    } loc("flash_bwd.cu":462:5 to 462:68)
+          : tensor<128x64xf32, #ACC_KV>, tensor<128x64xf32, #ACC_KV>, index, !cuir.group loc("flash_bwd.cu":478:5 to 478:68)
+    } loc("flash_bwd.cu":478:5 to 478:68)
 
     // =============================== unmasked steps ===============================
     %u_dk, %u_dv, %u_stage, %u_g = scf.for %m_block = %m_unmasked_begin to %m_end step %c1
         iter_args(%acc_dk = %m_dk, %acc_dv = %m_dv, %stage = %m_stage, %g_cur = %m_g)
         -> (tensor<128x64xf32, #ACC_KV>, tensor<128x64xf32, #ACC_KV>, index, !cuir.group) {
-      %other = arith.xori %stage, %c1 : index loc(callsite("stage"("flash_bwd.cu":371:59 to 371:68) at "flash_bwd.cu":467:7 to 467:26))
+      %other = arith.xori %stage, %c1 : index loc(callsite("stage"("flash_bwd.cu":387:59 to 387:68) at "flash_bwd.cu":483:7 to 483:26))
       %sQ_st = memref.subview %sQ[%stage, 0, 0] [1, 64, 64] [1, 1, 1]
-          : memref<2x64x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sQ"("flash_bwd.cu":365:3 to 365:69) at "flash_bwd.cu":467:7 to 467:26))
+          : memref<2x64x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sQ"("flash_bwd.cu":381:3 to 381:69) at "flash_bwd.cu":483:7 to 483:26))
       %sdO_st = memref.subview %sdO[%stage, 0, 0] [1, 64, 64] [1, 1, 1]
-          : memref<2x64x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sdO"("flash_bwd.cu":366:3 to 366:71) at "flash_bwd.cu":467:7 to 467:26))
+          : memref<2x64x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sdO"("flash_bwd.cu":382:3 to 382:71) at "flash_bwd.cu":483:7 to 483:26))
       %sLSE_st = memref.subview %sLSE[%stage, 0] [1, 64] [1, 1]
-          : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("s_lse"("flash_bwd.cu":383:56 to 383:105) at "flash_bwd.cu":467:7 to 467:26))
+          : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("s_lse"("flash_bwd.cu":399:56 to 399:105) at "flash_bwd.cu":483:7 to 483:26))
       %sD_st = memref.subview %sD[%stage, 0] [1, 64] [1, 1]
-          : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("s_d"("flash_bwd.cu":391:54 to 391:101) at "flash_bwd.cu":467:7 to 467:26))
+          : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("s_d"("flash_bwd.cu":407:54 to 407:101) at "flash_bwd.cu":483:7 to 483:26))
 
-      cuir.wait_group %g_cur pending 0 loc(callsite("flash_bwd.cu":369:3 to 369:28 at "flash_bwd.cu":467:7 to 467:26))
-      cuir.barrier.sync loc(callsite("flash_bwd.cu":370:3 to 370:19 at "flash_bwd.cu":467:7 to 467:26))
+      cuir.wait_group %g_cur pending 0 loc(callsite("flash_bwd.cu":385:3 to 385:28 at "flash_bwd.cu":483:7 to 483:26))
+      cuir.barrier.sync loc(callsite("flash_bwd.cu":386:3 to 386:19 at "flash_bwd.cu":483:7 to 483:26))
       // next_q_step: the next query block of the head, else the first one of the next head
-      %m_next = arith.addi %m_block, %c1 : index loc(callsite("flash_bwd.cu":342:7 to 342:18 at "flash_bwd.cu":468:26 to 468:74))
-      %same_head = arith.cmpi slt, %m_next, %m_end : index loc(callsite("flash_bwd.cu":342:3 to 342:33 at "flash_bwd.cu":468:26 to 468:74))
-      %head_next = arith.addi %head_q, %c1 : index loc(callsite("flash_bwd.cu":343:16 to 343:26 at "flash_bwd.cu":468:26 to 468:74))
-      %next_head_q = arith.select %same_head, %head_q, %head_next : index loc(callsite("flash_bwd.cu":342:3 to 342:33 at "flash_bwd.cu":468:26 to 468:74))
-      %next_m_block = arith.select %same_head, %m_next, %m_begin : index loc(callsite("flash_bwd.cu":342:3 to 342:33 at "flash_bwd.cu":468:26 to 468:74))
-      %more_heads = arith.cmpi slt, %head_q, %last_head_q : index loc(callsite("flash_bwd.cu":343:43 to 343:63 at "flash_bwd.cu":468:26 to 468:74))
-      %next_valid = arith.ori %same_head, %more_heads : i1 loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":467:7 to 467:26))
+      %m_next = arith.addi %m_block, %c1 : index loc(callsite("flash_bwd.cu":358:7 to 358:18 at "flash_bwd.cu":484:26 to 484:74))
+      %same_head = arith.cmpi slt, %m_next, %m_end : index loc(callsite("flash_bwd.cu":358:3 to 358:33 at "flash_bwd.cu":484:26 to 484:74))
+      %head_next = arith.addi %head_q, %c1 : index loc(callsite("flash_bwd.cu":359:16 to 359:26 at "flash_bwd.cu":484:26 to 484:74))
+      %next_head_q = arith.select %same_head, %head_q, %head_next : index loc(callsite("flash_bwd.cu":358:3 to 358:33 at "flash_bwd.cu":484:26 to 484:74))
+      %next_m_block = arith.select %same_head, %m_next, %m_begin : index loc(callsite("flash_bwd.cu":358:3 to 358:33 at "flash_bwd.cu":484:26 to 484:74))
+      %more_heads = arith.cmpi slt, %head_q, %last_head_q : index loc(callsite("flash_bwd.cu":359:43 to 359:63 at "flash_bwd.cu":484:26 to 484:74))
+      %next_valid = arith.ori %same_head, %more_heads : i1 loc(callsite("flash_bwd.cu":387:3 to 387:18 at "flash_bwd.cu":483:7 to 483:26))
       %g_next = scf.if %next_valid -> (!cuir.group) {
-        %row0 = arith.muli %next_m_block, %c64 : index loc(callsite("row0"("flash_bwd.cu":229:3 to 229:40) at "flash_bwd.cu":371:19 to 371:68))
+        %row0 = arith.muli %next_m_block, %c64 : index loc(callsite("row0"("flash_bwd.cu":245:3 to 245:40) at "flash_bwd.cu":387:19 to 387:68))
         %q_head = memref.subview %q[%b, 0, %next_head_q, 0] [1, %seqlen_q, 1, 64] [1, 1, 1, 1]
-            : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc(callsite("q"("flash_bwd.cu":230:3 to 230:62) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc(callsite("q"("flash_bwd.cu":246:3 to 246:62) at "flash_bwd.cu":387:19 to 387:68))
         %d_o_head = memref.subview %d_o[%b, 0, %next_head_q, 0] [1, %seqlen_q, 1, 64] [1, 1, 1, 1]
-            : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc(callsite("d_o"("flash_bwd.cu":232:3 to 232:66) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc(callsite("d_o"("flash_bwd.cu":248:3 to 248:66) at "flash_bwd.cu":387:19 to 387:68))
         %lse_head = memref.subview %ws_lse_log2[%b, %next_head_q, 0] [1, 1, %rows] [1, 1, 1]
-            : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":242:44 to 242:94) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":258:44 to 258:94) at "flash_bwd.cu":387:19 to 387:68))
         %d_head = memref.subview %ws_d[%b, %next_head_q, 0] [1, 1, %rows] [1, 1, 1]
-            : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":242:24 to 242:41) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc(callsite("src"("flash_bwd.cu":258:24 to 258:41) at "flash_bwd.cu":387:19 to 387:68))
         %sQ_o = memref.subview %sQ[%other, 0, 0] [1, 64, 64] [1, 1, 1]
-            : memref<2x64x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sQ"("flash_bwd.cu":234:60 to 234:110) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<2x64x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sQ"("flash_bwd.cu":250:60 to 250:110) at "flash_bwd.cu":387:19 to 387:68))
         %sdO_o = memref.subview %sdO[%other, 0, 0] [1, 64, 64] [1, 1, 1]
-            : memref<2x64x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sdO"("flash_bwd.cu":236:60 to 236:111) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<2x64x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("sdO"("flash_bwd.cu":252:60 to 252:111) at "flash_bwd.cu":387:19 to 387:68))
         %sLSE_o = memref.subview %sLSE[%other, 0] [1, 64] [1, 1]
-            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":243:38 to 243:104) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":259:38 to 259:104) at "flash_bwd.cu":387:19 to 387:68))
         %sD_o = memref.subview %sD[%other, 0] [1, 64] [1, 1]
-            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":243:38 to 243:104) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<2x64xf32, #S> to memref<64xf32, strided<[1], offset: ?>, #S> loc(callsite("dst"("flash_bwd.cu":259:38 to 259:104) at "flash_bwd.cu":387:19 to 387:68))
         %tq = cuir.copy_async cp_async %q_head[%row0, %c0] -> %sQ_o
-            : memref<?x64xf16, strided<[?, 1], offset: ?>, #G> -> memref<64x64xf16, strided<[64, 1], offset: ?>, #S> -> !cuir.token loc(callsite("sQ"("flash_bwd.cu":234:3 to 234:84) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<?x64xf16, strided<[?, 1], offset: ?>, #G> -> memref<64x64xf16, strided<[64, 1], offset: ?>, #S> -> !cuir.token loc(callsite("sQ"("flash_bwd.cu":250:3 to 250:84) at "flash_bwd.cu":387:19 to 387:68))
         %tdo = cuir.copy_async cp_async %d_o_head[%row0, %c0] -> %sdO_o
-            : memref<?x64xf16, strided<[?, 1], offset: ?>, #G> -> memref<64x64xf16, strided<[64, 1], offset: ?>, #S> -> !cuir.token loc(callsite("sdO"("flash_bwd.cu":236:3 to 236:85) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<?x64xf16, strided<[?, 1], offset: ?>, #G> -> memref<64x64xf16, strided<[64, 1], offset: ?>, #S> -> !cuir.token loc(callsite("sdO"("flash_bwd.cu":252:3 to 252:85) at "flash_bwd.cu":387:19 to 387:68))
         %tl = cuir.copy_async cp_async %lse_head[%row0] -> %sLSE_o
-            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":244:5 to 244:40) at "flash_bwd.cu":371:19 to 371:68))
+            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":260:5 to 260:40) at "flash_bwd.cu":387:19 to 387:68))
         %td = cuir.copy_async cp_async %d_head[%row0] -> %sD_o
-            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":244:5 to 244:40) at "flash_bwd.cu":371:19 to 371:68))
-        %g = cuir.commit %tq, %tdo, %tl, %td loc(callsite("flash_bwd.cu":372:3 to 372:27 at "flash_bwd.cu":467:7 to 467:26))
-        scf.yield %g : !cuir.group loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":467:7 to 467:26))
+            : memref<?xf32, strided<[1], offset: ?>, #G> -> memref<64xf32, strided<[1], offset: ?>, #S> -> !cuir.token loc(callsite("dst"("flash_bwd.cu":260:5 to 260:40) at "flash_bwd.cu":387:19 to 387:68))
+        %g = cuir.commit %tq, %tdo, %tl, %td loc(callsite("flash_bwd.cu":388:3 to 388:27 at "flash_bwd.cu":483:7 to 483:26))
+        scf.yield %g : !cuir.group loc(callsite("flash_bwd.cu":387:3 to 387:18 at "flash_bwd.cu":483:7 to 483:26))
       } else {
-        %g = cuir.commit loc(callsite("flash_bwd.cu":372:3 to 372:27 at "flash_bwd.cu":467:7 to 467:26))
-        scf.yield %g : !cuir.group loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":467:7 to 467:26))
-      } loc(callsite("flash_bwd.cu":371:3 to 371:18 at "flash_bwd.cu":467:7 to 467:26))
+        %g = cuir.commit loc(callsite("flash_bwd.cu":388:3 to 388:27 at "flash_bwd.cu":483:7 to 483:26))
+        scf.yield %g : !cuir.group loc(callsite("flash_bwd.cu":387:3 to 387:18 at "flash_bwd.cu":483:7 to 483:26))
+      } loc(callsite("flash_bwd.cu":387:3 to 387:18 at "flash_bwd.cu":483:7 to 483:26))
 
       // ------- S = Q K^T (unscaled) -------
-      %q_row0 = arith.muli %m_block, %c64 : index loc(callsite("(q_tile * T::BLOCK_M)"("flash_bwd.cu":414:40 to 414:74) at "flash_bwd.cu":467:7 to 467:26))
+      %q_row0 = arith.muli %m_block, %c64 : index loc(callsite("(q_tile * T::BLOCK_M)"("flash_bwd.cu":430:40 to 430:74) at "flash_bwd.cu":483:7 to 483:26))
       %acc_s = cuir.gemm %sQ_st, %sK transpose_b, %acc_sdp_init
-          : memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, memref<128x64xf16, #S>, tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":378:3 to 378:71) at "flash_bwd.cu":467:7 to 467:26))
+          : memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, memref<128x64xf16, #S>, tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":394:3 to 394:71) at "flash_bwd.cu":483:7 to 483:26))
 
       // ------- scores_to_probs: P = exp2(S * scale * log2e - LSE * log2e) -------
-      %lse_log2 = cuir.load %sLSE_st : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #ROW_S> loc(callsite("lse_log2"("flash_bwd.cu":275:7 to 275:72) at "flash_bwd.cu":384:3 to 384:64))
-      %lse_b = cuir.broadcast_rows %lse_log2 : tensor<64xf32, #ROW_S> -> tensor<64x128xf32, #ACC_S> loc(callsite("lse_log2"("flash_bwd.cu":280:75 to 280:84) at "flash_bwd.cu":384:3 to 384:64))
-      %neg_lse = arith.negf %lse_b : tensor<64x128xf32, #ACC_S> loc(callsite("lse_log2"("flash_bwd.cu":280:75 to 280:84) at "flash_bwd.cu":384:3 to 384:64))
-      %logits = math.fma %acc_s, %scale_tile, %neg_lse : tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":280:40 to 280:85) at "flash_bwd.cu":384:3 to 384:64))
-      %p = math.exp2 %logits : tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":280:11 to 280:87) at "flash_bwd.cu":384:3 to 384:64))
+      %lse_log2 = cuir.load %sLSE_st : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #ROW_S> loc(callsite("lse_log2"("flash_bwd.cu":291:7 to 291:72) at "flash_bwd.cu":400:3 to 400:64))
+      %lse_b = cuir.broadcast_rows %lse_log2 : tensor<64xf32, #ROW_S> -> tensor<64x128xf32, #ACC_S> loc(callsite("lse_log2"("flash_bwd.cu":296:75 to 296:84) at "flash_bwd.cu":400:3 to 400:64))
+      %neg_lse = arith.negf %lse_b : tensor<64x128xf32, #ACC_S> loc(callsite("lse_log2"("flash_bwd.cu":296:75 to 296:84) at "flash_bwd.cu":400:3 to 400:64))
+      %logits = math.fma %acc_s, %scale_tile, %neg_lse : tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":296:40 to 296:85) at "flash_bwd.cu":400:3 to 400:64))
+      %p = math.exp2 %logits : tensor<64x128xf32, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":296:11 to 296:87) at "flash_bwd.cu":400:3 to 400:64))
 
       // ------- dP = dO V^T; probs_to_dscores: dS = P * (dP - D) -------
       %acc_dp = cuir.gemm %sdO_st, %sV transpose_b, %acc_sdp_init
-          : memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, memref<128x64xf16, #S>, tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":389:3 to 389:72) at "flash_bwd.cu":467:7 to 467:26))
-      %d_rows = cuir.load %sD_st : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #ROW_S> loc(callsite("d"("flash_bwd.cu":293:7 to 293:58) at "flash_bwd.cu":392:3 to 392:59))
-      %d_b = cuir.broadcast_rows %d_rows : tensor<64xf32, #ROW_S> -> tensor<64x128xf32, #ACC_S> loc(callsite("d"("flash_bwd.cu":297:95 to 297:116) at "flash_bwd.cu":392:3 to 392:59))
-      %dp_minus_d = arith.subf %acc_dp, %d_b : tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":297:95 to 297:116) at "flash_bwd.cu":392:3 to 392:59))
-      %ds = arith.mulf %p, %dp_minus_d : tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":297:55 to 297:118) at "flash_bwd.cu":392:3 to 392:59))
+          : memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, memref<128x64xf16, #S>, tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":405:3 to 405:72) at "flash_bwd.cu":483:7 to 483:26))
+      %d_rows = cuir.load %sD_st : memref<64xf32, strided<[1], offset: ?>, #S> -> tensor<64xf32, #ROW_S> loc(callsite("d"("flash_bwd.cu":309:7 to 309:58) at "flash_bwd.cu":408:3 to 408:59))
+      %d_b = cuir.broadcast_rows %d_rows : tensor<64xf32, #ROW_S> -> tensor<64x128xf32, #ACC_S> loc(callsite("d"("flash_bwd.cu":313:95 to 313:116) at "flash_bwd.cu":408:3 to 408:59))
+      %dp_minus_d = arith.subf %acc_dp, %d_b : tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":313:95 to 313:116) at "flash_bwd.cu":408:3 to 408:59))
+      %ds = arith.mulf %p, %dp_minus_d : tensor<64x128xf32, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":313:55 to 313:118) at "flash_bwd.cu":408:3 to 408:59))
 
       // ------- P and dS to shared memory (16-bit): the other warps' GEMMs read them whole -------
-      %p16 = arith.truncf %p : tensor<64x128xf32, #ACC_S> to tensor<64x128xf16, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":395:3 to 395:55) at "flash_bwd.cu":467:7 to 467:26))
-      cuir.store %p16 -> %sP : tensor<64x128xf16, #ACC_S> -> memref<64x128xf16, #S> loc(callsite("sP"("flash_bwd.cu":395:3 to 395:48) at "flash_bwd.cu":467:7 to 467:26))
-      %ds16 = arith.truncf %ds : tensor<64x128xf32, #ACC_S> to tensor<64x128xf16, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":396:3 to 396:57) at "flash_bwd.cu":467:7 to 467:26))
-      cuir.store %ds16 -> %sdS : tensor<64x128xf16, #ACC_S> -> memref<64x128xf16, #S> loc(callsite("sdS"("flash_bwd.cu":396:3 to 396:49) at "flash_bwd.cu":467:7 to 467:26))
-      cuir.barrier.sync loc(callsite("flash_bwd.cu":397:3 to 397:19 at "flash_bwd.cu":467:7 to 467:26))
+      %p16 = arith.truncf %p : tensor<64x128xf32, #ACC_S> to tensor<64x128xf16, #ACC_S> loc(callsite("acc_s"("flash_bwd.cu":411:3 to 411:55) at "flash_bwd.cu":483:7 to 483:26))
+      cuir.store %p16 -> %sP : tensor<64x128xf16, #ACC_S> -> memref<64x128xf16, #S> loc(callsite("sP"("flash_bwd.cu":411:3 to 411:48) at "flash_bwd.cu":483:7 to 483:26))
+      %ds16 = arith.truncf %ds : tensor<64x128xf32, #ACC_S> to tensor<64x128xf16, #ACC_S> loc(callsite("acc_dp"("flash_bwd.cu":412:3 to 412:57) at "flash_bwd.cu":483:7 to 483:26))
+      cuir.store %ds16 -> %sdS : tensor<64x128xf16, #ACC_S> -> memref<64x128xf16, #S> loc(callsite("sdS"("flash_bwd.cu":412:3 to 412:49) at "flash_bwd.cu":483:7 to 483:26))
+      cuir.barrier.sync loc(callsite("flash_bwd.cu":413:3 to 413:19 at "flash_bwd.cu":483:7 to 483:26))
 
       // ------- dV += P^T dO, dK += dS^T Q -------
-      %pt = cuir.load %sP transpose : memref<64x128xf16, #S> -> tensor<128x64xf16, #A_KV> loc(callsite("sP"("flash_bwd.cu":400:73 to 400:114) at "flash_bwd.cu":467:7 to 467:26))
+      %pt = cuir.load %sP transpose : memref<64x128xf16, #S> -> tensor<128x64xf16, #A_KV> loc(callsite("sP"("flash_bwd.cu":416:73 to 416:114) at "flash_bwd.cu":483:7 to 483:26))
       %acc_dv_new = cuir.gemm %pt, %sdO_st, %acc_dv
-          : tensor<128x64xf16, #A_KV>, memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, tensor<128x64xf32, #ACC_KV> loc(callsite("acc_dv"("flash_bwd.cu":400:3 to 400:71) at "flash_bwd.cu":467:7 to 467:26))
-      %dst = cuir.load %sdS transpose : memref<64x128xf16, #S> -> tensor<128x64xf16, #A_KV> loc(callsite("sdS"("flash_bwd.cu":402:73 to 402:115) at "flash_bwd.cu":467:7 to 467:26))
+          : tensor<128x64xf16, #A_KV>, memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, tensor<128x64xf32, #ACC_KV> loc(callsite("acc_dv"("flash_bwd.cu":416:3 to 416:71) at "flash_bwd.cu":483:7 to 483:26))
+      %dst = cuir.load %sdS transpose : memref<64x128xf16, #S> -> tensor<128x64xf16, #A_KV> loc(callsite("sdS"("flash_bwd.cu":418:73 to 418:115) at "flash_bwd.cu":483:7 to 483:26))
       %acc_dk_new = cuir.gemm %dst, %sQ_st, %acc_dk
-          : tensor<128x64xf16, #A_KV>, memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, tensor<128x64xf32, #ACC_KV> loc(callsite("acc_dk"("flash_bwd.cu":402:3 to 402:71) at "flash_bwd.cu":467:7 to 467:26))
+          : tensor<128x64xf16, #A_KV>, memref<64x64xf16, strided<[64, 1], offset: ?>, #S>, tensor<128x64xf32, #ACC_KV> loc(callsite("acc_dk"("flash_bwd.cu":418:3 to 418:71) at "flash_bwd.cu":483:7 to 483:26))
 
       // ------- dQ += dS K: fp32 reductions into the workspace -------
       %acc_dq = cuir.gemm %sdS, %sK, %acc_dq_init
-          : memref<64x128xf16, #S>, memref<128x64xf16, #S>, tensor<64x64xf32, #ACC_DQ> loc(callsite("acc_dq"("flash_bwd.cu":408:3 to 408:69) at "flash_bwd.cu":467:7 to 467:26))
+          : memref<64x128xf16, #S>, memref<128x64xf16, #S>, tensor<64x64xf32, #ACC_DQ> loc(callsite("acc_dq"("flash_bwd.cu":424:3 to 424:69) at "flash_bwd.cu":483:7 to 483:26))
       %dq_head = memref.subview %ws_dq_accum[%b, %head_q, 0, 0] [1, 1, %rows, 64] [1, 1, 1, 1]
-          : memref<?x?x?x64xf32, #G> to memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc(callsite("head_rows"("flash_bwd.cu":411:3 to 411:71) at "flash_bwd.cu":467:7 to 467:26))
-      cuir.atomic_add %acc_dq -> %dq_head[%q_row0, %c0] : tensor<64x64xf32, #ACC_DQ> -> memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc(callsite("dq_tile"("flash_bwd.cu":319:7 to 319:21) at "flash_bwd.cu":414:3 to 414:95))
+          : memref<?x?x?x64xf32, #G> to memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc(callsite("head_rows"("flash_bwd.cu":427:3 to 427:71) at "flash_bwd.cu":483:7 to 483:26))
+      cuir.atomic_add %acc_dq -> %dq_head[%q_row0, %c0] : tensor<64x64xf32, #ACC_DQ> -> memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc(callsite("dq_tile"("flash_bwd.cu":335:7 to 335:21) at "flash_bwd.cu":430:3 to 430:95))
       scf.yield %acc_dk_new, %acc_dv_new, %other, %g_next
-          : tensor<128x64xf32, #ACC_KV>, tensor<128x64xf32, #ACC_KV>, index, !cuir.group loc("flash_bwd.cu":466:5 to 466:57)
-    } loc("flash_bwd.cu":466:5 to 466:57)
+          : tensor<128x64xf32, #ACC_KV>, tensor<128x64xf32, #ACC_KV>, index, !cuir.group loc("flash_bwd.cu":482:5 to 482:57)
+    } loc("flash_bwd.cu":482:5 to 482:57)
     scf.yield %u_dk, %u_dv, %u_stage, %u_g
-        : tensor<128x64xf32, #ACC_KV>, tensor<128x64xf32, #ACC_KV>, index, !cuir.group loc("flash_bwd.cu":459:3 to 459:67)
-  } loc("head_q"("flash_bwd.cu":459:3 to 459:67))
-  cuir.wait_group %h_g pending 0 loc("flash_bwd.cu":471:3 to 471:28)
+        : tensor<128x64xf32, #ACC_KV>, tensor<128x64xf32, #ACC_KV>, index, !cuir.group loc("flash_bwd.cu":475:3 to 475:67)
+  } loc("head_q"("flash_bwd.cu":475:3 to 475:67))
+  cuir.wait_group %h_g pending 0 loc("flash_bwd.cu":487:3 to 487:28)
 
   // =============================== epilogue: dK * scale and dV through the K and V tiles ===============================
-  cuir.barrier.sync loc("flash_bwd.cu":474:3 to 474:19)
-  %scale_kv = tensor.splat %softmax_scale : tensor<128x64xf32, #ACC_KV> loc("acc_dk"("flash_bwd.cu":478:3 to 478:93))
-  %dk_scaled = arith.mulf %h_dk, %scale_kv : tensor<128x64xf32, #ACC_KV> loc("acc_dk"("flash_bwd.cu":478:3 to 478:93))
-  %dk16 = arith.truncf %dk_scaled : tensor<128x64xf32, #ACC_KV> to tensor<128x64xf16, #ACC_KV> loc("acc_dk"("flash_bwd.cu":478:3 to 478:93))
-  cuir.store %dk16 -> %sK : tensor<128x64xf16, #ACC_KV> -> memref<128x64xf16, #S> loc("sK"("flash_bwd.cu":478:3 to 478:63))
-  %dv16 = arith.truncf %h_dv : tensor<128x64xf32, #ACC_KV> to tensor<128x64xf16, #ACC_KV> loc("acc_dv"("flash_bwd.cu":480:3 to 480:76))
-  cuir.store %dv16 -> %sV : tensor<128x64xf16, #ACC_KV> -> memref<128x64xf16, #S> loc("sV"("flash_bwd.cu":480:3 to 480:63))
-  cuir.barrier.sync loc("flash_bwd.cu":481:3 to 481:19)
+  cuir.barrier.sync loc("flash_bwd.cu":490:3 to 490:19)
+  %scale_kv = tensor.splat %softmax_scale : tensor<128x64xf32, #ACC_KV> loc("acc_dk"("flash_bwd.cu":494:3 to 494:93))
+  %dk_scaled = arith.mulf %h_dk, %scale_kv : tensor<128x64xf32, #ACC_KV> loc("acc_dk"("flash_bwd.cu":494:3 to 494:93))
+  %dk16 = arith.truncf %dk_scaled : tensor<128x64xf32, #ACC_KV> to tensor<128x64xf16, #ACC_KV> loc("acc_dk"("flash_bwd.cu":494:3 to 494:93))
+  cuir.store %dk16 -> %sK : tensor<128x64xf16, #ACC_KV> -> memref<128x64xf16, #S> loc("sK"("flash_bwd.cu":494:3 to 494:63))
+  %dv16 = arith.truncf %h_dv : tensor<128x64xf32, #ACC_KV> to tensor<128x64xf16, #ACC_KV> loc("acc_dv"("flash_bwd.cu":496:3 to 496:76))
+  cuir.store %dv16 -> %sV : tensor<128x64xf16, #ACC_KV> -> memref<128x64xf16, #S> loc("sV"("flash_bwd.cu":496:3 to 496:63))
+  cuir.barrier.sync loc("flash_bwd.cu":497:3 to 497:19)
   %dk_head = memref.subview %dk[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 64] [1, 1, 1, 1]
-      : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("dk"("flash_bwd.cu":484:3 to 484:52))
+      : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("dk"("flash_bwd.cu":500:3 to 500:52))
   %dv_head = memref.subview %dv[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 64] [1, 1, 1, 1]
-      : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("dv"("flash_bwd.cu":486:3 to 486:52))
-  cuir.copy %sK -> %dk_head[%key_begin, %c0] : memref<128x64xf16, #S> -> memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("dk"("flash_bwd.cu":488:3 to 488:97))
-  cuir.copy %sV -> %dv_head[%key_begin, %c0] : memref<128x64xf16, #S> -> memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("dv"("flash_bwd.cu":490:3 to 490:97))
-  cuir.return loc("flash_bwd.cu":420:5 to 420:89)
-} loc("flash_bwd_sm80_kernel"("flash_bwd.cu":420:5 to 420:89))
+      : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("dv"("flash_bwd.cu":502:3 to 502:52))
+  cuir.copy %sK -> %dk_head[%key_begin, %c0] : memref<128x64xf16, #S> -> memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("dk"("flash_bwd.cu":504:3 to 504:97))
+  cuir.copy %sV -> %dv_head[%key_begin, %c0] : memref<128x64xf16, #S> -> memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("dv"("flash_bwd.cu":506:3 to 506:97))
+  cuir.return loc("flash_bwd.cu":436:5 to 436:89)
+} loc("flash_bwd_sm80_kernel"("flash_bwd.cu":436:5 to 436:89))
 
 // =============================== dQ conversion ===============================
 cuir.kernel @flash_bwd_f16_d64_convert_dq(
-    %ws_dq_accum: memref<?x?x?x64xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":498:101 to 498:116)),
-    %dq: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dq"} loc("params.dq"("flash_bwd.cu":498:61 to 498:99)),
-    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_bwd.cu":498:61 to 498:99)),
-    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":498:61 to 498:99)),
-    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":498:61 to 498:99)),
-    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":498:61 to 498:99)),
-    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":498:61 to 498:99)),
-    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":498:61 to 498:99)))
+    %ws_dq_accum: memref<?x?x?x64xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":514:101 to 514:116)),
+    %dq: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dq"} loc("params.dq"("flash_bwd.cu":514:61 to 514:99)),
+    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_bwd.cu":514:61 to 514:99)),
+    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":514:61 to 514:99)),
+    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":514:61 to 514:99)),
+    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":514:61 to 514:99)),
+    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":514:61 to 514:99)),
+    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":514:61 to 514:99)))
     grid (b, hq, hkv, nq, nkv) -> (nq ceildiv 64, hq, b)
     threads 256 arch "sm_80" {
   %c0 = arith.constant 0 : index
   %c64 = arith.constant 64 : index loc("BLOCK_M")
-  %m_block = cuir.block_id x loc("m_block"("flash_bwd.cu":501:13 to 501:33))
-  %head_q = cuir.block_id y loc("head_q"("flash_bwd.cu":501:35 to 501:54))
-  %b = cuir.block_id z loc("batch"("flash_bwd.cu":501:56 to 501:74))
-  %row0 = arith.muli %m_block, %c64 : index loc("row"("flash_bwd.cu":503:60 to 503:80))
-  %m_blocks = arith.ceildivui %seqlen_q, %c64 : index loc("rows"("flash_bwd.cu":125:15 to 125:38))
-  %rows = arith.muli %m_blocks, %c64 : index loc("rows"("flash_bwd.cu":125:15 to 125:38))
+  %m_block = cuir.block_id x loc("m_block"("flash_bwd.cu":517:13 to 517:33))
+  %head_q = cuir.block_id y loc("head_q"("flash_bwd.cu":517:35 to 517:54))
+  %b = cuir.block_id z loc("batch"("flash_bwd.cu":517:56 to 517:74))
+  %row0 = arith.muli %m_block, %c64 : index loc("row"("flash_bwd.cu":519:60 to 519:80))
+  %m_blocks = arith.ceildivui %seqlen_q, %c64 : index loc("rows"("flash_bwd.cu":128:15 to 128:38))
+  %rows = arith.muli %m_blocks, %c64 : index loc("rows"("flash_bwd.cu":128:15 to 128:38))
   %tile = memref.subview %ws_dq_accum[%b, %head_q, 0, 0] [1, 1, %rows, 64] [1, 1, 1, 1]
-      : memref<?x?x?x64xf32, #G> to memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc("tile"("flash_bwd.cu":502:3 to 502:56))
+      : memref<?x?x?x64xf32, #G> to memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc("tile"("flash_bwd.cu":518:3 to 518:56))
   %dq_head = memref.subview %dq[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 64] [1, 1, 1, 1]
-      : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("dq"("flash_bwd.cu":504:3 to 504:52))
-  %zero_tile = arith.constant dense<0.0> : tensor<64x64xf32, #ACC_P> loc("acc"("flash_bwd.cu":514:5 to 514:33))
+      : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("dq"("flash_bwd.cu":520:3 to 520:52))
+  %zero_tile = arith.constant dense<0.0> : tensor<64x64xf32, #ACC_P> loc("acc"("flash_bwd.cu":530:5 to 530:33))
   %acc = cuir.elementwise (%zero_tile) at [%b, %head_q, %row0, %c0]
       : (tensor<64x64xf32, #ACC_P>) -> tensor<64x64xf32, #ACC_P> {
-  ^bb0(%x: f32 loc("acc"("flash_bwd.cu":514:5 to 514:33)), %bi: index loc("batch"("flash_bwd.cu":501:56 to 501:74)), %hi: index loc("head_q"("flash_bwd.cu":501:35 to 501:54)), %row: index loc("row"("flash_bwd.cu":512:5 to 512:81)), %col: index loc("col"("flash_bwd.cu":513:5 to 513:73))):
-    %a = memref.load %tile[%row, %col] : memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc("acc"("flash_bwd.cu":514:24 to 514:32))
-    cuir.yield %a : f32 loc("acc"("flash_bwd.cu":514:5 to 514:33))
-  } loc("acc"("flash_bwd.cu":514:5 to 514:33))
-  %s_tile = tensor.splat %softmax_scale : tensor<64x64xf32, #ACC_P> loc("s"("flash_bwd.cu":505:3 to 505:40))
-  %dq_f = arith.mulf %acc, %s_tile : tensor<64x64xf32, #ACC_P> loc("dq"("flash_bwd.cu":516:99 to 516:108))
-  %dq16 = arith.truncf %dq_f : tensor<64x64xf32, #ACC_P> to tensor<64x64xf16, #ACC_P> loc("dq"("flash_bwd.cu":516:78 to 516:120))
-  cuir.store %dq16 -> %dq_head[%row0, %c0] : tensor<64x64xf16, #ACC_P> -> memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("dq"("flash_bwd.cu":515:5 to 515:31))
-  cuir.return loc("flash_bwd.cu":498:40 to 498:117)
-} loc("flash_bwd_convert_dq"("flash_bwd.cu":498:40 to 498:117))
+  ^bb0(%x: f32 loc("acc"("flash_bwd.cu":530:5 to 530:33)), %bi: index loc("batch"("flash_bwd.cu":517:56 to 517:74)), %hi: index loc("head_q"("flash_bwd.cu":517:35 to 517:54)), %row: index loc("row"("flash_bwd.cu":528:5 to 528:81)), %col: index loc("col"("flash_bwd.cu":529:5 to 529:73))):
+    %a = memref.load %tile[%row, %col] : memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc("acc"("flash_bwd.cu":530:24 to 530:32))
+    cuir.yield %a : f32 loc("acc"("flash_bwd.cu":530:5 to 530:33))
+  } loc("acc"("flash_bwd.cu":530:5 to 530:33))
+  %s_tile = tensor.splat %softmax_scale : tensor<64x64xf32, #ACC_P> loc("s"("flash_bwd.cu":521:3 to 521:40))
+  %dq_f = arith.mulf %acc, %s_tile : tensor<64x64xf32, #ACC_P> loc("dq"("flash_bwd.cu":532:99 to 532:108))
+  %dq16 = arith.truncf %dq_f : tensor<64x64xf32, #ACC_P> to tensor<64x64xf16, #ACC_P> loc("dq"("flash_bwd.cu":532:78 to 532:120))
+  cuir.store %dq16 -> %dq_head[%row0, %c0] : tensor<64x64xf16, #ACC_P> -> memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("dq"("flash_bwd.cu":531:5 to 531:31))
+  cuir.return loc("flash_bwd.cu":514:40 to 514:117)
+} loc("flash_bwd_convert_dq"("flash_bwd.cu":514:40 to 514:117))
