@@ -173,6 +173,19 @@ FailureOr<std::string> ScoresPatcher::expr(Value v, Location loc) {
   return e;
 }
 
+/// The scores helper runs once per KV tile, inside the kernel's KV loop, where
+/// row0 is invariant: LLVM hoisted each score's sum of row0 and the fragment's
+/// constant offsets (its relative position, q - kv + c) out of the loop,
+/// dozens of registers live across it, and the sm_90 kernel spilled. An empty
+/// asm volatile cannot leave the loop: what derives from the thread's origin
+/// is computed where it is used. Written for wgmma accumulators only: on the
+/// sm_90 forward it took t5_bucket 1.69x, log_distance 1.6-1.8x and
+/// relative_bias 1.2x faster (the rest 0.97-1.15x), on the sm_80 forward,
+/// at 255 registers, 0.87-1.10x (docs/benchmarks/spills.md).
+static const char *const kHeldOrigin =
+    "  asm volatile(\"\" : \"+r\"(row0), \"+r\"(col0)); // held in the KV "
+    "loop\n";
+
 /// A register's query and key, declared in the fragment loops' body.
 static std::string coordinates(const FragmentWalk &fw, StringRef ind) {
   return ind.str() + "const int q_off = " + fw.qOff +
@@ -545,8 +558,9 @@ std::string ScoresPatcher::helperText(const FragmentWalk &fw,
                    : "") +
          ") {\n"
          "  (void)params, (void)b, (void)h;\n" +
-         (maskBits ? maskBitsPath(fw, body) : "") + fastPath + body.hoisted +
-         scoreLoops(fw, body, "  ") + "}\n";
+         (instr == MmaInstr::WgmmaM64NK16 ? kHeldOrigin : "") +
+         (maskBits ? maskBitsPath(fw, body) : "") + fastPath +
+         body.hoisted + scoreLoops(fw, body, "  ") + "}\n";
 }
 
 /// Whether the scores helper's gather `g` is staged (stagingBufferWarps), said
