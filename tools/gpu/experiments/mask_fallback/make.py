@@ -10,17 +10,16 @@ from the evaluated path (docs/benchmarks/spills.md).
             /usr/bin/python3 tools/gpu/experiments/mask_fallback/make.py STAGE OUT document prefix_document
     device: python3 tools/gpu/ab_catalogue.py --kernel sm80 asis=STAGE nofallback=OUT document prefix_document
 
-OUT is a copy of STAGE in which each named entry's sm_80 bench library is rebuilt (as lib/Lower/Compile.cpp
-builds it) from its patched .cu with the masking steps' evaluated path made unreachable: a masking step without
+OUT holds STAGE's stage.json and the named entries, each one's sm_80 bench library rebuilt (as
+lib/Lower/Compile.cpp builds it) from its .cu patched with the masking steps' evaluated path made unreachable: a masking step without
 bits returns its scores unmasked. The library is then wrong without bits and must only run with them (as
 ab_catalogue.py runs it, comparing its outputs with STAGE's first)."""
 import pathlib
-import shutil
 import sys
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "prefetch_gathers"))
-from make import build  # noqa: E402  (lib/Lower/Compile.cpp's command lines)
+from make import rebuild_staged  # noqa: E402  (lib/Lower/Compile.cpp's command lines)
 
 BITS_END = "      return;\n    }\n  }\n"
 
@@ -33,12 +32,7 @@ def without_fallback(src):
 
 
 def main(stage, out, entries):
-    shutil.copytree(stage, out, dirs_exist_ok=True)
-    for entry in entries:
-        d = out / "sm80" / entry / "bench"
-        cu = d / f"{entry}.cu"
-        cu.write_text(without_fallback((stage / "sm80" / entry / "bench" / f"{entry}.cu").read_text()))
-        build(cu, d, d / f"lib{entry}.so", kernel="sm80")
+    rebuild_staged(stage, out, "sm80", entries, without_fallback)
 
 
 if __name__ == "__main__":

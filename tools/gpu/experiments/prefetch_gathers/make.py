@@ -10,6 +10,7 @@ DIR --kernels sm90 random_mask bias_tensor) and builds them as the lowering does
 Variants: orig (as lowered), pre (gathers after the GEMMs are issued, before their wait), early (at the top of
 the step), *_b (batch fastest in the grid order). Shape constants are the bench shape's (N = 4096, H = 16)."""
 import pathlib
+import shutil
 import subprocess
 import sys
 
@@ -134,6 +135,19 @@ def build(cu, include, out, kernel="sm90"):
         f.unlink()
     print(out.name, "|", "; ".join(spills))
 
+
+
+def rebuild_staged(stage, out, kernel, entries, patch):
+    """OUT gets STAGE's stage.json and the named entries, each one's bench library rebuilt from its .cu as
+    patch(source) returns it: the experiments' common step (ab_catalogue.py then times OUT against STAGE)."""
+    out.mkdir(parents=True, exist_ok=True)
+    shutil.copy(stage / "stage.json", out / "stage.json")
+    for entry in entries:
+        shutil.copytree(stage / kernel / entry, out / kernel / entry, dirs_exist_ok=True)
+        d = out / kernel / entry / "bench"
+        cu = d / f"{entry}.cu"
+        cu.write_text(patch((stage / kernel / entry / "bench" / f"{entry}.cu").read_text()))
+        build(cu, d, d / f"lib{entry}.so", kernel=kernel)
 
 def main(stage, out):
     out.mkdir(parents=True, exist_ok=True)

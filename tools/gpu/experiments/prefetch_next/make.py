@@ -15,12 +15,11 @@ top. Both hooks then share one gathered struct (they stage the same rows).
 OUT holds STAGE's stage.json and the named entries, whose sm_90 bench libraries are rebuilt (as lib/Lower/Compile.cpp
 builds it) from its patched .cu. The outputs must be bitwise equal to STAGE's (same arithmetic, same data)."""
 import pathlib
-import shutil
 import sys
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "prefetch_gathers"))
-from make import build  # noqa: E402  (lib/Lower/Compile.cpp's command lines)
+from make import rebuild_staged  # noqa: E402  (lib/Lower/Compile.cpp's command lines)
 
 EARLY = "  score_hook(kv_tiles(n_block), true);  // the score hook's early phase: its loads for this step\n"
 LATE = "  score_hook(kv_tile, false);\n"
@@ -46,14 +45,7 @@ def prefetch_next(src):
 
 
 def main(stage, out, entries):
-    out.mkdir(parents=True, exist_ok=True)
-    shutil.copy(stage / "stage.json", out / "stage.json")
-    for entry in entries:
-        shutil.copytree(stage / "sm90" / entry, out / "sm90" / entry, dirs_exist_ok=True)
-        d = out / "sm90" / entry / "bench"
-        cu = d / f"{entry}.cu"
-        cu.write_text(prefetch_next((stage / "sm90" / entry / "bench" / f"{entry}.cu").read_text()))
-        build(cu, d, d / f"lib{entry}.so", kernel="sm90")
+    rebuild_staged(stage, out, "sm90", entries, prefetch_next)
 
 
 if __name__ == "__main__":
