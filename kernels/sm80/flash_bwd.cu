@@ -37,8 +37,8 @@
 // Grid: (KV blocks, Hkv, B), dealt in launch order (x fastest) with the KV block fastest, so that lower blocks start
 // first (heavier under a causal mask, and never waiting on a later one in deterministic mode) and the blocks in
 // flight share their head's Q and dO in L2; under the causal mask with GQA, launched (Hkv, B, KV blocks), the KV
-// block slowest (kv_block_slowest). ptxas -v: 255 registers at d = 128, 216-223 at
-// d = 64, no spills (the build checks).
+// block slowest (kv_block_slowest). ptxas -v: 255 registers at d = 128, 216-223 at d = 64, no spills (the build
+// checks).
 #include <cuda_runtime.h>
 #include <stdint.h>
 
@@ -206,7 +206,8 @@ __device__ __forceinline__ BwdBlockIndex bwd_block_index(const cuir_attention_bw
   asm volatile("mov.u32 %0, %%ctaid.x;\n" : "=r"(x));
   asm volatile("mov.u32 %0, %%ctaid.y;\n" : "=r"(y));
   asm volatile("mov.u32 %0, %%ctaid.z;\n" : "=r"(z));
-  if (kv_block_slowest<T::IS_CAUSAL>(params)) return BwdBlockIndex{static_cast<int>(z), static_cast<int>(x), static_cast<int>(y)};
+  if (kv_block_slowest<T::IS_CAUSAL>(params))
+    return BwdBlockIndex{static_cast<int>(z), static_cast<int>(x), static_cast<int>(y)};
   return BwdBlockIndex{static_cast<int>(x), static_cast<int>(y), static_cast<int>(z)};
 }
 
@@ -394,8 +395,8 @@ __device__ __forceinline__ void bwd_step(const cuir_attention_bwd_params &params
   warp_gemm<E, T::SDP_M_TILES, T::SDP_N_TILES, T::HEAD_DIM / 16>(acc_s, RowMajorA<RB>(sQ, sdp_row0, 0, lane),
                                                                  NMajorB<RB>(sK, sdp_key0, 0, lane));
   if constexpr (IS_MASKED)
-    apply_mask<T>(acc_s, q_tile * T::BLOCK_M + sdp_row0, bwd_block_index<T>(params).n_block * T::BLOCK_N + sdp_key0, lane,
-                  params.seqlen_kv, last_key_offset);
+    apply_mask<T>(acc_s, q_tile * T::BLOCK_M + sdp_row0, bwd_block_index<T>(params).n_block * T::BLOCK_N + sdp_key0,
+                  lane, params.seqlen_kv, last_key_offset);
   const float *s_lse = reinterpret_cast<const float *>(smem + T::SLSE_OFFSET + stage * T::ROW_STAT_BYTES);
   scores_to_probs<T>(acc_s, s_lse + sdp_row0, lane, scale_log2);
 
@@ -552,7 +553,7 @@ static cudaError_t launch_flash_bwd(const cuir_attention_bwd_params &params, cud
     cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::SMEM_BYTES);
     if (err != cudaSuccess) return err;
     const dim3 grid = kv_block_slowest<IS_CAUSAL>(params) ? dim3(params.num_heads_kv, params.batch, num_n_blocks)
-                                               : dim3(num_n_blocks, params.num_heads_kv, params.batch);
+                                                          : dim3(num_n_blocks, params.num_heads_kv, params.batch);
     kernel<<<grid, T::NUM_THREADS, T::SMEM_BYTES, stream>>>(params, ws);
   }
   if (num_m_blocks > 0) flash_bwd_convert_dq<ELEMENT, HEAD_DIM><<<q_grid, 256, 0, stream>>>(params, ws);

@@ -11,9 +11,9 @@ from the evaluated path (docs/benchmarks/spills.md).
     device: python3 tools/gpu/ab_catalogue.py --kernel sm80 asis=STAGE nofallback=OUT document prefix_document
 
 OUT holds STAGE's stage.json and the named entries, each one's sm_80 bench library rebuilt (as
-lib/Lower/Compile.cpp builds it) from its .cu patched with the masking steps' evaluated path made unreachable: a masking step without
-bits returns its scores unmasked. The library is then wrong without bits and must only run with them (as
-ab_catalogue.py runs it, comparing its outputs with STAGE's first)."""
+lib/Lower/Compile.cpp builds it) from its .cu patched with the masking steps' evaluated path made unreachable: a
+masking step without bits returns its scores unmasked. The library is then wrong without bits and must only run
+with them (as ab_catalogue.py runs it, comparing its outputs with STAGE's first)."""
 import pathlib
 import sys
 

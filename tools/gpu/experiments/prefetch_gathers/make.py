@@ -136,7 +136,6 @@ def build(cu, include, out, kernel="sm90"):
     print(out.name, "|", "; ".join(spills))
 
 
-
 def rebuild_staged(stage, out, kernel, entries, patch):
     """OUT gets STAGE's stage.json and the named entries, each one's bench library rebuilt from its .cu as
     patch(source) returns it: the experiments' common step (ab_catalogue.py then times OUT against STAGE)."""
@@ -148,6 +147,7 @@ def rebuild_staged(stage, out, kernel, entries, patch):
         cu = d / f"{entry}.cu"
         cu.write_text(patch((stage / kernel / entry / "bench" / f"{entry}.cu").read_text()))
         build(cu, d, d / f"lib{entry}.so", kernel=kernel)
+
 
 def main(stage, out):
     out.mkdir(parents=True, exist_ok=True)

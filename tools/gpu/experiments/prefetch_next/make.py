@@ -12,8 +12,9 @@ top. Both hooks then share one gathered struct (they stage the same rows).
             /usr/bin/python3 tools/gpu/experiments/prefetch_next/make.py STAGE OUT bias_tensor random_mask
     device: python3 tools/gpu/ab_catalogue.py --kernel sm90 asis=STAGE next=OUT bias_tensor random_mask
 
-OUT holds STAGE's stage.json and the named entries, whose sm_90 bench libraries are rebuilt (as lib/Lower/Compile.cpp
-builds it) from its patched .cu. The outputs must be bitwise equal to STAGE's (same arithmetic, same data)."""
+OUT holds STAGE's stage.json and the named entries, each one's sm_90 bench library rebuilt (as
+lib/Lower/Compile.cpp builds it) from its patched .cu. The outputs must be bitwise equal to STAGE's (same
+arithmetic, same data)."""
 import pathlib
 import sys
 
