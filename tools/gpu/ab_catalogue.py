@@ -63,7 +63,9 @@ def with_env(fn, env, variables):
     return call
 
 
-def ab_entry(entry, builds, kernel, rounds, no_bits=(), envs=None):
+def entry_calls(entry, builds, kernel, no_bits=(), envs=None):
+    """Per build name, a callable running its bench library on the entry's bench-shape inputs (its block mask made
+    once), and its output; "flex": torch.compile(flex_attention) on the same inputs, for a softmax entry."""
     import torch
     libs = {name: bench_library(d, kernel, entry.name) for name, d in builds.items()}
     shapes = {tuple(s) for _, s in libs.values()}
@@ -80,10 +82,15 @@ def ab_entry(entry, builds, kernel, rounds, no_bits=(), envs=None):
         fns[name] = with_env((lambda c, m: lambda: c(q, k, v, False, m))(call, bm), (envs or {}).get(name, {}),
                              variables)
         outs[name] = fns[name]().float()
-    a, b = list(builds)
-    diff = (outs[b] - outs[a]).abs().max().item()
     if entry.normalizer == "softmax":
         fns["flex"] = flex_call(entry, tensors, q, k, v)
+    return fns, outs
+
+
+def ab_entry(entry, builds, kernel, rounds, no_bits=(), envs=None):
+    fns, outs = entry_calls(entry, builds, kernel, no_bits, envs)
+    a, b = list(builds)
+    diff = (outs[b] - outs[a]).abs().max().item()
     med, times = interleaved_medians(fns, rounds)
     row = {"entry": entry.name, "max_abs_diff": diff, "ms": med, "rounds": times}
     line = f"{entry.name:<24} |B-A| {diff:.2e}"
