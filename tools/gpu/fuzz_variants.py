@@ -1288,3 +1288,97 @@ V("u9_sigmoid_bias_per_head_window", lambda t: ((lambda score, b, h, q_idx, kv_i
   lambda q, k, v, sc, t: (lambda g: sigmoid_attend(S(q, k, sc) - t["head_temp"].double()[g[1]] * 3.0, v,
                                                    (g[3] <= g[2]) & (g[2] - g[3] < 20 + g[1])))(grids(q, k)),
   _make_u9b, normalizer="sigmoid")
+
+
+# =========================================================================================================
+# Session 14: operator precedence, function and method spellings, closures, shifts, two-argument min / max
+# =========================================================================================================
+
+_W14_WINDOW = 17  # a Python int the mask_mod closes over
+
+
+def _make_w14(B, H, Nq, Nkv):
+    g = gen("w14", B, H, Nq, Nkv)
+    return {"doc": torch.arange(max(Nq, Nkv)) // 23, "rel": torch.randn(Nq + Nkv, generator=g),
+            "gate": torch.rand(B, H, generator=g)}
+
+
+V("w14_precedence_or_binds_tighter",
+  lambda t: (None, lambda b, h, q_idx, kv_idx: (q_idx - kv_idx).abs() <= 3 | (kv_idx == 0)),
+  mask_ref(lambda b, h, qi, ki, t: (qi - ki).abs() <= (3 | (ki == 0))),
+  note="Python's | binds before <=: the window is |q - kv| <= 3, key 0 is not global")
+
+V("w14_function_forms", lambda t: (None, lambda b, h, q_idx, kv_idx:
+                                   torch.logical_and(torch.ge(q_idx, kv_idx), torch.lt(q_idx - kv_idx, 40))),
+  mask_ref(lambda b, h, qi, ki, t: (qi >= ki) & (qi - ki < 40)))
+
+V("w14_method_forms", lambda t: (None, lambda b, h, q_idx, kv_idx: q_idx.ge(kv_idx) & kv_idx.gt(q_idx.sub(25))),
+  mask_ref(lambda b, h, qi, ki, t: (qi >= ki) & (ki > qi - 25)))
+
+V("w14_logical_xor_quadrants", lambda t: (None, lambda b, h, q_idx, kv_idx: torch.logical_xor(q_idx < 40, kv_idx < 70)),
+  mask_ref(lambda b, h, qi, ki, t: (qi < 40) ^ (ki < 70)), note="rows >= 40 see keys < 70 and the rest the others")
+
+V("w14_shift_blocks", lambda t: (None, lambda b, h, q_idx, kv_idx: (q_idx >> 4) == (kv_idx >> 4)),
+  mask_ref(lambda b, h, qi, ki, t: (qi // 16) == (ki // 16)), note="block diagonal through right shifts")
+
+V("w14_bitand_even_keys_causal", lambda t: (None, lambda b, h, q_idx, kv_idx:
+                                            (torch.bitwise_and(kv_idx, 1) == 0) & (kv_idx <= q_idx)),
+  mask_ref(lambda b, h, qi, ki, t: (ki % 2 == 0) & (ki <= qi)))
+
+V("w14_closure_int_window", lambda t: (None, lambda b, h, q_idx, kv_idx:
+                                       (q_idx - kv_idx >= 0) & (q_idx - kv_idx < _W14_WINDOW)),
+  mask_ref(lambda b, h, qi, ki, t: (qi - ki >= 0) & (qi - ki < 17)))
+
+V("w14_two_arg_min_max", lambda t: (None, lambda b, h, q_idx, kv_idx:
+                                    (torch.min(q_idx, kv_idx) >= 10) & (torch.max(q_idx, kv_idx) < 120)),
+  mask_ref(lambda b, h, qi, ki, t: (torch.minimum(qi, ki) >= 10) & (torch.maximum(qi, ki) < 120)),
+  note="torch.min / torch.max of two tensors are element-wise")
+
+V("w14_anti_causal", lambda t: (None, lambda b, h, q_idx, kv_idx: kv_idx >= q_idx),
+  mask_ref(lambda b, h, qi, ki, t: ki >= qi), note="rows past the last key see nothing (Nq < Nkv here, none)")
+
+V("w14_batch_head_mod3", lambda t: (None, lambda b, h, q_idx, kv_idx: (b * 4 + h) % 3 != kv_idx % 3),
+  mask_ref(lambda b, h, qi, ki, t: (b * 4 + h) % 3 != ki % 3))
+
+V("w14_doc_eq_method", lambda t: (None, lambda b, h, q_idx, kv_idx: t["doc"][q_idx].eq(t["doc"][kv_idx])),
+  mask_ref(lambda b, h, qi, ki, t: t["doc"][qi] == t["doc"][ki]), _make_w14)
+
+V("w14_where_full_like_neginf", lambda t: ((lambda score, b, h, q_idx, kv_idx:
+                                            torch.where(kv_idx <= q_idx, score, torch.full_like(score, float("-inf")))),
+                                           None),
+  mask_ref(lambda b, h, qi, ki, t: ki <= qi))
+
+V("w14_relu_method_clamp", lambda t: ((lambda score, b, h, q_idx, kv_idx: torch.relu(score) - score.clamp(-2, 2)), None),
+  lambda q, k, v, sc, t: (lambda s: softmax_attend(torch.relu(s) - s.clamp(-2, 2), v))(S(q, k, sc)))
+
+V("w14_softcap_commuted", lambda t: ((lambda score, b, h, q_idx, kv_idx: 30 * torch.tanh(score * (1 / 30))),
+                                     lambda b, h, q_idx, kv_idx: kv_idx <= q_idx),
+  lambda q, k, v, sc, t: (lambda g: softmax_attend(30 * torch.tanh(S(q, k, sc) / 30), v, g[3] <= g[2]))(grids(q, k)))
+
+V("w14_floordiv_by_head", lambda t: ((lambda score, b, h, q_idx, kv_idx: score + ((q_idx - kv_idx) // (h + 1)) * 0.05),
+                                     None),
+  lambda q, k, v, sc, t: (lambda g: softmax_attend(S(q, k, sc) + torch.div(g[2] - g[3], g[1] + 1, rounding_mode="floor")
+                                                   * 0.05, v))(grids(q, k)),
+  note="floored division of negative distances by a head-dependent divisor")
+
+V("w14_relative_table_offset", lambda t: ((lambda score, b, h, q_idx, kv_idx: score + t["rel"][kv_idx - q_idx + 82]), None),
+  lambda q, k, v, sc, t: (lambda g: softmax_attend(S(q, k, sc) + t["rel"].double()[g[3] - g[2] + 82], v))(grids(q, k)),
+  _make_w14, note="a relative-position table indexed by kv - q + (Nq - 1)")
+
+V("w14_pow_slopes_inline", lambda t: ((lambda score, b, h, q_idx, kv_idx:
+                                       score - torch.pow(2.0, -(h + 1.0) * 0.5) * (q_idx - kv_idx).abs()), None),
+  lambda q, k, v, sc, t: (lambda g: softmax_attend(S(q, k, sc) - torch.pow(2.0, -(g[1] + 1.0) * 0.5)
+                                                   * (g[2] - g[3]).abs(), v))(grids(q, k)),
+  note="ALiBi slopes computed in the score_mod from the head")
+
+V("w14_gate_b_h_sigmoid_method", lambda t: ((lambda score, b, h, q_idx, kv_idx: score * t["gate"][b, h].sigmoid()),
+                                            lambda b, h, q_idx, kv_idx: kv_idx <= q_idx + 10),
+  lambda q, k, v, sc, t: (lambda g: softmax_attend(S(q, k, sc) * torch.sigmoid(t["gate"].double()[g[0], g[1]]), v,
+                                                   g[3] <= g[2] + 10))(grids(q, k)), _make_w14)
+
+V("w14_to_float32_identity", lambda t: ((lambda score, b, h, q_idx, kv_idx: score.to(torch.float32) + 0.0 * kv_idx),
+                                        lambda b, h, q_idx, kv_idx: q_idx >= kv_idx),
+  mask_ref(lambda b, h, qi, ki, t: qi >= ki))
+
+V("w14_any_refused", lambda t: (None, lambda b, h, q_idx, kv_idx: torch.any(kv_idx <= q_idx)),
+  expect="refuse", note="a reduction over the index, not elementwise")
