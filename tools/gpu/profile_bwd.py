@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""A few launches of one backward configuration, CuIR's and SDPA cuDNN's, for ncu: so that the two kernels'
+counters (throughput, L2 hit rates, DRAM bytes, warp stalls) are read on the same inputs. bf16, d = 128,
+16k tokens (B = 16384 / N), the heads of bench_bwd.py's configurations.
+
+    ncu --launch-skip 2 --launch-count 1 -k regex:'flash_bwd_sm90_kernel|cudnn|sm90_xmma|fmha' \\
+        --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section Occupancy \\
+        python3 tools/gpu/profile_bwd.py --kernel sm90 --config llama3.1-405b --N 8192 --causal --who cuir
+    (the same with --who cudnn; its kernel names vary with the cuDNN version: list them first with
+     nsys, or ncu --print-summary per-kernel without -k)
+
+Without ncu it prints each side's median time, as bench_bwd.py measures it, for a quick look.
+"""
+import argparse
+import math
+import pathlib
+import sys
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE.parents[1] / "python"), str(HERE)]
+from bench_bwd import CONFIGS, median_ms  # noqa: E402
+from check_bwd import Backward, load  # noqa: E402
+
+
+def cuir_launch(lib, kernel, q, k, v, do, causal, scale):
+    """A callable launching CuIR's backward on SDPA flash's O and LSE (as bench_bwd.py does)."""
+    bwd = Backward(load(lib, kernel), kernel)
+    rep = q.shape[1] // k.shape[1]
+    with torch.no_grad(), sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+        o, lse = torch.ops.aten._scaled_dot_product_flash_attention(
+            q, k.repeat_interleave(rep, 1), v.repeat_interleave(rep, 1), is_causal=causal)[:2]
+    lse = lse[..., :q.shape[2]].contiguous()
+    view = lambda t: t.transpose(1, 2)  # noqa: E731 - [B, H, N, d] storage as [B, N, H, d]
+    grads = [torch.empty_like(t) for t in (q, k, v)]
+    p = bwd.params(*(view(t) for t in (q.detach(), k.detach(), v.detach(), o, do)), lse,
+                   *(view(g) for g in grads), causal, scale, False)
+    return lambda: bwd.launch(p)
+
+
+def cudnn_launch(q, k, v, do, causal):
+    gqa = q.shape[1] != k.shape[1]
+    with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
+        o = F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=gqa)
+
+    def run():
+        with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
+            torch.autograd.grad(o, (q, k, v), do, retain_graph=True)
+    return run
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--kernel", choices=["sm80", "sm90"], default="sm90")
+    ap.add_argument("--lib", default=None, help="default: build/kernels/KERNEL/libcuir_flash_bwd_KERNEL.so")
+    ap.add_argument("--config", choices=sorted(CONFIGS), default="llama3.1-405b")
+    ap.add_argument("--N", type=int, default=8192)
+    ap.add_argument("--causal", action="store_true")
+    ap.add_argument("--who", choices=["cuir", "cudnn", "both"], default="both")
+    ap.add_argument("--launches", type=int, default=3)
+    args = ap.parse_args()
+    lib = args.lib or HERE.parents[1] / "build" / "kernels" / args.kernel / f"libcuir_flash_bwd_{args.kernel}.so"
+    Hq, Hkv = CONFIGS[args.config]
+    d, B = 128, 16384 // args.N
+    q = torch.randn(B, Hq, args.N, d, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    k, v = (torch.randn(B, Hkv, args.N, d, device="cuda", dtype=torch.bfloat16, requires_grad=True) for _ in range(2))
+    do = torch.randn_like(q)
+    fns = {}
+    if args.who in ("cuir", "both"):
+        fns["cuir"] = cuir_launch(lib, args.kernel, q, k, v, do, args.causal, 1.0 / math.sqrt(d))
+    if args.who in ("cudnn", "both"):
+        fns["cudnn"] = cudnn_launch(q, k, v, do, args.causal)
+    for name, fn in fns.items():
+        for _ in range(args.launches):
+            fn()
+        torch.cuda.synchronize()
+    print(f"{torch.cuda.get_device_name()}: {args.config} N={args.N} B={B} "
+          f"{'causal' if args.causal else 'full'}, ms: " +
+          ", ".join(f"{name} {median_ms(fn):.3f}" for name, fn in fns.items()), flush=True)
+
+
+if __name__ == "__main__":
+    main()
