@@ -1382,3 +1382,72 @@ V("w14_to_float32_identity", lambda t: ((lambda score, b, h, q_idx, kv_idx: scor
 
 V("w14_any_refused", lambda t: (None, lambda b, h, q_idx, kv_idx: torch.any(kv_idx <= q_idx)),
   expect="refuse", note="a reduction over the index, not elementwise")
+
+
+# ---- session 14, for the backward: trained tensors read twice, divided by, gated; non-smooth score_mods ----
+
+def _make_w14b(B, H, Nq, Nkv):
+    g = gen("w14b", B, H, Nq, Nkv)
+    return {"row_tab": torch.randn(H, 4, generator=g) * 0.5, "kv_tab": torch.randn(Nkv, generator=g) * 0.5,
+            "gain": torch.randn(H, generator=g) * 0.3, "gate": torch.randn(B, H, generator=g),
+            "rel17": torch.randn(17, generator=g) * 0.5, "head_b": torch.randn(H, generator=g),
+            "bias8": torch.randn(H, 8, generator=g) * 0.5, "sq": torch.rand(H, generator=g) + 0.5}
+
+
+# A table indexed by the row alone would have a gradient of exactly 0 (softmax ignores a per-row constant); every
+# flash backward, this one included, gives the rounding of O to 16 bits in D = rowsum(dO * O) instead (0.03 here,
+# as a float64 model of that rounding predicts), so the table's index also takes the key.
+V("w14b_table_diag_mod4", lambda t: ((lambda score, b, h, q_idx, kv_idx: score + t["row_tab"][h, (q_idx + kv_idx) % 4]),
+                                     lambda b, h, q_idx, kv_idx: kv_idx <= q_idx + 40),
+  lambda q, k, v, sc, t: (lambda g: softmax_attend(S(q, k, sc) + t["row_tab"].double()[g[1], (g[2] + g[3]) % 4], v,
+                                                   g[3] <= g[2] + 40))(grids(q, k)), _make_w14b,
+  note="a trained table that many (row, key) pairs share: its gradient sums over them")
+
+V("w14b_abs_score", lambda t: ((lambda score, b, h, q_idx, kv_idx: torch.abs(score) * 0.5 + score), None),
+  lambda q, k, v, sc, t: (lambda s: softmax_attend(s.abs() * 0.5 + s, v))(S(q, k, sc)))
+
+V("w14b_leaky_where", lambda t: ((lambda score, b, h, q_idx, kv_idx: torch.where(score > 0, score, 0.25 * score)),
+                                 lambda b, h, q_idx, kv_idx: q_idx >= kv_idx),
+  lambda q, k, v, sc, t: (lambda g, s: softmax_attend(torch.where(s > 0, s, 0.25 * s), v, g[3] <= g[2]))(
+      grids(q, k), S(q, k, sc)))
+
+V("w14b_gain_and_bias_trained", lambda t: ((lambda score, b, h, q_idx, kv_idx:
+                                            score * (1.0 + t["gain"][h]) + t["kv_tab"][kv_idx]), None),
+  lambda q, k, v, sc, t: (lambda g: softmax_attend(S(q, k, sc) * (1.0 + t["gain"].double()[g[1]])
+                                                   + t["kv_tab"].double()[g[3]], v))(grids(q, k)), _make_w14b,
+  note="two trained tensors, one multiplying the score")
+
+V("w14b_log1p_exp_head_bias", lambda t: ((lambda score, b, h, q_idx, kv_idx: score - torch.log1p(torch.exp(t["head_b"][h]))
+                                          * (q_idx - kv_idx).abs() * 0.05), None),
+  lambda q, k, v, sc, t: (lambda g: softmax_attend(S(q, k, sc) - torch.log1p(torch.exp(t["head_b"].double()[g[1]]))
+                                                   * (g[2] - g[3]).abs() * 0.05, v))(grids(q, k)), _make_w14b,
+  note="a softplus-positive trained slope, spelled log1p(exp(.))")
+
+V("w14b_tanh_gate_b_h", lambda t: ((lambda score, b, h, q_idx, kv_idx: score * torch.tanh(t["gate"][b, h])),
+                                   lambda b, h, q_idx, kv_idx: kv_idx <= q_idx),
+  lambda q, k, v, sc, t: (lambda g: softmax_attend(S(q, k, sc) * torch.tanh(t["gate"].double()[g[0], g[1]]), v,
+                                                   g[3] <= g[2]))(grids(q, k)), _make_w14b)
+
+V("w14b_same_table_twice", lambda t: ((lambda score, b, h, q_idx, kv_idx:
+                                       score + t["rel17"][torch.clamp(kv_idx - q_idx, -8, 8) + 8]
+                                       - 0.5 * t["rel17"][torch.clamp(q_idx - kv_idx, -8, 8) + 8]), None),
+  lambda q, k, v, sc, t: (lambda g: softmax_attend(
+      S(q, k, sc) + t["rel17"].double()[(g[3] - g[2]).clamp(-8, 8) + 8]
+      - 0.5 * t["rel17"].double()[(g[2] - g[3]).clamp(-8, 8) + 8], v))(grids(q, k)), _make_w14b,
+  note="one trained table read at two indices: both reads' gradients add")
+
+V("w14b_divide_by_trained", lambda t: ((lambda score, b, h, q_idx, kv_idx: score / (1.0 + torch.abs(t["gain"][h]))),
+                                       None),
+  lambda q, k, v, sc, t: (lambda g: softmax_attend(S(q, k, sc) / (1.0 + t["gain"].double()[g[1]].abs()), v))(
+      grids(q, k)), _make_w14b)
+
+V("w14b_sigmoid_trained_bias_mod8", lambda t: ((lambda score, b, h, q_idx, kv_idx: score + t["bias8"][h, kv_idx % 8] - 2.0),
+                                               lambda b, h, q_idx, kv_idx: q_idx - kv_idx < 50),
+  lambda q, k, v, sc, t: (lambda g: sigmoid_attend(S(q, k, sc) + t["bias8"].double()[g[1], g[3] % 8] - 2.0, v,
+                                                   g[2] - g[3] < 50))(grids(q, k)), _make_w14b, normalizer="sigmoid")
+
+V("w14b_trained_square_distance", lambda t: ((lambda score, b, h, q_idx, kv_idx:
+                                              score - t["sq"][h] * ((q_idx - kv_idx) ** 2) * 1e-3),
+                                             lambda b, h, q_idx, kv_idx: kv_idx <= q_idx),
+  lambda q, k, v, sc, t: (lambda g: softmax_attend(S(q, k, sc) - t["sq"].double()[g[1]] * ((g[2] - g[3]) ** 2) * 1e-3,
+                                                   v, g[3] <= g[2]))(grids(q, k)), _make_w14b)
