@@ -48,6 +48,21 @@ def sdpa_backward_tflops(backend, q, k, v, do, causal, tflops):
         return None
 
 
+def cuir_call(bwd, q, k, v, do, causal, scale, deterministic=False):
+    """A callable launching CuIR's backward ([B, H, N, d] tensors) on O and LSE from SDPA's flash forward, run on
+    the KV heads repeated over each group."""
+    rep = q.shape[1] // k.shape[1]
+    with torch.no_grad(), sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+        o, lse = torch.ops.aten._scaled_dot_product_flash_attention(
+            q, k.repeat_interleave(rep, 1), v.repeat_interleave(rep, 1), is_causal=causal)[:2]
+        lse = lse[..., :q.shape[2]]
+    view = lambda t: t.transpose(1, 2)  # noqa: E731 - [B, H, N, d] storage as [B, N, H, d]
+    grads = [torch.empty_like(t) for t in (q, k, v)]
+    p = bwd.params(*(view(t) for t in (q.detach(), k.detach(), v.detach(), o, do)), lse.contiguous(),
+                   *(view(g) for g in grads), causal, scale, deterministic)
+    return lambda: bwd.launch(p)
+
+
 def bench_config(bwd, cname, N, args):
     Hq, Hkv = CONFIGS[cname]
     d, B = 128, 16384 // N
@@ -62,19 +77,9 @@ def bench_config(bwd, cname, N, args):
         row = {"config": cname, "N": N, "B": B, "causal": causal}
         row["cudnn"] = sdpa_backward_tflops(SDPBackend.CUDNN_ATTENTION, q, k, v, do, causal, tflops)
         row["fa2"] = sdpa_backward_tflops(SDPBackend.FLASH_ATTENTION, q, k, v, do, causal, tflops)
-        # O and LSE from SDPA's flash forward, on the KV heads repeated over each group.
-        rep = Hq // Hkv
-        with torch.no_grad(), sdpa_kernel(SDPBackend.FLASH_ATTENTION):
-            o, lse = torch.ops.aten._scaled_dot_product_flash_attention(
-                q, k.repeat_interleave(rep, 1), v.repeat_interleave(rep, 1), is_causal=causal)[:2]
-            lse = lse[..., :N]
-        view = lambda t: t.transpose(1, 2)  # noqa: E731 - [B, H, N, d] storage as [B, N, H, d]
-        grads = [torch.empty_like(t) for t in (q, k, v)]
         modes = [("cuir", False)] + ([("cuir det", True)] if args.deterministic else [])
         for name, det in modes:
-            p = bwd.params(*(view(t) for t in (q.detach(), k.detach(), v.detach(), o, do)), lse.contiguous(),
-                           *(view(g) for g in grads), causal, scale, det)
-            row[name] = tflops(median_ms(lambda: bwd.launch(p)))
+            row[name] = tflops(median_ms(cuir_call(bwd, q, k, v, do, causal, scale, det)))
         for peer in ("fa2", "cudnn"):
             row[f"cuir / {peer}"] = row["cuir"] / row[peer] if row[peer] else None
         if args.step and causal:

@@ -89,9 +89,9 @@ def main():
     entries = [s for s in args.specs if "=" not in s]
     if not builds or not entries or "flex" in builds:
         ap.error("give one or more NAME=DIR builds (NAME other than 'flex') and one or more entries")
-    power_limit = subprocess.run(["nvidia-smi", "--query-gpu=name,power.limit,clocks.max.sm",
+    board = subprocess.run(["nvidia-smi", "--query-gpu=name,power.limit,clocks.max.sm",
                                   "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
-    print(f"{power_limit}; {args.kernel}; back to back for {args.seconds} s each", flush=True)
+    print(f"{board}; {args.kernel}; back to back for {args.seconds} s each", flush=True)
     rows = []
     for name in entries:
         fns, _ = ab_catalogue.entry_calls(catalogue.get(name), builds, args.kernel)
@@ -107,7 +107,7 @@ def main():
                   f"{s.get('celsius_max', 0):.0f} C  reasons {','.join(s.get('reasons', []))}", flush=True)
             time.sleep(2)
     if args.json:
-        pathlib.Path(args.json).write_text(json.dumps({"device": torch.cuda.get_device_name(), "limits": power_limit,
+        pathlib.Path(args.json).write_text(json.dumps({"device": torch.cuda.get_device_name(), "board": board,
                                                        "rows": rows}, indent=1))
 
 

@@ -22,23 +22,8 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parents[1] / "python"), str(HERE)]
-from bench_bwd import CONFIGS, median_ms  # noqa: E402
+from bench_bwd import CONFIGS, cuir_call, median_ms  # noqa: E402
 from check_bwd import Backward, load  # noqa: E402
-
-
-def cuir_launch(lib, kernel, q, k, v, do, causal, scale):
-    """A callable launching CuIR's backward on SDPA flash's O and LSE (as bench_bwd.py does)."""
-    bwd = Backward(load(lib, kernel), kernel)
-    rep = q.shape[1] // k.shape[1]
-    with torch.no_grad(), sdpa_kernel(SDPBackend.FLASH_ATTENTION):
-        o, lse = torch.ops.aten._scaled_dot_product_flash_attention(
-            q, k.repeat_interleave(rep, 1), v.repeat_interleave(rep, 1), is_causal=causal)[:2]
-    lse = lse[..., :q.shape[2]].contiguous()
-    view = lambda t: t.transpose(1, 2)  # noqa: E731 - [B, H, N, d] storage as [B, N, H, d]
-    grads = [torch.empty_like(t) for t in (q, k, v)]
-    p = bwd.params(*(view(t) for t in (q.detach(), k.detach(), v.detach(), o, do)), lse,
-                   *(view(g) for g in grads), causal, scale, False)
-    return lambda: bwd.launch(p)
 
 
 def cudnn_launch(q, k, v, do, causal):
@@ -70,7 +55,8 @@ def main():
     do = torch.randn_like(q)
     fns = {}
     if args.who in ("cuir", "both"):
-        fns["cuir"] = cuir_launch(lib, args.kernel, q, k, v, do, args.causal, 1.0 / math.sqrt(d))
+        bwd = Backward(load(lib, args.kernel), args.kernel)
+        fns["cuir"] = cuir_call(bwd, q, k, v, do, args.causal, 1.0 / math.sqrt(d))
     if args.who in ("cudnn", "both"):
         fns["cudnn"] = cudnn_launch(q, k, v, do, args.causal)
     for name, fn in fns.items():
