@@ -64,6 +64,11 @@ def CuIR_Dialect : Dialect {
     "::mlir::StringAttr":$early_score_hook,
     // Kernel: the cuir.block_mask whose lists its KV loops walk.
     "::mlir::FlatSymbolRefAttr":$block_mask,
+    // cuir.scatter_add of a parameter's gradient: its values are dS times
+    // the partial minus the partial at the row's reference key
+    // (kv_idx = min(q_idx, Nkv - 1)), equal in exact arithmetic under
+    // softmax, where a row's dS sum to 0.
+    "::mlir::UnitAttr":$row_centred,
     // What transforms changed (see ChangeAttr and RemovedAttr).
     "::mlir::cuir::ChangeAttr":$change,
     "::mlir::ArrayAttr":$removed

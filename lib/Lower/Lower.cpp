@@ -299,6 +299,8 @@ std::string Lowerer::manifest() const {
       field["list"] = f.blockMaskList;
     if (!f.gradOf.empty())
       field["param"] = f.gradOf;
+    if (f.rowCentred)
+      field["centred"] = "row-diagonal";
     if (!f.defaultValue.empty())
       field["default"] = f.defaultValue;
     if (!f.dtype.empty()) {

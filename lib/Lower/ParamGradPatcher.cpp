@@ -13,6 +13,8 @@
 //     nonzero value at its index. Where no index depends on the element
 //     (ALiBi's slopes[h]), the thread sums its values and the warp reduces
 //     them, so that one lane adds once per call;
+//   - "centred": "row-diagonal" in the manifest's field where the scatters
+//     are cuir.row_centred (the kernel's arithmetic, for checks);
 //   - its call right after the statement that forms dS, ahead of the score
 //     derivative's product there (dS is dL / d modified score until then).
 //     A partial that reads the score computes it from the raw scores that
@@ -28,6 +30,7 @@
 
 #include "cuir/Lower/CppEmitter.h"
 
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CheckedArithmetic.h"
 
 #include <climits>
@@ -63,6 +66,9 @@ public:
         return failure();
       written.insert(op);
     }
+    for (ParamField &f : ctx.fields)
+      if (centred.contains(f.gradOf))
+        f.rowCentred = true;
     // One edit per statement: the two instantiations of a step template
     // make the same calls, two partials of one statement two calls.
     for (auto &[line, call] : calls) {
@@ -88,6 +94,8 @@ private:
     Location loc;
   };
   std::map<unsigned, Calls> calls;
+  /// The parameters whose scatters are cuir.row_centred.
+  llvm::StringSet<> centred;
 };
 
 LogicalResult ParamGradPatcher::addField(BlockArgument arg, PatchContext &ctx) {
@@ -153,6 +161,8 @@ LogicalResult ParamGradPatcher::lowerScatter(ScatterAddOp op,
                           << dS.getType();
   auto dst = cast<BlockArgument>(op.getDst());
   StringRef param = argRole(ctx.diff->target, dst.getArgNumber()).drop_front(5);
+  if (CuIRDialect::RowCentredAttrHelper(op->getContext()).isAttrPresent(op))
+    centred.insert(param);
   auto dstType = cast<MemRefType>(dst.getType());
   bool transposed = holdsTransposedRegisters(dS);
   FragmentWalk fw = FragmentWalk::of(layout.getInstr(), transposed);

@@ -34,8 +34,11 @@ struct ParamField {
   /// A block mask's list ("kv_indices", ...): the field is its device
   /// pointer (type "block_mask"), bound from a block mask, not by name.
   std::string blockMaskList;
-  /// A parameter's fp32 gradient buffer ("grad"): the parameter's name.
+  /// A parameter's fp32 gradient buffer ("grad"): the parameter's name,
+  /// and whether its partials are centred on the row's reference key
+  /// (cuir.row_centred), which a check modelling the kernel's rounding needs.
   std::string gradOf;
+  bool rowCentred = false;
 };
 
 /// The runtime block mask of a variant library, for its manifest.

@@ -238,6 +238,37 @@ LogicalResult Transfer::addGradientBuffers(ScoreGradOp grad) {
   return success();
 }
 
+/// The key against which a row's partials are centred: the diagonal, clamped
+/// to the keys. A key a row sees in most masks, so that the centred partial
+/// is no larger than its spread along the row.
+static Value referenceKey(OpBuilder &eb, Location loc, Value q, Value nkv) {
+  Value one = arith::ConstantIndexOp::create(eb, loc, 1);
+  Value last = arith::SubIOp::create(eb, loc, nkv, one);
+  return arith::MinSIOp::create(eb, loc, q, last);
+}
+
+/// The variant parameters (argument numbers) whose gradients insertParamGrads
+/// does not centre: one of their partials reads the score, or one of their
+/// elements depends on kv_idx; all of them under a sigmoid (whose rows of
+/// dS do not sum to 0) or without the kernel's Nkv.
+llvm::SmallDenseSet<unsigned> Transfer::uncentredParams(ScoreGradOp grad) {
+  GradYieldOp yield = grad.getYield();
+  Block &body = grad.getBody().front();
+  bool any =
+      variant.getNormalizer() != Normalizer::Sigmoid && as.params.count("Nkv");
+  llvm::SmallDenseSet<unsigned> params;
+  for (auto [element, partial] :
+       llvm::zip(yield.getElements(), yield.getPartials())) {
+    auto load = element.getDefiningOp<memref::LoadOp>();
+    bool readsKv = llvm::any_of(load.getIndices(), [&](Value index) {
+      return readsArgument(index, body.getArguments().back());
+    });
+    if (!any || readsKv || readsArgument(partial, body.getArgument(0)))
+      params.insert(cast<BlockArgument>(load.getMemRef()).getArgNumber());
+  }
+  return params;
+}
+
 /// Per partial of the score_grad, a cuir.scatter_add after dS that adds
 /// select(dS == 0, 0, dS * partial) into the gradient of the element's
 /// parameter at the element's indices (computed, as the scores' loads, from
@@ -245,24 +276,40 @@ LogicalResult Transfer::addGradientBuffers(ScoreGradOp grad) {
 /// dS = 0 exactly and adds nothing. A partial that reads the score takes
 /// the raw scores S as a second input (the kernel has overwritten its S
 /// tile with P by dS); the others read the coordinates only.
+///
+/// Under softmax a row's dS sum to 0, so a per-row constant may be taken
+/// from a partial without changing the sum. The kernel's dS do not sum to 0
+/// exactly (D comes from the 16-bit O), and a partial with a large per-row
+/// part (a distance when every key is far from the row) amplifies that
+/// rounding. So a parameter whose elements do not depend on kv_idx (a
+/// per-head slope) and whose partials do not read the score is centred:
+/// its scatters add dS * (partial - partial at the row's reference key) and
+/// are marked `cuir.row_centred`. An element indexed by kv_idx (a table of
+/// q - kv) is not: its reference element would collect every row's
+/// rounding in one place.
 void Transfer::insertParamGrads(BackwardSite &site, ScoreGradOp grad,
                                 ArrayRef<Value> at) {
   use(Rewrite::ParamGrad);
   GradYieldOp yield = grad.getYield();
+  size_t n = yield.getElements().size();
   Value dS = site.dScores->getResult(0);
   Location loc = site.dScores->getLoc();
-  size_t n = yield.getElements().size();
+  llvm::SmallDenseSet<unsigned> notCentred = uncentredParams(grad);
   for (size_t i = 0; i < n; ++i) {
     auto load = yield.getElements()[i].getDefiningOp<memref::LoadOp>();
     unsigned param = cast<BlockArgument>(load.getMemRef()).getArgNumber();
     bool readsScore =
         readsArgument(yield.getPartials()[i], grad.getBody().getArgument(0));
+    bool centred = !notCentred.contains(param);
     SmallVector<Value> inputs = {dS};
     if (readsScore)
       inputs.push_back(site.score);
     rewriter.setInsertionPointAfter(site.dScores);
     auto op = ScatterAddOp::create(rewriter, loc, inputs, at[0], at[1], at[2],
                                    at[3], gradBuffers.lookup(param));
+    if (centred)
+      CuIRDialect::RowCentredAttrHelper(kernel.getContext())
+          .setAttr(op, rewriter.getUnitAttr());
     Block *body = new Block();
     op.getBody().push_back(body);
     Type f32 = rewriter.getF32Type();
@@ -277,11 +324,21 @@ void Transfer::insertParamGrads(BackwardSite &site, ScoreGradOp grad,
         readsScore
             ? variantScore(eb, loc, body->getArgument(1))
             : arith::ConstantOp::create(eb, loc, eb.getF32FloatAttr(0));
+    auto partialAt = [&](ValueRange coords, IRMapping &map) {
+      SmallVector<Value> args = {score};
+      llvm::append_range(args, coords);
+      SmallVector<Value> clamped;
+      return inlineMod(eb, body, grad, args, map, clamped)[2 + n + i];
+    };
+    SmallVector<Value> coords(body->getArguments().take_back(4));
     IRMapping map = variantParamMap();
-    SmallVector<Value> clamped;
-    SmallVector<Value> args = {score};
-    llvm::append_range(args, body->getArguments().take_back(4));
-    Value partial = inlineMod(eb, body, grad, args, map, clamped)[2 + n + i];
+    Value partial = partialAt(coords, map);
+    if (centred) {
+      coords[3] = referenceKey(eb, loc, coords[2], as.params.lookup("Nkv"));
+      IRMapping refMap = variantParamMap();
+      partial =
+          arith::SubFOp::create(eb, loc, partial, partialAt(coords, refMap));
+    }
     auto element = map.lookup(load.getResult()).getDefiningOp<memref::LoadOp>();
     Value value = zeroKeepingProduct(eb, loc, body->getArgument(0), partial);
     SmallVector<Value> yielded(element.getIndices());

@@ -52,6 +52,7 @@ private:
   void insertDerivative(BackwardSite &site, Value derivative);
   LogicalResult useSigmoidBackward(BackwardSite &site);
   LogicalResult addGradientBuffers(ScoreGradOp grad);
+  llvm::SmallDenseSet<unsigned> uncentredParams(ScoreGradOp grad);
   void insertParamGrads(BackwardSite &site, ScoreGradOp grad,
                         ArrayRef<Value> at);
   LogicalResult useSigmoidWeights(ScoreSite &site);

@@ -389,6 +389,12 @@ class VariantBackwardKernel(VariantKernel):
         """The parameters whose gradients the kernel can accumulate (its "grad" fields' "param")."""
         return [f["param"] for f in self.fields if f["type"] == "grad"]
 
+    def centred(self):
+        """The trainable parameters whose gradient the kernel centres on each row's reference key (their
+        "grad" field's "centred"): equal to the plain sum in exact arithmetic, for checks that model the
+        kernel's rounding."""
+        return [f["param"] for f in self.fields if f["type"] == "grad" and f.get("centred") == "row-diagonal"]
+
     def _bind_grads(self, p, param_grads, device):
         """Points the "grad" fields of the parameters in `param_grads` at their float32 buffers."""
         import torch

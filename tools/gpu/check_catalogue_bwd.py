@@ -84,6 +84,19 @@ def stage(out, names, opt, workers, bench=False, kernel="sm80"):
     return 0
 
 
+def centring_term(entry, t64, name, delta, Nkv):
+    """What a gradient centred on the row's reference key (the manifest's "centred": "row-diagonal") leaves
+    out of the rounded-D backward: the kernel adds dS * (partial - partial at kv = min(q, Nkv - 1)), and a
+    row's dS sum to delta there, so it is short of sum over rows of delta * that partial (the entry's
+    score_mod, differentiated with respect to tensor `name` at the reference keys)."""
+    import torch
+    B, H, Nq = delta.shape
+    score_mod, _ = entry.mods(t64)
+    b, h, q = (torch.arange(n).view(*(n if i == j else 1 for j in range(3))) for i, n in enumerate((B, H, Nq)))
+    at_reference = score_mod(torch.zeros(B, H, Nq, dtype=torch.float64), b, h, q, q.clamp(max=Nkv - 1))
+    return torch.autograd.grad(at_reference, t64[name], delta, allow_unused=True)[0]
+
+
 def check_one(entry, library, tag, dtype, name):
     """dQ, dK, dV, and the gradient of every captured float tensor the backward can train (accumulated by the
     kernel in fp32: d_<name>), against autograd of the entry's float64 reference."""
@@ -123,6 +136,8 @@ def check_one(entry, library, tag, dtype, name):
         if lse.requires_grad:  # (an LSE that reads no input, as of a constant score_mod, moves no gradient)
             fix = torch.autograd.grad(lse, wrt, delta, allow_unused=True)
             refs = tuple(r if f is None else r + f for r, f in zip(refs, fix))
+        refs = refs[:3] + tuple(r - centring_term(entry, t64, n, delta, Nkv) if p in bwd.centred() else r
+                                for r, (p, n) in zip(refs[3:], trained.items()))
     lse = lse.detach().float().cuda().contiguous() if lse is not None else None
     bufs = {p: torch.zeros(tensors[n].shape, dtype=torch.float32, device="cuda") for p, n in trained.items()}
     grads = bwd(q, k, v, o, d_o.to(dtype).cuda(), lse, param_grads=bufs,
