@@ -254,7 +254,7 @@ static Value referenceKey(OpBuilder &eb, Location loc, Value q, Value nkv) {
 llvm::SmallDenseSet<unsigned> Transfer::uncentredParams(ScoreGradOp grad) {
   GradYieldOp yield = grad.getYield();
   Block &body = grad.getBody().front();
-  bool any =
+  bool canCentre =
       variant.getNormalizer() != Normalizer::Sigmoid && as.params.count("Nkv");
   llvm::SmallDenseSet<unsigned> params;
   for (auto [element, partial] :
@@ -263,7 +263,7 @@ llvm::SmallDenseSet<unsigned> Transfer::uncentredParams(ScoreGradOp grad) {
     bool readsKv = llvm::any_of(load.getIndices(), [&](Value index) {
       return readsArgument(index, body.getArguments().back());
     });
-    if (!any || readsKv || readsArgument(partial, body.getArgument(0)))
+    if (!canCentre || readsKv || readsArgument(partial, body.getArgument(0)))
       params.insert(cast<BlockArgument>(load.getMemRef()).getArgNumber());
   }
   return params;
@@ -291,9 +291,9 @@ void Transfer::insertParamGrads(BackwardSite &site, ScoreGradOp grad,
                                 ArrayRef<Value> at) {
   use(Rewrite::ParamGrad);
   GradYieldOp yield = grad.getYield();
-  size_t n = yield.getElements().size();
   Value dS = site.dScores->getResult(0);
   Location loc = site.dScores->getLoc();
+  size_t n = yield.getElements().size();
   llvm::SmallDenseSet<unsigned> notCentred = uncentredParams(grad);
   for (size_t i = 0; i < n; ++i) {
     auto load = yield.getElements()[i].getDefiningOp<memref::LoadOp>();
