@@ -66,7 +66,8 @@ def CuIR_Dialect : Dialect {
     "::mlir::FlatSymbolRefAttr":$block_mask,
     // cuir.scatter_add of a parameter's gradient: its values are dS times
     // the partial minus the partial at the row's reference key
-    // (kv_idx = min(q_idx, Nkv - 1)), equal in exact arithmetic under
+    // (of its top-left and bottom-right diagonals clamped to the keys, the
+    // one where the partial is smaller), equal in exact arithmetic under
     // softmax, where a row's dS sum to 0.
     "::mlir::UnitAttr":$row_centred,
     // What transforms changed (see ChangeAttr and RemovedAttr).

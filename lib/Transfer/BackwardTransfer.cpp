@@ -238,13 +238,20 @@ LogicalResult Transfer::addGradientBuffers(ScoreGradOp grad) {
   return success();
 }
 
-/// The key against which a row's partials are centred: the diagonal, clamped
-/// to the keys. A key a row sees in most masks, so that the centred partial
-/// is no larger than its spread along the row.
-static Value referenceKey(OpBuilder &eb, Location loc, Value q, Value nkv) {
+/// The two candidate reference keys of row `q`: its diagonal aligned top-left
+/// (kv = q, as FlexAttention's masks align) and bottom-right (kv = q + Nkv -
+/// Nq, as the kernels' causal mask aligns), each clamped to the keys.
+static std::pair<Value, Value> referenceKeys(OpBuilder &eb, Location loc,
+                                             Value q, Value nq, Value nkv) {
+  Value zero = arith::ConstantIndexOp::create(eb, loc, 0);
   Value one = arith::ConstantIndexOp::create(eb, loc, 1);
   Value last = arith::SubIOp::create(eb, loc, nkv, one);
-  return arith::MinSIOp::create(eb, loc, q, last);
+  Value topLeft = arith::MinSIOp::create(eb, loc, q, last);
+  Value shifted = arith::AddIOp::create(
+      eb, loc, q, arith::SubIOp::create(eb, loc, nkv, nq));
+  Value bottomRight = arith::MinSIOp::create(
+      eb, loc, arith::MaxSIOp::create(eb, loc, shifted, zero), last);
+  return {topLeft, bottomRight};
 }
 
 /// The variant parameters (argument numbers) whose gradients insertParamGrads
@@ -254,8 +261,8 @@ static Value referenceKey(OpBuilder &eb, Location loc, Value q, Value nkv) {
 llvm::SmallDenseSet<unsigned> Transfer::uncentredParams(ScoreGradOp grad) {
   GradYieldOp yield = grad.getYield();
   Block &body = grad.getBody().front();
-  bool canCentre =
-      variant.getNormalizer() != Normalizer::Sigmoid && as.params.count("Nkv");
+  bool canCentre = variant.getNormalizer() != Normalizer::Sigmoid &&
+                   as.params.count("Nq") && as.params.count("Nkv");
   llvm::SmallDenseSet<unsigned> params;
   for (auto [element, partial] :
        llvm::zip(yield.getElements(), yield.getPartials())) {
@@ -283,8 +290,9 @@ llvm::SmallDenseSet<unsigned> Transfer::uncentredParams(ScoreGradOp grad) {
 /// part (a distance when every key is far from the row) amplifies that
 /// rounding. So a parameter whose elements do not depend on kv_idx (a
 /// per-head slope) and whose partials do not read the score is centred:
-/// its scatters add dS * (partial - partial at the row's reference key) and
-/// are marked `cuir.row_centred`. An element indexed by kv_idx (a table of
+/// its scatters add dS * (partial - partial at the row's reference key: of
+/// its top-left and bottom-right diagonals, the one where the partial is
+/// smaller) and are marked `cuir.row_centred`. An element indexed by kv_idx (a table of
 /// q - kv) is not: its reference element would collect every row's
 /// rounding in one place.
 void Transfer::insertParamGrads(BackwardSite &site, ScoreGradOp grad,
@@ -334,10 +342,23 @@ void Transfer::insertParamGrads(BackwardSite &site, ScoreGradOp grad,
     IRMapping map = variantParamMap();
     Value partial = partialAt(coords, map);
     if (centred) {
-      coords[3] = referenceKey(eb, loc, coords[2], as.params.lookup("Nkv"));
-      IRMapping refMap = variantParamMap();
-      partial =
-          arith::SubFOp::create(eb, loc, partial, partialAt(coords, refMap));
+      // Of the two diagonals, the one where the partial is smaller: a
+      // distance's own diagonal (its zero), whichever way it aligns.
+      auto [topLeft, bottomRight] =
+          referenceKeys(eb, loc, coords[2], as.params.lookup("Nq"),
+                        as.params.lookup("Nkv"));
+      coords[3] = topLeft;
+      IRMapping tlMap = variantParamMap(), brMap = variantParamMap();
+      Value atTopLeft = partialAt(coords, tlMap);
+      coords[3] = bottomRight;
+      Value atBottomRight = partialAt(coords, brMap);
+      Value smaller = arith::CmpFOp::create(
+          eb, loc, arith::CmpFPredicate::OLE,
+          math::AbsFOp::create(eb, loc, atTopLeft),
+          math::AbsFOp::create(eb, loc, atBottomRight));
+      Value reference =
+          arith::SelectOp::create(eb, loc, smaller, atTopLeft, atBottomRight);
+      partial = arith::SubFOp::create(eb, loc, partial, reference);
     }
     auto element = map.lookup(load.getResult()).getDefiningOp<memref::LoadOp>();
     Value value = zeroKeepingProduct(eb, loc, body->getArgument(0), partial);

@@ -84,17 +84,25 @@ def stage(out, names, opt, workers, bench=False, kernel="sm80"):
     return 0
 
 
-def centring_term(entry, t64, name, delta, Nkv):
+def centring_term(entry, t64, name, delta, Nq, Nkv):
     """What a gradient centred on the row's reference key (the manifest's "centred": "row-diagonal") leaves
-    out of the rounded-D backward: the kernel adds dS * (partial - partial at kv = min(q, Nkv - 1)), and a
-    row's dS sum to delta there, so it is short of sum over rows of delta * that partial (the entry's
-    score_mod, differentiated with respect to tensor `name` at the reference keys)."""
+    out of the rounded-D backward: the kernel adds dS * (partial - partial at the reference key), and a row's
+    dS sum to delta there, so it is short of sum over rows of delta * that partial. The reference key is the
+    row's top-left diagonal min(q, Nkv - 1) or its bottom-right one, q + Nkv - Nq clamped to the keys, whichever
+    gives the smaller partial (the entry's score_mod, differentiated per row with respect to tensor `name`;
+    chosen per element of the tensor, as the kernel chooses per load)."""
     import torch
-    B, H, Nq = delta.shape
-    score_mod, _ = entry.mods(t64)
-    b, h, q = (torch.arange(n).view(*(n if i == j else 1 for j in range(3))) for i, n in enumerate((B, H, Nq)))
-    at_reference = score_mod(torch.zeros(B, H, Nq, dtype=torch.float64), b, h, q, q.clamp(max=Nkv - 1))
-    return torch.autograd.grad(at_reference, t64[name], delta, allow_unused=True)[0]
+    B, H, rows = delta.shape
+    b, h, q = (torch.arange(n).view(*(n if i == j else 1 for j in range(3))) for i, n in enumerate((B, H, rows)))
+
+    def partials(key):
+        def score_at(tensor):
+            score_mod, _ = entry.mods({**t64, name: tensor})
+            return score_mod(torch.zeros(B, H, rows, dtype=torch.float64), b, h, q, key)
+        return torch.autograd.functional.jacobian(score_at, t64[name].detach(), vectorize=True)
+    top_left, bottom_right = partials(q.clamp(max=Nkv - 1)), partials((q + Nkv - Nq).clamp(0, Nkv - 1))
+    reference = torch.where(top_left.abs() <= bottom_right.abs(), top_left, bottom_right)
+    return (delta.view(B, H, rows, *[1] * t64[name].dim()) * reference).sum((0, 1, 2))
 
 
 def check_one(entry, library, tag, dtype, name):
@@ -136,7 +144,7 @@ def check_one(entry, library, tag, dtype, name):
         if lse.requires_grad:  # (an LSE that reads no input, as of a constant score_mod, moves no gradient)
             fix = torch.autograd.grad(lse, wrt, delta, allow_unused=True)
             refs = tuple(r if f is None else r + f for r, f in zip(refs, fix))
-        refs = refs[:3] + tuple(r - centring_term(entry, t64, n, delta, Nkv) if p in bwd.centred() else r
+        refs = refs[:3] + tuple(r - centring_term(entry, t64, n, delta, Nq, Nkv) if p in bwd.centred() else r
                                 for r, (p, n) in zip(refs[3:], trained.items()))
     lse = lse.detach().float().cuda().contiguous() if lse is not None else None
     bufs = {p: torch.zeros(tensors[n].shape, dtype=torch.float32, device="cuda") for p, n in trained.items()}

@@ -5,7 +5,8 @@ The backward forms dS = P * (dP - D) with D = rowsum(dO * O) from the 16-bit O (
 bits before P V), so a row's dS do not sum to 0 exactly, and the slope's gradient sum(dS * (kv - q)) picks up
 that residue times the partial's per-row part. Prints, per shape, the gradient's error relative to the exact
 one for: D from the bf16 O (the kernels before centring); D from the fp32 O; the partial centred on the
-row's reference key kv = min(q, Nkv - 1) (the kernels since session 15, docs/Backward.md); both; and centred on
+row's reference key kv = min(q, Nkv - 1) (the kernels since session 15 for a top-left distance like this one,
+docs/Backward.md); both; and centred on
 the row's P-weighted mean of the partial (exact: D drops out).
 Usage: /usr/bin/python3 tools/gpu/rounded_d_model.py
 """
