@@ -257,7 +257,7 @@ static std::pair<Value, Value> referenceKeys(OpBuilder &eb, Location loc,
 /// The variant parameters (argument numbers) whose gradients insertParamGrads
 /// does not centre: one of their partials reads the score, or one of their
 /// elements depends on kv_idx; all of them under a sigmoid (whose rows of
-/// dS do not sum to 0) or without the kernel's Nkv.
+/// dS do not sum to 0) or without the kernel's Nq and Nkv.
 llvm::SmallDenseSet<unsigned> Transfer::uncentredParams(ScoreGradOp grad) {
   GradYieldOp yield = grad.getYield();
   Block &body = grad.getBody().front();
@@ -292,9 +292,9 @@ llvm::SmallDenseSet<unsigned> Transfer::uncentredParams(ScoreGradOp grad) {
 /// per-head slope) and whose partials do not read the score is centred:
 /// its scatters add dS * (partial - partial at the row's reference key: of
 /// its top-left and bottom-right diagonals, the one where the partial is
-/// smaller) and are marked `cuir.row_centred`. An element indexed by kv_idx (a table of
-/// q - kv) is not: its reference element would collect every row's
-/// rounding in one place.
+/// smaller) and are marked `cuir.row_centred`. An element indexed by kv_idx
+/// (a table of q - kv) is not: its reference element would collect every
+/// row's rounding in one place.
 void Transfer::insertParamGrads(BackwardSite &site, ScoreGradOp grad,
                                 ArrayRef<Value> at) {
   use(Rewrite::ParamGrad);
