@@ -4,7 +4,8 @@
 //   preprocess  D = rowsum(dO * O) and LSE * log2(e) per query row, into the workspace (fp32, rows padded to
 //               whole query blocks: padded rows get D = 0 and LSE = +inf, so that their P is 0); zeroes the
 //               fp32 dQ accumulator and the deterministic mode's semaphores;
-//   main        one thread block per (KV tile of BLOCK_N = 128 keys, KV head, batch); it loops over the query
+//   main        one thread block per (KV tile of BLOCK_N = 128 keys, KV head, batch), or under the causal mask
+//               per pair of KV tiles taken one after the other (block_index); for a tile it loops over the query
 //               blocks (BLOCK_M = 64 rows) that see its keys and, for each, over the query heads of its GQA
 //               group, keeping dK and dV of its keys in registers over all of them:
 //                 S^T  = K Q^T                 wgmma, K and Q from shared memory
@@ -113,7 +114,7 @@ struct FlashBwdTraits {
   static constexpr int SLSE_OFFSET = SDQ_OFFSET + NUM_CONSUMERS * DQ_WG_BYTES;
   static constexpr int SDPSUM_OFFSET = SLSE_OFFSET + STAGES * ROW_BYTES;
   static constexpr int BAR_OFFSET = SDPSUM_OFFSET + STAGES * ROW_BYTES;
-  static constexpr int SMEM_BYTES = BAR_OFFSET + 8 * (1 + 3 * STAGES) + 1024;  // + 1 KB for the alignment
+  static constexpr int SMEM_BYTES = BAR_OFFSET + 8 * (2 + 3 * STAGES) + 1024;  // + 1 KB for the alignment
   static_assert(HEAD_DIM == 64 || HEAD_DIM == 128, "head dim 64 or 128");
   static_assert(BLOCK_M == 64, "dS^T rows are one 128-byte swizzle slab");
   static_assert(SMEM_BYTES <= 227 * 1024, "shared memory");
@@ -123,6 +124,7 @@ struct FlashBwdTraits {
 template <int STAGES>
 struct Barriers {
   uint64_t kv_full;          // K and V landed
+  uint64_t kv_empty;         // every consumer thread has written the tile's dK and dV (the pair's next tile)
   uint64_t q_full[STAGES];   // Q and LSE of the stage landed
   uint64_t do_full[STAGES];  // dO and D of the stage landed
   uint64_t q_empty[STAGES];  // every consumer thread is done with the stage
@@ -273,13 +275,14 @@ __global__ void __launch_bounds__(kRowKernelThreads)
 // H200.)
 struct QueryBlocks {
   int m_begin, m_unmasked_begin, m_end;
+  bool descending = true;  // false: the unmasked blocks ascending (the second tile of a pair)
 
   __device__ __forceinline__ int num_steps() const { return m_end - m_begin; }
   // The virtual query block of visit v: the masking ones in order, then the unmasked ones from the last down
-  // (ascending if not REVERSE).
+  // (ascending if not REVERSE or not descending).
   template <bool REVERSE>
   __device__ __forceinline__ int visit(int v) const {
-    return REVERSE && v >= m_unmasked_begin ? m_end - 1 - (v - m_unmasked_begin) : v;
+    return REVERSE && descending && v >= m_unmasked_begin ? m_end - 1 - (v - m_unmasked_begin) : v;
   }
 };
 
@@ -333,11 +336,12 @@ __device__ __forceinline__ void producer_load_step(const cuir_attention_bwd_para
   bulk_load(smem + T::SDPSUM_OFFSET + stage * T::ROW_BYTES, ws.dpsum + at, T::ROW_BYTES, &bars->do_full[stage]);
 }
 
+// The tile's loads, steps i0 onwards of the block's ring; returns the step after its last.
 template <class T, bool REVERSE, class QTiles>
-__device__ __forceinline__ void producer(const cuir_attention_bwd_params &params, const Workspace &ws,
-                                         const TensorMaps &maps, unsigned char *smem, Barriers<T::STAGES> *bars,
-                                         int n_block, int head_kv, int batch, const QueryBlocks &range,
-                                         const QTiles &q_tiles) {
+__device__ __forceinline__ int producer(const cuir_attention_bwd_params &params, const Workspace &ws,
+                                        const TensorMaps &maps, unsigned char *smem, Barriers<T::STAGES> *bars,
+                                        int n_block, int head_kv, int batch, const QueryBlocks &range,
+                                        const QTiles &q_tiles, int i0) {
   mbarrier_arrive_expect_tx(&bars->kv_full, 2 * T::KV_TILE_BYTES);
 #pragma unroll
   for (int slab = 0; slab < T::SLABS; ++slab) {
@@ -347,10 +351,11 @@ __device__ __forceinline__ void producer(const cuir_attention_bwd_params &params
                 &bars->kv_full);
   }
   const int group = params.num_heads_q / params.num_heads_kv;
-  int i = 0;
+  int i = i0;
   for (int v = range.m_begin; v < range.m_end; ++v)
     for (int head_q = head_kv * group; head_q < (head_kv + 1) * group; ++head_q, ++i)
       producer_load_step<T>(params, ws, maps, smem, bars, i, q_tiles(range.visit<REVERSE>(v)), head_q, batch);
+  return i;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -373,14 +378,15 @@ __device__ __forceinline__ void pass_dq_turn(int *semaphore, int n_block) {
   cuda::atomic_ref<int, cuda::thread_scope_device>(*semaphore).store(n_block + 1, cuda::memory_order_release);
 }
 
-// The whole warp runs this (it takes part in the named barriers); `leader` issues the reductions.
+// The whole warp runs this (it takes part in the named barriers); `leader` issues the reductions. The tile's
+// steps are i0 onwards; the buffers are handed back after each but the block's last (`last_tile`).
 template <class T, bool DETERMINISTIC, class QTiles>
-__device__ __forceinline__ void dq_writer(const cuir_attention_bwd_params &params, const Workspace &ws, unsigned char *smem,
-                                          int n_block, int head_kv, int batch, const QueryBlocks &range,
-                                          const QTiles &q_tiles, bool leader) {
+__device__ __forceinline__ int dq_writer(const cuir_attention_bwd_params &params, const Workspace &ws, unsigned char *smem,
+                                         int n_block, int head_kv, int batch, const QueryBlocks &range,
+                                         const QTiles &q_tiles, bool leader, int i0, bool last_tile) {
   const int group = params.num_heads_q / params.num_heads_kv;
-  const int steps = group * range.num_steps();
-  int i = 0;
+  const int steps = i0 + group * range.num_steps();
+  int i = i0;
   for (int v = range.m_begin; v < range.m_end; ++v) {
     for (int head_q = head_kv * group; head_q < (head_kv + 1) * group; ++head_q, ++i) {
       const int64_t row_at = ws_row(params, ws, batch, head_q, q_tiles(range.visit<!DETERMINISTIC>(v)) * T::BLOCK_M);
@@ -401,12 +407,12 @@ __device__ __forceinline__ void dq_writer(const cuir_attention_bwd_params &param
             bulk_wait_group_read_all();
         }
         __syncwarp();
-        if (i + 1 < steps) named_barrier_arrive(DQ_EMPTY_BARRIER + c, DQ_BARRIER_THREADS);
+        if (i + 1 < steps || !last_tile) named_barrier_arrive(DQ_EMPTY_BARRIER + c, DQ_BARRIER_THREADS);
       }
       if (DETERMINISTIC && leader) pass_dq_turn(semaphore, n_block);
     }
   }
-  if (leader) bulk_wait_group_all();
+  return i;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -687,18 +693,21 @@ __device__ __forceinline__ void write_dkv(const cuir_attention_bwd_params &param
 
 // The consumer warpgroups' loop: every query block that sees the tile, for every query head of the group. One loop
 // per kind of step, with the head and the query block counted along (two nested loops spill at head dim 128).
+// The tile is the block's tile-th (its K and V on kv_full's phase tile % 2), its steps i0 onwards; returns the
+// step after its last.
 template <class T, bool REVERSE, class QTiles>
-__device__ __forceinline__ void consumer(const cuir_attention_bwd_params &params, const ConsumerContext &ctx,
-                                         Barriers<T::STAGES> *bars, int head_kv, int batch, const QueryBlocks &range,
-                                         const QTiles &q_tiles) {
+__device__ __forceinline__ int consumer(const cuir_attention_bwd_params &params, const ConsumerContext &ctx,
+                                        Barriers<T::STAGES> *bars, int head_kv, int batch, const QueryBlocks &range,
+                                        const QTiles &q_tiles, int i0, int tile) {
   float acc_dk[T::DKV_REGS], acc_dv[T::DKV_REGS];
 #pragma unroll
   for (int r = 0; r < T::DKV_REGS; ++r) acc_dk[r] = acc_dv[r] = 0.f;
-  mbarrier_wait(&bars->kv_full, 0);
+  mbarrier_wait(&bars->kv_full, tile % 2);
   const int group = params.num_heads_q / params.num_heads_kv;
   const int head_q0 = head_kv * group, head_end = head_q0 + group;
-  const int masking_steps = group * (range.m_unmasked_begin - range.m_begin), steps = group * range.num_steps();
-  int i = 0, v = range.m_begin, head_q = head_q0;
+  const int masking_steps = i0 + group * (range.m_unmasked_begin - range.m_begin);
+  const int steps = i0 + group * range.num_steps();
+  int i = i0, v = range.m_begin, head_q = head_q0;
   for (; i < masking_steps; ++i) {  // masking steps: the ragged tile, the causal diagonal
     consumer_step<T, true>(params, ctx, bars, i, q_tiles(range.visit<REVERSE>(v)), batch, head_q, acc_dk, acc_dv);
     if (++head_q == head_end) head_q = head_q0, ++v;
@@ -708,20 +717,34 @@ __device__ __forceinline__ void consumer(const cuir_attention_bwd_params &params
     if (++head_q == head_end) head_q = head_q0, ++v;
   }
   write_dkv<T>(params, ctx, head_kv, batch, acc_dk, acc_dv);
+  return steps;
 }
 
-// The (KV tile, KV head, batch) of this thread block. Grid: KV tiles x Hkv x B, KV tile fastest: the blocks in
+// The KV tiles, KV head and batch of this thread block. Grid: units x Hkv x B, the unit fastest: the blocks in
 // flight together share their head's Q, dO and dQ accumulator in L2 (KV tile slowest, which would put the heavy
-// causal tiles first, measured 10-30% slower on the H200, presumably for that reason), and under causal tile 0, which
-// sees every query block, goes first within its head. Tile n - 1 of a head is dispatched before tile n, which the
-// deterministic mode's semaphores rely on (tile n waits for n - 1, resident or done).
+// causal tiles first, measured 10-30% slower on the H200, presumably for that reason).
+// - Causal, default mode: unit u is KV tiles u and T - 1 - u (T tiles; the middle one alone if T is odd), the first
+//   with its unmasked query blocks from the last down, the second ascending from its diagonal. Every unit then
+//   walks the same number of query blocks (2T + 2 of 64 rows per head at Nq = Nkv), and at any step the units of
+//   a head that started together read one of two query blocks, whatever u: they stay in step wave after wave.
+//   (With one tile a block, tile 0 walks every query block and tile T - 1 two, so the blocks that replace the
+//   short ones start out of step, and a GQA group's Q, dO and dQ accumulator at 8k, larger than L2, are read
+//   from DRAM again.)
+// - Otherwise one tile a block, u; tile n - 1 of a head is dispatched before tile n, which the deterministic mode's
+//   semaphores rely on (tile n waits for n - 1, resident or done).
 struct BlockIndex {
   int n_block, head_kv, batch;
+  int partner;  // the pair's second tile, or -1
+  __device__ __forceinline__ int tiles() const { return partner < 0 ? 1 : 2; }
+  __device__ __forceinline__ int tile(int u) const { return u == 0 ? n_block : partner; }
 };
+template <class T, bool PAIRED>
 __device__ __forceinline__ BlockIndex block_index(const cuir_attention_bwd_params &params) {
   const int x = blockIdx.x;
-  const int n_blocks = static_cast<int>(gridDim.x) / (params.num_heads_kv * params.batch);
-  return BlockIndex{x % n_blocks, (x / n_blocks) % params.num_heads_kv, x / (n_blocks * params.num_heads_kv)};
+  const int units = static_cast<int>(gridDim.x) / (params.num_heads_kv * params.batch);
+  const int u = x % units, kv_tiles = (params.seqlen_kv + T::BLOCK_N - 1) / T::BLOCK_N;
+  const int partner = PAIRED && kv_tiles - 1 - u != u ? kv_tiles - 1 - u : -1;
+  return BlockIndex{u, (x / units) % params.num_heads_kv, x / (units * params.num_heads_kv), partner};
 }
 
 template <Element ELEMENT, int HEAD_DIM, bool IS_CAUSAL, bool DETERMINISTIC>
@@ -732,16 +755,12 @@ __global__ void __launch_bounds__(FlashBwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   unsigned char *smem = smem_raw + ((1024u - (smem_u32addr(smem_raw) & 1023u)) & 1023u);
   Barriers<T::STAGES> *bars = reinterpret_cast<Barriers<T::STAGES> *>(smem + T::BAR_OFFSET);
-  const BlockIndex block = block_index(params);
-  const int n_block = block.n_block, head_kv = block.head_kv, batch = block.batch;
-
-  // Virtual query block m is query tile q_tiles(m); a runtime block mask replaces this statement by its listed
-  // tiles, whose range replaces the kernel's own.
-  const cuir_kernels::DenseQTiles q_tiles{};  // block-iteration point
-  const QueryBlocks range = q_tiles.range(query_blocks<T, IS_CAUSAL>(params, n_block));
+  const BlockIndex block = block_index<T, IS_CAUSAL && !DETERMINISTIC>(params);
+  const int head_kv = block.head_kv, batch = block.batch;
 
   if (threadIdx.x == 0) {
     mbarrier_init(&bars->kv_full, 1);
+    mbarrier_init(&bars->kv_empty, T::NUM_CONSUMER_THREADS);
 #pragma unroll
     for (int s = 0; s < T::STAGES; ++s) {
       mbarrier_init(&bars->q_full[s], 1);  // the producer's arrive_expect_tx, then the TMA bytes
@@ -752,13 +771,38 @@ __global__ void __launch_bounds__(FlashBwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS
   }
   __syncthreads();
 
+  // The block's tiles one after the other, each handed to `role` (one code path per role: setmaxnreg); the
+  // ring's steps and the dQ hand-offs count on across them.
+  auto visit_tiles = [&](auto &&role) __attribute__((always_inline)) {
+    for (int u = 0, i = 0; u < block.tiles(); ++u) {
+      const int n_block = block.tile(u);
+      // Virtual query block m is query tile q_tiles(m); a runtime block mask replaces this statement by its
+      // listed tiles, whose range replaces the kernel's own.
+      const cuir_kernels::DenseQTiles q_tiles{};  // block-iteration point
+      QueryBlocks range = q_tiles.range(query_blocks<T, IS_CAUSAL>(params, n_block));
+      range.descending = u == 0;
+      i = role(u, n_block, range, q_tiles, i);
+    }
+  };
+
   const int warpgroup = threadIdx.x / 128;
   if (warpgroup == 0) {
     setmaxnreg_dec<T::PRODUCER_REGS>();
-    if (threadIdx.x / 32 == 0 && elect_one_sync())
-      producer<T, !DETERMINISTIC>(params, ws, maps, smem, bars, n_block, head_kv, batch, range, q_tiles);
-    else if (threadIdx.x / 32 == 1)
-      dq_writer<T, DETERMINISTIC>(params, ws, smem, n_block, head_kv, batch, range, q_tiles, elect_one_sync());
+    if (threadIdx.x / 32 == 0 && elect_one_sync()) {
+      visit_tiles([&](int u, int n_block, const QueryBlocks &range, const auto &q_tiles,
+                      int i) __attribute__((always_inline)) {
+        if (u > 0) mbarrier_wait(&bars->kv_empty, (u - 1) % 2);  // the previous tile's dK, dV left the stages
+        return producer<T, !DETERMINISTIC>(params, ws, maps, smem, bars, n_block, head_kv, batch, range, q_tiles, i);
+      });
+    } else if (threadIdx.x / 32 == 1) {
+      const bool leader = elect_one_sync();
+      visit_tiles([&](int u, int n_block, const QueryBlocks &range, const auto &q_tiles,
+                      int i) __attribute__((always_inline)) {
+        return dq_writer<T, DETERMINISTIC>(params, ws, smem, n_block, head_kv, batch, range, q_tiles, leader, i,
+                                           u + 1 == block.tiles());
+      });
+      if (leader) bulk_wait_group_all();
+    }
   } else {
     setmaxnreg_inc<T::CONSUMER_REGS>();
     const int tid = static_cast<int>(threadIdx.x) - 128;
@@ -768,13 +812,25 @@ __global__ void __launch_bounds__(FlashBwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS
     ctx.consumer = tid / 128;
     ctx.warp = (tid % 128) / 32;
     ctx.lane = tid % 32;
-    ctx.wg_key0 = n_block * T::BLOCK_N + ctx.consumer * T::WG_KEYS;
-    ctx.key_row0 = ctx.wg_key0 + ctx.warp * 16 + ctx.lane / 4;
-    ctx.n_block = n_block;
     ctx.seqlen_kv = params.seqlen_kv;
     ctx.last_key_offset = IS_CAUSAL ? params.seqlen_kv - params.seqlen_q : params.seqlen_kv;
     ctx.scale_log2 = params.softmax_scale * kLog2e;
-    consumer<T, !DETERMINISTIC>(params, ctx, bars, head_kv, batch, range, q_tiles);
+    visit_tiles([&](int u, int n_block, const QueryBlocks &range, const auto &q_tiles,
+                    int i) __attribute__((always_inline)) {
+      // Paired: opaque at each tile, so that what the steps derive from them is recomputed per tile rather than
+      // held across both (that spilled 64 bytes in a softcap variant at head dim 128; one tile needs no fence).
+      if constexpr (IS_CAUSAL && !DETERMINISTIC)
+        fence_operand(ctx.smem_base), fence_operand(ctx.consumer), fence_operand(ctx.warp), fence_operand(ctx.lane);
+      ctx.wg_key0 = n_block * T::BLOCK_N + ctx.consumer * T::WG_KEYS;
+      ctx.key_row0 = ctx.wg_key0 + ctx.warp * 16 + ctx.lane / 4;
+      ctx.n_block = n_block;
+      i = consumer<T, !DETERMINISTIC>(params, ctx, bars, head_kv, batch, range, q_tiles, i, u);
+      if (u + 1 < block.tiles()) {
+        fence_proxy_async_shared();  // the dK / dV staging's generic accesses, before the next tile's TMA writes
+        mbarrier_arrive(&bars->kv_empty);
+      }
+      return i;
+    });
   }
 }
 
@@ -801,7 +857,9 @@ static cudaError_t launch_main(const cuir_attention_bwd_params &params, const Wo
   auto kernel = flash_bwd_sm90_kernel<ELEMENT, HEAD_DIM, IS_CAUSAL, DETERMINISTIC>;
   err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::SMEM_BYTES);
   if (err != cudaSuccess) return err;
-  const dim3 grid(static_cast<unsigned>((params.seqlen_kv + T::BLOCK_N - 1) / T::BLOCK_N) * params.num_heads_kv * params.batch);
+  const int kv_tiles = (params.seqlen_kv + T::BLOCK_N - 1) / T::BLOCK_N;
+  const int units = IS_CAUSAL && !DETERMINISTIC ? (kv_tiles + 1) / 2 : kv_tiles;  // block_index
+  const dim3 grid(static_cast<unsigned>(units) * params.num_heads_kv * params.batch);
   kernel<<<grid, T::NUM_THREADS, T::SMEM_BYTES, stream>>>(params, ws, maps);
   return cudaGetLastError();
 }

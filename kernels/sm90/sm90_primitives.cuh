@@ -126,6 +126,7 @@ __device__ __forceinline__ void wgmma_wait_group() {
 // across this point (used on accumulators and A fragments around wgmma issue and wait, as CUTLASS does).
 __device__ __forceinline__ void fence_operand(float &x) { asm volatile("" : "+f"(x)::"memory"); }
 __device__ __forceinline__ void fence_operand(uint32_t &x) { asm volatile("" : "+r"(x)::"memory"); }
+__device__ __forceinline__ void fence_operand(int &x) { asm volatile("" : "+r"(x)::"memory"); }
 template <class T, int N>
 __device__ __forceinline__ void fence_operands(T (&x)[N]) {
 #pragma unroll
