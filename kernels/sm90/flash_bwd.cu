@@ -4,7 +4,7 @@
 //   preprocess  D = rowsum(dO * O) and LSE * log2(e) per query row, into the workspace (fp32, rows padded to
 //               whole query blocks: padded rows get D = 0 and LSE = +inf, so that their P is 0); zeroes the
 //               fp32 dQ accumulator and the deterministic mode's semaphores;
-//   main        one thread block per (KV tile of BLOCK_N = 128 keys, KV head, batch), or under the causal mask
+//   main        one thread block per (KV tile of BLOCK_N = 128 keys, KV head, batch), or under the causal mask with GQA
 //               per pair of KV tiles taken one after the other (block_index); for a tile it loops over the query
 //               blocks (BLOCK_M = 64 rows) that see its keys and, for each, over the query heads of its GQA
 //               group, keeping dK and dV of its keys in registers over all of them:
@@ -723,13 +723,14 @@ __device__ __forceinline__ int consumer(const cuir_attention_bwd_params &params,
 // The KV tiles, KV head and batch of this thread block. Grid: units x Hkv x B, the unit fastest: the blocks in
 // flight together share their head's Q, dO and dQ accumulator in L2 (KV tile slowest, which would put the heavy
 // causal tiles first, measured 10-30% slower on the H200, presumably for that reason).
-// - Causal, default mode: unit u is KV tiles u and T - 1 - u (T tiles; the middle one alone if T is odd), the first
+// - Causal GQA, default mode: unit u is KV tiles u and T - 1 - u (T tiles; the middle one alone if T is odd), the first
 //   with its unmasked query blocks from the last down, the second ascending from its diagonal. Every unit then
 //   walks the same number of query blocks (2T + 2 of 64 rows per head at Nq = Nkv), and at any step the units of
 //   a head that started together read one of two query blocks, whatever u: they stay in step wave after wave.
 //   (With one tile a block, tile 0 walks every query block and tile T - 1 two, so the blocks that replace the
 //   short ones start out of step, and a GQA group's Q, dO and dQ accumulator at 8k, larger than L2, are read
-//   from DRAM again.)
+//   from DRAM again.) With MHA (a step is one head) the pairs measured 6-7% slower: the tiles are too short
+//   for the pause between a pair's two and the coarser units' tail.
 // - Otherwise one tile a block, u; tile n - 1 of a head is dispatched before tile n, which the deterministic mode's
 //   semaphores rely on (tile n waits for n - 1, resident or done).
 struct BlockIndex {
@@ -738,12 +739,17 @@ struct BlockIndex {
   __device__ __forceinline__ int tiles() const { return partner < 0 ? 1 : 2; }
   __device__ __forceinline__ int tile(int u) const { return u == 0 ? n_block : partner; }
 };
-template <class T, bool PAIRED>
+template <bool IS_CAUSAL, bool DETERMINISTIC>
+__host__ __device__ __forceinline__ bool paired_tiles(const cuir_attention_bwd_params &params) {
+  return IS_CAUSAL && !DETERMINISTIC && params.num_heads_q != params.num_heads_kv;
+}
+template <class T, bool IS_CAUSAL, bool DETERMINISTIC>
 __device__ __forceinline__ BlockIndex block_index(const cuir_attention_bwd_params &params) {
   const int x = blockIdx.x;
   const int units = static_cast<int>(gridDim.x) / (params.num_heads_kv * params.batch);
   const int u = x % units, kv_tiles = (params.seqlen_kv + T::BLOCK_N - 1) / T::BLOCK_N;
-  const int partner = PAIRED && kv_tiles - 1 - u != u ? kv_tiles - 1 - u : -1;
+  const bool paired = paired_tiles<IS_CAUSAL, DETERMINISTIC>(params);
+  const int partner = paired && kv_tiles - 1 - u != u ? kv_tiles - 1 - u : -1;
   return BlockIndex{u, (x / units) % params.num_heads_kv, x / (units * params.num_heads_kv), partner};
 }
 
@@ -755,7 +761,7 @@ __global__ void __launch_bounds__(FlashBwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   unsigned char *smem = smem_raw + ((1024u - (smem_u32addr(smem_raw) & 1023u)) & 1023u);
   Barriers<T::STAGES> *bars = reinterpret_cast<Barriers<T::STAGES> *>(smem + T::BAR_OFFSET);
-  const BlockIndex block = block_index<T, IS_CAUSAL && !DETERMINISTIC>(params);
+  const BlockIndex block = block_index<T, IS_CAUSAL, DETERMINISTIC>(params);
   const int head_kv = block.head_kv, batch = block.batch;
 
   if (threadIdx.x == 0) {
@@ -858,7 +864,7 @@ static cudaError_t launch_main(const cuir_attention_bwd_params &params, const Wo
   err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::SMEM_BYTES);
   if (err != cudaSuccess) return err;
   const int kv_tiles = (params.seqlen_kv + T::BLOCK_N - 1) / T::BLOCK_N;
-  const int units = IS_CAUSAL && !DETERMINISTIC ? (kv_tiles + 1) / 2 : kv_tiles;  // block_index
+  const int units = paired_tiles<IS_CAUSAL, DETERMINISTIC>(params) ? (kv_tiles + 1) / 2 : kv_tiles;  // block_index
   const dim3 grid(static_cast<unsigned>(units) * params.num_heads_kv * params.batch);
   kernel<<<grid, T::NUM_THREADS, T::SMEM_BYTES, stream>>>(params, ws, maps);
   return cudaGetLastError();

@@ -46,8 +46,9 @@
 // - The main kernel's grid is (KV tiles, Hkv, B), one block per KV tile: a
 //   logical block. The source's one-dimensional grid (block_index) deals
 //   them with the tile fastest (an affine grid cannot multiply two sizes),
-//   and under the causal mask in the default mode as pairs (u, T - 1 - u)
-//   that one thread block runs one after the other: the pair's second tile
+//   and under the causal mask with GQA in the default mode as pairs
+//   (u, T - 1 - u) that one thread block runs one after the other (%paired
+//   here): the pair's second tile
 //   visits its unmasked query blocks ascending (%descending here), reloads K
 //   and V once the first tile's dK and dV have left the Q / dO stages
 //   (kv_empty, not modelled: the logical blocks do not share shared
@@ -117,7 +118,7 @@
 // QB: bytes of Q (or dO) + LSE (or D) of a step, KVB: bytes of K + V, DQK: keys of a dQ GEMM (DQ_KEYS),
 // DQKS / DQCS: the first key / column of consumer c's dQ GEMM is c times this, DSB / DSBS / DST: the dS
 // barrier (DS_BARRIER or DS_WG_BARRIER + c) and its threads.
-cuir.launch_sequence @flash_bwd_sm90_bf16_d128 [@flash_bwd_sm90_bf16_d128_preprocess, @flash_bwd_sm90_bf16_d128_main, @flash_bwd_sm90_bf16_d128_convert_dq] loc("flash_bwd.cu":868:20 to 868:94)
+cuir.launch_sequence @flash_bwd_sm90_bf16_d128 [@flash_bwd_sm90_bf16_d128_preprocess, @flash_bwd_sm90_bf16_d128_main, @flash_bwd_sm90_bf16_d128_convert_dq] loc("flash_bwd.cu":874:20 to 874:94)
 
 // =============================== preprocess: D, LSE * log2 e, dQ accumulator zeroed ===============================
 cuir.kernel @flash_bwd_sm90_bf16_d128_preprocess(
@@ -207,22 +208,22 @@ cuir.kernel @flash_bwd_sm90_bf16_d128_preprocess(
 
 // =============================== main: one block per (KV tile, KV head, batch) ===============================
 cuir.kernel @flash_bwd_sm90_bf16_d128_main(
-    %q: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "q"} loc("params.q"("flash_bwd.cu":752:27 to 752:83)),
-    %k: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "k"} loc("params.k"("flash_bwd.cu":752:27 to 752:83)),
-    %v: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "v"} loc("params.v"("flash_bwd.cu":752:27 to 752:83)),
-    %d_o: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "d_o"} loc("params.d_o"("flash_bwd.cu":752:27 to 752:83)),
-    %dk: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dk"} loc("params.dk"("flash_bwd.cu":752:27 to 752:83)),
-    %dv: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dv"} loc("params.dv"("flash_bwd.cu":752:27 to 752:83)),
-    %ws_dq_accum: memref<?x?x?x128xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":752:85 to 752:103)),
-    %ws_lse_log2: memref<?x?x?xf32, #G> {cuir.arg = "workspace:lse_log2", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.lse_log2"("flash_bwd.cu":752:85 to 752:103)),
-    %ws_dpsum: memref<?x?x?xf32, #G> {cuir.arg = "workspace:dpsum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.dpsum"("flash_bwd.cu":752:85 to 752:103)),
-    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_bwd.cu":752:27 to 752:83)),
-    %causal: i1 {cuir.arg = "causal"} loc("IS_CAUSAL"("flash_bwd.cu":750:1 to 750:77)),
-    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":752:27 to 752:83)),
-    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":752:27 to 752:83)),
-    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":752:27 to 752:83)),
-    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":752:27 to 752:83)),
-    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":752:27 to 752:83)))
+    %q: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "q"} loc("params.q"("flash_bwd.cu":758:27 to 758:83)),
+    %k: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "k"} loc("params.k"("flash_bwd.cu":758:27 to 758:83)),
+    %v: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "v"} loc("params.v"("flash_bwd.cu":758:27 to 758:83)),
+    %d_o: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "d_o"} loc("params.d_o"("flash_bwd.cu":758:27 to 758:83)),
+    %dk: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dk"} loc("params.dk"("flash_bwd.cu":758:27 to 758:83)),
+    %dv: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dv"} loc("params.dv"("flash_bwd.cu":758:27 to 758:83)),
+    %ws_dq_accum: memref<?x?x?x128xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":758:85 to 758:103)),
+    %ws_lse_log2: memref<?x?x?xf32, #G> {cuir.arg = "workspace:lse_log2", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.lse_log2"("flash_bwd.cu":758:85 to 758:103)),
+    %ws_dpsum: memref<?x?x?xf32, #G> {cuir.arg = "workspace:dpsum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.dpsum"("flash_bwd.cu":758:85 to 758:103)),
+    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_bwd.cu":758:27 to 758:83)),
+    %causal: i1 {cuir.arg = "causal"} loc("IS_CAUSAL"("flash_bwd.cu":756:1 to 756:77)),
+    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":758:27 to 758:83)),
+    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":758:27 to 758:83)),
+    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":758:27 to 758:83)),
+    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":758:27 to 758:83)),
+    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":758:27 to 758:83)))
     grid (b, hq, hkv, nq, nkv) -> (nkv ceildiv 128, hkv, b)
     threads 384 arch "sm_90a" {
   %c0 = arith.constant 0 : index
@@ -240,58 +241,60 @@ cuir.kernel @flash_bwd_sm90_bf16_d128_main(
   %cDSBS = arith.constant 0 : index loc("T::DQ_SPLIT_COLUMNS ? 0 : 1")
 
   // ---- block coordinates ----
-  %n_block = cuir.block_id x loc("n_block"("flash_bwd.cu":778:7 to 778:41))
-  %head_kv = cuir.block_id y loc("head_kv"("flash_bwd.cu":759:3 to 759:58))
-  %b = cuir.block_id z loc("batch"("flash_bwd.cu":759:3 to 759:58))
+  %n_block = cuir.block_id x loc("n_block"("flash_bwd.cu":784:7 to 784:41))
+  %head_kv = cuir.block_id y loc("head_kv"("flash_bwd.cu":765:3 to 765:58))
+  %b = cuir.block_id z loc("batch"("flash_bwd.cu":765:3 to 765:58))
 
   // ---- query_blocks<T, IS_CAUSAL>: virtual query blocks [m_min, m_max) see a key of the tile, [m_min, m_unmasked) need the mask ----
-  %m_blocks = arith.ceildivui %seqlen_q, %c64 : index loc(callsite("m_blocks"("flash_bwd.cu":292:3 to 292:72) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %key0 = arith.muli %n_block, %c128 : index loc(callsite("key0"("flash_bwd.cu":293:3 to 293:41) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %key_end = arith.addi %key0, %c128 : index loc(callsite("key_last"("flash_bwd.cu":294:3 to 294:69) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %key_end_c = arith.minsi %key_end, %seqlen_kv : index loc(callsite("key_last"("flash_bwd.cu":294:3 to 294:69) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %key_last = arith.subi %key_end_c, %c1 : index loc(callsite("key_last"("flash_bwd.cu":294:3 to 294:69) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %ragged = arith.cmpi sgt, %key_end, %seqlen_kv : index loc(callsite("ragged"("flash_bwd.cu":295:3 to 295:60) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %full_unmasked = arith.select %ragged, %m_blocks, %c0 : index loc(callsite("flash_bwd.cu":296:3 to 296:47 at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %offset = arith.subi %seqlen_kv, %seqlen_q : index loc(callsite("offset"("flash_bwd.cu":297:3 to 297:57) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %first_row = arith.subi %key0, %offset : index loc(callsite("first_row"("flash_bwd.cu":298:3 to 298:39) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %last_q = arith.subi %seqlen_q, %c1 : index loc(callsite("flash_bwd.cu":299:7 to 299:38 at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %no_rows = arith.cmpi sgt, %first_row, %last_q : index loc(callsite("flash_bwd.cu":299:3 to 299:46 at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %first_row_c = arith.maxsi %first_row, %c0 : index loc(callsite("m_min"("flash_bwd.cu":300:3 to 300:52) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %c_min = arith.divsi %first_row_c, %c64 : index loc(callsite("m_min"("flash_bwd.cu":300:3 to 300:52) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %akr = arith.subi %key_last, %offset : index loc(callsite("all_keys_row"("flash_bwd.cu":301:3 to 301:54) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %all_keys_row = arith.maxsi %akr, %c0 : index loc(callsite("all_keys_row"("flash_bwd.cu":301:3 to 301:54) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %akr_up = arith.addi %all_keys_row, %c63 : index loc(callsite("m_unmasked"("flash_bwd.cu":302:54 to 302:98) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %akr_blk = arith.divsi %akr_up, %c64 : index loc(callsite("m_unmasked"("flash_bwd.cu":302:54 to 302:98) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %akr_min = arith.maxsi %akr_blk, %c_min : index loc(callsite("m_unmasked"("flash_bwd.cu":302:50 to 302:106) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %akr_max = arith.minsi %akr_min, %m_blocks : index loc(callsite("m_unmasked"("flash_bwd.cu":302:46 to 302:117) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %c_unmasked = arith.select %ragged, %m_blocks, %akr_max : index loc(callsite("m_unmasked"("flash_bwd.cu":302:3 to 302:118) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %c_min2 = arith.select %no_rows, %c0, %c_min : index loc(callsite("flash_bwd.cu":299:3 to 299:46 at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %c_unmasked2 = arith.select %no_rows, %c0, %c_unmasked : index loc(callsite("flash_bwd.cu":299:3 to 299:46 at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %c_max2 = arith.select %no_rows, %c0, %m_blocks : index loc(callsite("flash_bwd.cu":299:3 to 299:46 at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %m_min = arith.select %causal, %c_min2, %c0 : index loc(callsite("flash_bwd.cu":296:3 to 296:28 at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %m_unmasked = arith.select %causal, %c_unmasked2, %full_unmasked : index loc(callsite("flash_bwd.cu":296:3 to 296:28 at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %m_max = arith.select %causal, %c_max2, %m_blocks : index loc(callsite("flash_bwd.cu":296:3 to 296:28 at "range"("flash_bwd.cu":782:41 to 782:84)))
+  %m_blocks = arith.ceildivui %seqlen_q, %c64 : index loc(callsite("m_blocks"("flash_bwd.cu":292:3 to 292:72) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %key0 = arith.muli %n_block, %c128 : index loc(callsite("key0"("flash_bwd.cu":293:3 to 293:41) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %key_end = arith.addi %key0, %c128 : index loc(callsite("key_last"("flash_bwd.cu":294:3 to 294:69) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %key_end_c = arith.minsi %key_end, %seqlen_kv : index loc(callsite("key_last"("flash_bwd.cu":294:3 to 294:69) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %key_last = arith.subi %key_end_c, %c1 : index loc(callsite("key_last"("flash_bwd.cu":294:3 to 294:69) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %ragged = arith.cmpi sgt, %key_end, %seqlen_kv : index loc(callsite("ragged"("flash_bwd.cu":295:3 to 295:60) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %full_unmasked = arith.select %ragged, %m_blocks, %c0 : index loc(callsite("flash_bwd.cu":296:3 to 296:47 at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %offset = arith.subi %seqlen_kv, %seqlen_q : index loc(callsite("offset"("flash_bwd.cu":297:3 to 297:57) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %first_row = arith.subi %key0, %offset : index loc(callsite("first_row"("flash_bwd.cu":298:3 to 298:39) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %last_q = arith.subi %seqlen_q, %c1 : index loc(callsite("flash_bwd.cu":299:7 to 299:38 at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %no_rows = arith.cmpi sgt, %first_row, %last_q : index loc(callsite("flash_bwd.cu":299:3 to 299:46 at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %first_row_c = arith.maxsi %first_row, %c0 : index loc(callsite("m_min"("flash_bwd.cu":300:3 to 300:52) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %c_min = arith.divsi %first_row_c, %c64 : index loc(callsite("m_min"("flash_bwd.cu":300:3 to 300:52) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %akr = arith.subi %key_last, %offset : index loc(callsite("all_keys_row"("flash_bwd.cu":301:3 to 301:54) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %all_keys_row = arith.maxsi %akr, %c0 : index loc(callsite("all_keys_row"("flash_bwd.cu":301:3 to 301:54) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %akr_up = arith.addi %all_keys_row, %c63 : index loc(callsite("m_unmasked"("flash_bwd.cu":302:54 to 302:98) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %akr_blk = arith.divsi %akr_up, %c64 : index loc(callsite("m_unmasked"("flash_bwd.cu":302:54 to 302:98) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %akr_min = arith.maxsi %akr_blk, %c_min : index loc(callsite("m_unmasked"("flash_bwd.cu":302:50 to 302:106) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %akr_max = arith.minsi %akr_min, %m_blocks : index loc(callsite("m_unmasked"("flash_bwd.cu":302:46 to 302:117) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %c_unmasked = arith.select %ragged, %m_blocks, %akr_max : index loc(callsite("m_unmasked"("flash_bwd.cu":302:3 to 302:118) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %c_min2 = arith.select %no_rows, %c0, %c_min : index loc(callsite("flash_bwd.cu":299:3 to 299:46 at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %c_unmasked2 = arith.select %no_rows, %c0, %c_unmasked : index loc(callsite("flash_bwd.cu":299:3 to 299:46 at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %c_max2 = arith.select %no_rows, %c0, %m_blocks : index loc(callsite("flash_bwd.cu":299:3 to 299:46 at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %m_min = arith.select %causal, %c_min2, %c0 : index loc(callsite("flash_bwd.cu":296:3 to 296:28 at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %m_unmasked = arith.select %causal, %c_unmasked2, %full_unmasked : index loc(callsite("flash_bwd.cu":296:3 to 296:28 at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %m_max = arith.select %causal, %c_max2, %m_blocks : index loc(callsite("flash_bwd.cu":296:3 to 296:28 at "range"("flash_bwd.cu":788:41 to 788:84)))
   %num_steps = arith.subi %m_max, %m_min : index loc("flash_bwd.cu":280:30 to 280:51)
 
-  // ---- block_index: causal tiles are dealt in pairs (u, T - 1 - u); the second visits its unmasked query blocks ascending ----
-  %kv_tiles = arith.ceildivui %seqlen_kv, %c128 : index loc("kv_tiles"("flash_bwd.cu":745:28 to 745:88))
-  %last_tile = arith.subi %kv_tiles, %c1 : index loc("flash_bwd.cu":746:33 to 746:49)
-  %mirror = arith.subi %last_tile, %n_block : index loc("flash_bwd.cu":746:33 to 746:49)
-  %after_mirror = arith.cmpi sgt, %n_block, %mirror : index loc("partner"("flash_bwd.cu":746:3 to 746:79))
-  %second_of_pair = arith.andi %causal, %after_mirror : i1 loc("partner"("flash_bwd.cu":746:3 to 746:79))
-  %true = arith.constant true loc("flash_bwd.cu":783:7 to 783:33)
-  %descending = arith.xori %second_of_pair, %true : i1 loc("range.descending"("flash_bwd.cu":783:7 to 783:33))
+  // ---- block_index: causal GQA tiles are dealt in pairs (u, T - 1 - u); the second visits its unmasked query blocks ascending ----
+  %kv_tiles = arith.ceildivui %seqlen_kv, %c128 : index loc("kv_tiles"("flash_bwd.cu":750:28 to 750:88))
+  %last_tile = arith.subi %kv_tiles, %c1 : index loc("flash_bwd.cu":752:33 to 752:49)
+  %mirror = arith.subi %last_tile, %n_block : index loc("flash_bwd.cu":752:33 to 752:49)
+  %after_mirror = arith.cmpi sgt, %n_block, %mirror : index loc("partner"("flash_bwd.cu":752:3 to 752:79))
+  %gqa = arith.cmpi ne, %num_heads_q, %num_heads_kv : index loc(callsite("flash_bwd.cu":744:41 to 744:82 at "paired"("flash_bwd.cu":751:3 to 751:70)))
+  %paired = arith.andi %causal, %gqa : i1 loc("paired"("flash_bwd.cu":751:3 to 751:70))
+  %second_of_pair = arith.andi %paired, %after_mirror : i1 loc("partner"("flash_bwd.cu":752:3 to 752:79))
+  %true = arith.constant true loc("flash_bwd.cu":789:7 to 789:33)
+  %descending = arith.xori %second_of_pair, %true : i1 loc("range.descending"("flash_bwd.cu":789:7 to 789:33))
 
   // ---- the GQA group, the sequence views ----
   %group = arith.divui %num_heads_q, %num_heads_kv : index loc("group"("flash_bwd.cu":706:3 to 706:62))
   %head_q0 = arith.muli %head_kv, %group : index loc("head_q0"("flash_bwd.cu":707:3 to 707:38))
   %head_end = arith.addi %head_q0, %group : index loc("head_end"("flash_bwd.cu":707:40 to 707:66))
-  %last_key_offset = arith.select %causal, %offset, %seqlen_kv : index loc("ctx.last_key_offset"("flash_bwd.cu":816:5 to 816:93))
+  %last_key_offset = arith.select %causal, %offset, %seqlen_kv : index loc("ctx.last_key_offset"("flash_bwd.cu":822:5 to 822:93))
   %rows_pad = memref.dim %ws_dpsum, %c2 : memref<?x?x?xf32, #G> loc("ws.rows_pad"("flash_bwd.cu":176:70 to 176:89))
   %k_head = memref.subview %k[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 128] [1, 1, 1, 1]
-      : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("maps.k"("flash_bwd.cu":851:11 to 851:42))
+      : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("maps.k"("flash_bwd.cu":857:11 to 857:42))
   %v_head = memref.subview %v[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 128] [1, 1, 1, 1]
-      : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("maps.v"("flash_bwd.cu":854:11 to 854:42))
+      : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("maps.v"("flash_bwd.cu":860:11 to 860:42))
 
   // ---- shared memory: K, V [BLOCK_N][d]; Q, dO [STAGES][BLOCK_M][d]; dS^T [2][BLOCK_N][BLOCK_M]; dQ [2][64][64] fp32; LSE, D [STAGES][BLOCK_M]; the mbarriers ----
   %sK = cuir.alloc {swizzle = 128} : memref<128x128xbf16, #S> loc("sK"("flash_bwd.cu":108:24 to 108:37))
@@ -302,10 +305,10 @@ cuir.kernel @flash_bwd_sm90_bf16_d128_main(
   %sdQ = cuir.alloc : memref<2x64x64xf32, #S> loc("sdQ"("flash_bwd.cu":113:24 to 113:67))
   %sLSE = cuir.alloc : memref<2x64xf32, #S> loc("sLSE"("flash_bwd.cu":114:24 to 114:78))
   %sdPsum = cuir.alloc : memref<2x64xf32, #S> loc("sdPsum"("flash_bwd.cu":115:24 to 115:72))
-  %kv_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<1> loc("bars->kv_full"("flash_bwd.cu":762:5 to 762:37))
-  %q_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<2> loc("bars->q_full"("flash_bwd.cu":766:7 to 766:41))
-  %do_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<2> loc("bars->do_full"("flash_bwd.cu":767:7 to 767:42))
-  %q_empty = cuir.barrier.init arrivals 2 : !cuir.mbarrier<2> loc("bars->q_empty"("flash_bwd.cu":768:7 to 768:64))
+  %kv_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<1> loc("bars->kv_full"("flash_bwd.cu":768:5 to 768:37))
+  %q_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<2> loc("bars->q_full"("flash_bwd.cu":772:7 to 772:41))
+  %do_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<2> loc("bars->do_full"("flash_bwd.cu":773:7 to 773:42))
+  %q_empty = cuir.barrier.init arrivals 2 : !cuir.mbarrier<2> loc("bars->q_empty"("flash_bwd.cu":774:7 to 774:64))
 
   // =============================== producer: warp 0, one elected thread ===============================
   cuir.bind warp [0] role producer {
@@ -324,9 +327,9 @@ cuir.kernel @flash_bwd_sm90_bf16_d128_main(
       %m = arith.select %down_visit, %down, %vb : index loc(callsite("flash_bwd.cu":285:12 to 285:99 at "flash_bwd.cu":357:70 to 357:93))
       %i_k = scf.for %head_q = %head_q0 to %head_end step %c1 iter_args(%i = %i_v) -> (index) {
       %q_head = memref.subview %q[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 128] [1, 1, 1, 1]
-          : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("maps.q"("flash_bwd.cu":845:21 to 845:52))
+          : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("maps.q"("flash_bwd.cu":851:21 to 851:52))
       %do_head = memref.subview %d_o[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 128] [1, 1, 1, 1]
-          : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("maps.d_o"("flash_bwd.cu":848:11 to 848:46))
+          : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("maps.d_o"("flash_bwd.cu":854:11 to 854:46))
       %lse_head = memref.subview %ws_lse_log2[%b, %head_q, 0] [1, 1, %rows_pad] [1, 1, 1]
           : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("at"("flash_bwd.cu":324:3 to 324:61))
       %dpsum_head = memref.subview %ws_dpsum[%b, %head_q, 0] [1, 1, %rows_pad] [1, 1, 1]
@@ -361,8 +364,8 @@ cuir.kernel @flash_bwd_sm90_bf16_d128_main(
       } loc("head_q"("flash_bwd.cu":356:5 to 356:86))
       scf.yield %i_k : index loc("flash_bwd.cu":355:3 to 355:52)
     } loc("v"("flash_bwd.cu":355:3 to 355:52))
-    cuir.yield loc("flash_bwd.cu":795:16 to 795:117)
-  } loc("flash_bwd.cu":791:5 to 791:51)
+    cuir.yield loc("flash_bwd.cu":801:16 to 801:117)
+  } loc("flash_bwd.cu":797:5 to 797:51)
 
   // =============================== dQ writer: warp 1 ===============================
   cuir.bind warp [1] role producer {
@@ -401,15 +404,15 @@ cuir.kernel @flash_bwd_sm90_bf16_d128_main(
       } loc("head_q"("flash_bwd.cu":391:5 to 391:86))
       scf.yield %i_k : index loc("flash_bwd.cu":390:3 to 390:52)
     } loc("v"("flash_bwd.cu":390:3 to 390:52))
-    cuir.yield loc("flash_bwd.cu":801:16 to 801:113)
-  } loc("flash_bwd.cu":797:7 to 797:38)
+    cuir.yield loc("flash_bwd.cu":807:16 to 807:113)
+  } loc("flash_bwd.cu":803:7 to 803:38)
 
   // =============================== consumer warpgroups 1 and 2 ===============================
   cuir.bind warpgroup [1, 2] role consumer regs 232 {
-    %consumer = cuir.worker_id loc("ctx.consumer"("flash_bwd.cu":812:5 to 812:30))
+    %consumer = cuir.worker_id loc("ctx.consumer"("flash_bwd.cu":818:5 to 818:30))
     %kv_rows = arith.muli %consumer, %c64 : index loc("kv_rows"("flash_bwd.cu":586:3 to 586:60))
     // The first key of this warpgroup's 64: a column of the score tile here (a row in the source).
-    %kv0 = arith.addi %key0, %kv_rows : index loc("ctx.wg_key0"("flash_bwd.cu":824:7 to 824:70))
+    %kv0 = arith.addi %key0, %kv_rows : index loc("ctx.wg_key0"("flash_bwd.cu":830:7 to 830:70))
     %sK_wg = memref.subview %sK[%kv_rows, 0] [64, 128] [1, 1]
         : memref<128x128xbf16, #S> to memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc("flash_bwd.cu":595:28 to 595:62)
     %sV_wg = memref.subview %sV[%kv_rows, 0] [64, 128] [1, 1]
@@ -427,9 +430,9 @@ cuir.kernel @flash_bwd_sm90_bf16_d128_main(
         : memref<2x64x64xf32, #S> to memref<64x64xf32, strided<[64, 1], offset: ?>, #S> loc("dst"("flash_bwd.cu":565:44 to 565:100))
 
     // ---- constants of the steps; dK, dV in registers over all of them ----
-    %log2e = arith.constant 1.44269502 : f32 loc("ctx.scale_log2"("flash_bwd.cu":817:5 to 817:52))
-    %scale_log2 = arith.mulf %softmax_scale, %log2e : f32 loc("ctx.scale_log2"("flash_bwd.cu":817:5 to 817:52))
-    %scale_tile = tensor.splat %scale_log2 : tensor<64x64xf32, #WACC> loc("ctx.scale_log2"("flash_bwd.cu":817:5 to 817:52))
+    %log2e = arith.constant 1.44269502 : f32 loc("ctx.scale_log2"("flash_bwd.cu":823:5 to 823:52))
+    %scale_log2 = arith.mulf %softmax_scale, %log2e : f32 loc("ctx.scale_log2"("flash_bwd.cu":823:5 to 823:52))
+    %scale_tile = tensor.splat %scale_log2 : tensor<64x64xf32, #WACC> loc("ctx.scale_log2"("flash_bwd.cu":823:5 to 823:52))
     %ninf = arith.constant 0xFF800000 : f32 loc("flash_bwd.cu":503:87 to 503:92)
     %zero_s = arith.constant dense<0.0> : tensor<64x64xf32, #WACC> loc("acc_s"("flash_bwd.cu":593:3 to 593:45))
     %zero_dq = arith.constant dense<0.0> : tensor<64x64xf32, #WACC> loc("acc_dq"("flash_bwd.cu":625:3 to 625:28))
@@ -479,7 +482,7 @@ cuir.kernel @flash_bwd_sm90_bf16_d128_main(
         // ------- score tile complete: acc_s = Q K^T (unscaled) of query tile m_tile; the mask of a masking step -------
         %acc_s_masked = cuir.elementwise (%acc_s) at [%b, %head_q, %q_row0, %kv0]
             : (tensor<64x64xf32, #WACC>) -> tensor<64x64xf32, #WACC> {
-        ^bb0(%x: f32 loc("acc_s"("flash_bwd.cu":503:68 to 503:92)), %bi: index loc("batch"("flash_bwd.cu":759:3 to 759:58)), %hi: index loc("head_q"("flash_bwd.cu":710:3 to 710:51)), %qi: index loc("row"("flash_bwd.cu":502:7 to 502:46)), %ki: index loc("key"("flash_bwd.cu":501:7 to 501:50))):
+        ^bb0(%x: f32 loc("acc_s"("flash_bwd.cu":503:68 to 503:92)), %bi: index loc("batch"("flash_bwd.cu":765:3 to 765:58)), %hi: index loc("head_q"("flash_bwd.cu":710:3 to 710:51)), %qi: index loc("row"("flash_bwd.cu":502:7 to 502:46)), %ki: index loc("key"("flash_bwd.cu":501:7 to 501:50))):
           %past_end = arith.cmpi sge, %ki, %seqlen_kv : index loc(callsite("flash_bwd.cu":503:11 to 503:31 at "flash_bwd.cu":602:28 to 602:61))
           %row_last = arith.addi %qi, %last_key_offset : index loc(callsite("flash_bwd.cu":503:41 to 503:66 at "flash_bwd.cu":602:28 to 602:61))
           %past_diag = arith.cmpi sgt, %ki, %row_last : index loc(callsite("flash_bwd.cu":503:35 to 503:66 at "flash_bwd.cu":602:28 to 602:61))
@@ -655,10 +658,10 @@ cuir.kernel @flash_bwd_sm90_bf16_d128_main(
     cuir.copy %sQ_out -> %dk_head[%kv0, %c0] : memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> -> memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc(callsite("flash_bwd.cu":674:5 to 674:117 at "flash_bwd.cu":686:3 to 686:45))
     cuir.store %dv16 -> %sdO_out : tensor<64x128xbf16, #WACC> -> memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":663:7 to 663:89 at "flash_bwd.cu":689:3 to 689:46))
     cuir.copy %sdO_out -> %dv_head[%kv0, %c0] : memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> -> memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc(callsite("flash_bwd.cu":674:5 to 674:117 at "flash_bwd.cu":689:3 to 689:46))
-    cuir.yield loc("flash_bwd.cu":827:11 to 827:95)
-  } loc("flash_bwd.cu":807:5 to 807:40)
-  cuir.return loc("flash_bwd.cu":752:5 to 752:104)
-} loc("flash_bwd_sm90_kernel"("flash_bwd.cu":752:5 to 752:104))
+    cuir.yield loc("flash_bwd.cu":833:11 to 833:95)
+  } loc("flash_bwd.cu":813:5 to 813:40)
+  cuir.return loc("flash_bwd.cu":758:5 to 758:104)
+} loc("flash_bwd_sm90_kernel"("flash_bwd.cu":758:5 to 758:104))
 
 // =============================== convert: dQ = softmax_scale * accumulator ===============================
 cuir.kernel @flash_bwd_sm90_bf16_d128_convert_dq(
@@ -695,7 +698,7 @@ cuir.kernel @flash_bwd_sm90_bf16_d128_convert_dq(
   cuir.store %dq16 -> %dq_head[%row0, %c0] : tensor<16x128xbf16, #RACC> -> memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("flash_bwd.cu":252:3 to 252:128)
   cuir.return loc("flash_bwd.cu":241:3 to 241:38)
 } loc("flash_bwd_convert_dq_kernel"("flash_bwd.cu":236:5 to 236:110))
-cuir.launch_sequence @flash_bwd_sm90_bf16_d64 [@flash_bwd_sm90_bf16_d64_preprocess, @flash_bwd_sm90_bf16_d64_main, @flash_bwd_sm90_bf16_d64_convert_dq] loc("flash_bwd.cu":868:20 to 868:94)
+cuir.launch_sequence @flash_bwd_sm90_bf16_d64 [@flash_bwd_sm90_bf16_d64_preprocess, @flash_bwd_sm90_bf16_d64_main, @flash_bwd_sm90_bf16_d64_convert_dq] loc("flash_bwd.cu":874:20 to 874:94)
 
 // =============================== preprocess: D, LSE * log2 e, dQ accumulator zeroed ===============================
 cuir.kernel @flash_bwd_sm90_bf16_d64_preprocess(
@@ -785,22 +788,22 @@ cuir.kernel @flash_bwd_sm90_bf16_d64_preprocess(
 
 // =============================== main: one block per (KV tile, KV head, batch) ===============================
 cuir.kernel @flash_bwd_sm90_bf16_d64_main(
-    %q: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "q"} loc("params.q"("flash_bwd.cu":752:27 to 752:83)),
-    %k: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "k"} loc("params.k"("flash_bwd.cu":752:27 to 752:83)),
-    %v: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "v"} loc("params.v"("flash_bwd.cu":752:27 to 752:83)),
-    %d_o: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "d_o"} loc("params.d_o"("flash_bwd.cu":752:27 to 752:83)),
-    %dk: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dk"} loc("params.dk"("flash_bwd.cu":752:27 to 752:83)),
-    %dv: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dv"} loc("params.dv"("flash_bwd.cu":752:27 to 752:83)),
-    %ws_dq_accum: memref<?x?x?x64xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":752:85 to 752:103)),
-    %ws_lse_log2: memref<?x?x?xf32, #G> {cuir.arg = "workspace:lse_log2", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.lse_log2"("flash_bwd.cu":752:85 to 752:103)),
-    %ws_dpsum: memref<?x?x?xf32, #G> {cuir.arg = "workspace:dpsum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.dpsum"("flash_bwd.cu":752:85 to 752:103)),
-    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_bwd.cu":752:27 to 752:83)),
-    %causal: i1 {cuir.arg = "causal"} loc("IS_CAUSAL"("flash_bwd.cu":750:1 to 750:77)),
-    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":752:27 to 752:83)),
-    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":752:27 to 752:83)),
-    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":752:27 to 752:83)),
-    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":752:27 to 752:83)),
-    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":752:27 to 752:83)))
+    %q: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "q"} loc("params.q"("flash_bwd.cu":758:27 to 758:83)),
+    %k: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "k"} loc("params.k"("flash_bwd.cu":758:27 to 758:83)),
+    %v: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "v"} loc("params.v"("flash_bwd.cu":758:27 to 758:83)),
+    %d_o: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "d_o"} loc("params.d_o"("flash_bwd.cu":758:27 to 758:83)),
+    %dk: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dk"} loc("params.dk"("flash_bwd.cu":758:27 to 758:83)),
+    %dv: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dv"} loc("params.dv"("flash_bwd.cu":758:27 to 758:83)),
+    %ws_dq_accum: memref<?x?x?x64xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":758:85 to 758:103)),
+    %ws_lse_log2: memref<?x?x?xf32, #G> {cuir.arg = "workspace:lse_log2", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.lse_log2"("flash_bwd.cu":758:85 to 758:103)),
+    %ws_dpsum: memref<?x?x?xf32, #G> {cuir.arg = "workspace:dpsum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.dpsum"("flash_bwd.cu":758:85 to 758:103)),
+    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_bwd.cu":758:27 to 758:83)),
+    %causal: i1 {cuir.arg = "causal"} loc("IS_CAUSAL"("flash_bwd.cu":756:1 to 756:77)),
+    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":758:27 to 758:83)),
+    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":758:27 to 758:83)),
+    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":758:27 to 758:83)),
+    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":758:27 to 758:83)),
+    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":758:27 to 758:83)))
     grid (b, hq, hkv, nq, nkv) -> (nkv ceildiv 128, hkv, b)
     threads 384 arch "sm_90a" {
   %c0 = arith.constant 0 : index
@@ -818,58 +821,60 @@ cuir.kernel @flash_bwd_sm90_bf16_d64_main(
   %cDSBS = arith.constant 1 : index loc("T::DQ_SPLIT_COLUMNS ? 0 : 1")
 
   // ---- block coordinates ----
-  %n_block = cuir.block_id x loc("n_block"("flash_bwd.cu":778:7 to 778:41))
-  %head_kv = cuir.block_id y loc("head_kv"("flash_bwd.cu":759:3 to 759:58))
-  %b = cuir.block_id z loc("batch"("flash_bwd.cu":759:3 to 759:58))
+  %n_block = cuir.block_id x loc("n_block"("flash_bwd.cu":784:7 to 784:41))
+  %head_kv = cuir.block_id y loc("head_kv"("flash_bwd.cu":765:3 to 765:58))
+  %b = cuir.block_id z loc("batch"("flash_bwd.cu":765:3 to 765:58))
 
   // ---- query_blocks<T, IS_CAUSAL>: virtual query blocks [m_min, m_max) see a key of the tile, [m_min, m_unmasked) need the mask ----
-  %m_blocks = arith.ceildivui %seqlen_q, %c64 : index loc(callsite("m_blocks"("flash_bwd.cu":292:3 to 292:72) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %key0 = arith.muli %n_block, %c128 : index loc(callsite("key0"("flash_bwd.cu":293:3 to 293:41) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %key_end = arith.addi %key0, %c128 : index loc(callsite("key_last"("flash_bwd.cu":294:3 to 294:69) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %key_end_c = arith.minsi %key_end, %seqlen_kv : index loc(callsite("key_last"("flash_bwd.cu":294:3 to 294:69) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %key_last = arith.subi %key_end_c, %c1 : index loc(callsite("key_last"("flash_bwd.cu":294:3 to 294:69) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %ragged = arith.cmpi sgt, %key_end, %seqlen_kv : index loc(callsite("ragged"("flash_bwd.cu":295:3 to 295:60) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %full_unmasked = arith.select %ragged, %m_blocks, %c0 : index loc(callsite("flash_bwd.cu":296:3 to 296:47 at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %offset = arith.subi %seqlen_kv, %seqlen_q : index loc(callsite("offset"("flash_bwd.cu":297:3 to 297:57) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %first_row = arith.subi %key0, %offset : index loc(callsite("first_row"("flash_bwd.cu":298:3 to 298:39) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %last_q = arith.subi %seqlen_q, %c1 : index loc(callsite("flash_bwd.cu":299:7 to 299:38 at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %no_rows = arith.cmpi sgt, %first_row, %last_q : index loc(callsite("flash_bwd.cu":299:3 to 299:46 at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %first_row_c = arith.maxsi %first_row, %c0 : index loc(callsite("m_min"("flash_bwd.cu":300:3 to 300:52) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %c_min = arith.divsi %first_row_c, %c64 : index loc(callsite("m_min"("flash_bwd.cu":300:3 to 300:52) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %akr = arith.subi %key_last, %offset : index loc(callsite("all_keys_row"("flash_bwd.cu":301:3 to 301:54) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %all_keys_row = arith.maxsi %akr, %c0 : index loc(callsite("all_keys_row"("flash_bwd.cu":301:3 to 301:54) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %akr_up = arith.addi %all_keys_row, %c63 : index loc(callsite("m_unmasked"("flash_bwd.cu":302:54 to 302:98) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %akr_blk = arith.divsi %akr_up, %c64 : index loc(callsite("m_unmasked"("flash_bwd.cu":302:54 to 302:98) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %akr_min = arith.maxsi %akr_blk, %c_min : index loc(callsite("m_unmasked"("flash_bwd.cu":302:50 to 302:106) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %akr_max = arith.minsi %akr_min, %m_blocks : index loc(callsite("m_unmasked"("flash_bwd.cu":302:46 to 302:117) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %c_unmasked = arith.select %ragged, %m_blocks, %akr_max : index loc(callsite("m_unmasked"("flash_bwd.cu":302:3 to 302:118) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %c_min2 = arith.select %no_rows, %c0, %c_min : index loc(callsite("flash_bwd.cu":299:3 to 299:46 at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %c_unmasked2 = arith.select %no_rows, %c0, %c_unmasked : index loc(callsite("flash_bwd.cu":299:3 to 299:46 at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %c_max2 = arith.select %no_rows, %c0, %m_blocks : index loc(callsite("flash_bwd.cu":299:3 to 299:46 at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %m_min = arith.select %causal, %c_min2, %c0 : index loc(callsite("flash_bwd.cu":296:3 to 296:28 at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %m_unmasked = arith.select %causal, %c_unmasked2, %full_unmasked : index loc(callsite("flash_bwd.cu":296:3 to 296:28 at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %m_max = arith.select %causal, %c_max2, %m_blocks : index loc(callsite("flash_bwd.cu":296:3 to 296:28 at "range"("flash_bwd.cu":782:41 to 782:84)))
+  %m_blocks = arith.ceildivui %seqlen_q, %c64 : index loc(callsite("m_blocks"("flash_bwd.cu":292:3 to 292:72) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %key0 = arith.muli %n_block, %c128 : index loc(callsite("key0"("flash_bwd.cu":293:3 to 293:41) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %key_end = arith.addi %key0, %c128 : index loc(callsite("key_last"("flash_bwd.cu":294:3 to 294:69) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %key_end_c = arith.minsi %key_end, %seqlen_kv : index loc(callsite("key_last"("flash_bwd.cu":294:3 to 294:69) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %key_last = arith.subi %key_end_c, %c1 : index loc(callsite("key_last"("flash_bwd.cu":294:3 to 294:69) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %ragged = arith.cmpi sgt, %key_end, %seqlen_kv : index loc(callsite("ragged"("flash_bwd.cu":295:3 to 295:60) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %full_unmasked = arith.select %ragged, %m_blocks, %c0 : index loc(callsite("flash_bwd.cu":296:3 to 296:47 at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %offset = arith.subi %seqlen_kv, %seqlen_q : index loc(callsite("offset"("flash_bwd.cu":297:3 to 297:57) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %first_row = arith.subi %key0, %offset : index loc(callsite("first_row"("flash_bwd.cu":298:3 to 298:39) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %last_q = arith.subi %seqlen_q, %c1 : index loc(callsite("flash_bwd.cu":299:7 to 299:38 at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %no_rows = arith.cmpi sgt, %first_row, %last_q : index loc(callsite("flash_bwd.cu":299:3 to 299:46 at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %first_row_c = arith.maxsi %first_row, %c0 : index loc(callsite("m_min"("flash_bwd.cu":300:3 to 300:52) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %c_min = arith.divsi %first_row_c, %c64 : index loc(callsite("m_min"("flash_bwd.cu":300:3 to 300:52) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %akr = arith.subi %key_last, %offset : index loc(callsite("all_keys_row"("flash_bwd.cu":301:3 to 301:54) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %all_keys_row = arith.maxsi %akr, %c0 : index loc(callsite("all_keys_row"("flash_bwd.cu":301:3 to 301:54) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %akr_up = arith.addi %all_keys_row, %c63 : index loc(callsite("m_unmasked"("flash_bwd.cu":302:54 to 302:98) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %akr_blk = arith.divsi %akr_up, %c64 : index loc(callsite("m_unmasked"("flash_bwd.cu":302:54 to 302:98) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %akr_min = arith.maxsi %akr_blk, %c_min : index loc(callsite("m_unmasked"("flash_bwd.cu":302:50 to 302:106) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %akr_max = arith.minsi %akr_min, %m_blocks : index loc(callsite("m_unmasked"("flash_bwd.cu":302:46 to 302:117) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %c_unmasked = arith.select %ragged, %m_blocks, %akr_max : index loc(callsite("m_unmasked"("flash_bwd.cu":302:3 to 302:118) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %c_min2 = arith.select %no_rows, %c0, %c_min : index loc(callsite("flash_bwd.cu":299:3 to 299:46 at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %c_unmasked2 = arith.select %no_rows, %c0, %c_unmasked : index loc(callsite("flash_bwd.cu":299:3 to 299:46 at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %c_max2 = arith.select %no_rows, %c0, %m_blocks : index loc(callsite("flash_bwd.cu":299:3 to 299:46 at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %m_min = arith.select %causal, %c_min2, %c0 : index loc(callsite("flash_bwd.cu":296:3 to 296:28 at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %m_unmasked = arith.select %causal, %c_unmasked2, %full_unmasked : index loc(callsite("flash_bwd.cu":296:3 to 296:28 at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %m_max = arith.select %causal, %c_max2, %m_blocks : index loc(callsite("flash_bwd.cu":296:3 to 296:28 at "range"("flash_bwd.cu":788:41 to 788:84)))
   %num_steps = arith.subi %m_max, %m_min : index loc("flash_bwd.cu":280:30 to 280:51)
 
-  // ---- block_index: causal tiles are dealt in pairs (u, T - 1 - u); the second visits its unmasked query blocks ascending ----
-  %kv_tiles = arith.ceildivui %seqlen_kv, %c128 : index loc("kv_tiles"("flash_bwd.cu":745:28 to 745:88))
-  %last_tile = arith.subi %kv_tiles, %c1 : index loc("flash_bwd.cu":746:33 to 746:49)
-  %mirror = arith.subi %last_tile, %n_block : index loc("flash_bwd.cu":746:33 to 746:49)
-  %after_mirror = arith.cmpi sgt, %n_block, %mirror : index loc("partner"("flash_bwd.cu":746:3 to 746:79))
-  %second_of_pair = arith.andi %causal, %after_mirror : i1 loc("partner"("flash_bwd.cu":746:3 to 746:79))
-  %true = arith.constant true loc("flash_bwd.cu":783:7 to 783:33)
-  %descending = arith.xori %second_of_pair, %true : i1 loc("range.descending"("flash_bwd.cu":783:7 to 783:33))
+  // ---- block_index: causal GQA tiles are dealt in pairs (u, T - 1 - u); the second visits its unmasked query blocks ascending ----
+  %kv_tiles = arith.ceildivui %seqlen_kv, %c128 : index loc("kv_tiles"("flash_bwd.cu":750:28 to 750:88))
+  %last_tile = arith.subi %kv_tiles, %c1 : index loc("flash_bwd.cu":752:33 to 752:49)
+  %mirror = arith.subi %last_tile, %n_block : index loc("flash_bwd.cu":752:33 to 752:49)
+  %after_mirror = arith.cmpi sgt, %n_block, %mirror : index loc("partner"("flash_bwd.cu":752:3 to 752:79))
+  %gqa = arith.cmpi ne, %num_heads_q, %num_heads_kv : index loc(callsite("flash_bwd.cu":744:41 to 744:82 at "paired"("flash_bwd.cu":751:3 to 751:70)))
+  %paired = arith.andi %causal, %gqa : i1 loc("paired"("flash_bwd.cu":751:3 to 751:70))
+  %second_of_pair = arith.andi %paired, %after_mirror : i1 loc("partner"("flash_bwd.cu":752:3 to 752:79))
+  %true = arith.constant true loc("flash_bwd.cu":789:7 to 789:33)
+  %descending = arith.xori %second_of_pair, %true : i1 loc("range.descending"("flash_bwd.cu":789:7 to 789:33))
 
   // ---- the GQA group, the sequence views ----
   %group = arith.divui %num_heads_q, %num_heads_kv : index loc("group"("flash_bwd.cu":706:3 to 706:62))
   %head_q0 = arith.muli %head_kv, %group : index loc("head_q0"("flash_bwd.cu":707:3 to 707:38))
   %head_end = arith.addi %head_q0, %group : index loc("head_end"("flash_bwd.cu":707:40 to 707:66))
-  %last_key_offset = arith.select %causal, %offset, %seqlen_kv : index loc("ctx.last_key_offset"("flash_bwd.cu":816:5 to 816:93))
+  %last_key_offset = arith.select %causal, %offset, %seqlen_kv : index loc("ctx.last_key_offset"("flash_bwd.cu":822:5 to 822:93))
   %rows_pad = memref.dim %ws_dpsum, %c2 : memref<?x?x?xf32, #G> loc("ws.rows_pad"("flash_bwd.cu":176:70 to 176:89))
   %k_head = memref.subview %k[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 64] [1, 1, 1, 1]
-      : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("maps.k"("flash_bwd.cu":851:11 to 851:42))
+      : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("maps.k"("flash_bwd.cu":857:11 to 857:42))
   %v_head = memref.subview %v[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 64] [1, 1, 1, 1]
-      : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("maps.v"("flash_bwd.cu":854:11 to 854:42))
+      : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("maps.v"("flash_bwd.cu":860:11 to 860:42))
 
   // ---- shared memory: K, V [BLOCK_N][d]; Q, dO [STAGES][BLOCK_M][d]; dS^T [2][BLOCK_N][BLOCK_M]; dQ [2][64][64] fp32; LSE, D [STAGES][BLOCK_M]; the mbarriers ----
   %sK = cuir.alloc {swizzle = 128} : memref<128x64xbf16, #S> loc("sK"("flash_bwd.cu":108:24 to 108:37))
@@ -880,10 +885,10 @@ cuir.kernel @flash_bwd_sm90_bf16_d64_main(
   %sdQ = cuir.alloc : memref<2x64x64xf32, #S> loc("sdQ"("flash_bwd.cu":113:24 to 113:67))
   %sLSE = cuir.alloc : memref<2x64xf32, #S> loc("sLSE"("flash_bwd.cu":114:24 to 114:78))
   %sdPsum = cuir.alloc : memref<2x64xf32, #S> loc("sdPsum"("flash_bwd.cu":115:24 to 115:72))
-  %kv_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<1> loc("bars->kv_full"("flash_bwd.cu":762:5 to 762:37))
-  %q_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<2> loc("bars->q_full"("flash_bwd.cu":766:7 to 766:41))
-  %do_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<2> loc("bars->do_full"("flash_bwd.cu":767:7 to 767:42))
-  %q_empty = cuir.barrier.init arrivals 2 : !cuir.mbarrier<2> loc("bars->q_empty"("flash_bwd.cu":768:7 to 768:64))
+  %kv_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<1> loc("bars->kv_full"("flash_bwd.cu":768:5 to 768:37))
+  %q_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<2> loc("bars->q_full"("flash_bwd.cu":772:7 to 772:41))
+  %do_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<2> loc("bars->do_full"("flash_bwd.cu":773:7 to 773:42))
+  %q_empty = cuir.barrier.init arrivals 2 : !cuir.mbarrier<2> loc("bars->q_empty"("flash_bwd.cu":774:7 to 774:64))
 
   // =============================== producer: warp 0, one elected thread ===============================
   cuir.bind warp [0] role producer {
@@ -902,9 +907,9 @@ cuir.kernel @flash_bwd_sm90_bf16_d64_main(
       %m = arith.select %down_visit, %down, %vb : index loc(callsite("flash_bwd.cu":285:12 to 285:99 at "flash_bwd.cu":357:70 to 357:93))
       %i_k = scf.for %head_q = %head_q0 to %head_end step %c1 iter_args(%i = %i_v) -> (index) {
       %q_head = memref.subview %q[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 64] [1, 1, 1, 1]
-          : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("maps.q"("flash_bwd.cu":845:21 to 845:52))
+          : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("maps.q"("flash_bwd.cu":851:21 to 851:52))
       %do_head = memref.subview %d_o[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 64] [1, 1, 1, 1]
-          : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("maps.d_o"("flash_bwd.cu":848:11 to 848:46))
+          : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("maps.d_o"("flash_bwd.cu":854:11 to 854:46))
       %lse_head = memref.subview %ws_lse_log2[%b, %head_q, 0] [1, 1, %rows_pad] [1, 1, 1]
           : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("at"("flash_bwd.cu":324:3 to 324:61))
       %dpsum_head = memref.subview %ws_dpsum[%b, %head_q, 0] [1, 1, %rows_pad] [1, 1, 1]
@@ -939,8 +944,8 @@ cuir.kernel @flash_bwd_sm90_bf16_d64_main(
       } loc("head_q"("flash_bwd.cu":356:5 to 356:86))
       scf.yield %i_k : index loc("flash_bwd.cu":355:3 to 355:52)
     } loc("v"("flash_bwd.cu":355:3 to 355:52))
-    cuir.yield loc("flash_bwd.cu":795:16 to 795:117)
-  } loc("flash_bwd.cu":791:5 to 791:51)
+    cuir.yield loc("flash_bwd.cu":801:16 to 801:117)
+  } loc("flash_bwd.cu":797:5 to 797:51)
 
   // =============================== dQ writer: warp 1 ===============================
   cuir.bind warp [1] role producer {
@@ -979,15 +984,15 @@ cuir.kernel @flash_bwd_sm90_bf16_d64_main(
       } loc("head_q"("flash_bwd.cu":391:5 to 391:86))
       scf.yield %i_k : index loc("flash_bwd.cu":390:3 to 390:52)
     } loc("v"("flash_bwd.cu":390:3 to 390:52))
-    cuir.yield loc("flash_bwd.cu":801:16 to 801:113)
-  } loc("flash_bwd.cu":797:7 to 797:38)
+    cuir.yield loc("flash_bwd.cu":807:16 to 807:113)
+  } loc("flash_bwd.cu":803:7 to 803:38)
 
   // =============================== consumer warpgroups 1 and 2 ===============================
   cuir.bind warpgroup [1, 2] role consumer regs 232 {
-    %consumer = cuir.worker_id loc("ctx.consumer"("flash_bwd.cu":812:5 to 812:30))
+    %consumer = cuir.worker_id loc("ctx.consumer"("flash_bwd.cu":818:5 to 818:30))
     %kv_rows = arith.muli %consumer, %c64 : index loc("kv_rows"("flash_bwd.cu":586:3 to 586:60))
     // The first key of this warpgroup's 64: a column of the score tile here (a row in the source).
-    %kv0 = arith.addi %key0, %kv_rows : index loc("ctx.wg_key0"("flash_bwd.cu":824:7 to 824:70))
+    %kv0 = arith.addi %key0, %kv_rows : index loc("ctx.wg_key0"("flash_bwd.cu":830:7 to 830:70))
     %sK_wg = memref.subview %sK[%kv_rows, 0] [64, 64] [1, 1]
         : memref<128x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc("flash_bwd.cu":595:28 to 595:62)
     %sV_wg = memref.subview %sV[%kv_rows, 0] [64, 64] [1, 1]
@@ -1005,9 +1010,9 @@ cuir.kernel @flash_bwd_sm90_bf16_d64_main(
         : memref<2x64x64xf32, #S> to memref<64x64xf32, strided<[64, 1], offset: ?>, #S> loc("dst"("flash_bwd.cu":565:44 to 565:100))
 
     // ---- constants of the steps; dK, dV in registers over all of them ----
-    %log2e = arith.constant 1.44269502 : f32 loc("ctx.scale_log2"("flash_bwd.cu":817:5 to 817:52))
-    %scale_log2 = arith.mulf %softmax_scale, %log2e : f32 loc("ctx.scale_log2"("flash_bwd.cu":817:5 to 817:52))
-    %scale_tile = tensor.splat %scale_log2 : tensor<64x64xf32, #WACC> loc("ctx.scale_log2"("flash_bwd.cu":817:5 to 817:52))
+    %log2e = arith.constant 1.44269502 : f32 loc("ctx.scale_log2"("flash_bwd.cu":823:5 to 823:52))
+    %scale_log2 = arith.mulf %softmax_scale, %log2e : f32 loc("ctx.scale_log2"("flash_bwd.cu":823:5 to 823:52))
+    %scale_tile = tensor.splat %scale_log2 : tensor<64x64xf32, #WACC> loc("ctx.scale_log2"("flash_bwd.cu":823:5 to 823:52))
     %ninf = arith.constant 0xFF800000 : f32 loc("flash_bwd.cu":503:87 to 503:92)
     %zero_s = arith.constant dense<0.0> : tensor<64x64xf32, #WACC> loc("acc_s"("flash_bwd.cu":593:3 to 593:45))
     %zero_dq = arith.constant dense<0.0> : tensor<64x64xf32, #WACC> loc("acc_dq"("flash_bwd.cu":625:3 to 625:28))
@@ -1057,7 +1062,7 @@ cuir.kernel @flash_bwd_sm90_bf16_d64_main(
         // ------- score tile complete: acc_s = Q K^T (unscaled) of query tile m_tile; the mask of a masking step -------
         %acc_s_masked = cuir.elementwise (%acc_s) at [%b, %head_q, %q_row0, %kv0]
             : (tensor<64x64xf32, #WACC>) -> tensor<64x64xf32, #WACC> {
-        ^bb0(%x: f32 loc("acc_s"("flash_bwd.cu":503:68 to 503:92)), %bi: index loc("batch"("flash_bwd.cu":759:3 to 759:58)), %hi: index loc("head_q"("flash_bwd.cu":710:3 to 710:51)), %qi: index loc("row"("flash_bwd.cu":502:7 to 502:46)), %ki: index loc("key"("flash_bwd.cu":501:7 to 501:50))):
+        ^bb0(%x: f32 loc("acc_s"("flash_bwd.cu":503:68 to 503:92)), %bi: index loc("batch"("flash_bwd.cu":765:3 to 765:58)), %hi: index loc("head_q"("flash_bwd.cu":710:3 to 710:51)), %qi: index loc("row"("flash_bwd.cu":502:7 to 502:46)), %ki: index loc("key"("flash_bwd.cu":501:7 to 501:50))):
           %past_end = arith.cmpi sge, %ki, %seqlen_kv : index loc(callsite("flash_bwd.cu":503:11 to 503:31 at "flash_bwd.cu":602:28 to 602:61))
           %row_last = arith.addi %qi, %last_key_offset : index loc(callsite("flash_bwd.cu":503:41 to 503:66 at "flash_bwd.cu":602:28 to 602:61))
           %past_diag = arith.cmpi sgt, %ki, %row_last : index loc(callsite("flash_bwd.cu":503:35 to 503:66 at "flash_bwd.cu":602:28 to 602:61))
@@ -1233,10 +1238,10 @@ cuir.kernel @flash_bwd_sm90_bf16_d64_main(
     cuir.copy %sQ_out -> %dk_head[%kv0, %c0] : memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> -> memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc(callsite("flash_bwd.cu":674:5 to 674:117 at "flash_bwd.cu":686:3 to 686:45))
     cuir.store %dv16 -> %sdO_out : tensor<64x64xbf16, #WACC> -> memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":663:7 to 663:89 at "flash_bwd.cu":689:3 to 689:46))
     cuir.copy %sdO_out -> %dv_head[%kv0, %c0] : memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> -> memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc(callsite("flash_bwd.cu":674:5 to 674:117 at "flash_bwd.cu":689:3 to 689:46))
-    cuir.yield loc("flash_bwd.cu":827:11 to 827:95)
-  } loc("flash_bwd.cu":807:5 to 807:40)
-  cuir.return loc("flash_bwd.cu":752:5 to 752:104)
-} loc("flash_bwd_sm90_kernel"("flash_bwd.cu":752:5 to 752:104))
+    cuir.yield loc("flash_bwd.cu":833:11 to 833:95)
+  } loc("flash_bwd.cu":813:5 to 813:40)
+  cuir.return loc("flash_bwd.cu":758:5 to 758:104)
+} loc("flash_bwd_sm90_kernel"("flash_bwd.cu":758:5 to 758:104))
 
 // =============================== convert: dQ = softmax_scale * accumulator ===============================
 cuir.kernel @flash_bwd_sm90_bf16_d64_convert_dq(
@@ -1273,7 +1278,7 @@ cuir.kernel @flash_bwd_sm90_bf16_d64_convert_dq(
   cuir.store %dq16 -> %dq_head[%row0, %c0] : tensor<32x64xbf16, #RACC> -> memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("flash_bwd.cu":252:3 to 252:128)
   cuir.return loc("flash_bwd.cu":241:3 to 241:38)
 } loc("flash_bwd_convert_dq_kernel"("flash_bwd.cu":236:5 to 236:110))
-cuir.launch_sequence @flash_bwd_sm90_f16_d128 [@flash_bwd_sm90_f16_d128_preprocess, @flash_bwd_sm90_f16_d128_main, @flash_bwd_sm90_f16_d128_convert_dq] loc("flash_bwd.cu":868:20 to 868:94)
+cuir.launch_sequence @flash_bwd_sm90_f16_d128 [@flash_bwd_sm90_f16_d128_preprocess, @flash_bwd_sm90_f16_d128_main, @flash_bwd_sm90_f16_d128_convert_dq] loc("flash_bwd.cu":874:20 to 874:94)
 
 // =============================== preprocess: D, LSE * log2 e, dQ accumulator zeroed ===============================
 cuir.kernel @flash_bwd_sm90_f16_d128_preprocess(
@@ -1363,22 +1368,22 @@ cuir.kernel @flash_bwd_sm90_f16_d128_preprocess(
 
 // =============================== main: one block per (KV tile, KV head, batch) ===============================
 cuir.kernel @flash_bwd_sm90_f16_d128_main(
-    %q: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "q"} loc("params.q"("flash_bwd.cu":752:27 to 752:83)),
-    %k: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "k"} loc("params.k"("flash_bwd.cu":752:27 to 752:83)),
-    %v: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "v"} loc("params.v"("flash_bwd.cu":752:27 to 752:83)),
-    %d_o: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "d_o"} loc("params.d_o"("flash_bwd.cu":752:27 to 752:83)),
-    %dk: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dk"} loc("params.dk"("flash_bwd.cu":752:27 to 752:83)),
-    %dv: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dv"} loc("params.dv"("flash_bwd.cu":752:27 to 752:83)),
-    %ws_dq_accum: memref<?x?x?x128xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":752:85 to 752:103)),
-    %ws_lse_log2: memref<?x?x?xf32, #G> {cuir.arg = "workspace:lse_log2", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.lse_log2"("flash_bwd.cu":752:85 to 752:103)),
-    %ws_dpsum: memref<?x?x?xf32, #G> {cuir.arg = "workspace:dpsum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.dpsum"("flash_bwd.cu":752:85 to 752:103)),
-    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_bwd.cu":752:27 to 752:83)),
-    %causal: i1 {cuir.arg = "causal"} loc("IS_CAUSAL"("flash_bwd.cu":750:1 to 750:77)),
-    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":752:27 to 752:83)),
-    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":752:27 to 752:83)),
-    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":752:27 to 752:83)),
-    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":752:27 to 752:83)),
-    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":752:27 to 752:83)))
+    %q: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "q"} loc("params.q"("flash_bwd.cu":758:27 to 758:83)),
+    %k: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "k"} loc("params.k"("flash_bwd.cu":758:27 to 758:83)),
+    %v: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "v"} loc("params.v"("flash_bwd.cu":758:27 to 758:83)),
+    %d_o: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "d_o"} loc("params.d_o"("flash_bwd.cu":758:27 to 758:83)),
+    %dk: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dk"} loc("params.dk"("flash_bwd.cu":758:27 to 758:83)),
+    %dv: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dv"} loc("params.dv"("flash_bwd.cu":758:27 to 758:83)),
+    %ws_dq_accum: memref<?x?x?x128xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":758:85 to 758:103)),
+    %ws_lse_log2: memref<?x?x?xf32, #G> {cuir.arg = "workspace:lse_log2", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.lse_log2"("flash_bwd.cu":758:85 to 758:103)),
+    %ws_dpsum: memref<?x?x?xf32, #G> {cuir.arg = "workspace:dpsum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.dpsum"("flash_bwd.cu":758:85 to 758:103)),
+    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_bwd.cu":758:27 to 758:83)),
+    %causal: i1 {cuir.arg = "causal"} loc("IS_CAUSAL"("flash_bwd.cu":756:1 to 756:77)),
+    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":758:27 to 758:83)),
+    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":758:27 to 758:83)),
+    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":758:27 to 758:83)),
+    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":758:27 to 758:83)),
+    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":758:27 to 758:83)))
     grid (b, hq, hkv, nq, nkv) -> (nkv ceildiv 128, hkv, b)
     threads 384 arch "sm_90a" {
   %c0 = arith.constant 0 : index
@@ -1396,58 +1401,60 @@ cuir.kernel @flash_bwd_sm90_f16_d128_main(
   %cDSBS = arith.constant 0 : index loc("T::DQ_SPLIT_COLUMNS ? 0 : 1")
 
   // ---- block coordinates ----
-  %n_block = cuir.block_id x loc("n_block"("flash_bwd.cu":778:7 to 778:41))
-  %head_kv = cuir.block_id y loc("head_kv"("flash_bwd.cu":759:3 to 759:58))
-  %b = cuir.block_id z loc("batch"("flash_bwd.cu":759:3 to 759:58))
+  %n_block = cuir.block_id x loc("n_block"("flash_bwd.cu":784:7 to 784:41))
+  %head_kv = cuir.block_id y loc("head_kv"("flash_bwd.cu":765:3 to 765:58))
+  %b = cuir.block_id z loc("batch"("flash_bwd.cu":765:3 to 765:58))
 
   // ---- query_blocks<T, IS_CAUSAL>: virtual query blocks [m_min, m_max) see a key of the tile, [m_min, m_unmasked) need the mask ----
-  %m_blocks = arith.ceildivui %seqlen_q, %c64 : index loc(callsite("m_blocks"("flash_bwd.cu":292:3 to 292:72) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %key0 = arith.muli %n_block, %c128 : index loc(callsite("key0"("flash_bwd.cu":293:3 to 293:41) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %key_end = arith.addi %key0, %c128 : index loc(callsite("key_last"("flash_bwd.cu":294:3 to 294:69) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %key_end_c = arith.minsi %key_end, %seqlen_kv : index loc(callsite("key_last"("flash_bwd.cu":294:3 to 294:69) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %key_last = arith.subi %key_end_c, %c1 : index loc(callsite("key_last"("flash_bwd.cu":294:3 to 294:69) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %ragged = arith.cmpi sgt, %key_end, %seqlen_kv : index loc(callsite("ragged"("flash_bwd.cu":295:3 to 295:60) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %full_unmasked = arith.select %ragged, %m_blocks, %c0 : index loc(callsite("flash_bwd.cu":296:3 to 296:47 at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %offset = arith.subi %seqlen_kv, %seqlen_q : index loc(callsite("offset"("flash_bwd.cu":297:3 to 297:57) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %first_row = arith.subi %key0, %offset : index loc(callsite("first_row"("flash_bwd.cu":298:3 to 298:39) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %last_q = arith.subi %seqlen_q, %c1 : index loc(callsite("flash_bwd.cu":299:7 to 299:38 at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %no_rows = arith.cmpi sgt, %first_row, %last_q : index loc(callsite("flash_bwd.cu":299:3 to 299:46 at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %first_row_c = arith.maxsi %first_row, %c0 : index loc(callsite("m_min"("flash_bwd.cu":300:3 to 300:52) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %c_min = arith.divsi %first_row_c, %c64 : index loc(callsite("m_min"("flash_bwd.cu":300:3 to 300:52) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %akr = arith.subi %key_last, %offset : index loc(callsite("all_keys_row"("flash_bwd.cu":301:3 to 301:54) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %all_keys_row = arith.maxsi %akr, %c0 : index loc(callsite("all_keys_row"("flash_bwd.cu":301:3 to 301:54) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %akr_up = arith.addi %all_keys_row, %c63 : index loc(callsite("m_unmasked"("flash_bwd.cu":302:54 to 302:98) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %akr_blk = arith.divsi %akr_up, %c64 : index loc(callsite("m_unmasked"("flash_bwd.cu":302:54 to 302:98) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %akr_min = arith.maxsi %akr_blk, %c_min : index loc(callsite("m_unmasked"("flash_bwd.cu":302:50 to 302:106) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %akr_max = arith.minsi %akr_min, %m_blocks : index loc(callsite("m_unmasked"("flash_bwd.cu":302:46 to 302:117) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %c_unmasked = arith.select %ragged, %m_blocks, %akr_max : index loc(callsite("m_unmasked"("flash_bwd.cu":302:3 to 302:118) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %c_min2 = arith.select %no_rows, %c0, %c_min : index loc(callsite("flash_bwd.cu":299:3 to 299:46 at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %c_unmasked2 = arith.select %no_rows, %c0, %c_unmasked : index loc(callsite("flash_bwd.cu":299:3 to 299:46 at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %c_max2 = arith.select %no_rows, %c0, %m_blocks : index loc(callsite("flash_bwd.cu":299:3 to 299:46 at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %m_min = arith.select %causal, %c_min2, %c0 : index loc(callsite("flash_bwd.cu":296:3 to 296:28 at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %m_unmasked = arith.select %causal, %c_unmasked2, %full_unmasked : index loc(callsite("flash_bwd.cu":296:3 to 296:28 at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %m_max = arith.select %causal, %c_max2, %m_blocks : index loc(callsite("flash_bwd.cu":296:3 to 296:28 at "range"("flash_bwd.cu":782:41 to 782:84)))
+  %m_blocks = arith.ceildivui %seqlen_q, %c64 : index loc(callsite("m_blocks"("flash_bwd.cu":292:3 to 292:72) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %key0 = arith.muli %n_block, %c128 : index loc(callsite("key0"("flash_bwd.cu":293:3 to 293:41) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %key_end = arith.addi %key0, %c128 : index loc(callsite("key_last"("flash_bwd.cu":294:3 to 294:69) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %key_end_c = arith.minsi %key_end, %seqlen_kv : index loc(callsite("key_last"("flash_bwd.cu":294:3 to 294:69) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %key_last = arith.subi %key_end_c, %c1 : index loc(callsite("key_last"("flash_bwd.cu":294:3 to 294:69) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %ragged = arith.cmpi sgt, %key_end, %seqlen_kv : index loc(callsite("ragged"("flash_bwd.cu":295:3 to 295:60) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %full_unmasked = arith.select %ragged, %m_blocks, %c0 : index loc(callsite("flash_bwd.cu":296:3 to 296:47 at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %offset = arith.subi %seqlen_kv, %seqlen_q : index loc(callsite("offset"("flash_bwd.cu":297:3 to 297:57) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %first_row = arith.subi %key0, %offset : index loc(callsite("first_row"("flash_bwd.cu":298:3 to 298:39) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %last_q = arith.subi %seqlen_q, %c1 : index loc(callsite("flash_bwd.cu":299:7 to 299:38 at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %no_rows = arith.cmpi sgt, %first_row, %last_q : index loc(callsite("flash_bwd.cu":299:3 to 299:46 at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %first_row_c = arith.maxsi %first_row, %c0 : index loc(callsite("m_min"("flash_bwd.cu":300:3 to 300:52) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %c_min = arith.divsi %first_row_c, %c64 : index loc(callsite("m_min"("flash_bwd.cu":300:3 to 300:52) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %akr = arith.subi %key_last, %offset : index loc(callsite("all_keys_row"("flash_bwd.cu":301:3 to 301:54) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %all_keys_row = arith.maxsi %akr, %c0 : index loc(callsite("all_keys_row"("flash_bwd.cu":301:3 to 301:54) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %akr_up = arith.addi %all_keys_row, %c63 : index loc(callsite("m_unmasked"("flash_bwd.cu":302:54 to 302:98) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %akr_blk = arith.divsi %akr_up, %c64 : index loc(callsite("m_unmasked"("flash_bwd.cu":302:54 to 302:98) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %akr_min = arith.maxsi %akr_blk, %c_min : index loc(callsite("m_unmasked"("flash_bwd.cu":302:50 to 302:106) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %akr_max = arith.minsi %akr_min, %m_blocks : index loc(callsite("m_unmasked"("flash_bwd.cu":302:46 to 302:117) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %c_unmasked = arith.select %ragged, %m_blocks, %akr_max : index loc(callsite("m_unmasked"("flash_bwd.cu":302:3 to 302:118) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %c_min2 = arith.select %no_rows, %c0, %c_min : index loc(callsite("flash_bwd.cu":299:3 to 299:46 at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %c_unmasked2 = arith.select %no_rows, %c0, %c_unmasked : index loc(callsite("flash_bwd.cu":299:3 to 299:46 at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %c_max2 = arith.select %no_rows, %c0, %m_blocks : index loc(callsite("flash_bwd.cu":299:3 to 299:46 at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %m_min = arith.select %causal, %c_min2, %c0 : index loc(callsite("flash_bwd.cu":296:3 to 296:28 at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %m_unmasked = arith.select %causal, %c_unmasked2, %full_unmasked : index loc(callsite("flash_bwd.cu":296:3 to 296:28 at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %m_max = arith.select %causal, %c_max2, %m_blocks : index loc(callsite("flash_bwd.cu":296:3 to 296:28 at "range"("flash_bwd.cu":788:41 to 788:84)))
   %num_steps = arith.subi %m_max, %m_min : index loc("flash_bwd.cu":280:30 to 280:51)
 
-  // ---- block_index: causal tiles are dealt in pairs (u, T - 1 - u); the second visits its unmasked query blocks ascending ----
-  %kv_tiles = arith.ceildivui %seqlen_kv, %c128 : index loc("kv_tiles"("flash_bwd.cu":745:28 to 745:88))
-  %last_tile = arith.subi %kv_tiles, %c1 : index loc("flash_bwd.cu":746:33 to 746:49)
-  %mirror = arith.subi %last_tile, %n_block : index loc("flash_bwd.cu":746:33 to 746:49)
-  %after_mirror = arith.cmpi sgt, %n_block, %mirror : index loc("partner"("flash_bwd.cu":746:3 to 746:79))
-  %second_of_pair = arith.andi %causal, %after_mirror : i1 loc("partner"("flash_bwd.cu":746:3 to 746:79))
-  %true = arith.constant true loc("flash_bwd.cu":783:7 to 783:33)
-  %descending = arith.xori %second_of_pair, %true : i1 loc("range.descending"("flash_bwd.cu":783:7 to 783:33))
+  // ---- block_index: causal GQA tiles are dealt in pairs (u, T - 1 - u); the second visits its unmasked query blocks ascending ----
+  %kv_tiles = arith.ceildivui %seqlen_kv, %c128 : index loc("kv_tiles"("flash_bwd.cu":750:28 to 750:88))
+  %last_tile = arith.subi %kv_tiles, %c1 : index loc("flash_bwd.cu":752:33 to 752:49)
+  %mirror = arith.subi %last_tile, %n_block : index loc("flash_bwd.cu":752:33 to 752:49)
+  %after_mirror = arith.cmpi sgt, %n_block, %mirror : index loc("partner"("flash_bwd.cu":752:3 to 752:79))
+  %gqa = arith.cmpi ne, %num_heads_q, %num_heads_kv : index loc(callsite("flash_bwd.cu":744:41 to 744:82 at "paired"("flash_bwd.cu":751:3 to 751:70)))
+  %paired = arith.andi %causal, %gqa : i1 loc("paired"("flash_bwd.cu":751:3 to 751:70))
+  %second_of_pair = arith.andi %paired, %after_mirror : i1 loc("partner"("flash_bwd.cu":752:3 to 752:79))
+  %true = arith.constant true loc("flash_bwd.cu":789:7 to 789:33)
+  %descending = arith.xori %second_of_pair, %true : i1 loc("range.descending"("flash_bwd.cu":789:7 to 789:33))
 
   // ---- the GQA group, the sequence views ----
   %group = arith.divui %num_heads_q, %num_heads_kv : index loc("group"("flash_bwd.cu":706:3 to 706:62))
   %head_q0 = arith.muli %head_kv, %group : index loc("head_q0"("flash_bwd.cu":707:3 to 707:38))
   %head_end = arith.addi %head_q0, %group : index loc("head_end"("flash_bwd.cu":707:40 to 707:66))
-  %last_key_offset = arith.select %causal, %offset, %seqlen_kv : index loc("ctx.last_key_offset"("flash_bwd.cu":816:5 to 816:93))
+  %last_key_offset = arith.select %causal, %offset, %seqlen_kv : index loc("ctx.last_key_offset"("flash_bwd.cu":822:5 to 822:93))
   %rows_pad = memref.dim %ws_dpsum, %c2 : memref<?x?x?xf32, #G> loc("ws.rows_pad"("flash_bwd.cu":176:70 to 176:89))
   %k_head = memref.subview %k[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 128] [1, 1, 1, 1]
-      : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("maps.k"("flash_bwd.cu":851:11 to 851:42))
+      : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("maps.k"("flash_bwd.cu":857:11 to 857:42))
   %v_head = memref.subview %v[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 128] [1, 1, 1, 1]
-      : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("maps.v"("flash_bwd.cu":854:11 to 854:42))
+      : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("maps.v"("flash_bwd.cu":860:11 to 860:42))
 
   // ---- shared memory: K, V [BLOCK_N][d]; Q, dO [STAGES][BLOCK_M][d]; dS^T [2][BLOCK_N][BLOCK_M]; dQ [2][64][64] fp32; LSE, D [STAGES][BLOCK_M]; the mbarriers ----
   %sK = cuir.alloc {swizzle = 128} : memref<128x128xf16, #S> loc("sK"("flash_bwd.cu":108:24 to 108:37))
@@ -1458,10 +1465,10 @@ cuir.kernel @flash_bwd_sm90_f16_d128_main(
   %sdQ = cuir.alloc : memref<2x64x64xf32, #S> loc("sdQ"("flash_bwd.cu":113:24 to 113:67))
   %sLSE = cuir.alloc : memref<2x64xf32, #S> loc("sLSE"("flash_bwd.cu":114:24 to 114:78))
   %sdPsum = cuir.alloc : memref<2x64xf32, #S> loc("sdPsum"("flash_bwd.cu":115:24 to 115:72))
-  %kv_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<1> loc("bars->kv_full"("flash_bwd.cu":762:5 to 762:37))
-  %q_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<2> loc("bars->q_full"("flash_bwd.cu":766:7 to 766:41))
-  %do_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<2> loc("bars->do_full"("flash_bwd.cu":767:7 to 767:42))
-  %q_empty = cuir.barrier.init arrivals 2 : !cuir.mbarrier<2> loc("bars->q_empty"("flash_bwd.cu":768:7 to 768:64))
+  %kv_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<1> loc("bars->kv_full"("flash_bwd.cu":768:5 to 768:37))
+  %q_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<2> loc("bars->q_full"("flash_bwd.cu":772:7 to 772:41))
+  %do_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<2> loc("bars->do_full"("flash_bwd.cu":773:7 to 773:42))
+  %q_empty = cuir.barrier.init arrivals 2 : !cuir.mbarrier<2> loc("bars->q_empty"("flash_bwd.cu":774:7 to 774:64))
 
   // =============================== producer: warp 0, one elected thread ===============================
   cuir.bind warp [0] role producer {
@@ -1480,9 +1487,9 @@ cuir.kernel @flash_bwd_sm90_f16_d128_main(
       %m = arith.select %down_visit, %down, %vb : index loc(callsite("flash_bwd.cu":285:12 to 285:99 at "flash_bwd.cu":357:70 to 357:93))
       %i_k = scf.for %head_q = %head_q0 to %head_end step %c1 iter_args(%i = %i_v) -> (index) {
       %q_head = memref.subview %q[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 128] [1, 1, 1, 1]
-          : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("maps.q"("flash_bwd.cu":845:21 to 845:52))
+          : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("maps.q"("flash_bwd.cu":851:21 to 851:52))
       %do_head = memref.subview %d_o[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 128] [1, 1, 1, 1]
-          : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("maps.d_o"("flash_bwd.cu":848:11 to 848:46))
+          : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("maps.d_o"("flash_bwd.cu":854:11 to 854:46))
       %lse_head = memref.subview %ws_lse_log2[%b, %head_q, 0] [1, 1, %rows_pad] [1, 1, 1]
           : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("at"("flash_bwd.cu":324:3 to 324:61))
       %dpsum_head = memref.subview %ws_dpsum[%b, %head_q, 0] [1, 1, %rows_pad] [1, 1, 1]
@@ -1517,8 +1524,8 @@ cuir.kernel @flash_bwd_sm90_f16_d128_main(
       } loc("head_q"("flash_bwd.cu":356:5 to 356:86))
       scf.yield %i_k : index loc("flash_bwd.cu":355:3 to 355:52)
     } loc("v"("flash_bwd.cu":355:3 to 355:52))
-    cuir.yield loc("flash_bwd.cu":795:16 to 795:117)
-  } loc("flash_bwd.cu":791:5 to 791:51)
+    cuir.yield loc("flash_bwd.cu":801:16 to 801:117)
+  } loc("flash_bwd.cu":797:5 to 797:51)
 
   // =============================== dQ writer: warp 1 ===============================
   cuir.bind warp [1] role producer {
@@ -1557,15 +1564,15 @@ cuir.kernel @flash_bwd_sm90_f16_d128_main(
       } loc("head_q"("flash_bwd.cu":391:5 to 391:86))
       scf.yield %i_k : index loc("flash_bwd.cu":390:3 to 390:52)
     } loc("v"("flash_bwd.cu":390:3 to 390:52))
-    cuir.yield loc("flash_bwd.cu":801:16 to 801:113)
-  } loc("flash_bwd.cu":797:7 to 797:38)
+    cuir.yield loc("flash_bwd.cu":807:16 to 807:113)
+  } loc("flash_bwd.cu":803:7 to 803:38)
 
   // =============================== consumer warpgroups 1 and 2 ===============================
   cuir.bind warpgroup [1, 2] role consumer regs 232 {
-    %consumer = cuir.worker_id loc("ctx.consumer"("flash_bwd.cu":812:5 to 812:30))
+    %consumer = cuir.worker_id loc("ctx.consumer"("flash_bwd.cu":818:5 to 818:30))
     %kv_rows = arith.muli %consumer, %c64 : index loc("kv_rows"("flash_bwd.cu":586:3 to 586:60))
     // The first key of this warpgroup's 64: a column of the score tile here (a row in the source).
-    %kv0 = arith.addi %key0, %kv_rows : index loc("ctx.wg_key0"("flash_bwd.cu":824:7 to 824:70))
+    %kv0 = arith.addi %key0, %kv_rows : index loc("ctx.wg_key0"("flash_bwd.cu":830:7 to 830:70))
     %sK_wg = memref.subview %sK[%kv_rows, 0] [64, 128] [1, 1]
         : memref<128x128xf16, #S> to memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc("flash_bwd.cu":595:28 to 595:62)
     %sV_wg = memref.subview %sV[%kv_rows, 0] [64, 128] [1, 1]
@@ -1583,9 +1590,9 @@ cuir.kernel @flash_bwd_sm90_f16_d128_main(
         : memref<2x64x64xf32, #S> to memref<64x64xf32, strided<[64, 1], offset: ?>, #S> loc("dst"("flash_bwd.cu":565:44 to 565:100))
 
     // ---- constants of the steps; dK, dV in registers over all of them ----
-    %log2e = arith.constant 1.44269502 : f32 loc("ctx.scale_log2"("flash_bwd.cu":817:5 to 817:52))
-    %scale_log2 = arith.mulf %softmax_scale, %log2e : f32 loc("ctx.scale_log2"("flash_bwd.cu":817:5 to 817:52))
-    %scale_tile = tensor.splat %scale_log2 : tensor<64x64xf32, #WACC> loc("ctx.scale_log2"("flash_bwd.cu":817:5 to 817:52))
+    %log2e = arith.constant 1.44269502 : f32 loc("ctx.scale_log2"("flash_bwd.cu":823:5 to 823:52))
+    %scale_log2 = arith.mulf %softmax_scale, %log2e : f32 loc("ctx.scale_log2"("flash_bwd.cu":823:5 to 823:52))
+    %scale_tile = tensor.splat %scale_log2 : tensor<64x64xf32, #WACC> loc("ctx.scale_log2"("flash_bwd.cu":823:5 to 823:52))
     %ninf = arith.constant 0xFF800000 : f32 loc("flash_bwd.cu":503:87 to 503:92)
     %zero_s = arith.constant dense<0.0> : tensor<64x64xf32, #WACC> loc("acc_s"("flash_bwd.cu":593:3 to 593:45))
     %zero_dq = arith.constant dense<0.0> : tensor<64x64xf32, #WACC> loc("acc_dq"("flash_bwd.cu":625:3 to 625:28))
@@ -1635,7 +1642,7 @@ cuir.kernel @flash_bwd_sm90_f16_d128_main(
         // ------- score tile complete: acc_s = Q K^T (unscaled) of query tile m_tile; the mask of a masking step -------
         %acc_s_masked = cuir.elementwise (%acc_s) at [%b, %head_q, %q_row0, %kv0]
             : (tensor<64x64xf32, #WACC>) -> tensor<64x64xf32, #WACC> {
-        ^bb0(%x: f32 loc("acc_s"("flash_bwd.cu":503:68 to 503:92)), %bi: index loc("batch"("flash_bwd.cu":759:3 to 759:58)), %hi: index loc("head_q"("flash_bwd.cu":710:3 to 710:51)), %qi: index loc("row"("flash_bwd.cu":502:7 to 502:46)), %ki: index loc("key"("flash_bwd.cu":501:7 to 501:50))):
+        ^bb0(%x: f32 loc("acc_s"("flash_bwd.cu":503:68 to 503:92)), %bi: index loc("batch"("flash_bwd.cu":765:3 to 765:58)), %hi: index loc("head_q"("flash_bwd.cu":710:3 to 710:51)), %qi: index loc("row"("flash_bwd.cu":502:7 to 502:46)), %ki: index loc("key"("flash_bwd.cu":501:7 to 501:50))):
           %past_end = arith.cmpi sge, %ki, %seqlen_kv : index loc(callsite("flash_bwd.cu":503:11 to 503:31 at "flash_bwd.cu":602:28 to 602:61))
           %row_last = arith.addi %qi, %last_key_offset : index loc(callsite("flash_bwd.cu":503:41 to 503:66 at "flash_bwd.cu":602:28 to 602:61))
           %past_diag = arith.cmpi sgt, %ki, %row_last : index loc(callsite("flash_bwd.cu":503:35 to 503:66 at "flash_bwd.cu":602:28 to 602:61))
@@ -1811,10 +1818,10 @@ cuir.kernel @flash_bwd_sm90_f16_d128_main(
     cuir.copy %sQ_out -> %dk_head[%kv0, %c0] : memref<64x128xf16, strided<[128, 1], offset: ?>, #S> -> memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc(callsite("flash_bwd.cu":674:5 to 674:117 at "flash_bwd.cu":686:3 to 686:45))
     cuir.store %dv16 -> %sdO_out : tensor<64x128xf16, #WACC> -> memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":663:7 to 663:89 at "flash_bwd.cu":689:3 to 689:46))
     cuir.copy %sdO_out -> %dv_head[%kv0, %c0] : memref<64x128xf16, strided<[128, 1], offset: ?>, #S> -> memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc(callsite("flash_bwd.cu":674:5 to 674:117 at "flash_bwd.cu":689:3 to 689:46))
-    cuir.yield loc("flash_bwd.cu":827:11 to 827:95)
-  } loc("flash_bwd.cu":807:5 to 807:40)
-  cuir.return loc("flash_bwd.cu":752:5 to 752:104)
-} loc("flash_bwd_sm90_kernel"("flash_bwd.cu":752:5 to 752:104))
+    cuir.yield loc("flash_bwd.cu":833:11 to 833:95)
+  } loc("flash_bwd.cu":813:5 to 813:40)
+  cuir.return loc("flash_bwd.cu":758:5 to 758:104)
+} loc("flash_bwd_sm90_kernel"("flash_bwd.cu":758:5 to 758:104))
 
 // =============================== convert: dQ = softmax_scale * accumulator ===============================
 cuir.kernel @flash_bwd_sm90_f16_d128_convert_dq(
@@ -1851,7 +1858,7 @@ cuir.kernel @flash_bwd_sm90_f16_d128_convert_dq(
   cuir.store %dq16 -> %dq_head[%row0, %c0] : tensor<16x128xf16, #RACC> -> memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("flash_bwd.cu":252:3 to 252:128)
   cuir.return loc("flash_bwd.cu":241:3 to 241:38)
 } loc("flash_bwd_convert_dq_kernel"("flash_bwd.cu":236:5 to 236:110))
-cuir.launch_sequence @flash_bwd_sm90_f16_d64 [@flash_bwd_sm90_f16_d64_preprocess, @flash_bwd_sm90_f16_d64_main, @flash_bwd_sm90_f16_d64_convert_dq] loc("flash_bwd.cu":868:20 to 868:94)
+cuir.launch_sequence @flash_bwd_sm90_f16_d64 [@flash_bwd_sm90_f16_d64_preprocess, @flash_bwd_sm90_f16_d64_main, @flash_bwd_sm90_f16_d64_convert_dq] loc("flash_bwd.cu":874:20 to 874:94)
 
 // =============================== preprocess: D, LSE * log2 e, dQ accumulator zeroed ===============================
 cuir.kernel @flash_bwd_sm90_f16_d64_preprocess(
@@ -1941,22 +1948,22 @@ cuir.kernel @flash_bwd_sm90_f16_d64_preprocess(
 
 // =============================== main: one block per (KV tile, KV head, batch) ===============================
 cuir.kernel @flash_bwd_sm90_f16_d64_main(
-    %q: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "q"} loc("params.q"("flash_bwd.cu":752:27 to 752:83)),
-    %k: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "k"} loc("params.k"("flash_bwd.cu":752:27 to 752:83)),
-    %v: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "v"} loc("params.v"("flash_bwd.cu":752:27 to 752:83)),
-    %d_o: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "d_o"} loc("params.d_o"("flash_bwd.cu":752:27 to 752:83)),
-    %dk: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dk"} loc("params.dk"("flash_bwd.cu":752:27 to 752:83)),
-    %dv: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dv"} loc("params.dv"("flash_bwd.cu":752:27 to 752:83)),
-    %ws_dq_accum: memref<?x?x?x64xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":752:85 to 752:103)),
-    %ws_lse_log2: memref<?x?x?xf32, #G> {cuir.arg = "workspace:lse_log2", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.lse_log2"("flash_bwd.cu":752:85 to 752:103)),
-    %ws_dpsum: memref<?x?x?xf32, #G> {cuir.arg = "workspace:dpsum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.dpsum"("flash_bwd.cu":752:85 to 752:103)),
-    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_bwd.cu":752:27 to 752:83)),
-    %causal: i1 {cuir.arg = "causal"} loc("IS_CAUSAL"("flash_bwd.cu":750:1 to 750:77)),
-    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":752:27 to 752:83)),
-    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":752:27 to 752:83)),
-    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":752:27 to 752:83)),
-    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":752:27 to 752:83)),
-    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":752:27 to 752:83)))
+    %q: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "q"} loc("params.q"("flash_bwd.cu":758:27 to 758:83)),
+    %k: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "k"} loc("params.k"("flash_bwd.cu":758:27 to 758:83)),
+    %v: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "v"} loc("params.v"("flash_bwd.cu":758:27 to 758:83)),
+    %d_o: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "d_o"} loc("params.d_o"("flash_bwd.cu":758:27 to 758:83)),
+    %dk: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dk"} loc("params.dk"("flash_bwd.cu":758:27 to 758:83)),
+    %dv: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dv"} loc("params.dv"("flash_bwd.cu":758:27 to 758:83)),
+    %ws_dq_accum: memref<?x?x?x64xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":758:85 to 758:103)),
+    %ws_lse_log2: memref<?x?x?xf32, #G> {cuir.arg = "workspace:lse_log2", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.lse_log2"("flash_bwd.cu":758:85 to 758:103)),
+    %ws_dpsum: memref<?x?x?xf32, #G> {cuir.arg = "workspace:dpsum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64)>} loc("ws.dpsum"("flash_bwd.cu":758:85 to 758:103)),
+    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_bwd.cu":758:27 to 758:83)),
+    %causal: i1 {cuir.arg = "causal"} loc("IS_CAUSAL"("flash_bwd.cu":756:1 to 756:77)),
+    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":758:27 to 758:83)),
+    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":758:27 to 758:83)),
+    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":758:27 to 758:83)),
+    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":758:27 to 758:83)),
+    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":758:27 to 758:83)))
     grid (b, hq, hkv, nq, nkv) -> (nkv ceildiv 128, hkv, b)
     threads 384 arch "sm_90a" {
   %c0 = arith.constant 0 : index
@@ -1974,58 +1981,60 @@ cuir.kernel @flash_bwd_sm90_f16_d64_main(
   %cDSBS = arith.constant 1 : index loc("T::DQ_SPLIT_COLUMNS ? 0 : 1")
 
   // ---- block coordinates ----
-  %n_block = cuir.block_id x loc("n_block"("flash_bwd.cu":778:7 to 778:41))
-  %head_kv = cuir.block_id y loc("head_kv"("flash_bwd.cu":759:3 to 759:58))
-  %b = cuir.block_id z loc("batch"("flash_bwd.cu":759:3 to 759:58))
+  %n_block = cuir.block_id x loc("n_block"("flash_bwd.cu":784:7 to 784:41))
+  %head_kv = cuir.block_id y loc("head_kv"("flash_bwd.cu":765:3 to 765:58))
+  %b = cuir.block_id z loc("batch"("flash_bwd.cu":765:3 to 765:58))
 
   // ---- query_blocks<T, IS_CAUSAL>: virtual query blocks [m_min, m_max) see a key of the tile, [m_min, m_unmasked) need the mask ----
-  %m_blocks = arith.ceildivui %seqlen_q, %c64 : index loc(callsite("m_blocks"("flash_bwd.cu":292:3 to 292:72) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %key0 = arith.muli %n_block, %c128 : index loc(callsite("key0"("flash_bwd.cu":293:3 to 293:41) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %key_end = arith.addi %key0, %c128 : index loc(callsite("key_last"("flash_bwd.cu":294:3 to 294:69) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %key_end_c = arith.minsi %key_end, %seqlen_kv : index loc(callsite("key_last"("flash_bwd.cu":294:3 to 294:69) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %key_last = arith.subi %key_end_c, %c1 : index loc(callsite("key_last"("flash_bwd.cu":294:3 to 294:69) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %ragged = arith.cmpi sgt, %key_end, %seqlen_kv : index loc(callsite("ragged"("flash_bwd.cu":295:3 to 295:60) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %full_unmasked = arith.select %ragged, %m_blocks, %c0 : index loc(callsite("flash_bwd.cu":296:3 to 296:47 at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %offset = arith.subi %seqlen_kv, %seqlen_q : index loc(callsite("offset"("flash_bwd.cu":297:3 to 297:57) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %first_row = arith.subi %key0, %offset : index loc(callsite("first_row"("flash_bwd.cu":298:3 to 298:39) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %last_q = arith.subi %seqlen_q, %c1 : index loc(callsite("flash_bwd.cu":299:7 to 299:38 at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %no_rows = arith.cmpi sgt, %first_row, %last_q : index loc(callsite("flash_bwd.cu":299:3 to 299:46 at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %first_row_c = arith.maxsi %first_row, %c0 : index loc(callsite("m_min"("flash_bwd.cu":300:3 to 300:52) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %c_min = arith.divsi %first_row_c, %c64 : index loc(callsite("m_min"("flash_bwd.cu":300:3 to 300:52) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %akr = arith.subi %key_last, %offset : index loc(callsite("all_keys_row"("flash_bwd.cu":301:3 to 301:54) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %all_keys_row = arith.maxsi %akr, %c0 : index loc(callsite("all_keys_row"("flash_bwd.cu":301:3 to 301:54) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %akr_up = arith.addi %all_keys_row, %c63 : index loc(callsite("m_unmasked"("flash_bwd.cu":302:54 to 302:98) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %akr_blk = arith.divsi %akr_up, %c64 : index loc(callsite("m_unmasked"("flash_bwd.cu":302:54 to 302:98) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %akr_min = arith.maxsi %akr_blk, %c_min : index loc(callsite("m_unmasked"("flash_bwd.cu":302:50 to 302:106) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %akr_max = arith.minsi %akr_min, %m_blocks : index loc(callsite("m_unmasked"("flash_bwd.cu":302:46 to 302:117) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %c_unmasked = arith.select %ragged, %m_blocks, %akr_max : index loc(callsite("m_unmasked"("flash_bwd.cu":302:3 to 302:118) at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %c_min2 = arith.select %no_rows, %c0, %c_min : index loc(callsite("flash_bwd.cu":299:3 to 299:46 at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %c_unmasked2 = arith.select %no_rows, %c0, %c_unmasked : index loc(callsite("flash_bwd.cu":299:3 to 299:46 at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %c_max2 = arith.select %no_rows, %c0, %m_blocks : index loc(callsite("flash_bwd.cu":299:3 to 299:46 at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %m_min = arith.select %causal, %c_min2, %c0 : index loc(callsite("flash_bwd.cu":296:3 to 296:28 at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %m_unmasked = arith.select %causal, %c_unmasked2, %full_unmasked : index loc(callsite("flash_bwd.cu":296:3 to 296:28 at "range"("flash_bwd.cu":782:41 to 782:84)))
-  %m_max = arith.select %causal, %c_max2, %m_blocks : index loc(callsite("flash_bwd.cu":296:3 to 296:28 at "range"("flash_bwd.cu":782:41 to 782:84)))
+  %m_blocks = arith.ceildivui %seqlen_q, %c64 : index loc(callsite("m_blocks"("flash_bwd.cu":292:3 to 292:72) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %key0 = arith.muli %n_block, %c128 : index loc(callsite("key0"("flash_bwd.cu":293:3 to 293:41) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %key_end = arith.addi %key0, %c128 : index loc(callsite("key_last"("flash_bwd.cu":294:3 to 294:69) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %key_end_c = arith.minsi %key_end, %seqlen_kv : index loc(callsite("key_last"("flash_bwd.cu":294:3 to 294:69) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %key_last = arith.subi %key_end_c, %c1 : index loc(callsite("key_last"("flash_bwd.cu":294:3 to 294:69) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %ragged = arith.cmpi sgt, %key_end, %seqlen_kv : index loc(callsite("ragged"("flash_bwd.cu":295:3 to 295:60) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %full_unmasked = arith.select %ragged, %m_blocks, %c0 : index loc(callsite("flash_bwd.cu":296:3 to 296:47 at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %offset = arith.subi %seqlen_kv, %seqlen_q : index loc(callsite("offset"("flash_bwd.cu":297:3 to 297:57) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %first_row = arith.subi %key0, %offset : index loc(callsite("first_row"("flash_bwd.cu":298:3 to 298:39) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %last_q = arith.subi %seqlen_q, %c1 : index loc(callsite("flash_bwd.cu":299:7 to 299:38 at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %no_rows = arith.cmpi sgt, %first_row, %last_q : index loc(callsite("flash_bwd.cu":299:3 to 299:46 at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %first_row_c = arith.maxsi %first_row, %c0 : index loc(callsite("m_min"("flash_bwd.cu":300:3 to 300:52) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %c_min = arith.divsi %first_row_c, %c64 : index loc(callsite("m_min"("flash_bwd.cu":300:3 to 300:52) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %akr = arith.subi %key_last, %offset : index loc(callsite("all_keys_row"("flash_bwd.cu":301:3 to 301:54) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %all_keys_row = arith.maxsi %akr, %c0 : index loc(callsite("all_keys_row"("flash_bwd.cu":301:3 to 301:54) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %akr_up = arith.addi %all_keys_row, %c63 : index loc(callsite("m_unmasked"("flash_bwd.cu":302:54 to 302:98) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %akr_blk = arith.divsi %akr_up, %c64 : index loc(callsite("m_unmasked"("flash_bwd.cu":302:54 to 302:98) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %akr_min = arith.maxsi %akr_blk, %c_min : index loc(callsite("m_unmasked"("flash_bwd.cu":302:50 to 302:106) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %akr_max = arith.minsi %akr_min, %m_blocks : index loc(callsite("m_unmasked"("flash_bwd.cu":302:46 to 302:117) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %c_unmasked = arith.select %ragged, %m_blocks, %akr_max : index loc(callsite("m_unmasked"("flash_bwd.cu":302:3 to 302:118) at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %c_min2 = arith.select %no_rows, %c0, %c_min : index loc(callsite("flash_bwd.cu":299:3 to 299:46 at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %c_unmasked2 = arith.select %no_rows, %c0, %c_unmasked : index loc(callsite("flash_bwd.cu":299:3 to 299:46 at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %c_max2 = arith.select %no_rows, %c0, %m_blocks : index loc(callsite("flash_bwd.cu":299:3 to 299:46 at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %m_min = arith.select %causal, %c_min2, %c0 : index loc(callsite("flash_bwd.cu":296:3 to 296:28 at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %m_unmasked = arith.select %causal, %c_unmasked2, %full_unmasked : index loc(callsite("flash_bwd.cu":296:3 to 296:28 at "range"("flash_bwd.cu":788:41 to 788:84)))
+  %m_max = arith.select %causal, %c_max2, %m_blocks : index loc(callsite("flash_bwd.cu":296:3 to 296:28 at "range"("flash_bwd.cu":788:41 to 788:84)))
   %num_steps = arith.subi %m_max, %m_min : index loc("flash_bwd.cu":280:30 to 280:51)
 
-  // ---- block_index: causal tiles are dealt in pairs (u, T - 1 - u); the second visits its unmasked query blocks ascending ----
-  %kv_tiles = arith.ceildivui %seqlen_kv, %c128 : index loc("kv_tiles"("flash_bwd.cu":745:28 to 745:88))
-  %last_tile = arith.subi %kv_tiles, %c1 : index loc("flash_bwd.cu":746:33 to 746:49)
-  %mirror = arith.subi %last_tile, %n_block : index loc("flash_bwd.cu":746:33 to 746:49)
-  %after_mirror = arith.cmpi sgt, %n_block, %mirror : index loc("partner"("flash_bwd.cu":746:3 to 746:79))
-  %second_of_pair = arith.andi %causal, %after_mirror : i1 loc("partner"("flash_bwd.cu":746:3 to 746:79))
-  %true = arith.constant true loc("flash_bwd.cu":783:7 to 783:33)
-  %descending = arith.xori %second_of_pair, %true : i1 loc("range.descending"("flash_bwd.cu":783:7 to 783:33))
+  // ---- block_index: causal GQA tiles are dealt in pairs (u, T - 1 - u); the second visits its unmasked query blocks ascending ----
+  %kv_tiles = arith.ceildivui %seqlen_kv, %c128 : index loc("kv_tiles"("flash_bwd.cu":750:28 to 750:88))
+  %last_tile = arith.subi %kv_tiles, %c1 : index loc("flash_bwd.cu":752:33 to 752:49)
+  %mirror = arith.subi %last_tile, %n_block : index loc("flash_bwd.cu":752:33 to 752:49)
+  %after_mirror = arith.cmpi sgt, %n_block, %mirror : index loc("partner"("flash_bwd.cu":752:3 to 752:79))
+  %gqa = arith.cmpi ne, %num_heads_q, %num_heads_kv : index loc(callsite("flash_bwd.cu":744:41 to 744:82 at "paired"("flash_bwd.cu":751:3 to 751:70)))
+  %paired = arith.andi %causal, %gqa : i1 loc("paired"("flash_bwd.cu":751:3 to 751:70))
+  %second_of_pair = arith.andi %paired, %after_mirror : i1 loc("partner"("flash_bwd.cu":752:3 to 752:79))
+  %true = arith.constant true loc("flash_bwd.cu":789:7 to 789:33)
+  %descending = arith.xori %second_of_pair, %true : i1 loc("range.descending"("flash_bwd.cu":789:7 to 789:33))
 
   // ---- the GQA group, the sequence views ----
   %group = arith.divui %num_heads_q, %num_heads_kv : index loc("group"("flash_bwd.cu":706:3 to 706:62))
   %head_q0 = arith.muli %head_kv, %group : index loc("head_q0"("flash_bwd.cu":707:3 to 707:38))
   %head_end = arith.addi %head_q0, %group : index loc("head_end"("flash_bwd.cu":707:40 to 707:66))
-  %last_key_offset = arith.select %causal, %offset, %seqlen_kv : index loc("ctx.last_key_offset"("flash_bwd.cu":816:5 to 816:93))
+  %last_key_offset = arith.select %causal, %offset, %seqlen_kv : index loc("ctx.last_key_offset"("flash_bwd.cu":822:5 to 822:93))
   %rows_pad = memref.dim %ws_dpsum, %c2 : memref<?x?x?xf32, #G> loc("ws.rows_pad"("flash_bwd.cu":176:70 to 176:89))
   %k_head = memref.subview %k[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 64] [1, 1, 1, 1]
-      : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("maps.k"("flash_bwd.cu":851:11 to 851:42))
+      : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("maps.k"("flash_bwd.cu":857:11 to 857:42))
   %v_head = memref.subview %v[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 64] [1, 1, 1, 1]
-      : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("maps.v"("flash_bwd.cu":854:11 to 854:42))
+      : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("maps.v"("flash_bwd.cu":860:11 to 860:42))
 
   // ---- shared memory: K, V [BLOCK_N][d]; Q, dO [STAGES][BLOCK_M][d]; dS^T [2][BLOCK_N][BLOCK_M]; dQ [2][64][64] fp32; LSE, D [STAGES][BLOCK_M]; the mbarriers ----
   %sK = cuir.alloc {swizzle = 128} : memref<128x64xf16, #S> loc("sK"("flash_bwd.cu":108:24 to 108:37))
@@ -2036,10 +2045,10 @@ cuir.kernel @flash_bwd_sm90_f16_d64_main(
   %sdQ = cuir.alloc : memref<2x64x64xf32, #S> loc("sdQ"("flash_bwd.cu":113:24 to 113:67))
   %sLSE = cuir.alloc : memref<2x64xf32, #S> loc("sLSE"("flash_bwd.cu":114:24 to 114:78))
   %sdPsum = cuir.alloc : memref<2x64xf32, #S> loc("sdPsum"("flash_bwd.cu":115:24 to 115:72))
-  %kv_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<1> loc("bars->kv_full"("flash_bwd.cu":762:5 to 762:37))
-  %q_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<2> loc("bars->q_full"("flash_bwd.cu":766:7 to 766:41))
-  %do_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<2> loc("bars->do_full"("flash_bwd.cu":767:7 to 767:42))
-  %q_empty = cuir.barrier.init arrivals 2 : !cuir.mbarrier<2> loc("bars->q_empty"("flash_bwd.cu":768:7 to 768:64))
+  %kv_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<1> loc("bars->kv_full"("flash_bwd.cu":768:5 to 768:37))
+  %q_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<2> loc("bars->q_full"("flash_bwd.cu":772:7 to 772:41))
+  %do_full = cuir.barrier.init arrivals 1 : !cuir.mbarrier<2> loc("bars->do_full"("flash_bwd.cu":773:7 to 773:42))
+  %q_empty = cuir.barrier.init arrivals 2 : !cuir.mbarrier<2> loc("bars->q_empty"("flash_bwd.cu":774:7 to 774:64))
 
   // =============================== producer: warp 0, one elected thread ===============================
   cuir.bind warp [0] role producer {
@@ -2058,9 +2067,9 @@ cuir.kernel @flash_bwd_sm90_f16_d64_main(
       %m = arith.select %down_visit, %down, %vb : index loc(callsite("flash_bwd.cu":285:12 to 285:99 at "flash_bwd.cu":357:70 to 357:93))
       %i_k = scf.for %head_q = %head_q0 to %head_end step %c1 iter_args(%i = %i_v) -> (index) {
       %q_head = memref.subview %q[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 64] [1, 1, 1, 1]
-          : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("maps.q"("flash_bwd.cu":845:21 to 845:52))
+          : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("maps.q"("flash_bwd.cu":851:21 to 851:52))
       %do_head = memref.subview %d_o[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 64] [1, 1, 1, 1]
-          : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("maps.d_o"("flash_bwd.cu":848:11 to 848:46))
+          : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("maps.d_o"("flash_bwd.cu":854:11 to 854:46))
       %lse_head = memref.subview %ws_lse_log2[%b, %head_q, 0] [1, 1, %rows_pad] [1, 1, 1]
           : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("at"("flash_bwd.cu":324:3 to 324:61))
       %dpsum_head = memref.subview %ws_dpsum[%b, %head_q, 0] [1, 1, %rows_pad] [1, 1, 1]
@@ -2095,8 +2104,8 @@ cuir.kernel @flash_bwd_sm90_f16_d64_main(
       } loc("head_q"("flash_bwd.cu":356:5 to 356:86))
       scf.yield %i_k : index loc("flash_bwd.cu":355:3 to 355:52)
     } loc("v"("flash_bwd.cu":355:3 to 355:52))
-    cuir.yield loc("flash_bwd.cu":795:16 to 795:117)
-  } loc("flash_bwd.cu":791:5 to 791:51)
+    cuir.yield loc("flash_bwd.cu":801:16 to 801:117)
+  } loc("flash_bwd.cu":797:5 to 797:51)
 
   // =============================== dQ writer: warp 1 ===============================
   cuir.bind warp [1] role producer {
@@ -2135,15 +2144,15 @@ cuir.kernel @flash_bwd_sm90_f16_d64_main(
       } loc("head_q"("flash_bwd.cu":391:5 to 391:86))
       scf.yield %i_k : index loc("flash_bwd.cu":390:3 to 390:52)
     } loc("v"("flash_bwd.cu":390:3 to 390:52))
-    cuir.yield loc("flash_bwd.cu":801:16 to 801:113)
-  } loc("flash_bwd.cu":797:7 to 797:38)
+    cuir.yield loc("flash_bwd.cu":807:16 to 807:113)
+  } loc("flash_bwd.cu":803:7 to 803:38)
 
   // =============================== consumer warpgroups 1 and 2 ===============================
   cuir.bind warpgroup [1, 2] role consumer regs 232 {
-    %consumer = cuir.worker_id loc("ctx.consumer"("flash_bwd.cu":812:5 to 812:30))
+    %consumer = cuir.worker_id loc("ctx.consumer"("flash_bwd.cu":818:5 to 818:30))
     %kv_rows = arith.muli %consumer, %c64 : index loc("kv_rows"("flash_bwd.cu":586:3 to 586:60))
     // The first key of this warpgroup's 64: a column of the score tile here (a row in the source).
-    %kv0 = arith.addi %key0, %kv_rows : index loc("ctx.wg_key0"("flash_bwd.cu":824:7 to 824:70))
+    %kv0 = arith.addi %key0, %kv_rows : index loc("ctx.wg_key0"("flash_bwd.cu":830:7 to 830:70))
     %sK_wg = memref.subview %sK[%kv_rows, 0] [64, 64] [1, 1]
         : memref<128x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc("flash_bwd.cu":595:28 to 595:62)
     %sV_wg = memref.subview %sV[%kv_rows, 0] [64, 64] [1, 1]
@@ -2161,9 +2170,9 @@ cuir.kernel @flash_bwd_sm90_f16_d64_main(
         : memref<2x64x64xf32, #S> to memref<64x64xf32, strided<[64, 1], offset: ?>, #S> loc("dst"("flash_bwd.cu":565:44 to 565:100))
 
     // ---- constants of the steps; dK, dV in registers over all of them ----
-    %log2e = arith.constant 1.44269502 : f32 loc("ctx.scale_log2"("flash_bwd.cu":817:5 to 817:52))
-    %scale_log2 = arith.mulf %softmax_scale, %log2e : f32 loc("ctx.scale_log2"("flash_bwd.cu":817:5 to 817:52))
-    %scale_tile = tensor.splat %scale_log2 : tensor<64x64xf32, #WACC> loc("ctx.scale_log2"("flash_bwd.cu":817:5 to 817:52))
+    %log2e = arith.constant 1.44269502 : f32 loc("ctx.scale_log2"("flash_bwd.cu":823:5 to 823:52))
+    %scale_log2 = arith.mulf %softmax_scale, %log2e : f32 loc("ctx.scale_log2"("flash_bwd.cu":823:5 to 823:52))
+    %scale_tile = tensor.splat %scale_log2 : tensor<64x64xf32, #WACC> loc("ctx.scale_log2"("flash_bwd.cu":823:5 to 823:52))
     %ninf = arith.constant 0xFF800000 : f32 loc("flash_bwd.cu":503:87 to 503:92)
     %zero_s = arith.constant dense<0.0> : tensor<64x64xf32, #WACC> loc("acc_s"("flash_bwd.cu":593:3 to 593:45))
     %zero_dq = arith.constant dense<0.0> : tensor<64x64xf32, #WACC> loc("acc_dq"("flash_bwd.cu":625:3 to 625:28))
@@ -2213,7 +2222,7 @@ cuir.kernel @flash_bwd_sm90_f16_d64_main(
         // ------- score tile complete: acc_s = Q K^T (unscaled) of query tile m_tile; the mask of a masking step -------
         %acc_s_masked = cuir.elementwise (%acc_s) at [%b, %head_q, %q_row0, %kv0]
             : (tensor<64x64xf32, #WACC>) -> tensor<64x64xf32, #WACC> {
-        ^bb0(%x: f32 loc("acc_s"("flash_bwd.cu":503:68 to 503:92)), %bi: index loc("batch"("flash_bwd.cu":759:3 to 759:58)), %hi: index loc("head_q"("flash_bwd.cu":710:3 to 710:51)), %qi: index loc("row"("flash_bwd.cu":502:7 to 502:46)), %ki: index loc("key"("flash_bwd.cu":501:7 to 501:50))):
+        ^bb0(%x: f32 loc("acc_s"("flash_bwd.cu":503:68 to 503:92)), %bi: index loc("batch"("flash_bwd.cu":765:3 to 765:58)), %hi: index loc("head_q"("flash_bwd.cu":710:3 to 710:51)), %qi: index loc("row"("flash_bwd.cu":502:7 to 502:46)), %ki: index loc("key"("flash_bwd.cu":501:7 to 501:50))):
           %past_end = arith.cmpi sge, %ki, %seqlen_kv : index loc(callsite("flash_bwd.cu":503:11 to 503:31 at "flash_bwd.cu":602:28 to 602:61))
           %row_last = arith.addi %qi, %last_key_offset : index loc(callsite("flash_bwd.cu":503:41 to 503:66 at "flash_bwd.cu":602:28 to 602:61))
           %past_diag = arith.cmpi sgt, %ki, %row_last : index loc(callsite("flash_bwd.cu":503:35 to 503:66 at "flash_bwd.cu":602:28 to 602:61))
@@ -2389,10 +2398,10 @@ cuir.kernel @flash_bwd_sm90_f16_d64_main(
     cuir.copy %sQ_out -> %dk_head[%kv0, %c0] : memref<64x64xf16, strided<[64, 1], offset: ?>, #S> -> memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc(callsite("flash_bwd.cu":674:5 to 674:117 at "flash_bwd.cu":686:3 to 686:45))
     cuir.store %dv16 -> %sdO_out : tensor<64x64xf16, #WACC> -> memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":663:7 to 663:89 at "flash_bwd.cu":689:3 to 689:46))
     cuir.copy %sdO_out -> %dv_head[%kv0, %c0] : memref<64x64xf16, strided<[64, 1], offset: ?>, #S> -> memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc(callsite("flash_bwd.cu":674:5 to 674:117 at "flash_bwd.cu":689:3 to 689:46))
-    cuir.yield loc("flash_bwd.cu":827:11 to 827:95)
-  } loc("flash_bwd.cu":807:5 to 807:40)
-  cuir.return loc("flash_bwd.cu":752:5 to 752:104)
-} loc("flash_bwd_sm90_kernel"("flash_bwd.cu":752:5 to 752:104))
+    cuir.yield loc("flash_bwd.cu":833:11 to 833:95)
+  } loc("flash_bwd.cu":813:5 to 813:40)
+  cuir.return loc("flash_bwd.cu":758:5 to 758:104)
+} loc("flash_bwd_sm90_kernel"("flash_bwd.cu":758:5 to 758:104))
 
 // =============================== convert: dQ = softmax_scale * accumulator ===============================
 cuir.kernel @flash_bwd_sm90_f16_d64_convert_dq(
