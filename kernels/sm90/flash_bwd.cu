@@ -38,7 +38,8 @@
 // blocks that cross the diagonal) come first, then the unmasked ones from the last query block down; each query
 // block for every head of the group in turn. So the thread blocks in flight read the same query blocks of the
 // same heads at about the same time, and a GQA group's Q, dO and dQ accumulator stay in L2 (heads outer and
-// query blocks ascending measured 5-15% slower on causal GQA, docs/benchmarks/bwd-configs.md). The
+// query blocks ascending measured 5-15% slower on causal GQA, docs/benchmarks/bwd-configs.md); the second KV
+// tile of a causal GQA pair (block_index) visits its unmasked blocks ascending, which keeps the pairs in step. The
 // deterministic mode keeps the query blocks ascending: its KV tiles add into a query block one after another.
 //
 // Shared memory (128-byte swizzle everywhere, slabs of 64 columns as TMA writes them, see sm90_primitives.cuh):
