@@ -730,8 +730,8 @@ __device__ __forceinline__ int consumer(const cuir_attention_bwd_params &params,
 //   a head that started together read one of two query blocks, whatever u: they stay in step wave after wave.
 //   (With one tile a block, tile 0 walks every query block and tile T - 1 two, so the blocks that replace the
 //   short ones start out of step, and a GQA group's Q, dO and dQ accumulator at 8k, larger than L2, are read
-//   from DRAM again.) With MHA (a step is one head) the pairs measured 6-7% slower: the tiles are too short
-//   for the pause between a pair's two and the coarser units' tail.
+//   from DRAM again.) With MHA (a step is one head) the pairs measured 6-7% slower, presumably because its
+//   tiles are short next to the pause between a pair's two tiles and the coarser units' tail.
 // - Otherwise one tile a block, u; tile n - 1 of a head is dispatched before tile n, which the deterministic mode's
 //   semaphores rely on (tile n waits for n - 1, resident or done).
 struct BlockIndex {
@@ -825,7 +825,8 @@ __global__ void __launch_bounds__(FlashBwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS
     visit_tiles([&](int u, int n_block, const QueryBlocks &range, const auto &q_tiles,
                     int i) __attribute__((always_inline)) {
       // Paired: opaque at each tile, so that what the steps derive from them is recomputed per tile rather than
-      // held across both (that spilled 64 bytes in a softcap variant at head dim 128; one tile needs no fence).
+      // held across both (without, a softcap variant's causal d = 128 consumer spilled 64 bytes; with them in
+      // every instantiation, its full-attention one spilled).
       if constexpr (IS_CAUSAL && !DETERMINISTIC)
         fence_operand(ctx.smem_base), fence_operand(ctx.consumer), fence_operand(ctx.warp), fence_operand(ctx.lane);
       ctx.wg_key0 = n_block * T::BLOCK_N + ctx.consumer * T::WG_KEYS;

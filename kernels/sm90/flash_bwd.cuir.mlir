@@ -118,7 +118,7 @@
 // QB: bytes of Q (or dO) + LSE (or D) of a step, KVB: bytes of K + V, DQK: keys of a dQ GEMM (DQ_KEYS),
 // DQKS / DQCS: the first key / column of consumer c's dQ GEMM is c times this, DSB / DSBS / DST: the dS
 // barrier (DS_BARRIER or DS_WG_BARRIER + c) and its threads.
-cuir.launch_sequence @flash_bwd_sm90_bf16_d128 [@flash_bwd_sm90_bf16_d128_preprocess, @flash_bwd_sm90_bf16_d128_main, @flash_bwd_sm90_bf16_d128_convert_dq] loc("flash_bwd.cu":875:20 to 875:94)
+cuir.launch_sequence @flash_bwd_sm90_bf16_d128 [@flash_bwd_sm90_bf16_d128_preprocess, @flash_bwd_sm90_bf16_d128_main, @flash_bwd_sm90_bf16_d128_convert_dq] loc("flash_bwd.cu":876:20 to 876:94)
 
 // =============================== preprocess: D, LSE * log2 e, dQ accumulator zeroed ===============================
 cuir.kernel @flash_bwd_sm90_bf16_d128_preprocess(
@@ -292,9 +292,9 @@ cuir.kernel @flash_bwd_sm90_bf16_d128_main(
   %last_key_offset = arith.select %causal, %offset, %seqlen_kv : index loc("ctx.last_key_offset"("flash_bwd.cu":823:5 to 823:93))
   %rows_pad = memref.dim %ws_dpsum, %c2 : memref<?x?x?xf32, #G> loc("ws.rows_pad"("flash_bwd.cu":177:70 to 177:89))
   %k_head = memref.subview %k[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 128] [1, 1, 1, 1]
-      : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("maps.k"("flash_bwd.cu":858:11 to 858:42))
+      : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("maps.k"("flash_bwd.cu":859:11 to 859:42))
   %v_head = memref.subview %v[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 128] [1, 1, 1, 1]
-      : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("maps.v"("flash_bwd.cu":861:11 to 861:42))
+      : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("maps.v"("flash_bwd.cu":862:11 to 862:42))
 
   // ---- shared memory: K, V [BLOCK_N][d]; Q, dO [STAGES][BLOCK_M][d]; dS^T [2][BLOCK_N][BLOCK_M]; dQ [2][64][64] fp32; LSE, D [STAGES][BLOCK_M]; the mbarriers ----
   %sK = cuir.alloc {swizzle = 128} : memref<128x128xbf16, #S> loc("sK"("flash_bwd.cu":109:24 to 109:37))
@@ -327,9 +327,9 @@ cuir.kernel @flash_bwd_sm90_bf16_d128_main(
       %m = arith.select %down_visit, %down, %vb : index loc(callsite("flash_bwd.cu":286:12 to 286:99 at "flash_bwd.cu":358:70 to 358:93))
       %i_k = scf.for %head_q = %head_q0 to %head_end step %c1 iter_args(%i = %i_v) -> (index) {
       %q_head = memref.subview %q[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 128] [1, 1, 1, 1]
-          : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("maps.q"("flash_bwd.cu":852:21 to 852:52))
+          : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("maps.q"("flash_bwd.cu":853:21 to 853:52))
       %do_head = memref.subview %d_o[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 128] [1, 1, 1, 1]
-          : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("maps.d_o"("flash_bwd.cu":855:11 to 855:46))
+          : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("maps.d_o"("flash_bwd.cu":856:11 to 856:46))
       %lse_head = memref.subview %ws_lse_log2[%b, %head_q, 0] [1, 1, %rows_pad] [1, 1, 1]
           : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("at"("flash_bwd.cu":325:3 to 325:61))
       %dpsum_head = memref.subview %ws_dpsum[%b, %head_q, 0] [1, 1, %rows_pad] [1, 1, 1]
@@ -412,7 +412,7 @@ cuir.kernel @flash_bwd_sm90_bf16_d128_main(
     %consumer = cuir.worker_id loc("ctx.consumer"("flash_bwd.cu":819:5 to 819:30))
     %kv_rows = arith.muli %consumer, %c64 : index loc("kv_rows"("flash_bwd.cu":587:3 to 587:60))
     // The first key of this warpgroup's 64: a column of the score tile here (a row in the source).
-    %kv0 = arith.addi %key0, %kv_rows : index loc("ctx.wg_key0"("flash_bwd.cu":831:7 to 831:70))
+    %kv0 = arith.addi %key0, %kv_rows : index loc("ctx.wg_key0"("flash_bwd.cu":832:7 to 832:70))
     %sK_wg = memref.subview %sK[%kv_rows, 0] [64, 128] [1, 1]
         : memref<128x128xbf16, #S> to memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc("flash_bwd.cu":596:28 to 596:62)
     %sV_wg = memref.subview %sV[%kv_rows, 0] [64, 128] [1, 1]
@@ -658,7 +658,7 @@ cuir.kernel @flash_bwd_sm90_bf16_d128_main(
     cuir.copy %sQ_out -> %dk_head[%kv0, %c0] : memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> -> memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc(callsite("flash_bwd.cu":675:5 to 675:117 at "flash_bwd.cu":687:3 to 687:45))
     cuir.store %dv16 -> %sdO_out : tensor<64x128xbf16, #WACC> -> memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":664:7 to 664:89 at "flash_bwd.cu":690:3 to 690:46))
     cuir.copy %sdO_out -> %dv_head[%kv0, %c0] : memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> -> memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc(callsite("flash_bwd.cu":675:5 to 675:117 at "flash_bwd.cu":690:3 to 690:46))
-    cuir.yield loc("flash_bwd.cu":834:11 to 834:95)
+    cuir.yield loc("flash_bwd.cu":835:11 to 835:95)
   } loc("flash_bwd.cu":814:5 to 814:40)
   cuir.return loc("flash_bwd.cu":759:5 to 759:104)
 } loc("flash_bwd_sm90_kernel"("flash_bwd.cu":759:5 to 759:104))
@@ -698,7 +698,7 @@ cuir.kernel @flash_bwd_sm90_bf16_d128_convert_dq(
   cuir.store %dq16 -> %dq_head[%row0, %c0] : tensor<16x128xbf16, #RACC> -> memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("flash_bwd.cu":253:3 to 253:128)
   cuir.return loc("flash_bwd.cu":242:3 to 242:38)
 } loc("flash_bwd_convert_dq_kernel"("flash_bwd.cu":237:5 to 237:110))
-cuir.launch_sequence @flash_bwd_sm90_bf16_d64 [@flash_bwd_sm90_bf16_d64_preprocess, @flash_bwd_sm90_bf16_d64_main, @flash_bwd_sm90_bf16_d64_convert_dq] loc("flash_bwd.cu":875:20 to 875:94)
+cuir.launch_sequence @flash_bwd_sm90_bf16_d64 [@flash_bwd_sm90_bf16_d64_preprocess, @flash_bwd_sm90_bf16_d64_main, @flash_bwd_sm90_bf16_d64_convert_dq] loc("flash_bwd.cu":876:20 to 876:94)
 
 // =============================== preprocess: D, LSE * log2 e, dQ accumulator zeroed ===============================
 cuir.kernel @flash_bwd_sm90_bf16_d64_preprocess(
@@ -872,9 +872,9 @@ cuir.kernel @flash_bwd_sm90_bf16_d64_main(
   %last_key_offset = arith.select %causal, %offset, %seqlen_kv : index loc("ctx.last_key_offset"("flash_bwd.cu":823:5 to 823:93))
   %rows_pad = memref.dim %ws_dpsum, %c2 : memref<?x?x?xf32, #G> loc("ws.rows_pad"("flash_bwd.cu":177:70 to 177:89))
   %k_head = memref.subview %k[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 64] [1, 1, 1, 1]
-      : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("maps.k"("flash_bwd.cu":858:11 to 858:42))
+      : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("maps.k"("flash_bwd.cu":859:11 to 859:42))
   %v_head = memref.subview %v[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 64] [1, 1, 1, 1]
-      : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("maps.v"("flash_bwd.cu":861:11 to 861:42))
+      : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("maps.v"("flash_bwd.cu":862:11 to 862:42))
 
   // ---- shared memory: K, V [BLOCK_N][d]; Q, dO [STAGES][BLOCK_M][d]; dS^T [2][BLOCK_N][BLOCK_M]; dQ [2][64][64] fp32; LSE, D [STAGES][BLOCK_M]; the mbarriers ----
   %sK = cuir.alloc {swizzle = 128} : memref<128x64xbf16, #S> loc("sK"("flash_bwd.cu":109:24 to 109:37))
@@ -907,9 +907,9 @@ cuir.kernel @flash_bwd_sm90_bf16_d64_main(
       %m = arith.select %down_visit, %down, %vb : index loc(callsite("flash_bwd.cu":286:12 to 286:99 at "flash_bwd.cu":358:70 to 358:93))
       %i_k = scf.for %head_q = %head_q0 to %head_end step %c1 iter_args(%i = %i_v) -> (index) {
       %q_head = memref.subview %q[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 64] [1, 1, 1, 1]
-          : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("maps.q"("flash_bwd.cu":852:21 to 852:52))
+          : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("maps.q"("flash_bwd.cu":853:21 to 853:52))
       %do_head = memref.subview %d_o[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 64] [1, 1, 1, 1]
-          : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("maps.d_o"("flash_bwd.cu":855:11 to 855:46))
+          : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("maps.d_o"("flash_bwd.cu":856:11 to 856:46))
       %lse_head = memref.subview %ws_lse_log2[%b, %head_q, 0] [1, 1, %rows_pad] [1, 1, 1]
           : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("at"("flash_bwd.cu":325:3 to 325:61))
       %dpsum_head = memref.subview %ws_dpsum[%b, %head_q, 0] [1, 1, %rows_pad] [1, 1, 1]
@@ -992,7 +992,7 @@ cuir.kernel @flash_bwd_sm90_bf16_d64_main(
     %consumer = cuir.worker_id loc("ctx.consumer"("flash_bwd.cu":819:5 to 819:30))
     %kv_rows = arith.muli %consumer, %c64 : index loc("kv_rows"("flash_bwd.cu":587:3 to 587:60))
     // The first key of this warpgroup's 64: a column of the score tile here (a row in the source).
-    %kv0 = arith.addi %key0, %kv_rows : index loc("ctx.wg_key0"("flash_bwd.cu":831:7 to 831:70))
+    %kv0 = arith.addi %key0, %kv_rows : index loc("ctx.wg_key0"("flash_bwd.cu":832:7 to 832:70))
     %sK_wg = memref.subview %sK[%kv_rows, 0] [64, 64] [1, 1]
         : memref<128x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc("flash_bwd.cu":596:28 to 596:62)
     %sV_wg = memref.subview %sV[%kv_rows, 0] [64, 64] [1, 1]
@@ -1238,7 +1238,7 @@ cuir.kernel @flash_bwd_sm90_bf16_d64_main(
     cuir.copy %sQ_out -> %dk_head[%kv0, %c0] : memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> -> memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc(callsite("flash_bwd.cu":675:5 to 675:117 at "flash_bwd.cu":687:3 to 687:45))
     cuir.store %dv16 -> %sdO_out : tensor<64x64xbf16, #WACC> -> memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":664:7 to 664:89 at "flash_bwd.cu":690:3 to 690:46))
     cuir.copy %sdO_out -> %dv_head[%kv0, %c0] : memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> -> memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc(callsite("flash_bwd.cu":675:5 to 675:117 at "flash_bwd.cu":690:3 to 690:46))
-    cuir.yield loc("flash_bwd.cu":834:11 to 834:95)
+    cuir.yield loc("flash_bwd.cu":835:11 to 835:95)
   } loc("flash_bwd.cu":814:5 to 814:40)
   cuir.return loc("flash_bwd.cu":759:5 to 759:104)
 } loc("flash_bwd_sm90_kernel"("flash_bwd.cu":759:5 to 759:104))
@@ -1278,7 +1278,7 @@ cuir.kernel @flash_bwd_sm90_bf16_d64_convert_dq(
   cuir.store %dq16 -> %dq_head[%row0, %c0] : tensor<32x64xbf16, #RACC> -> memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("flash_bwd.cu":253:3 to 253:128)
   cuir.return loc("flash_bwd.cu":242:3 to 242:38)
 } loc("flash_bwd_convert_dq_kernel"("flash_bwd.cu":237:5 to 237:110))
-cuir.launch_sequence @flash_bwd_sm90_f16_d128 [@flash_bwd_sm90_f16_d128_preprocess, @flash_bwd_sm90_f16_d128_main, @flash_bwd_sm90_f16_d128_convert_dq] loc("flash_bwd.cu":875:20 to 875:94)
+cuir.launch_sequence @flash_bwd_sm90_f16_d128 [@flash_bwd_sm90_f16_d128_preprocess, @flash_bwd_sm90_f16_d128_main, @flash_bwd_sm90_f16_d128_convert_dq] loc("flash_bwd.cu":876:20 to 876:94)
 
 // =============================== preprocess: D, LSE * log2 e, dQ accumulator zeroed ===============================
 cuir.kernel @flash_bwd_sm90_f16_d128_preprocess(
@@ -1452,9 +1452,9 @@ cuir.kernel @flash_bwd_sm90_f16_d128_main(
   %last_key_offset = arith.select %causal, %offset, %seqlen_kv : index loc("ctx.last_key_offset"("flash_bwd.cu":823:5 to 823:93))
   %rows_pad = memref.dim %ws_dpsum, %c2 : memref<?x?x?xf32, #G> loc("ws.rows_pad"("flash_bwd.cu":177:70 to 177:89))
   %k_head = memref.subview %k[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 128] [1, 1, 1, 1]
-      : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("maps.k"("flash_bwd.cu":858:11 to 858:42))
+      : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("maps.k"("flash_bwd.cu":859:11 to 859:42))
   %v_head = memref.subview %v[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 128] [1, 1, 1, 1]
-      : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("maps.v"("flash_bwd.cu":861:11 to 861:42))
+      : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("maps.v"("flash_bwd.cu":862:11 to 862:42))
 
   // ---- shared memory: K, V [BLOCK_N][d]; Q, dO [STAGES][BLOCK_M][d]; dS^T [2][BLOCK_N][BLOCK_M]; dQ [2][64][64] fp32; LSE, D [STAGES][BLOCK_M]; the mbarriers ----
   %sK = cuir.alloc {swizzle = 128} : memref<128x128xf16, #S> loc("sK"("flash_bwd.cu":109:24 to 109:37))
@@ -1487,9 +1487,9 @@ cuir.kernel @flash_bwd_sm90_f16_d128_main(
       %m = arith.select %down_visit, %down, %vb : index loc(callsite("flash_bwd.cu":286:12 to 286:99 at "flash_bwd.cu":358:70 to 358:93))
       %i_k = scf.for %head_q = %head_q0 to %head_end step %c1 iter_args(%i = %i_v) -> (index) {
       %q_head = memref.subview %q[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 128] [1, 1, 1, 1]
-          : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("maps.q"("flash_bwd.cu":852:21 to 852:52))
+          : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("maps.q"("flash_bwd.cu":853:21 to 853:52))
       %do_head = memref.subview %d_o[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 128] [1, 1, 1, 1]
-          : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("maps.d_o"("flash_bwd.cu":855:11 to 855:46))
+          : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("maps.d_o"("flash_bwd.cu":856:11 to 856:46))
       %lse_head = memref.subview %ws_lse_log2[%b, %head_q, 0] [1, 1, %rows_pad] [1, 1, 1]
           : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("at"("flash_bwd.cu":325:3 to 325:61))
       %dpsum_head = memref.subview %ws_dpsum[%b, %head_q, 0] [1, 1, %rows_pad] [1, 1, 1]
@@ -1572,7 +1572,7 @@ cuir.kernel @flash_bwd_sm90_f16_d128_main(
     %consumer = cuir.worker_id loc("ctx.consumer"("flash_bwd.cu":819:5 to 819:30))
     %kv_rows = arith.muli %consumer, %c64 : index loc("kv_rows"("flash_bwd.cu":587:3 to 587:60))
     // The first key of this warpgroup's 64: a column of the score tile here (a row in the source).
-    %kv0 = arith.addi %key0, %kv_rows : index loc("ctx.wg_key0"("flash_bwd.cu":831:7 to 831:70))
+    %kv0 = arith.addi %key0, %kv_rows : index loc("ctx.wg_key0"("flash_bwd.cu":832:7 to 832:70))
     %sK_wg = memref.subview %sK[%kv_rows, 0] [64, 128] [1, 1]
         : memref<128x128xf16, #S> to memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc("flash_bwd.cu":596:28 to 596:62)
     %sV_wg = memref.subview %sV[%kv_rows, 0] [64, 128] [1, 1]
@@ -1818,7 +1818,7 @@ cuir.kernel @flash_bwd_sm90_f16_d128_main(
     cuir.copy %sQ_out -> %dk_head[%kv0, %c0] : memref<64x128xf16, strided<[128, 1], offset: ?>, #S> -> memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc(callsite("flash_bwd.cu":675:5 to 675:117 at "flash_bwd.cu":687:3 to 687:45))
     cuir.store %dv16 -> %sdO_out : tensor<64x128xf16, #WACC> -> memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":664:7 to 664:89 at "flash_bwd.cu":690:3 to 690:46))
     cuir.copy %sdO_out -> %dv_head[%kv0, %c0] : memref<64x128xf16, strided<[128, 1], offset: ?>, #S> -> memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc(callsite("flash_bwd.cu":675:5 to 675:117 at "flash_bwd.cu":690:3 to 690:46))
-    cuir.yield loc("flash_bwd.cu":834:11 to 834:95)
+    cuir.yield loc("flash_bwd.cu":835:11 to 835:95)
   } loc("flash_bwd.cu":814:5 to 814:40)
   cuir.return loc("flash_bwd.cu":759:5 to 759:104)
 } loc("flash_bwd_sm90_kernel"("flash_bwd.cu":759:5 to 759:104))
@@ -1858,7 +1858,7 @@ cuir.kernel @flash_bwd_sm90_f16_d128_convert_dq(
   cuir.store %dq16 -> %dq_head[%row0, %c0] : tensor<16x128xf16, #RACC> -> memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("flash_bwd.cu":253:3 to 253:128)
   cuir.return loc("flash_bwd.cu":242:3 to 242:38)
 } loc("flash_bwd_convert_dq_kernel"("flash_bwd.cu":237:5 to 237:110))
-cuir.launch_sequence @flash_bwd_sm90_f16_d64 [@flash_bwd_sm90_f16_d64_preprocess, @flash_bwd_sm90_f16_d64_main, @flash_bwd_sm90_f16_d64_convert_dq] loc("flash_bwd.cu":875:20 to 875:94)
+cuir.launch_sequence @flash_bwd_sm90_f16_d64 [@flash_bwd_sm90_f16_d64_preprocess, @flash_bwd_sm90_f16_d64_main, @flash_bwd_sm90_f16_d64_convert_dq] loc("flash_bwd.cu":876:20 to 876:94)
 
 // =============================== preprocess: D, LSE * log2 e, dQ accumulator zeroed ===============================
 cuir.kernel @flash_bwd_sm90_f16_d64_preprocess(
@@ -2032,9 +2032,9 @@ cuir.kernel @flash_bwd_sm90_f16_d64_main(
   %last_key_offset = arith.select %causal, %offset, %seqlen_kv : index loc("ctx.last_key_offset"("flash_bwd.cu":823:5 to 823:93))
   %rows_pad = memref.dim %ws_dpsum, %c2 : memref<?x?x?xf32, #G> loc("ws.rows_pad"("flash_bwd.cu":177:70 to 177:89))
   %k_head = memref.subview %k[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 64] [1, 1, 1, 1]
-      : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("maps.k"("flash_bwd.cu":858:11 to 858:42))
+      : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("maps.k"("flash_bwd.cu":859:11 to 859:42))
   %v_head = memref.subview %v[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 64] [1, 1, 1, 1]
-      : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("maps.v"("flash_bwd.cu":861:11 to 861:42))
+      : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("maps.v"("flash_bwd.cu":862:11 to 862:42))
 
   // ---- shared memory: K, V [BLOCK_N][d]; Q, dO [STAGES][BLOCK_M][d]; dS^T [2][BLOCK_N][BLOCK_M]; dQ [2][64][64] fp32; LSE, D [STAGES][BLOCK_M]; the mbarriers ----
   %sK = cuir.alloc {swizzle = 128} : memref<128x64xf16, #S> loc("sK"("flash_bwd.cu":109:24 to 109:37))
@@ -2067,9 +2067,9 @@ cuir.kernel @flash_bwd_sm90_f16_d64_main(
       %m = arith.select %down_visit, %down, %vb : index loc(callsite("flash_bwd.cu":286:12 to 286:99 at "flash_bwd.cu":358:70 to 358:93))
       %i_k = scf.for %head_q = %head_q0 to %head_end step %c1 iter_args(%i = %i_v) -> (index) {
       %q_head = memref.subview %q[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 64] [1, 1, 1, 1]
-          : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("maps.q"("flash_bwd.cu":852:21 to 852:52))
+          : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("maps.q"("flash_bwd.cu":853:21 to 853:52))
       %do_head = memref.subview %d_o[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 64] [1, 1, 1, 1]
-          : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("maps.d_o"("flash_bwd.cu":855:11 to 855:46))
+          : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("maps.d_o"("flash_bwd.cu":856:11 to 856:46))
       %lse_head = memref.subview %ws_lse_log2[%b, %head_q, 0] [1, 1, %rows_pad] [1, 1, 1]
           : memref<?x?x?xf32, #G> to memref<?xf32, strided<[1], offset: ?>, #G> loc("at"("flash_bwd.cu":325:3 to 325:61))
       %dpsum_head = memref.subview %ws_dpsum[%b, %head_q, 0] [1, 1, %rows_pad] [1, 1, 1]
@@ -2152,7 +2152,7 @@ cuir.kernel @flash_bwd_sm90_f16_d64_main(
     %consumer = cuir.worker_id loc("ctx.consumer"("flash_bwd.cu":819:5 to 819:30))
     %kv_rows = arith.muli %consumer, %c64 : index loc("kv_rows"("flash_bwd.cu":587:3 to 587:60))
     // The first key of this warpgroup's 64: a column of the score tile here (a row in the source).
-    %kv0 = arith.addi %key0, %kv_rows : index loc("ctx.wg_key0"("flash_bwd.cu":831:7 to 831:70))
+    %kv0 = arith.addi %key0, %kv_rows : index loc("ctx.wg_key0"("flash_bwd.cu":832:7 to 832:70))
     %sK_wg = memref.subview %sK[%kv_rows, 0] [64, 64] [1, 1]
         : memref<128x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc("flash_bwd.cu":596:28 to 596:62)
     %sV_wg = memref.subview %sV[%kv_rows, 0] [64, 64] [1, 1]
@@ -2398,7 +2398,7 @@ cuir.kernel @flash_bwd_sm90_f16_d64_main(
     cuir.copy %sQ_out -> %dk_head[%kv0, %c0] : memref<64x64xf16, strided<[64, 1], offset: ?>, #S> -> memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc(callsite("flash_bwd.cu":675:5 to 675:117 at "flash_bwd.cu":687:3 to 687:45))
     cuir.store %dv16 -> %sdO_out : tensor<64x64xf16, #WACC> -> memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":664:7 to 664:89 at "flash_bwd.cu":690:3 to 690:46))
     cuir.copy %sdO_out -> %dv_head[%kv0, %c0] : memref<64x64xf16, strided<[64, 1], offset: ?>, #S> -> memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc(callsite("flash_bwd.cu":675:5 to 675:117 at "flash_bwd.cu":690:3 to 690:46))
-    cuir.yield loc("flash_bwd.cu":834:11 to 834:95)
+    cuir.yield loc("flash_bwd.cu":835:11 to 835:95)
   } loc("flash_bwd.cu":814:5 to 814:40)
   cuir.return loc("flash_bwd.cu":759:5 to 759:104)
 } loc("flash_bwd_sm90_kernel"("flash_bwd.cu":759:5 to 759:104))

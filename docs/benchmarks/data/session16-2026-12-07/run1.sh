@@ -1,7 +1,7 @@
 #!/bin/bash
 # Session 16: the sm_90 backward with causal KV tiles paired (t, T-1-t) per thread block (the build of the
 # working tree, libbwd90_pair.so) against the committed kernel (libbwd90_base.so): checks, bench alternating,
-# the catalogue's backward staged from the working tree, racecheck; then the sm_80 pairing experiment.
+# racecheck, the catalogue's backward staged from the working tree. Run as LIM=330 bash run1.sh.
 D=.dev/pair
 T0=$SECONDS
 LIM=${LIM:-580}
