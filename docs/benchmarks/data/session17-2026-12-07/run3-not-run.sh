@@ -1,5 +1,5 @@
 #!/bin/bash
-# Session 17, call 3: does the sm_90 backward's paired code cost MHA? llama2-7b (MHA, never paired) with the
+# Session 17, prepared for a third call and not run (too little device time left to start a machine): does the sm_90 backward's paired code cost MHA? llama2-7b (MHA, never paired) with the
 # committed kernel (build/kernels/sm90) and the kernel before the pairs (be1f87d, .dev/s90b/libbwd90_prepairs.so,
 # built here with the CMake build's command line), alternating, three rounds. Run as bash run3.sh.
 T0=$SECONDS
