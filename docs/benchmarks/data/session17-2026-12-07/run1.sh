@@ -1,11 +1,12 @@
 #!/bin/bash
 # Session 17, call 1. (a) The committed sm_90 backward (causal GQA tiles in pairs since d1a96a7; built here and
-# carried as build/kernels): gradients against float64 autograd, the benchmark of the three model configurations
-# (N = 2k, 8k) against cuDNN and FA2, compute-sanitizer memcheck and racecheck. (b) The sm_80 backward with causal
-# GQA tiles in pairs and the GQA heads inner (the working tree's kernels/sm80/flash_bwd.cu, built as
-# build/kernels/sm80) against the one before (.dev/s80p/libbwd80_base.so, built from HEAD), and the same pairs for
-# MHA too (.dev/s80p/exp.cu built with -DPAIR_MHA=1: libbwd80_pair1.so). Run as LIM=300 bash run1.sh (what the device time left allows; steps past LIM are skipped); logs in
-# $OUT/all.tgz, key lines on stdout.
+# carried as build/kernels): check_bwd.py --quick (gradients against float64 autograd), the benchmark against
+# cuDNN and FA2 (the GQA configurations at 8k, llama2-7b at 2k and 8k; the rest in run2.sh), compute-sanitizer
+# memcheck and racecheck on its smoke driver. (b) The sm_80 backward with causal GQA tiles in pairs and the GQA
+# heads inner (the working tree's kernels/sm80/flash_bwd.cu then, now sm80-pairs-heads-inner.patch; built as
+# build/kernels/sm80) against the kernel before (.dev/s80p/libbwd80_base.so, from HEAD), and the pairs for MHA
+# too (.dev/s80p/exp.cu -DPAIR_MHA=1: libbwd80_pair1.so). Run as LIM=300 bash run1.sh (steps past LIM are
+# skipped); logs in $OUT/all.tgz, key lines on stdout.
 T0=$SECONDS
 LIM=${LIM:-300}
 left() { echo $((LIM - (SECONDS - T0))); }
