@@ -509,16 +509,20 @@ __global__ void __launch_bounds__(FlashBwdTraits<ELEMENT, HEAD_DIM>::NUM_THREADS
 }
 
 // ---------------------------------------------------------------------------------------------------
-// dQ = softmax_scale * accumulator, in the element type. Grid (query blocks, Hq, B).
+// dQ = softmax_scale * accumulator, in the element type. Grid (query blocks, Hq, B). The tile is read in its
+// fragment order (whole lines), converted into shared memory and written out in rows of 16-byte chunks: stored
+// straight from the fragments, every warp store wrote 8 rows' 16-byte pieces, half sectors.
 // ---------------------------------------------------------------------------------------------------
 template <Element ELEMENT, int HEAD_DIM>
 __global__ void __launch_bounds__(256) flash_bwd_convert_dq(const cuir_attention_bwd_params params, BwdWorkspace ws) {
   using T = FlashBwdTraits<ELEMENT, HEAD_DIM>;
   constexpr int FRAGMENTS = T::BLOCK_M * HEAD_DIM / 4;  // float4s of a query tile (see dq_fragment_index)
+  constexpr int STAGED_ROW = HEAD_DIM + 8;  // 16 bytes of padding: a fragment store's 8 rows on distinct banks
+  constexpr int CHUNKS_PER_ROW = HEAD_DIM / 8;
+  __shared__ __align__(16) uint16_t staged[T::BLOCK_M * STAGED_ROW];
   const int m_block = blockIdx.x, head_q = blockIdx.y, batch = blockIdx.z;
   const float4 *tile = reinterpret_cast<const float4 *>(
       ws.dq_accum + (ws.head_rows(params, batch, head_q) + m_block * T::BLOCK_M) * HEAD_DIM);
-  uint16_t *dq = static_cast<uint16_t *>(params.dq) + batch * params.dq_batch_stride + head_q * params.dq_head_stride;
   const float s = params.softmax_scale;
 #pragma unroll
   for (int pass = 0; pass < FRAGMENTS / 256; ++pass) {
@@ -526,14 +530,20 @@ __global__ void __launch_bounds__(256) flash_bwd_convert_dq(const cuir_attention
     const int lane = id % 32, ni = id / 32 % T::DQ_N_TILES, mi = id / 32 / T::DQ_N_TILES % T::DQ_M_TILES;
     const int warp = id / 32 / T::DQ_N_TILES / T::DQ_M_TILES;
     // the accumulator element layout of mma.m16n8k16 (sm80_primitives.cuh), at the warp's dQ sub-tile
-    const int row = m_block * T::BLOCK_M + 32 * (warp / 4) + 16 * mi + lane / 4;
+    const int row = 32 * (warp / 4) + 16 * mi + lane / 4;
     const int col = HEAD_DIM / 4 * (warp % 4) + 8 * ni + 2 * (lane % 4);
     const float4 acc = tile[id];
-    if (row < params.seqlen_q)
-      *reinterpret_cast<uint32_t *>(dq + row * params.dq_row_stride + col) = pack_float2<ELEMENT>(acc.x * s, acc.y * s);
-    if (row + 8 < params.seqlen_q)
-      *reinterpret_cast<uint32_t *>(dq + (row + 8) * params.dq_row_stride + col) =
-          pack_float2<ELEMENT>(acc.z * s, acc.w * s);
+    *reinterpret_cast<uint32_t *>(staged + row * STAGED_ROW + col) = pack_float2<ELEMENT>(acc.x * s, acc.y * s);
+    *reinterpret_cast<uint32_t *>(staged + (row + 8) * STAGED_ROW + col) = pack_float2<ELEMENT>(acc.z * s, acc.w * s);
+  }
+  __syncthreads();
+  uint16_t *dq = static_cast<uint16_t *>(params.dq) + batch * params.dq_batch_stride + head_q * params.dq_head_stride;
+#pragma unroll
+  for (int pass = 0; pass < T::BLOCK_M * CHUNKS_PER_ROW / 256; ++pass) {
+    const int id = pass * 256 + threadIdx.x, row = id / CHUNKS_PER_ROW, chunk = id % CHUNKS_PER_ROW;
+    if (m_block * T::BLOCK_M + row < params.seqlen_q)
+      *reinterpret_cast<uint4 *>(dq + (m_block * T::BLOCK_M + row) * params.dq_row_stride + chunk * 8) =
+          *reinterpret_cast<const uint4 *>(staged + row * STAGED_ROW + chunk * 8);
   }
 }
 

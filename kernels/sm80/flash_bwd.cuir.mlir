@@ -80,7 +80,7 @@
 #G   = #cuir.mem<global>
 #S   = #cuir.mem<shared>
 
-cuir.launch_sequence @flash_bwd_bf16_d128 [@flash_bwd_bf16_d128_preprocess, @flash_bwd_bf16_d128_kernel, @flash_bwd_bf16_d128_convert_dq] loc("launch_flash_bwd"("flash_bwd.cu":544:20 to 544:98))
+cuir.launch_sequence @flash_bwd_bf16_d128 [@flash_bwd_bf16_d128_preprocess, @flash_bwd_bf16_d128_kernel, @flash_bwd_bf16_d128_convert_dq] loc("launch_flash_bwd"("flash_bwd.cu":554:20 to 554:98))
 
 // =============================== preprocess ===============================
 cuir.kernel @flash_bwd_bf16_d128_preprocess(
@@ -538,42 +538,45 @@ cuir.kernel @flash_bwd_bf16_d128_kernel(
 
 // =============================== dQ conversion ===============================
 cuir.kernel @flash_bwd_bf16_d128_convert_dq(
-    %ws_dq_accum: memref<?x?x?x128xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":515:101 to 515:116)),
-    %dq: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dq"} loc("params.dq"("flash_bwd.cu":515:61 to 515:99)),
-    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_bwd.cu":515:61 to 515:99)),
-    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":515:61 to 515:99)),
-    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":515:61 to 515:99)),
-    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":515:61 to 515:99)),
-    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":515:61 to 515:99)),
-    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":515:61 to 515:99)))
+    %ws_dq_accum: memref<?x?x?x128xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":517:101 to 517:116)),
+    %dq: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dq"} loc("params.dq"("flash_bwd.cu":517:61 to 517:99)),
+    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_bwd.cu":517:61 to 517:99)),
+    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":517:61 to 517:99)),
+    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":517:61 to 517:99)),
+    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":517:61 to 517:99)),
+    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":517:61 to 517:99)),
+    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":517:61 to 517:99)))
     grid (b, hq, hkv, nq, nkv) -> (nq ceildiv 64, hq, b)
     threads 256 arch "sm_80" {
   %c0 = arith.constant 0 : index
   %c64 = arith.constant 64 : index loc("BLOCK_M")
-  %m_block = cuir.block_id x loc("m_block"("flash_bwd.cu":518:13 to 518:33))
-  %head_q = cuir.block_id y loc("head_q"("flash_bwd.cu":518:35 to 518:54))
-  %b = cuir.block_id z loc("batch"("flash_bwd.cu":518:56 to 518:74))
-  %row0 = arith.muli %m_block, %c64 : index loc("row"("flash_bwd.cu":520:60 to 520:80))
+  %staged = cuir.alloc : memref<64x128xbf16, #S> loc("staged"("flash_bwd.cu":522:3 to 522:69))
+  %m_block = cuir.block_id x loc("m_block"("flash_bwd.cu":523:13 to 523:33))
+  %head_q = cuir.block_id y loc("head_q"("flash_bwd.cu":523:35 to 523:54))
+  %b = cuir.block_id z loc("batch"("flash_bwd.cu":523:56 to 523:74))
+  %row0 = arith.muli %m_block, %c64 : index loc("row"("flash_bwd.cu":525:60 to 525:80))
   %m_blocks = arith.ceildivui %seqlen_q, %c64 : index loc("rows"("flash_bwd.cu":128:15 to 128:38))
   %rows = arith.muli %m_blocks, %c64 : index loc("rows"("flash_bwd.cu":128:15 to 128:38))
   %tile = memref.subview %ws_dq_accum[%b, %head_q, 0, 0] [1, 1, %rows, 128] [1, 1, 1, 1]
-      : memref<?x?x?x128xf32, #G> to memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc("tile"("flash_bwd.cu":519:3 to 519:56))
+      : memref<?x?x?x128xf32, #G> to memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc("tile"("flash_bwd.cu":524:3 to 524:56))
   %dq_head = memref.subview %dq[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 128] [1, 1, 1, 1]
-      : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("dq"("flash_bwd.cu":521:3 to 521:52))
-  %zero_tile = arith.constant dense<0.0> : tensor<64x128xf32, #ACC_P> loc("acc"("flash_bwd.cu":531:5 to 531:33))
+      : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("dq"("flash_bwd.cu":540:3 to 540:52))
+  %zero_tile = arith.constant dense<0.0> : tensor<64x128xf32, #ACC_P> loc("acc"("flash_bwd.cu":535:5 to 535:33))
   %acc = cuir.elementwise (%zero_tile) at [%b, %head_q, %row0, %c0]
       : (tensor<64x128xf32, #ACC_P>) -> tensor<64x128xf32, #ACC_P> {
-  ^bb0(%x: f32 loc("acc"("flash_bwd.cu":531:5 to 531:33)), %bi: index loc("batch"("flash_bwd.cu":518:56 to 518:74)), %hi: index loc("head_q"("flash_bwd.cu":518:35 to 518:54)), %row: index loc("row"("flash_bwd.cu":529:5 to 529:81)), %col: index loc("col"("flash_bwd.cu":530:5 to 530:73))):
-    %a = memref.load %tile[%row, %col] : memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc("acc"("flash_bwd.cu":531:24 to 531:32))
-    cuir.yield %a : f32 loc("acc"("flash_bwd.cu":531:5 to 531:33))
-  } loc("acc"("flash_bwd.cu":531:5 to 531:33))
-  %s_tile = tensor.splat %softmax_scale : tensor<64x128xf32, #ACC_P> loc("s"("flash_bwd.cu":522:3 to 522:40))
-  %dq_f = arith.mulf %acc, %s_tile : tensor<64x128xf32, #ACC_P> loc("dq"("flash_bwd.cu":533:99 to 533:108))
-  %dq16 = arith.truncf %dq_f : tensor<64x128xf32, #ACC_P> to tensor<64x128xbf16, #ACC_P> loc("dq"("flash_bwd.cu":533:78 to 533:120))
-  cuir.store %dq16 -> %dq_head[%row0, %c0] : tensor<64x128xbf16, #ACC_P> -> memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("dq"("flash_bwd.cu":532:5 to 532:31))
-  cuir.return loc("flash_bwd.cu":515:40 to 515:117)
-} loc("flash_bwd_convert_dq"("flash_bwd.cu":515:40 to 515:117))
-cuir.launch_sequence @flash_bwd_bf16_d64 [@flash_bwd_bf16_d64_preprocess, @flash_bwd_bf16_d64_kernel, @flash_bwd_bf16_d64_convert_dq] loc("launch_flash_bwd"("flash_bwd.cu":544:20 to 544:98))
+  ^bb0(%x: f32 loc("acc"("flash_bwd.cu":535:5 to 535:33)), %bi: index loc("batch"("flash_bwd.cu":523:56 to 523:74)), %hi: index loc("head_q"("flash_bwd.cu":523:35 to 523:54)), %row: index loc("row"("flash_bwd.cu":533:5 to 533:58)), %col: index loc("col"("flash_bwd.cu":534:5 to 534:73))):
+    %a = memref.load %tile[%row, %col] : memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc("acc"("flash_bwd.cu":535:24 to 535:32))
+    cuir.yield %a : f32 loc("acc"("flash_bwd.cu":535:5 to 535:33))
+  } loc("acc"("flash_bwd.cu":535:5 to 535:33))
+  %s_tile = tensor.splat %softmax_scale : tensor<64x128xf32, #ACC_P> loc("s"("flash_bwd.cu":526:3 to 526:40))
+  %dq_f = arith.mulf %acc, %s_tile : tensor<64x128xf32, #ACC_P> loc("dq"("flash_bwd.cu":536:91 to 536:100))
+  %dq16 = arith.truncf %dq_f : tensor<64x128xf32, #ACC_P> to tensor<64x128xbf16, #ACC_P> loc("dq"("flash_bwd.cu":536:70 to 536:112))
+  cuir.store %dq16 -> %staged[%c0, %c0] : tensor<64x128xbf16, #ACC_P> -> memref<64x128xbf16, #S> loc("staged"("flash_bwd.cu":536:70 to 536:112))
+  cuir.barrier.sync loc("flash_bwd.cu":539:3 to 539:19)
+  cuir.copy %staged -> %dq_head[%row0, %c0] : memref<64x128xbf16, #S> -> memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("dq"("flash_bwd.cu":545:7 to 545:103))
+  cuir.return loc("flash_bwd.cu":517:40 to 517:117)
+} loc("flash_bwd_convert_dq"("flash_bwd.cu":517:40 to 517:117))
+cuir.launch_sequence @flash_bwd_bf16_d64 [@flash_bwd_bf16_d64_preprocess, @flash_bwd_bf16_d64_kernel, @flash_bwd_bf16_d64_convert_dq] loc("launch_flash_bwd"("flash_bwd.cu":554:20 to 554:98))
 
 // =============================== preprocess ===============================
 cuir.kernel @flash_bwd_bf16_d64_preprocess(
@@ -1031,42 +1034,45 @@ cuir.kernel @flash_bwd_bf16_d64_kernel(
 
 // =============================== dQ conversion ===============================
 cuir.kernel @flash_bwd_bf16_d64_convert_dq(
-    %ws_dq_accum: memref<?x?x?x64xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":515:101 to 515:116)),
-    %dq: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dq"} loc("params.dq"("flash_bwd.cu":515:61 to 515:99)),
-    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_bwd.cu":515:61 to 515:99)),
-    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":515:61 to 515:99)),
-    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":515:61 to 515:99)),
-    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":515:61 to 515:99)),
-    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":515:61 to 515:99)),
-    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":515:61 to 515:99)))
+    %ws_dq_accum: memref<?x?x?x64xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":517:101 to 517:116)),
+    %dq: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dq"} loc("params.dq"("flash_bwd.cu":517:61 to 517:99)),
+    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_bwd.cu":517:61 to 517:99)),
+    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":517:61 to 517:99)),
+    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":517:61 to 517:99)),
+    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":517:61 to 517:99)),
+    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":517:61 to 517:99)),
+    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":517:61 to 517:99)))
     grid (b, hq, hkv, nq, nkv) -> (nq ceildiv 64, hq, b)
     threads 256 arch "sm_80" {
   %c0 = arith.constant 0 : index
   %c64 = arith.constant 64 : index loc("BLOCK_M")
-  %m_block = cuir.block_id x loc("m_block"("flash_bwd.cu":518:13 to 518:33))
-  %head_q = cuir.block_id y loc("head_q"("flash_bwd.cu":518:35 to 518:54))
-  %b = cuir.block_id z loc("batch"("flash_bwd.cu":518:56 to 518:74))
-  %row0 = arith.muli %m_block, %c64 : index loc("row"("flash_bwd.cu":520:60 to 520:80))
+  %staged = cuir.alloc : memref<64x64xbf16, #S> loc("staged"("flash_bwd.cu":522:3 to 522:69))
+  %m_block = cuir.block_id x loc("m_block"("flash_bwd.cu":523:13 to 523:33))
+  %head_q = cuir.block_id y loc("head_q"("flash_bwd.cu":523:35 to 523:54))
+  %b = cuir.block_id z loc("batch"("flash_bwd.cu":523:56 to 523:74))
+  %row0 = arith.muli %m_block, %c64 : index loc("row"("flash_bwd.cu":525:60 to 525:80))
   %m_blocks = arith.ceildivui %seqlen_q, %c64 : index loc("rows"("flash_bwd.cu":128:15 to 128:38))
   %rows = arith.muli %m_blocks, %c64 : index loc("rows"("flash_bwd.cu":128:15 to 128:38))
   %tile = memref.subview %ws_dq_accum[%b, %head_q, 0, 0] [1, 1, %rows, 64] [1, 1, 1, 1]
-      : memref<?x?x?x64xf32, #G> to memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc("tile"("flash_bwd.cu":519:3 to 519:56))
+      : memref<?x?x?x64xf32, #G> to memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc("tile"("flash_bwd.cu":524:3 to 524:56))
   %dq_head = memref.subview %dq[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 64] [1, 1, 1, 1]
-      : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("dq"("flash_bwd.cu":521:3 to 521:52))
-  %zero_tile = arith.constant dense<0.0> : tensor<64x64xf32, #ACC_P> loc("acc"("flash_bwd.cu":531:5 to 531:33))
+      : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("dq"("flash_bwd.cu":540:3 to 540:52))
+  %zero_tile = arith.constant dense<0.0> : tensor<64x64xf32, #ACC_P> loc("acc"("flash_bwd.cu":535:5 to 535:33))
   %acc = cuir.elementwise (%zero_tile) at [%b, %head_q, %row0, %c0]
       : (tensor<64x64xf32, #ACC_P>) -> tensor<64x64xf32, #ACC_P> {
-  ^bb0(%x: f32 loc("acc"("flash_bwd.cu":531:5 to 531:33)), %bi: index loc("batch"("flash_bwd.cu":518:56 to 518:74)), %hi: index loc("head_q"("flash_bwd.cu":518:35 to 518:54)), %row: index loc("row"("flash_bwd.cu":529:5 to 529:81)), %col: index loc("col"("flash_bwd.cu":530:5 to 530:73))):
-    %a = memref.load %tile[%row, %col] : memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc("acc"("flash_bwd.cu":531:24 to 531:32))
-    cuir.yield %a : f32 loc("acc"("flash_bwd.cu":531:5 to 531:33))
-  } loc("acc"("flash_bwd.cu":531:5 to 531:33))
-  %s_tile = tensor.splat %softmax_scale : tensor<64x64xf32, #ACC_P> loc("s"("flash_bwd.cu":522:3 to 522:40))
-  %dq_f = arith.mulf %acc, %s_tile : tensor<64x64xf32, #ACC_P> loc("dq"("flash_bwd.cu":533:99 to 533:108))
-  %dq16 = arith.truncf %dq_f : tensor<64x64xf32, #ACC_P> to tensor<64x64xbf16, #ACC_P> loc("dq"("flash_bwd.cu":533:78 to 533:120))
-  cuir.store %dq16 -> %dq_head[%row0, %c0] : tensor<64x64xbf16, #ACC_P> -> memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("dq"("flash_bwd.cu":532:5 to 532:31))
-  cuir.return loc("flash_bwd.cu":515:40 to 515:117)
-} loc("flash_bwd_convert_dq"("flash_bwd.cu":515:40 to 515:117))
-cuir.launch_sequence @flash_bwd_f16_d128 [@flash_bwd_f16_d128_preprocess, @flash_bwd_f16_d128_kernel, @flash_bwd_f16_d128_convert_dq] loc("launch_flash_bwd"("flash_bwd.cu":544:20 to 544:98))
+  ^bb0(%x: f32 loc("acc"("flash_bwd.cu":535:5 to 535:33)), %bi: index loc("batch"("flash_bwd.cu":523:56 to 523:74)), %hi: index loc("head_q"("flash_bwd.cu":523:35 to 523:54)), %row: index loc("row"("flash_bwd.cu":533:5 to 533:58)), %col: index loc("col"("flash_bwd.cu":534:5 to 534:73))):
+    %a = memref.load %tile[%row, %col] : memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc("acc"("flash_bwd.cu":535:24 to 535:32))
+    cuir.yield %a : f32 loc("acc"("flash_bwd.cu":535:5 to 535:33))
+  } loc("acc"("flash_bwd.cu":535:5 to 535:33))
+  %s_tile = tensor.splat %softmax_scale : tensor<64x64xf32, #ACC_P> loc("s"("flash_bwd.cu":526:3 to 526:40))
+  %dq_f = arith.mulf %acc, %s_tile : tensor<64x64xf32, #ACC_P> loc("dq"("flash_bwd.cu":536:91 to 536:100))
+  %dq16 = arith.truncf %dq_f : tensor<64x64xf32, #ACC_P> to tensor<64x64xbf16, #ACC_P> loc("dq"("flash_bwd.cu":536:70 to 536:112))
+  cuir.store %dq16 -> %staged[%c0, %c0] : tensor<64x64xbf16, #ACC_P> -> memref<64x64xbf16, #S> loc("staged"("flash_bwd.cu":536:70 to 536:112))
+  cuir.barrier.sync loc("flash_bwd.cu":539:3 to 539:19)
+  cuir.copy %staged -> %dq_head[%row0, %c0] : memref<64x64xbf16, #S> -> memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("dq"("flash_bwd.cu":545:7 to 545:103))
+  cuir.return loc("flash_bwd.cu":517:40 to 517:117)
+} loc("flash_bwd_convert_dq"("flash_bwd.cu":517:40 to 517:117))
+cuir.launch_sequence @flash_bwd_f16_d128 [@flash_bwd_f16_d128_preprocess, @flash_bwd_f16_d128_kernel, @flash_bwd_f16_d128_convert_dq] loc("launch_flash_bwd"("flash_bwd.cu":554:20 to 554:98))
 
 // =============================== preprocess ===============================
 cuir.kernel @flash_bwd_f16_d128_preprocess(
@@ -1524,42 +1530,45 @@ cuir.kernel @flash_bwd_f16_d128_kernel(
 
 // =============================== dQ conversion ===============================
 cuir.kernel @flash_bwd_f16_d128_convert_dq(
-    %ws_dq_accum: memref<?x?x?x128xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":515:101 to 515:116)),
-    %dq: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dq"} loc("params.dq"("flash_bwd.cu":515:61 to 515:99)),
-    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_bwd.cu":515:61 to 515:99)),
-    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":515:61 to 515:99)),
-    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":515:61 to 515:99)),
-    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":515:61 to 515:99)),
-    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":515:61 to 515:99)),
-    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":515:61 to 515:99)))
+    %ws_dq_accum: memref<?x?x?x128xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":517:101 to 517:116)),
+    %dq: memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dq"} loc("params.dq"("flash_bwd.cu":517:61 to 517:99)),
+    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_bwd.cu":517:61 to 517:99)),
+    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":517:61 to 517:99)),
+    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":517:61 to 517:99)),
+    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":517:61 to 517:99)),
+    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":517:61 to 517:99)),
+    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":517:61 to 517:99)))
     grid (b, hq, hkv, nq, nkv) -> (nq ceildiv 64, hq, b)
     threads 256 arch "sm_80" {
   %c0 = arith.constant 0 : index
   %c64 = arith.constant 64 : index loc("BLOCK_M")
-  %m_block = cuir.block_id x loc("m_block"("flash_bwd.cu":518:13 to 518:33))
-  %head_q = cuir.block_id y loc("head_q"("flash_bwd.cu":518:35 to 518:54))
-  %b = cuir.block_id z loc("batch"("flash_bwd.cu":518:56 to 518:74))
-  %row0 = arith.muli %m_block, %c64 : index loc("row"("flash_bwd.cu":520:60 to 520:80))
+  %staged = cuir.alloc : memref<64x128xf16, #S> loc("staged"("flash_bwd.cu":522:3 to 522:69))
+  %m_block = cuir.block_id x loc("m_block"("flash_bwd.cu":523:13 to 523:33))
+  %head_q = cuir.block_id y loc("head_q"("flash_bwd.cu":523:35 to 523:54))
+  %b = cuir.block_id z loc("batch"("flash_bwd.cu":523:56 to 523:74))
+  %row0 = arith.muli %m_block, %c64 : index loc("row"("flash_bwd.cu":525:60 to 525:80))
   %m_blocks = arith.ceildivui %seqlen_q, %c64 : index loc("rows"("flash_bwd.cu":128:15 to 128:38))
   %rows = arith.muli %m_blocks, %c64 : index loc("rows"("flash_bwd.cu":128:15 to 128:38))
   %tile = memref.subview %ws_dq_accum[%b, %head_q, 0, 0] [1, 1, %rows, 128] [1, 1, 1, 1]
-      : memref<?x?x?x128xf32, #G> to memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc("tile"("flash_bwd.cu":519:3 to 519:56))
+      : memref<?x?x?x128xf32, #G> to memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc("tile"("flash_bwd.cu":524:3 to 524:56))
   %dq_head = memref.subview %dq[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 128] [1, 1, 1, 1]
-      : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("dq"("flash_bwd.cu":521:3 to 521:52))
-  %zero_tile = arith.constant dense<0.0> : tensor<64x128xf32, #ACC_P> loc("acc"("flash_bwd.cu":531:5 to 531:33))
+      : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("dq"("flash_bwd.cu":540:3 to 540:52))
+  %zero_tile = arith.constant dense<0.0> : tensor<64x128xf32, #ACC_P> loc("acc"("flash_bwd.cu":535:5 to 535:33))
   %acc = cuir.elementwise (%zero_tile) at [%b, %head_q, %row0, %c0]
       : (tensor<64x128xf32, #ACC_P>) -> tensor<64x128xf32, #ACC_P> {
-  ^bb0(%x: f32 loc("acc"("flash_bwd.cu":531:5 to 531:33)), %bi: index loc("batch"("flash_bwd.cu":518:56 to 518:74)), %hi: index loc("head_q"("flash_bwd.cu":518:35 to 518:54)), %row: index loc("row"("flash_bwd.cu":529:5 to 529:81)), %col: index loc("col"("flash_bwd.cu":530:5 to 530:73))):
-    %a = memref.load %tile[%row, %col] : memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc("acc"("flash_bwd.cu":531:24 to 531:32))
-    cuir.yield %a : f32 loc("acc"("flash_bwd.cu":531:5 to 531:33))
-  } loc("acc"("flash_bwd.cu":531:5 to 531:33))
-  %s_tile = tensor.splat %softmax_scale : tensor<64x128xf32, #ACC_P> loc("s"("flash_bwd.cu":522:3 to 522:40))
-  %dq_f = arith.mulf %acc, %s_tile : tensor<64x128xf32, #ACC_P> loc("dq"("flash_bwd.cu":533:99 to 533:108))
-  %dq16 = arith.truncf %dq_f : tensor<64x128xf32, #ACC_P> to tensor<64x128xf16, #ACC_P> loc("dq"("flash_bwd.cu":533:78 to 533:120))
-  cuir.store %dq16 -> %dq_head[%row0, %c0] : tensor<64x128xf16, #ACC_P> -> memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("dq"("flash_bwd.cu":532:5 to 532:31))
-  cuir.return loc("flash_bwd.cu":515:40 to 515:117)
-} loc("flash_bwd_convert_dq"("flash_bwd.cu":515:40 to 515:117))
-cuir.launch_sequence @flash_bwd_f16_d64 [@flash_bwd_f16_d64_preprocess, @flash_bwd_f16_d64_kernel, @flash_bwd_f16_d64_convert_dq] loc("launch_flash_bwd"("flash_bwd.cu":544:20 to 544:98))
+  ^bb0(%x: f32 loc("acc"("flash_bwd.cu":535:5 to 535:33)), %bi: index loc("batch"("flash_bwd.cu":523:56 to 523:74)), %hi: index loc("head_q"("flash_bwd.cu":523:35 to 523:54)), %row: index loc("row"("flash_bwd.cu":533:5 to 533:58)), %col: index loc("col"("flash_bwd.cu":534:5 to 534:73))):
+    %a = memref.load %tile[%row, %col] : memref<?x128xf32, strided<[128, 1], offset: ?>, #G> loc("acc"("flash_bwd.cu":535:24 to 535:32))
+    cuir.yield %a : f32 loc("acc"("flash_bwd.cu":535:5 to 535:33))
+  } loc("acc"("flash_bwd.cu":535:5 to 535:33))
+  %s_tile = tensor.splat %softmax_scale : tensor<64x128xf32, #ACC_P> loc("s"("flash_bwd.cu":526:3 to 526:40))
+  %dq_f = arith.mulf %acc, %s_tile : tensor<64x128xf32, #ACC_P> loc("dq"("flash_bwd.cu":536:91 to 536:100))
+  %dq16 = arith.truncf %dq_f : tensor<64x128xf32, #ACC_P> to tensor<64x128xf16, #ACC_P> loc("dq"("flash_bwd.cu":536:70 to 536:112))
+  cuir.store %dq16 -> %staged[%c0, %c0] : tensor<64x128xf16, #ACC_P> -> memref<64x128xf16, #S> loc("staged"("flash_bwd.cu":536:70 to 536:112))
+  cuir.barrier.sync loc("flash_bwd.cu":539:3 to 539:19)
+  cuir.copy %staged -> %dq_head[%row0, %c0] : memref<64x128xf16, #S> -> memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("dq"("flash_bwd.cu":545:7 to 545:103))
+  cuir.return loc("flash_bwd.cu":517:40 to 517:117)
+} loc("flash_bwd_convert_dq"("flash_bwd.cu":517:40 to 517:117))
+cuir.launch_sequence @flash_bwd_f16_d64 [@flash_bwd_f16_d64_preprocess, @flash_bwd_f16_d64_kernel, @flash_bwd_f16_d64_convert_dq] loc("launch_flash_bwd"("flash_bwd.cu":554:20 to 554:98))
 
 // =============================== preprocess ===============================
 cuir.kernel @flash_bwd_f16_d64_preprocess(
@@ -2017,38 +2026,41 @@ cuir.kernel @flash_bwd_f16_d64_kernel(
 
 // =============================== dQ conversion ===============================
 cuir.kernel @flash_bwd_f16_d64_convert_dq(
-    %ws_dq_accum: memref<?x?x?x64xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":515:101 to 515:116)),
-    %dq: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dq"} loc("params.dq"("flash_bwd.cu":515:61 to 515:99)),
-    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_bwd.cu":515:61 to 515:99)),
-    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":515:61 to 515:99)),
-    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":515:61 to 515:99)),
-    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":515:61 to 515:99)),
-    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":515:61 to 515:99)),
-    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":515:61 to 515:99)))
+    %ws_dq_accum: memref<?x?x?x64xf32, #G> {cuir.arg = "workspace:dq_accum", cuir.shape = affine_map<(b, hq, hkv, nq, nkv, d) -> (b, hq, (nq ceildiv 64) * 64, d)>} loc("ws.dq_accum"("flash_bwd.cu":517:101 to 517:116)),
+    %dq: memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> {cuir.arg = "dq"} loc("params.dq"("flash_bwd.cu":517:61 to 517:99)),
+    %softmax_scale: f32 {cuir.arg = "softmax_scale"} loc("params.softmax_scale"("flash_bwd.cu":517:61 to 517:99)),
+    %batch: index {cuir.arg = "B"} loc("params.batch"("flash_bwd.cu":517:61 to 517:99)),
+    %num_heads_q: index {cuir.arg = "Hq"} loc("params.num_heads_q"("flash_bwd.cu":517:61 to 517:99)),
+    %num_heads_kv: index {cuir.arg = "Hkv"} loc("params.num_heads_kv"("flash_bwd.cu":517:61 to 517:99)),
+    %seqlen_q: index {cuir.arg = "Nq"} loc("params.seqlen_q"("flash_bwd.cu":517:61 to 517:99)),
+    %seqlen_kv: index {cuir.arg = "Nkv"} loc("params.seqlen_kv"("flash_bwd.cu":517:61 to 517:99)))
     grid (b, hq, hkv, nq, nkv) -> (nq ceildiv 64, hq, b)
     threads 256 arch "sm_80" {
   %c0 = arith.constant 0 : index
   %c64 = arith.constant 64 : index loc("BLOCK_M")
-  %m_block = cuir.block_id x loc("m_block"("flash_bwd.cu":518:13 to 518:33))
-  %head_q = cuir.block_id y loc("head_q"("flash_bwd.cu":518:35 to 518:54))
-  %b = cuir.block_id z loc("batch"("flash_bwd.cu":518:56 to 518:74))
-  %row0 = arith.muli %m_block, %c64 : index loc("row"("flash_bwd.cu":520:60 to 520:80))
+  %staged = cuir.alloc : memref<64x64xf16, #S> loc("staged"("flash_bwd.cu":522:3 to 522:69))
+  %m_block = cuir.block_id x loc("m_block"("flash_bwd.cu":523:13 to 523:33))
+  %head_q = cuir.block_id y loc("head_q"("flash_bwd.cu":523:35 to 523:54))
+  %b = cuir.block_id z loc("batch"("flash_bwd.cu":523:56 to 523:74))
+  %row0 = arith.muli %m_block, %c64 : index loc("row"("flash_bwd.cu":525:60 to 525:80))
   %m_blocks = arith.ceildivui %seqlen_q, %c64 : index loc("rows"("flash_bwd.cu":128:15 to 128:38))
   %rows = arith.muli %m_blocks, %c64 : index loc("rows"("flash_bwd.cu":128:15 to 128:38))
   %tile = memref.subview %ws_dq_accum[%b, %head_q, 0, 0] [1, 1, %rows, 64] [1, 1, 1, 1]
-      : memref<?x?x?x64xf32, #G> to memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc("tile"("flash_bwd.cu":519:3 to 519:56))
+      : memref<?x?x?x64xf32, #G> to memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc("tile"("flash_bwd.cu":524:3 to 524:56))
   %dq_head = memref.subview %dq[%b, 0, %head_q, 0] [1, %seqlen_q, 1, 64] [1, 1, 1, 1]
-      : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("dq"("flash_bwd.cu":521:3 to 521:52))
-  %zero_tile = arith.constant dense<0.0> : tensor<64x64xf32, #ACC_P> loc("acc"("flash_bwd.cu":531:5 to 531:33))
+      : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("dq"("flash_bwd.cu":540:3 to 540:52))
+  %zero_tile = arith.constant dense<0.0> : tensor<64x64xf32, #ACC_P> loc("acc"("flash_bwd.cu":535:5 to 535:33))
   %acc = cuir.elementwise (%zero_tile) at [%b, %head_q, %row0, %c0]
       : (tensor<64x64xf32, #ACC_P>) -> tensor<64x64xf32, #ACC_P> {
-  ^bb0(%x: f32 loc("acc"("flash_bwd.cu":531:5 to 531:33)), %bi: index loc("batch"("flash_bwd.cu":518:56 to 518:74)), %hi: index loc("head_q"("flash_bwd.cu":518:35 to 518:54)), %row: index loc("row"("flash_bwd.cu":529:5 to 529:81)), %col: index loc("col"("flash_bwd.cu":530:5 to 530:73))):
-    %a = memref.load %tile[%row, %col] : memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc("acc"("flash_bwd.cu":531:24 to 531:32))
-    cuir.yield %a : f32 loc("acc"("flash_bwd.cu":531:5 to 531:33))
-  } loc("acc"("flash_bwd.cu":531:5 to 531:33))
-  %s_tile = tensor.splat %softmax_scale : tensor<64x64xf32, #ACC_P> loc("s"("flash_bwd.cu":522:3 to 522:40))
-  %dq_f = arith.mulf %acc, %s_tile : tensor<64x64xf32, #ACC_P> loc("dq"("flash_bwd.cu":533:99 to 533:108))
-  %dq16 = arith.truncf %dq_f : tensor<64x64xf32, #ACC_P> to tensor<64x64xf16, #ACC_P> loc("dq"("flash_bwd.cu":533:78 to 533:120))
-  cuir.store %dq16 -> %dq_head[%row0, %c0] : tensor<64x64xf16, #ACC_P> -> memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("dq"("flash_bwd.cu":532:5 to 532:31))
-  cuir.return loc("flash_bwd.cu":515:40 to 515:117)
-} loc("flash_bwd_convert_dq"("flash_bwd.cu":515:40 to 515:117))
+  ^bb0(%x: f32 loc("acc"("flash_bwd.cu":535:5 to 535:33)), %bi: index loc("batch"("flash_bwd.cu":523:56 to 523:74)), %hi: index loc("head_q"("flash_bwd.cu":523:35 to 523:54)), %row: index loc("row"("flash_bwd.cu":533:5 to 533:58)), %col: index loc("col"("flash_bwd.cu":534:5 to 534:73))):
+    %a = memref.load %tile[%row, %col] : memref<?x64xf32, strided<[64, 1], offset: ?>, #G> loc("acc"("flash_bwd.cu":535:24 to 535:32))
+    cuir.yield %a : f32 loc("acc"("flash_bwd.cu":535:5 to 535:33))
+  } loc("acc"("flash_bwd.cu":535:5 to 535:33))
+  %s_tile = tensor.splat %softmax_scale : tensor<64x64xf32, #ACC_P> loc("s"("flash_bwd.cu":526:3 to 526:40))
+  %dq_f = arith.mulf %acc, %s_tile : tensor<64x64xf32, #ACC_P> loc("dq"("flash_bwd.cu":536:91 to 536:100))
+  %dq16 = arith.truncf %dq_f : tensor<64x64xf32, #ACC_P> to tensor<64x64xf16, #ACC_P> loc("dq"("flash_bwd.cu":536:70 to 536:112))
+  cuir.store %dq16 -> %staged[%c0, %c0] : tensor<64x64xf16, #ACC_P> -> memref<64x64xf16, #S> loc("staged"("flash_bwd.cu":536:70 to 536:112))
+  cuir.barrier.sync loc("flash_bwd.cu":539:3 to 539:19)
+  cuir.copy %staged -> %dq_head[%row0, %c0] : memref<64x64xf16, #S> -> memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("dq"("flash_bwd.cu":545:7 to 545:103))
+  cuir.return loc("flash_bwd.cu":517:40 to 517:117)
+} loc("flash_bwd_convert_dq"("flash_bwd.cu":517:40 to 517:117))

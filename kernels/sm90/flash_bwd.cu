@@ -730,8 +730,8 @@ __device__ __forceinline__ int consumer(const cuir_attention_bwd_params &params,
 //   a head that started together read one of two query blocks, whatever u: they stay in step wave after wave.
 //   (With one tile a block, tile 0 walks every query block and tile T - 1 two, so the blocks that replace the
 //   short ones start out of step, and a GQA group's Q, dO and dQ accumulator at 8k, larger than L2, are read
-//   from DRAM again.) With MHA (a step is one head) the pairs measured 6-7% slower; why is not settled (MHA
-//   unpaired in this code ran at the paired speed on another H100: docs/benchmarks/bwd-configs.md).
+//   from DRAM again.) With MHA (a step is one head) the pairs measured 6-7% slower, so it does not pair
+//   (unpaired, this code runs MHA at the speed of the kernel before the pairs: docs/benchmarks/bwd-configs.md).
 // - Otherwise one tile a block, u; tile n - 1 of a head is dispatched before tile n, which the deterministic mode's
 //   semaphores rely on (tile n waits for n - 1, resident or done).
 struct BlockIndex {

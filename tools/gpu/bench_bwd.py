@@ -6,11 +6,16 @@ Hq = Hkv = 32; qwen2.5-72b 64/8; llama3.1-405b 128/8, GQA through SDPA's enable_
 (query, key) pairs. The CuIR kernel gets the peers' [B, H, N, d] tensors as strided [B, N, H, d] views, with O and
 LSE from SDPA's forward; its time is the whole backward (preprocessing, main kernel, dQ conversion).
 
-With --step, also a training step (forward + backward of causal attention, timed together) of cuir.attention against
-SDPA cuDNN and torch.compile(flex_attention), per configuration.
+Timing: per row, --rounds rounds (default 3), each timing every side once in an order that rotates between rounds
+(tools/gpu/timing.py's interleaved_medians); a side's figure is the median over the rounds, and the JSON keeps each
+round's. In a round a side is timed as ../shared/bench/peer_bwd.py times the peers (triton's do_bench, warmup 10 ms,
+rep 60 ms: L2 flushed before each call, the median call) with at least 10 calls (do_bench repeated where one
+gives fewer). --back-to-back times instead the calls queued back to back (timing.loop_ms, 5 loops of 5 calls).
+(Before session 18 each side was one do_bench, CuIR always last: at 8k one or two calls a side, and the same
+library moved by up to 13% between runs.)
 
 usage: python3 tools/gpu/bench_bwd.py --kernel sm80|sm90 [--lib path.so] [--N 2048 8192] [--configs a,b] [--step]
-       [--json f] [--md f]
+       [--rounds R] [--back-to-back] [--json f] [--md f]
 """
 import argparse
 import contextlib
@@ -27,22 +32,31 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "python"))
 from check_bwd import Backward, load  # noqa: E402
+from timing import interleaved_medians, loop_ms  # noqa: E402
 
 
 CONFIGS = {"llama2-7b": (32, 32), "qwen2.5-72b": (64, 8), "llama3.1-405b": (128, 8)}
 
 
-def median_ms(fn):
-    return tt.do_bench(fn, warmup=10, rep=60, return_mode="median")
+def per_call_ms(fn, min_calls=10):
+    """The median of at least `min_calls` calls of `fn`, each timed by do_bench (warmup 10 ms, rep 60 ms, the L2
+    flushed before each call), as ../shared/bench/peer_bwd.py times the peers."""
+    times = []
+    while len(times) < min_calls:
+        times += tt.do_bench(fn, warmup=10, rep=60, return_mode="all")
+    return sorted(times)[len(times) // 2]
 
 
-def sdpa_backward_tflops(backend, q, k, v, do, causal, tflops):
-    """A peer's backward through SDPA (GQA by enable_gqa), or None where the backend refuses the shape."""
+def peer_call(backend, q, k, v, do, causal):
+    """A callable of a peer's backward through SDPA (GQA by enable_gqa), or None where the backend refuses the
+    shape."""
     gqa = q.shape[1] != k.shape[1]
     try:
         with sdpa_kernel(backend):
             o = F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=gqa)
-            return tflops(median_ms(lambda: torch.autograd.grad(o, (q, k, v), do, retain_graph=True)))
+        fn = lambda: torch.autograd.grad(o, (q, k, v), do, retain_graph=True)  # noqa: E731
+        fn()
+        return fn
     except RuntimeError as e:
         print(f"  {backend}: {str(e).splitlines()[0][:120]}", flush=True)
         return None
@@ -75,17 +89,23 @@ def bench_config(bwd, cname, N, args):
         pairs = N * (N + 1) / 2 if causal else N * N
         tflops = lambda ms: 2.5 * 4 * B * Hq * pairs * d / ms / 1e9  # noqa: E731
         row = {"config": cname, "N": N, "B": B, "causal": causal}
-        row["cudnn"] = sdpa_backward_tflops(SDPBackend.CUDNN_ATTENTION, q, k, v, do, causal, tflops)
-        row["fa2"] = sdpa_backward_tflops(SDPBackend.FLASH_ATTENTION, q, k, v, do, causal, tflops)
-        modes = [("cuir", False)] + ([("cuir det", True)] if args.deterministic else [])
-        for name, det in modes:
-            row[name] = tflops(median_ms(cuir_call(bwd, q, k, v, do, causal, scale, det)))
+        fns = {"cudnn": peer_call(SDPBackend.CUDNN_ATTENTION, q, k, v, do, causal),
+               "fa2": peer_call(SDPBackend.FLASH_ATTENTION, q, k, v, do, causal),
+               "cuir": cuir_call(bwd, q, k, v, do, causal, scale)}
+        if args.deterministic:
+            fns["cuir det"] = cuir_call(bwd, q, k, v, do, causal, scale, True)
+        timer = (lambda fn: loop_ms(fn, calls=5, warmup=2, reps=5)) if args.back_to_back else per_call_ms
+        medians, rounds = interleaved_medians({n: f for n, f in fns.items() if f}, args.rounds, {"t": timer})
+        for name in fns:
+            row[name] = tflops(medians[name]["t"]) if name in medians else None
+        row["rounds TF/s"] = {n: [round(tflops(t), 1) for t in ts["t"]] for n, ts in rounds.items()}
         for peer in ("fa2", "cudnn"):
             row[f"cuir / {peer}"] = row["cuir"] / row[peer] if row[peer] else None
         if args.step and causal:
             row.update(training_step(q, k, v, do, tflops))
         rows.append(row)
-        print(json.dumps({a: (round(b, 3) if isinstance(b, float) else b) for a, b in row.items()}), flush=True)
+        print(json.dumps({a: (round(b, 3) if isinstance(b, float) else b) for a, b in row.items()
+                          if a != "rounds TF/s"}), flush=True)
     return rows
 
 
@@ -105,7 +125,7 @@ def training_step(q, k, v, do, tflops):
         ctx = sdpa_kernel(SDPBackend.CUDNN_ATTENTION) if "cudnn" in name else contextlib.nullcontext()
         try:
             with ctx:
-                out[name] = step_tflops(median_ms(lambda: torch.autograd.grad(fn(), (q, k, v), do)))
+                out[name] = step_tflops(per_call_ms(lambda: torch.autograd.grad(fn(), (q, k, v), do)))
         except RuntimeError as e:
             print(f"  {name}: {str(e).splitlines()[0][:120]}", flush=True)
             out[name] = None
@@ -123,6 +143,8 @@ def main():
     ap.add_argument("--configs", default=",".join(CONFIGS))
     ap.add_argument("--step", action="store_true", help="also time a forward + backward training step")
     ap.add_argument("--deterministic", action="store_true", help="also time the deterministic mode")
+    ap.add_argument("--rounds", type=int, default=3, help="timing rounds, the sides' order rotating (see above)")
+    ap.add_argument("--back-to-back", action="store_true", help="time calls queued back to back (see above)")
     ap.add_argument("--json", default=None)
     ap.add_argument("--md", default=None)
     args = ap.parse_args()
@@ -138,7 +160,7 @@ def main():
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(rows, indent=1))
     if args.md:
-        cols = [c for c in rows[0] if c not in ("config", "N", "B", "causal")]
+        cols = [c for c in rows[0] if c not in ("config", "N", "B", "causal", "rounds TF/s")]
         cols += [c for r in rows for c in r if c not in cols and c.startswith("step")]
         cols = list(dict.fromkeys(cols))
         fmt = lambda r, c: "–" if r.get(c) is None else (f"{r[c]:.2f}" if "/" in c else f"{r[c]:.0f}")  # noqa: E731

@@ -9,7 +9,9 @@ counters (throughput, L2 hit rates, DRAM bytes, warp stalls) are read on the sam
     (the same with --who cudnn; its kernel names vary with the cuDNN version: list them first with
      nsys, or ncu --print-summary per-kernel without -k)
 
-Without ncu it prints each side's median time, as bench_bwd.py measures it, for a quick look.
+Without ncu it prints each side's median time, as bench_bwd.py measures it, for a quick look. With --breakdown,
+also each side's GPU kernels (torch.profiler, CUPTI) with their mean time per backward, so that the main kernel
+is told apart from the preprocessing and the dQ conversion.
 """
 import argparse
 import math
@@ -22,17 +24,20 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parents[1] / "python"), str(HERE)]
-from bench_bwd import CONFIGS, cuir_call, median_ms  # noqa: E402
+from bench_bwd import CONFIGS, cuir_call, per_call_ms  # noqa: E402
 from check_bwd import Backward, load  # noqa: E402
 
 
-def cudnn_launch(q, k, v, do, causal):
+PEERS = {"cudnn": SDPBackend.CUDNN_ATTENTION, "fa2": SDPBackend.FLASH_ATTENTION}
+
+
+def peer_launch(backend, q, k, v, do, causal):
     gqa = q.shape[1] != k.shape[1]
-    with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
+    with sdpa_kernel(backend):
         o = F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=gqa)
 
     def run():
-        with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
+        with sdpa_kernel(backend):
             torch.autograd.grad(o, (q, k, v), do, retain_graph=True)
     return run
 
@@ -44,8 +49,10 @@ def main():
     ap.add_argument("--config", choices=sorted(CONFIGS), default="llama3.1-405b")
     ap.add_argument("--N", type=int, default=8192)
     ap.add_argument("--causal", action="store_true")
-    ap.add_argument("--who", choices=["cuir", "cudnn", "both"], default="both")
+    ap.add_argument("--who", choices=["cuir", "cudnn", "fa2", "both"], default="both",
+                    help="both: CuIR and cuDNN")
     ap.add_argument("--launches", type=int, default=3)
+    ap.add_argument("--breakdown", action="store_true", help="per-kernel GPU time of each side (torch.profiler)")
     args = ap.parse_args()
     lib = args.lib or HERE.parents[1] / "build" / "kernels" / args.kernel / f"libcuir_flash_bwd_{args.kernel}.so"
     Hq, Hkv = CONFIGS[args.config]
@@ -57,15 +64,34 @@ def main():
     if args.who in ("cuir", "both"):
         bwd = Backward(load(lib, args.kernel), args.kernel)
         fns["cuir"] = cuir_call(bwd, q, k, v, do, args.causal, 1.0 / math.sqrt(d))
-    if args.who in ("cudnn", "both"):
-        fns["cudnn"] = cudnn_launch(q, k, v, do, args.causal)
+    for peer, backend in PEERS.items():
+        if args.who == peer or (args.who == "both" and peer == "cudnn"):
+            fns[peer] = peer_launch(backend, q, k, v, do, args.causal)
     for name, fn in fns.items():
         for _ in range(args.launches):
             fn()
         torch.cuda.synchronize()
     print(f"{torch.cuda.get_device_name()}: {args.config} N={args.N} B={B} "
           f"{'causal' if args.causal else 'full'}, ms: " +
-          ", ".join(f"{name} {median_ms(fn):.3f}" for name, fn in fns.items()), flush=True)
+          ", ".join(f"{name} {per_call_ms(fn):.3f}" for name, fn in fns.items()), flush=True)
+    if args.breakdown:
+        for name, fn in fns.items():
+            print_breakdown(name, fn)
+
+
+def print_breakdown(name, fn, calls=10):
+    """Each GPU kernel that `calls` backwards launch, with its mean time per backward and its share."""
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(calls):
+            fn()
+        torch.cuda.synchronize()
+    rows = [(e.device_time_total / calls, e.count / calls, e.key) for e in prof.key_averages()
+            if e.device_time_total > 0]
+    total = sum(r[0] for r in rows)
+    print(f"  {name}: {total / 1e3:.3f} ms of kernels per backward", flush=True)
+    for us, count, key in sorted(rows, reverse=True):
+        print(f"    {us / 1e3:8.3f} ms {100 * us / total:5.1f}%  x{count:g}  {key[:110]}", flush=True)
 
 
 if __name__ == "__main__":

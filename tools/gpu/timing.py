@@ -36,17 +36,19 @@ def loop_ms(fn, calls=10, warmup=3, reps=7):
     return sorted(times)[len(times) // 2]
 
 
-def interleaved_medians(fns, rounds):
+def interleaved_medians(fns, rounds, timers=None):
     """Per name of `fns` (callables), the median over `rounds` rounds of its median_ms ("call") and loop_ms
-    ("loop"), every round timing each once in an order that alternates between rounds, so that clocks and
-    temperature drift affect all alike; and the per-round times themselves."""
+    ("loop"), or of the timers named in `timers` (name -> timer of a callable), every round timing each once in
+    an order that rotates between rounds (over len(fns) rounds each callable takes each place once), so that
+    clock ramps, the power cap and temperature drift affect all alike; and the per-round times themselves."""
     import statistics
-    times = {n: {"call": [], "loop": []} for n in fns}
-    order = list(fns)
+    kinds = timers or {"call": median_ms, "loop": loop_ms}
+    times = {n: {k: [] for k in kinds} for n in fns}
+    names = list(fns)
     for r in range(rounds):
-        for n in (order if r % 2 == 0 else order[::-1]):
-            times[n]["call"].append(median_ms(fns[n]))
-            times[n]["loop"].append(loop_ms(fns[n]))
+        for n in names[r % len(names):] + names[:r % len(names)]:
+            for k, timer in kinds.items():
+                times[n][k].append(timer(fns[n]))
     return {n: {m: statistics.median(t) for m, t in ts.items()} for n, ts in times.items()}, times
 
 

@@ -1,4 +1,6 @@
 #!/bin/bash
+# Ran in session 18 (2026-12-07) on one H100 as `LIM=250 bash docs/benchmarks/data/session18-2026-12-07/run3.sh`
+# (then named run3-not-run.sh in the session 17 folder); logs and JSON in call1/.
 # Session 17, prepared for a third call and not run (too little device time was left to start a machine): does the
 # sm_90 backward's paired code cost MHA? llama2-7b (MHA, never paired) and the GQA configurations at 8k with
 #   build/kernels/sm90/libcuir_flash_bwd_sm90.so  the committed kernel (HEAD)
@@ -7,7 +9,7 @@
 #                                                  parameter, chosen at launch, so that MHA and full attention
 #                                                  run code without the tile loop and the per-tile fences
 # each built here with the CMake build's clang++ line (-I the folder of the kernel's headers), alternating, two
-# rounds. Run as bash run3-not-run.sh, carrying build/kernels/sm90, .dev/s90b and .dev/s90p.
+# rounds. Run as bash run3.sh, carrying build/kernels/sm90, .dev/s90b and .dev/s90p.
 T0=$SECONDS; LIM=${LIM:-240}
 b() { [ $((SECONDS - T0)) -gt $((LIM - 20)) ] && return; timeout 40 python3 tools/gpu/bench_bwd.py --kernel sm90 --lib $2 --configs $3 ${4:+--N $4} --json $OUT/b_$1.json > $OUT/b_$1.log 2>&1; echo bench $1 rc=$? t=$((SECONDS - T0)); grep '^{' $OUT/b_$1.log | sed 's/"config": //; s/, "B": [0-9]*//; s/"N": //; s/"causal": //' | cut -c1-150; }
 nvidia-smi --query-gpu=name --format=csv,noheader
