@@ -1451,3 +1451,68 @@ V("w14b_trained_square_distance", lambda t: ((lambda score, b, h, q_idx, kv_idx:
                                              lambda b, h, q_idx, kv_idx: kv_idx <= q_idx),
   lambda q, k, v, sc, t: (lambda g: softmax_attend(S(q, k, sc) - t["sq"].double()[g[1]] * ((g[2] - g[3]) ** 2) * 1e-3,
                                                    v, g[3] <= g[2]))(grids(q, k)), _make_w14b)
+
+
+# =========================================================================================================
+# Session 18: masks and score_mods in the forms recent papers write them, spelled afresh
+# =========================================================================================================
+
+def _make_w18(B, H, Nq, Nkv):
+    g = gen("w18", B, H, Nq, Nkv)
+    doc = torch.cumsum((torch.rand(B, max(Nq, Nkv), generator=g) < 0.08).long(), dim=1)  # documents per batch
+    return {"cap": torch.rand(H, generator=g) * 20 + 10, "kv_bias": torch.randn(Nkv, generator=g) * 0.5,
+            "doc_b": doc, "log_slope": torch.rand(H, generator=g) * 0.5 + 0.1}
+
+
+V("w18_natten_2d", lambda t: (None, lambda b, h, q_idx, kv_idx: ((q_idx // 8 - kv_idx // 8).abs() <= 1)
+                              & ((q_idx % 8 - kv_idx % 8).abs() <= 2)),
+  mask_ref(lambda b, h, qi, ki, t: ((qi // 8 - ki // 8).abs() <= 1) & ((qi % 8 - ki % 8).abs() <= 2)),
+  note="2-D neighbourhood attention on an 8-wide grid (NATTEN)")
+
+V("w18_chunk_causal_with_sink", lambda t: (None, lambda b, h, q_idx, kv_idx: ((q_idx // 32 == kv_idx // 32)
+                                                                             | (kv_idx < 16)) & (kv_idx <= q_idx)),
+  mask_ref(lambda b, h, qi, ki, t: ((qi // 32 == ki // 32) | (ki < 16)) & (ki <= qi)),
+  note="chunked causal attention (Llama 4) with 16 sink tokens")
+
+V("w18_softcap_per_head", lambda t: ((lambda score, b, h, q_idx, kv_idx: t["cap"][h] * torch.tanh(score / t["cap"][h])),
+                                     lambda b, h, q_idx, kv_idx: kv_idx <= q_idx),
+  lambda q, k, v, sc, t: (lambda g, cap: softmax_attend(cap * torch.tanh(S(q, k, sc) / cap), v, g[3] <= g[2]))(
+      grids(q, k), t["cap"].double().view(1, -1, 1, 1)), _make_w18,
+  note="a trained softcap per head")
+
+V("w18_stripe_causal", lambda t: (None, lambda b, h, q_idx, kv_idx: (kv_idx <= q_idx) & ((q_idx - kv_idx) % 3 != 1)),
+  mask_ref(lambda b, h, qi, ki, t: (ki <= qi) & ((qi - ki) % 3 != 1)))
+
+V("w18_where_far_penalty", lambda t: ((lambda score, b, h, q_idx, kv_idx: torch.where(q_idx - kv_idx > 16, score - 1.5,
+                                                                                      score)),
+                                      lambda b, h, q_idx, kv_idx: kv_idx <= q_idx),
+  lambda q, k, v, sc, t: (lambda g: softmax_attend(torch.where(g[2] - g[3] > 16, S(q, k, sc) - 1.5, S(q, k, sc)), v,
+                                                   g[3] <= g[2]))(grids(q, k)))
+
+V("w18_key_bias_gated", lambda t: ((lambda score, b, h, q_idx, kv_idx: score + t["kv_bias"][kv_idx] * (q_idx >= kv_idx)),
+                                   None),
+  lambda q, k, v, sc, t: (lambda g: softmax_attend(S(q, k, sc) + t["kv_bias"].double()[g[3]] * (g[2] >= g[3]), v))(
+      grids(q, k)), _make_w18, note="a trained per-key bias that only the keys up to the row receive")
+
+V("w18_sigmoid_band", lambda t: ((lambda score, b, h, q_idx, kv_idx: score - 3.0),
+                                 lambda b, h, q_idx, kv_idx: (q_idx - kv_idx).abs() <= 24),
+  lambda q, k, v, sc, t: (lambda g: sigmoid_attend(S(q, k, sc) - 3.0, v, (g[2] - g[3]).abs() <= 24))(grids(q, k)),
+  normalizer="sigmoid")
+
+V("w18_log_distance_slope", lambda t: ((lambda score, b, h, q_idx, kv_idx: score - t["log_slope"][h]
+                                        * torch.log1p((q_idx - kv_idx).abs().to(torch.float32))),
+                                       lambda b, h, q_idx, kv_idx: kv_idx <= q_idx),
+  lambda q, k, v, sc, t: (lambda g: softmax_attend(S(q, k, sc) - t["log_slope"].double()[g[1]]
+                                                   * torch.log1p((g[2] - g[3]).abs().double()), v, g[3] <= g[2]))(
+      grids(q, k)), _make_w18, note="a trained slope of log-distance")
+
+V("w18_doc_per_batch_causal", lambda t: (None, lambda b, h, q_idx, kv_idx: (t["doc_b"][b, q_idx] == t["doc_b"][b, kv_idx])
+                                         & (kv_idx <= q_idx)),
+  mask_ref(lambda b, h, qi, ki, t: (t["doc_b"][b, qi] == t["doc_b"][b, ki]) & (ki <= qi)), _make_w18,
+  note="packed documents whose boundaries differ per batch")
+
+V("w18_alibi_inline_pow", lambda t: ((lambda score, b, h, q_idx, kv_idx: score - torch.exp2(-(h + 1) * 2.0)
+                                      * (q_idx - kv_idx).abs()), None),
+  lambda q, k, v, sc, t: (lambda g: softmax_attend(S(q, k, sc) - torch.exp2(-(g[1] + 1) * 2.0) * (g[2] - g[3]).abs(),
+                                                   v))(grids(q, k)),
+  note="ALiBi slopes computed from the head inside the score_mod")

@@ -45,7 +45,7 @@ def interleaved_medians(fns, rounds, timers=None):
     kinds = timers or {"call": median_ms, "loop": loop_ms}
     times = {n: {k: [] for k in kinds} for n in fns}
     names = list(fns)
-    for r in range(rounds):
+    for r in range(rounds if names else 0):
         for n in names[r % len(names):] + names[:r % len(names)]:
             for k, timer in kinds.items():
                 times[n][k].append(timer(fns[n]))
