@@ -14,6 +14,9 @@ gives fewer). --back-to-back times instead the calls queued back to back (timing
 (Before session 18 each side was one do_bench, CuIR always last: at 8k one or two calls a side, and the same
 library moved by up to 13% between runs.)
 
+With --step, also a training step (forward + backward of causal attention, timed together) of cuir.attention against
+SDPA cuDNN and torch.compile(flex_attention), per configuration.
+
 usage: python3 tools/gpu/bench_bwd.py --kernel sm80|sm90 [--lib path.so] [--N 2048 8192] [--configs a,b] [--step]
        [--rounds R] [--back-to-back] [--json f] [--md f]
 """
