@@ -19,27 +19,15 @@ import pathlib
 import sys
 
 import torch
-import torch.nn.functional as F
-from torch.nn.attention import SDPBackend, sdpa_kernel
+from torch.nn.attention import SDPBackend
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parents[1] / "python"), str(HERE)]
-from bench_bwd import CONFIGS, cuir_call, per_call_ms  # noqa: E402
+from bench_bwd import CONFIGS, cuir_call, peer_call, per_call_ms  # noqa: E402
 from check_bwd import Backward, load  # noqa: E402
 
 
 PEERS = {"cudnn": SDPBackend.CUDNN_ATTENTION, "fa2": SDPBackend.FLASH_ATTENTION}
-
-
-def peer_launch(backend, q, k, v, do, causal):
-    gqa = q.shape[1] != k.shape[1]
-    with sdpa_kernel(backend):
-        o = F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=gqa)
-
-    def run():
-        with sdpa_kernel(backend):
-            torch.autograd.grad(o, (q, k, v), do, retain_graph=True)
-    return run
 
 
 def main():
@@ -66,7 +54,9 @@ def main():
         fns["cuir"] = cuir_call(bwd, q, k, v, do, args.causal, 1.0 / math.sqrt(d))
     for peer, backend in PEERS.items():
         if args.who == peer or (args.who == "both" and peer == "cudnn"):
-            fns[peer] = peer_launch(backend, q, k, v, do, args.causal)
+            fn = peer_call(backend, q, k, v, do, args.causal)
+            if fn is not None:
+                fns[peer] = fn
     for name, fn in fns.items():
         for _ in range(args.launches):
             fn()
