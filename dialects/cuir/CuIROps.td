@@ -646,6 +646,20 @@ def CuIR_BarrierSyncOp : CuIR_Op<"barrier.sync"> {
   let assemblyFormat = "attr-dict";
 }
 
+def CuIR_BarrierWarpOp : CuIR_Op<"barrier.warp"> {
+  let summary = "warp-wide barrier (__syncwarp)";
+  let description = [{
+    The threads of each warp of the worker wait for one another; shared
+    memory a warp wrote before it is visible to that warp's threads after it.
+    Kernels use it where each warp reads back only what it wrote (an
+    epilogue staged through shared memory by rows of the warp). The
+    interpreter, which runs a worker's tiles whole, counts it as a barrier of
+    the worker: a warp that reads another warp's writes after it is not
+    caught there (compute-sanitizer's racecheck catches it on the GPU).
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
 def CuIR_BarrierNamedOp : CuIR_Op<"barrier.named"> {
   let summary = "named barrier over a subset of the block's threads";
   let description = [{

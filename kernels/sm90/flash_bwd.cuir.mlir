@@ -655,8 +655,10 @@ cuir.kernel @flash_bwd_sm90_bf16_d128_main(
     %dv_head = memref.subview %dv[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 128] [1, 1, 1, 1]
         : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("flash_bwd.cu":691:21 to 691:122)
     cuir.store %dk16 -> %sQ_out : tensor<64x128xbf16, #WACC> -> memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":664:7 to 664:89 at "flash_bwd.cu":687:3 to 687:45))
+    cuir.barrier.warp loc(callsite("flash_bwd.cu":668:3 to 668:16 at "flash_bwd.cu":687:3 to 687:45))
     cuir.copy %sQ_out -> %dk_head[%kv0, %c0] : memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> -> memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc(callsite("flash_bwd.cu":675:5 to 675:117 at "flash_bwd.cu":687:3 to 687:45))
     cuir.store %dv16 -> %sdO_out : tensor<64x128xbf16, #WACC> -> memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":664:7 to 664:89 at "flash_bwd.cu":690:3 to 690:46))
+    cuir.barrier.warp loc(callsite("flash_bwd.cu":668:3 to 668:16 at "flash_bwd.cu":690:3 to 690:46))
     cuir.copy %sdO_out -> %dv_head[%kv0, %c0] : memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> -> memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc(callsite("flash_bwd.cu":675:5 to 675:117 at "flash_bwd.cu":690:3 to 690:46))
     cuir.yield loc("flash_bwd.cu":835:11 to 835:95)
   } loc("flash_bwd.cu":814:5 to 814:40)
@@ -1235,8 +1237,10 @@ cuir.kernel @flash_bwd_sm90_bf16_d64_main(
     %dv_head = memref.subview %dv[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 64] [1, 1, 1, 1]
         : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("flash_bwd.cu":691:21 to 691:122)
     cuir.store %dk16 -> %sQ_out : tensor<64x64xbf16, #WACC> -> memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":664:7 to 664:89 at "flash_bwd.cu":687:3 to 687:45))
+    cuir.barrier.warp loc(callsite("flash_bwd.cu":668:3 to 668:16 at "flash_bwd.cu":687:3 to 687:45))
     cuir.copy %sQ_out -> %dk_head[%kv0, %c0] : memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> -> memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc(callsite("flash_bwd.cu":675:5 to 675:117 at "flash_bwd.cu":687:3 to 687:45))
     cuir.store %dv16 -> %sdO_out : tensor<64x64xbf16, #WACC> -> memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":664:7 to 664:89 at "flash_bwd.cu":690:3 to 690:46))
+    cuir.barrier.warp loc(callsite("flash_bwd.cu":668:3 to 668:16 at "flash_bwd.cu":690:3 to 690:46))
     cuir.copy %sdO_out -> %dv_head[%kv0, %c0] : memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> -> memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc(callsite("flash_bwd.cu":675:5 to 675:117 at "flash_bwd.cu":690:3 to 690:46))
     cuir.yield loc("flash_bwd.cu":835:11 to 835:95)
   } loc("flash_bwd.cu":814:5 to 814:40)
@@ -1815,8 +1819,10 @@ cuir.kernel @flash_bwd_sm90_f16_d128_main(
     %dv_head = memref.subview %dv[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 128] [1, 1, 1, 1]
         : memref<?x?x?x128xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("flash_bwd.cu":691:21 to 691:122)
     cuir.store %dk16 -> %sQ_out : tensor<64x128xf16, #WACC> -> memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":664:7 to 664:89 at "flash_bwd.cu":687:3 to 687:45))
+    cuir.barrier.warp loc(callsite("flash_bwd.cu":668:3 to 668:16 at "flash_bwd.cu":687:3 to 687:45))
     cuir.copy %sQ_out -> %dk_head[%kv0, %c0] : memref<64x128xf16, strided<[128, 1], offset: ?>, #S> -> memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc(callsite("flash_bwd.cu":675:5 to 675:117 at "flash_bwd.cu":687:3 to 687:45))
     cuir.store %dv16 -> %sdO_out : tensor<64x128xf16, #WACC> -> memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":664:7 to 664:89 at "flash_bwd.cu":690:3 to 690:46))
+    cuir.barrier.warp loc(callsite("flash_bwd.cu":668:3 to 668:16 at "flash_bwd.cu":690:3 to 690:46))
     cuir.copy %sdO_out -> %dv_head[%kv0, %c0] : memref<64x128xf16, strided<[128, 1], offset: ?>, #S> -> memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc(callsite("flash_bwd.cu":675:5 to 675:117 at "flash_bwd.cu":690:3 to 690:46))
     cuir.yield loc("flash_bwd.cu":835:11 to 835:95)
   } loc("flash_bwd.cu":814:5 to 814:40)
@@ -2395,8 +2401,10 @@ cuir.kernel @flash_bwd_sm90_f16_d64_main(
     %dv_head = memref.subview %dv[%b, 0, %head_kv, 0] [1, %seqlen_kv, 1, 64] [1, 1, 1, 1]
         : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>, #G> to memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("flash_bwd.cu":691:21 to 691:122)
     cuir.store %dk16 -> %sQ_out : tensor<64x64xf16, #WACC> -> memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":664:7 to 664:89 at "flash_bwd.cu":687:3 to 687:45))
+    cuir.barrier.warp loc(callsite("flash_bwd.cu":668:3 to 668:16 at "flash_bwd.cu":687:3 to 687:45))
     cuir.copy %sQ_out -> %dk_head[%kv0, %c0] : memref<64x64xf16, strided<[64, 1], offset: ?>, #S> -> memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc(callsite("flash_bwd.cu":675:5 to 675:117 at "flash_bwd.cu":687:3 to 687:45))
     cuir.store %dv16 -> %sdO_out : tensor<64x64xf16, #WACC> -> memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc(callsite("flash_bwd.cu":664:7 to 664:89 at "flash_bwd.cu":690:3 to 690:46))
+    cuir.barrier.warp loc(callsite("flash_bwd.cu":668:3 to 668:16 at "flash_bwd.cu":690:3 to 690:46))
     cuir.copy %sdO_out -> %dv_head[%kv0, %c0] : memref<64x64xf16, strided<[64, 1], offset: ?>, #S> -> memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc(callsite("flash_bwd.cu":675:5 to 675:117 at "flash_bwd.cu":690:3 to 690:46))
     cuir.yield loc("flash_bwd.cu":835:11 to 835:95)
   } loc("flash_bwd.cu":814:5 to 814:40)

@@ -434,6 +434,7 @@ cuir.kernel @flash_fwd_sm90_bf16_d128(
       %sO_wg = memref.subview %sO[%wg_row, 0] [64, 128] [1, 1]
           : memref<128x128xbf16, #S> to memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc("flash_fwd.cu":482:12 to 482:68)
       cuir.store %o16 -> %sO_wg : tensor<64x128xbf16, #WACC> -> memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> loc("smem"("flash_fwd.cu":493:7 to 493:93))
+      cuir.barrier.warp loc("flash_fwd.cu":496:3 to 496:16)
       cuir.copy %sO_wg -> %o_head[%q_wg, %c0] : memref<64x128xbf16, strided<[128, 1], offset: ?>, #S> -> memref<?x128xbf16, strided<[?, 1], offset: ?>, #G> loc("o_head"("flash_fwd.cu":507:7 to 507:100))
       // Consumer 0 takes the turn of consumer 1's last hand-off (after the thread block's last item).
       %is_first = arith.cmpi eq, %consumer, %c0 : index loc("flash_fwd.cu":710:9 to 710:28)
@@ -823,6 +824,7 @@ cuir.kernel @flash_fwd_sm90_bf16_d64(
       %sO_wg = memref.subview %sO[%wg_row, 0] [64, 64] [1, 1]
           : memref<128x64xbf16, #S> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc("flash_fwd.cu":482:12 to 482:68)
       cuir.store %o16 -> %sO_wg : tensor<64x64xbf16, #WACC> -> memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> loc("smem"("flash_fwd.cu":493:7 to 493:93))
+      cuir.barrier.warp loc("flash_fwd.cu":496:3 to 496:16)
       cuir.copy %sO_wg -> %o_head[%q_wg, %c0] : memref<64x64xbf16, strided<[64, 1], offset: ?>, #S> -> memref<?x64xbf16, strided<[?, 1], offset: ?>, #G> loc("o_head"("flash_fwd.cu":507:7 to 507:100))
       // Consumer 0 takes the turn of consumer 1's last hand-off (after the thread block's last item).
       %is_first = arith.cmpi eq, %consumer, %c0 : index loc("flash_fwd.cu":710:9 to 710:28)
@@ -1212,6 +1214,7 @@ cuir.kernel @flash_fwd_sm90_f16_d128(
       %sO_wg = memref.subview %sO[%wg_row, 0] [64, 128] [1, 1]
           : memref<128x128xf16, #S> to memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc("flash_fwd.cu":482:12 to 482:68)
       cuir.store %o16 -> %sO_wg : tensor<64x128xf16, #WACC> -> memref<64x128xf16, strided<[128, 1], offset: ?>, #S> loc("smem"("flash_fwd.cu":493:7 to 493:93))
+      cuir.barrier.warp loc("flash_fwd.cu":496:3 to 496:16)
       cuir.copy %sO_wg -> %o_head[%q_wg, %c0] : memref<64x128xf16, strided<[128, 1], offset: ?>, #S> -> memref<?x128xf16, strided<[?, 1], offset: ?>, #G> loc("o_head"("flash_fwd.cu":507:7 to 507:100))
       // Consumer 0 takes the turn of consumer 1's last hand-off (after the thread block's last item).
       %is_first = arith.cmpi eq, %consumer, %c0 : index loc("flash_fwd.cu":710:9 to 710:28)
@@ -1601,6 +1604,7 @@ cuir.kernel @flash_fwd_sm90_f16_d64(
       %sO_wg = memref.subview %sO[%wg_row, 0] [64, 64] [1, 1]
           : memref<128x64xf16, #S> to memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc("flash_fwd.cu":482:12 to 482:68)
       cuir.store %o16 -> %sO_wg : tensor<64x64xf16, #WACC> -> memref<64x64xf16, strided<[64, 1], offset: ?>, #S> loc("smem"("flash_fwd.cu":493:7 to 493:93))
+      cuir.barrier.warp loc("flash_fwd.cu":496:3 to 496:16)
       cuir.copy %sO_wg -> %o_head[%q_wg, %c0] : memref<64x64xf16, strided<[64, 1], offset: ?>, #S> -> memref<?x64xf16, strided<[?, 1], offset: ?>, #G> loc("o_head"("flash_fwd.cu":507:7 to 507:100))
       // Consumer 0 takes the turn of consumer 1's last hand-off (after the thread block's last item).
       %is_first = arith.cmpi eq, %consumer, %c0 : index loc("flash_fwd.cu":710:9 to 710:28)

@@ -151,6 +151,7 @@ LogicalResult Worker::runNestedSection(ArrayRef<SectionMember> members) {
   for (SectionMember m : members) {
     Worker sub(machine, section, index, machine.threadsOf(m.bind.getKind()),
                m.workerId, &env);
+    sub.syncEpoch = syncEpoch;
     sub.groups = std::move(groups);
     sub.gemms = std::move(gemms);
     LogicalResult r = sub.runRegion(m.bind.getBody(), {}, nullptr);
@@ -184,6 +185,9 @@ LogicalResult Worker::runParallelSection(ArrayRef<SectionMember> members) {
         [&, i] { results[i] = workers[i]->runSectionWorker(members[i].bind); });
   for (std::thread &t : threads)
     t.join();
+  // The section's end joins its workers: their writes are visible after it.
+  for (std::unique_ptr<Worker> &w : workers)
+    w->passBarrier();
   return failure(
       llvm::any_of(results, [](LogicalResult r) { return failed(r); }));
 }
@@ -251,7 +255,8 @@ LogicalResult Worker::getIndices(Operation *op, ValueRange values,
 
 FailureOr<Worker::TileCopy> Worker::copyTile(Operation *op, Value srcV,
                                              ValueRange srcIndices, Value dstV,
-                                             ValueRange dstIndices) {
+                                             ValueRange dstIndices,
+                                             bool synchronous) {
   FailureOr<View> src = getView(op, srcV);
   FailureOr<View> dst = getView(op, dstV);
   SmallVector<int64_t> srcIdx, dstIdx;
@@ -264,7 +269,7 @@ FailureOr<Worker::TileCopy> Worker::copyTile(Operation *op, Value srcV,
   SmallVector<int64_t> shape(tileSizes.begin(), tileSizes.end());
   FailureOr<Tile> t = readTile(op, *src, srcIdx, shape, src->buffer->kind,
                                src->buffer->width, false);
-  if (failed(t) || failed(writeTile(op, *t, *dst, dstIdx)))
+  if (failed(t) || failed(writeTile(op, *t, *dst, dstIdx, synchronous)))
     return failure();
   return TileCopy{*src, *dst, srcIdx, dstIdx, shape, std::move(*t)};
 }
@@ -317,7 +322,7 @@ LogicalResult Worker::execCuIR(Operation *op) {
             WaitGroupOp, LoadOp, StoreOp, AtomicAddOp, GemmOp, GemmAsyncOp,
             GemmWaitOp, ReduceRowsOp, BroadcastRowsOp, ConvertLayoutOp,
             ElementwiseOp, ScatterAddOp, BarrierInitOp, BarrierArriveOp,
-            BarrierWaitOp, BarrierSyncOp, BarrierNamedOp>(
+            BarrierWaitOp, BarrierSyncOp, BarrierWarpOp, BarrierNamedOp>(
           [&](auto cuirOp) { return execOp(cuirOp); })
       .Default([&](Operation *) {
         return op->emitError() << "the CuIR interpreter does not execute '"
@@ -353,13 +358,15 @@ LogicalResult Worker::execOp(AllocOp alloc) {
 
 LogicalResult Worker::execOp(CopyOp copy) {
   return success(succeeded(copyTile(copy, copy.getSrc(), copy.getSrcIndices(),
-                                    copy.getDst(), copy.getDstIndices())));
+                                    copy.getDst(), copy.getDstIndices(),
+                                    /*synchronous=*/true)));
 }
 
 LogicalResult Worker::execOp(CopyAsyncOp copy) {
   // The data moves now; the marks make any early use a hazard.
-  FailureOr<TileCopy> c = copyTile(copy, copy.getSrc(), copy.getSrcIndices(),
-                                   copy.getDst(), copy.getDstIndices());
+  FailureOr<TileCopy> c =
+      copyTile(copy, copy.getSrc(), copy.getSrcIndices(), copy.getDst(),
+               copy.getDstIndices(), /*synchronous=*/false);
   if (failed(c))
     return failure();
   int64_t id = machine.newCopy({copy, c->src, c->dst, c->srcIdx, c->dstIdx});
@@ -404,8 +411,14 @@ LogicalResult Worker::execOp(WaitGroupOp wait) {
   int64_t gid = std::get<Group>(*gv).id;
   int64_t keep = wait.getPending();
   while (static_cast<int64_t>(groups.size()) > keep) {
-    for (int64_t c : groups.front().second)
+    for (int64_t c : groups.front().second) {
       machine.completeCopy(c);
+      // cp.async.wait_group completes the waiting thread's own copies: the
+      // rest of the tile, other threads' copies, needs a barrier too.
+      const CopyRecord &rec = machine.copies[c - 1];
+      const View &tile = rec.srcIndices.empty() ? rec.src : rec.dst;
+      markUnsynced(rec.op, rec.dst, rec.dstIndices, tile.sizes);
+    }
     groups.erase(groups.begin());
   }
   if (llvm::none_of(groups,
@@ -442,7 +455,7 @@ LogicalResult Worker::execOp(StoreOp store) {
   if (failed(t) || failed(dst) ||
       failed(getIndices(store, store.getIndices(), idx)))
     return failure();
-  return writeTile(store, *t, *dst, idx);
+  return writeTile(store, *t, *dst, idx, /*synchronous=*/true);
 }
 
 LogicalResult Worker::execOp(GemmOp gemm) {
@@ -676,6 +689,8 @@ LogicalResult Worker::execOp(BarrierArriveOp arrive) {
     return arrive.emitError() << "arrives at a barrier whose phase already "
                                  "has all its arrivals";
   completePhaseIfDone(**bar, arrivals);
+  // An arrival releases the worker's writes to those that wait on the phase.
+  passBarrier();
   return success();
 }
 
@@ -695,10 +710,20 @@ LogicalResult Worker::execOp(BarrierWaitOp wait) {
   for (int64_t c : bar->landed)
     machine.completeCopy(c);
   bar->landed.clear();
+  passBarrier();
+  return success();
+}
+
+LogicalResult Worker::execOp(BarrierWarpOp) {
+  // Whole tiles do not tell warps apart: the worker's writes become visible.
+  passBarrier();
   return success();
 }
 
 LogicalResult Worker::execOp(BarrierSyncOp sync) {
+  // The worker's writes before it arrives are visible to every worker that
+  // passes the barrier.
+  passBarrier();
   if (!section)
     return success();
   Section &s = *section;
@@ -716,6 +741,7 @@ LogicalResult Worker::execOp(BarrierNamedOp named) {
   FailureOr<int64_t> id = getIndex(named, named.getId());
   if (failed(id))
     return failure();
+  passBarrier();
   int64_t needed = named.getThreads();
   if (!section) {
     if (threads >= needed)

@@ -65,6 +65,16 @@ struct CopyRecord {
   bool complete = false;
 };
 
+/// A plain write of shared memory by a worker of several threads: until the
+/// worker arrives at a barrier (its epoch moves on), other threads may not
+/// see it.
+struct SyncWrite {
+  Operation *op;
+  std::shared_ptr<int64_t> epochRef;
+  int64_t epoch;
+  bool visible() const { return *epochRef != epoch; }
+};
+
 /// One worker of a parallel section: a listed worker of one of its binds.
 struct SectionMember {
   BindOp bind;
@@ -135,6 +145,7 @@ private:
   LogicalResult execOp(BarrierArriveOp op);
   LogicalResult execOp(BarrierWaitOp op);
   LogicalResult execOp(BarrierSyncOp op);
+  LogicalResult execOp(BarrierWarpOp op);
   LogicalResult execOp(BarrierNamedOp op);
   // memref ops (MemoryOps.cpp).
   LogicalResult execOp(memref::SubViewOp op);
@@ -160,7 +171,8 @@ private:
   /// Copies a tile now (cuir.copy, and cuir.copy_async whose completion is
   /// tracked by marks); the tile has the shape of the side with no indices.
   FailureOr<TileCopy> copyTile(Operation *op, Value src, ValueRange srcIndices,
-                               Value dst, ValueRange dstIndices);
+                               Value dst, ValueRange dstIndices,
+                               bool synchronous);
   /// A GEMM operand: a register tile, or a shared tile read (transposed if
   /// asked) with the hazard checks.
   FailureOr<Tile> gemmOperand(Operation *op, Value v, bool transpose);
@@ -179,13 +191,25 @@ private:
   // Memory with hazard checks.
   LogicalResult checkRead(Operation *op, const View &view,
                           ArrayRef<int64_t> offsets, ArrayRef<int64_t> shape);
+  /// Fails at `op` if it reads an element of shared memory that a plain
+  /// write left unsynchronised (no barrier since, see SyncWrite).
+  LogicalResult checkUnsyncedRead(Operation *op, const Buffer &buf,
+                                  int64_t addr);
+  /// Records a plain write of `op` to the elements of a shared `view`.
+  void markUnsynced(Operation *op, const View &view, ArrayRef<int64_t> offsets,
+                    ArrayRef<int64_t> shape);
+  /// This worker arrived at (or passed) a barrier: its plain writes so far are
+  /// visible to the workers that pass it.
+  void passBarrier() { ++*syncEpoch; }
   LogicalResult checkWrite(Operation *op, const View &view,
                            ArrayRef<int64_t> offsets, ArrayRef<int64_t> shape);
   FailureOr<Tile> readTile(Operation *op, const View &view,
                            ArrayRef<int64_t> offsets, ArrayRef<int64_t> shape,
                            ElemKind kind, unsigned width, bool transpose);
+  /// `synchronous`: a plain write by the worker's threads (not an async
+  /// copy landing), visible to other threads only after a barrier.
   LogicalResult writeTile(Operation *op, const Tile &tile, const View &view,
-                          ArrayRef<int64_t> offsets);
+                          ArrayRef<int64_t> offsets, bool synchronous);
   /// How a block accesses an element of a buffer the blocks share.
   enum class Access { Read, Write, Add };
   /// Fails at `op` if its `access` to element `addr` of `buf` races with
@@ -218,6 +242,9 @@ private:
   std::vector<std::pair<int64_t, std::vector<int64_t>>> groups;
   /// Async GEMMs in flight, oldest first.
   std::vector<int64_t> gemms;
+  /// Barriers this worker has arrived at (shared with the sub-workers of a
+  /// nested section, whose writes the worker's own barriers publish).
+  std::shared_ptr<int64_t> syncEpoch = std::make_shared<int64_t>(0);
 };
 
 /// Workers of a parallel section and the baton they pass.
@@ -262,6 +289,7 @@ public:
   std::vector<CopyRecord> copies;
   std::vector<Operation *> gemmOps;    // id - 1 -> op
   std::vector<Operation *> groupOps;   // id - 1 -> commit op
+  std::vector<SyncWrite> syncWrites;   // id - 1 -> plain shared write
   bool hasFailed = false;
   /// Tile GEMMs executed (cuir.gemm and cuir.gemm_async), for reports.
   int64_t gemmsRun = 0;

@@ -30,6 +30,38 @@ LogicalResult Worker::checkRead(Operation *op, const View &view,
   return diag;
 }
 
+LogicalResult Worker::checkUnsyncedRead(Operation *op, const Buffer &buf,
+                                        int64_t addr) {
+  if (buf.unsyncedWrite.empty() || !buf.unsyncedWrite[addr])
+    return success();
+  const SyncWrite &w = machine.syncWrites[buf.unsyncedWrite[addr] - 1];
+  if (w.visible())
+    return success();
+  InFlightDiagnostic diag =
+      op->emitError() << "reads shared memory that threads of the block wrote "
+                         "with no barrier since: other threads' writes may not "
+                         "be visible yet (add cuir.barrier.sync, or a named "
+                         "barrier among the threads)";
+  diag.attachNote(w.op->getLoc()) << "the write is here";
+  return diag;
+}
+
+void Worker::markUnsynced(Operation *op, const View &view,
+                          ArrayRef<int64_t> offsets, ArrayRef<int64_t> shape) {
+  Buffer &buf = *view.buffer;
+  // One thread sees its own writes in order.
+  if (!buf.shared || threads <= 1)
+    return;
+  if (buf.unsyncedWrite.empty())
+    buf.unsyncedWrite.assign(buf.size(), 0);
+  machine.syncWrites.push_back({op, syncEpoch, *syncEpoch});
+  int64_t id = machine.syncWrites.size();
+  forEachTileElement(view, offsets, shape, false, [&](int64_t addr, int64_t) {
+    if (addr >= 0)
+      buf.unsyncedWrite[addr] = id;
+  });
+}
+
 LogicalResult Worker::checkWrite(Operation *op, const View &view,
                                  ArrayRef<int64_t> offsets,
                                  ArrayRef<int64_t> shape) {
@@ -129,6 +161,16 @@ FailureOr<Tile> Worker::readTile(Operation *op, const View &view,
       failed(checkBlockRace(op, view, offsets, viewShape, Access::Read)))
     return failure();
   const Buffer &buf = *view.buffer;
+  if (!buf.unsyncedWrite.empty()) {
+    LogicalResult unsynced = success();
+    forEachTileElement(view, offsets, viewShape, false,
+                       [&](int64_t addr, int64_t) {
+                         if (addr >= 0 && succeeded(unsynced))
+                           unsynced = checkUnsyncedRead(op, buf, addr);
+                       });
+    if (failed(unsynced))
+      return failure();
+  }
   Tile t = kind == ElemKind::Int ? Tile::ints(width, shape)
                                  : Tile::floats(kind, shape);
   forEachTileElement(view, offsets, shape, transpose,
@@ -143,10 +185,13 @@ FailureOr<Tile> Worker::readTile(Operation *op, const View &view,
 }
 
 LogicalResult Worker::writeTile(Operation *op, const Tile &tile,
-                                const View &view, ArrayRef<int64_t> offsets) {
+                                const View &view, ArrayRef<int64_t> offsets,
+                                bool synchronous) {
   if (failed(checkWrite(op, view, offsets, tile.shape)) ||
       failed(checkBlockRace(op, view, offsets, tile.shape, Access::Write)))
     return failure();
+  if (synchronous)
+    markUnsynced(op, view, offsets, tile.shape);
   Buffer &buf = *view.buffer;
   forEachTileElement(view, offsets, tile.shape, false,
                      [&](int64_t addr, int64_t linear) {
@@ -172,6 +217,7 @@ LogicalResult Worker::execOp(AtomicAddOp add) {
       failed(checkWrite(add, *dst, idx, t->shape)) ||
       failed(checkBlockRace(add, *dst, idx, t->shape, Access::Add)))
     return failure();
+  markUnsynced(add, *dst, idx, t->shape);
   Buffer &buf = *dst->buffer;
   forEachTileElement(*dst, idx, t->shape, false,
                      [&](int64_t addr, int64_t linear) {
@@ -283,7 +329,8 @@ LogicalResult Worker::execOp(memref::LoadOp load) {
           << "the copy in flight is issued here";
       return diag;
     }
-    if (failed(checkBlockRace(load, *view->buffer, addr, Access::Read)))
+    if (failed(checkBlockRace(load, *view->buffer, addr, Access::Read)) ||
+        failed(checkUnsyncedRead(load, buf, addr)))
       return failure();
     if (out.isFloat())
       (*out.f)[e] = buf.f[addr];

@@ -75,6 +75,9 @@ struct Buffer {
   std::vector<int64_t> inflightWrite;
   /// Copy id reading each element (0: none).
   std::vector<int64_t> inflightRead;
+  /// Shared memory: the Machine::syncWrites record of the last plain write
+  /// of each element (0: none), created on first such write.
+  std::vector<int64_t> unsyncedWrite;
   /// Elements written by the kernel (outputs only).
   std::vector<bool> written;
   bool trackWrites = false;

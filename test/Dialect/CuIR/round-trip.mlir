@@ -52,6 +52,8 @@ cuir.kernel @sm80_ops(%g: memref<?x128xbf16, #G>, %lse: memref<?xf32, #G>,
   cuir.copy %g[%bx, %c0] -> %sq : memref<?x128xbf16, #G> -> memref<128x128xbf16, #S>
   // CHECK: cuir.barrier.sync
   cuir.barrier.sync
+  // CHECK: cuir.barrier.warp
+  cuir.barrier.warp
   // CHECK: cuir.load %{{.*}} : memref<128x128xbf16, #[[SHARED]]> -> tensor<128x128xbf16, #[[A]]>
   %q = cuir.load %sq : memref<128x128xbf16, #S> -> tensor<128x128xbf16, #A>
   // CHECK: cuir.load %{{.*}} transpose : memref<64x128xbf16, #[[SHARED]]> -> tensor<128x64xbf16, #{{.*}}>

@@ -1,6 +1,7 @@
 """Replaces the dQ reduction of kernels/sm80/flash_bwd.cuir.mlir
 (`cuir.atomic_add %acc_dq -> %dq_head[...]`) by a plain read-modify-write:
-the accumulator tile copied to shared memory, added to, stored back."""
+the accumulator tile copied to shared memory (with the barrier its reads by
+other threads need), added to, stored back."""
 import re
 import sys
 
@@ -14,6 +15,7 @@ def rmw(m):
     return "\n".join([
         f"{ind}%sAcc = cuir.alloc : {smem}",
         f"{ind}cuir.copy %dq_head[%q_row0, %c0] -> %sAcc : {view} -> {smem}",
+        f"{ind}cuir.barrier.sync",
         f"{ind}%old = cuir.load %sAcc : {smem} -> {tile}",
         f"{ind}%sum = arith.addf %old, %acc_dq : {tile}",
         f"{ind}cuir.store %sum -> %dq_head[%q_row0, %c0] : {tile} -> {view}"])
