@@ -161,26 +161,31 @@ FailureOr<Tile> Worker::readTile(Operation *op, const View &view,
       failed(checkBlockRace(op, view, offsets, viewShape, Access::Read)))
     return failure();
   const Buffer &buf = *view.buffer;
-  if (!buf.unsyncedWrite.empty()) {
-    LogicalResult unsynced = success();
-    forEachTileElement(view, offsets, viewShape, false,
-                       [&](int64_t addr, int64_t) {
-                         if (addr >= 0 && succeeded(unsynced))
-                           unsynced = checkUnsyncedRead(op, buf, addr);
-                       });
-    if (failed(unsynced))
-      return failure();
-  }
   Tile t = kind == ElemKind::Int ? Tile::ints(width, shape)
                                  : Tile::floats(kind, shape);
+  // The first element whose plain write is not yet visible, checked in the
+  // copy loop; a tile's elements mostly share one write, checked once.
+  int64_t unsyncedAddr = -1, visibleWrite = 0;
   forEachTileElement(view, offsets, shape, transpose,
                      [&](int64_t addr, int64_t linear) {
+                       if (addr >= 0 && !buf.unsyncedWrite.empty() &&
+                           unsyncedAddr < 0) {
+                         int64_t w = buf.unsyncedWrite[addr];
+                         if (w && w != visibleWrite) {
+                           if (machine.syncWrites[w - 1].visible())
+                             visibleWrite = w;
+                           else
+                             unsyncedAddr = addr;
+                         }
+                       }
                        if (t.isFloat())
                          (*t.f)[linear] =
                              addr < 0 ? 0.0f : roundTo(kind, buf.f[addr]);
                        else
                          (*t.i)[linear] = addr < 0 ? 0 : buf.i[addr];
                      });
+  if (unsyncedAddr >= 0 && failed(checkUnsyncedRead(op, buf, unsyncedAddr)))
+    return failure();
   return t;
 }
 
