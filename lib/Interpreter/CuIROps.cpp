@@ -61,6 +61,8 @@ void Worker::completePhaseIfDone(MBarrierArray::Barrier &bar,
     return;
   bar.completedPhases++;
   bar.pendingArrivals = arrivals;
+  joinClock(bar.completedClock, bar.arrivedClock);
+  bar.arrivedClock.clear();
   // The bytes have landed, but a worker sees them only once it has waited
   // for the phase (cuir.barrier.wait): until then they stay marked, so that
   // a read without the wait is a hazard even where the copy landed first.
@@ -151,12 +153,14 @@ LogicalResult Worker::runNestedSection(ArrayRef<SectionMember> members) {
   for (SectionMember m : members) {
     Worker sub(machine, section, index, machine.threadsOf(m.bind.getKind()),
                m.workerId, &env);
-    sub.syncEpoch = syncEpoch;
+    sub.agentClock = agentClock;
     sub.groups = std::move(groups);
     sub.gemms = std::move(gemms);
+    sub.pendingReads = std::move(pendingReads);
     LogicalResult r = sub.runRegion(m.bind.getBody(), {}, nullptr);
     groups = std::move(sub.groups);
     gemms = std::move(sub.gemms);
+    pendingReads = std::move(sub.pendingReads);
     if (failed(r))
       return failure();
   }
@@ -169,6 +173,7 @@ LogicalResult Worker::runParallelSection(ArrayRef<SectionMember> members) {
   s.states.assign(n, Section::State::Runnable);
   s.ready.resize(n);
   s.blockedAt.assign(n, nullptr);
+  s.parentAgent = agentClock->agent;
   std::vector<std::unique_ptr<Worker>> workers;
   for (int i = 0; i < n; ++i) {
     BindOp bind = members[i].bind;
@@ -177,6 +182,12 @@ LogicalResult Worker::runParallelSection(ArrayRef<SectionMember> members) {
     s.totalThreads += threads;
     workers.push_back(std::make_unique<Worker>(machine, &s, i, threads,
                                                members[i].workerId, &env));
+    // A new agent that knows what this worker knew when it started them.
+    int64_t agent = machine.numAgents++;
+    VectorClock clock = agentClock->clock;
+    clock.resize(agent + 1, 0);
+    workers.back()->agentClock =
+        std::make_shared<AgentClock>(AgentClock{agent, std::move(clock)});
   }
   std::vector<LogicalResult> results(n, success());
   std::vector<std::thread> threads;
@@ -185,9 +196,12 @@ LogicalResult Worker::runParallelSection(ArrayRef<SectionMember> members) {
         [&, i] { results[i] = workers[i]->runSectionWorker(members[i].bind); });
   for (std::thread &t : threads)
     t.join();
-  // The section's end joins its workers: their writes are visible after it.
-  for (std::unique_ptr<Worker> &w : workers)
-    w->passBarrier();
+  // The section's end joins its workers: their accesses happen before what
+  // follows it.
+  for (std::unique_ptr<Worker> &w : workers) {
+    w->arrive();
+    acquire(w->agentClock->clock);
+  }
   return failure(
       llvm::any_of(results, [](LogicalResult r) { return failed(r); }));
 }
@@ -264,9 +278,7 @@ FailureOr<Worker::TileCopy> Worker::copyTile(Operation *op, Value srcV,
       failed(getIndices(op, srcIndices, srcIdx)) ||
       failed(getIndices(op, dstIndices, dstIdx)))
     return failure();
-  // The tile has the shape of the side indexed with no offsets.
-  ArrayRef<int64_t> tileSizes = srcIdx.empty() ? src->sizes : dst->sizes;
-  SmallVector<int64_t> shape(tileSizes.begin(), tileSizes.end());
+  SmallVector<int64_t> shape(CopyRecord::tileSizesOf(*src, srcIdx, *dst));
   FailureOr<Tile> t = readTile(op, *src, srcIdx, shape, src->buffer->kind,
                                src->buffer->width, false);
   if (failed(t) || failed(writeTile(op, *t, *dst, dstIdx, synchronous)))
@@ -299,7 +311,8 @@ static Matrix toMatrix(const Tile &t) {
   return m;
 }
 
-FailureOr<Tile> Worker::gemmOperand(Operation *op, Value v, bool transpose) {
+FailureOr<Tile> Worker::gemmOperand(Operation *op, Value v, bool transpose,
+                                    bool async) {
   if (!isa<MemRefType>(v.getType()))
     return getTile(op, v);
   FailureOr<View> vw = getView(op, v);
@@ -309,7 +322,7 @@ FailureOr<Tile> Worker::gemmOperand(Operation *op, Value v, bool transpose) {
   if (transpose)
     std::swap(shape[0], shape[1]);
   return readTile(op, *vw, {}, shape, vw->buffer->kind, vw->buffer->width,
-                  transpose);
+                  transpose, /*recordRead=*/!async);
 }
 
 //===----------------------------------------------------------------------===//
@@ -416,8 +429,7 @@ LogicalResult Worker::execOp(WaitGroupOp wait) {
       // cp.async.wait_group completes the waiting thread's own copies: the
       // rest of the tile, other threads' copies, needs a barrier too.
       const CopyRecord &rec = machine.copies[c - 1];
-      const View &tile = rec.srcIndices.empty() ? rec.src : rec.dst;
-      markUnsynced(rec.op, rec.dst, rec.dstIndices, tile.sizes);
+      markUnsynced(rec.op, rec.dst, rec.dstIndices, rec.tileSizes());
     }
     groups.erase(groups.begin());
   }
@@ -471,8 +483,8 @@ LogicalResult Worker::execOp(GemmAsyncOp gemm) {
 LogicalResult Worker::execGemm(Operation *op, Value aV, Value bV,
                                bool transposeB, Value accV, Value result,
                                bool async) {
-  FailureOr<Tile> a = gemmOperand(op, aV, /*transpose=*/false);
-  FailureOr<Tile> b = gemmOperand(op, bV, transposeB);
+  FailureOr<Tile> a = gemmOperand(op, aV, /*transpose=*/false, async);
+  FailureOr<Tile> b = gemmOperand(op, bV, transposeB, async);
   FailureOr<Tile> acc = getTile(op, accV, /*allowPending=*/async);
   if (failed(a) || failed(b) || failed(acc))
     return failure();
@@ -487,9 +499,25 @@ LogicalResult Worker::execGemm(Operation *op, Value aV, Value bV,
     machine.gemmOps.push_back(op);
     out.asyncGemm = machine.gemmOps.size();
     gemms.push_back(out.asyncGemm);
+    // The operands are read until the GEMM is waited for.
+    for (auto [v, transpose] : {std::pair(aV, false), std::pair(bV, transposeB)})
+      if (isa<MemRefType>(v.getType()))
+        pendingReads.push_back({out.asyncGemm, *getView(op, v), transpose});
   }
   set(result, out);
   return success();
+}
+
+void Worker::retireReads(int64_t gemm) {
+  llvm::erase_if(pendingReads, [&](const PendingRead &r) {
+    if (r.gemm != gemm)
+      return false;
+    SmallVector<int64_t, 2> shape(r.view.sizes.begin(), r.view.sizes.end());
+    if (r.transpose)
+      std::swap(shape[0], shape[1]);
+    markRead(machine.gemmOps[gemm - 1], r.view, {}, shape, r.transpose);
+    return true;
+  });
 }
 
 LogicalResult Worker::execOp(GemmWaitOp wait) {
@@ -505,8 +533,10 @@ LogicalResult Worker::execOp(GemmWaitOp wait) {
       return wait.emitError() << "pending count " << *n << " is negative";
     keep = *n;
   }
-  while (static_cast<int64_t>(gemms.size()) > keep)
+  while (static_cast<int64_t>(gemms.size()) > keep) {
+    retireReads(gemms.front());
     gemms.erase(gemms.begin());
+  }
   if (acc->asyncGemm && llvm::is_contained(gemms, acc->asyncGemm)) {
     InFlightDiagnostic diag =
         wait.emitError() << "leaves the GEMM it waits for in flight: 'pending "
@@ -688,9 +718,10 @@ LogicalResult Worker::execOp(BarrierArriveOp arrive) {
   if ((*bar)->pendingArrivals < 0)
     return arrive.emitError() << "arrives at a barrier whose phase already "
                                  "has all its arrivals";
+  // An arrival releases the worker's accesses to those that wait on the
+  // phase.
+  this->arrive(&(*bar)->arrivedClock);
   completePhaseIfDone(**bar, arrivals);
-  // An arrival releases the worker's writes to those that wait on the phase.
-  passBarrier();
   return success();
 }
 
@@ -710,40 +741,55 @@ LogicalResult Worker::execOp(BarrierWaitOp wait) {
   for (int64_t c : bar->landed)
     machine.completeCopy(c);
   bar->landed.clear();
-  passBarrier();
+  // The waiter sees what the phase's arrivals did; the threads of a worker
+  // that all waited also see one another's accesses before the wait.
+  acquire(bar->completedClock);
+  arrive();
   return success();
 }
 
 LogicalResult Worker::execOp(BarrierWarpOp) {
   // Whole tiles do not tell warps apart: the worker's writes become visible.
-  passBarrier();
+  arrive();
   return success();
 }
 
 LogicalResult Worker::execOp(BarrierSyncOp sync) {
-  // The worker's writes before it arrives are visible to every worker that
-  // passes the barrier.
-  passBarrier();
-  if (!section)
+  // The worker's accesses before it arrives happen before what every worker
+  // that passes the barrier does after it.
+  if (!section) {
+    arrive();
     return success();
+  }
   Section &s = *section;
   int64_t gen = s.syncGeneration;
+  VectorClock &join = s.syncClocks[gen];
+  arrive(&join);
+  // The section's workers are all the threads of the worker that started
+  // it, so the barrier publishes that worker's accesses too.
+  if (join.size() <= static_cast<size_t>(s.parentAgent))
+    join.resize(s.parentAgent + 1, 0);
+  join[s.parentAgent] = std::max(
+      join[s.parentAgent], clockAt(agentClock->clock, s.parentAgent) + 1);
   int64_t participants = s.states.size();
   if (++s.syncArrived == participants) {
     s.syncArrived = 0;
     s.syncGeneration++;
-    return success();
+  } else if (failed(blockUntil(
+                 sync, [&s, gen] { return s.syncGeneration != gen; }))) {
+    return failure();
   }
-  return blockUntil(sync, [&s, gen] { return s.syncGeneration != gen; });
+  acquire(s.syncClocks[gen]);
+  return success();
 }
 
 LogicalResult Worker::execOp(BarrierNamedOp named) {
   FailureOr<int64_t> id = getIndex(named, named.getId());
   if (failed(id))
     return failure();
-  passBarrier();
   int64_t needed = named.getThreads();
   if (!section) {
+    arrive();
     if (threads >= needed)
       return success();
     return named.emitError()
@@ -753,14 +799,21 @@ LogicalResult Worker::execOp(BarrierNamedOp named) {
   }
   auto &[count, gen] = section->named[*id];
   int64_t myGen = gen;
+  VectorClock &join = section->namedClocks[{*id, myGen}];
+  arrive(&join);
   count += threads;
-  if (count >= needed) {
+  bool completes = count >= needed;
+  if (completes) {
     count = 0;
     gen++;
-    return success();
   }
+  // bar.arrive publishes and goes on; bar.sync also waits, and learns.
   if (named.getArrive())
     return success();
   auto *genPtr = &gen;
-  return blockUntil(named, [genPtr, myGen] { return *genPtr != myGen; });
+  if (!completes &&
+      failed(blockUntil(named, [genPtr, myGen] { return *genPtr != myGen; })))
+    return failure();
+  acquire(section->namedClocks[{*id, myGen}]);
+  return success();
 }

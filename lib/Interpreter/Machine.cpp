@@ -53,10 +53,7 @@ void Machine::completeCopy(int64_t id) {
   if (rec.complete)
     return;
   rec.complete = true;
-  auto shape = [&]() -> SmallVector<int64_t> {
-    const View &tile = rec.srcIndices.empty() ? rec.src : rec.dst;
-    return SmallVector<int64_t>(tile.sizes.begin(), tile.sizes.end());
-  }();
+  ArrayRef<int64_t> shape = rec.tileSizes();
   // The elements markInFlight marked: those inside each view.
   auto unmark = [&](const View &view, ArrayRef<int64_t> offsets,
                     std::vector<int64_t> &marks) {
@@ -72,6 +69,10 @@ void Machine::completeCopy(int64_t id) {
 
 LogicalResult Machine::runBlock(ArrayRef<int64_t> id, ArrayRef<RtValue> args) {
   blockId.assign(id.begin(), id.end());
+  // Shared memory and its access records are the block's own.
+  syncWrites.clear();
+  readSets.clear();
+  numAgents = 1;
   blockOrdinal = 1;
   if (grid.size() == 3)
     blockOrdinal += id[0] + grid[0] * (id[1] + grid[1] * id[2]);

@@ -63,16 +63,35 @@ struct CopyRecord {
   View src, dst;
   llvm::SmallVector<int64_t> srcIndices, dstIndices;
   bool complete = false;
+
+  /// The copied tile's shape: that of the side indexed with no offsets.
+  ArrayRef<int64_t> tileSizes() const {
+    return tileSizesOf(src, srcIndices, dst);
+  }
+  static ArrayRef<int64_t> tileSizesOf(const View &src,
+                                       ArrayRef<int64_t> srcIndices,
+                                       const View &dst) {
+    return srcIndices.empty() ? ArrayRef<int64_t>(src.sizes)
+                              : ArrayRef<int64_t>(dst.sizes);
+  }
 };
 
-/// A plain write of shared memory by a worker of several threads: until the
-/// worker arrives at a barrier (its epoch moves on), other threads may not
-/// see it.
-struct SyncWrite {
+/// A plain access of shared memory (not an asynchronous copy) by agent
+/// `agent` at its epoch `epoch` (see VectorClock).
+struct SyncAccess {
   Operation *op;
-  std::shared_ptr<int64_t> epochRef;
+  int64_t agent;
   int64_t epoch;
-  bool visible() const { return *epochRef != epoch; }
+};
+
+/// The plain reads of an element that no later read is known to follow: at
+/// most one per agent, as an agent's later read supersedes its earlier ones.
+using ReadSet = llvm::SmallVector<SyncAccess, 2>;
+
+/// An agent's vector clock, shared by the sub-workers of a nested section.
+struct AgentClock {
+  int64_t agent;
+  VectorClock clock;
 };
 
 /// One worker of a parallel section: a listed worker of one of its binds.
@@ -175,7 +194,10 @@ private:
                                bool synchronous);
   /// A GEMM operand: a register tile, or a shared tile read (transposed if
   /// asked) with the hazard checks.
-  FailureOr<Tile> gemmOperand(Operation *op, Value v, bool transpose);
+  FailureOr<Tile> gemmOperand(Operation *op, Value v, bool transpose,
+                              bool async);
+  /// Records the shared operand reads of async GEMM `gemm`, now waited for.
+  void retireReads(int64_t gemm);
   /// The values of the index operands `values` of `op`, appended to `out`.
   LogicalResult getIndices(Operation *op, ValueRange values,
                            SmallVectorImpl<int64_t> &out);
@@ -191,21 +213,61 @@ private:
   // Memory with hazard checks.
   LogicalResult checkRead(Operation *op, const View &view,
                           ArrayRef<int64_t> offsets, ArrayRef<int64_t> shape);
-  /// Fails at `op` if it reads an element of shared memory that a plain
-  /// write left unsynchronised (no barrier since, see SyncWrite).
+  /// Fails at `op` if it reads an element of shared memory whose last plain
+  /// write does not happen before this read (no barrier between them).
   LogicalResult checkUnsyncedRead(Operation *op, const Buffer &buf,
                                   int64_t addr);
   /// Records a plain write of `op` to the elements of a shared `view`.
   void markUnsynced(Operation *op, const View &view, ArrayRef<int64_t> offsets,
                     ArrayRef<int64_t> shape);
-  /// This worker arrived at (or passed) a barrier: its plain writes so far are
-  /// visible to the workers that pass it.
-  void passBarrier() { ++*syncEpoch; }
+  /// Fails at `op` if its write of shared `view` (plain, or an asynchronous
+  /// copy issued) may overtake a read or another worker's write of the same
+  /// elements with no barrier between them; forgets their reads.
+  LogicalResult checkOverwrite(Operation *op, const View &view,
+                               ArrayRef<int64_t> offsets,
+                               ArrayRef<int64_t> shape);
+  /// Records a plain read of `op` of the elements of a shared `view`.
+  void markRead(Operation *op, const View &view, ArrayRef<int64_t> offsets,
+                ArrayRef<int64_t> shape, bool transpose);
+  /// Records one read op's elements of a shared buffer in its read sets.
+  class ReadMarker {
+  public:
+    ReadMarker(Worker &worker, Operation *op, Buffer &buf);
+    void mark(int64_t addr);
+
+  private:
+    Worker &worker;
+    Buffer &buf;
+    SyncAccess self;
+    /// The read set after this read, for each before it (a tile's elements
+    /// mostly share theirs).
+    llvm::SmallDenseMap<int64_t, int64_t, 4> after;
+    int64_t lastBefore = 0, lastAfter = 0;
+  };
+  /// Whether `access` happens before this worker's next access (the same
+  /// agent's accesses, if this worker is one thread).
+  bool ordered(const SyncAccess &access) const {
+    return clockAt(agentClock->clock, access.agent) > access.epoch ||
+           (access.agent == agentClock->agent && threads <= 1);
+  }
+  SyncAccess accessBy(Operation *op) const {
+    return {op, agentClock->agent, agentClock->clock[agentClock->agent]};
+  }
+  /// This worker arrives at a barrier: its accesses so far happen before
+  /// what follows the barrier, and `join`, if any, learns them.
+  void arrive(VectorClock *join = nullptr) {
+    ++agentClock->clock[agentClock->agent];
+    if (join)
+      joinClock(*join, agentClock->clock);
+  }
+  /// This worker leaves a barrier whose arrivals knew `join`.
+  void acquire(const VectorClock &join) { joinClock(agentClock->clock, join); }
   LogicalResult checkWrite(Operation *op, const View &view,
                            ArrayRef<int64_t> offsets, ArrayRef<int64_t> shape);
   FailureOr<Tile> readTile(Operation *op, const View &view,
                            ArrayRef<int64_t> offsets, ArrayRef<int64_t> shape,
-                           ElemKind kind, unsigned width, bool transpose);
+                           ElemKind kind, unsigned width, bool transpose,
+                           bool recordRead = true);
   /// `synchronous`: a plain write by the worker's threads (not an async
   /// copy landing), visible to other threads only after a barrier.
   LogicalResult writeTile(Operation *op, const Tile &tile, const View &view,
@@ -242,9 +304,19 @@ private:
   std::vector<std::pair<int64_t, std::vector<int64_t>>> groups;
   /// Async GEMMs in flight, oldest first.
   std::vector<int64_t> gemms;
-  /// Barriers this worker has arrived at (shared with the sub-workers of a
-  /// nested section, whose writes the worker's own barriers publish).
-  std::shared_ptr<int64_t> syncEpoch = std::make_shared<int64_t>(0);
+  /// Async GEMMs' reads of shared operands, recorded as reads when the GEMM
+  /// is waited for: (GEMM id, operand view, transposed).
+  struct PendingRead {
+    int64_t gemm;
+    View view;
+    bool transpose;
+  };
+  std::vector<PendingRead> pendingReads;
+  /// The agent this worker runs as and its clock (shared with the
+  /// sub-workers of a nested section, whose accesses the worker's own
+  /// barriers publish).
+  std::shared_ptr<AgentClock> agentClock =
+      std::make_shared<AgentClock>(AgentClock{0, VectorClock{0}});
 };
 
 /// Workers of a parallel section and the baton they pass.
@@ -258,9 +330,15 @@ struct Section {
   std::vector<std::function<bool()>> ready;
   std::vector<Operation *> blockedAt;
   std::vector<int64_t> threads;
-  // Block barrier and named barriers among the section's workers.
+  // Block barrier and named barriers among the section's workers, and what
+  // the arrivals of each generation knew.
   int64_t syncArrived = 0, syncGeneration = 0;
+  std::map<int64_t, VectorClock> syncClocks;             // gen -> join
   std::map<int64_t, std::pair<int64_t, int64_t>> named; // id -> (threads, gen)
+  std::map<std::pair<int64_t, int64_t>, VectorClock> namedClocks;
+  /// The agent of the worker that runs the section: the section's workers
+  /// are its threads, so a block barrier among them publishes its writes.
+  int64_t parentAgent = 0;
   int64_t totalThreads = 0;
 
   /// The first worker after `after` (cyclically) that can make progress,
@@ -289,7 +367,10 @@ public:
   std::vector<CopyRecord> copies;
   std::vector<Operation *> gemmOps;    // id - 1 -> op
   std::vector<Operation *> groupOps;   // id - 1 -> commit op
-  std::vector<SyncWrite> syncWrites;   // id - 1 -> plain shared write
+  std::vector<SyncAccess> syncWrites; // id - 1 -> plain shared write
+  std::vector<ReadSet> readSets;      // id - 1 -> plain shared reads
+  /// Agents of the running block so far (see VectorClock).
+  int64_t numAgents = 1;
   bool hasFailed = false;
   /// Tile GEMMs executed (cuir.gemm and cuir.gemm_async), for reports.
   int64_t gemmsRun = 0;

@@ -34,8 +34,8 @@ LogicalResult Worker::checkUnsyncedRead(Operation *op, const Buffer &buf,
                                         int64_t addr) {
   if (buf.unsyncedWrite.empty() || !buf.unsyncedWrite[addr])
     return success();
-  const SyncWrite &w = machine.syncWrites[buf.unsyncedWrite[addr] - 1];
-  if (w.visible())
+  const SyncAccess &w = machine.syncWrites[buf.unsyncedWrite[addr] - 1];
+  if (ordered(w))
     return success();
   InFlightDiagnostic diag =
       op->emitError() << "reads shared memory that threads of the block wrote "
@@ -49,17 +49,123 @@ LogicalResult Worker::checkUnsyncedRead(Operation *op, const Buffer &buf,
 void Worker::markUnsynced(Operation *op, const View &view,
                           ArrayRef<int64_t> offsets, ArrayRef<int64_t> shape) {
   Buffer &buf = *view.buffer;
-  // One thread sees its own writes in order.
-  if (!buf.shared || threads <= 1)
+  if (!buf.shared)
     return;
   if (buf.unsyncedWrite.empty())
     buf.unsyncedWrite.assign(buf.size(), 0);
-  machine.syncWrites.push_back({op, syncEpoch, *syncEpoch});
+  machine.syncWrites.push_back(accessBy(op));
   int64_t id = machine.syncWrites.size();
   forEachTileElement(view, offsets, shape, false, [&](int64_t addr, int64_t) {
     if (addr >= 0)
       buf.unsyncedWrite[addr] = id;
   });
+}
+
+/// The first access of `accesses` that `ordered` does not put before the
+/// worker's next access, or nullptr.
+template <typename Ordered>
+static const SyncAccess *firstUnordered(ArrayRef<SyncAccess> accesses,
+                                        Ordered ordered) {
+  for (const SyncAccess &a : accesses)
+    if (!ordered(a))
+      return &a;
+  return nullptr;
+}
+
+LogicalResult Worker::checkOverwrite(Operation *op, const View &view,
+                                     ArrayRef<int64_t> offsets,
+                                     ArrayRef<int64_t> shape) {
+  Buffer &buf = *view.buffer;
+  if (!buf.shared)
+    return success();
+  auto isOrdered = [this](const SyncAccess &a) { return ordered(a); };
+  const SyncAccess *read = nullptr, *write = nullptr;
+  // Elements of a tile mostly share their records: each is checked once.
+  // Once checked, an element's reads happen before this write, and so before
+  // any write after it: they are forgotten (a hazard stops the run anyway).
+  int64_t checkedRead = 0, checkedWrite = 0;
+  forEachTileElement(view, offsets, shape, false, [&](int64_t addr, int64_t) {
+    if (addr < 0 || read || write)
+      return;
+    if (!buf.readSet.empty() && buf.readSet[addr]) {
+      if (buf.readSet[addr] != checkedRead) {
+        checkedRead = buf.readSet[addr];
+        read = firstUnordered(machine.readSets[checkedRead - 1], isOrdered);
+      }
+      buf.readSet[addr] = 0;
+    }
+    // A worker's own writes of an element are the same threads' in practice
+    // (staging loops); another worker's need a barrier in between.
+    if (!buf.unsyncedWrite.empty() && buf.unsyncedWrite[addr]) {
+      if (buf.unsyncedWrite[addr] != checkedWrite) {
+        checkedWrite = buf.unsyncedWrite[addr];
+        const SyncAccess &w = machine.syncWrites[checkedWrite - 1];
+        if (w.agent != agentClock->agent && !ordered(w))
+          write = &w;
+      }
+      buf.unsyncedWrite[addr] = 0;
+    }
+  });
+  if (read) {
+    InFlightDiagnostic diag =
+        op->emitError() << "overwrites shared memory that threads of the block "
+                           "read with no barrier since: they may not have read "
+                           "it yet (add cuir.barrier.sync, or a barrier that "
+                           "the readers arrive at after reading)";
+    diag.attachNote(read->op->getLoc()) << "the read is here";
+    return diag;
+  }
+  if (write) {
+    InFlightDiagnostic diag =
+        op->emitError() << "writes shared memory that another worker wrote "
+                           "with no barrier since: the two writes are "
+                           "unordered";
+    diag.attachNote(write->op->getLoc()) << "the other write is here";
+    return diag;
+  }
+  return success();
+}
+
+void Worker::markRead(Operation *op, const View &view,
+                      ArrayRef<int64_t> offsets, ArrayRef<int64_t> shape,
+                      bool transpose) {
+  if (!view.buffer->shared)
+    return;
+  ReadMarker marker(*this, op, *view.buffer);
+  forEachTileElement(view, offsets, shape, transpose,
+                     [&](int64_t addr, int64_t) {
+                       if (addr >= 0)
+                         marker.mark(addr);
+                     });
+}
+
+Worker::ReadMarker::ReadMarker(Worker &worker, Operation *op, Buffer &buf)
+    : worker(worker), buf(buf), self(worker.accessBy(op)) {
+  if (buf.readSet.empty())
+    buf.readSet.assign(buf.size(), 0);
+}
+
+void Worker::ReadMarker::mark(int64_t addr) {
+  int64_t before = buf.readSet[addr];
+  if (before == lastBefore && lastAfter) {
+    buf.readSet[addr] = lastAfter;
+    return;
+  }
+  auto [it, inserted] = after.try_emplace(before, 0);
+  if (inserted) {
+    // The reads this one does not follow, and this one.
+    ReadSet set;
+    if (before)
+      for (const SyncAccess &a : worker.machine.readSets[before - 1])
+        if (a.agent != self.agent && !worker.ordered(a))
+          set.push_back(a);
+    set.push_back(self);
+    worker.machine.readSets.push_back(std::move(set));
+    it->second = worker.machine.readSets.size();
+  }
+  lastBefore = before;
+  lastAfter = it->second;
+  buf.readSet[addr] = lastAfter;
 }
 
 LogicalResult Worker::checkWrite(Operation *op, const View &view,
@@ -153,7 +259,8 @@ LogicalResult Worker::checkBlockRace(Operation *op, const View &view,
 FailureOr<Tile> Worker::readTile(Operation *op, const View &view,
                                  ArrayRef<int64_t> offsets,
                                  ArrayRef<int64_t> shape, ElemKind kind,
-                                 unsigned width, bool transpose) {
+                                 unsigned width, bool transpose,
+                                 bool recordRead) {
   SmallVector<int64_t, 2> viewShape(shape);
   if (transpose)
     std::swap(viewShape[0], viewShape[1]);
@@ -172,7 +279,7 @@ FailureOr<Tile> Worker::readTile(Operation *op, const View &view,
                            unsyncedAddr < 0) {
                          int64_t w = buf.unsyncedWrite[addr];
                          if (w && w != visibleWrite) {
-                           if (machine.syncWrites[w - 1].visible())
+                           if (ordered(machine.syncWrites[w - 1]))
                              visibleWrite = w;
                            else
                              unsyncedAddr = addr;
@@ -186,6 +293,8 @@ FailureOr<Tile> Worker::readTile(Operation *op, const View &view,
                      });
   if (unsyncedAddr >= 0 && failed(checkUnsyncedRead(op, buf, unsyncedAddr)))
     return failure();
+  if (recordRead)
+    markRead(op, view, offsets, shape, transpose);
   return t;
 }
 
@@ -193,6 +302,7 @@ LogicalResult Worker::writeTile(Operation *op, const Tile &tile,
                                 const View &view, ArrayRef<int64_t> offsets,
                                 bool synchronous) {
   if (failed(checkWrite(op, view, offsets, tile.shape)) ||
+      failed(checkOverwrite(op, view, offsets, tile.shape)) ||
       failed(checkBlockRace(op, view, offsets, tile.shape, Access::Write)))
     return failure();
   if (synchronous)
@@ -220,6 +330,7 @@ LogicalResult Worker::execOp(AtomicAddOp add) {
       failed(getIndices(add, add.getIndices(), idx)) ||
       failed(checkRead(add, *dst, idx, t->shape)) ||
       failed(checkWrite(add, *dst, idx, t->shape)) ||
+      failed(checkOverwrite(add, *dst, idx, t->shape)) ||
       failed(checkBlockRace(add, *dst, idx, t->shape, Access::Add)))
     return failure();
   markUnsynced(add, *dst, idx, t->shape);
@@ -315,9 +426,12 @@ LogicalResult Worker::execOp(memref::LoadOp load) {
       shape = t->shape;
     idx.push_back(*t);
   }
-  const Buffer &buf = *view->buffer;
+  Buffer &buf = *view->buffer;
   Tile out = buf.kind == ElemKind::Int ? Tile::ints(buf.width, shape)
                                        : Tile::floats(buf.kind, shape);
+  std::optional<ReadMarker> reads;
+  if (buf.shared)
+    reads.emplace(*this, load, buf);
   for (int64_t e = 0, n = out.numElements(); e < n; ++e) {
     int64_t addr = view->offset;
     for (int64_t d = 0; d < view->rank(); ++d) {
@@ -337,6 +451,8 @@ LogicalResult Worker::execOp(memref::LoadOp load) {
     if (failed(checkBlockRace(load, *view->buffer, addr, Access::Read)) ||
         failed(checkUnsyncedRead(load, buf, addr)))
       return failure();
+    if (reads)
+      reads->mark(addr);
     if (out.isFloat())
       (*out.f)[e] = buf.f[addr];
     else

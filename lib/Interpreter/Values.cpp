@@ -4,6 +4,7 @@
 
 #include "mlir/IR/BuiltinTypes.h"
 
+#include <algorithm>
 #include <cstring>
 
 using namespace mlir;
@@ -36,6 +37,13 @@ static float roundBF16(float x) {
   float y;
   std::memcpy(&y, &bits, 4);
   return y;
+}
+
+void mlir::cuir::interp::joinClock(VectorClock &into, const VectorClock &from) {
+  if (into.size() < from.size())
+    into.resize(from.size(), 0);
+  for (size_t a = 0; a < from.size(); ++a)
+    into[a] = std::max(into[a], from[a]);
 }
 
 float mlir::cuir::interp::roundTo(ElemKind kind, float x) {

@@ -63,6 +63,19 @@ struct Tile {
   static Tile scalarI(unsigned width, int64_t v);
 };
 
+/// A vector clock over the agents of a thread block: the block worker is
+/// agent 0, each worker of a top-level parallel section a new agent. Entry a
+/// counts the barriers agent a had arrived at, as far as the holder has
+/// synchronised with it: an access by agent a at its epoch e happens before
+/// the holder's next access when entry a exceeds e.
+using VectorClock = llvm::SmallVector<int64_t, 4>;
+
+inline int64_t clockAt(const VectorClock &clock, int64_t agent) {
+  return agent < static_cast<int64_t>(clock.size()) ? clock[agent] : 0;
+}
+/// Entry-wise maximum: `into` learns what `from` knows.
+void joinClock(VectorClock &into, const VectorClock &from);
+
 /// Storage of a global or shared buffer, plus per-element marks of the
 /// asynchronous copies in flight on it.
 struct Buffer {
@@ -78,6 +91,9 @@ struct Buffer {
   /// Shared memory: the Machine::syncWrites record of the last plain write
   /// of each element (0: none), created on first such write.
   std::vector<int64_t> unsyncedWrite;
+  /// Shared memory: the Machine::readSets record of the plain reads of each
+  /// element since its last write (0: none), created on first such read.
+  std::vector<int64_t> readSet;
   /// Elements written by the kernel (outputs only).
   std::vector<bool> written;
   bool trackWrites = false;
@@ -165,6 +181,9 @@ struct MBarrierArray {
     /// TMA copies of completed phases that no worker has waited for yet:
     /// their data is visible only after a cuir.barrier.wait on the barrier.
     std::vector<int64_t> landed;
+    /// What the arrivals of the current phase knew, and of every completed
+    /// phase: a wait acquires the latter.
+    VectorClock arrivedClock, completedClock;
   };
   int64_t arrivals = 1;
   std::vector<Barrier> barriers;

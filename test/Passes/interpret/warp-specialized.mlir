@@ -18,6 +18,15 @@
 // NOWAIT: error: reads memory that an asynchronous copy is still writing; wait for its group or barrier phase first
 // NOWAIT: note: the copy in flight is issued here
 
+// Releasing a stage before the GEMM that reads it has been waited for: the
+// producer's next copy into that stage may overtake the wgmma's reads.
+// RUN: sed -e '/^ *cuir.barrier.arrive %%empty/d' -e '/^ *%%o_new = cuir.gemm_wait/i\      cuir.barrier.arrive %%empty[%%stage] : !cuir.mbarrier<2>' %s > %t.early.mlir
+// RUN: not cuir-opt %t.early.mlir --cuir-interpret="Nq=64 Nkv=333 d=16" -o /dev/null 2>&1 | FileCheck %s --check-prefix=EARLY
+// EARLY: error: overwrites shared memory that threads of the block read with no barrier since
+// EARLY-NEXT: cuir.copy_async tma %v_rows
+// EARLY: note: the read is here
+// EARLY-NEXT: %o_pending = cuir.gemm_async
+
 #WA   = #cuir.frag<a, wgmma_m64nNk16, warps = [1, 1]>
 #WACC = #cuir.frag<acc, wgmma_m64nNk16, warps = [1, 1]>
 #WROW = #cuir.frag<row, wgmma_m64nNk16, warps = [1, 1]>
