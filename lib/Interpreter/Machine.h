@@ -253,6 +253,14 @@ private:
   SyncAccess accessBy(Operation *op) const {
     return {op, agentClock->agent, agentClock->clock[agentClock->agent]};
   }
+  /// The first of `accesses` that does not happen before this worker's next
+  /// access, or nullptr.
+  const SyncAccess *firstUnordered(ArrayRef<SyncAccess> accesses) const {
+    for (const SyncAccess &a : accesses)
+      if (!ordered(a))
+        return &a;
+    return nullptr;
+  }
   /// This worker arrives at a barrier: its accesses so far happen before
   /// what follows the barrier, and `join`, if any, learns them.
   void arrive(VectorClock *join = nullptr) {

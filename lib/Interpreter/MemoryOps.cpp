@@ -61,24 +61,12 @@ void Worker::markUnsynced(Operation *op, const View &view,
   });
 }
 
-/// The first access of `accesses` that `ordered` does not put before the
-/// worker's next access, or nullptr.
-template <typename Ordered>
-static const SyncAccess *firstUnordered(ArrayRef<SyncAccess> accesses,
-                                        Ordered ordered) {
-  for (const SyncAccess &a : accesses)
-    if (!ordered(a))
-      return &a;
-  return nullptr;
-}
-
 LogicalResult Worker::checkOverwrite(Operation *op, const View &view,
                                      ArrayRef<int64_t> offsets,
                                      ArrayRef<int64_t> shape) {
   Buffer &buf = *view.buffer;
   if (!buf.shared)
     return success();
-  auto isOrdered = [this](const SyncAccess &a) { return ordered(a); };
   const SyncAccess *read = nullptr, *write = nullptr;
   // Elements of a tile mostly share their records: each is checked once.
   // Once checked, an element's reads happen before this write, and so before
@@ -90,7 +78,7 @@ LogicalResult Worker::checkOverwrite(Operation *op, const View &view,
     if (!buf.readSet.empty() && buf.readSet[addr]) {
       if (buf.readSet[addr] != checkedRead) {
         checkedRead = buf.readSet[addr];
-        read = firstUnordered(machine.readSets[checkedRead - 1], isOrdered);
+        read = firstUnordered(machine.readSets[checkedRead - 1]);
       }
       buf.readSet[addr] = 0;
     }
