@@ -500,9 +500,9 @@ LogicalResult Worker::execGemm(Operation *op, Value aV, Value bV,
     out.asyncGemm = machine.gemmOps.size();
     gemms.push_back(out.asyncGemm);
     // The operands are read until the GEMM is waited for.
-    for (auto [v, transpose] : {std::pair(aV, false), std::pair(bV, transposeB)})
+    for (Value v : {aV, bV})
       if (isa<MemRefType>(v.getType()))
-        pendingReads.push_back({out.asyncGemm, *getView(op, v), transpose});
+        pendingReads.push_back({out.asyncGemm, *getView(op, v)});
   }
   set(result, out);
   return success();
@@ -512,10 +512,7 @@ void Worker::retireReads(int64_t gemm) {
   llvm::erase_if(pendingReads, [&](const PendingRead &r) {
     if (r.gemm != gemm)
       return false;
-    SmallVector<int64_t, 2> shape(r.view.sizes.begin(), r.view.sizes.end());
-    if (r.transpose)
-      std::swap(shape[0], shape[1]);
-    markRead(machine.gemmOps[gemm - 1], r.view, {}, shape, r.transpose);
+    markRead(machine.gemmOps[gemm - 1], r.view);
     return true;
   });
 }
@@ -779,7 +776,7 @@ LogicalResult Worker::execOp(BarrierSyncOp sync) {
                  sync, [&s, gen] { return s.syncGeneration != gen; }))) {
     return failure();
   }
-  acquire(s.syncClocks[gen]);
+  acquire(join);
   return success();
 }
 
@@ -814,6 +811,6 @@ LogicalResult Worker::execOp(BarrierNamedOp named) {
   if (!completes &&
       failed(blockUntil(named, [genPtr, myGen] { return *genPtr != myGen; })))
     return failure();
-  acquire(section->namedClocks[{*id, myGen}]);
+  acquire(join);
   return success();
 }

@@ -226,9 +226,8 @@ private:
   LogicalResult checkOverwrite(Operation *op, const View &view,
                                ArrayRef<int64_t> offsets,
                                ArrayRef<int64_t> shape);
-  /// Records a plain read of `op` of the elements of a shared `view`.
-  void markRead(Operation *op, const View &view, ArrayRef<int64_t> offsets,
-                ArrayRef<int64_t> shape, bool transpose);
+  /// Records a plain read of `op` of all of a shared `view`.
+  void markRead(Operation *op, const View &view);
   /// Records one read op's elements of a shared buffer in its read sets.
   class ReadMarker {
   public:
@@ -312,12 +311,11 @@ private:
   std::vector<std::pair<int64_t, std::vector<int64_t>>> groups;
   /// Async GEMMs in flight, oldest first.
   std::vector<int64_t> gemms;
-  /// Async GEMMs' reads of shared operands, recorded as reads when the GEMM
-  /// is waited for: (GEMM id, operand view, transposed).
+  /// Async GEMMs' reads of shared operands (whole views), recorded as reads
+  /// when the GEMM is waited for.
   struct PendingRead {
     int64_t gemm;
     View view;
-    bool transpose;
   };
   std::vector<PendingRead> pendingReads;
   /// The agent this worker runs as and its clock (shared with the

@@ -114,13 +114,11 @@ LogicalResult Worker::checkOverwrite(Operation *op, const View &view,
   return success();
 }
 
-void Worker::markRead(Operation *op, const View &view,
-                      ArrayRef<int64_t> offsets, ArrayRef<int64_t> shape,
-                      bool transpose) {
+void Worker::markRead(Operation *op, const View &view) {
   if (!view.buffer->shared)
     return;
   ReadMarker marker(*this, op, *view.buffer);
-  forEachTileElement(view, offsets, shape, transpose,
+  forEachTileElement(view, {}, view.sizes, /*transpose=*/false,
                      [&](int64_t addr, int64_t) {
                        if (addr >= 0)
                          marker.mark(addr);
@@ -255,14 +253,20 @@ FailureOr<Tile> Worker::readTile(Operation *op, const View &view,
   if (failed(checkRead(op, view, offsets, viewShape)) ||
       failed(checkBlockRace(op, view, offsets, viewShape, Access::Read)))
     return failure();
-  const Buffer &buf = *view.buffer;
+  Buffer &buf = *view.buffer;
   Tile t = kind == ElemKind::Int ? Tile::ints(width, shape)
                                  : Tile::floats(kind, shape);
   // The first element whose plain write is not yet visible, checked in the
-  // copy loop; a tile's elements mostly share one write, checked once.
+  // copy loop; a tile's elements mostly share one write, checked once. The
+  // read is recorded in the same loop (a hazard stops the run anyway).
   int64_t unsyncedAddr = -1, visibleWrite = 0;
+  std::optional<ReadMarker> reads;
+  if (recordRead && buf.shared)
+    reads.emplace(*this, op, buf);
   forEachTileElement(view, offsets, shape, transpose,
                      [&](int64_t addr, int64_t linear) {
+                       if (addr >= 0 && reads)
+                         reads->mark(addr);
                        if (addr >= 0 && !buf.unsyncedWrite.empty() &&
                            unsyncedAddr < 0) {
                          int64_t w = buf.unsyncedWrite[addr];
@@ -281,8 +285,6 @@ FailureOr<Tile> Worker::readTile(Operation *op, const View &view,
                      });
   if (unsyncedAddr >= 0 && failed(checkUnsyncedRead(op, buf, unsyncedAddr)))
     return failure();
-  if (recordRead)
-    markRead(op, view, offsets, shape, transpose);
   return t;
 }
 

@@ -10,7 +10,9 @@ while i < len(lines):
     if first in lines[i]:
         block = lines[i:i + count]
         del lines[i:i + count]
-        j = next(k for k in range(i, len(lines)) if after in lines[k])
+        j = next((k for k in range(i, len(lines)) if after in lines[k]), None)
+        if j is None:
+            sys.exit(f"move_lines.py: no line after line {i + 1} contains {after!r}")
         lines[j + 1:j + 1] = block
         moved += 1
         i = j + 1 + count
